@@ -1,0 +1,54 @@
+# ckptfwd top-level driver. CMake does the building; this file is the user's interface.
+# make deps | make | make test | make demo | make bench | make asan | make install PREFIX=...
+BUILD  ?= build
+PREFIX ?= /usr/local
+JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
+DEB_PKGS := mpich libmpich-dev libunwind-dev zlib1g-dev libfpzip-dev libxxhash-dev \
+            libjemalloc-dev googletest libgtest-dev libzstd-dev libhdf5-dev cmake g++ \
+            libhdf5-mpich-dev hdf5-tools netcdf-bin python3-h5py zstd
+STAMP  := $(BUILD)/.deps-ok
+
+.PHONY: all deps build test demo bench asan install clean format
+all: build
+
+# Installs the Debian packages only when one is missing (dpkg-query is cheap).
+deps: $(STAMP)
+$(STAMP):
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@mkdir -p $(BUILD) && touch $@
+
+$(BUILD)/CMakeCache.txt: | $(STAMP)
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: $(STAMP) $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	@tests/run_all.sh $(BUILD)
+
+demo: build
+	@examples/run_demo.sh $(BUILD)
+
+bench: build
+	@tools/bench/run_bench.sh $(BUILD)
+
+asan: $(STAMP)
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCKPTFWD_SANITIZE=ON
+	cmake --build build-asan -j $(JOBS)
+	@tests/run_all.sh build-asan
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+format:
+	find src tools tests examples -name '*.cc' -o -name '*.h' -o -name '*.cpp' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD) build-asan

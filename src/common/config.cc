@@ -1,0 +1,161 @@
+#include "common/config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+
+namespace ckptfwd {
+
+bool parse_size(const std::string& s, uint64_t& out) {
+  if (s.empty()) return false;
+  size_t i = 0;
+  uint64_t v = 0;
+  while (i < s.size() && isdigit(static_cast<unsigned char>(s[i]))) {
+    if (v > (UINT64_MAX - 9) / 10) return false;
+    v = v * 10 + static_cast<uint64_t>(s[i++] - '0');
+  }
+  if (i == 0) return false;
+  int shift = 0;
+  if (i < s.size()) {
+    switch (toupper(static_cast<unsigned char>(s[i]))) {
+      case 'K': shift = 10; break;
+      case 'M': shift = 20; break;
+      case 'G': shift = 30; break;
+      case 'T': shift = 40; break;
+      default: return false;
+    }
+    ++i;
+    if (i < s.size() && toupper(static_cast<unsigned char>(s[i])) == 'I') ++i;
+    if (i < s.size() && toupper(static_cast<unsigned char>(s[i])) == 'B') ++i;
+    if (i != s.size()) return false;
+  }
+  if (shift && v > (UINT64_MAX >> shift)) return false;
+  out = v << shift;
+  return true;
+}
+
+static bool parse_int(const std::string& v, int lo, int hi, int& out) {
+  char* end = nullptr;
+  long x = strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end || x < lo || x > hi) return false;
+  out = static_cast<int>(x);
+  return true;
+}
+
+bool Config::set(const std::string& key_in, const std::string& value, std::string* err) {
+  std::string key = key_in;
+  std::transform(key.begin(), key.end(), key.begin(), ::toupper);
+  if (key.rfind("CKPTFWD_", 0) == 0) key = key.substr(8);
+  auto bad = [&](const char* expect) {
+    if (err) *err = "CKPTFWD_" + key + "='" + value + "': expected " + expect;
+    return false;
+  };
+  auto int_key = [&](int& dst, int lo, int hi, const char* expect) {
+    return parse_int(value, lo, hi, dst) ? true : bad(expect);
+  };
+  auto size_key = [&](uint64_t& dst) {
+    return parse_size(value, dst) ? true : bad("a size such as 512M or 4G");
+  };
+  if (key == "STORE") {
+    store = value;
+  } else if (key == "SCHEME") {
+    static const char* ok[] = {"agnostic", "agnostic-block", "aware", "aware-block", "auto"};
+    if (std::find(std::begin(ok), std::end(ok), value) == std::end(ok))
+      return bad("one of agnostic, agnostic-block, aware, aware-block, auto");
+    scheme = value;
+  } else if (key == "CODEC") {
+    if (value != "zstd" && value != "zlib" && value != "raw") return bad("zstd, zlib or raw");
+    codec = value;
+  } else if (key == "LEVEL") {
+    return int_key(level, 0, 19, "an integer 0..19");
+  } else if (key == "WRITERS") {
+    return int_key(writers, 1, 256, "an integer 1..256");
+  } else if (key == "GROUP_SIZE") {
+    return int_key(group_size, 0, 1 << 20, "a file count, 0 for unlimited");
+  } else if (key == "STAGE_LIMIT") {
+    return size_key(stage_limit);
+  } else if (key == "BATCH_BYTES") {
+    return size_key(batch_bytes);
+  } else if (key == "CHUNK") {
+    if (!size_key(chunk_bytes)) return false;
+    if (chunk_bytes < 4096 || chunk_bytes > (256ull << 20)) return bad("4K..256M");
+  } else if (key == "BATCH_WINDOW_MS") {
+    return int_key(batch_window_ms, 0, 600000, "milliseconds 0..600000");
+  } else if (key == "IDLE_EXIT") {
+    return int_key(idle_exit_s, 0, 86400 * 30, "seconds, 0 for never");
+  } else if (key == "KEEP") {
+    return int_key(keep, 0, 1 << 20, "a count, 0 for all");
+  } else if (key == "STATS_FILE") {
+    stats_file = value;
+  } else if (key == "LOG") {
+    log = value;
+  } else if (key == "LOG_LEVEL") {
+    if (value != "error" && value != "warn" && value != "info" && value != "debug")
+      return bad("error, warn, info or debug");
+    log_level = value;
+  } else {
+    if (err) *err = "unknown setting '" + key_in + "'";
+    return false;
+  }
+  return true;
+}
+
+static std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  size_t e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+bool Config::load(Config& out, std::string* err) {
+  // Keys the preload library reads itself; allowed in the file, ignored here.
+  static const char* lib_only[] = {"CAPTURE", "DISABLE", "FORWARDER", "NO_SPAWN", "EXIT_WAIT",
+                                   "STAGE_DIR", "NODE_ID", "JOB_ID", "SCHEMA", "CONFIG"};
+  auto is_lib_only = [](std::string k) {
+    std::transform(k.begin(), k.end(), k.begin(), ::toupper);
+    if (k.rfind("CKPTFWD_", 0) == 0) k = k.substr(8);
+    return std::find(std::begin(lib_only), std::end(lib_only), k) != std::end(lib_only);
+  };
+  if (const char* path = getenv("CKPTFWD_CONFIG"); path && *path) {
+    std::ifstream in(path);
+    if (!in) {
+      if (err) *err = std::string("CKPTFWD_CONFIG=") + path + ": cannot read the file";
+      return false;
+    }
+    std::string line;
+    for (int lineno = 1; std::getline(in, line); ++lineno) {
+      line = trim(line.substr(0, line.find('#')));
+      if (line.empty()) continue;
+      size_t eq = line.find('=');
+      if (eq == std::string::npos) {
+        if (err) *err = std::string(path) + ":" + std::to_string(lineno) + ": expected key = value";
+        return false;
+      }
+      std::string k = trim(line.substr(0, eq)), v = trim(line.substr(eq + 1));
+      if (is_lib_only(k)) continue;
+      std::string e;
+      if (!out.set(k, v, &e)) {
+        if (err) *err = std::string(path) + ":" + std::to_string(lineno) + ": " + e;
+        return false;
+      }
+    }
+  }
+  extern char** environ;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    if (kv.rfind("CKPTFWD_", 0) != 0) continue;
+    size_t eq = kv.find('=');
+    std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+    if (is_lib_only(k)) continue;
+    std::string e;
+    // Unknown CKPTFWD_* variables in the environment are ignored (job scripts set their
+    // own); a known key with a bad value is an error that names it.
+    if (!out.set(k, v, &e) && e.rfind("unknown setting", 0) != 0) {
+      if (err) *err = e;
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace ckptfwd

@@ -1,0 +1,37 @@
+// Forwarder and CLI settings. Read from CKPTFWD_CONFIG (a file of "key = value" lines,
+// '#' comments; keys are the environment names without the CKPTFWD_ prefix, any case),
+// then overridden by the CKPTFWD_* environment. Not used by the preload library.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace ckptfwd {
+
+struct Config {
+  std::string store;               // CKPTFWD_STORE; empty: <dir of captured file>/.ckptfwd
+  std::string scheme = "agnostic"; // CKPTFWD_SCHEME
+  std::string codec = "zstd";      // CKPTFWD_CODEC: zstd | zlib | raw
+  int level = 3;                   // CKPTFWD_LEVEL: codec level
+  int writers = 2;                 // CKPTFWD_WRITERS: compression/write threads
+  int group_size = 0;              // CKPTFWD_GROUP_SIZE: max files per batch (0: unlimited)
+  uint64_t stage_limit = 0;        // CKPTFWD_STAGE_LIMIT: bytes (suffix K/M/G), 0: unlimited
+  uint64_t batch_bytes = 1ull << 30;  // CKPTFWD_BATCH_BYTES: seal a batch at this size
+  int batch_window_ms = 300;       // CKPTFWD_BATCH_WINDOW_MS: seal after this quiet time
+  int idle_exit_s = 10;            // CKPTFWD_IDLE_EXIT: exit when idle this long (0: never)
+  uint64_t chunk_bytes = 4ull << 20;  // CKPTFWD_CHUNK: chunk size of streams
+  int keep = 0;                    // CKPTFWD_KEEP: committed versions kept per path (0: all)
+  std::string stats_file;          // CKPTFWD_STATS_FILE
+  std::string log;                 // CKPTFWD_LOG: file, "stderr" (default) or "syslog"
+  std::string log_level = "warn";  // CKPTFWD_LOG_LEVEL: error|warn|info|debug
+
+  // Loads file (if CKPTFWD_CONFIG is set) then environment. On a bad value returns false
+  // and sets *err to a message naming the key, the value and what is expected.
+  static bool load(Config& out, std::string* err);
+  // Applies one key (with or without the CKPTFWD_ prefix). Unknown keys are an error.
+  bool set(const std::string& key, const std::string& value, std::string* err);
+};
+
+// "64M" -> 67108864. Returns false on garbage.
+bool parse_size(const std::string& s, uint64_t& out);
+
+}  // namespace ckptfwd

@@ -1,0 +1,110 @@
+// The container: one file on the store per batch and writer. `ckptfwd restore` needs
+// nothing but the container to give every file back.
+//
+// Layout (all integers little endian):
+//   header   "CKFWDC01" | u32 format_version(1) | u32 flags(0)
+//   chunks   compressed chunk bytes, back to back
+//   index    streams, then files (see StreamInfo, FileEntry; encoding in container.cc)
+//   trailer  u64 index_offset | u64 index_len | u64 xxh64(index) | "CKFWDEND"
+// Every chunk carries its codec id, raw and compressed sizes, xxh64 of its compressed
+// bytes (to locate corruption without decompressing) and xxh64 of its raw bytes.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ckptfwd {
+
+struct ChunkInfo {
+  uint8_t codec = 0;        // CodecId
+  uint32_t raw_size = 0;
+  uint32_t comp_size = 0;
+  uint64_t offset = 0;      // absolute offset in the container
+  uint64_t raw_hash = 0;    // xxh64(raw bytes, seed 0)
+  uint64_t comp_hash = 0;   // xxh64(stored bytes, seed 0)
+};
+
+struct StreamInfo {
+  std::string key;     // variable key, e.g. "fields/Temperature_F32LE_Array3D" or "agnostic"
+  std::string dtype;   // "bytes", "F32LE", ...
+  std::string scheme;  // "agnostic", ...
+  uint64_t raw_size = 0;  // sum of chunk raw sizes
+  std::vector<ChunkInfo> chunks;
+};
+
+// A piece of a file: bytes [file_off, file_off+len) are stream bytes [stream_off, +len).
+// Bytes of a file covered by no range are zero (holes).
+struct FileRange {
+  uint64_t file_off = 0;
+  uint64_t len = 0;
+  uint32_t stream = 0;
+  uint64_t stream_off = 0;
+};
+
+struct FileEntry {
+  std::string path;      // absolute path the application used
+  int32_t rank = -1;
+  uint64_t size = 0;
+  uint32_t mode = 0644;  // permission bits
+  int64_t mtime_ns = 0;
+  uint64_t version = 0;  // forwarder version id (diagnostics)
+  uint64_t hash = 0;     // xxh64 of the whole file content (restore checks it)
+  std::vector<FileRange> ranges;
+};
+
+// A chunk compressed and hashed, ready to append. Thread-safe to produce in parallel.
+struct EncodedChunk {
+  uint8_t codec = 0;
+  uint32_t raw_size = 0;
+  uint64_t raw_hash = 0;
+  uint64_t comp_hash = 0;
+  std::vector<uint8_t> bytes;
+};
+// Compresses with codec_name at level; stores raw when the ratio is under 1.05.
+EncodedChunk encode_chunk(const uint8_t* raw, size_t n, const std::string& codec_name, int level);
+
+class ContainerWriter {
+ public:
+  ContainerWriter();
+  ~ContainerWriter();  // aborts (removes the temporary) if not committed
+  // Creates a temporary next to final_path; nothing appears at final_path before commit().
+  bool open(const std::string& final_path, std::string* err);
+  uint32_t add_stream(const std::string& key, const std::string& dtype, const std::string& scheme);
+  // Appends the next chunk of stream s (call in stream order; streams may interleave).
+  bool append_chunk(uint32_t s, const EncodedChunk& c, std::string* err);
+  void add_file(FileEntry f);
+  // Writes index and trailer, fsyncs, renames to final_path, fsyncs the directory.
+  bool commit(std::string* err);
+  void abort();
+  uint64_t bytes_written() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+class ContainerReader {
+ public:
+  ContainerReader();
+  ~ContainerReader();
+  // Reads and checks header, trailer and index (bounds of every chunk and range checked:
+  // a hostile container gets an error, never an out-of-bounds access).
+  bool open(const std::string& path, std::string* err);
+  const std::vector<StreamInfo>& streams() const;
+  const std::vector<FileEntry>& files() const;
+  // Reconstructs file i and writes it to fd (pwrite from offset 0; holes left as holes
+  // and the size set with ftruncate). Checks chunk hashes and the file hash.
+  bool restore_file(size_t i, int fd, std::string* err);
+  // Same into memory.
+  bool read_file(size_t i, std::vector<uint8_t>& out, std::string* err);
+  // Checks every chunk (stored hash, decompression, raw hash). Each problem is one line
+  // naming the container path, the byte offset and what is wrong. True when none.
+  bool verify(std::vector<std::string>& problems);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ckptfwd

@@ -1,0 +1,89 @@
+// Wire protocol between the preload library (client) and the per-node forwarder.
+//
+// Transport: a SOCK_STREAM Unix socket at SessionPaths::socket_path. Every message is a
+// frame: a little-endian uint32 payload length, then the payload. The payload is a list of
+// fields separated by '\0' (paths cannot contain NUL); field 0 is the verb. One request,
+// then exactly one reply, strictly in order on a connection.
+//
+// This header is dependency free and allocation free: the preload library uses it inside
+// wrapped calls, so it works on caller-provided fixed buffers only.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace ckptfwd::wire {
+
+inline constexpr size_t kMaxFrame = 64 * 1024;  // hard cap; a larger frame is a protocol error
+inline constexpr size_t kMaxFields = 64;
+
+// ---- Requests (client -> forwarder). Fields after the verb, in order. ----
+// HELLO  pid rank                       -> OK
+// OPEN   path flags(dec) mode(octal)    -> OK vid staged_path budget_bytes
+//                                        | PASS          (not ours: do the real open)
+//                                        | ERR errno
+//   vid "0" means a read-only view (no version created, nothing to CLOSE). For a write
+//   version the forwarder created staged_path (0600) already holding the version's starting
+//   bytes (empty for O_TRUNC / new files); the client opens staged_path with the
+//   application's flags minus O_CREAT|O_EXCL|O_TRUNC. budget_bytes is how far the file may
+//   grow in staging before the client must fall back to the real path ("-1": unlimited).
+// CLOSE  vid size                       -> OK   (version handed over; returns at once)
+// SYNC   vid                            -> OK | ERR errno   (returns once vid is committed)
+// WAITALL                               -> OK | ERR errno   (every version this connection
+//                                                           closed is committed)
+// ABANDON vid                           -> OK   (client switched vid to the real path: the
+//                                               forwarder drops it, counts a fallback, and
+//                                               forgets older versions of the path so the
+//                                               real file is what readers see)
+// STAT   path                           -> OK size mode(octal) mtime_sec mtime_nsec
+//                                        | PASS | ERR errno
+// RENAME old new                        -> OK | PASS | ERR errno
+// UNLINK path                           -> OK | PASS | ERR errno
+// LIST   dir                            -> OK name...   (captured names directly in dir)
+// STATS                                 -> OK json
+// DRAIN                                 -> OK | ERR errno (all pending versions committed)
+inline constexpr const char* kHello = "HELLO";
+inline constexpr const char* kOpen = "OPEN";
+inline constexpr const char* kClose = "CLOSE";
+inline constexpr const char* kSync = "SYNC";
+inline constexpr const char* kWaitAll = "WAITALL";
+inline constexpr const char* kAbandon = "ABANDON";
+inline constexpr const char* kStat = "STAT";
+inline constexpr const char* kRename = "RENAME";
+inline constexpr const char* kUnlink = "UNLINK";
+inline constexpr const char* kList = "LIST";
+inline constexpr const char* kStats = "STATS";
+inline constexpr const char* kDrain = "DRAIN";
+// Replies.
+inline constexpr const char* kOk = "OK";
+inline constexpr const char* kPass = "PASS";
+inline constexpr const char* kErr = "ERR";
+
+// A decoded message: pointers into the caller's buffer (valid while it lives).
+struct Fields {
+  const char* f[kMaxFields];
+  size_t n = 0;
+  const char* operator[](size_t i) const { return i < n ? f[i] : ""; }
+};
+
+// Builds a payload in buf from n C strings. Returns payload length, or 0 if it does not fit.
+size_t encode(char* buf, size_t cap, const char* const* fields, size_t n);
+// Splits a payload in place (buf must have room for one extra NUL at buf[len]).
+bool decode(char* buf, size_t len, Fields& out);
+
+// Blocking frame I/O on a socket, retrying EINTR and short transfers. The raw syscall
+// pointers are injected so the preload library can pass its un-wrapped libc entry points.
+using ReadFn = long (*)(int, void*, size_t);
+using WriteFn = long (*)(int, const void*, size_t);
+bool send_frame(int fd, const char* payload, size_t len, WriteFn wr);
+// Reads one frame into buf (cap bytes, one kept for the NUL). Returns payload length or -1.
+long recv_frame(int fd, char* buf, size_t cap, ReadFn rd);
+
+// Small allocation-free helpers for numeric fields.
+bool parse_i64(const char* s, long long& out);
+bool parse_u64(const char* s, unsigned long long& out);
+bool parse_octal(const char* s, unsigned& out);
+// Writes v in decimal into buf (cap >= 24). Returns buf.
+char* fmt_i64(char* buf, long long v);
+char* fmt_octal(char* buf, unsigned v);
+
+}  // namespace ckptfwd::wire

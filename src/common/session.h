@@ -1,0 +1,38 @@
+// Where a job's forwarder lives on this node. Shared by the preload library, the
+// forwarder and the CLI so all three derive the same names from the same environment.
+// Allocation free (the preload library calls it from inside wrapped calls).
+//
+//   <CKPTFWD_STAGE_DIR or /dev/shm>/ckptfwd-<uid>-<job>-<node>/   (mode 0700)
+//       sock            control socket (0600)
+//       lock            flock'd to elect the one process that starts the forwarder
+//       v<vid>.data     staged write versions (0600), v<vid>.meta their description
+//       r<...>.data     restored read views
+//
+// job:  CKPTFWD_JOB_ID, else SLURM_JOB_ID, else PBS_JOBID, else "0"
+// node: CKPTFWD_NODE_ID, else the host name
+#pragma once
+#include <climits>
+#include <cstddef>
+
+namespace ckptfwd {
+
+struct SessionPaths {
+  char stage_root[PATH_MAX];  // CKPTFWD_STAGE_DIR or /dev/shm
+  char dir[PATH_MAX];
+  char socket[PATH_MAX];
+  char lock[PATH_MAX];
+  char node[256];
+};
+
+// Fills p from the environment. Returns false if a name would not fit.
+bool session_paths(SessionPaths& p);
+
+// The launcher's rank: PMI_RANK, PMIX_RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID; -1 if none.
+int rank_from_env();
+
+// Lexically normalises an absolute or cwd-relative path into out (collapses "//", "." and
+// ".."; does not resolve symlinks). base is the directory a relative path is relative to
+// (nullptr: the current directory). Returns false if it does not fit or cwd is unknown.
+bool normalize_path(const char* path, const char* base, char* out, size_t cap);
+
+}  // namespace ckptfwd
