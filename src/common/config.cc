@@ -141,17 +141,17 @@ bool Config::load(Config& out, std::string* err) {
     }
   }
   extern char** environ;
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
+  for (char** env = environ; *env; ++env) {
+    std::string kv = *env;
     if (kv.rfind("CKPTFWD_", 0) != 0) continue;
     size_t eq = kv.find('=');
     std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
     if (is_lib_only(k)) continue;
-    std::string e;
+    std::string why;
     // Unknown CKPTFWD_* variables in the environment are ignored (job scripts set their
     // own); a known key with a bad value is an error that names it.
-    if (!out.set(k, v, &e) && e.rfind("unknown setting", 0) != 0) {
-      if (err) *err = e;
+    if (!out.set(k, v, &why) && why.rfind("unknown setting", 0) != 0) {
+      if (err) *err = why;
       return false;
     }
   }
