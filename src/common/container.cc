@@ -1,1 +1,742 @@
-// placeholder: being written
+// Container writer and reader (layout in container.h).
+//
+// Index encoding (all integers little endian, strings are u32 length + bytes):
+//   u32 n_streams
+//   per stream: str key | str dtype | str scheme | u64 raw_size | u32 n_chunks
+//               per chunk: u8 codec | u32 raw_size | u32 comp_size | u64 offset
+//                          | u64 raw_hash | u64 comp_hash
+//   u32 n_files
+//   per file:   str path | i32 rank | u64 size | u32 mode | i64 mtime_ns | u64 version
+//               | u64 hash | u32 n_ranges
+//               per range: u64 file_off | u64 len | u32 stream | u64 stream_off
+// Ranges of a file are stored sorted by file_off and never overlap (the writer sorts and
+// checks them; the reader rejects anything else), so restore is one walk in file order.
+//
+// Every number read from disk is checked before it is used: the reader treats the file as
+// hostile input (fuzzed by tests/fuzz/fuzz_container.cc).
+#include "common/container.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "codec/codec.h"
+
+namespace ckptfwd {
+
+namespace {
+
+constexpr char kMagic[8] = {'C', 'K', 'F', 'W', 'D', 'C', '0', '1'};
+constexpr char kEndMagic[8] = {'C', 'K', 'F', 'W', 'D', 'E', 'N', 'D'};
+constexpr uint32_t kFormatVersion = 1;
+constexpr uint64_t kHeaderSize = 16;
+constexpr uint64_t kTrailerSize = 32;
+// Largest chunk a reader accepts (Config::chunk_bytes is at most 256 MiB): keeps a hostile
+// chunk header from making the reader allocate gigabytes.
+constexpr uint32_t kMaxChunkRaw = 256u << 20;
+// Smallest encoded size of one index element, used to bound counts by the bytes left.
+constexpr size_t kChunkRecord = 1 + 4 + 4 + 8 + 8 + 8;
+constexpr size_t kStreamRecordMin = 4 * 3 + 8 + 4;
+constexpr size_t kRangeRecord = 8 + 8 + 4 + 8;
+constexpr size_t kFileRecordMin = 4 + 4 + 8 + 4 + 8 + 8 + 8 + 4;
+
+std::string errno_text(int e) { return strerror(e); }
+
+// ---- little-endian encoding ----
+class Enc {
+ public:
+  std::vector<uint8_t> buf;
+  void u8(uint8_t v) { buf.push_back(v); }
+  void u32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) buf.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  void u64(uint64_t v) {
+    for (int i = 0; i < 8; ++i) buf.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  void str(const std::string& s) {
+    u32(static_cast<uint32_t>(s.size()));
+    raw(s.data(), s.size());
+  }
+  // A byte loop rather than vector::insert: GCC 12 reports a false stringop-overflow for
+  // the insert of a small constant array into an empty vector.
+  void raw(const char* p, size_t n) {
+    for (size_t i = 0; i < n; ++i) buf.push_back(static_cast<uint8_t>(p[i]));
+  }
+};
+
+// Bounds-checked little-endian decoding: once a read fails, every later read fails too.
+class Dec {
+ public:
+  Dec(const uint8_t* p, size_t n) : p_(p), n_(n) {}
+  bool ok() const { return ok_; }
+  size_t left() const { return n_ - pos_; }
+  bool need(size_t k) {
+    if (!ok_ || k > n_ - pos_) ok_ = false;
+    return ok_;
+  }
+  uint8_t u8() { return need(1) ? p_[pos_++] : 0; }
+  uint32_t u32() {
+    if (!need(4)) return 0;
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p_[pos_++]) << (8 * i);
+    return v;
+  }
+  uint64_t u64() {
+    if (!need(8)) return 0;
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p_[pos_++]) << (8 * i);
+    return v;
+  }
+  std::string str() {
+    uint32_t len = u32();
+    if (!need(len)) return {};
+    std::string s(reinterpret_cast<const char*>(p_ + pos_), len);
+    pos_ += len;
+    return s;
+  }
+
+ private:
+  const uint8_t* p_;
+  size_t n_;
+  size_t pos_ = 0;
+  bool ok_ = true;
+};
+
+uint64_t get_u64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+bool write_all(int fd, const uint8_t* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return false;
+    if (w == 0) {
+      errno = EIO;
+      return false;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+bool pread_all(int fd, uint8_t* p, size_t n, uint64_t off) {
+  while (n > 0) {
+    ssize_t r = ::pread(fd, p, n, static_cast<off_t>(off));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return false;
+    if (r == 0) {
+      errno = EIO;  // the file shrank under us
+      return false;
+    }
+    p += r;
+    n -= static_cast<size_t>(r);
+    off += static_cast<uint64_t>(r);
+  }
+  return true;
+}
+
+bool pwrite_all(int fd, const uint8_t* p, size_t n, uint64_t off) {
+  while (n > 0) {
+    ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(off));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      if (w == 0) errno = EIO;
+      return false;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+    off += static_cast<uint64_t>(w);
+  }
+  return true;
+}
+
+std::string dir_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+bool fsync_dir(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::fsync(fd) == 0 || errno == EINVAL;  // some file systems cannot sync a directory
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// encode_chunk
+
+EncodedChunk encode_chunk(const uint8_t* raw, size_t n, const std::string& codec_name, int level) {
+  EncodedChunk c;
+  if (n > UINT32_MAX) {
+    // The format cannot describe it; append_chunk rejects codec 0xFF with a clear error.
+    c.codec = 0xFF;
+    return c;
+  }
+  c.raw_size = static_cast<uint32_t>(n);
+  c.raw_hash = XXH64(raw, n, 0);
+  const Codec* codec = codec_by_name(codec_name);
+  bool packed = false;
+  if (codec && codec->id() != CodecId::kRaw && n > 0) {
+    std::vector<uint8_t> out;
+    // Keep the compressed form only when it saves at least ~5 %: raw chunks restore faster.
+    if (codec->compress(raw, n, level, out) && static_cast<double>(out.size()) * 1.05 <= n) {
+      c.codec = static_cast<uint8_t>(codec->id());
+      c.bytes = std::move(out);
+      packed = true;
+    }
+  }
+  if (!packed) {
+    c.codec = static_cast<uint8_t>(CodecId::kRaw);
+    c.bytes.assign(raw, raw + n);
+  }
+  c.comp_hash = XXH64(c.bytes.data(), c.bytes.size(), 0);
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------
+// ContainerWriter
+
+struct ContainerWriter::Impl {
+  std::string final_path;
+  std::string tmp_path;
+  int fd = -1;
+  uint64_t pos = 0;
+  bool committed = false;
+  std::vector<StreamInfo> streams;
+  std::vector<FileEntry> files;
+};
+
+ContainerWriter::ContainerWriter() : impl_(std::make_unique<Impl>()) {}
+ContainerWriter::~ContainerWriter() {
+  if (!impl_->committed) abort();
+}
+
+bool ContainerWriter::open(const std::string& final_path, std::string* err) {
+  abort();
+  Impl& m = *impl_;
+  m = Impl{};
+  static std::atomic<uint64_t> counter{0};
+  m.final_path = final_path;
+  m.tmp_path = final_path + ".tmp." + std::to_string(getpid()) + "." +
+               std::to_string(counter.fetch_add(1));
+  m.fd = ::open(m.tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (m.fd < 0) {
+    if (err) *err = m.tmp_path + ": cannot create container: " + errno_text(errno) +
+                    " (check that the store directory exists and is writable)";
+    return false;
+  }
+  Enc h;
+  h.raw(kMagic, 8);
+  h.u32(kFormatVersion);
+  h.u32(0);
+  if (!write_all(m.fd, h.buf.data(), h.buf.size())) {
+    if (err) *err = m.tmp_path + ": write failed: " + errno_text(errno);
+    abort();
+    return false;
+  }
+  m.pos = kHeaderSize;
+  return true;
+}
+
+uint32_t ContainerWriter::add_stream(const std::string& key, const std::string& dtype,
+                                     const std::string& scheme) {
+  StreamInfo s;
+  s.key = key;
+  s.dtype = dtype;
+  s.scheme = scheme;
+  impl_->streams.push_back(std::move(s));
+  return static_cast<uint32_t>(impl_->streams.size() - 1);
+}
+
+bool ContainerWriter::append_chunk(uint32_t s, const EncodedChunk& c, std::string* err) {
+  Impl& m = *impl_;
+  auto fail = [&](const std::string& why) {
+    if (err) *err = m.tmp_path + ": " + why;
+    return false;
+  };
+  if (m.fd < 0) return fail("append_chunk on a container that is not open");
+  if (s >= m.streams.size()) return fail("append_chunk to unknown stream " + std::to_string(s));
+  if (!codec_by_id(c.codec)) return fail("chunk with unknown codec id " + std::to_string(c.codec));
+  if (c.bytes.size() > UINT32_MAX || c.raw_size > kMaxChunkRaw)
+    return fail("chunk too large (" + std::to_string(c.raw_size) + " raw bytes; at most " +
+                std::to_string(kMaxChunkRaw) + ", lower CKPTFWD_CHUNK)");
+  if (!write_all(m.fd, c.bytes.data(), c.bytes.size()))
+    return fail("write failed: " + errno_text(errno));
+  ChunkInfo ci;
+  ci.codec = c.codec;
+  ci.raw_size = c.raw_size;
+  ci.comp_size = static_cast<uint32_t>(c.bytes.size());
+  ci.offset = m.pos;
+  ci.raw_hash = c.raw_hash;
+  ci.comp_hash = c.comp_hash;
+  m.pos += c.bytes.size();
+  m.streams[s].chunks.push_back(ci);
+  m.streams[s].raw_size += c.raw_size;
+  return true;
+}
+
+void ContainerWriter::add_file(FileEntry f) {
+  std::sort(f.ranges.begin(), f.ranges.end(),
+            [](const FileRange& a, const FileRange& b) { return a.file_off < b.file_off; });
+  impl_->files.push_back(std::move(f));
+}
+
+bool ContainerWriter::commit(std::string* err) {
+  Impl& m = *impl_;
+  auto fail = [&](const std::string& why) {
+    if (err) *err = why;
+    abort();
+    return false;
+  };
+  if (m.fd < 0) return fail(m.final_path + ": commit on a container that is not open");
+  // Refuse to write an index the reader would reject: the mistake shows at write time.
+  for (const FileEntry& f : m.files) {
+    uint64_t end = 0;
+    for (const FileRange& r : f.ranges) {
+      std::string where = m.final_path + ": file '" + f.path + "' range at " +
+                          std::to_string(r.file_off) + ": ";
+      if (r.stream >= m.streams.size()) return fail(where + "unknown stream");
+      if (r.file_off < end) return fail(where + "overlaps the previous range");
+      if (r.len > f.size || r.file_off > f.size - r.len) return fail(where + "beyond file size");
+      const StreamInfo& st = m.streams[r.stream];
+      if (r.len > st.raw_size || r.stream_off > st.raw_size - r.len)
+        return fail(where + "beyond the end of stream '" + st.key + "'");
+      end = r.file_off + r.len;
+    }
+  }
+  Enc x;
+  x.u32(static_cast<uint32_t>(m.streams.size()));
+  for (const StreamInfo& s : m.streams) {
+    x.str(s.key);
+    x.str(s.dtype);
+    x.str(s.scheme);
+    x.u64(s.raw_size);
+    x.u32(static_cast<uint32_t>(s.chunks.size()));
+    for (const ChunkInfo& c : s.chunks) {
+      x.u8(c.codec);
+      x.u32(c.raw_size);
+      x.u32(c.comp_size);
+      x.u64(c.offset);
+      x.u64(c.raw_hash);
+      x.u64(c.comp_hash);
+    }
+  }
+  x.u32(static_cast<uint32_t>(m.files.size()));
+  for (const FileEntry& f : m.files) {
+    x.str(f.path);
+    x.u32(static_cast<uint32_t>(f.rank));
+    x.u64(f.size);
+    x.u32(f.mode);
+    x.u64(static_cast<uint64_t>(f.mtime_ns));
+    x.u64(f.version);
+    x.u64(f.hash);
+    x.u32(static_cast<uint32_t>(f.ranges.size()));
+    for (const FileRange& r : f.ranges) {
+      x.u64(r.file_off);
+      x.u64(r.len);
+      x.u32(r.stream);
+      x.u64(r.stream_off);
+    }
+  }
+  uint64_t index_off = m.pos;
+  uint64_t index_len = x.buf.size();
+  uint64_t index_hash = XXH64(x.buf.data(), x.buf.size(), 0);
+  x.u64(index_off);
+  x.u64(index_len);
+  x.u64(index_hash);
+  x.raw(kEndMagic, 8);
+  if (!write_all(m.fd, x.buf.data(), x.buf.size()))
+    return fail(m.tmp_path + ": write failed: " + errno_text(errno));
+  m.pos += x.buf.size();
+  if (::fsync(m.fd) != 0) return fail(m.tmp_path + ": fsync failed: " + errno_text(errno));
+  if (::close(m.fd) != 0) {
+    m.fd = -1;
+    return fail(m.tmp_path + ": close failed: " + errno_text(errno));
+  }
+  m.fd = -1;
+  if (::rename(m.tmp_path.c_str(), m.final_path.c_str()) != 0)
+    return fail(m.tmp_path + ": rename to " + m.final_path + " failed: " + errno_text(errno));
+  m.committed = true;
+  if (!fsync_dir(dir_of(m.final_path))) {
+    // The container is in place but its name may not survive a crash: report it, so the
+    // caller does not write the manifest entry that would point at it.
+    if (err) *err = dir_of(m.final_path) + ": fsync of the store directory failed: " +
+                    errno_text(errno);
+    return false;
+  }
+  return true;
+}
+
+void ContainerWriter::abort() {
+  Impl& m = *impl_;
+  if (m.fd >= 0) {
+    ::close(m.fd);
+    m.fd = -1;
+  }
+  if (!m.committed && !m.tmp_path.empty()) ::unlink(m.tmp_path.c_str());
+  m.tmp_path.clear();
+}
+
+uint64_t ContainerWriter::bytes_written() const { return impl_->pos; }
+
+// ---------------------------------------------------------------------------------------
+// ContainerReader
+
+struct ContainerReader::Impl {
+  std::string path;
+  int fd = -1;
+  uint64_t file_size = 0;
+  std::vector<StreamInfo> streams;
+  std::vector<FileEntry> files;
+  // raw_start[s][i]: stream offset of chunk i of stream s (prefix sums of raw sizes).
+  std::vector<std::vector<uint64_t>> raw_start;
+
+  ~Impl() {
+    if (fd >= 0) ::close(fd);
+  }
+
+  std::string chunk_where(size_t s, size_t i) const {
+    return path + ": offset " + std::to_string(streams[s].chunks[i].offset) + ": chunk " +
+           std::to_string(i) + " of stream '" + streams[s].key + "'";
+  }
+
+  // Reads, checks and decodes chunk i of stream s into out.
+  bool decode_chunk(size_t s, size_t i, std::vector<uint8_t>& out, std::string* err) const;
+  bool parse_index(const uint8_t* p, size_t n, uint64_t index_off, std::string* err);
+
+  // Walks file i in order, handing each piece (data, or nullptr for a hole) to sink, and
+  // checks the content hash at the end.
+  template <class Sink>
+  bool walk_file(size_t i, Sink&& sink, std::string* err) const;
+};
+
+bool ContainerReader::Impl::decode_chunk(size_t s, size_t i, std::vector<uint8_t>& out,
+                                         std::string* err) const {
+  const ChunkInfo& c = streams[s].chunks[i];
+  auto fail = [&](const std::string& why) {
+    if (err) *err = chunk_where(s, i) + ": " + why;
+    return false;
+  };
+  std::vector<uint8_t> stored;
+  try {
+    stored.resize(c.comp_size);
+    out.resize(c.raw_size);
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory");
+  }
+  if (!pread_all(fd, stored.data(), stored.size(), c.offset))
+    return fail("read failed: " + errno_text(errno));
+  if (XXH64(stored.data(), stored.size(), 0) != c.comp_hash)
+    return fail("stored bytes do not match their checksum (corrupt container)");
+  const Codec* codec = codec_by_id(c.codec);
+  if (!codec) return fail("unknown codec id " + std::to_string(c.codec));
+  if (!codec->decompress(stored.data(), stored.size(), out.data(), out.size()))
+    return fail(std::string("cannot ") + codec->name() + "-decompress (corrupt chunk)");
+  if (XXH64(out.data(), out.size(), 0) != c.raw_hash)
+    return fail("decompressed bytes do not match their checksum");
+  return true;
+}
+
+bool ContainerReader::Impl::parse_index(const uint8_t* p, size_t n, uint64_t index_off,
+                                        std::string* err) {
+  auto fail = [&](const std::string& why) {
+    if (err) *err = path + ": corrupt index: " + why;
+    return false;
+  };
+  Dec d(p, n);
+  uint32_t ns = d.u32();
+  if (!d.ok() || ns > d.left() / kStreamRecordMin) return fail("stream count out of range");
+  streams.resize(ns);
+  raw_start.resize(ns);
+  for (uint32_t s = 0; s < ns; ++s) {
+    StreamInfo& st = streams[s];
+    st.key = d.str();
+    st.dtype = d.str();
+    st.scheme = d.str();
+    st.raw_size = d.u64();
+    uint32_t nc = d.u32();
+    if (!d.ok()) return fail("truncated stream " + std::to_string(s));
+    if (nc > d.left() / kChunkRecord) return fail("chunk count of stream " + std::to_string(s));
+    st.chunks.resize(nc);
+    raw_start[s].resize(nc);
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < nc; ++i) {
+      ChunkInfo& c = st.chunks[i];
+      c.codec = d.u8();
+      c.raw_size = d.u32();
+      c.comp_size = d.u32();
+      c.offset = d.u64();
+      c.raw_hash = d.u64();
+      c.comp_hash = d.u64();
+      if (!d.ok()) return fail("truncated chunk table");
+      std::string where = "chunk " + std::to_string(i) + " of stream '" + st.key + "'";
+      if (c.offset < kHeaderSize || c.offset > index_off || c.comp_size > index_off - c.offset)
+        return fail(where + " lies outside the chunk area");
+      if (c.raw_size > kMaxChunkRaw) return fail(where + " is implausibly large");
+      raw_start[s][i] = sum;
+      sum += c.raw_size;  // cannot overflow: at most 2^32 chunks of at most 2^28 bytes
+    }
+    if (sum != st.raw_size) return fail("stream '" + st.key + "' size disagrees with its chunks");
+  }
+  uint32_t nf = d.u32();
+  if (!d.ok() || nf > d.left() / kFileRecordMin) return fail("file count out of range");
+  files.resize(nf);
+  for (uint32_t f = 0; f < nf; ++f) {
+    FileEntry& fe = files[f];
+    fe.path = d.str();
+    fe.rank = static_cast<int32_t>(d.u32());
+    fe.size = d.u64();
+    fe.mode = d.u32();
+    fe.mtime_ns = static_cast<int64_t>(d.u64());
+    fe.version = d.u64();
+    fe.hash = d.u64();
+    uint32_t nr = d.u32();
+    if (!d.ok()) return fail("truncated file table");
+    if (nr > d.left() / kRangeRecord) return fail("range count of file " + std::to_string(f));
+    fe.ranges.resize(nr);
+    uint64_t end = 0;
+    for (uint32_t r = 0; r < nr; ++r) {
+      FileRange& fr = fe.ranges[r];
+      fr.file_off = d.u64();
+      fr.len = d.u64();
+      fr.stream = d.u32();
+      fr.stream_off = d.u64();
+      if (!d.ok()) return fail("truncated range table");
+      std::string where = "file '" + fe.path + "' range " + std::to_string(r);
+      if (fr.stream >= ns) return fail(where + " names an unknown stream");
+      if (fr.file_off < end) return fail(where + " is out of order or overlaps");
+      if (fr.len > fe.size || fr.file_off > fe.size - fr.len)
+        return fail(where + " lies beyond the file size");
+      const StreamInfo& st = streams[fr.stream];
+      if (fr.len > st.raw_size || fr.stream_off > st.raw_size - fr.len)
+        return fail(where + " lies beyond its stream");
+      end = fr.file_off + fr.len;
+    }
+  }
+  if (d.left() != 0) return fail("trailing bytes after the file table");
+  return true;
+}
+
+template <class Sink>
+bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, std::string* err) const {
+  const FileEntry& f = files[fi];
+  XXH64_state_t* h = XXH64_createState();
+  if (!h) {
+    if (err) *err = "out of memory";
+    return false;
+  }
+  struct Free {
+    XXH64_state_t* h;
+    ~Free() { XXH64_freeState(h); }
+  } free_h{h};
+  XXH64_reset(h, 0);
+  static const uint8_t zeros[64 * 1024] = {};
+  auto hole = [&](uint64_t off, uint64_t len) {
+    sink(off, nullptr, len);
+    while (len > 0) {
+      size_t k = static_cast<size_t>(std::min<uint64_t>(len, sizeof(zeros)));
+      XXH64_update(h, zeros, k);
+      len -= k;
+    }
+  };
+  // One decoded chunk is cached: consecutive ranges usually continue in the same chunk.
+  std::vector<uint8_t> chunk;
+  size_t cached_s = SIZE_MAX, cached_i = SIZE_MAX;
+  uint64_t pos = 0;
+  for (const FileRange& r : f.ranges) {
+    if (r.file_off > pos) hole(pos, r.file_off - pos);
+    const std::vector<uint64_t>& starts = raw_start[r.stream];
+    uint64_t soff = r.stream_off, left = r.len, foff = r.file_off;
+    while (left > 0) {
+      // Last chunk whose start is <= soff (non-empty chunks only are ever selected).
+      size_t i = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), soff) -
+                                     starts.begin()) - 1;
+      if (cached_s != r.stream || cached_i != i) {
+        cached_s = cached_i = SIZE_MAX;
+        if (!decode_chunk(r.stream, i, chunk, err)) {
+          if (err) *err += " (needed by file '" + f.path + "')";
+          return false;
+        }
+        cached_s = r.stream;
+        cached_i = i;
+      }
+      uint64_t in_chunk = soff - starts[i];
+      uint64_t k = std::min<uint64_t>(left, chunk.size() - in_chunk);
+      if (!sink(foff, chunk.data() + in_chunk, k)) {
+        if (err) *err = "write of '" + f.path + "' failed: " + errno_text(errno);
+        return false;
+      }
+      XXH64_update(h, chunk.data() + in_chunk, static_cast<size_t>(k));
+      soff += k;
+      foff += k;
+      left -= k;
+    }
+    pos = r.file_off + r.len;
+  }
+  if (f.size > pos) hole(pos, f.size - pos);
+  if (XXH64_digest(h) != f.hash) {
+    if (err) *err = path + ": file '" + f.path + "': restored content does not match its checksum";
+    return false;
+  }
+  return true;
+}
+
+ContainerReader::ContainerReader() : impl_(std::make_unique<Impl>()) {}
+ContainerReader::~ContainerReader() = default;
+
+bool ContainerReader::open(const std::string& path, std::string* err) {
+  impl_ = std::make_unique<Impl>();
+  Impl& m = *impl_;
+  m.path = path;
+  auto fail = [&](const std::string& why) {
+    if (err) *err = path + ": " + why;
+    m.streams.clear();
+    m.files.clear();
+    m.raw_start.clear();
+    return false;
+  };
+  m.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (m.fd < 0) return fail("cannot open container: " + errno_text(errno));
+  struct stat st;
+  if (fstat(m.fd, &st) != 0) return fail("cannot stat: " + errno_text(errno));
+  if (!S_ISREG(st.st_mode)) return fail("not a regular file");
+  m.file_size = static_cast<uint64_t>(st.st_size);
+  if (m.file_size < kHeaderSize + kTrailerSize)
+    return fail("too short to be a container (" + std::to_string(m.file_size) + " bytes)");
+  uint8_t head[kHeaderSize], tail[kTrailerSize];
+  if (!pread_all(m.fd, head, sizeof(head), 0) ||
+      !pread_all(m.fd, tail, sizeof(tail), m.file_size - kTrailerSize))
+    return fail("read failed: " + errno_text(errno));
+  if (memcmp(head, kMagic, 8) != 0) return fail("not a ckptfwd container (bad magic)");
+  uint32_t version = head[8] | (head[9] << 8) | (head[10] << 16) | (uint32_t(head[11]) << 24);
+  if (version != kFormatVersion)
+    return fail("container format version " + std::to_string(version) +
+                " is not supported (this ckptfwd reads version 1; use a newer ckptfwd)");
+  if (memcmp(tail + 24, kEndMagic, 8) != 0)
+    return fail("no trailer: the container is truncated or was never committed");
+  uint64_t index_off = get_u64(tail), index_len = get_u64(tail + 8), index_hash = get_u64(tail + 16);
+  uint64_t index_end = m.file_size - kTrailerSize;
+  if (index_off < kHeaderSize || index_off > index_end || index_len != index_end - index_off)
+    return fail("trailer points outside the file (truncated or corrupt)");
+  std::vector<uint8_t> index;
+  try {
+    index.resize(index_len);
+  } catch (const std::bad_alloc&) {
+    return fail("index too large to load");
+  }
+  if (!pread_all(m.fd, index.data(), index.size(), index_off))
+    return fail("read failed: " + errno_text(errno));
+  if (XXH64(index.data(), index.size(), 0) != index_hash)
+    return fail("index checksum mismatch (corrupt index at offset " + std::to_string(index_off) +
+                ")");
+  std::string why;
+  if (!m.parse_index(index.data(), index.size(), index_off, &why)) {
+    if (err) *err = why;
+    m.streams.clear();
+    m.files.clear();
+    m.raw_start.clear();
+    return false;
+  }
+  return true;
+}
+
+const std::vector<StreamInfo>& ContainerReader::streams() const { return impl_->streams; }
+const std::vector<FileEntry>& ContainerReader::files() const { return impl_->files; }
+
+bool ContainerReader::restore_file(size_t i, int fd, std::string* err) {
+  Impl& m = *impl_;
+  if (i >= m.files.size()) {
+    if (err) *err = m.path + ": no file " + std::to_string(i);
+    return false;
+  }
+  // Holes are skipped (left sparse); ftruncate gives the file its size and zero tail.
+  auto sink = [&](uint64_t off, const uint8_t* p, uint64_t n) {
+    return p == nullptr || pwrite_all(fd, p, static_cast<size_t>(n), off);
+  };
+  if (!m.walk_file(i, sink, err)) return false;
+  if (::ftruncate(fd, static_cast<off_t>(m.files[i].size)) != 0) {
+    if (err) *err = "cannot set the size of '" + m.files[i].path + "': " + errno_text(errno);
+    return false;
+  }
+  return true;
+}
+
+bool ContainerReader::read_file(size_t i, std::vector<uint8_t>& out, std::string* err) {
+  Impl& m = *impl_;
+  if (i >= m.files.size()) {
+    if (err) *err = m.path + ": no file " + std::to_string(i);
+    return false;
+  }
+  try {
+    out.assign(m.files[i].size, 0);
+  } catch (const std::exception&) {
+    if (err) *err = m.path + ": file '" + m.files[i].path + "' (" +
+                    std::to_string(m.files[i].size) + " bytes) does not fit in memory";
+    return false;
+  }
+  auto sink = [&](uint64_t off, const uint8_t* p, uint64_t n) {
+    if (p) memcpy(out.data() + off, p, static_cast<size_t>(n));
+    return true;
+  };
+  return m.walk_file(i, sink, err);
+}
+
+bool ContainerReader::verify(std::vector<std::string>& problems) {
+  Impl& m = *impl_;
+  size_t before = problems.size();
+  if (m.fd < 0) {
+    problems.push_back(m.path + ": container is not open");
+    return false;
+  }
+  // bad_before[s][c]: how many of the first c chunks of stream s failed (prefix counts, so
+  // the check per file range below is two binary searches, whatever the index holds).
+  std::vector<std::vector<uint32_t>> bad_before(m.streams.size());
+  std::vector<uint8_t> buf;
+  for (size_t s = 0; s < m.streams.size(); ++s) {
+    bad_before[s].assign(m.streams[s].chunks.size() + 1, 0);
+    for (size_t c = 0; c < m.streams[s].chunks.size(); ++c) {
+      std::string why;
+      bool ok = m.decode_chunk(s, c, buf, &why);
+      if (!ok) problems.push_back(why);
+      bad_before[s][c + 1] = bad_before[s][c] + (ok ? 0 : 1);
+    }
+  }
+  // Files whose chunks are all sound: check that their ranges reassemble the right content
+  // (catches a wrong file map, which chunk hashes alone cannot).
+  auto null_sink = [](uint64_t, const uint8_t*, uint64_t) { return true; };
+  for (size_t f = 0; f < m.files.size(); ++f) {
+    bool touches_bad = false;
+    for (const FileRange& r : m.files[f].ranges) {
+      if (r.len == 0) continue;
+      const std::vector<uint64_t>& starts = m.raw_start[r.stream];
+      // Chunks [first, last] hold stream bytes [stream_off, stream_off + len).
+      size_t first = static_cast<size_t>(
+          std::upper_bound(starts.begin(), starts.end(), r.stream_off) - starts.begin() - 1);
+      size_t last = static_cast<size_t>(
+          std::upper_bound(starts.begin(), starts.end(), r.stream_off + r.len - 1) -
+          starts.begin() - 1);
+      if (bad_before[r.stream][last + 1] != bad_before[r.stream][first]) touches_bad = true;
+    }
+    if (touches_bad) continue;
+    std::string why;
+    if (!m.walk_file(f, null_sink, &why)) problems.push_back(why);
+  }
+  return problems.size() == before;
+}
+
+}  // namespace ckptfwd

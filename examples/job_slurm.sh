@@ -1,0 +1,41 @@
+#!/bin/bash
+# A Slurm batch script running the demo application with ckptfwd. Submit with
+#   sbatch --export=ALL,CKPTFWD_HOME=/path/to/install examples/job_slurm.sh
+# where CKPTFWD_HOME is the build dir or the PREFIX of `make install PREFIX=...`.
+#
+#SBATCH --job-name=stencil3d-ckptfwd
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=4
+#SBATCH --time=00:10:00
+#SBATCH --output=stencil3d-%j.out
+set -euo pipefail
+
+CKPTFWD_HOME=${CKPTFWD_HOME:?set CKPTFWD_HOME to the ckptfwd build or install directory}
+APP="$CKPTFWD_HOME/bin/stencil3d"
+RUN_DIR=${RUN_DIR:-$SLURM_SUBMIT_DIR/stencil-run}   # on the parallel file system
+CKPT="$RUN_DIR/ckpt"
+mkdir -p "$CKPT"
+
+# Only files matching these globs are captured; the forwarder is one per node and job
+# (the job id comes from SLURM_JOB_ID), started on demand by the first rank that writes a
+# checkpoint on that node. Staging is node-local /dev/shm unless CKPTFWD_STAGE_DIR says
+# otherwise; make sure it has room for one checkpoint per node.
+export CKPTFWD_CAPTURE="$CKPT/*"
+export CKPTFWD_STATS_FILE="$RUN_DIR/ckptfwd-stats-$SLURM_JOB_ID.jsonl"
+# export CKPTFWD_STORE="$RUN_DIR/store"   # default: $CKPT/.ckptfwd
+# export CKPTFWD_STAGE_DIR=/tmp           # if /dev/shm is small
+# export CKPTFWD_STAGE_LIMIT=8G           # beyond this a file falls back to a direct write
+
+RESTART=()
+if LD_PRELOAD="$CKPTFWD_HOME/lib/libckptfwd.so" ls "$CKPT" 2>/dev/null | grep -q '^ckpt_.*\.bin$'; then
+  RESTART=(--restart)
+fi
+
+# Pass LD_PRELOAD only to the application's tasks, not to this batch shell.
+# With MPICH's own launcher instead of srun:
+#   LD_PRELOAD=$CKPTFWD_HOME/lib/libckptfwd.so mpiexec.mpich -n "$SLURM_NTASKS" "$APP" ...
+srun --export=ALL,LD_PRELOAD="$CKPTFWD_HOME/lib/libckptfwd.so" \
+  "$APP" --steps 400 --ckpt-every 50 --ckpt-dir "$CKPT" "${RESTART[@]}" --out "$RUN_DIR/final.digest"
+
+# When srun returns, every rank has waited for its checkpoints to be committed.
+"$CKPTFWD_HOME/bin/ckptfwd" verify "$CKPT/.ckptfwd"

@@ -1,0 +1,35 @@
+#include "forwarder/catalog_cache.h"
+
+#include <sys/stat.h>
+
+#include "forwarder/log.h"
+
+namespace ckptfwd::fwd {
+
+Catalog& CatalogCache::get(const std::string& store) {
+  Entry& e = stores_[store];
+  struct stat st;
+  off_t size = -1;
+  timespec mtime{};
+  if (stat((store + "/MANIFEST").c_str(), &st) == 0) {
+    size = st.st_size;
+    mtime = st.st_mtim;
+  }
+  if (e.loaded && size == e.size && mtime.tv_sec == e.mtime.tv_sec &&
+      mtime.tv_nsec == e.mtime.tv_nsec)
+    return e.cat;
+  Catalog fresh;
+  std::string err;
+  if (size >= 0 && !fresh.load(store, &err)) {
+    LOG_WARN("cannot read the manifest of store %s: %s", store.c_str(), err.c_str());
+    return e.cat;  // keep the last good view
+  }
+  for (const std::string& p : fresh.problems()) LOG_WARN("store %s: %s", store.c_str(), p.c_str());
+  e.cat = std::move(fresh);
+  e.loaded = true;
+  e.size = size;
+  e.mtime = mtime;
+  return e.cat;
+}
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,35 @@
+// Per-store Catalog cache: loaded lazily, reloaded when STORE/MANIFEST changed (size or
+// mtime) so commits by other forwarders or the CLI show up. Not thread-safe: used under
+// the state lock.
+#pragma once
+#include <sys/types.h>
+
+#include <ctime>
+#include <map>
+#include <string>
+
+#include "common/manifest.h"
+
+namespace ckptfwd::fwd {
+
+class CatalogCache {
+ public:
+  // The current catalog of store (never null; an unreadable manifest logs and yields the
+  // last good or an empty catalog).
+  Catalog& get(const std::string& store);
+  const CatalogEntry* find(const std::string& store, const std::string& path) {
+    return get(store).find(path);
+  }
+  void clear() { stores_.clear(); }
+
+ private:
+  struct Entry {
+    Catalog cat;
+    bool loaded = false;
+    off_t size = -1;
+    timespec mtime{};
+  };
+  std::map<std::string, Entry> stores_;
+};
+
+}  // namespace ckptfwd::fwd

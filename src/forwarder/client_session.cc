@@ -1,0 +1,47 @@
+#include "forwarder/client_session.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "forwarder/log.h"
+
+namespace ckptfwd::fwd {
+
+namespace {
+long read_fn(int fd, void* p, size_t n) { return ::read(fd, p, n); }
+// MSG_NOSIGNAL: a client that died must not kill the forwarder with SIGPIPE.
+long send_fn(int fd, const void* p, size_t n) { return ::send(fd, p, n, MSG_NOSIGNAL); }
+
+bool send_reply(int fd, const Reply& r, std::vector<char>& out) {
+  std::vector<const char*> fields;
+  for (const std::string& s : r) fields.push_back(s.c_str());
+  size_t len = wire::encode(out.data(), out.size(), fields.data(), fields.size());
+  if (len == 0) {
+    LOG_ERROR("reply does not fit in one frame; sending EIO instead");
+    const char* e[] = {wire::kErr, "5"};
+    len = wire::encode(out.data(), out.size(), e, 2);
+  }
+  return wire::send_frame(fd, out.data(), len, send_fn);
+}
+}  // namespace
+
+void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid) {
+  ClientCtx cl;
+  cl.id = client_id;
+  cl.pid = peer_pid;
+  std::vector<char> in(wire::kMaxFrame + 1), out(wire::kMaxFrame);
+  for (;;) {
+    long n = wire::recv_frame(fd, in.data(), in.size(), read_fn);
+    if (n < 0) break;  // hung up, or a frame over the limit: either way the connection ends
+    wire::Fields f;
+    Reply r = wire::decode(in.data(), static_cast<size_t>(n), f) ? svc.handle(cl, f)
+                                                                 : reply_err(EINVAL);
+    if (!send_reply(fd, r, out)) break;
+  }
+  svc.disconnect(cl);
+}
+
+}  // namespace ckptfwd::fwd

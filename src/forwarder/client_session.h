@@ -1,0 +1,12 @@
+// One connected client: read a frame, run its verb, send the reply, until it hangs up.
+#pragma once
+#include <cstdint>
+
+#include "forwarder/service.h"
+
+namespace ckptfwd::fwd {
+// Runs on the connection's own thread; returns when the peer hangs up or breaks the
+// protocol. Calls Service::disconnect at the end (its open versions are closed). Does not
+// close fd.
+void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid);
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,25 @@
+// Everything one forwarder instance owns, in one place (tests build one in-process).
+#pragma once
+#include <string>
+
+#include "common/config.h"
+#include "forwarder/state.h"
+#include "forwarder/stats.h"
+
+namespace ckptfwd::fwd {
+
+struct Core {
+  Core(const Config& c, std::string dir, std::string node_name)
+      : cfg(c), session_dir(std::move(dir)), node(std::move(node_name)),
+        state(cfg, stats, session_dir) {}
+  Core(const Core&) = delete;
+  Core& operator=(const Core&) = delete;
+
+  const Config cfg;
+  const std::string session_dir;
+  const std::string node;
+  Stats stats;
+  State state;
+};
+
+}  // namespace ckptfwd::fwd

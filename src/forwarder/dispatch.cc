@@ -1,0 +1,97 @@
+// Request parsing: turns one decoded frame into a Service call. Never trusts the client:
+// every number is checked and every path must be absolute (it is normalised again).
+#include <climits>
+#include <cerrno>
+#include <cstring>
+
+#include "common/session.h"
+#include "forwarder/log.h"
+#include "forwarder/service.h"
+
+namespace ckptfwd::fwd {
+
+Reply reply_ok(std::vector<std::string> more) {
+  more.insert(more.begin(), wire::kOk);
+  return more;
+}
+
+Reply reply_err(int err) { return {wire::kErr, std::to_string(err)}; }
+
+Reply reply_pass() { return {wire::kPass}; }
+
+namespace {
+bool get_path(const char* in, std::string& out) {
+  if (!in || in[0] != '/') return false;
+  char buf[PATH_MAX];
+  if (!normalize_path(in, "/", buf, sizeof(buf))) return false;
+  out = buf;
+  return true;
+}
+
+bool get_u64(const char* in, uint64_t& out) {
+  unsigned long long v;
+  if (!wire::parse_u64(in, v)) return false;
+  out = v;
+  return true;
+}
+}  // namespace
+
+Reply Service::handle(ClientCtx& cl, const wire::Fields& f) {
+  const std::string verb = f[0];
+  auto bad = [&] {
+    LOG_WARN("malformed %s request from pid %ld (%zu fields): ignored", verb.c_str(), cl.pid, f.n);
+    return reply_err(EINVAL);
+  };
+  std::string p1, p2;
+  uint64_t a = 0, b = 0;
+  if (verb == wire::kHello) {
+    long long pid, rank;
+    if (f.n < 3 || !wire::parse_i64(f[1], pid) || !wire::parse_i64(f[2], rank)) return bad();
+    cl.pid = static_cast<long>(pid);
+    cl.rank = static_cast<int>(rank);
+    return reply_ok();
+  }
+  if (verb == wire::kOpen) {
+    long long flags;
+    unsigned mode;
+    if (f.n < 4 || !get_path(f[1], p1) || !wire::parse_i64(f[2], flags) ||
+        !wire::parse_octal(f[3], mode))
+      return bad();
+    return open(cl, p1, static_cast<int>(flags), mode);
+  }
+  if (verb == wire::kClose) {
+    if (f.n < 3 || !get_u64(f[1], a) || !get_u64(f[2], b)) return bad();
+    return close(cl, a, b);
+  }
+  if (verb == wire::kSync) {
+    if (f.n < 2 || !get_u64(f[1], a)) return bad();
+    return sync(cl, a);
+  }
+  if (verb == wire::kWaitAll) return waitall(cl);
+  if (verb == wire::kAbandon) {
+    if (f.n < 2 || !get_u64(f[1], a)) return bad();
+    return abandon(cl, a);
+  }
+  if (verb == wire::kStat) {
+    if (f.n < 2 || !get_path(f[1], p1)) return bad();
+    return stat(p1);
+  }
+  if (verb == wire::kRename) {
+    if (f.n < 3 || !get_path(f[1], p1) || !get_path(f[2], p2)) return bad();
+    return rename(p1, p2);
+  }
+  if (verb == wire::kUnlink) {
+    if (f.n < 2 || !get_path(f[1], p1)) return bad();
+    return unlink(p1);
+  }
+  if (verb == wire::kList) {
+    if (f.n < 2 || !get_path(f[1], p1)) return bad();
+    return list(p1);
+  }
+  if (verb == wire::kStats) return stats();
+  if (verb == wire::kDrain) return drain();
+  LOG_WARN("unknown verb '%.40s' from pid %ld", verb.c_str(), cl.pid);
+  return reply_err(ENOSYS);
+}
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,188 @@
+#include "forwarder/forwarder.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "forwarder/client_session.h"
+#include "forwarder/listener.h"
+#include "forwarder/log.h"
+#include "forwarder/recovery.h"
+#include "forwarder/restore.h"
+#include "forwarder/session_dir.h"
+
+namespace ckptfwd::fwd {
+
+Forwarder::Forwarder(const Config& cfg, const SessionPaths& paths, BatcherTiming timing)
+    : paths_(paths), core_(cfg, paths.dir, paths.node), svc_(core_), batcher_(core_, std::move(timing)) {}
+
+Forwarder::~Forwarder() {
+  batcher_.stop();
+  {
+    std::lock_guard lk(core_.state.mu);
+    core_.state.shutdown = true;
+    core_.state.done_cv.notify_all();
+  }
+  reap_clients(true);
+  if (listen_fd_ >= 0) release_socket(true);
+  for (int fd : wake_)
+    if (fd >= 0) close(fd);
+}
+
+Forwarder::Start Forwarder::start(std::string* err) {
+  if (!prepare_session_dir(paths_.stage_root, paths_.dir, err)) return Start::kFailed;
+  switch (bind_control_socket(paths_.socket, &listen_fd_, &sock_ino_, err)) {
+    case BindResult::kOtherLive: return Start::kOtherRunning;
+    case BindResult::kFailed: return Start::kFailed;
+    case BindResult::kBound: break;
+  }
+  if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
+    if (err) *err = std::string("pipe: ") + strerror(errno);
+    return Start::kFailed;
+  }
+  recover_staged(core_);
+  batcher_.start();
+  LOG_INFO("serving %s (store %s, codec %s, %d writers)", paths_.socket,
+           core_.cfg.store.empty() ? "<dir>/.ckptfwd" : core_.cfg.store.c_str(),
+           core_.cfg.codec.c_str(), core_.cfg.writers);
+  return Start::kReady;
+}
+
+void Forwarder::request_stop() {
+  stop_req_ = true;
+  ssize_t w = write(wake_[1], "s", 1);
+  (void)w;
+}
+
+void Forwarder::request_stats() {
+  stats_req_ = true;
+  ssize_t w = write(wake_[1], "u", 1);
+  (void)w;
+}
+
+void Forwarder::accept_client() {
+  int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) return;
+  long pid = 0;
+  if (!peer_is_us(fd, &pid)) {
+    LOG_WARN("refused a connection from pid %ld: it runs as another user", pid);
+    close(fd);
+    return;
+  }
+  {
+    std::lock_guard lk(core_.state.mu);
+    core_.state.clients++;
+  }
+  uint64_t id = next_client_++;
+  std::lock_guard lk(clients_mu_);
+  Client& c = clients_[id];
+  c.fd = fd;
+  c.th = std::thread([this, fd, id, pid] {
+    serve_client(svc_, fd, id, pid);
+    std::lock_guard lk2(clients_mu_);
+    auto it = clients_.find(id);  // gone when the shutdown already collected this thread
+    if (it != clients_.end()) {
+      it->second.fd = -1;
+      it->second.done = true;
+    }
+    close(fd);
+  });
+}
+
+void Forwarder::reap_clients(bool all) {
+  std::vector<std::thread> finished;
+  {
+    std::lock_guard lk(clients_mu_);
+    for (auto it = clients_.begin(); it != clients_.end();) {
+      if (all && !it->second.done && it->second.fd >= 0) shutdown(it->second.fd, SHUT_RDWR);
+      if (all || it->second.done) {
+        finished.push_back(std::move(it->second.th));
+        it = clients_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& t : finished)
+    if (t.joinable()) t.join();
+}
+
+bool Forwarder::idle_expired(int64_t& idle_since_ns) {
+  if (core_.cfg.idle_exit_s <= 0) return false;
+  int64_t now = monotonic_ns();
+  {
+    std::lock_guard lk(core_.state.mu);
+    if (core_.state.clients > 0 || core_.state.busy()) {
+      idle_since_ns = now;
+      return false;
+    }
+  }
+  return now - idle_since_ns >= static_cast<int64_t>(core_.cfg.idle_exit_s) * 1000000000;
+}
+
+bool Forwarder::release_socket(bool block) {
+  int lock = open(paths_.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock >= 0 && flock(lock, block ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) {
+    close(lock);
+    return false;  // a library is starting a forwarder: it wants one, stay
+  }
+  if (!block) {
+    pollfd p{listen_fd_, POLLIN, 0};
+    if (poll(&p, 1, 0) > 0) {  // a client is knocking: serve it instead of leaving
+      if (lock >= 0) close(lock);
+      return false;
+    }
+  }
+  struct stat st;
+  if (lstat(paths_.socket, &st) == 0 && st.st_ino == sock_ino_) unlink(paths_.socket);
+  close(listen_fd_);
+  listen_fd_ = -1;
+  if (lock >= 0) close(lock);  // releases the flock
+  return true;
+}
+
+int Forwarder::run() {
+  int64_t idle_since = monotonic_ns();
+  const char* why = "stop requested";
+  while (listen_fd_ >= 0) {
+    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    int n = poll(p, 2, 250);
+    if (n > 0 && (p[1].revents & POLLIN)) {
+      char buf[64];
+      while (read(wake_[0], buf, sizeof(buf)) > 0) {
+      }
+      if (stats_req_.exchange(false)) append_stats_line(core_.cfg.stats_file, core_.stats.to_json());
+      if (stop_req_) break;
+    }
+    if (n > 0 && (p[0].revents & POLLIN)) accept_client();
+    reap_clients(false);
+    if (idle_expired(idle_since) && release_socket(false)) {
+      why = "idle";
+      break;
+    }
+  }
+  if (listen_fd_ >= 0) release_socket(true);
+  LOG_INFO("shutting down (%s): draining", why);
+  int rc = svc_.drain_all();
+  if (rc) LOG_ERROR("some versions could not be committed; their staged files stay in %s for "
+                    "the next forwarder to recover", paths_.dir);
+  batcher_.stop();
+  {
+    std::lock_guard lk(core_.state.mu);
+    core_.state.shutdown = true;
+    core_.state.done_cv.notify_all();
+  }
+  reap_clients(true);
+  remove_read_views(paths_.dir);
+  append_stats_line(core_.cfg.stats_file, core_.stats.to_json());
+  LOG_INFO("exit");
+  return 0;
+}
+
+}  // namespace ckptfwd::fwd

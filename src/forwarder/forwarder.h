@@ -1,0 +1,72 @@
+// One forwarder instance: session dir, control socket, recovery, the batcher, one thread
+// per client, idle exit and the clean shutdown. main.cc wraps it in a process; tests run
+// it on a thread.
+#pragma once
+#include <sys/types.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/session.h"
+#include "forwarder/batcher.h"
+#include "forwarder/core.h"
+#include "forwarder/service.h"
+
+namespace ckptfwd::fwd {
+
+class Forwarder {
+ public:
+  enum class Start { kReady, kOtherRunning, kFailed };
+
+  Forwarder(const Config& cfg, const SessionPaths& paths, BatcherTiming timing = {});
+  ~Forwarder();
+  Forwarder(const Forwarder&) = delete;
+  Forwarder& operator=(const Forwarder&) = delete;
+
+  // Prepares the session dir, binds the socket (kOtherRunning if a live forwarder answers
+  // there), recovers leftover staged versions and starts the batcher.
+  Start start(std::string* err);
+  // Serves until request_stop() or the idle timeout, then drains, removes the socket and
+  // read views and appends the stats. Returns the exit status (0: versions that could not
+  // be committed stay staged for the next forwarder, and the log says so).
+  int run();
+  // Both async-signal-safe.
+  void request_stop();
+  void request_stats();
+
+  Core& core() { return core_; }
+  const SessionPaths& paths() const { return paths_; }
+
+ private:
+  void accept_client();
+  void reap_clients(bool all);
+  bool idle_expired(int64_t& idle_since_ns);
+  // Removes the socket under flock(lock) so a library spawning a forwarder right now never
+  // sees a half-gone one. Non-blocking form gives up (false) if the lock is busy or a
+  // client is knocking.
+  bool release_socket(bool block);
+
+  SessionPaths paths_;
+  Core core_;
+  Service svc_;
+  Batcher batcher_;
+  int listen_fd_ = -1;
+  ino_t sock_ino_ = 0;
+  int wake_[2] = {-1, -1};
+  std::atomic<bool> stop_req_{false}, stats_req_{false};
+  uint64_t next_client_ = 1;
+
+  struct Client {
+    std::thread th;
+    int fd = -1;
+    bool done = false;
+  };
+  std::mutex clients_mu_;
+  std::map<uint64_t, Client> clients_;
+};
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,88 @@
+// CLOSE, ABANDON and a connection going away: the end of a write version's life on the
+// client side.
+#include <cerrno>
+
+#include "common/manifest.h"
+#include "forwarder/log.h"
+#include "forwarder/service.h"
+#include "forwarder/store_paths.h"
+
+namespace ckptfwd::fwd {
+
+Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size) {
+  State& s = c_.state;
+  std::lock_guard lk(s.mu);
+  Version* v = s.find(vid);
+  if (!v || v->state != VState::kOpen) return reply_ok();  // unknown or closed twice: done
+  if (v->dropped) {
+    s.forget(vid);
+    return reply_ok();
+  }
+  s.mark_closed(*v);
+  if (size != v->size)
+    LOG_DEBUG("v%llu: client says %llu bytes, staged file has %llu (the file wins)",
+              static_cast<unsigned long long>(vid), static_cast<unsigned long long>(size),
+              static_cast<unsigned long long>(v->size));
+  c_.stats.files_captured++;
+  c_.stats.bytes_captured += v->size;
+  cl.closed.insert(vid);
+  return reply_ok();
+}
+
+Reply Service::abandon(ClientCtx& cl, uint64_t vid) {
+  State& s = c_.state;
+  std::lock_guard lk(s.mu);
+  c_.stats.fallbacks++;
+  Version* v = s.find(vid);
+  if (!v) return reply_ok();
+  std::string path = v->path;
+  uint64_t order = v->order;
+  LOG_INFO("v%llu of %s abandoned by pid %ld: the client writes the real file now",
+           static_cast<unsigned long long>(vid), path.c_str(), cl.pid);
+  // The client switched its fd to the real path and will not CLOSE this version.
+  s.forget(vid);
+  cl.closed.erase(vid);
+  // Older versions would hide the real file from readers: forget them too.
+  std::vector<uint64_t> older;
+  for (Version* p : s.pending_of(path))
+    if (p->order < order) older.push_back(p->vid);
+  for (uint64_t o : older)
+    if (Version* p = s.find(o)) s.drop(*p);
+  std::string store = store_for(c_.cfg, path);
+  if (s.catalogs.find(store, path)) {
+    std::string err;
+    if (manifest::append_unlink(store, path, &err)) {
+      s.catalogs.get(store).apply_unlink(path);
+    } else {
+      c_.stats.errors++;
+      LOG_ERROR("cannot record in store %s that %s is now the real file: %s. Readers may see "
+                "its older committed version. Fix: make the store writable",
+                store.c_str(), path.c_str(), err.c_str());
+    }
+  }
+  return reply_ok();
+}
+
+void Service::disconnect(ClientCtx& cl) {
+  State& s = c_.state;
+  std::lock_guard lk(s.mu);
+  std::vector<uint64_t> open;
+  for (auto& [vid, v] : s.versions)
+    if (v.client == cl.id && v.state == VState::kOpen) open.push_back(vid);
+  for (uint64_t vid : open) {
+    Version* v = s.find(vid);
+    if (v->dropped) {
+      s.forget(vid);
+      continue;
+    }
+    s.mark_closed(*v);
+    c_.stats.files_captured++;
+    c_.stats.bytes_captured += v->size;
+    LOG_INFO("pid %ld went away with %s open: its %llu bytes are kept as written", cl.pid,
+             v->path.c_str(), static_cast<unsigned long long>(v->size));
+  }
+  s.clients--;
+  s.work_cv.notify_all();
+}
+
+}  // namespace ckptfwd::fwd

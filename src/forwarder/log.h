@@ -1,0 +1,27 @@
+// Forwarder log: lines "ckptfwd-forwarder: <level>: ..." to CKPTFWD_LOG (a file path,
+// "stderr" or "syslog"; default stderr), filtered by CKPTFWD_LOG_LEVEL.
+#pragma once
+#include <string>
+
+namespace ckptfwd::fwd {
+
+enum class LogLevel { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
+
+// Opens the destination. Safe to call again (tests); falls back to stderr when the file
+// cannot be opened (and says so there).
+void log_init(const std::string& dest, const std::string& level);
+// The fd log lines go to (for the crash handler's async-signal-safe writes).
+int log_fd();
+bool log_enabled(LogLevel l);
+void log_msg(LogLevel l, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define FWD_LOG(level, ...)                                                       \
+  do {                                                                            \
+    if (::ckptfwd::fwd::log_enabled(level)) ::ckptfwd::fwd::log_msg(level, __VA_ARGS__); \
+  } while (0)
+#define LOG_ERROR(...) FWD_LOG(::ckptfwd::fwd::LogLevel::kError, __VA_ARGS__)
+#define LOG_WARN(...) FWD_LOG(::ckptfwd::fwd::LogLevel::kWarn, __VA_ARGS__)
+#define LOG_INFO(...) FWD_LOG(::ckptfwd::fwd::LogLevel::kInfo, __VA_ARGS__)
+#define LOG_DEBUG(...) FWD_LOG(::ckptfwd::fwd::LogLevel::kDebug, __VA_ARGS__)
+
+}  // namespace ckptfwd::fwd

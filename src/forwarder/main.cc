@@ -1,0 +1,102 @@
+// ckptfwd-forwarder [--daemon] [--foreground] [--help]
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "common/config.h"
+#include "common/session.h"
+#include "forwarder/crash_handler.h"
+#include "forwarder/daemonize.h"
+#include "forwarder/forwarder.h"
+#include "forwarder/log.h"
+
+using namespace ckptfwd;
+
+namespace {
+const char kUsage[] =
+    "usage: ckptfwd-forwarder [--daemon] [--foreground] [--help]\n"
+    "  The per-node, per-job forwarder of ckptfwd: takes the checkpoint files the preload\n"
+    "  library captures, compresses them into containers on the store, serves them back.\n"
+    "  --daemon      detach; exit 0 once the control socket accepts connections\n"
+    "  --foreground  stay attached (the default)\n"
+    "  Settings come from CKPTFWD_CONFIG and CKPTFWD_* (STORE, CODEC, LEVEL, WRITERS,\n"
+    "  STAGE_DIR, STAGE_LIMIT, BATCH_WINDOW_MS, BATCH_BYTES, GROUP_SIZE, IDLE_EXIT,\n"
+    "  STATS_FILE, LOG, LOG_LEVEL, JOB_ID, NODE_ID).\n"
+    "  Signals: TERM/INT drain and exit; USR1 appends the stats to CKPTFWD_STATS_FILE.\n";
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool daemon = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--daemon")) {
+      daemon = true;
+    } else if (!strcmp(argv[i], "--foreground")) {
+      daemon = false;
+    } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      fputs(kUsage, stdout);
+      return 0;
+    } else {
+      fprintf(stderr, "ckptfwd-forwarder: error: unknown argument '%s'\n%s", argv[i], kUsage);
+      return 2;
+    }
+  }
+  Config cfg;
+  std::string err;
+  if (!Config::load(cfg, &err)) {
+    fprintf(stderr, "ckptfwd-forwarder: error: bad configuration: %s\n", err.c_str());
+    return 2;
+  }
+  SessionPaths paths;
+  if (!session_paths(paths)) {
+    fprintf(stderr, "ckptfwd-forwarder: error: the session path does not fit in a socket "
+                    "address. Fix: set CKPTFWD_STAGE_DIR to a shorter directory\n");
+    return 2;
+  }
+  int ready = daemon ? fwd::daemonize(cfg.log) : -1;
+  fwd::log_init(cfg.log, cfg.log_level);
+
+  // Before any thread exists: TERM/INT/USR1 are taken by sigwait on one thread only.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  fwd::Forwarder f(cfg, paths);
+  fwd::install_crash_handler(&f.core().stats);
+  switch (f.start(&err)) {
+    case fwd::Forwarder::Start::kOtherRunning:
+      LOG_INFO("a forwarder already serves %s; leaving it to that one", paths.socket);
+      fwd::signal_ready(ready, true, "");
+      return 0;
+    case fwd::Forwarder::Start::kFailed:
+      LOG_ERROR("cannot start: %s", err.c_str());
+      if (ready < 0 && fwd::log_fd() != 2)
+        fprintf(stderr, "ckptfwd-forwarder: error: cannot start: %s\n", err.c_str());
+      fwd::signal_ready(ready, false, "cannot start: " + err);
+      return 1;
+    case fwd::Forwarder::Start::kReady:
+      break;
+  }
+  fwd::signal_ready(ready, true, "");
+
+  std::thread([&f, set] {
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      if (sig == SIGUSR1) {
+        f.request_stats();
+      } else {
+        f.request_stop();
+        return;
+      }
+    }
+  }).detach();
+  return f.run();
+}

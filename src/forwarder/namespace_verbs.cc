@@ -1,0 +1,174 @@
+// STAT, RENAME, UNLINK, LIST: the name space of captured files, which is the union of the
+// staged versions and the store's catalog (staged versions are newer and win).
+//
+// RENAME and UNLINK answer PASS when a real file also exists at the (old) path, so the
+// library applies the same operation to it: otherwise a stale real file (the one a
+// version was first copied from) would reappear once our name moved away.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <optional>
+#include <set>
+
+#include "common/manifest.h"
+#include "forwarder/log.h"
+#include "forwarder/restore.h"
+#include "forwarder/service.h"
+#include "forwarder/staging.h"
+#include "forwarder/store_paths.h"
+
+namespace ckptfwd::fwd {
+
+namespace {
+bool real_exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+Reply done_or_pass(const std::string& path) { return real_exists(path) ? reply_pass() : reply_ok(); }
+}  // namespace
+
+Reply Service::stat(const std::string& path) {
+  State& s = c_.state;
+  std::lock_guard lk(s.mu);
+  char mode[16];
+  if (Version* v = s.newest(path)) {
+    struct stat st;
+    if (::stat(v->data_path.c_str(), &st) == 0) {
+      snprintf(mode, sizeof(mode), "%o", v->mode);
+      return reply_ok({std::to_string(st.st_size), mode, std::to_string(st.st_mtim.tv_sec),
+                       std::to_string(st.st_mtim.tv_nsec)});
+    }
+  }
+  if (const CatalogEntry* e = s.catalogs.find(store_for(c_.cfg, path), path)) {
+    snprintf(mode, sizeof(mode), "%o", e->mode);
+    return reply_ok({std::to_string(e->size), mode, std::to_string(e->mtime_ns / 1000000000),
+                     std::to_string(e->mtime_ns % 1000000000)});
+  }
+  return reply_pass();
+}
+
+bool Service::stage_from_catalog(std::unique_lock<std::mutex>& lk, const std::string& store,
+                                 const CatalogEntry& e, const std::string& path) {
+  State& s = c_.state;
+  Version& v = s.add(path, -1, 0, 0, e.mode);
+  v.ready = false;
+  uint64_t vid = v.vid;
+  std::string err;
+  int fd = create_staged(v.data_path, &err);
+  bool ok = fd >= 0 && write_meta(v.meta_path, VersionMeta{path, -1, e.mode, 0}, &err);
+  if (ok) {
+    lk.unlock();
+    ok = restore_entry(store, e, fd, &err);
+    lk.lock();
+  }
+  if (fd >= 0) ::close(fd);
+  Version* nv = s.find(vid);
+  if (!ok || !nv) {
+    LOG_ERROR("cannot move %s to %s across stores: %s", e.path.c_str(), path.c_str(), err.c_str());
+    s.forget(vid);
+    return false;
+  }
+  nv->ready = true;
+  s.mark_closed(*nv);
+  return true;
+}
+
+Reply Service::rename(const std::string& from, const std::string& to) {
+  State& s = c_.state;
+  std::unique_lock lk(s.mu);
+  std::string store_from = store_for(c_.cfg, from), store_to = store_for(c_.cfg, to);
+  bool has_pending = !s.pending_of(from).empty();
+  const CatalogEntry* found = s.catalogs.find(store_from, from);
+  if (!has_pending && !found) return reply_pass();
+  if (from == to) return reply_ok();
+  std::optional<CatalogEntry> entry;
+  if (found) entry = *found;
+  std::string err;
+  if (entry && store_from == store_to) {
+    if (!manifest::append_rename(store_from, from, to, &err)) {
+      LOG_ERROR("cannot record rename %s -> %s in store %s: %s. Fix: make the store writable",
+                from.c_str(), to.c_str(), store_from.c_str(), err.c_str());
+      c_.stats.errors++;
+      return reply_err(EIO);
+    }
+    s.catalogs.get(store_from).apply_rename(from, to);
+  }
+  // Whatever `to` held before is superseded (closed versions deleted; open ones keep
+  // being written by their clients but are never committed).
+  std::vector<uint64_t> old_to;
+  for (Version* p : s.pending_of(to)) old_to.push_back(p->vid);
+  for (uint64_t vid : old_to)
+    if (Version* p = s.find(vid)) s.drop(*p);
+  if (entry && store_from != store_to) {
+    // Another store: its catalog cannot point into ours, so the bytes move as a new version
+    // of `to` (unless a staged version of `from` is newer anyway), then `from` goes away.
+    if (!has_pending && !stage_from_catalog(lk, store_from, *entry, to)) {
+      c_.stats.errors++;
+      return reply_err(EIO);
+    }
+    if (!manifest::append_unlink(store_from, from, &err)) {
+      LOG_ERROR("cannot record unlink of %s in store %s: %s. Fix: make the store writable",
+                from.c_str(), store_from.c_str(), err.c_str());
+      c_.stats.errors++;
+      return reply_err(EIO);
+    }
+    s.catalogs.get(store_from).apply_unlink(from);
+  }
+  for (Version* p : s.pending_of(from)) {
+    p->path = to;
+    s.rewrite_meta(*p);
+  }
+  LOG_DEBUG("rename %s -> %s", from.c_str(), to.c_str());
+  return done_or_pass(from);
+}
+
+Reply Service::unlink(const std::string& path) {
+  State& s = c_.state;
+  std::lock_guard lk(s.mu);
+  std::string store = store_for(c_.cfg, path);
+  std::vector<uint64_t> pending;
+  for (Version* p : s.pending_of(path)) pending.push_back(p->vid);
+  bool in_catalog = s.catalogs.find(store, path) != nullptr;
+  if (pending.empty() && !in_catalog) return reply_pass();
+  if (in_catalog) {
+    std::string err;
+    if (!manifest::append_unlink(store, path, &err)) {
+      LOG_ERROR("cannot record unlink of %s in store %s: %s. Fix: make the store writable",
+                path.c_str(), store.c_str(), err.c_str());
+      c_.stats.errors++;
+      return reply_err(EIO);
+    }
+    s.catalogs.get(store).apply_unlink(path);
+  }
+  for (uint64_t vid : pending)
+    if (Version* p = s.find(vid)) s.drop(*p);
+  return done_or_pass(path);
+}
+
+Reply Service::list(const std::string& dir) {
+  State& s = c_.state;
+  std::lock_guard lk(s.mu);
+  std::set<std::string> names;
+  for (auto& [vid, v] : s.versions)
+    if (!v.dropped && dirname_of(v.path) == dir) names.insert(basename_of(v.path));
+  std::string probe = (dir == "/" ? "" : dir) + "/x";
+  for (auto& [path, e] : s.catalogs.get(store_for(c_.cfg, probe)).entries())
+    if (dirname_of(path) == dir) names.insert(basename_of(path));
+  Reply r = reply_ok();
+  size_t bytes = 16;
+  for (const std::string& n : names) {
+    bytes += n.size() + 1;
+    if (bytes > wire::kMaxFrame) {
+      LOG_WARN("LIST %s: too many names for one reply; the listing is cut short", dir.c_str());
+      break;
+    }
+    r.push_back(n);
+  }
+  return r;
+}
+
+Reply Service::stats() { return reply_ok({c_.stats.to_json()}); }
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,140 @@
+// OPEN: a write open starts a new staged version holding the path's current bytes; a
+// read-only open is served from the newest staged version or a restored read view.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "forwarder/log.h"
+#include "forwarder/restore.h"
+#include "forwarder/service.h"
+#include "forwarder/staging.h"
+#include "forwarder/store_paths.h"
+
+namespace ckptfwd::fwd {
+
+Reply Service::open(ClientCtx& cl, const std::string& path, int flags, unsigned mode) {
+  if ((flags & O_ACCMODE) == O_RDONLY) return open_read(path);
+  return open_write(cl, path, flags, mode);
+}
+
+Reply Service::open_read(const std::string& path) {
+  State& s = c_.state;
+  std::unique_lock lk(s.mu);
+  if (Version* v = s.newest(path)) return reply_ok({"0", v->data_path, "-1"});
+  std::string store = store_for(c_.cfg, path);
+  const CatalogEntry* found = s.catalogs.find(store, path);
+  if (!found) return reply_pass();
+  CatalogEntry e = *found;
+  lk.unlock();  // a restore may take a while; never under the lock
+  bool restored = false;
+  std::string err;
+  std::string view = ensure_read_view(c_.session_dir, store, e, &restored, &err);
+  if (view.empty()) {
+    LOG_ERROR("cannot restore %s from %s/%s: %s. Fix: run `ckptfwd verify %s`", path.c_str(),
+              store.c_str(), e.container.c_str(), err.c_str(), store.c_str());
+    c_.stats.errors++;
+    return reply_err(EIO);
+  }
+  if (restored) {
+    c_.stats.restores++;
+    c_.stats.bytes_restored += e.size;
+  }
+  return reply_ok({"0", view, "-1"});
+}
+
+Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, unsigned req_mode) {
+  State& s = c_.state;
+  std::unique_lock lk(s.mu);
+  enum class Src { kNone, kStaged, kCatalog, kReal } src = Src::kNone;
+  std::string store = store_for(c_.cfg, path);
+  std::string src_path;
+  CatalogEntry cat;
+  uint32_t old_mode = 0;
+  if (Version* v = s.newest(path)) {
+    src = Src::kStaged;
+    src_path = v->data_path;
+    old_mode = v->mode;
+  } else if (const CatalogEntry* e = s.catalogs.find(store, path)) {
+    src = Src::kCatalog;
+    cat = *e;
+    old_mode = e->mode;
+  } else {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode)) return reply_err(EISDIR);
+      if (!S_ISREG(st.st_mode)) return reply_pass();  // a device or fifo is not ours
+      src = Src::kReal;
+      src_path = path;
+      old_mode = st.st_mode & 07777;
+    }
+  }
+  bool exists = src != Src::kNone;
+  if (!exists && !(flags & O_CREAT)) return reply_err(ENOENT);
+  if (exists && (flags & O_CREAT) && (flags & O_EXCL)) return reply_err(EEXIST);
+  if (!exists) {
+    // Same answer a direct open would give for a missing parent directory.
+    struct stat ds;
+    if (::stat(dirname_of(path).c_str(), &ds) != 0) return reply_err(ENOENT);
+    if (!S_ISDIR(ds.st_mode)) return reply_err(ENOTDIR);
+  }
+  bool copy = exists && !(flags & O_TRUNC);
+  // Opened under the lock: the fd keeps a staged source alive even if it commits meanwhile.
+  int src_fd = -1;
+  if (copy && src != Src::kCatalog) {
+    src_fd = ::open(src_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (src_fd < 0) return reply_err(errno);
+  }
+  Version& v = s.add(path, cl.rank, cl.pid, cl.id, exists ? old_mode : (req_mode & 07777));
+  uint64_t vid = v.vid;
+  std::string data = v.data_path;
+  std::string err;
+  int fd = create_staged(v.data_path, &err);
+  if (fd < 0 || !write_meta(v.meta_path, VersionMeta{path, cl.rank, v.mode, cl.pid}, &err)) {
+    int e = errno ? errno : EIO;
+    if (fd >= 0) ::close(fd);
+    if (src_fd >= 0) ::close(src_fd);
+    s.forget(vid);
+    LOG_WARN("cannot stage %s in %s: %s. Fix: free space there or set CKPTFWD_STAGE_DIR",
+             path.c_str(), c_.session_dir.c_str(), err.c_str());
+    // Nothing to lose for a new file: let the library write it directly (counted).
+    if (!exists) {
+      c_.stats.fallbacks++;
+      return reply_pass();
+    }
+    return reply_err(e);
+  }
+  if (copy) {
+    v.ready = false;  // hidden from readers until its starting bytes are in
+    lk.unlock();
+    bool ok = src == Src::kCatalog ? restore_entry(store, cat, fd, &err) : copy_fd(src_fd, fd, &err);
+    lk.lock();
+    if (!ok) {
+      ::close(fd);
+      if (src_fd >= 0) ::close(src_fd);
+      s.forget(vid);
+      LOG_ERROR("cannot copy the current bytes of %s into staging: %s", path.c_str(), err.c_str());
+      c_.stats.errors++;
+      return reply_err(EIO);
+    }
+    if (Version* nv = s.find(vid)) nv->ready = true;
+    if (src == Src::kCatalog) {
+      c_.stats.restores++;
+      c_.stats.bytes_restored += cat.size;
+    }
+  }
+  ::close(fd);
+  if (src_fd >= 0) ::close(src_fd);
+  long long budget = -1;
+  if (c_.cfg.stage_limit) {
+    uint64_t used = s.staged_bytes();
+    budget = used >= c_.cfg.stage_limit ? 0 : static_cast<long long>(c_.cfg.stage_limit - used);
+  }
+  LOG_DEBUG("open %s for writing: v%llu (%s)", path.c_str(), static_cast<unsigned long long>(vid),
+            copy ? "from its current bytes" : "empty");
+  return reply_ok({std::to_string(vid), data, std::to_string(budget)});
+}
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,34 @@
+// Turns one sealed batch into one container on the store (agnostic scheme for now): the
+// staged files are mapped, concatenated in close order into the stream "agnostic", cut
+// into Config.chunk_bytes chunks that Config.writers threads encode in parallel, and
+// appended in order. Runs without the state lock.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+
+namespace ckptfwd::fwd {
+
+struct BatchFile {
+  uint64_t vid = 0;
+  std::string data_path;  // staged bytes
+  std::string path;       // application path at seal time
+  int rank = -1;
+  uint32_t mode = 0644;
+  int64_t mtime_ns = 0;
+  uint64_t size = 0;
+};
+
+struct BatchResult {
+  std::string container;        // file name inside the store
+  uint64_t bytes_stored = 0;    // container size
+  std::vector<uint64_t> sizes;  // bytes actually stored per file
+  int64_t compress_ns = 0, write_ns = 0;
+};
+
+bool write_container(const Config& cfg, const std::string& store, const std::string& node,
+                     const std::vector<BatchFile>& files, BatchResult& out, std::string* err);
+
+}  // namespace ckptfwd::fwd

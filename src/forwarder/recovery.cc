@@ -1,0 +1,88 @@
+#include "forwarder/recovery.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <map>
+
+#include "forwarder/log.h"
+#include "forwarder/restore.h"
+#include "forwarder/staging.h"
+#include "forwarder/store_paths.h"
+
+namespace ckptfwd::fwd {
+
+namespace {
+// "v123.data" -> 123 with kind "data"; false for anything else.
+bool parse_staged_name(const char* name, uint64_t& vid, std::string& kind) {
+  if (name[0] != 'v' || !isdigit(static_cast<unsigned char>(name[1]))) return false;
+  char* end = nullptr;
+  unsigned long long v = strtoull(name + 1, &end, 10);
+  if (*end != '.') return false;
+  kind = end + 1;
+  vid = v;
+  return true;
+}
+}  // namespace
+
+size_t recover_staged(Core& c) {
+  State& s = c.state;
+  remove_read_views(c.session_dir);
+  struct Found {
+    bool data = false, meta = false;
+  };
+  std::map<uint64_t, Found> found;
+  uint64_t max_vid = 0;
+  if (DIR* d = opendir(c.session_dir.c_str())) {
+    while (dirent* de = readdir(d)) {
+      uint64_t vid;
+      std::string kind;
+      if (!parse_staged_name(de->d_name, vid, kind)) continue;
+      max_vid = std::max(max_vid, vid);
+      if (kind == "data") found[vid].data = true;
+      else if (kind == "meta") found[vid].meta = true;
+      else if (kind == "meta.tmp") unlinkat(dirfd(d), de->d_name, 0);
+    }
+    closedir(d);
+  }
+  std::lock_guard lk(s.mu);
+  s.next_vid = std::max(s.next_vid, max_vid + 1);
+  size_t n = 0;
+  for (auto& [vid, f] : found) {
+    std::string data = staged_data_path(c.session_dir, vid), meta = staged_meta_path(c.session_dir, vid);
+    if (!f.data) {
+      unlink(meta.c_str());  // its data was committed or never created
+      continue;
+    }
+    VersionMeta m;
+    std::string err;
+    if (!f.meta || !read_meta(meta, m, &err)) {
+      LOG_WARN("%s has no readable description (%s); left in place, not committed. Fix: "
+               "inspect it and remove it by hand", data.c_str(), f.meta ? err.c_str() : "no .meta");
+      continue;
+    }
+    if (s.versions.count(vid)) continue;
+    Version& v = s.versions[vid];
+    v.vid = vid;
+    v.order = s.next_order++;
+    v.path = m.path;
+    v.rank = m.rank;
+    v.pid = m.pid;
+    v.mode = m.mode;
+    v.data_path = data;
+    v.meta_path = meta;
+    s.mark_closed(v);
+    c.stats.files_captured++;
+    c.stats.bytes_captured += v.size;
+    ++n;
+    LOG_INFO("recovered staged version v%llu of %s (%llu bytes)", static_cast<unsigned long long>(vid),
+             m.path.c_str(), static_cast<unsigned long long>(v.size));
+  }
+  s.update_pending_gauge();
+  if (n) LOG_WARN("recovered %zu staged file versions left by an earlier forwarder; committing them", n);
+  return n;
+}
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,68 @@
+#include "forwarder/restore.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "common/container.h"
+#include "forwarder/staging.h"
+#include "forwarder/store_paths.h"
+
+namespace ckptfwd::fwd {
+
+bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std::string* err) {
+  ContainerReader r;
+  std::string cpath = store + "/" + e.container;
+  if (!r.open(cpath, err)) return false;
+  if (e.file_index >= r.files().size()) {
+    if (err) *err = cpath + ": the manifest names file " + std::to_string(e.file_index) +
+                    " but the container holds " + std::to_string(r.files().size());
+    return false;
+  }
+  return r.restore_file(e.file_index, fd, err);
+}
+
+std::string ensure_read_view(const std::string& dir, const std::string& store,
+                             const CatalogEntry& e, bool* restored, std::string* err) {
+  *restored = false;
+  std::string view = read_view_path(dir, store, e.container, e.file_index);
+  struct stat st;
+  if (lstat(view.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<uint64_t>(st.st_size) == e.size)
+    return view;
+  static std::atomic<uint64_t> seq{0};
+  std::string tmp = view + ".tmp" + std::to_string(getpid()) + "-" + std::to_string(seq++);
+  int fd = create_staged(tmp, err);
+  if (fd < 0) return "";
+  bool ok = restore_entry(store, e, fd, err);
+  close(fd);
+  if (ok && ::rename(tmp.c_str(), view.c_str()) != 0) {
+    if (err) *err = "cannot rename " + tmp + " to " + view + ": " + strerror(errno);
+    ok = false;
+  }
+  if (!ok) {
+    ::unlink(tmp.c_str());
+    return "";
+  }
+  *restored = true;
+  return view;
+}
+
+void remove_read_views(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  while (dirent* de = readdir(d)) {
+    const char* n = de->d_name;
+    size_t len = strlen(n);
+    bool view = n[0] == 'r' && (strstr(n, ".data.tmp") || (len > 5 && !strcmp(n + len - 5, ".data")));
+    if (view) unlinkat(dirfd(d), n, 0);
+  }
+  closedir(d);
+}
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,21 @@
+// Bytes back out of the store: a catalog entry restored into an fd (starting bytes of a
+// new write version) or into a cached read view r<hash>.data in the session dir.
+#pragma once
+#include <string>
+
+#include "common/manifest.h"
+
+namespace ckptfwd::fwd {
+
+bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std::string* err);
+
+// The read view of e: reused when it already exists, else restored into a temporary and
+// renamed into place (0600), so concurrent readers never see a partial view.
+// *restored tells whether this call did the restore. Returns "" with *err on failure.
+std::string ensure_read_view(const std::string& session_dir, const std::string& store,
+                             const CatalogEntry& e, bool* restored, std::string* err);
+
+// Deletes every r*.data (and leftover temporaries) in the session dir.
+void remove_read_views(const std::string& session_dir);
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,68 @@
+// The verbs of src/common/protocol.h, one method each. Called from the per-connection
+// threads; every method takes the state lock itself. Replies are lists of fields.
+#pragma once
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/protocol.h"
+#include "forwarder/core.h"
+
+namespace ckptfwd::fwd {
+
+using Reply = std::vector<std::string>;
+
+struct ClientCtx {
+  uint64_t id = 0;
+  long pid = 0;
+  int rank = -1;
+  std::set<uint64_t> closed;  // versions this connection closed (WAITALL waits for them)
+};
+
+Reply reply_ok(std::vector<std::string> more = {});
+Reply reply_err(int err);
+Reply reply_pass();
+
+class Service {
+ public:
+  explicit Service(Core& core) : c_(core) {}
+
+  // Parses one request and runs its verb. Malformed requests get ERR EINVAL.
+  Reply handle(ClientCtx& cl, const wire::Fields& f);
+
+  Reply open(ClientCtx& cl, const std::string& path, int flags, unsigned mode);
+  Reply close(ClientCtx& cl, uint64_t vid, uint64_t size);
+  Reply sync(ClientCtx& cl, uint64_t vid);
+  Reply waitall(ClientCtx& cl);
+  Reply abandon(ClientCtx& cl, uint64_t vid);
+  Reply stat(const std::string& path);
+  Reply rename(const std::string& from, const std::string& to);
+  Reply unlink(const std::string& path);
+  Reply list(const std::string& dir);
+  Reply stats();
+  Reply drain();
+  // The connection went away: its still-open versions are closed as they are (a killed
+  // rank leaves the partial file a direct write would have left).
+  void disconnect(ClientCtx& cl);
+  // Exit drain: seals everything now and waits until nothing is closed or committing.
+  // Returns 0 or EIO if some version failed.
+  int drain_all();
+
+ private:
+  Reply open_write(ClientCtx& cl, const std::string& path, int flags, unsigned mode);
+  Reply open_read(const std::string& path);
+  // Waits (lock held through lk) until each vid is committed or dropped (0), or fails a
+  // commit attempt that started after the wait began (EIO). Failed versions are requeued.
+  int wait_committed(std::unique_lock<std::mutex>& lk, const std::vector<uint64_t>& vids);
+  // A closed copy of still-open version v (fsync mid-write); returns its vid or 0.
+  uint64_t snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid);
+  // Stages catalog entry e of store as a new closed version of path (cross-store rename).
+  bool stage_from_catalog(std::unique_lock<std::mutex>& lk, const std::string& store,
+                          const CatalogEntry& e, const std::string& path);
+
+  Core& c_;
+};
+
+}  // namespace ckptfwd::fwd

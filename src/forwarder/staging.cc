@@ -1,0 +1,205 @@
+#include "forwarder/staging.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace ckptfwd::fwd {
+
+namespace {
+std::string why(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + strerror(errno);
+}
+
+// Paths are percent-encoded in the meta file so a newline in a name cannot break it.
+std::string enc(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '%' || c == '\n' || c == '\r') {
+      char b[4];
+      snprintf(b, sizeof(b), "%%%02X", static_cast<unsigned char>(c));
+      o += b;
+    } else {
+      o += c;
+    }
+  }
+  return o;
+}
+
+std::string dec(const std::string& s) {
+  std::string o;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      unsigned v = 0;
+      if (sscanf(s.c_str() + i + 1, "%2x", &v) == 1) {
+        o += static_cast<char>(v);
+        i += 2;
+        continue;
+      }
+    }
+    o += s[i];
+  }
+  return o;
+}
+}  // namespace
+
+bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string* err) {
+  std::string tmp = meta_path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    if (err) *err = why("cannot create", tmp);
+    return false;
+  }
+  char mode[16];
+  snprintf(mode, sizeof(mode), "%o", m.mode);
+  std::string text = "path=" + enc(m.path) + "\nrank=" + std::to_string(m.rank) +
+                     "\nmode=" + mode + "\npid=" + std::to_string(m.pid) + "\n";
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (!ok && err) *err = why("cannot write", tmp);
+  close(fd);
+  if (ok && rename(tmp.c_str(), meta_path.c_str()) != 0) {
+    if (err) *err = why("cannot rename to", meta_path);
+    ok = false;
+  }
+  if (!ok) unlink(tmp.c_str());
+  return ok;
+}
+
+bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err) {
+  int fd = open(meta_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    if (err) *err = why("cannot open", meta_path);
+    return false;
+  }
+  char buf[8192];
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0) {
+    if (err) *err = meta_path + ": empty or unreadable";
+    return false;
+  }
+  buf[n] = '\0';
+  bool have_path = false;
+  char* save = nullptr;
+  for (char* line = strtok_r(buf, "\n", &save); line; line = strtok_r(nullptr, "\n", &save)) {
+    char* eq = strchr(line, '=');
+    if (!eq) continue;
+    *eq = '\0';
+    const char* v = eq + 1;
+    if (!strcmp(line, "path")) {
+      m.path = dec(v);
+      have_path = !m.path.empty() && m.path[0] == '/';
+    } else if (!strcmp(line, "rank")) {
+      m.rank = atoi(v);
+    } else if (!strcmp(line, "mode")) {
+      m.mode = static_cast<uint32_t>(strtoul(v, nullptr, 8)) & 07777;
+    } else if (!strcmp(line, "pid")) {
+      m.pid = atol(v);
+    }
+  }
+  if (!have_path && err) *err = meta_path + ": no absolute path= line";
+  return have_path;
+}
+
+int create_staged(const std::string& path, std::string* err) {
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0 && err) *err = why("cannot create staged file", path);
+  return fd;
+}
+
+bool copy_fd(int src, int dst, std::string* err) {
+  struct stat st;
+  if (fstat(src, &st) != 0) {
+    if (err) *err = std::string("fstat: ") + strerror(errno);
+    return false;
+  }
+  off_t size = st.st_size;
+  off_t pos = 0;
+  std::vector<char> buf;
+  while (pos < size) {
+    // Skip holes so a sparse checkpoint stays sparse in staging.
+    off_t data = lseek(src, pos, SEEK_DATA);
+    if (data < 0) break;  // ENXIO: only a hole remains
+    off_t hole = lseek(src, data, SEEK_HOLE);
+    if (hole < 0 || hole > size) hole = size;
+    off_t in = data, out = data;
+    while (in < hole) {
+      ssize_t n = copy_file_range(src, &in, dst, &out, static_cast<size_t>(hole - in), 0);
+      if (n > 0) continue;
+      if (n == 0) break;
+      if (errno == EINTR) continue;
+      // Fallback for filesystems without copy_file_range.
+      if (buf.empty()) buf.resize(1 << 20);
+      ssize_t r = pread(src, buf.data(), std::min<off_t>(hole - in, buf.size()), in);
+      if (r <= 0) {
+        if (err) *err = std::string("read: ") + strerror(r < 0 ? errno : EIO);
+        return false;
+      }
+      if (pwrite(dst, buf.data(), static_cast<size_t>(r), out) != r) {
+        if (err) *err = std::string("write: ") + strerror(errno);
+        return false;
+      }
+      in += r;
+      out += r;
+    }
+    pos = hole;
+  }
+  if (ftruncate(dst, size) != 0) {
+    if (err) *err = std::string("ftruncate: ") + strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+void remove_staged(const std::string& data_path, const std::string& meta_path) {
+  if (!data_path.empty()) unlink(data_path.c_str());
+  if (!meta_path.empty()) unlink(meta_path.c_str());
+}
+
+MappedFile::~MappedFile() {
+  if (data_) munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+MappedFile::MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_) {
+  o.data_ = nullptr;
+  o.size_ = 0;
+}
+
+bool MappedFile::open(const std::string& path, uint64_t size, std::string* err) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    if (err) *err = why("cannot open staged file", path);
+    return false;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    if (err) *err = why("cannot stat", path);
+    close(fd);
+    return false;
+  }
+  // Never map past the real end: touching it would raise SIGBUS.
+  size_ = std::min<uint64_t>(size, static_cast<uint64_t>(st.st_size));
+  if (size_ > 0) {
+    void* p = mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      if (err) *err = why("cannot mmap", path);
+      close(fd);
+      size_ = 0;
+      return false;
+    }
+    madvise(p, size_, MADV_SEQUENTIAL);
+    data_ = static_cast<const uint8_t*>(p);
+  }
+  close(fd);
+  return true;
+}
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,46 @@
+// Staged files in the session dir: the .meta description that lets a restarted forwarder
+// recover a version, copies of starting bytes, and read-only mappings for the pipeline.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace ckptfwd::fwd {
+
+struct VersionMeta {
+  std::string path;
+  int rank = -1;
+  uint32_t mode = 0644;
+  long pid = 0;
+};
+
+// Writes meta atomically (temp + rename), 0600. False with *err on failure.
+bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string* err);
+bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err);
+
+// Creates (O_EXCL) an empty 0600 file. Returns fd or -1 with *err.
+int create_staged(const std::string& path, std::string* err);
+// Copies all of src_fd into dst_fd from offset 0 (copy_file_range, falling back to
+// read/write; holes are kept where SEEK_DATA works). False with *err.
+bool copy_fd(int src_fd, int dst_fd, std::string* err);
+void remove_staged(const std::string& data_path, const std::string& meta_path);
+
+// A read-only mapping of a whole file (empty files map nothing).
+class MappedFile {
+ public:
+  MappedFile() = default;
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  MappedFile(MappedFile&& o) noexcept;
+  // Maps the first `size` bytes (clamped to the file's actual size).
+  bool open(const std::string& path, uint64_t size, std::string* err);
+  const uint8_t* data() const { return data_; }
+  uint64_t size() const { return size_; }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+};
+
+}  // namespace ckptfwd::fwd

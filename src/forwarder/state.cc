@@ -1,0 +1,107 @@
+#include "forwarder/state.h"
+
+#include <sys/stat.h>
+
+#include "forwarder/log.h"
+#include "forwarder/staging.h"
+#include "forwarder/store_paths.h"
+
+namespace ckptfwd::fwd {
+
+int64_t realtime_ns_of(const struct timespec& ts) {
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+State::State(const Config& cfg, Stats& stats, std::string session_dir)
+    : cfg_(cfg), stats_(stats), dir_(std::move(session_dir)) {}
+
+Version* State::find(uint64_t vid) {
+  auto it = versions.find(vid);
+  return it == versions.end() ? nullptr : &it->second;
+}
+
+Version* State::newest(const std::string& path) {
+  Version* best = nullptr;
+  for (auto& [vid, v] : versions)
+    if (!v.dropped && v.ready && v.path == path && (!best || v.order > best->order)) best = &v;
+  return best;
+}
+
+std::vector<Version*> State::pending_of(const std::string& path) {
+  std::vector<Version*> out;
+  for (auto& [vid, v] : versions)
+    if (!v.dropped && v.path == path) out.push_back(&v);
+  return out;
+}
+
+Version& State::add(const std::string& path, int rank, long pid, uint64_t client, uint32_t mode) {
+  uint64_t vid = next_vid++;
+  Version& v = versions[vid];
+  v.vid = vid;
+  v.order = next_order++;
+  v.path = path;
+  v.rank = rank;
+  v.pid = pid;
+  v.client = client;
+  v.mode = mode & 07777;
+  v.data_path = staged_data_path(dir_, vid);
+  v.meta_path = staged_meta_path(dir_, vid);
+  update_pending_gauge();
+  return v;
+}
+
+void State::mark_closed(Version& v) {
+  struct stat st;
+  if (stat(v.data_path.c_str(), &st) == 0) {
+    v.size = static_cast<uint64_t>(st.st_size);
+    v.mtime_ns = realtime_ns_of(st.st_mtim);
+  }
+  v.state = VState::kClosed;
+  v.close_seq = next_close_seq++;
+  v.closed_at = last_close = Clock::now();
+  work_cv.notify_all();
+}
+
+void State::drop(Version& v) {
+  v.dropped = true;
+  if (v.state == VState::kClosed || v.state == VState::kFailed) forget(v.vid);
+  done_cv.notify_all();
+}
+
+void State::forget(uint64_t vid) {
+  auto it = versions.find(vid);
+  if (it == versions.end()) return;
+  remove_staged(it->second.data_path, it->second.meta_path);
+  versions.erase(it);
+  update_pending_gauge();
+  done_cv.notify_all();
+}
+
+void State::rewrite_meta(const Version& v) {
+  std::string err;
+  if (!write_meta(v.meta_path, VersionMeta{v.path, v.rank, v.mode, v.pid}, &err))
+    LOG_WARN("%s (a recovery after a crash would use the old name)", err.c_str());
+}
+
+bool State::busy() const {
+  for (const auto& [vid, v] : versions)
+    if (v.state == VState::kOpen || v.state == VState::kClosed || v.state == VState::kCommitting)
+      return true;
+  return false;
+}
+
+uint64_t State::staged_bytes() const {
+  uint64_t sum = 0;
+  for (const auto& [vid, v] : versions) {
+    if (v.state == VState::kOpen) {
+      struct stat st;
+      if (stat(v.data_path.c_str(), &st) == 0) sum += static_cast<uint64_t>(st.st_blocks) * 512;
+    } else {
+      sum += v.size;
+    }
+  }
+  return sum;
+}
+
+}  // namespace ckptfwd::fwd
+

@@ -1,0 +1,102 @@
+// The forwarder's shared state: every file version it holds, the per-store catalogs, and
+// the lock + condition variables everyone synchronises on. One mutex keeps the semantics
+// simple (rename/unlink/commit see one consistent picture); nothing slow runs under it
+// except small file-system calls on tmpfs and manifest appends.
+#pragma once
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "forwarder/catalog_cache.h"
+#include "forwarder/stats.h"
+
+namespace ckptfwd::fwd {
+
+using Clock = std::chrono::steady_clock;
+
+// Committed versions leave the map (their staged files are deleted); so does a dropped
+// version unless a client still writes it (kOpen) or the pipeline holds it (kCommitting).
+enum class VState { kOpen, kClosed, kCommitting, kFailed };
+
+struct Version {
+  uint64_t vid = 0;
+  uint64_t order = 0;   // newest-wins order among versions of a path (a snapshot of an
+                        // open version is older than the version that keeps being written)
+  std::string path;     // current path (RENAME changes it)
+  int rank = -1;
+  long pid = 0;
+  uint64_t client = 0;  // connection that opened it (0: recovered)
+  uint32_t mode = 0644;
+  std::string data_path, meta_path;
+  VState state = VState::kOpen;
+  bool ready = true;    // false while its starting bytes are copied in (then invisible)
+  bool dropped = false; // superseded, unlinked or abandoned: never committed
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint64_t close_seq = 0;  // batches take versions in close order
+  Clock::time_point closed_at{};
+  uint32_t failures = 0;   // failed commit attempts (waiters compare against it)
+  int error = 0;
+  Clock::time_point retry_at{};
+};
+
+class State {
+ public:
+  State(const Config& cfg, Stats& stats, std::string session_dir);
+
+  std::mutex mu;
+  std::condition_variable work_cv;  // the batcher: a close, a waiter, a stop
+  std::condition_variable done_cv;  // waiters: a version committed, failed or dropped
+
+  // ---- everything below: mu held ----
+  std::map<uint64_t, Version> versions;
+  CatalogCache catalogs;
+  uint64_t next_vid = 1;
+  uint64_t next_order = 1;
+  uint64_t next_close_seq = 1;
+  Clock::time_point last_close{};
+  int waiters = 0;         // threads blocked until commits (the batcher then seals fast)
+  int clients = 0;         // connected clients
+  bool draining = false;   // exit drain: seal everything now
+  bool shutdown = false;   // waiters give up (EIO)
+
+  Version* find(uint64_t vid);
+  // Newest visible (ready, not dropped) version of path, or null.
+  Version* newest(const std::string& path);
+  // Every not-dropped version of path (including ones still being prepared).
+  std::vector<Version*> pending_of(const std::string& path);
+  // A new version (state kOpen, ready) with vid, order and staged file names assigned.
+  Version& add(const std::string& path, int rank, long pid, uint64_t client, uint32_t mode);
+  // Marks v closed with the size and mtime of its staged file; wakes the batcher.
+  void mark_closed(Version& v);
+  // Drops v: never committed. Deletes its staged files and forgets it unless a client or
+  // the pipeline still holds it. v may be dangling afterwards.
+  void drop(Version& v);
+  // Forgets v and deletes its staged files (after commit, or a dropped version released).
+  void forget(uint64_t vid);
+  // Re-writes v's .meta (after RENAME) so a recovery uses the current path.
+  void rewrite_meta(const Version& v);
+  // Anything open, closed or committing (idle exit waits for none).
+  bool busy() const;
+  // Bytes held in staging by every version (open ones measured now).
+  uint64_t staged_bytes() const;
+  void update_pending_gauge() { stats_.pending_versions = versions.size(); }
+
+  const Config& cfg() const { return cfg_; }
+  Stats& stats() { return stats_; }
+  const std::string& session_dir() const { return dir_; }
+
+ private:
+  const Config& cfg_;
+  Stats& stats_;
+  std::string dir_;
+};
+
+int64_t realtime_ns_of(const struct timespec& ts);
+
+}  // namespace ckptfwd::fwd

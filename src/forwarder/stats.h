@@ -1,0 +1,33 @@
+// The forwarder's counters. Atomics, so the pipeline updates them without the state lock
+// and the crash handler can format them from a signal handler.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace ckptfwd::fwd {
+
+struct Stats {
+  std::atomic<uint64_t> files_captured{0}, bytes_captured{0};
+  std::atomic<uint64_t> files_committed{0}, bytes_committed{0};
+  std::atomic<uint64_t> bytes_stored{0}, containers_written{0};
+  std::atomic<uint64_t> fallbacks{0}, errors{0};
+  std::atomic<uint64_t> restores{0}, bytes_restored{0};
+  std::atomic<uint64_t> compress_ns{0}, write_ns{0}, commit_ns{0};
+  std::atomic<uint64_t> pending_versions{0};
+  int64_t start_ns = 0;  // CLOCK_MONOTONIC at start
+
+  Stats();
+  // One JSON object, no newline: {"source":"forwarder",...}. Async-signal-safe (no
+  // allocation, no locale). Returns the length written (0 if cap is too small).
+  size_t format_json(char* buf, size_t cap) const;
+  std::string to_json() const;
+};
+
+// Appends one JSON line to file (O_APPEND, one write); empty file: stderr.
+void append_stats_line(const std::string& file, const std::string& json);
+
+int64_t monotonic_ns();
+
+}  // namespace ckptfwd::fwd

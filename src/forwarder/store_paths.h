@@ -1,0 +1,23 @@
+// Where things go on the store and in the session dir.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "common/config.h"
+
+namespace ckptfwd::fwd {
+
+// Config.store, else <dirname(path)>/.ckptfwd.
+std::string store_for(const Config& cfg, const std::string& path);
+std::string dirname_of(const std::string& path);
+std::string basename_of(const std::string& path);
+// "c-<node>-<unix ns>-<seq>.ckc" (unique per forwarder; node keeps nodes apart).
+std::string new_container_name(const std::string& node);
+// v<vid>.data / v<vid>.meta inside the session dir.
+std::string staged_data_path(const std::string& session_dir, uint64_t vid);
+std::string staged_meta_path(const std::string& session_dir, uint64_t vid);
+// r<hash>.data: a read view of (store, container, file index).
+std::string read_view_path(const std::string& session_dir, const std::string& store,
+                           const std::string& container, uint32_t index);
+
+}  // namespace ckptfwd::fwd

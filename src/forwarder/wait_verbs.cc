@@ -1,0 +1,142 @@
+// SYNC, WAITALL and DRAIN: the verbs that return only once data is committed on the store.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "forwarder/log.h"
+#include "forwarder/service.h"
+#include "forwarder/staging.h"
+
+namespace ckptfwd::fwd {
+
+int Service::wait_committed(std::unique_lock<std::mutex>& lk, const std::vector<uint64_t>& vids) {
+  State& s = c_.state;
+  struct Wait {
+    uint64_t vid;
+    uint32_t failures;
+  };
+  std::vector<Wait> ws;
+  for (uint64_t vid : vids) {
+    Version* v = s.find(vid);
+    if (!v || v->dropped || v->state == VState::kOpen) continue;
+    if (v->state == VState::kFailed) {
+      // Someone waits for it: try again now instead of at the next retry time.
+      v->state = VState::kClosed;
+      v->closed_at = Clock::now();
+    }
+    ws.push_back({vid, v->failures});
+  }
+  if (ws.empty()) return 0;
+  s.waiters++;
+  s.work_cv.notify_all();
+  int rc = 0;
+  bool pending = true;
+  while (pending) {
+    pending = false;
+    for (Wait& w : ws) {
+      if (!w.vid) continue;
+      Version* v = s.find(w.vid);
+      if (!v || v->dropped) {
+        w.vid = 0;  // committed (or superseded: nothing to make durable)
+      } else if (v->failures > w.failures) {
+        rc = v->error ? v->error : EIO;
+        w.vid = 0;
+      } else {
+        pending = true;
+      }
+    }
+    if (pending && s.shutdown) {
+      rc = EIO;
+      break;
+    }
+    if (pending) s.done_cv.wait(lk);
+  }
+  s.waiters--;
+  return rc;
+}
+
+uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
+  State& s = c_.state;
+  Version* v = s.find(vid);
+  int src = ::open(v->data_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (src < 0) return 0;
+  Version& snap = s.add(v->path, v->rank, v->pid, v->client, v->mode);
+  // The still-open version keeps being written, so it must stay the newest of its path.
+  std::swap(snap.order, v->order);
+  snap.ready = false;
+  uint64_t svid = snap.vid;
+  std::string err;
+  int fd = create_staged(snap.data_path, &err);
+  bool ok = fd >= 0 && write_meta(snap.meta_path, VersionMeta{snap.path, snap.rank, snap.mode, snap.pid}, &err);
+  if (ok) {
+    lk.unlock();
+    ok = copy_fd(src, fd, &err);
+    lk.lock();
+  }
+  if (fd >= 0) ::close(fd);
+  ::close(src);
+  Version* sv = s.find(svid);
+  if (!sv) return 0;
+  if (!ok) {
+    LOG_ERROR("cannot snapshot v%llu for fsync: %s", static_cast<unsigned long long>(vid), err.c_str());
+    s.forget(svid);
+    return 0;
+  }
+  sv->ready = true;
+  s.mark_closed(*sv);
+  return svid;
+}
+
+Reply Service::sync(ClientCtx&, uint64_t vid) {
+  State& s = c_.state;
+  std::unique_lock lk(s.mu);
+  Version* v = s.find(vid);
+  if (!v || v->dropped) return reply_ok();
+  if (v->state == VState::kOpen) {
+    // fsync mid-write: make the bytes written so far durable as their own version.
+    vid = snapshot(lk, vid);
+    if (!vid) {
+      c_.stats.errors++;
+      return reply_err(EIO);
+    }
+  }
+  int rc = wait_committed(lk, {vid});
+  return rc ? reply_err(rc) : reply_ok();
+}
+
+Reply Service::waitall(ClientCtx& cl) {
+  State& s = c_.state;
+  std::unique_lock lk(s.mu);
+  std::vector<uint64_t> vids(cl.closed.begin(), cl.closed.end());
+  int rc = wait_committed(lk, vids);
+  // Forget what is settled; failed versions stay so a later WAITALL reports them again.
+  for (auto it = cl.closed.begin(); it != cl.closed.end();) {
+    Version* v = s.find(*it);
+    it = (!v || v->dropped) ? cl.closed.erase(it) : std::next(it);
+  }
+  return rc ? reply_err(rc) : reply_ok();
+}
+
+Reply Service::drain() {
+  State& s = c_.state;
+  std::unique_lock lk(s.mu);
+  std::vector<uint64_t> vids;
+  for (auto& [vid, v] : s.versions)
+    if (!v.dropped && v.state != VState::kOpen) vids.push_back(vid);
+  int rc = wait_committed(lk, vids);
+  return rc ? reply_err(rc) : reply_ok();
+}
+
+int Service::drain_all() {
+  State& s = c_.state;
+  std::unique_lock lk(s.mu);
+  s.draining = true;
+  s.work_cv.notify_all();
+  std::vector<uint64_t> vids;
+  for (auto& [vid, v] : s.versions)
+    if (!v.dropped && v.state != VState::kOpen) vids.push_back(vid);
+  return wait_committed(lk, vids);
+}
+
+}  // namespace ckptfwd::fwd

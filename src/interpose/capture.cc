@@ -1,0 +1,123 @@
+#include "interpose/capture.h"
+
+#include <fnmatch.h>
+
+#include <cstring>
+
+#include "common/session.h"
+
+namespace ckptfwd::interpose {
+
+bool CaptureSet::parse(const char* spec, const char* cwd_or_null) {
+  count_ = 0;
+  if (!spec) return true;
+  size_t used = 0;
+  bool complete = true;
+  const char* p = spec;
+  while (*p) {
+    const char* e = strchr(p, ':');
+    size_t len = e ? static_cast<size_t>(e - p) : strlen(p);
+    if (len > 0) {
+      char raw[PATH_MAX];
+      char norm[PATH_MAX];
+      if (len >= sizeof(raw) || count_ == kMaxPatterns) {
+        complete = false;
+      } else {
+        memcpy(raw, p, len);
+        raw[len] = '\0';
+        // Lexical normalisation keeps glob characters; it only collapses "//", "." and "..".
+        if (!normalize_path(raw, cwd_or_null, norm, sizeof(norm))) {
+          complete = false;
+        } else {
+          size_t n = strlen(norm) + 1;
+          if (used + n > sizeof(buf_)) {
+            complete = false;
+          } else {
+            memcpy(buf_ + used, norm, n);
+            patterns_[count_++] = buf_ + used;
+            used += n;
+          }
+        }
+      }
+    }
+    if (!e) break;
+    p = e + 1;
+  }
+  return complete;
+}
+
+void CaptureSet::set_exclusions(const char* stage_root, const char* store_dir) {
+  stage_prefix_[0] = '\0';
+  store_[0] = '\0';
+  char norm[PATH_MAX];
+  if (stage_root && *stage_root && normalize_path(stage_root, nullptr, norm, sizeof(norm))) {
+    size_t n = strlen(norm);
+    const char* suffix = (n == 1) ? "ckptfwd-" : "/ckptfwd-";  // root "/" has its slash
+    if (n + strlen(suffix) < sizeof(stage_prefix_)) {
+      memcpy(stage_prefix_, norm, n);
+      strcpy(stage_prefix_ + n, suffix);
+    }
+  }
+  if (store_dir && *store_dir && normalize_path(store_dir, nullptr, norm, sizeof(norm))) {
+    strcpy(store_, norm);
+  }
+}
+
+bool has_store_component(const char* path) {
+  const char* p = path;
+  while (*p) {
+    while (*p == '/') ++p;
+    const char* e = p;
+    while (*e && *e != '/') ++e;
+    if (e - p == 8 && memcmp(p, ".ckptfwd", 8) == 0) return true;
+    p = e;
+  }
+  return false;
+}
+
+static bool under(const char* path, const char* dir) {
+  size_t n = strlen(dir);
+  if (n == 0 || strncmp(path, dir, n) != 0) return false;
+  return path[n] == '\0' || path[n] == '/' || (n == 1 && dir[0] == '/');
+}
+
+bool CaptureSet::excluded(const char* path) const {
+  if (has_store_component(path)) return true;
+  if (stage_prefix_[0] && strncmp(path, stage_prefix_, strlen(stage_prefix_)) == 0) return true;
+  if (store_[0] && under(path, store_)) return true;
+  return false;
+}
+
+bool CaptureSet::matches(const char* path) const {
+  if (count_ == 0 || path[0] != '/') return false;
+  bool hit = false;
+  for (size_t i = 0; i < count_ && !hit; ++i) hit = fnmatch(patterns_[i], path, 0) == 0;
+  return hit && !excluded(path);
+}
+
+bool CaptureSet::dir_may_hold(const char* dir) const {
+  if (count_ == 0 || dir[0] != '/' || excluded(dir)) return false;
+  for (size_t i = 0; i < count_; ++i) {
+    const char* slash = strrchr(patterns_[i], '/');
+    if (!slash) continue;
+    char pdir[PATH_MAX];
+    size_t n = static_cast<size_t>(slash - patterns_[i]);
+    if (n == 0) n = 1;  // "/x*" lives in "/"
+    memcpy(pdir, patterns_[i], n);
+    pdir[n] = '\0';
+    if (fnmatch(pdir, dir, 0) == 0) return true;
+  }
+  return false;
+}
+
+unsigned long long path_hash(const char* path) {
+  unsigned long long h = 1469598103934665603ull;
+  for (const unsigned char* p = reinterpret_cast<const unsigned char*>(path); *p; ++p) {
+    h ^= *p;
+    h *= 1099511628211ull;
+  }
+  // Keep clear of 0 and of small numbers real file systems hand out.
+  return h | (1ull << 62);
+}
+
+}  // namespace ckptfwd::interpose

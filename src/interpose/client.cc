@@ -1,0 +1,310 @@
+#include "interpose/client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+
+#include "interpose/real.h"
+#include "interpose/state.h"
+
+extern char** environ;
+
+namespace ckptfwd::interpose {
+namespace {
+
+pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+std::atomic<int> g_sock{-1};
+dev_t g_sock_dev = 0;
+ino_t g_sock_ino = 0;
+bool g_unreachable = false;
+char g_reason[256] = "";
+std::atomic<bool> g_closed_any{false};
+char g_frame[wire::kMaxFrame + 1];  // one frame in flight, guarded by g_mu
+
+constexpr int kStartTimeoutMs = 60000;
+
+void sleep_ms(int ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+long sock_write(int fd, const void* p, size_t n) { return send(fd, p, n, MSG_NOSIGNAL); }
+long sock_read(int fd, void* p, size_t n) { return recv(fd, p, n, 0); }
+
+void set_reason(const char* what, int err) {
+  snprintf(g_reason, sizeof(g_reason), "%s: %s", what, strerror(err));
+}
+
+void drop_connection_locked() {
+  int fd = g_sock.exchange(-1);
+  if (fd >= 0) real::close()(fd);
+}
+
+// Moves fd above the range applications use (and dup2 onto), close-on-exec.
+int move_high(int fd) {
+  rlimit rl{};
+  long base = 900;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+      static_cast<long>(rl.rlim_cur) < 1024)
+    base = static_cast<long>(rl.rlim_cur) / 2;
+  int hi = real::fcntl()(fd, F_DUPFD_CLOEXEC, static_cast<int>(base));
+  if (hi < 0) return fd;
+  real::close()(fd);
+  return hi;
+}
+
+bool exchange_locked(int fd, const char* const* fields, size_t n, wire::Fields& reply) {
+  size_t len = wire::encode(g_frame, sizeof(g_frame) - 1, fields, n);
+  if (len == 0) return false;
+  if (!wire::send_frame(fd, g_frame, len, sock_write)) return false;
+  long got = wire::recv_frame(fd, g_frame, sizeof(g_frame), sock_read);
+  if (got < 0) return false;
+  return wire::decode(g_frame, static_cast<size_t>(got), reply);
+}
+
+// One connect attempt plus HELLO. Returns the (moved) socket or -1 with g_reason set.
+int try_connect() {
+  const SessionPaths& sp = g_settings.session;
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    set_reason("socket", errno);
+    return -1;
+  }
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (strlen(sp.socket) >= sizeof(addr.sun_path)) {
+    real::close()(fd);
+    set_reason(sp.socket, ENAMETOOLONG);
+    return -1;
+  }
+  strcpy(addr.sun_path, sp.socket);
+  int rc;
+  do {
+    rc = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    set_reason(sp.socket, errno);
+    real::close()(fd);
+    return -1;
+  }
+  fd = move_high(fd);
+  char pid[24];
+  char rank[24];
+  wire::fmt_i64(pid, getpid());
+  wire::fmt_i64(rank, g_settings.rank);
+  const char* hello[] = {wire::kHello, pid, rank};
+  wire::Fields reply;
+  if (!exchange_locked(fd, hello, 3, reply) || strcmp(reply[0], wire::kOk) != 0) {
+    snprintf(g_reason, sizeof(g_reason), "%s: HELLO not answered", sp.socket);
+    real::close()(fd);
+    return -1;
+  }
+  struct stat st{};
+  if (real::fstat()(fd, &st) == 0) {
+    g_sock_dev = st.st_dev;
+    g_sock_ino = st.st_ino;
+  }
+  return fd;
+}
+
+// Starts `forwarder --daemon` without LD_PRELOAD and waits for it to report ready.
+bool spawn_forwarder() {
+  const char* bin = g_settings.forwarder;
+  if (!bin[0] || real::access()(bin, X_OK) != 0) {
+    snprintf(g_reason, sizeof(g_reason), "forwarder binary %s not executable (set CKPTFWD_FORWARDER)",
+             bin[0] ? bin : "(unknown)");
+    return false;
+  }
+  size_t n = 0;
+  while (environ && environ[n]) ++n;
+  char** envp = static_cast<char**>(malloc((n + 1) * sizeof(char*)));
+  if (!envp) {
+    set_reason("malloc", ENOMEM);
+    return false;
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0) envp[k++] = environ[i];
+  envp[k] = nullptr;
+
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawnattr_init(&attr);
+  // The daemon outlives this process: it must not hold the caller's pipes open (a shell
+  // capturing our output would wait for it), so stdin/stdout go to /dev/null and stderr
+  // too unless it is a terminal or a regular file.
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  struct stat st{};
+  bool keep_err = real::fstat()(2, &st) == 0 && (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode));
+  if (!keep_err) posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  char* argv[] = {const_cast<char*>(bin), const_cast<char*>("--daemon"), nullptr};
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, bin, &fa, &attr, argv, envp);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  free(envp);
+  if (rc != 0) {
+    set_reason("posix_spawn forwarder", rc);
+    return false;
+  }
+  for (int waited = 0; waited < kStartTimeoutMs; waited += 10) {
+    int status = 0;
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) {
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+      snprintf(g_reason, sizeof(g_reason), "%s --daemon failed (status %d)", bin,
+               WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+      return false;
+    }
+    if (w < 0 && errno != EINTR) return true;  // SIGCHLD ignored: the caller polls connect
+    sleep_ms(10);
+  }
+  snprintf(g_reason, sizeof(g_reason), "%s --daemon not ready after %d s", bin,
+           kStartTimeoutMs / 1000);
+  return false;
+}
+
+// Takes the election lock (bounded wait). Returns the lock fd or -1.
+int take_lock() {
+  const SessionPaths& sp = g_settings.session;
+  mkdir(sp.stage_root, 0700);
+  if (mkdir(sp.dir, 0700) != 0 && errno != EEXIST) {
+    set_reason(sp.dir, errno);
+    return -1;
+  }
+  int fd = real::open()(sp.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    set_reason(sp.lock, errno);
+    return -1;
+  }
+  for (int waited = 0; waited < kStartTimeoutMs; waited += 10) {
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+    if (errno != EWOULDBLOCK && errno != EINTR) break;
+    sleep_ms(10);
+  }
+  set_reason(sp.lock, errno == EWOULDBLOCK ? ETIMEDOUT : errno);
+  real::close()(fd);
+  return -1;
+}
+
+bool connected_locked() {
+  int fd = g_sock.load();
+  if (fd < 0) return false;
+  // The application may have closed our fd and reused its number: check it is still ours.
+  struct stat st{};
+  if (real::fstat()(fd, &st) != 0 || st.st_dev != g_sock_dev || st.st_ino != g_sock_ino ||
+      !S_ISSOCK(st.st_mode)) {
+    g_sock.store(-1);
+    return false;
+  }
+  return true;
+}
+
+bool ensure_connected_locked() {
+  if (connected_locked()) return true;
+  if (g_unreachable) return false;
+  if (!g_settings.session_ok) {
+    snprintf(g_reason, sizeof(g_reason), "session paths too long (shorten CKPTFWD_STAGE_DIR)");
+    g_unreachable = true;
+    return false;
+  }
+  int fd = try_connect();
+  if (fd < 0) {
+    int lock = take_lock();
+    if (lock >= 0) {
+      fd = try_connect();  // someone else may have started it while we waited
+      if (fd < 0 && !g_settings.no_spawn && spawn_forwarder()) {
+        for (int waited = 0; fd < 0 && waited < kStartTimeoutMs; waited += 20) {
+          fd = try_connect();
+          if (fd < 0) sleep_ms(20);
+        }
+      } else if (fd < 0 && g_settings.no_spawn) {
+        // keep the connect error as the reason; CKPTFWD_NO_SPAWN=1 forbids starting one
+      }
+      real::close()(lock);
+    }
+  }
+  if (fd < 0) {
+    g_unreachable = true;
+    return false;
+  }
+  g_sock.store(fd);
+  return true;
+}
+
+}  // namespace
+
+Result call(const char* const* fields, size_t n, ReplyFn on_ok, void* ctx) {
+  Busy busy;
+  Result res;
+  pthread_mutex_lock(&g_mu);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!ensure_connected_locked()) break;
+    wire::Fields reply;
+    if (!exchange_locked(g_sock.load(), fields, n, reply)) {
+      // The forwarder went away mid-session; reconnect once (it may be restarting).
+      drop_connection_locked();
+      continue;
+    }
+    if (strcmp(reply[0], wire::kOk) == 0) {
+      res.status = Status::kOk;
+      if (on_ok) on_ok(reply, ctx);
+    } else if (strcmp(reply[0], wire::kPass) == 0) {
+      res.status = Status::kPass;
+    } else {
+      long long e = 0;
+      res.status = Status::kErr;
+      res.err = wire::parse_i64(reply[1], e) && e > 0 ? static_cast<int>(e) : EIO;
+    }
+    break;
+  }
+  pthread_mutex_unlock(&g_mu);
+  return res;
+}
+
+const char* unreachable_reason() { return g_reason; }
+bool client_closed_any() { return g_closed_any.load(); }
+void client_note_closed() { g_closed_any.store(true); }
+bool client_owns_fd(int fd) { return fd >= 0 && g_sock.load(std::memory_order_relaxed) == fd; }
+
+void client_fd_gone(int fd) {
+  int expected = fd;
+  if (fd >= 0) g_sock.compare_exchange_strong(expected, -1);
+}
+
+void client_atfork_prepare() { pthread_mutex_lock(&g_mu); }
+void client_atfork_parent() { pthread_mutex_unlock(&g_mu); }
+void client_atfork_child() {
+  pthread_mutex_init(&g_mu, nullptr);
+  // The parent's conversation is the parent's: the child says HELLO with its own pid.
+  int fd = g_sock.exchange(-1);
+  if (fd >= 0) real::close()(fd);
+  g_closed_any.store(false);
+}
+
+}  // namespace ckptfwd::interpose

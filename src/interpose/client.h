@@ -1,0 +1,39 @@
+// The library's one connection to the node's forwarder: request, then reply, under a
+// mutex. Connects lazily, starts the forwarder if nobody has (election by flock), and
+// remembers for the rest of the process when the forwarder cannot be reached.
+#pragma once
+#include <cstddef>
+
+#include "common/protocol.h"
+
+namespace ckptfwd::interpose {
+
+enum class Status { kUnreachable, kOk, kPass, kErr };
+
+struct Result {
+  Status status = Status::kUnreachable;
+  int err = 0;  // errno from an ERR reply (EIO if it carried none)
+};
+
+// Called with the reply's fields while the connection lock is held (the fields point into
+// the shared frame buffer): copy out what is needed.
+using ReplyFn = void (*)(const wire::Fields& reply, void* ctx);
+
+Result call(const char* const* fields, size_t n, ReplyFn on_ok = nullptr, void* ctx = nullptr);
+
+template <class F>
+Result call_with(const char* const* fields, size_t n, F& on_ok) {
+  return call(fields, n, [](const wire::Fields& r, void* c) { (*static_cast<F*>(c))(r); },
+              &on_ok);
+}
+
+// Why the forwarder could not be reached ("" if it could).
+const char* unreachable_reason();
+// True once this process handed over (CLOSE) at least one version on its connection.
+bool client_closed_any();
+void client_note_closed();
+// The application closed or dup'd over fd: if it was our socket, forget it.
+void client_fd_gone(int fd);
+bool client_owns_fd(int fd);
+
+}  // namespace ckptfwd::interpose

@@ -1,0 +1,185 @@
+// Init (constructor or first wrapped call), the exit handler and the fork handlers.
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "interpose/client.h"
+#include "interpose/real.h"
+#include "interpose/state.h"
+#include "interpose/versions.h"
+
+namespace ckptfwd::interpose {
+namespace {
+
+pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+bool env_true(const char* name) {
+  const char* v = getenv(name);
+  return v && *v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0 &&
+         strcasecmp(v, "no") != 0;
+}
+
+void copy_env(const char* name, char* out, size_t cap) {
+  const char* v = getenv(name);
+  out[0] = '\0';
+  if (v && strlen(v) < cap) strcpy(out, v);
+}
+
+// The umask without changing it (umask() is set-and-get and racy with other threads).
+mode_t read_umask() {
+  int fd = real::open()("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    real::close()(fd);
+    if (n > 0) {
+      buf[n] = '\0';
+      const char* p = strstr(buf, "\nUmask:");
+      if (p) return static_cast<mode_t>(strtoul(p + 7, nullptr, 8));
+    }
+  }
+  mode_t m = umask(022);
+  umask(m);
+  return m;
+}
+
+void find_forwarder() {
+  copy_env("CKPTFWD_FORWARDER", g_settings.forwarder, sizeof(g_settings.forwarder));
+  if (g_settings.forwarder[0]) return;
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&ensure_init), &info) || !info.dli_fname) return;
+  char self[PATH_MAX];
+  if (!normalize_path(info.dli_fname, nullptr, self, sizeof(self))) return;
+  char* slash = strrchr(self, '/');
+  if (!slash) return;
+  *slash = '\0';
+  static const char kRel[] = "/../bin/ckptfwd-forwarder";
+  if (strlen(self) + sizeof(kRel) > sizeof(g_settings.forwarder)) return;
+  strcpy(g_settings.forwarder, self);
+  strcat(g_settings.forwarder, kRel);
+}
+
+size_t table_capacity() {
+  rlimit rl{};
+  size_t cap = 1u << 20;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY && rl.rlim_max < cap)
+    cap = rl.rlim_max;
+  return cap < 1024 ? 1024 : cap;
+}
+
+void write_stats_line() {
+  long n = fallback_count();
+  if (n == 0 || !g_settings.stats_path[0]) return;
+  char reason[400];
+  size_t k = 0;
+  for (const char* p = first_fallback_reason(); *p && k + 3 < sizeof(reason); ++p) {
+    unsigned char c = static_cast<unsigned char>(*p);
+    if (c == '"' || c == '\\') reason[k++] = '\\';
+    reason[k++] = c < 0x20 ? ' ' : static_cast<char>(c);
+  }
+  reason[k] = '\0';
+  char line[640];
+  int len = snprintf(line, sizeof(line),
+                     "{\"source\":\"client\",\"pid\":%d,\"rank\":%d,\"fallbacks\":%ld,"
+                     "\"reason\":\"%s\"}\n",
+                     static_cast<int>(getpid()), g_settings.rank, n, reason);
+  if (len <= 0) return;
+  int fd = real::open()(g_settings.stats_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  ssize_t w = real::write()(fd, line, static_cast<size_t>(len) < sizeof(line) ? len : sizeof(line) - 1);
+  (void)w;
+  real::close()(fd);
+}
+
+// Hands over every version still open at exit, then waits until this process's versions
+// are committed (DESIGN: "when mpiexec returns the checkpoint is on the PFS").
+void on_exit_handler() {
+  if (!g_settings.active) return;
+  Busy busy;
+  int saved = errno;
+  fflush(nullptr);  // stdio flushes after atexit handlers: its bytes must be in first
+  g_fds.for_each([](int, Version* v) {
+    if (!v->owned.load() || v->abandoned.load() || v->close_sent.exchange(true)) return;
+    send_close(v->vid, staged_size(v));
+  });
+  if (g_settings.exit_wait && client_closed_any()) {
+    const char* req[] = {wire::kWaitAll};
+    Result r = call(req, 1);
+    if (r.status == Status::kErr)
+      log_msg("ERROR: checkpoint files of pid %d are NOT committed to the store: %s",
+              static_cast<int>(getpid()), strerror(r.err));
+    else if (r.status == Status::kUnreachable)
+      log_msg("ERROR: lost the forwarder before its commit of pid %d's files was confirmed (%s)",
+              static_cast<int>(getpid()), unreachable_reason());
+  }
+  write_stats_line();
+  errno = saved;
+}
+
+void atfork_prepare() {
+  client_atfork_prepare();
+  dirs_atfork_prepare();
+  fallback_atfork_prepare();
+}
+void atfork_parent() {
+  fallback_atfork_parent();
+  dirs_atfork_parent();
+  client_atfork_parent();
+}
+void atfork_child() {
+  fallback_atfork_child();
+  dirs_atfork_child();
+  client_atfork_child();
+  // Inherited fds still point at the parent's versions; the parent reports them.
+  g_fds.for_each([](int, Version* v) { v->owned.store(false); });
+}
+
+void do_init() {
+  Busy busy;
+  int saved = errno;
+  real::resolve_all();
+  const char* spec = getenv("CKPTFWD_CAPTURE");
+  if (env_true("CKPTFWD_DISABLE") || !spec || !*spec) {
+    errno = saved;
+    return;
+  }
+  if (!g_capture.parse(spec)) log_msg("CKPTFWD_CAPTURE is too long; using the first %zu globs",
+                                      g_capture.count());
+  g_settings.session_ok = session_paths(g_settings.session);
+  const char* store = getenv("CKPTFWD_STORE");
+  g_capture.set_exclusions(g_settings.session_ok ? g_settings.session.stage_root : nullptr,
+                           store);
+  if (g_capture.empty() || !g_fds.init(table_capacity())) {
+    errno = saved;
+    return;
+  }
+  g_settings.umask = read_umask();
+  g_settings.rank = rank_from_env();
+  const char* ew = getenv("CKPTFWD_EXIT_WAIT");
+  g_settings.exit_wait = !(ew && strcmp(ew, "0") == 0);
+  g_settings.no_spawn = env_true("CKPTFWD_NO_SPAWN");
+  copy_env("CKPTFWD_LOG", g_settings.log_path, sizeof(g_settings.log_path));
+  if (strcmp(g_settings.log_path, "stderr") == 0 || strcmp(g_settings.log_path, "syslog") == 0)
+    g_settings.log_path[0] = '\0';
+  copy_env("CKPTFWD_STATS_FILE", g_settings.stats_path, sizeof(g_settings.stats_path));
+  find_forwarder();
+  atexit(on_exit_handler);
+  pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+  g_settings.active = true;
+  errno = saved;
+}
+
+__attribute__((constructor)) void ckptfwd_ctor() { ensure_init(); }
+
+}  // namespace
+
+void ensure_init() { pthread_once(&g_once, do_init); }
+
+}  // namespace ckptfwd::interpose

@@ -1,0 +1,81 @@
+#include "interpose/state.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interpose/real.h"
+
+namespace ckptfwd::interpose {
+
+Settings g_settings;
+CaptureSet g_capture;
+FdTable g_fds;
+__thread bool t_busy __attribute__((tls_model("initial-exec"))) = false;
+
+namespace {
+std::atomic<long> g_fallbacks{0};
+std::atomic<bool> g_logged_unreachable{false};
+std::atomic<bool> g_logged_staging{false};
+}  // namespace
+
+ErrnoKeeper::ErrnoKeeper() : saved_(errno) {}
+ErrnoKeeper::~ErrnoKeeper() { errno = err_ ? err_ : saved_; }
+
+bool resolve_path(int dirfd, const char* path, char* out) {
+  if (!path || !*path) return false;
+  if (path[0] == '/' || dirfd == AT_FDCWD) return normalize_path(path, nullptr, out, PATH_MAX);
+  char link[32];
+  char base[PATH_MAX];
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
+  ssize_t n = readlink(link, base, sizeof(base) - 1);
+  if (n <= 0) return false;
+  base[n] = '\0';
+  if (base[0] != '/') return false;  // not a directory in the file system tree
+  return normalize_path(path, base, out, PATH_MAX);
+}
+
+bool captured_path(int dirfd, const char* path, char* out) {
+  return resolve_path(dirfd, path, out) && g_capture.matches(out);
+}
+
+void log_msg(const char* fmt, ...) {
+  int saved = errno;
+  char buf[1536];
+  int n = snprintf(buf, sizeof(buf), "ckptfwd: ");
+  va_list ap;
+  va_start(ap, fmt);
+  int m = vsnprintf(buf + n, sizeof(buf) - static_cast<size_t>(n) - 1, fmt, ap);
+  va_end(ap);
+  if (m < 0) m = 0;
+  size_t len = static_cast<size_t>(n) + static_cast<size_t>(m);
+  if (len > sizeof(buf) - 2) len = sizeof(buf) - 2;
+  buf[len++] = '\n';
+  int fd = 2;
+  if (g_settings.log_path[0])
+    fd = real::open()(g_settings.log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    ssize_t w = real::write()(fd, buf, len);
+    (void)w;
+    if (fd != 2) real::close()(fd);
+  }
+  errno = saved;
+}
+
+static char g_first_reason[320];
+
+void note_fallback(const char* reason, const char* path) {
+  long n = g_fallbacks.fetch_add(1) + 1;
+  bool unreachable = strncmp(reason, "forwarder unreachable", 21) == 0;
+  std::atomic<bool>& once = unreachable ? g_logged_unreachable : g_logged_staging;
+  if (n == 1) snprintf(g_first_reason, sizeof(g_first_reason), "%s", reason);
+  if (!once.exchange(true)) log_msg("%s; writing %s directly", reason, path);
+}
+
+long fallback_count() { return g_fallbacks.load(); }
+const char* first_fallback_reason() { return g_first_reason; }
+
+}  // namespace ckptfwd::interpose

@@ -1,0 +1,96 @@
+// Process-wide state of the preload library: configuration read once at init, the
+// capture set, the fd table, the re-entry guard, logging and fallback accounting.
+// Everything is static and zero-initialised, so wrappers called before the constructor
+// (from other libraries' constructors) see an inert library and pass straight through.
+#pragma once
+#include <sys/types.h>
+
+#include <atomic>
+#include <climits>
+
+#include "common/session.h"
+#include "interpose/capture.h"
+#include "interpose/fd_table.h"
+
+#define CKPTFWD_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace ckptfwd::interpose {
+
+struct Settings {
+  bool active = false;     // capture on (CAPTURE set, not DISABLE, init succeeded)
+  bool exit_wait = true;   // CKPTFWD_EXIT_WAIT != 0
+  bool no_spawn = false;   // CKPTFWD_NO_SPAWN=1
+  int rank = -1;
+  mode_t umask = 022;
+  bool session_ok = false;
+  SessionPaths session{};
+  char forwarder[PATH_MAX] = {};   // binary to start
+  char log_path[PATH_MAX] = {};    // "" = stderr
+  char stats_path[PATH_MAX] = {};
+};
+
+extern Settings g_settings;
+extern CaptureSet g_capture;
+extern FdTable g_fds;
+
+// Re-entry guard: set while the library works; wrappers seeing it call the real function.
+extern __thread bool t_busy __attribute__((tls_model("initial-exec")));
+
+class Busy {
+ public:
+  Busy() : prev_(t_busy) { t_busy = true; }
+  ~Busy() { t_busy = prev_; }
+  Busy(const Busy&) = delete;
+  Busy& operator=(const Busy&) = delete;
+
+ private:
+  bool prev_;
+};
+
+// Restores errno when it goes out of scope unless told the call failed.
+class ErrnoKeeper {
+ public:
+  ErrnoKeeper();
+  ~ErrnoKeeper();
+  void fail(int err) { err_ = err; }  // leave errno = err
+  ErrnoKeeper(const ErrnoKeeper&) = delete;
+  ErrnoKeeper& operator=(const ErrnoKeeper&) = delete;
+
+ private:
+  int saved_;
+  int err_ = 0;
+};
+
+void ensure_init();
+// True when this call should be considered for capture: initialised, active, not nested.
+inline bool intercepting() {
+  if (t_busy) return false;
+  ensure_init();
+  return g_settings.active;
+}
+
+// Resolves (dirfd, path) to a normalised absolute path in out (PATH_MAX). dirfd may be
+// AT_FDCWD. False if it cannot be resolved (then the call is not captured).
+bool resolve_path(int dirfd, const char* path, char* out);
+// resolve_path + capture match.
+bool captured_path(int dirfd, const char* path, char* out);
+
+// "ckptfwd: <message>" to CKPTFWD_LOG or stderr.
+void log_msg(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// Counts a fallback to the real path; logs only the first one of the process.
+void note_fallback(const char* reason, const char* path);
+long fallback_count();
+const char* first_fallback_reason();
+
+// Fork handling hooks of other modules.
+void client_atfork_prepare();
+void client_atfork_parent();
+void client_atfork_child();
+void dirs_atfork_prepare();
+void dirs_atfork_parent();
+void dirs_atfork_child();
+void fallback_atfork_prepare();
+void fallback_atfork_parent();
+void fallback_atfork_child();
+
+}  // namespace ckptfwd::interpose

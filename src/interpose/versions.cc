@@ -1,0 +1,224 @@
+#include "interpose/versions.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "common/protocol.h"
+#include "interpose/real.h"
+#include "interpose/state.h"
+
+namespace ckptfwd::interpose {
+
+mode_t effective_mode(int flags, mode_t mode) {
+  if (!(flags & O_CREAT)) mode = 0666;  // no mode given: what a new file would get
+  return mode & 07777 & ~g_settings.umask;
+}
+
+void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
+  char fl[24];
+  char md[24];
+  wire::fmt_i64(fl, flags);
+  wire::fmt_octal(md, effective_mode(flags, mode));
+  const char* req[] = {wire::kOpen, norm, fl, md};
+  bool malformed = false;
+  auto parse = [&r, &malformed](const wire::Fields& f) {
+    long long b = -1;
+    if (!wire::parse_u64(f[1], r.vid) || strlen(f[2]) >= sizeof(r.staged) || !f[2][0]) {
+      malformed = true;
+      return;
+    }
+    strcpy(r.staged, f[2]);
+    r.budget = wire::parse_i64(f[3], b) ? b : -1;
+  };
+  Result res = call_with(req, 4, parse);
+  r.status = res.status;
+  r.err = res.err;
+  if (malformed) {  // a reply we cannot use: fail the open like an I/O error would
+    log_msg("malformed OPEN reply for %s", norm);
+    r.status = Status::kErr;
+    r.err = EIO;
+  }
+  bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
+  if (r.status == Status::kUnreachable && writes) {
+    char why[400];
+    snprintf(why, sizeof(why), "forwarder unreachable (%s)", unreachable_reason());
+    note_fallback(why, norm);
+  }
+}
+
+void send_close(unsigned long long vid, long long size) {
+  char v[24];
+  char sz[24];
+  wire::fmt_i64(v, static_cast<long long>(vid));
+  wire::fmt_i64(sz, size);
+  const char* req[] = {wire::kClose, v, sz};
+  if (call(req, 3).status == Status::kOk) client_note_closed();
+}
+
+void send_abandon(unsigned long long vid) {
+  char v[24];
+  wire::fmt_i64(v, static_cast<long long>(vid));
+  const char* req[] = {wire::kAbandon, v};
+  call(req, 2);
+}
+
+bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode) {
+  Version* v = version_create(r.vid, r.budget, mode, norm, r.staged);
+  Version* prev = nullptr;
+  if (!v || !g_fds.attach(fd, v, &prev)) {
+    version_destroy(v);
+    send_abandon(r.vid);
+    note_fallback("cannot track the staged file (fd table or memory)", norm);
+    return false;
+  }
+  if (prev) release_version(prev);  // a stale entry (fd closed behind our back)
+  return true;
+}
+
+long long staged_size_of(const char* staged) {
+  struct stat st{};
+  return real::stat()(staged, &st) == 0 ? static_cast<long long>(st.st_size) : 0;
+}
+
+long long staged_size(const Version* v) { return staged_size_of(v->staged); }
+
+void release_version(Version* v) {
+  if (!FdTable::release(v)) return;
+  if (v->abandoned.load()) return;  // kept: a racing writer may still hold the pointer
+  if (v->owned.load() && !v->close_sent.exchange(true)) send_close(v->vid, staged_size(v));
+  version_destroy(v);
+}
+
+void track_dup(int oldfd, int newfd) {
+  if (oldfd == newfd) return;
+  Version* v = g_fds.get(oldfd);
+  Version* prev = nullptr;
+  if (v && !v->abandoned.load()) {
+    if (!g_fds.attach(newfd, v, &prev)) prev = g_fds.detach(newfd);
+  } else {
+    prev = g_fds.detach(newfd);
+  }
+  if (prev) release_version(prev);
+}
+
+void untrack_fd(int fd) {
+  Version* v = g_fds.detach(fd);
+  if (v) release_version(v);
+}
+
+// ---- fallback to the real path ----
+
+namespace {
+pthread_mutex_t g_fb_mu = PTHREAD_MUTEX_INITIALIZER;
+
+bool copy_all(int src, int dst, long long size) {
+  loff_t in = 0;
+  loff_t out = 0;
+  while (in < size) {
+    ssize_t n = copy_file_range(src, &in, dst, &out, static_cast<size_t>(size - in), 0);
+    if (n > 0) continue;
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) break;  // source shorter than expected
+    // Kernel cannot copy between these file systems: plain read/write from where it got.
+    char buf[65536];
+    while (in < size) {
+      ssize_t r = pread(src, buf, sizeof(buf), in);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return r == 0;
+      for (ssize_t done = 0; done < r;) {
+        ssize_t w = real::pwrite()(dst, buf + done, static_cast<size_t>(r - done), out + done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        done += w;
+      }
+      in += r;
+      out += r;
+    }
+  }
+  return true;
+}
+}  // namespace
+
+bool switch_to_real(int fd, Version* v, const char* why) {
+  Busy busy;
+  int saved = errno;
+  bool ok = false;
+  pthread_mutex_lock(&g_fb_mu);
+  if (g_fds.get(fd) != v) {
+    ok = g_fds.get(fd) == nullptr && v->abandoned.load();  // another fd of v switched it
+  } else if (v->owned.load()) {
+    int fl = real::fcntl()(fd, F_GETFL);
+    int acc = fl >= 0 ? (fl & O_ACCMODE) : O_WRONLY;
+    if (acc == O_RDONLY) acc = O_WRONLY;
+    int real_fd = real::open()(v->path, acc | (fl & O_APPEND) | O_CREAT | O_CLOEXEC, v->mode);
+    int src = real::open()(v->staged, O_RDONLY | O_CLOEXEC);
+    struct stat st{};
+    if (real_fd >= 0 && src >= 0 && real::fstat()(src, &st) == 0 &&
+        copy_all(src, real_fd, st.st_size) && real::ftruncate()(real_fd, st.st_size) == 0) {
+      off_t pos = lseek(fd, 0, SEEK_CUR);
+      // Every fd sharing v shares one open file description: move them all.
+      bool moved = true;
+      g_fds.for_each([&](int other, Version* w) {
+        if (w != v) return;
+        int fdfl = real::fcntl()(other, F_GETFD);
+        int cloexec = (fdfl >= 0 && (fdfl & FD_CLOEXEC)) ? O_CLOEXEC : 0;
+        if (real::dup3()(real_fd, other, cloexec) < 0) moved = false;
+      });
+      if (pos >= 0) lseek(fd, pos, SEEK_SET);
+      if (moved) {
+        v->abandoned.store(true);
+        g_fds.for_each([&](int other, Version* w) {
+          if (w == v && g_fds.detach(other)) FdTable::release(v);
+        });
+        send_abandon(v->vid);
+        char msg[400];
+        snprintf(msg, sizeof(msg), "staging cannot hold more (%s)", why);
+        note_fallback(msg, v->path);
+        ok = true;
+      }
+    }
+    if (!ok)
+      log_msg("could not switch %s to the real file (%s); the write goes to staging",
+              v->path, strerror(errno));
+    if (src >= 0) real::close()(src);
+    if (real_fd >= 0) real::close()(real_fd);
+  }
+  pthread_mutex_unlock(&g_fb_mu);
+  errno = saved;
+  return ok;
+}
+
+bool exceeds_budget(int fd, const Version* v, long long offset, size_t len) {
+  if (v->budget < 0) return false;
+  int saved = errno;
+  long long pos = offset;
+  if (pos < 0) {
+    int fl = real::fcntl()(fd, F_GETFL);
+    if (fl >= 0 && (fl & O_APPEND)) {
+      struct stat st{};
+      pos = real::fstat()(fd, &st) == 0 ? st.st_size : 0;
+    } else {
+      pos = lseek(fd, 0, SEEK_CUR);
+    }
+  }
+  long long end = pos + static_cast<long long>(len);
+  bool over = false;
+  if (pos >= 0 && end > v->budget) {
+    struct stat st{};  // overwriting inside the current size does not grow it
+    over = real::fstat()(fd, &st) != 0 || end > st.st_size;
+  }
+  errno = saved;
+  return over;
+}
+
+void fallback_atfork_prepare() { pthread_mutex_lock(&g_fb_mu); }
+void fallback_atfork_parent() { pthread_mutex_unlock(&g_fb_mu); }
+void fallback_atfork_child() { pthread_mutex_init(&g_fb_mu, nullptr); }
+
+}  // namespace ckptfwd::interpose

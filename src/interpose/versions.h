@@ -1,0 +1,50 @@
+// The life of a captured file version on the client side: ask the forwarder to open it,
+// hook the staged fd into the fd table, hand it back (CLOSE) when its last fd goes, and
+// switch an fd to the real path when staging cannot take more (fallback).
+#pragma once
+#include <sys/types.h>
+
+#include <climits>
+
+#include "interpose/client.h"
+#include "interpose/fd_table.h"
+
+namespace ckptfwd::interpose {
+
+struct OpenReply {
+  Status status = Status::kUnreachable;
+  int err = 0;
+  unsigned long long vid = 0;  // 0: read-only view
+  long long budget = -1;
+  char staged[PATH_MAX] = {};
+};
+
+// OPEN norm flags mode. A write open the forwarder cannot take (unreachable) is counted as
+// a fallback here; the caller then does the real open.
+void request_open(const char* norm, int flags, mode_t mode, OpenReply& r);
+// The mode sent to the forwarder and kept for a fallback file: mode & ~umask.
+mode_t effective_mode(int flags, mode_t mode);
+// Records fd as writing version r.vid. On failure (fd outside the table, no memory) the
+// version is abandoned and false returned: the caller closes fd and opens the real path.
+bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode);
+void send_abandon(unsigned long long vid);
+void send_close(unsigned long long vid, long long size);
+// Drops one fd's reference; the last one sends CLOSE (if this process owns the version).
+void release_version(Version* v);
+// Handles a tracked fd being duplicated onto newfd (dup, dup2, dup3, F_DUPFD).
+void track_dup(int oldfd, int newfd);
+// Forgets fd (closed, or replaced by dup2/dup3) and releases its version.
+void untrack_fd(int fd);
+
+// Switches every fd of v to the real path v->path, copying the staged bytes; the
+// application never notices. True if fd now writes to the real file.
+bool switch_to_real(int fd, Version* v, const char* why);
+// Before a write that ends at offset end (or, with end < 0, one that appends len bytes at
+// the current position): true if it would grow the staged file past v->budget.
+bool exceeds_budget(int fd, const Version* v, long long offset, size_t len);
+
+// The size of the staged file (for CLOSE).
+long long staged_size(const Version* v);
+long long staged_size_of(const char* staged);
+
+}  // namespace ckptfwd::interpose

@@ -1,0 +1,104 @@
+// fd lifetime: close, the dup family, fcntl(F_DUPFD*), and the sync calls that wait for
+// the forwarder's commit.
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "interpose/real.h"
+#include "interpose/state.h"
+#include "interpose/versions.h"
+
+using namespace ckptfwd::interpose;
+namespace wire = ckptfwd::wire;
+
+namespace {
+
+// After the real call duplicated oldfd onto newfd (newfd >= 0).
+void after_dup(int oldfd, int newfd) {
+  if (t_busy || g_fds.capacity() == 0) return;
+  Busy busy;
+  ErrnoKeeper keep;
+  track_dup(oldfd, newfd);
+}
+
+// fsync/fdatasync: the real call, then wait until the version is on the store.
+int sync_version(int fd, int rc) {
+  if (rc != 0 || t_busy) return rc;
+  Version* v = g_fds.get(fd);
+  if (!v || !v->owned.load() || v->abandoned.load()) return rc;
+  Busy busy;
+  ErrnoKeeper keep;
+  char vid[24];
+  wire::fmt_i64(vid, static_cast<long long>(v->vid));
+  const char* req[] = {wire::kSync, vid};
+  Result r = call(req, 2);
+  if (r.status == Status::kOk) return 0;
+  if (r.status == Status::kErr)
+    log_msg("fsync of %s failed: the store did not commit it (%s)", v->path, strerror(r.err));
+  else
+    log_msg("fsync of %s failed: forwarder unreachable (%s)", v->path, unreachable_reason());
+  keep.fail(EIO);
+  return -1;
+}
+
+int fcntl_common(int (*real_fcntl)(int, int, ...), int fd, int cmd, void* arg) {
+  // glibc itself fetches the optional argument as a pointer-sized value for every cmd.
+  int r = real_fcntl(fd, cmd, arg);
+  if ((cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) && r >= 0) after_dup(fd, r);
+  return r;
+}
+
+}  // namespace
+
+CKPTFWD_EXPORT int close(int fd) {
+  if (t_busy) return real::close()(fd);
+  client_fd_gone(fd);
+  Version* v = g_fds.detach(fd);  // before the close: the number may be reused at once
+  int rc = real::close()(fd);
+  if (v) {
+    Busy busy;
+    ErrnoKeeper keep;
+    release_version(v);
+  }
+  return rc;
+}
+
+CKPTFWD_EXPORT int dup(int fd) {
+  int r = real::dup()(fd);
+  if (r >= 0) after_dup(fd, r);
+  return r;
+}
+
+CKPTFWD_EXPORT int dup2(int oldfd, int newfd) {
+  if (!t_busy && oldfd != newfd) client_fd_gone(newfd);
+  int r = real::dup2()(oldfd, newfd);
+  if (r >= 0) after_dup(oldfd, r);
+  return r;
+}
+
+CKPTFWD_EXPORT int dup3(int oldfd, int newfd, int flags) {
+  if (!t_busy && oldfd != newfd) client_fd_gone(newfd);
+  int r = real::dup3()(oldfd, newfd, flags);
+  if (r >= 0) after_dup(oldfd, r);
+  return r;
+}
+
+CKPTFWD_EXPORT int fcntl(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  void* arg = va_arg(ap, void*);
+  va_end(ap);
+  return fcntl_common(real::fcntl(), fd, cmd, arg);
+}
+
+CKPTFWD_EXPORT int fcntl64(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  void* arg = va_arg(ap, void*);
+  va_end(ap);
+  return fcntl_common(real::fcntl64(), fd, cmd, arg);
+}
+
+CKPTFWD_EXPORT int fsync(int fd) { return sync_version(fd, real::fsync()(fd)); }
+CKPTFWD_EXPORT int fdatasync(int fd) { return sync_version(fd, real::fdatasync()(fd)); }

@@ -1,0 +1,107 @@
+// open/openat/creat and their 64-bit and fortified (__open_2) twins. One core decides;
+// a macro stamps out the entry points.
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+
+#include "interpose/open_flags.h"
+#include "interpose/real.h"
+#include "interpose/state.h"
+#include "interpose/versions.h"
+
+namespace ckptfwd::interpose {
+namespace {
+
+constexpr int kPassThrough = -2;
+
+// fd of the staged file, -1 with errno, or kPassThrough (do the real call).
+int open_core(int dirfd, const char* path, int flags, mode_t mode) {
+  if (!intercepting() || !open_is_capturable(flags)) return kPassThrough;
+  int saved = errno;
+  char norm[PATH_MAX];
+  if (!captured_path(dirfd, path, norm)) {
+    errno = saved;
+    return kPassThrough;
+  }
+  Busy busy;
+  OpenReply r;
+  request_open(norm, flags, mode, r);
+  if (r.status == Status::kErr) {
+    errno = r.err;
+    return -1;
+  }
+  if (r.status != Status::kOk) {
+    errno = saved;
+    return kPassThrough;
+  }
+  int fd = real::open()(r.staged, staged_open_flags(flags));
+  if (fd < 0) {
+    if (r.vid == 0) return -1;  // read view vanished: report it like the open would
+    send_abandon(r.vid);
+    note_fallback("staged file could not be opened", norm);
+    errno = saved;
+    return kPassThrough;
+  }
+  if (r.vid != 0 && !track_fd(fd, r, norm, effective_mode(flags, mode))) {
+    real::close()(fd);
+    errno = saved;
+    return kPassThrough;
+  }
+  errno = saved;
+  return fd;
+}
+
+mode_t mode_arg(int flags, va_list ap) {
+  return open_needs_mode(flags) ? static_cast<mode_t>(va_arg(ap, unsigned)) : 0;
+}
+
+}  // namespace
+}  // namespace ckptfwd::interpose
+
+using namespace ckptfwd::interpose;
+
+#define CKPTFWD_OPEN(name)                                             \
+  CKPTFWD_EXPORT int name(const char* path, int flags, ...) {          \
+    va_list ap;                                                        \
+    va_start(ap, flags);                                               \
+    mode_t mode = mode_arg(flags, ap);                                 \
+    va_end(ap);                                                        \
+    int fd = open_core(AT_FDCWD, path, flags, mode);                   \
+    return fd != kPassThrough ? fd : real::name()(path, flags, mode);  \
+  }
+#define CKPTFWD_OPENAT(name)                                                  \
+  CKPTFWD_EXPORT int name(int dirfd, const char* path, int flags, ...) {      \
+    va_list ap;                                                               \
+    va_start(ap, flags);                                                      \
+    mode_t mode = mode_arg(flags, ap);                                        \
+    va_end(ap);                                                               \
+    int fd = open_core(dirfd, path, flags, mode);                             \
+    return fd != kPassThrough ? fd : real::name()(dirfd, path, flags, mode);  \
+  }
+#define CKPTFWD_CREAT(name)                                                       \
+  CKPTFWD_EXPORT int name(const char* path, mode_t mode) {                        \
+    int fd = open_core(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);       \
+    return fd != kPassThrough ? fd : real::name()(path, mode);                    \
+  }
+// _FORTIFY_SOURCE entry points: no mode argument (the compiler proved none is needed).
+#define CKPTFWD_OPEN2(name)                                          \
+  CKPTFWD_EXPORT int name(const char* path, int flags) {             \
+    int fd = open_core(AT_FDCWD, path, flags, 0);                    \
+    return fd != kPassThrough ? fd : real::name()(path, flags);      \
+  }
+#define CKPTFWD_OPENAT2(name)                                             \
+  CKPTFWD_EXPORT int name(int dirfd, const char* path, int flags) {       \
+    int fd = open_core(dirfd, path, flags, 0);                            \
+    return fd != kPassThrough ? fd : real::name()(dirfd, path, flags);    \
+  }
+
+CKPTFWD_OPEN(open)
+CKPTFWD_OPEN(open64)
+CKPTFWD_OPENAT(openat)
+CKPTFWD_OPENAT(openat64)
+CKPTFWD_CREAT(creat)
+CKPTFWD_CREAT(creat64)
+CKPTFWD_OPEN2(__open_2)
+CKPTFWD_OPEN2(__open64_2)
+CKPTFWD_OPENAT2(__openat_2)
+CKPTFWD_OPENAT2(__openat64_2)

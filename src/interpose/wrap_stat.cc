@@ -1,0 +1,186 @@
+// stat family, statx, access: a captured path is described by the forwarder (STAT); its
+// attributes are synthesized on top of the parent directory's (owner, device).
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "interpose/real.h"
+#include "interpose/state.h"
+#include "interpose/versions.h"
+
+using namespace ckptfwd::interpose;
+namespace wire = ckptfwd::wire;
+
+static_assert(sizeof(struct stat) == sizeof(struct stat64), "x86_64/aarch64 LP64 layout");
+
+namespace {
+
+struct StatInfo {
+  long long size = 0;
+  unsigned mode = 0644;
+  long long mtime_sec = 0;
+  long long mtime_nsec = 0;
+};
+
+// 1: described by the forwarder (info filled); 0: not its file (do the real call);
+// -1: the forwarder says it fails (errno set).
+int stat_request(const char* norm, StatInfo& info) {
+  Busy busy;
+  const char* req[] = {wire::kStat, norm};
+  auto parse = [&info](const wire::Fields& f) {
+    unsigned m = 0;
+    wire::parse_i64(f[1], info.size);
+    if (wire::parse_octal(f[2], m)) info.mode = m;
+    wire::parse_i64(f[3], info.mtime_sec);
+    wire::parse_i64(f[4], info.mtime_nsec);
+  };
+  Result r = call_with(req, 2, parse);
+  if (r.status == Status::kOk) return 1;
+  if (r.status == Status::kErr) {
+    errno = r.err;
+    return -1;
+  }
+  return 0;
+}
+
+void fill_stat(const char* norm, const StatInfo& info, struct stat* st) {
+  char parent[PATH_MAX];
+  strcpy(parent, norm);
+  char* slash = strrchr(parent, '/');
+  if (slash) slash[slash == parent ? 1 : 0] = '\0';
+  struct stat dir{};
+  if (real::stat()(parent, &dir) != 0) {
+    dir.st_uid = getuid();
+    dir.st_gid = getgid();
+  }
+  memset(st, 0, sizeof(*st));
+  st->st_dev = dir.st_dev;
+  st->st_uid = dir.st_uid;
+  st->st_gid = dir.st_gid;
+  st->st_ino = static_cast<ino_t>(path_hash(norm));
+  st->st_mode = S_IFREG | (info.mode & 07777);
+  st->st_nlink = 1;
+  st->st_size = info.size;
+  st->st_blksize = 4096;
+  st->st_blocks = (info.size + 511) / 512;
+  st->st_mtim.tv_sec = info.mtime_sec;
+  st->st_mtim.tv_nsec = info.mtime_nsec;
+  st->st_ctim = st->st_mtim;
+  st->st_atim = st->st_mtim;
+}
+
+// 1 handled (st filled), 0 pass through, -1 failed with errno. errno untouched unless -1.
+int stat_captured(int dirfd, const char* path, int atflags, struct stat* st) {
+  if (!intercepting()) return 0;
+  if ((atflags & AT_EMPTY_PATH) && path && !*path) return 0;  // fd-based
+  int saved = errno;
+  char norm[PATH_MAX];
+  StatInfo info;
+  int h = captured_path(dirfd, path, norm) ? stat_request(norm, info) : 0;
+  if (h == 1) fill_stat(norm, info, st);
+  if (h >= 0) errno = saved;
+  return h;
+}
+
+int statx_captured(int dirfd, const char* path, int flags, struct statx* sx) {
+  struct stat st;
+  int h = stat_captured(dirfd, path, flags, &st);
+  if (h != 1) return h;
+  memset(sx, 0, sizeof(*sx));
+  sx->stx_mask = STATX_BASIC_STATS;
+  sx->stx_blksize = static_cast<__u32>(st.st_blksize);
+  sx->stx_nlink = 1;
+  sx->stx_uid = st.st_uid;
+  sx->stx_gid = st.st_gid;
+  sx->stx_mode = static_cast<__u16>(st.st_mode);
+  sx->stx_ino = st.st_ino;
+  sx->stx_size = static_cast<__u64>(st.st_size);
+  sx->stx_blocks = static_cast<__u64>(st.st_blocks);
+  sx->stx_mtime.tv_sec = st.st_mtim.tv_sec;
+  sx->stx_mtime.tv_nsec = static_cast<__u32>(st.st_mtim.tv_nsec);
+  sx->stx_ctime = sx->stx_mtime;
+  sx->stx_atime = sx->stx_mtime;
+  sx->stx_dev_major = major(st.st_dev);
+  sx->stx_dev_minor = minor(st.st_dev);
+  return 1;
+}
+
+// access(): existence from the forwarder, permission from the owner bits.
+int access_captured(int dirfd, const char* path, int mode) {
+  struct stat st;
+  int h = stat_captured(dirfd, path, 0, &st);
+  if (h != 1) return h;
+  unsigned need = ((mode & R_OK) ? 0400u : 0u) | ((mode & W_OK) ? 0200u : 0u) |
+                  ((mode & X_OK) ? 0100u : 0u);
+  if ((st.st_mode & need) != need) {
+    errno = EACCES;
+    return -1;
+  }
+  return 1;
+}
+
+inline int done(int h) { return h == 1 ? 0 : -1; }
+
+}  // namespace
+
+#define CKPTFWD_STAT(name, st_t, follow_flags)                                         \
+  CKPTFWD_EXPORT int name(const char* path, struct st_t* buf) {                        \
+    int h = stat_captured(AT_FDCWD, path, follow_flags, reinterpret_cast<struct stat*>(buf)); \
+    return h ? done(h) : real::name()(path, buf);                                      \
+  }
+CKPTFWD_STAT(stat, stat, 0)
+CKPTFWD_STAT(stat64, stat64, 0)
+CKPTFWD_STAT(lstat, stat, AT_SYMLINK_NOFOLLOW)
+CKPTFWD_STAT(lstat64, stat64, AT_SYMLINK_NOFOLLOW)
+
+#define CKPTFWD_FSTATAT(name, st_t)                                                      \
+  CKPTFWD_EXPORT int name(int dirfd, const char* path, struct st_t* buf, int flags) {    \
+    int h = stat_captured(dirfd, path, flags, reinterpret_cast<struct stat*>(buf));      \
+    return h ? done(h) : real::name()(dirfd, path, buf, flags);                          \
+  }
+CKPTFWD_FSTATAT(fstatat, stat)
+CKPTFWD_FSTATAT(fstatat64, stat64)
+
+// fstat of a tracked fd describes the staged file itself: pass through.
+CKPTFWD_EXPORT int fstat(int fd, struct stat* buf) { return real::fstat()(fd, buf); }
+CKPTFWD_EXPORT int fstat64(int fd, struct stat64* buf) { return real::fstat64()(fd, buf); }
+CKPTFWD_EXPORT int __fxstat(int ver, int fd, struct stat* buf) { return real::__fxstat()(ver, fd, buf); }
+CKPTFWD_EXPORT int __fxstat64(int ver, int fd, struct stat64* buf) {
+  return real::__fxstat64()(ver, fd, buf);
+}
+
+// Pre-2.33 glibc entry points, still used by old binaries: ver is _STAT_VER (1).
+#define CKPTFWD_XSTAT(name, st_t, follow_flags)                                              \
+  CKPTFWD_EXPORT int name(int ver, const char* path, struct st_t* buf) {                     \
+    int h = stat_captured(AT_FDCWD, path, follow_flags, reinterpret_cast<struct stat*>(buf)); \
+    return h ? done(h) : real::name()(ver, path, buf);                                       \
+  }
+CKPTFWD_XSTAT(__xstat, stat, 0)
+CKPTFWD_XSTAT(__xstat64, stat64, 0)
+CKPTFWD_XSTAT(__lxstat, stat, AT_SYMLINK_NOFOLLOW)
+CKPTFWD_XSTAT(__lxstat64, stat64, AT_SYMLINK_NOFOLLOW)
+
+#define CKPTFWD_FXSTATAT(name, st_t)                                                         \
+  CKPTFWD_EXPORT int name(int ver, int dirfd, const char* path, struct st_t* buf, int flags) { \
+    int h = stat_captured(dirfd, path, flags, reinterpret_cast<struct stat*>(buf));          \
+    return h ? done(h) : real::name()(ver, dirfd, path, buf, flags);                         \
+  }
+CKPTFWD_FXSTATAT(__fxstatat, stat)
+CKPTFWD_FXSTATAT(__fxstatat64, stat64)
+
+CKPTFWD_EXPORT int statx(int dirfd, const char* path, int flags, unsigned mask, struct statx* sx) {
+  int h = statx_captured(dirfd, path, flags, sx);
+  return h ? done(h) : real::statx()(dirfd, path, flags, mask, sx);
+}
+
+CKPTFWD_EXPORT int access(const char* path, int mode) {
+  int h = access_captured(AT_FDCWD, path, mode);
+  return h ? done(h) : real::access()(path, mode);
+}
+CKPTFWD_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) {
+  int h = access_captured(dirfd, path, mode);
+  return h ? done(h) : real::faccessat()(dirfd, path, mode, flags);
+}

@@ -1,0 +1,86 @@
+// The write family. Untracked fds: one table load, then the real call. Tracked fds: the
+// real call; only a budget check (when the forwarder set one) or an ENOSPC adds work,
+// and then the fd moves to the real path before the write is (re)done.
+#include <errno.h>
+#include <sys/uio.h>
+
+#include "interpose/real.h"
+#include "interpose/state.h"
+#include "interpose/versions.h"
+
+namespace ckptfwd::interpose {
+namespace {
+
+size_t iov_bytes(const struct iovec* iov, int n) {
+  size_t sum = 0;
+  for (int i = 0; iov && i < n; ++i) sum += iov[i].iov_len;
+  return sum;
+}
+
+// offset < 0: at the file position (or appended).
+template <class Op>
+ssize_t tracked_write(int fd, Version* v, long long offset, size_t len, Op op) {
+  if (v->budget >= 0 && v->owned.load() && exceeds_budget(fd, v, offset, len))
+    switch_to_real(fd, v, "size budget reached");
+  ssize_t r = op();
+  if (r < 0 && errno == ENOSPC && v->owned.load()) {
+    if (switch_to_real(fd, v, "no space left in staging")) {
+      r = op();
+    } else {
+      errno = ENOSPC;
+    }
+  }
+  return r;
+}
+
+}  // namespace
+}  // namespace ckptfwd::interpose
+
+using namespace ckptfwd::interpose;
+
+#define CKPTFWD_TRACKED(fd, offset, len, call)                            \
+  Version* v = g_fds.get(fd);                                             \
+  if (__builtin_expect(v == nullptr, 1) || t_busy) return call;           \
+  return tracked_write(fd, v, offset, len, [&]() -> decltype(call) { return call; });
+
+CKPTFWD_EXPORT ssize_t write(int fd, const void* buf, size_t n) {
+  CKPTFWD_TRACKED(fd, -1, n, real::write()(fd, buf, n))
+}
+CKPTFWD_EXPORT ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
+  CKPTFWD_TRACKED(fd, off, n, real::pwrite()(fd, buf, n, off))
+}
+CKPTFWD_EXPORT ssize_t pwrite64(int fd, const void* buf, size_t n, off_t off) {
+  CKPTFWD_TRACKED(fd, off, n, real::pwrite64()(fd, buf, n, off))
+}
+CKPTFWD_EXPORT ssize_t writev(int fd, const struct iovec* iov, int cnt) {
+  CKPTFWD_TRACKED(fd, -1, iov_bytes(iov, cnt), real::writev()(fd, iov, cnt))
+}
+CKPTFWD_EXPORT ssize_t pwritev(int fd, const struct iovec* iov, int cnt, off_t off) {
+  CKPTFWD_TRACKED(fd, off, iov_bytes(iov, cnt), real::pwritev()(fd, iov, cnt, off))
+}
+CKPTFWD_EXPORT ssize_t pwritev64(int fd, const struct iovec* iov, int cnt, off_t off) {
+  CKPTFWD_TRACKED(fd, off, iov_bytes(iov, cnt), real::pwritev64()(fd, iov, cnt, off))
+}
+// offset -1 or RWF_APPEND: the write lands at the file position / end.
+CKPTFWD_EXPORT ssize_t pwritev2(int fd, const struct iovec* iov, int cnt, off_t off, int fl) {
+  CKPTFWD_TRACKED(fd, (fl & RWF_APPEND) ? -1 : off, iov_bytes(iov, cnt),
+                  real::pwritev2()(fd, iov, cnt, off, fl))
+}
+CKPTFWD_EXPORT ssize_t pwritev64v2(int fd, const struct iovec* iov, int cnt, off_t off, int fl) {
+  CKPTFWD_TRACKED(fd, (fl & RWF_APPEND) ? -1 : off, iov_bytes(iov, cnt),
+                  real::pwritev64v2()(fd, iov, cnt, off, fl))
+}
+
+// ftruncate may grow a staged file past its budget too (holes cost nothing on tmpfs, but
+// the bytes behind them are what a later fallback copies).
+#define CKPTFWD_FTRUNCATE(name)                                                \
+  CKPTFWD_EXPORT int name(int fd, off_t len) {                                 \
+    Version* v = g_fds.get(fd);                                                \
+    if (__builtin_expect(v == nullptr, 1) || t_busy) return real::name()(fd, len); \
+    if (v->budget >= 0 && v->owned.load() && len > v->budget &&               \
+        exceeds_budget(fd, v, 0, static_cast<size_t>(len)))                   \
+      switch_to_real(fd, v, "size budget reached");                           \
+    return real::name()(fd, len);                                              \
+  }
+CKPTFWD_FTRUNCATE(ftruncate)
+CKPTFWD_FTRUNCATE(ftruncate64)

@@ -1,0 +1,19 @@
+// The ways real checkpoint writers put bytes into files. Each pattern writes one file per
+// rank, named "<stem>_r<rank>.<ext>"; together they cover every write path the preload
+// library must capture (see issue 2, "Must show").
+#pragma once
+#include <string>
+#include <vector>
+
+namespace ckpt_writer {
+
+// Final file names (after any rename) that write_all() leaves in dir for this rank.
+std::vector<std::string> file_names(int rank);
+// Writes every pattern's file for this rank into dir. Exits 1 on any failed call.
+// fsync_before_rename: the rotation pattern fsyncs its temporary before renaming it, as
+// careful applications do (off for tests that need nothing committed yet).
+void write_all(const std::string& dir, int rank, bool fsync_before_rename = true);
+// One file of `bytes` bytes written in 64 KiB write() calls (for the staging-limit test).
+void write_big(const std::string& path, int rank, size_t bytes);
+
+}  // namespace ckpt_writer

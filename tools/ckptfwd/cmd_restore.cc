@@ -1,0 +1,257 @@
+// ckptfwd restore STORE --to DIR [--full-paths] [PATH...]
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+#include "cli.h"
+#include "common/session.h"
+#include "restore_paths.h"
+#include "store.h"
+
+namespace ckptfwd::cli {
+
+namespace {
+
+const char kHelp[] =
+    "usage: ckptfwd restore STORE --to DIR [--full-paths] [PATH...]\n"
+    "\n"
+    "Restores the live files of STORE (or only the named PATHs, or the files below a named\n"
+    "directory) byte for byte into DIR, with their permission bits and modification times.\n"
+    "Needs only the store: no forwarder, no preload library. STORE may also be a single\n"
+    "container file (*.ckc).\n"
+    "\n"
+    "  --to DIR        target directory (created if missing). Files land at DIR + their\n"
+    "                  path with the longest directory prefix common to all restored files\n"
+    "                  removed: /run/ckpt/r0.bin and /run/ckpt/sub/r1.bin restore to\n"
+    "                  DIR/r0.bin and DIR/sub/r1.bin.\n"
+    "  --full-paths    keep the whole path: DIR/run/ckpt/r0.bin\n"
+    "\n"
+    "Nothing is ever written outside DIR: paths with '..', '.', empty components or NUL are\n"
+    "refused, and a symlink inside DIR is never followed. A file whose chunks are corrupt is\n"
+    "reported (file, container, offset) and skipped; the others are restored and the exit\n"
+    "status is 1. A progress bar is shown when stderr is a terminal.\n";
+
+class Progress {
+ public:
+  Progress(size_t files, unsigned long long bytes)
+      : on_(isatty(STDERR_FILENO)), files_(files), bytes_(bytes) {}
+  void update(size_t done, unsigned long long bytes_done) {
+    if (!on_) return;
+    const int width = 30;
+    double frac = bytes_ ? static_cast<double>(bytes_done) / static_cast<double>(bytes_)
+                         : (files_ ? static_cast<double>(done) / static_cast<double>(files_) : 1);
+    int fill = static_cast<int>(frac * width);
+    std::string bar(static_cast<size_t>(fill), '#');
+    bar.resize(width, ' ');
+    fprintf(stderr, "\rrestoring [%s] %zu/%zu files, %s   ", bar.c_str(), done, files_,
+            human_bytes(bytes_done).c_str());
+    fflush(stderr);
+  }
+  void finish() {
+    if (on_) fputs("\n", stderr);
+  }
+
+ private:
+  bool on_;
+  size_t files_;
+  unsigned long long bytes_;
+};
+
+// mkdir -p for the target directory itself (the user named it; symlinks there are theirs).
+bool make_target(const std::string& dir, std::string* why) {
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos != dir.size() && dir[pos] != '/') continue;
+    std::string part = dir.substr(0, pos);
+    if (::mkdir(part.c_str(), 0777) == 0 || errno == EEXIST) continue;
+    *why = "cannot create " + part + ": " + strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+// Writes one file: into a temporary name in its final directory, then renamed over the
+// destination, so a failed restore never leaves a half-written file under the real name.
+bool restore_one(ContainerReader& r, const CatalogEntry& e, int root_fd, const std::string& rel,
+                 std::string* why) {
+  std::string leaf;
+  int dir = open_parent_dir(root_fd, rel, &leaf, why);
+  if (dir < 0) return false;
+  std::string tmp = "." + leaf.substr(0, 200) + ".ckptfwd-restore." + std::to_string(getpid());
+  int fd = ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    *why = "cannot create " + rel + ": " + strerror(errno);
+    ::close(dir);
+    return false;
+  }
+  bool ok = r.restore_file(e.file_index, fd, why);
+  if (ok) {
+    // Permission bits only: set-uid/set-gid from a container are never honoured.
+    if (::fchmod(fd, e.mode & 01777) != 0) {
+      *why = "cannot set the mode of " + rel + ": " + strerror(errno);
+      ok = false;
+    }
+    struct timespec ts[2];
+    ts[0].tv_sec = 0;
+    ts[0].tv_nsec = UTIME_OMIT;
+    ts[1].tv_sec = static_cast<time_t>(e.mtime_ns / 1000000000);
+    ts[1].tv_nsec = static_cast<long>(e.mtime_ns % 1000000000);
+    if (ts[1].tv_nsec < 0) ts[1].tv_nsec = 0;
+    ::futimens(fd, ts);  // best effort: a wrong mtime is not worth failing the restore
+  }
+  if (::close(fd) != 0 && ok) {
+    *why = "cannot write " + rel + ": " + strerror(errno);
+    ok = false;
+  }
+  if (ok && ::renameat(dir, tmp.c_str(), dir, leaf.c_str()) != 0) {
+    *why = "cannot rename into place " + rel + ": " + strerror(errno);
+    ok = false;
+  }
+  if (!ok) ::unlinkat(dir, tmp.c_str(), 0);
+  ::close(dir);
+  return ok;
+}
+
+// PATH arguments select catalog paths equal to them or below them (a directory).
+std::vector<const CatalogEntry*> select(const Store& st, const std::vector<std::string>& wanted,
+                                        bool* failed) {
+  std::vector<const CatalogEntry*> out;
+  if (wanted.empty()) {
+    for (const auto& [p, e] : st.catalog.entries()) out.push_back(&e);
+    return out;
+  }
+  for (const std::string& w : wanted) {
+    char norm[PATH_MAX];
+    if (!normalize_path(w.c_str(), nullptr, norm, sizeof(norm))) {
+      error("restore: path too long: " + printable(w));
+      *failed = true;
+      continue;
+    }
+    std::string n = norm;
+    std::string below = n == "/" ? n : n + "/";
+    size_t before = out.size();
+    for (const auto& [p, e] : st.catalog.entries())
+      if (p == n || p.rfind(below, 0) == 0) out.push_back(&e);
+    if (out.size() == before) {
+      error("restore: " + printable(w) + " is not in the catalog of " + st.arg +
+            " (see ckptfwd ls " + st.arg + ")");
+      *failed = true;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int cmd_restore(const Args& args) {
+  if (wants_help(args)) {
+    fputs(kHelp, stdout);
+    return 0;
+  }
+  std::string store, to;
+  bool full = false, to_given = false;
+  std::vector<std::string> paths;
+  bool opts_done = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (!opts_done && a == "--") {
+      opts_done = true;
+    } else if (!opts_done && a == "--to") {
+      if (i + 1 >= args.size()) return usage_error("restore", "--to needs a directory");
+      to = args[++i];
+      to_given = true;
+    } else if (!opts_done && a.rfind("--to=", 0) == 0) {
+      to = a.substr(5);
+      to_given = true;
+    } else if (!opts_done && a == "--full-paths") {
+      full = true;
+    } else if (!opts_done && !a.empty() && a[0] == '-') {
+      return usage_error("restore", "unknown option " + a);
+    } else if (store.empty()) {
+      store = a;
+    } else {
+      paths.push_back(a);
+    }
+  }
+  if (store.empty()) return usage_error("restore", "missing STORE");
+  if (!to_given || to.empty()) return usage_error("restore", "missing --to DIR");
+
+  Store st;
+  if (!open_store(store, st)) return 1;
+  for (const std::string& p : st.catalog.problems())
+    error("warning: " + st.dir + "/" + p + " (run ckptfwd verify " + st.dir + ")");
+  bool failed = false;
+  std::vector<const CatalogEntry*> chosen = select(st, paths, &failed);
+
+  // Untrusted paths: anything that could climb out of DIR is refused before any write.
+  std::vector<const CatalogEntry*> todo;
+  std::vector<std::string> good_paths;
+  for (const CatalogEntry* e : chosen) {
+    std::string why;
+    if (!check_restore_path(e->path, &why)) {
+      error("restore: refusing '" + printable(e->path) + "': " + why);
+      failed = true;
+      continue;
+    }
+    todo.push_back(e);
+    good_paths.push_back(e->path);
+  }
+  if (todo.empty() && !failed) {
+    printf("nothing to restore: %s has no live files\n", st.arg.c_str());
+    return 0;
+  }
+  std::string prefix = full ? "" : common_dir_prefix(good_paths);
+
+  std::string why;
+  if (!make_target(to, &why)) {
+    error("restore: " + why);
+    return 1;
+  }
+  int root = ::open(to.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0) {
+    error("restore: cannot open target directory " + to + ": " + strerror(errno));
+    return 1;
+  }
+  unsigned long long total = 0, done_bytes = 0;
+  for (const CatalogEntry* e : todo) total += e->size;
+  Progress progress(todo.size(), total);
+  ContainerCache cache(st.dir);
+  size_t ok_count = 0, bad_count = 0;
+  unsigned long long ok_bytes = 0;
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const CatalogEntry& e = *todo[i];
+    std::string rel = destination_of(e.path, prefix, full);
+    std::string err;
+    ContainerReader* r = cache.get(e.container, &err);
+    bool ok = r != nullptr;
+    if (ok && e.file_index >= r->files().size()) {
+      err = cache.path_of(e.container) + ": has no file " + std::to_string(e.file_index) +
+            " (MANIFEST and container disagree)";
+      ok = false;
+    }
+    if (ok) ok = restore_one(*r, e, root, rel, &err);
+    if (ok) {
+      ++ok_count;
+      ok_bytes += e.size;
+    } else {
+      progress.finish();
+      error("cannot restore " + printable(e.path) + " (container " + printable(e.container) +
+            "): " + printable(err));
+      ++bad_count;
+    }
+    done_bytes += e.size;
+    progress.update(i + 1, done_bytes);
+  }
+  progress.finish();
+  ::close(root);
+  printf("restored %zu files (%s) into %s\n", ok_count, human_bytes(ok_bytes).c_str(), to.c_str());
+  if (bad_count) error(std::to_string(bad_count) + " of " + std::to_string(todo.size()) +
+                       " files could not be restored (see above)");
+  return failed || bad_count ? 1 : 0;
+}
+
+}  // namespace ckptfwd::cli

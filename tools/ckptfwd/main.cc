@@ -1,0 +1,72 @@
+// ckptfwd: inspect, verify and restore a checkpoint store; talk to the running forwarder.
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+#include "cli.h"
+
+namespace {
+
+const char kHelp[] =
+    "usage: ckptfwd COMMAND [ARGS...]\n"
+    "\n"
+    "Checkpoint I/O forwarding: inspect and restore what the forwarder committed, and talk to\n"
+    "the forwarder of the current job on this node.\n"
+    "\n"
+    "Store commands (need nothing but the store directory):\n"
+    "  ls STORE [--all]                    list the live files of a store (--all: every\n"
+    "                                      container and every file version in it)\n"
+    "  restore STORE --to DIR [--full-paths] [PATH...]\n"
+    "                                      restore files byte for byte into DIR\n"
+    "  verify STORE|FILE.ckc               check manifest and every chunk checksum\n"
+    "\n"
+    "Forwarder commands (the job and node come from CKPTFWD_JOB_ID / SLURM_JOB_ID /\n"
+    "PBS_JOBID, CKPTFWD_NODE_ID or the host name, and CKPTFWD_STAGE_DIR):\n"
+    "  stats [--json]                      counters of the running forwarder\n"
+    "  stats --file STATS_FILE             pretty-print a CKPTFWD_STATS_FILE\n"
+    "  drain                               wait until everything captured is committed\n"
+    "  run [--capture GLOBS] -- CMD...     run CMD under the preload library, then drain\n"
+    "\n"
+    "Other:\n"
+    "  schema check FILE                   (placeholder: schema support arrives later)\n"
+    "  help, --help, -h                    this text; `ckptfwd COMMAND --help` for details\n"
+    "\n"
+    "STORE is CKPTFWD_STORE of the run, by default the .ckptfwd directory next to the\n"
+    "captured files (e.g. /scratch/run/ckpt/.ckptfwd).\n"
+    "\n"
+    "Exit status: 0 success, 1 a problem was found or an operation failed, 2 usage error.\n";
+
+// Directory of this executable (for `run` to find ../lib/libckptfwd.so).
+std::string self_exe(const char* argv0) {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n > 0) return std::string(buf, static_cast<size_t>(n));
+  return argv0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ckptfwd::cli;
+  if (argc < 2) {
+    fputs(kHelp, stderr);
+    return 2;
+  }
+  std::string cmd = argv[1];
+  Args args(argv + 2, argv + argc);
+  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    fputs(kHelp, stdout);
+    return 0;
+  }
+  if (cmd == "ls") return cmd_ls(args);
+  if (cmd == "restore") return cmd_restore(args);
+  if (cmd == "verify") return cmd_verify(args);
+  if (cmd == "stats") return cmd_stats(args);
+  if (cmd == "drain") return cmd_drain(args);
+  if (cmd == "run") return cmd_run(args, self_exe(argv[0]));
+  if (cmd == "schema") return cmd_schema(args);
+  error("unknown command '" + cmd + "' (see ckptfwd --help)");
+  return 2;
+}

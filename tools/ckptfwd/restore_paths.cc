@@ -1,0 +1,118 @@
+#include "restore_paths.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace ckptfwd::cli {
+
+namespace {
+std::vector<std::string> split(const std::string& p) {
+  std::vector<std::string> out;
+  size_t b = 1;  // after the leading '/'
+  while (b <= p.size()) {
+    size_t e = p.find('/', b);
+    if (e == std::string::npos) e = p.size();
+    out.push_back(p.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+}  // namespace
+
+bool check_restore_path(const std::string& p, std::string* why) {
+  auto bad = [&](const char* w) {
+    if (why) *why = w;
+    return false;
+  };
+  if (p.empty() || p[0] != '/') return bad("not an absolute path");
+  if (p.find('\0') != std::string::npos) return bad("contains a NUL byte");
+  if (p == "/") return bad("is the root directory");
+  for (const std::string& c : split(p)) {
+    if (c.empty()) return bad("has an empty component (// or a trailing /)");
+    if (c == "." || c == "..") return bad("has a '.' or '..' component");
+  }
+  return true;
+}
+
+std::string common_dir_prefix(const std::vector<std::string>& paths) {
+  if (paths.empty()) return "";
+  std::vector<std::string> common = split(paths[0]);
+  common.pop_back();  // directories only
+  for (size_t i = 1; i < paths.size(); ++i) {
+    std::vector<std::string> c = split(paths[i]);
+    c.pop_back();
+    size_t k = 0;
+    while (k < common.size() && k < c.size() && common[k] == c[k]) ++k;
+    common.resize(k);
+  }
+  std::string out;
+  for (const std::string& c : common) out += "/" + c;
+  return out;
+}
+
+std::string destination_of(const std::string& p, const std::string& prefix, bool full_paths) {
+  if (full_paths) return p.substr(1);
+  return p.substr(prefix.size() + 1);
+}
+
+int open_parent_dir(int root_fd, const std::string& rel, std::string* leaf, std::string* why) {
+  int fd = ::dup(root_fd);
+  if (fd < 0) {
+    if (why) *why = std::string("dup: ") + strerror(errno);
+    return -1;
+  }
+  size_t b = 0;
+  std::string walked;
+  for (;;) {
+    size_t e = rel.find('/', b);
+    if (e == std::string::npos) {
+      *leaf = rel.substr(b);
+      return fd;
+    }
+    std::string comp = rel.substr(b, e - b);
+    walked += (walked.empty() ? "" : "/") + comp;
+    int next = ::openat(fd, comp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (next < 0 && errno == ENOENT) {
+      if (::mkdirat(fd, comp.c_str(), 0777) != 0 && errno != EEXIST) {
+        if (why) *why = "cannot create directory " + walked + ": " + strerror(errno);
+        ::close(fd);
+        return -1;
+      }
+      next = ::openat(fd, comp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (next < 0) {
+      int e2 = errno;
+      if (why) {
+        *why = (e2 == ELOOP || e2 == ENOTDIR)
+                   ? walked + " is a symlink or not a directory: refusing to write through it"
+                   : "cannot open directory " + walked + ": " + strerror(e2);
+      }
+      ::close(fd);
+      return -1;
+    }
+    ::close(fd);
+    fd = next;
+    b = e + 1;
+  }
+}
+
+std::string printable(const std::string& p) {
+  std::string out;
+  for (unsigned char c : p) {
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace ckptfwd::cli

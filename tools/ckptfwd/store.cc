@@ -1,0 +1,135 @@
+#include "store.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "cli.h"
+
+namespace ckptfwd::cli {
+
+namespace {
+const char kDefaultHint[] = "(the default store is <dir of the captured files>/.ckptfwd)";
+
+bool is_dir(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+bool exists(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+// A single container: its files become the catalog, the newest version of each path wins.
+bool open_single(const std::string& path, Store& out) {
+  ContainerReader r;
+  std::string err;
+  if (!r.open(path, &err)) {
+    error(err);
+    return false;
+  }
+  size_t slash = path.rfind('/');
+  out.dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::map<std::string, size_t> newest;
+  const auto& files = r.files();
+  for (size_t i = 0; i < files.size(); ++i) {
+    auto it = newest.find(files[i].path);
+    if (it == newest.end() || files[it->second].version <= files[i].version)
+      newest[files[i].path] = i;
+  }
+  std::vector<CatalogEntry> entries;
+  for (const auto& [p, i] : newest) {
+    CatalogEntry e;
+    e.path = p;
+    e.file_index = static_cast<uint32_t>(i);
+    e.size = files[i].size;
+    e.mode = files[i].mode;
+    e.mtime_ns = files[i].mtime_ns;
+    entries.push_back(e);
+  }
+  out.catalog.apply_commit(name, entries);
+  out.single = true;
+  return true;
+}
+}  // namespace
+
+bool open_store(const std::string& arg, Store& out) {
+  out.arg = arg;
+  if (arg.empty()) {
+    error("empty store path " + std::string(kDefaultHint));
+    return false;
+  }
+  if (!exists(arg)) {
+    error("store " + arg + " does not exist " + kDefaultHint);
+    return false;
+  }
+  if (!is_dir(arg)) return open_single(arg, out);
+  out.dir = arg;
+  while (out.dir.size() > 1 && out.dir.back() == '/') out.dir.pop_back();
+  if (!exists(out.dir + "/MANIFEST")) {
+    if (exists(out.dir + "/.ckptfwd/MANIFEST")) {
+      error("no MANIFEST in " + out.dir + ": did you mean the store " + out.dir + "/.ckptfwd ?");
+    } else {
+      error("no MANIFEST in " + out.dir + ": is this a ckptfwd store? " + kDefaultHint);
+    }
+    return false;
+  }
+  std::string err;
+  if (!out.catalog.load(out.dir, &err)) {
+    error(err);
+    return false;
+  }
+  return true;
+}
+
+ContainerReader* ContainerCache::get(const std::string& name, std::string* err) {
+  auto it = open_.find(name);
+  if (it == open_.end()) {
+    Slot s;
+    if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos) {
+      s.err = "MANIFEST names an invalid container '" + name + "' (not a file in the store)";
+    } else {
+      auto r = std::make_unique<ContainerReader>();
+      if (r->open(path_of(name), &s.err)) s.reader = std::move(r);
+    }
+    it = open_.emplace(name, std::move(s)).first;
+  }
+  if (!it->second.reader && err) *err = it->second.err;
+  return it->second.reader.get();
+}
+
+std::string human_bytes(unsigned long long n) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  if (u == 0)
+    snprintf(buf, sizeof(buf), "%llu B", n);
+  else
+    snprintf(buf, sizeof(buf), "%.1f %s", v, units[u]);
+  return buf;
+}
+
+void error(const std::string& msg) { fprintf(stderr, "ckptfwd: %s\n", msg.c_str()); }
+
+int usage_error(const std::string& cmd, const std::string& msg) {
+  fprintf(stderr, "ckptfwd %s: %s (see ckptfwd %s --help)\n", cmd.c_str(), msg.c_str(),
+          cmd.c_str());
+  return 2;
+}
+
+bool wants_help(const Args& args) {
+  for (const std::string& a : args) {
+    if (a == "--") return false;
+    if (a == "--help" || a == "-h") return true;
+  }
+  return false;
+}
+
+}  // namespace ckptfwd::cli

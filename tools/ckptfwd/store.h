@@ -1,0 +1,44 @@
+// Opening a store (or a single container) for the read-only commands, with error messages
+// that say what the user most likely meant.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+
+#include "common/container.h"
+#include "common/manifest.h"
+
+namespace ckptfwd::cli {
+
+struct Store {
+  std::string dir;        // directory holding the containers
+  Catalog catalog;        // replayed MANIFEST (or the files of the single container)
+  bool single = false;    // opened from one .ckc file, no MANIFEST
+  std::string arg;        // what the user typed
+};
+
+// Prints an error naming the store and the fix, returns false, when arg is not a store.
+bool open_store(const std::string& arg, Store& out);
+
+// Containers opened once per command. Names come from the manifest, so they are checked
+// to be plain file names inside the store.
+class ContainerCache {
+ public:
+  explicit ContainerCache(std::string dir) : dir_(std::move(dir)) {}
+  // nullptr with *err set if the container cannot be used.
+  ContainerReader* get(const std::string& name, std::string* err);
+  std::string path_of(const std::string& name) const { return dir_ + "/" + name; }
+
+ private:
+  struct Slot {
+    std::unique_ptr<ContainerReader> reader;
+    std::string err;
+  };
+  std::string dir_;
+  std::map<std::string, Slot> open_;
+};
+
+// "1.5 GiB", "312 B".
+std::string human_bytes(unsigned long long n);
+
+}  // namespace ckptfwd::cli
