@@ -1,5 +1,7 @@
 #include "common/config.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -140,8 +142,8 @@ bool Config::load(Config& out, std::string* err) {
       }
     }
   }
-  extern char** environ;
-  for (char** env = environ; *env; ++env) {
+  // ::environ (unistd.h): a block-scope `extern` here would name ckptfwd::environ.
+  for (char** env = ::environ; *env; ++env) {
     std::string kv = *env;
     if (kv.rfind("CKPTFWD_", 0) != 0) continue;
     size_t eq = kv.find('=');

@@ -96,7 +96,8 @@ bool append_line(const std::string& store_dir, const std::string& line, std::str
     if (err) *err = path + ": " + what + ": " + strerror(errno);
     return false;
   };
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  // O_RDWR, not O_WRONLY: the torn-line check below preads the last byte.
+  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
     if (errno == ENOENT) {
       errno = ENOENT;
@@ -263,6 +264,11 @@ void Catalog::apply_rename(const std::string& from, const std::string& to) {
 }
 
 void Catalog::apply_unlink(const std::string& path) { live_.erase(path); }
+
+const CatalogEntry* Catalog::find(const std::string& path) const {
+  auto it = live_.find(path);
+  return it == live_.end() ? nullptr : &it->second;
+}
 
 bool Catalog::load(const std::string& store_dir, std::string* err) {
   live_.clear();

@@ -25,6 +25,8 @@ void Batcher::stop() {
     c_.state.work_cv.notify_all();
   }
   th_.join();
+  std::lock_guard lk(c_.state.mu);
+  c_.state.purge_retired(true);
 }
 
 void Batcher::loop() {
@@ -40,6 +42,7 @@ void Batcher::loop() {
       lk.lock();
       continue;
     }
+    wake = std::min(wake, s.purge_retired(false));
     s.work_cv.wait_until(lk, wake);
   }
 }

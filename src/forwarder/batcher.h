@@ -25,6 +25,7 @@ struct BatcherTiming {
                                                       std::chrono::milliseconds(3000)};
   std::chrono::milliseconds failed_retry{30000};  // next attempt after a failed batch
   std::chrono::milliseconds waiter_quiet{20};
+  std::chrono::milliseconds retire_grace{2000};  // see State::retire_grace
 };
 
 class Batcher {

@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <map>
 
 #include "common/manifest.h"
 #include "forwarder/log.h"
@@ -15,11 +17,17 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
   State& s = c.state;
   std::vector<CatalogEntry> entries;
   std::vector<uint64_t> committed, gone;
+  // Two versions of one path in a batch: the newest (by open order, not close order) is
+  // the one the catalog must name.
+  std::map<std::string, uint64_t> newest_order;
+  for (const BatchFile& f : files)
+    if (Version* v = s.find(f.vid); v && !v->dropped)
+      newest_order[v->path] = std::max(newest_order[v->path], v->order);
   for (size_t i = 0; i < files.size(); ++i) {
     Version* v = s.find(files[i].vid);
     if (!v) continue;
-    if (v->dropped) {
-      gone.push_back(v->vid);
+    if (v->dropped || v->order < newest_order[v->path]) {
+      gone.push_back(v->vid);  // superseded: in the container, but never named
       continue;
     }
     if (store_for(c.cfg, v->path) != store) {

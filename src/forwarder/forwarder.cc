@@ -20,7 +20,9 @@
 namespace ckptfwd::fwd {
 
 Forwarder::Forwarder(const Config& cfg, const SessionPaths& paths, BatcherTiming timing)
-    : paths_(paths), core_(cfg, paths.dir, paths.node), svc_(core_), batcher_(core_, std::move(timing)) {}
+    : paths_(paths), core_(cfg, paths.dir, paths.node), svc_(core_), batcher_(core_, timing) {
+  core_.state.retire_grace = timing.retire_grace;
+}
 
 Forwarder::~Forwarder() {
   batcher_.stop();
@@ -128,7 +130,13 @@ bool Forwarder::idle_expired(int64_t& idle_since_ns) {
 
 bool Forwarder::release_socket(bool block) {
   int lock = open(paths_.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock >= 0 && flock(lock, block ? LOCK_EX : LOCK_EX | LOCK_NB) != 0) {
+  bool locked = lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0;
+  // Stopping for good: wait a little for the lock, but a stuck holder cannot keep us.
+  for (int i = 0; block && lock >= 0 && !locked && i < 40; ++i) {
+    usleep(50000);
+    locked = flock(lock, LOCK_EX | LOCK_NB) == 0;
+  }
+  if (lock >= 0 && !locked && !block) {
     close(lock);
     return false;  // a library is starting a forwarder: it wants one, stay
   }

@@ -56,11 +56,17 @@ size_t recover_staged(Core& c) {
       unlink(meta.c_str());  // its data was committed or never created
       continue;
     }
+    if (!f.meta) {
+      // Committed (its .meta goes first), or created by an OPEN that never replied: no
+      // client holds it as a version.
+      unlink(data.c_str());
+      continue;
+    }
     VersionMeta m;
     std::string err;
-    if (!f.meta || !read_meta(meta, m, &err)) {
-      LOG_WARN("%s has no readable description (%s); left in place, not committed. Fix: "
-               "inspect it and remove it by hand", data.c_str(), f.meta ? err.c_str() : "no .meta");
+    if (!read_meta(meta, m, &err)) {
+      LOG_WARN("%s has an unreadable description (%s); left in place, not committed. Fix: "
+               "inspect it and remove it by hand", data.c_str(), err.c_str());
       continue;
     }
     if (s.versions.count(vid)) continue;

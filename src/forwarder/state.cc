@@ -71,10 +71,32 @@ void State::drop(Version& v) {
 void State::forget(uint64_t vid) {
   auto it = versions.find(vid);
   if (it == versions.end()) return;
-  remove_staged(it->second.data_path, it->second.meta_path);
+  if (retire_grace.count() > 0) {
+    remove_staged("", it->second.meta_path);
+    retired_.push_back({Clock::now() + retire_grace, it->second.data_path});
+    work_cv.notify_all();  // the batcher thread purges
+  } else {
+    remove_staged(it->second.data_path, it->second.meta_path);
+  }
   versions.erase(it);
   update_pending_gauge();
   done_cv.notify_all();
+}
+
+Clock::time_point State::purge_retired(bool all) {
+  auto now = Clock::now();
+  auto next = Clock::time_point::max();
+  std::vector<std::pair<Clock::time_point, std::string>> keep;
+  for (auto& r : retired_) {
+    if (all || r.first <= now) {
+      remove_staged(r.second, "");
+    } else {
+      next = std::min(next, r.first);
+      keep.push_back(std::move(r));
+    }
+  }
+  retired_.swap(keep);
+  return next;
 }
 
 void State::rewrite_meta(const Version& v) {

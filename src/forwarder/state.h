@@ -64,6 +64,10 @@ class State {
   int clients = 0;         // connected clients
   bool draining = false;   // exit drain: seal everything now
   bool shutdown = false;   // waiters give up (EIO)
+  // A reader may have been handed a staged path just before its version committed: the
+  // data file outlives the version by this grace so its open() still finds it. The
+  // .meta goes at once, so a recovery never commits it twice.
+  std::chrono::milliseconds retire_grace{2000};
 
   Version* find(uint64_t vid);
   // Newest visible (ready, not dropped) version of path, or null.
@@ -77,8 +81,12 @@ class State {
   // Drops v: never committed. Deletes its staged files and forgets it unless a client or
   // the pipeline still holds it. v may be dangling afterwards.
   void drop(Version& v);
-  // Forgets v and deletes its staged files (after commit, or a dropped version released).
+  // Forgets v and deletes its staged files (after commit, or a dropped version released);
+  // the data file after retire_grace.
   void forget(uint64_t vid);
+  // Deletes retired data files whose grace ended (all of them with all=true). Returns the
+  // next deadline, or Clock::time_point::max().
+  Clock::time_point purge_retired(bool all);
   // Re-writes v's .meta (after RENAME) so a recovery uses the current path.
   void rewrite_meta(const Version& v);
   // Anything open, closed or committing (idle exit waits for none).
@@ -95,6 +103,7 @@ class State {
   const Config& cfg_;
   Stats& stats_;
   std::string dir_;
+  std::vector<std::pair<Clock::time_point, std::string>> retired_;  // deadline, data path
 };
 
 int64_t realtime_ns_of(const struct timespec& ts);

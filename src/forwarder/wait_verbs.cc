@@ -85,6 +85,9 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   }
   sv->ready = true;
   s.mark_closed(*sv);
+  // A snapshot is a version of its own: counted so committed never exceeds captured.
+  c_.stats.files_captured++;
+  c_.stats.bytes_captured += sv->size;
   return svid;
 }
 

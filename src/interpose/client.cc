@@ -69,13 +69,19 @@ int move_high(int fd) {
   return hi;
 }
 
+size_t g_reply_len = 0;  // payload length of the reply in g_frame
+
 bool exchange_locked(int fd, const char* const* fields, size_t n, wire::Fields& reply) {
   size_t len = wire::encode(g_frame, sizeof(g_frame) - 1, fields, n);
   if (len == 0) return false;
   if (!wire::send_frame(fd, g_frame, len, sock_write)) return false;
   long got = wire::recv_frame(fd, g_frame, sizeof(g_frame), sock_read);
   if (got < 0) return false;
-  return wire::decode(g_frame, static_cast<size_t>(got), reply);
+  g_reply_len = static_cast<size_t>(got);
+  // A LIST reply may carry more names than Fields holds (kMaxFields): decode then keeps
+  // the first ones and the caller walks the whole payload (reply_payload()).
+  wire::decode(g_frame, g_reply_len, reply);
+  return reply.n > 0;
 }
 
 // One connect attempt plus HELLO. Returns the (moved) socket or -1 with g_reason set.
@@ -288,17 +294,41 @@ Result call(const char* const* fields, size_t n, ReplyFn on_ok, void* ctx) {
 }
 
 const char* unreachable_reason() { return g_reason; }
+
+void reply_payload(const char** data, size_t* len) {
+  *data = g_frame;
+  *len = g_reply_len;
+}
 bool client_closed_any() { return g_closed_any.load(); }
 void client_note_closed() { g_closed_any.store(true); }
 bool client_owns_fd(int fd) { return fd >= 0 && g_sock.load(std::memory_order_relaxed) == fd; }
 
 void client_fd_gone(int fd) {
   int expected = fd;
-  if (fd >= 0) g_sock.compare_exchange_strong(expected, -1);
+  if (fd >= 0 && g_sock.load(std::memory_order_relaxed) == fd)
+    g_sock.compare_exchange_strong(expected, -1);
 }
 
-void client_atfork_prepare() { pthread_mutex_lock(&g_mu); }
-void client_atfork_parent() { pthread_mutex_unlock(&g_mu); }
+int client_socket() {
+  pthread_mutex_lock(&g_mu);
+  int fd = connected_locked() ? g_sock.load() : -1;
+  pthread_mutex_unlock(&g_mu);
+  return fd;
+}
+
+bool client_adopt_socket(int fd) {
+  struct stat st{};
+  if (real::fstat()(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
+  real::fcntl()(fd, F_SETFD, FD_CLOEXEC);
+  pthread_mutex_lock(&g_mu);
+  g_sock_dev = st.st_dev;
+  g_sock_ino = st.st_ino;
+  g_sock.store(fd);
+  g_closed_any.store(true);  // versions the old image closed still count for WAITALL
+  pthread_mutex_unlock(&g_mu);
+  return true;
+}
+
 void client_atfork_child() {
   pthread_mutex_init(&g_mu, nullptr);
   // The parent's conversation is the parent's: the child says HELLO with its own pid.

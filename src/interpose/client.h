@@ -19,6 +19,10 @@ struct Result {
 // the shared frame buffer): copy out what is needed.
 using ReplyFn = void (*)(const wire::Fields& reply, void* ctx);
 
+// Inside a ReplyFn: the whole reply payload (fields separated by NUL, the first is the
+// status), for replies with more fields than wire::Fields holds (LIST).
+void reply_payload(const char** data, size_t* len);
+
 Result call(const char* const* fields, size_t n, ReplyFn on_ok = nullptr, void* ctx = nullptr);
 
 template <class F>
@@ -35,5 +39,9 @@ void client_note_closed();
 // The application closed or dup'd over fd: if it was our socket, forget it.
 void client_fd_gone(int fd);
 bool client_owns_fd(int fd);
+// The connected socket (verified), or -1: exec hands it to the new image.
+int client_socket();
+// The new image after exec adopts the socket its predecessor used (already said HELLO).
+bool client_adopt_socket(int fd);
 
 }  // namespace ckptfwd::interpose

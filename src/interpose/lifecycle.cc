@@ -98,15 +98,21 @@ void write_stats_line() {
   real::close()(fd);
 }
 
+std::atomic<bool> g_exit_done{false};
+
 // Hands over every version still open at exit, then waits until this process's versions
 // are committed (DESIGN: "when mpiexec returns the checkpoint is on the PFS").
-void on_exit_handler() {
-  if (!g_settings.active) return;
+// flush: exit() path (stdio is flushed after atexit handlers, so flush first); _exit()
+// must not flush.
+void exit_work(bool flush) {
+  if (!g_settings.active || !owner_process()) return;
+  if (g_exit_done.exchange(true)) return;
   Busy busy;
   int saved = errno;
-  fflush(nullptr);  // stdio flushes after atexit handlers: its bytes must be in first
+  if (flush) fflush(nullptr);
   g_fds.for_each([](int, Version* v) {
-    if (!v->owned.load() || v->abandoned.load() || v->close_sent.exchange(true)) return;
+    if (v->view || !v->owned.load() || v->abandoned.load() || v->close_sent.exchange(true))
+      return;
     send_close(v->vid, staged_size(v));
   });
   if (g_settings.exit_wait && client_closed_any()) {
@@ -123,20 +129,21 @@ void on_exit_handler() {
   errno = saved;
 }
 
-void atfork_prepare() {
-  client_atfork_prepare();
-  dirs_atfork_prepare();
-  fallback_atfork_prepare();
-}
-void atfork_parent() {
-  fallback_atfork_parent();
-  dirs_atfork_parent();
-  client_atfork_parent();
-}
+void on_exit_handler() { exit_work(true); }
+
+// The connection and fallback locks are not taken around fork: a thread waiting in SYNC
+// or copying a large file would stall every fork. The child never uses the parent's
+// connection or fallback state, so it simply re-creates those locks. The directory list
+// is short-lived and shared, so fork waits for it.
+void atfork_prepare() { dirs_atfork_prepare(); }
+void atfork_parent() { dirs_atfork_parent(); }
 void atfork_child() {
   fallback_atfork_child();
   dirs_atfork_child();
   client_atfork_child();
+  g_owner_pid.store(getpid());
+  g_exit_done.store(false);
+  reset_fallbacks();
   // Inherited fds still point at the parent's versions; the parent reports them.
   g_fds.for_each([](int, Version* v) { v->owned.store(false); });
 }
@@ -170,6 +177,8 @@ void do_init() {
     g_settings.log_path[0] = '\0';
   copy_env("CKPTFWD_STATS_FILE", g_settings.stats_path, sizeof(g_settings.stats_path));
   find_forwarder();
+  g_owner_pid.store(getpid());
+  adopt_after_exec();
   atexit(on_exit_handler);
   pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
   g_settings.active = true;
@@ -181,5 +190,19 @@ __attribute__((constructor)) void ckptfwd_ctor() { ensure_init(); }
 }  // namespace
 
 void ensure_init() { pthread_once(&g_once, do_init); }
+void exit_without_flush() { exit_work(false); }
 
 }  // namespace ckptfwd::interpose
+
+// Programs that end with _exit (dash, forked workers) skip atexit handlers: do the same
+// hand-over and commit wait there, without the stdio flush _exit promises not to do.
+CKPTFWD_EXPORT void _exit(int status) {
+  if (!ckptfwd::interpose::t_busy) ckptfwd::interpose::exit_without_flush();
+  ckptfwd::interpose::real::_exit()(status);
+  __builtin_unreachable();
+}
+CKPTFWD_EXPORT void _Exit(int status) {
+  if (!ckptfwd::interpose::t_busy) ckptfwd::interpose::exit_without_flush();
+  ckptfwd::interpose::real::_Exit()(status);
+  __builtin_unreachable();
+}

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/sendfile.h>
 #include <sys/uio.h>
+#include <sys/xattr.h>
 
 namespace ckptfwd::interpose::real {
 

@@ -14,6 +14,7 @@ namespace ckptfwd::interpose {
 Settings g_settings;
 CaptureSet g_capture;
 FdTable g_fds;
+std::atomic<pid_t> g_owner_pid{0};
 __thread bool t_busy __attribute__((tls_model("initial-exec"))) = false;
 
 namespace {
@@ -21,6 +22,8 @@ std::atomic<long> g_fallbacks{0};
 std::atomic<bool> g_logged_unreachable{false};
 std::atomic<bool> g_logged_staging{false};
 }  // namespace
+
+bool owner_process() { return getpid() == g_owner_pid.load(std::memory_order_relaxed); }
 
 ErrnoKeeper::ErrnoKeeper() : saved_(errno) {}
 ErrnoKeeper::~ErrnoKeeper() { errno = err_ ? err_ : saved_; }
@@ -76,6 +79,7 @@ void note_fallback(const char* reason, const char* path) {
 }
 
 long fallback_count() { return g_fallbacks.load(); }
+void reset_fallbacks() { g_fallbacks.store(0); }
 const char* first_fallback_reason() { return g_first_reason; }
 
 }  // namespace ckptfwd::interpose

@@ -32,6 +32,13 @@ struct Settings {
 extern Settings g_settings;
 extern CaptureSet g_capture;
 extern FdTable g_fds;
+// The process the state belongs to; a vfork child (same memory, other pid) must not act
+// on it. Set at init and in the fork child handler.
+extern std::atomic<pid_t> g_owner_pid;
+bool owner_process();
+// exec keeps the process but not the library's memory: the new image takes over the
+// connection and the open versions the old one handed it (wrap_exec.cc).
+void adopt_after_exec();
 
 // Re-entry guard: set while the library works; wrappers seeing it call the real function.
 extern __thread bool t_busy __attribute__((tls_model("initial-exec")));
@@ -62,6 +69,8 @@ class ErrnoKeeper {
 };
 
 void ensure_init();
+// The exit hand-over for _exit()/_Exit() (no stdio flush).
+void exit_without_flush();
 // True when this call should be considered for capture: initialised, active, not nested.
 inline bool intercepting() {
   if (t_busy) return false;
@@ -80,17 +89,14 @@ void log_msg(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // Counts a fallback to the real path; logs only the first one of the process.
 void note_fallback(const char* reason, const char* path);
 long fallback_count();
+void reset_fallbacks();  // a forked child reports its own
 const char* first_fallback_reason();
 
 // Fork handling hooks of other modules.
-void client_atfork_prepare();
-void client_atfork_parent();
 void client_atfork_child();
 void dirs_atfork_prepare();
 void dirs_atfork_parent();
 void dirs_atfork_child();
-void fallback_atfork_prepare();
-void fallback_atfork_parent();
 void fallback_atfork_child();
 
 }  // namespace ckptfwd::interpose

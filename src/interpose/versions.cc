@@ -68,17 +68,51 @@ void send_abandon(unsigned long long vid) {
   call(req, 2);
 }
 
+// A read view's staged file is 0600; fstat must show the captured file's own mode (cp -p
+// and mv copy it). 0 if unknown.
+static unsigned view_mode(const char* norm) {
+  unsigned mode = 0;
+  const char* req[] = {wire::kStat, norm};
+  auto parse = [&mode](const wire::Fields& f) {
+    if (!wire::parse_octal(f[2], mode)) mode = 0;
+  };
+  call_with(req, 2, parse);
+  return mode;
+}
+
 bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode) {
   Version* v = version_create(r.vid, r.budget, mode, norm, r.staged);
   Version* prev = nullptr;
+  if (v) {
+    v->view = r.vid == 0;
+    v->dev = parent_dev(norm);
+    if (v->view) v->mode = view_mode(norm);
+  }
   if (!v || !g_fds.attach(fd, v, &prev)) {
     version_destroy(v);
+    if (r.vid == 0) return true;  // a view works untracked (fstat shows the staged file)
     send_abandon(r.vid);
     note_fallback("cannot track the staged file (fd table or memory)", norm);
     return false;
   }
   if (prev) release_version(prev);  // a stale entry (fd closed behind our back)
   return true;
+}
+
+unsigned long long parent_dev(const char* norm) {
+  char parent[PATH_MAX];
+  strcpy(parent, norm);
+  char* slash = strrchr(parent, '/');
+  if (slash) slash[slash == parent ? 1 : 0] = '\0';
+  struct stat st{};
+  return real::stat()(parent, &st) == 0 ? st.st_dev : 0;
+}
+
+void present_as_captured(const Version* v, struct stat* st) {
+  st->st_dev = v->dev;
+  st->st_ino = static_cast<ino_t>(path_hash(v->path));
+  st->st_nlink = 1;
+  if (v->mode) st->st_mode = S_IFREG | (v->mode & 07777);
 }
 
 long long staged_size_of(const char* staged) {
@@ -91,7 +125,7 @@ long long staged_size(const Version* v) { return staged_size_of(v->staged); }
 void release_version(Version* v) {
   if (!FdTable::release(v)) return;
   if (v->abandoned.load()) return;  // kept: a racing writer may still hold the pointer
-  if (v->owned.load() && !v->close_sent.exchange(true)) send_close(v->vid, staged_size(v));
+  if (!v->view && v->owned.load() && !v->close_sent.exchange(true)) send_close(v->vid, staged_size(v));
   version_destroy(v);
 }
 
@@ -121,7 +155,7 @@ bool copy_all(int src, int dst, long long size) {
   loff_t in = 0;
   loff_t out = 0;
   while (in < size) {
-    ssize_t n = copy_file_range(src, &in, dst, &out, static_cast<size_t>(size - in), 0);
+    ssize_t n = real::copy_file_range()(src, &in, dst, &out, static_cast<size_t>(size - in), 0);
     if (n > 0) continue;
     if (n < 0 && errno == EINTR) continue;
     if (n == 0) break;  // source shorter than expected
@@ -152,7 +186,7 @@ bool switch_to_real(int fd, Version* v, const char* why) {
   pthread_mutex_lock(&g_fb_mu);
   if (g_fds.get(fd) != v) {
     ok = g_fds.get(fd) == nullptr && v->abandoned.load();  // another fd of v switched it
-  } else if (v->owned.load()) {
+  } else if (v->owned.load() && !v->view) {
     int fl = real::fcntl()(fd, F_GETFL);
     int acc = fl >= 0 ? (fl & O_ACCMODE) : O_WRONLY;
     if (acc == O_RDONLY) acc = O_WRONLY;
@@ -217,8 +251,6 @@ bool exceeds_budget(int fd, const Version* v, long long offset, size_t len) {
   return over;
 }
 
-void fallback_atfork_prepare() { pthread_mutex_lock(&g_fb_mu); }
-void fallback_atfork_parent() { pthread_mutex_unlock(&g_fb_mu); }
 void fallback_atfork_child() { pthread_mutex_init(&g_fb_mu, nullptr); }
 
 }  // namespace ckptfwd::interpose

@@ -2,6 +2,7 @@
 // hook the staged fd into the fd table, hand it back (CLOSE) when its last fd goes, and
 // switch an fd to the real path when staging cannot take more (fallback).
 #pragma once
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <climits>
@@ -42,6 +43,12 @@ bool switch_to_real(int fd, Version* v, const char* why);
 // Before a write that ends at offset end (or, with end < 0, one that appends len bytes at
 // the current position): true if it would grow the staged file past v->budget.
 bool exceeds_budget(int fd, const Version* v, long long offset, size_t len);
+
+// st_dev of the directory holding norm (what stat of a captured path reports).
+unsigned long long parent_dev(const char* norm);
+// fstat of a tracked fd: the staged file's size and times, the captured path's identity
+// (cp and others compare stat(path) with fstat(fd)).
+void present_as_captured(const Version* v, struct stat* st);
 
 // The size of the staged file (for CLOSE).
 long long staged_size(const Version* v);

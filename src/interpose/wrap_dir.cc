@@ -49,17 +49,19 @@ void attach_listing(DIR* d, const char* norm) {
   DirExtra* x = static_cast<DirExtra*>(calloc(1, sizeof(DirExtra)));
   if (!x) return;
   const char* req[] = {wire::kList, norm};
-  auto take = [x](const wire::Fields& f) {
-    size_t total = 0;
-    for (size_t i = 1; i < f.n; ++i) total += strlen(f[i]) + 1;
-    if (total == 0) return;
-    x->names = static_cast<char*>(malloc(total));
-    if (!x->names) return;
-    for (size_t i = 1; i < f.n; ++i) {
-      size_t n = strlen(f[i]) + 1;
-      memcpy(x->names + x->bytes, f[i], n);
-      x->bytes += n;
+  auto take = [x](const wire::Fields&) {
+    const char* data;
+    size_t len;
+    reply_payload(&data, &len);  // every name, however many (Fields keeps only 64)
+    size_t first = strlen(data) + 1;  // skip "OK"
+    if (first >= len) return;
+    x->bytes = len - first + 1;  // the payload's last name has its NUL at data[len]
+    x->names = static_cast<char*>(malloc(x->bytes));
+    if (!x->names) {
+      x->bytes = 0;
+      return;
     }
+    memcpy(x->names, data + first, x->bytes);
   };
   if (call_with(req, 2, take).status != Status::kOk || x->bytes == 0) {
     free(x->names);

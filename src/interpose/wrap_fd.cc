@@ -26,7 +26,7 @@ void after_dup(int oldfd, int newfd) {
 int sync_version(int fd, int rc) {
   if (rc != 0 || t_busy) return rc;
   Version* v = g_fds.get(fd);
-  if (!v || !v->owned.load() || v->abandoned.load()) return rc;
+  if (!v || v->view || !v->owned.load() || v->abandoned.load()) return rc;
   Busy busy;
   ErrnoKeeper keep;
   char vid[24];

@@ -42,7 +42,7 @@ int open_core(int dirfd, const char* path, int flags, mode_t mode) {
     errno = saved;
     return kPassThrough;
   }
-  if (r.vid != 0 && !track_fd(fd, r, norm, effective_mode(flags, mode))) {
+  if (!track_fd(fd, r, norm, effective_mode(flags, mode))) {
     real::close()(fd);
     errno = saved;
     return kPassThrough;

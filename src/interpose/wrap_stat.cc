@@ -124,6 +124,32 @@ int access_captured(int dirfd, const char* path, int mode) {
 
 inline int done(int h) { return h == 1 ? 0 : -1; }
 
+bool empty_path(const char* p) { return !p || !*p; }
+
+int fixup_fd(int fd, int rc, struct stat* st) {
+  if (rc != 0 || t_busy) return rc;
+  const Version* v = g_fds.get(fd);
+  if (v) present_as_captured(v, st);
+  return rc;
+}
+
+// Extended attributes: a captured file has none. Asked only when the real call says the
+// path does not exist (ls -l, SELinux labels), so real files cost nothing extra.
+template <class Real>
+ssize_t xattr_common(const char* path, bool is_list, Real real_call) {
+  int saved = errno;
+  ssize_t r = real_call();
+  if (r >= 0 || errno != ENOENT || !intercepting()) return r;
+  char norm[PATH_MAX];
+  StatInfo info;
+  if (!captured_path(AT_FDCWD, path, norm) || stat_request(norm, info) != 1) {
+    errno = ENOENT;
+    return r;
+  }
+  errno = is_list ? saved : ENODATA;
+  return is_list ? 0 : -1;
+}
+
 }  // namespace
 
 #define CKPTFWD_STAT(name, st_t, follow_flags)                                         \
@@ -139,17 +165,25 @@ CKPTFWD_STAT(lstat64, stat64, AT_SYMLINK_NOFOLLOW)
 #define CKPTFWD_FSTATAT(name, st_t)                                                      \
   CKPTFWD_EXPORT int name(int dirfd, const char* path, struct st_t* buf, int flags) {    \
     int h = stat_captured(dirfd, path, flags, reinterpret_cast<struct stat*>(buf));      \
-    return h ? done(h) : real::name()(dirfd, path, buf, flags);                          \
+    if (h) return done(h);                                                               \
+    int rc = real::name()(dirfd, path, buf, flags);                                      \
+    if ((flags & AT_EMPTY_PATH) && empty_path(path))                                     \
+      fixup_fd(dirfd, rc, reinterpret_cast<struct stat*>(buf));                          \
+    return rc;                                                                           \
   }
 CKPTFWD_FSTATAT(fstatat, stat)
 CKPTFWD_FSTATAT(fstatat64, stat64)
 
-// fstat of a tracked fd describes the staged file itself: pass through.
-CKPTFWD_EXPORT int fstat(int fd, struct stat* buf) { return real::fstat()(fd, buf); }
-CKPTFWD_EXPORT int fstat64(int fd, struct stat64* buf) { return real::fstat64()(fd, buf); }
-CKPTFWD_EXPORT int __fxstat(int ver, int fd, struct stat* buf) { return real::__fxstat()(ver, fd, buf); }
+// fstat of a tracked fd: the staged file's bytes, the captured path's identity.
+CKPTFWD_EXPORT int fstat(int fd, struct stat* buf) { return fixup_fd(fd, real::fstat()(fd, buf), buf); }
+CKPTFWD_EXPORT int fstat64(int fd, struct stat64* buf) {
+  return fixup_fd(fd, real::fstat64()(fd, buf), reinterpret_cast<struct stat*>(buf));
+}
+CKPTFWD_EXPORT int __fxstat(int ver, int fd, struct stat* buf) {
+  return fixup_fd(fd, real::__fxstat()(ver, fd, buf), buf);
+}
 CKPTFWD_EXPORT int __fxstat64(int ver, int fd, struct stat64* buf) {
-  return real::__fxstat64()(ver, fd, buf);
+  return fixup_fd(fd, real::__fxstat64()(ver, fd, buf), reinterpret_cast<struct stat*>(buf));
 }
 
 // Pre-2.33 glibc entry points, still used by old binaries: ver is _STAT_VER (1).
@@ -173,7 +207,18 @@ CKPTFWD_FXSTATAT(__fxstatat64, stat64)
 
 CKPTFWD_EXPORT int statx(int dirfd, const char* path, int flags, unsigned mask, struct statx* sx) {
   int h = statx_captured(dirfd, path, flags, sx);
-  return h ? done(h) : real::statx()(dirfd, path, flags, mask, sx);
+  if (h) return done(h);
+  int rc = real::statx()(dirfd, path, flags, mask, sx);
+  const Version* v = (rc == 0 && !t_busy && (flags & AT_EMPTY_PATH) && empty_path(path))
+                         ? g_fds.get(dirfd) : nullptr;
+  if (v) {
+    sx->stx_ino = path_hash(v->path);
+    sx->stx_nlink = 1;
+    sx->stx_dev_major = major(v->dev);
+    sx->stx_dev_minor = minor(v->dev);
+    if (v->mode) sx->stx_mode = static_cast<__u16>(S_IFREG | (v->mode & 07777));
+  }
+  return rc;
 }
 
 CKPTFWD_EXPORT int access(const char* path, int mode) {
@@ -183,4 +228,17 @@ CKPTFWD_EXPORT int access(const char* path, int mode) {
 CKPTFWD_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) {
   int h = access_captured(dirfd, path, mode);
   return h ? done(h) : real::faccessat()(dirfd, path, mode, flags);
+}
+
+CKPTFWD_EXPORT ssize_t getxattr(const char* path, const char* name, void* value, size_t size) {
+  return xattr_common(path, false, [&] { return real::getxattr()(path, name, value, size); });
+}
+CKPTFWD_EXPORT ssize_t lgetxattr(const char* path, const char* name, void* value, size_t size) {
+  return xattr_common(path, false, [&] { return real::lgetxattr()(path, name, value, size); });
+}
+CKPTFWD_EXPORT ssize_t listxattr(const char* path, char* list, size_t size) {
+  return xattr_common(path, true, [&] { return real::listxattr()(path, list, size); });
+}
+CKPTFWD_EXPORT ssize_t llistxattr(const char* path, char* list, size_t size) {
+  return xattr_common(path, true, [&] { return real::llistxattr()(path, list, size); });
 }

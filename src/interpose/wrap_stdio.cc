@@ -62,7 +62,7 @@ FILE* fopen_core(const char* path, const char* mode, FILE* reuse, bool* pass,
     errno = saved;
     return nullptr;
   }
-  if (r.vid != 0 && !track_fd(file_fd(f), r, norm, effective_mode(O_CREAT, 0666))) {
+  if (!track_fd(file_fd(f), r, norm, effective_mode(O_CREAT, 0666))) {
     real::fclose()(f);
     errno = saved;
     return nullptr;  // pass: the caller opens the real path

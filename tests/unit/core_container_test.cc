@@ -271,7 +271,8 @@ TEST(ContainerCorruption, EveryTruncationIsRejectedCleanly) {
   std::string err;
   ASSERT_TRUE(build_container(dir / "c.ckc", files, 2, 4096, "zstd", &err)) << err;
   std::vector<uint8_t> bytes = test::read_all(dir / "c.ckc");
-  for (size_t len = 0; len < bytes.size(); len += (len < 64 || len > bytes.size() - 600) ? 1 : 97) {
+  // Every length in the header and trailer zone, a sample in between (keeps the test fast).
+  for (size_t len = 0; len < bytes.size(); len += (len < 48 || len > bytes.size() - 48) ? 1 : 61) {
     test::write_all(dir / "t.ckc", std::vector<uint8_t>(bytes.begin(), bytes.begin() + len));
     ContainerReader r;
     err.clear();
@@ -291,7 +292,8 @@ TEST(ContainerCorruption, EveryIndexOrTrailerByteFlipIsRejected) {
   ASSERT_TRUE(probe.open(dir / "c.ckc", &err));
   uint64_t index_off = 0;
   for (int i = 0; i < 8; ++i) index_off |= uint64_t(bytes[bytes.size() - 32 + i]) << (8 * i);
-  for (size_t at = index_off; at < bytes.size(); ++at) {
+  // Every trailer byte; index bytes at a stride (any index flip breaks the same checksum).
+  for (size_t at = index_off; at < bytes.size(); at += at >= bytes.size() - 32 ? 1 : 7) {
     std::vector<uint8_t> bad = bytes;
     bad[at] ^= 0x04;
     test::write_all(dir / "t.ckc", bad);

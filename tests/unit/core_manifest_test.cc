@@ -100,7 +100,8 @@ TEST(Manifest, CommitsRenamesAndUnlinksReplay) {
 
   // Every line ends in the checksum mark.
   std::string text = manifest_text(s);
-  EXPECT_EQ(text.find("commit\tc-1.ckc\t2\t/ck/a\t0\t10\t600\t-5\t#"), 0u) << text;
+  EXPECT_EQ(text.find("commit\tc-1.ckc\t2\t/ck/a\t0\t10\t600\t-5\t/ck/b\t1\t20\t600\t-5\t#"), 0u)
+      << text;
 }
 
 TEST(Manifest, DirectoryRenameMovesTheFilesBelowIt) {

@@ -70,11 +70,17 @@ int open_parent_dir(int root_fd, const std::string& rel, std::string* leaf, std:
   std::string walked;
   for (;;) {
     size_t e = rel.find('/', b);
+    std::string comp = rel.substr(b, e == std::string::npos ? std::string::npos : e - b);
+    // Defence in depth: callers pass checked paths, but this walk alone must never climb.
+    if (comp.empty() || comp == "." || comp == ".." || comp.find('\0') != std::string::npos) {
+      if (why) *why = "refusing path component '" + comp + "' in " + rel;
+      ::close(fd);
+      return -1;
+    }
     if (e == std::string::npos) {
-      *leaf = rel.substr(b);
+      *leaf = comp;
       return fd;
     }
-    std::string comp = rel.substr(b, e - b);
     walked += (walked.empty() ? "" : "/") + comp;
     int next = ::openat(fd, comp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (next < 0 && errno == ENOENT) {

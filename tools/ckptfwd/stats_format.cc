@@ -141,8 +141,12 @@ std::string format_stats_table(const StatsKV& kv) {
       snprintf(line, sizeof(line), "  %-22s %s\n", head, v->c_str());
       out += line;
     }
+  // A forwarder record lists every counter ("-" if missing); a client record only its own.
+  const std::string* source = find("source");
+  bool forwarder = !source || *source == "forwarder";
   for (const Known& k : kKnown) {
     const std::string* v = find(k.key);
+    if (!v && !forwarder) continue;
     snprintf(line, sizeof(line), "  %-22s %s\n", k.label, v ? with_unit(*v, k.unit).c_str() : "-");
     out += line;
   }

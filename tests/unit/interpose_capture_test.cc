@@ -1,0 +1,125 @@
+// Which paths the preload library captures (CKPTFWD_CAPTURE globs minus ckptfwd's own).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "interpose/capture.h"
+
+using ckptfwd::interpose::CaptureSet;
+using ckptfwd::interpose::has_store_component;
+using ckptfwd::interpose::path_hash;
+
+namespace {
+
+TEST(InterposeCapture, EmptySpecCapturesNothing) {
+  static CaptureSet c;
+  EXPECT_TRUE(c.parse(""));
+  EXPECT_TRUE(c.empty());
+  EXPECT_FALSE(c.matches("/tmp/x"));
+  EXPECT_TRUE(c.parse(":::"));
+  EXPECT_TRUE(c.empty());
+}
+
+TEST(InterposeCapture, SplitsOnColonAndSkipsEmptyFields) {
+  static CaptureSet c;
+  ASSERT_TRUE(c.parse("/a/ckpt/*::/b/*.h5:"));
+  ASSERT_EQ(c.count(), 2u);
+  EXPECT_STREQ(c.pattern(0), "/a/ckpt/*");
+  EXPECT_STREQ(c.pattern(1), "/b/*.h5");
+  EXPECT_TRUE(c.matches("/a/ckpt/r0.bin"));
+  EXPECT_TRUE(c.matches("/b/x.h5"));
+  EXPECT_FALSE(c.matches("/b/x.nc"));
+  EXPECT_FALSE(c.matches("/a/other/r0.bin"));
+}
+
+TEST(InterposeCapture, FnmatchWithoutPathnameFlagLetsStarCrossSlashes) {
+  static CaptureSet c;
+  ASSERT_TRUE(c.parse("/run/ckpt/*"));
+  EXPECT_TRUE(c.matches("/run/ckpt/step1/r0.bin"));  // flags 0, as documented
+  EXPECT_FALSE(c.matches("/run/ckpt"));
+}
+
+TEST(InterposeCapture, PatternsAreNormalised) {
+  static CaptureSet c;
+  ASSERT_TRUE(c.parse("/a//b/./c/../ckpt_*", nullptr));
+  EXPECT_STREQ(c.pattern(0), "/a/b/ckpt_*");
+  EXPECT_TRUE(c.matches("/a/b/ckpt_1"));
+  ASSERT_TRUE(c.parse("rel/ckpt/*", "/work/dir"));
+  EXPECT_STREQ(c.pattern(0), "/work/dir/rel/ckpt/*");
+}
+
+TEST(InterposeCapture, RelativePathsNeverMatch) {
+  static CaptureSet c;
+  ASSERT_TRUE(c.parse("*"));
+  EXPECT_FALSE(c.matches("relative/file"));
+}
+
+TEST(InterposeCapture, ExcludesStoreComponentStageDirsAndStore) {
+  static CaptureSet c;
+  ASSERT_TRUE(c.parse("/*"));
+  c.set_exclusions("/dev/shm", "/data/store");
+  EXPECT_TRUE(c.matches("/data/ckpt/r0"));
+  EXPECT_FALSE(c.matches("/data/ckpt/.ckptfwd/c1.ckc"));
+  EXPECT_FALSE(c.matches("/data/ckpt/.ckptfwd"));
+  EXPECT_TRUE(c.matches("/data/ckpt/.ckptfwdx/f"));  // only the exact component
+  EXPECT_FALSE(c.matches("/dev/shm/ckptfwd-0-job-node/v1.data"));
+  EXPECT_TRUE(c.matches("/dev/shm/other"));
+  EXPECT_FALSE(c.matches("/data/store"));
+  EXPECT_FALSE(c.matches("/data/store/MANIFEST"));
+  EXPECT_TRUE(c.matches("/data/storex/f"));  // a sibling with the same prefix is not the store
+}
+
+TEST(InterposeCapture, StageRootIsNormalised) {
+  static CaptureSet c;
+  ASSERT_TRUE(c.parse("/*"));
+  c.set_exclusions("/tmp//stage/", nullptr);
+  EXPECT_FALSE(c.matches("/tmp/stage/ckptfwd-1-2-3/sock"));
+  c.set_exclusions("/", nullptr);
+  EXPECT_FALSE(c.matches("/ckptfwd-1-2-3/sock"));
+}
+
+TEST(InterposeCapture, StoreComponentHelper) {
+  EXPECT_TRUE(has_store_component("/.ckptfwd"));
+  EXPECT_TRUE(has_store_component("/a/.ckptfwd/b"));
+  EXPECT_FALSE(has_store_component("/a/x.ckptfwd/b"));
+  EXPECT_FALSE(has_store_component("/a/.ckptfwd_old"));
+}
+
+TEST(InterposeCapture, DirMayHoldFollowsTheGlobsDirectoryPart) {
+  static CaptureSet c;
+  ASSERT_TRUE(c.parse("/run/ckpt/*:/scratch/*/out/r*.bin:/top*"));
+  EXPECT_TRUE(c.dir_may_hold("/run/ckpt"));
+  EXPECT_FALSE(c.dir_may_hold("/run"));
+  EXPECT_TRUE(c.dir_may_hold("/scratch/job7/out"));
+  EXPECT_FALSE(c.dir_may_hold("/scratch/job7"));
+  EXPECT_TRUE(c.dir_may_hold("/"));
+  c.set_exclusions(nullptr, nullptr);
+  EXPECT_FALSE(c.dir_may_hold("/run/ckpt/.ckptfwd"));
+}
+
+TEST(InterposeCapture, TooManyPatternsKeepsTheFirstOnes) {
+  static CaptureSet c;
+  std::string spec;
+  for (size_t i = 0; i < CaptureSet::kMaxPatterns + 5; ++i) spec += "/p" + std::to_string(i) + ":";
+  EXPECT_FALSE(c.parse(spec.c_str()));
+  EXPECT_EQ(c.count(), CaptureSet::kMaxPatterns);
+  EXPECT_TRUE(c.matches("/p0"));
+  EXPECT_FALSE(c.matches(("/p" + std::to_string(CaptureSet::kMaxPatterns + 1)).c_str()));
+}
+
+TEST(InterposeCapture, OverlongPatternIsSkippedNotTruncated) {
+  static CaptureSet c;
+  std::string longp = "/" + std::string(5000, 'a');
+  EXPECT_FALSE(c.parse(("/ok/*:" + longp).c_str()));
+  EXPECT_EQ(c.count(), 1u);
+  EXPECT_FALSE(c.matches(longp.substr(0, 100).c_str()));
+}
+
+TEST(InterposeCapture, PathHashIsStableAndDistinct) {
+  EXPECT_EQ(path_hash("/a/b"), path_hash("/a/b"));
+  EXPECT_NE(path_hash("/a/b"), path_hash("/a/c"));
+  EXPECT_NE(path_hash(""), 0u);
+  EXPECT_GE(path_hash("/x"), 1ull << 62);
+}
+
+}  // namespace
