@@ -17,6 +17,8 @@ struct Version {
   std::atomic<bool> owned{true};  // false in a forked child: the parent reports it
   std::atomic<bool> close_sent{false};
   std::atomic<bool> abandoned{false};  // switched to the real path
+  std::atomic<int> writers{0};        // writes in flight on the staged file
+  std::atomic<bool> switching{false};  // a fallback copies the staged bytes right now
   bool view = false;              // read-only view (vid 0): nothing to hand back
   unsigned long long dev = 0;     // st_dev reported for the file (its directory's)
   char path[PATH_MAX] = {};       // normalised application path

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -187,6 +188,8 @@ bool switch_to_real(int fd, Version* v, const char* why) {
   if (g_fds.get(fd) != v) {
     ok = g_fds.get(fd) == nullptr && v->abandoned.load();  // another fd of v switched it
   } else if (v->owned.load() && !v->view) {
+    v->switching.store(true);
+    while (v->writers.load() > 0) sched_yield();  // let writes in flight land first
     int fl = real::fcntl()(fd, F_GETFL);
     int acc = fl >= 0 ? (fl & O_ACCMODE) : O_WRONLY;
     if (acc == O_RDONLY) acc = O_WRONLY;
@@ -222,6 +225,7 @@ bool switch_to_real(int fd, Version* v, const char* why) {
               v->path, strerror(errno));
     if (src >= 0) real::close()(src);
     if (real_fd >= 0) real::close()(real_fd);
+    v->switching.store(false);
   }
   pthread_mutex_unlock(&g_fb_mu);
   errno = saved;

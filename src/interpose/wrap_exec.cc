@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "interpose/adopt_codec.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
 #include "interpose/versions.h"
@@ -61,18 +62,23 @@ char* const* prepare(char* const* envp, ExecPrep& p) {
   size_t len = 0;
   size_t cap = 0;
   char head[32];
-  int n = snprintf(head, sizeof(head), "%s%d;", kAdopt, sock);
-  bool ok = append(buf, len, cap, head, static_cast<size_t>(n));
+  size_t hn = format_adopt_head(head, sizeof(head), sock);
+  bool ok = hn > 0 && append(buf, len, cap, kAdopt, kAdoptLen) && append(buf, len, cap, head, hn);
   g_fds.for_each([&](int fd, Version* v) {
     if (!ok || v->view || !v->owned.load() || v->abandoned.load() || v->close_sent.load())
       return;
     int fl = real::fcntl()(fd, F_GETFD);
     if (fl < 0 || (fl & FD_CLOEXEC)) return;  // closes at exec: released by the kernel
-    char rec[128];
-    int m = snprintf(rec, sizeof(rec), "%d,%llu,%lld,%o,%zu:", fd, v->vid, v->budget, v->mode,
-                     strlen(v->path));
-    ok = append(buf, len, cap, rec, static_cast<size_t>(m)) &&
-         append(buf, len, cap, v->path, strlen(v->path)) && append(buf, len, cap, ";", 1);
+    AdoptRecord r;
+    r.fd = fd;
+    r.vid = v->vid;
+    r.budget = v->budget;
+    r.mode = v->mode & 07777;
+    r.path = v->path;
+    r.path_len = strlen(v->path);
+    char rec[PATH_MAX + 128];
+    size_t rn = format_adopt_record(rec, sizeof(rec), r);
+    ok = rn > 0 && append(buf, len, cap, rec, rn);
   });
   size_t count = 0;
   while (envp && envp[count]) ++count;
@@ -144,42 +150,28 @@ namespace ckptfwd::interpose {
 void adopt_after_exec() {
   const char* spec = getenv("CKPTFWD_ADOPT");
   if (!spec || !*spec) return;
-  char* end = nullptr;
-  long sock = strtol(spec, &end, 10);
-  if (end == spec || *end != ';' || !client_adopt_socket(static_cast<int>(sock))) {
-    unsetenv("CKPTFWD_ADOPT");
-    return;
-  }
-  const char* p = end + 1;
-  while (*p) {
-    int fd = 0;
-    unsigned long long vid = 0;
-    long long budget = -1;
-    unsigned mode = 0;
-    size_t plen = 0;
-    int used = 0;
-    if (sscanf(p, "%d,%llu,%lld,%o,%zu:%n", &fd, &vid, &budget, &mode, &plen, &used) != 5 ||
-        used == 0)
-      break;
-    p += used;
-    if (strlen(p) < plen + 1 || p[plen] != ';' || plen >= PATH_MAX) break;
-    char path[PATH_MAX];
-    memcpy(path, p, plen);
-    path[plen] = '\0';
-    p += plen + 1;
-    // The staged file is what the fd points at.
-    char link[32];
-    char staged[PATH_MAX];
-    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, staged, sizeof(staged) - 1);
-    if (n <= 0) continue;  // closed meanwhile: the forwarder keeps it as written
-    staged[n] = '\0';
-    Version* v = version_create(vid, budget, mode, path, staged);
-    Version* prev = nullptr;
-    if (!v) continue;
-    v->dev = parent_dev(path);
-    if (!g_fds.attach(fd, v, &prev)) version_destroy(v);
-    if (prev) release_version(prev);
+  int sock = -1;
+  const char* p = parse_adopt_head(spec, sock);
+  if (p && client_adopt_socket(sock)) {
+    AdoptRecord r;
+    while (*p && (p = parse_adopt_record(p, r)) != nullptr) {
+      char path[PATH_MAX];
+      memcpy(path, r.path, r.path_len);
+      path[r.path_len] = '\0';
+      // The staged file is what the fd points at.
+      char link[32];
+      char staged[PATH_MAX];
+      snprintf(link, sizeof(link), "/proc/self/fd/%d", r.fd);
+      ssize_t n = readlink(link, staged, sizeof(staged) - 1);
+      if (n <= 0) continue;  // closed meanwhile: the forwarder keeps it as written
+      staged[n] = '\0';
+      Version* v = version_create(r.vid, r.budget, r.mode, path, staged);
+      Version* prev = nullptr;
+      if (!v) continue;
+      v->dev = parent_dev(path);
+      if (!g_fds.attach(r.fd, v, &prev)) version_destroy(v);
+      if (prev) release_version(prev);
+    }
   }
   unsetenv("CKPTFWD_ADOPT");  // children of this image get their own hand-over
 }

@@ -2,6 +2,7 @@
 // real call; only a budget check (when the forwarder set one) or an ENOSPC adds work,
 // and then the fd moves to the real path before the write is (re)done.
 #include <errno.h>
+#include <sched.h>
 #include <sys/sendfile.h>
 #include <sys/uio.h>
 
@@ -18,12 +19,30 @@ size_t iov_bytes(const struct iovec* iov, int n) {
   return sum;
 }
 
+// A fallback must not copy the staged file while another thread still writes into it
+// (those bytes would be lost): writes count themselves in v->writers and the switch
+// waits for them; writes arriving during a switch wait for it and then go to the real
+// file. Uncontended, this is two atomic operations and no syscall.
+void wait_for_switch(Version* v) {
+  while (v->switching.load()) sched_yield();
+}
+
 // offset < 0: at the file position (or appended).
 template <class Op>
 ssize_t tracked_write(int fd, Version* v, long long offset, size_t len, Op op) {
-  if (v->budget >= 0 && v->owned.load() && exceeds_budget(fd, v, offset, len))
+  v->writers.fetch_add(1);
+  if (v->switching.load()) {
+    v->writers.fetch_sub(1);
+    wait_for_switch(v);
+    return op();  // fd now writes the real file
+  }
+  if (v->budget >= 0 && v->owned.load() && exceeds_budget(fd, v, offset, len)) {
+    v->writers.fetch_sub(1);
     switch_to_real(fd, v, "size budget reached");
+    return op();
+  }
   ssize_t r = op();
+  v->writers.fetch_sub(1);
   if (r < 0 && errno == ENOSPC && v->owned.load() && !v->view) {
     if (switch_to_real(fd, v, "no space left in staging")) {
       r = op();
@@ -87,14 +106,12 @@ CKPTFWD_EXPORT ssize_t sendfile64(int out, int in, off_t* off, size_t n) {
 
 // ftruncate may grow a staged file past its budget too (holes cost nothing on tmpfs, but
 // the bytes behind them are what a later fallback copies).
-#define CKPTFWD_FTRUNCATE(name)                                                \
-  CKPTFWD_EXPORT int name(int fd, off_t len) {                                 \
-    Version* v = g_fds.get(fd);                                                \
-    if (__builtin_expect(v == nullptr, 1) || t_busy) return real::name()(fd, len); \
-    if (v->budget >= 0 && v->owned.load() && len > v->budget &&               \
-        exceeds_budget(fd, v, 0, static_cast<size_t>(len)))                   \
-      switch_to_real(fd, v, "size budget reached");                           \
-    return real::name()(fd, len);                                              \
+#define CKPTFWD_FTRUNCATE(name)                                                          \
+  CKPTFWD_EXPORT int name(int fd, off_t len) {                                           \
+    Version* v = g_fds.get(fd);                                                          \
+    if (__builtin_expect(v == nullptr, 1) || t_busy || len < 0) return real::name()(fd, len); \
+    return static_cast<int>(tracked_write(fd, v, 0, static_cast<size_t>(len),            \
+                                          [&]() -> ssize_t { return real::name()(fd, len); })); \
   }
 CKPTFWD_FTRUNCATE(ftruncate)
 CKPTFWD_FTRUNCATE(ftruncate64)

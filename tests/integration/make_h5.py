@@ -2,8 +2,9 @@
 """Writes a small HDF5 checkpoint-like input file for the HDF5 client tests.
 
 usage: make_h5.py OUT.h5 [--check]
-Deterministic: fixed data, no object timestamps (track_times=False), so two runs give the
-same bytes. With --check it instead re-reads OUT.h5 and verifies every dataset's values,
+Deterministic: fixed data, no object timestamps (track_times=False on datasets, and no
+track_order on the file: that gives the root group a v2 object header, which stores times),
+so two runs give the same bytes. With --check it instead re-reads OUT.h5 and verifies every dataset's values,
 printing one line per dataset (used to re-read a file through the library).
 """
 import sys
@@ -24,7 +25,7 @@ def expected():
 
 
 def write(path):
-    with h5py.File(path, "w", track_order=True) as f:
+    with h5py.File(path, "w") as f:
         for name, data in expected().items():
             chunks = (8, 24, 16) if data.ndim == 3 else None
             f.create_dataset(name, data=data, chunks=chunks, track_times=False)

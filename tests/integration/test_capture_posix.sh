@@ -49,6 +49,9 @@ n_cont=$(count_containers "$STORE")
 [[ $((n_store * 4)) -le $n_files ]] ||
   fail "store holds $n_store files for $n_files captured (want at most $((n_files / 4))): $(ls "$STORE" | tr '\n' ' ')"
 ok "store holds $n_store files ($n_cont containers) for $n_files captured files"
+staged_left() { find "$CKPTFWD_STAGE_DIR" -name 'v*.data' | wc -l; }
+wait_for '[[ $(staged_left) -eq 0 ]]' 10 || fail "$(staged_left) staged v*.data files still in $CKPTFWD_STAGE_DIR 10 s after the drain"
+ok "staging space released after the commit"
 
 timeout 120 "$CLI" verify "$STORE" >"$T/verify.out" 2>&1 || fail "ckptfwd verify $STORE exited non-zero: $(tail -5 "$T/verify.out")"
 ok "ckptfwd verify clean"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # python3-h5py under the library: a Python program writes an HDF5 checkpoint and re-reads it
 # (values checked in Python), and the restored bytes equal a run without the library.
-# make_h5.py turns object timestamps off (track_times=False), so h5py's output is
-# byte-deterministic and sha256 is the oracle. Python's own open()/write() path is covered
+# make_h5.py keeps object timestamps out of the file (see its docstring), so h5py's output
+# is byte-deterministic and sha256 is the oracle. Python's own open()/write() path is covered
 # too with a plain binary file.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
