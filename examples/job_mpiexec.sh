@@ -10,7 +10,8 @@
 set -euo pipefail
 
 BUILD=$(cd "${1:-build}" && pwd)       # or the PREFIX of `make install PREFIX=...`
-APP="$BUILD/bin/stencil3d"
+# Your application; the demo app stencil3d is only in a build dir (not installed).
+APP=${APP:-$BUILD/bin/stencil3d}
 RUN_DIR=${RUN_DIR:-$PWD/stencil-run}   # on the parallel file system in a real job
 CKPT="$RUN_DIR/ckpt"
 mkdir -p "$CKPT"

@@ -11,7 +11,8 @@
 set -euo pipefail
 
 CKPTFWD_HOME=${CKPTFWD_HOME:?set CKPTFWD_HOME to the ckptfwd build or install directory}
-APP="$CKPTFWD_HOME/bin/stencil3d"
+# Your application; the demo app stencil3d is only in a build dir (not installed).
+APP=${APP:-$CKPTFWD_HOME/bin/stencil3d}
 RUN_DIR=${RUN_DIR:-$SLURM_SUBMIT_DIR/stencil-run}   # on the parallel file system
 CKPT="$RUN_DIR/ckpt"
 mkdir -p "$CKPT"

@@ -95,7 +95,7 @@ n_regular=$(find "$CKPT" -maxdepth 1 -type f -name 'ckpt_*' | wc -l)
 echo "  regular ckpt_* files in $CKPT: $n_regular (expected 0)"
 [ "$n_regular" -eq 0 ] || { echo "FAIL: checkpoint files landed on disk directly (see $LOG)"; FAIL=1; }
 echo "What the application sees through the library:"
-with_ckptfwd "$JOB-ls" "" ls "$CKPT" | tr '\n' ' ' | fold -s -w 100 | sed 's/^/  /'
+with_ckptfwd "$JOB-ls" "$WORK/stats-ls.jsonl" ls "$CKPT" | tr '\n' ' ' | fold -s -w 100 | sed 's/^/  /'
 echo
 
 bold "3/4 job 2: restart from the newest checkpoint through ckptfwd, continue to step $STEPS"
@@ -138,14 +138,23 @@ fi
 
 bold "the store"
 echo "\$ ckptfwd ls $STORE"
-"$CLI" ls "$STORE" 2>&1 | sed 's/^/  /'
+"$CLI" ls "$STORE" >"$WORK/ls.txt" 2>&1
+n_ls=$(wc -l <"$WORK/ls.txt")
+if [ "$n_ls" -gt 12 ]; then
+  head -n 7 "$WORK/ls.txt" | sed 's/^/  /'
+  echo "  ... ($((n_ls - 9)) more lines in $WORK/ls.txt)"
+  tail -n 2 "$WORK/ls.txt" | sed 's/^/  /'
+else
+  sed 's/^/  /' "$WORK/ls.txt"
+fi
 captured=$(stat_sum files_captured)
 app_files=$(( (STEPS / EVERY) * NP ))
 stored=$(find "$STORE" -type f | wc -l)
+containers=$(find "$STORE" -type f -name '*.ckc' | wc -l)
 echo
-echo "checkpoint files the application wrote : $app_files (plus one .tmp per file, renamed)"
+echo "checkpoint files the application wrote : $app_files (each as <name>.tmp, then renamed)"
 echo "file versions ckptfwd captured         : ${captured:-?}"
-echo "files in the store                     : $stored ($(du -sh "$STORE" | cut -f1))"
+echo "files in the store                     : $stored ($containers containers + MANIFEST, $(du -sh "$STORE" | cut -f1))"
 
 bold "stats ($STATS_FILE)"
 if "$CLI" stats --file "$STATS_FILE" 2>/dev/null; then :; else

@@ -249,9 +249,7 @@ bool ensure_connected_locked() {
           fd = try_connect();
           if (fd < 0) sleep_ms(20);
         }
-      } else if (fd < 0 && g_settings.no_spawn) {
-        // keep the connect error as the reason; CKPTFWD_NO_SPAWN=1 forbids starting one
-      }
+      }  // with CKPTFWD_NO_SPAWN=1 the connect error stays the reason
       real::close()(lock);
     }
   }

@@ -97,6 +97,8 @@ $(find "$dir/.ckptfwd" -type f 2>/dev/null | wc -l) $(last_stat time_compress_s)
 }
 
 files=$(( (STEPS / EVERY) * NP ))
+load() { awk '{print $1}' /proc/loadavg 2>/dev/null || echo "?"; }
+LOAD0=$(load)
 echo "ckptfwd bench: $NP ranks, ${NX}x${NY}x${NZ} float64 cells x 2 fields per rank, $files checkpoint files,"
 echo "$REPS rounds of: ${VARIANTS[*]}  (work dir $WORK on $(df -T "$WORK" | awk 'NR==2{print $2}'))"
 for rep in $(seq 1 "$REPS"); do
@@ -136,17 +138,23 @@ done
 echo "  wall s: time until mpiexec returns; ckpt ovh: wall minus the compute-only run;"
 echo "  write s: time the application spent inside its checkpoint writes (slowest rank)."
 
-cap=$(scol ckptfwd 1); sto=$(scol ckptfwd 2); nfiles=$(scol ckptfwd 3); nstore=$(scol ckptfwd 4)
-csec=$(scol ckptfwd 5)
 echo
 printf '%-34s %12s %12s %8s %9s\n' "compression of the same $files files" "in bytes" "out bytes" "ratio" "time s"
-printf '%-34s %12s %12s %8s %9s\n' "ckptfwd store (${CKPTFWD_CODEC:-zstd} -${CKPTFWD_LEVEL:-3}, ${CKPTFWD_SCHEME:-agnostic})" \
-  "${cap:-?}" "${sto:-?}" "$(ratio "${cap:-0}" "${sto:-0}")" "${csec:-?}"
+for v in ckptfwd ckptfwd+fsync; do
+  [ -s "$WORK/$v.store" ] || continue
+  cap=$(scol "$v" 1); sto=$(scol "$v" 2); csec=$(scol "$v" 5)
+  printf '%-34s %12s %12s %8s %9s\n' "$v store (${CKPTFWD_CODEC:-zstd} -${CKPTFWD_LEVEL:-3})" \
+    "${cap:-?}" "${sto:-?}" "$(ratio "${cap:-0}" "${sto:-0}")" "${csec:-?}"
+done
 printf '%-34s %12s %12s %8s %9s\n' "gzip -6 (concatenated)" "$raw_bytes" "$gz_bytes" "$(ratio "$raw_bytes" "$gz_bytes")" "$gz_s"
 printf '%-34s %12s %12s %8s %9s\n' "zstd -3 -T1 (concatenated)" "$raw_bytes" "$zs_bytes" "$(ratio "$raw_bytes" "$zs_bytes")" "$zs_s"
-echo "  ckptfwd's time is its compress time from the stats (in the background, overlapping the app)."
-echo "  ckptfwd's input counts every captured version, including the .tmp names renamed into place."
+echo "  ckptfwd: in = bytes captured (every captured file version), out = bytes stored, time = its"
+echo "  compress time from the stats (in the background, overlapping the application)."
 echo
-echo "files: the application wrote $files checkpoint files; ckptfwd captured ${nfiles:-?} file versions;"
-echo "       the store holds ${nstore:-?} files (containers + manifest)."
+echo "files: the application wrote $files checkpoint files per run (each as .tmp, then renamed)"
+for v in ckptfwd ckptfwd+fsync; do
+  [ -s "$WORK/$v.store" ] || continue
+  echo "  $v: captured $(scol "$v" 3) file versions; the store holds $(scol "$v" 4) files (containers + MANIFEST)"
+done
+echo "load average (other work on this machine): $LOAD0 at the start, $(load) at the end; $(nproc) cores"
 echo "raw timings: $WORK/*.times, store figures: $WORK/*.store, forwarder stats: $STATS_FILE"
