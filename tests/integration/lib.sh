@@ -90,12 +90,13 @@ ckf_cleanup() {
   local rc=$?
   set +e
   timeout 30 "$CLI" drain >/dev/null 2>&1
-  local pid
+  local pid i
   for pid in $(session_forwarders); do kill -TERM "$pid" 2>/dev/null; done
-  sleep 0.2
+  # Let it finish (it writes its stats and removes its session) before removing $T under it.
+  for ((i = 0; i < 50; i++)); do [[ -z "$(session_forwarders)" ]] && break; sleep 0.1; done
   for pid in $(session_forwarders); do kill -KILL "$pid" 2>/dev/null; done
   if [[ $rc -eq 0 && $CKF_FAILED -eq 0 ]] || [[ $rc -eq 77 ]]; then
-    rm -rf "$T"
+    rm -rf "$T" 2>/dev/null || { sleep 0.5; rm -rf "$T"; }
   else
     echo "(kept $T for inspection)" >&2
   fi
@@ -137,7 +138,8 @@ restored_file() {
 }
 
 # assert_restored_tree ORACLE_DIR CAPTURED_DIR OUT: every file of the direct run (ORACLE_DIR)
-# was restored from the capture of CAPTURED_DIR into OUT with identical bytes, and restore
+# was restored from the capture of CAPTURED_DIR into OUT with identical bytes (permission
+# bits are test_file_modes.sh's subject), and restore
 # produced no extra files (no stale .tmp, no unlinked file).
 assert_restored_tree() {
   local oracle=$1 captured=$2 out=$3 f name r n_oracle n_out

@@ -45,6 +45,26 @@ out=$(with_lib /usr/bin/python3 -c "$PY" "$CAP" 2>"$T/py.err") || fail "python3 
 [[ "$out" == "2000" ]] || fail "python3 under the library printed '$out', want 2000"
 ok "python3 writes and re-reads a captured file"
 
+# 3b. dash (ends with _exit after a fork) and tar (openat, fchmod, utimensat on its output)
+# writing captured files; the extracted files read back through the library.
+if command -v dash >/dev/null; then
+  dash -c 'i=0; while [ $i -lt 500 ]; do echo "line $i"; i=$((i+1)); done > "$1/dash.txt"' _ "$DIRECT"
+  with_lib dash -c 'i=0; while [ $i -lt 500 ]; do echo "line $i"; i=$((i+1)); done > "$1/dash.txt"' _ "$CAP" 2>"$T/dash.err" ||
+    fail "dash under the library failed: $(cat "$T/dash.err")"
+fi
+mkdir -p "$T/tarsrc"
+"$WRITER" big "$T/tarsrc/t1.bin" 100K
+printf 'small\n' >"$T/tarsrc/t2.txt"
+tar -C "$T/tarsrc" -cf "$T/in.tar" t1.bin t2.txt
+tar -C "$DIRECT" -xf "$T/in.tar"
+with_lib tar -C "$CAP" -xf "$T/in.tar" 2>"$T/tar.err" || fail "tar -x into the captured directory failed: $(cat "$T/tar.err")"
+for f in t1.bin t2.txt; do
+  with_lib cmp "$CAP/$f" "$T/tarsrc/$f" || fail "$f extracted by tar reads back wrong through the library"
+done
+with_lib tar -C "$CAP" -cf "$T/out.tar" t1.bin t2.txt 2>"$T/tar.err" || fail "tar -c of captured files failed: $(cat "$T/tar.err")"
+tar -xOf "$T/out.tar" t1.bin | cmp - "$T/tarsrc/t1.bin" || fail "tar -c through the library archived wrong bytes"
+ok "dash and tar write and read captured files"
+
 # 4. A program linked with no MPI, run without a launcher (the library's rank: the pid).
 "$WRITER" write "$DIRECT" --rank 7 >/dev/null
 with_lib "$WRITER" write "$CAP" --rank 7 >"$T/nompi.out" 2>&1 || fail "ckpt_writer (no MPI) under the library failed: $(cat "$T/nompi.out")"

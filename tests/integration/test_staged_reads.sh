@@ -4,6 +4,7 @@
 # reading through the library (read, pread, fread, mmap, stat, readdir) sees exactly the
 # direct run's bytes and names; reopening a staged version with O_APPEND and renaming one
 # build on the staged bytes; after `ckptfwd drain` the restore equals the direct run.
+# While staged, the session directory is 0700 and the socket and staged files 0600.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 need_cmd mpiexec.mpich
@@ -22,6 +23,16 @@ timeout 120 env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" \
   fail "ckpt_writer under the library failed: $(tail -5 "$T/write.out")"
 [[ $(count_containers "$STORE") -eq 0 ]] || fail "a container exists already (batch window 60 s, no exit-wait): the reads below would not come from staging"
 ok "32 files closed, none committed"
+
+# Other users on the node must not reach staged data (DESIGN.md failure model).
+sess=$(find "$CKPTFWD_STAGE_DIR" -mindepth 1 -maxdepth 1 -type d -name 'ckptfwd-*')
+[[ -n "$sess" ]] || fail "no session directory under $CKPTFWD_STAGE_DIR"
+[[ $(stat -c %a "$sess") == 700 ]] || fail "session directory $sess has mode $(stat -c %a "$sess"), want 700"
+[[ -S "$sess/sock" && $(stat -c %a "$sess/sock") == 600 ]] || fail "control socket $sess/sock missing or mode $(stat -c %a "$sess/sock" 2>/dev/null), want 600"
+bad=$(find "$sess" -name 'v*.data' ! -perm 600 | head -3)
+[[ -z "$bad" ]] || fail "staged files not mode 600: $bad"
+[[ $(find "$sess" -name 'v*.data' | wc -l) -ge 32 ]] || fail "fewer than 32 staged versions in $sess"
+ok "session dir 0700, socket and staged files 0600"
 
 "$WRITER" read "$DIRECT" --ranks 4 >"$T/digest.direct"
 with_lib "$WRITER" read "$CAP" --ranks 4 >"$T/digest.lib" 2>"$T/digest.err" ||

@@ -50,7 +50,7 @@ LOG=$WORK/ckptfwd.log
 APP_CMD=(mpiexec.mpich -n "$NP" "$APP" --size "$NX" "$NY" "$NZ" --steps "$STEPS")
 
 now() { date +%s.%N; }
-fwd_lines() { grep -c '"source" *: *"forwarder"' "$STATS_FILE" 2>/dev/null || echo 0; }
+fwd_lines() { cat "$STATS_FILE" 2>/dev/null | grep -c '"source" *: *"forwarder"'; }
 # Value of a counter in the LAST forwarder line (flat JSON object, one per line).
 last_stat() {
   grep '"source" *: *"forwarder"' "$STATS_FILE" 2>/dev/null | tail -n 1 |

@@ -10,10 +10,16 @@
 //   ckpt_writer list DIR                    sorted directory listing via opendir/readdir
 //   ckpt_writer big FILE SIZE [--rank N]    one file of SIZE bytes (suffix K or M allowed)
 //                                           in 64 KiB write() calls
+//   ckpt_writer die FILE SIZE [--closed-first FILE2]
+//                                           write SIZE bytes (as `big`) into FILE, then
+//                                           SIGKILL itself with FILE still open (FILE2:
+//                                           first write and close a 200 KiB file)
+//   ckpt_writer threads DIR N               N threads each write two files at once
 //   ckpt_writer fsync-check FILE STORE      write FILE, fsync, then check that STORE's
 //                                           MANIFEST already names FILE and a *.ckc exists
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -24,6 +30,7 @@
 #include "checked_io.h"
 #include "content.h"
 #include "read_back.h"
+#include "threads.h"
 #include "write_patterns.h"
 
 namespace ckpt_writer {
@@ -35,6 +42,8 @@ int usage() {
                "       ckpt_writer read DIR [--rank N | --ranks N]\n"
                "       ckpt_writer list DIR\n"
                "       ckpt_writer big FILE SIZE[K|M] [--rank N]\n"
+               "       ckpt_writer die FILE SIZE[K|M] [--closed-first FILE2]\n"
+               "       ckpt_writer threads DIR N\n"
                "       ckpt_writer fsync-check FILE STORE\n");
   return 2;
 }
@@ -124,13 +133,26 @@ int main(int argc, char** argv) {
   }
   if (cmd == "read") return cmd_read(arg, argc, argv);
   if (cmd == "list") return list_dir(arg) ? 0 : 1;
-  if (cmd == "big" && argc >= 4) {
+  if ((cmd == "big" || cmd == "die") && argc >= 4) {
     char* end = nullptr;
     unsigned long long size = std::strtoull(argv[3], &end, 10);
     if (*end == 'K') size <<= 10;
     else if (*end == 'M') size <<= 20;
     else if (*end != '\0') return usage();
-    write_big(arg, flag_value(argc, argv, "--rank", rank_from_env()), static_cast<size_t>(size));
+    const int rank = flag_value(argc, argv, "--rank", rank_from_env());
+    if (cmd == "big") {
+      write_big(arg, rank, static_cast<size_t>(size));
+      return 0;
+    }
+    // A rank killed mid-write: the bytes are written, the file is never closed.
+    if (const char* first = flag_string(argc, argv, "--closed-first")) write_big(first, rank + 1, 200 << 10);
+    int fd = write_big_open(arg, rank, static_cast<size_t>(size));
+    (void)fd;
+    ::kill(::getpid(), SIGKILL);
+    return 1;
+  }
+  if (cmd == "threads" && argc >= 4) {
+    write_threaded(arg, std::atoi(argv[3]));
     return 0;
   }
   if (cmd == "fsync-check" && argc >= 4) return cmd_fsync_check(arg, argv[3]);

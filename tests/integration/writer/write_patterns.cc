@@ -185,6 +185,10 @@ void write_all(const std::string& dir, int rank, bool fsync_before_rename) {
 }
 
 void write_big(const std::string& path, int rank, size_t bytes) {
+  xclose(write_big_open(path, rank, bytes), path);
+}
+
+int write_big_open(const std::string& path, int rank, size_t bytes) {
   auto block = make_bytes(seed_for(rank, 9), 64 * 1024);
   int fd = xopen(path, O_WRONLY | O_CREAT | O_TRUNC);
   for (size_t done = 0, i = 0; done < bytes; ++i) {
@@ -193,7 +197,7 @@ void write_big(const std::string& path, int rank, size_t bytes) {
     xwrite_all(fd, block.data(), n, path);
     done += n;
   }
-  xclose(fd, path);
+  return fd;
 }
 
 }  // namespace ckpt_writer

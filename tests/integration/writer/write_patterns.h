@@ -15,5 +15,7 @@ std::vector<std::string> file_names(int rank);
 void write_all(const std::string& dir, int rank, bool fsync_before_rename = true);
 // One file of `bytes` bytes written in 64 KiB write() calls (for the staging-limit test).
 void write_big(const std::string& path, int rank, size_t bytes);
+// Same bytes, but the file is left open: returns its descriptor.
+int write_big_open(const std::string& path, int rank, size_t bytes);
 
 }  // namespace ckpt_writer
