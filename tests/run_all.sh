@@ -34,7 +34,7 @@ if [[ -z "$FILTER" ]]; then
   echo "== unit tests (ctest --test-dir $BUILD)"
   junit=$LOGDIR/ctest.xml
   start=$SECONDS
-  ctest --test-dir "$BUILD" --output-on-failure --timeout "$TIMEOUT" -j2 \
+  ctest --test-dir "$BUILD" --output-on-failure --timeout "$TIMEOUT" \
     --output-junit "$junit" >"$LOGDIR/ctest.log" 2>&1
   ctest_rc=$?
   # ctest's own summary: "100% tests passed, 0 tests failed out of 42".

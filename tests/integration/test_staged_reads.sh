@@ -42,7 +42,8 @@ diff "$T/digest.direct" "$T/digest.lib" >"$T/digest.diff" || fail "staged read-b
 with_lib "$WRITER" list "$CAP" >"$T/list.lib" 2>&1 || fail "readdir of staged files failed: $(cat "$T/list.lib")"
 diff "$T/list.direct" "$T/list.lib" >/dev/null || fail "readdir under the library differs while staged: $(diff "$T/list.direct" "$T/list.lib" | head -10)"
 (cd "$DIRECT" && stat -c '%n %s' -- *) >"$T/stat.direct"
-(cd "$CAP" && with_lib stat -c '%n %s' -- $(cat "$T/list.direct")) >"$T/stat.lib" 2>&1 || fail "stat of staged files failed: $(tail -5 "$T/stat.lib")"
+mapfile -t names <"$T/list.direct"
+(cd "$CAP" && with_lib stat -c '%n %s' -- "${names[@]}") >"$T/stat.lib" 2>&1 || fail "stat of staged files failed: $(tail -5 "$T/stat.lib")"
 diff "$T/stat.direct" "$T/stat.lib" >/dev/null || fail "stat sizes differ while staged: $(diff "$T/stat.direct" "$T/stat.lib" | head -10)"
 ok "read/pread/fread/mmap, readdir and stat of staged versions match the direct run"
 
