@@ -75,6 +75,17 @@ ckf_init() {
 
 # PIDs of forwarders that belong to this test's session (same binary and same job id), so
 # cleanup never touches anyone else's forwarder.
+# The layout most tests use: a run without the library into $DIRECT, the captured
+# directory $CAP (glob $CAPTURE) with its default store $STORE, and restores into $OUT.
+ckf_std_dirs() {
+  DIRECT=$T/direct
+  CAP=$T/ckpt
+  OUT=$T/restored
+  STORE=$CAP/.ckptfwd
+  CAPTURE="$CAP/*"
+  mkdir -p "$DIRECT" "$CAP" "$OUT"
+}
+
 session_forwarders() {
   local p exe
   for p in /proc/[0-9]*; do

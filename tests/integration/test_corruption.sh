@@ -10,12 +10,7 @@
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 
-DIRECT=$T/direct
-CAP=$T/ckpt
-OUT=$T/restored
-STORE=$CAP/.ckptfwd
-mkdir -p "$DIRECT" "$CAP" "$OUT"
-CAPTURE="$CAP/*"
+ckf_std_dirs
 
 # Two batches, two containers: the victim alone in the first.
 "$WRITER" big "$DIRECT/victim.bin" 1M

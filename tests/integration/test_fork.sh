@@ -8,12 +8,7 @@ source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-DIRECT=$T/direct
-CAP=$T/ckpt
-OUT=$T/restored
-STORE=$CAP/.ckptfwd
-mkdir -p "$DIRECT" "$CAP" "$OUT"
-CAPTURE="$CAP/*"
+ckf_std_dirs
 
 timeout 60 /usr/bin/python3 "$HERE/fork_writer.py" "$DIRECT" >/dev/null || fail "fork_writer.py failed without the library"
 timeout 60 env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" /usr/bin/python3 "$HERE/fork_writer.py" "$CAP" >"$T/fw.out" 2>&1 ||

@@ -14,12 +14,7 @@ source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 need_cmd mpiexec.mpich
 
-DIRECT=$T/direct
-CAP=$T/ckpt
-OUT=$T/restored
-STORE=$CAP/.ckptfwd
-mkdir -p "$DIRECT" "$CAP" "$OUT"
-CAPTURE="$CAP/*"
+ckf_std_dirs
 export CKPTFWD_BATCH_WINDOW_MS=60000
 export CKPTFWD_IDLE_EXIT=120   # must not exit on its own while the test inspects it
 

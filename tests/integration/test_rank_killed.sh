@@ -8,12 +8,7 @@
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 
-DIRECT=$T/direct
-CAP=$T/ckpt
-OUT=$T/restored
-STORE=$CAP/.ckptfwd
-mkdir -p "$DIRECT" "$CAP" "$OUT"
-CAPTURE="$CAP/*"
+ckf_std_dirs
 export CKPTFWD_IDLE_EXIT=30   # alive for the stats query below; stopped by the cleanup
 
 set +e

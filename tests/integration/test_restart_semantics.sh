@@ -15,12 +15,7 @@
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 
-DIRECT=$T/direct
-CAP=$T/ckpt
-OUT=$T/restored
-STORE=$CAP/.ckptfwd
-mkdir -p "$DIRECT" "$CAP" "$OUT"
-CAPTURE="$CAP/*"
+ckf_std_dirs
 
 # both 'bash code using $D': runs it without the library on $DIRECT, then under it on $CAP.
 both() {

@@ -9,12 +9,7 @@ source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 need_cmd mpiexec.mpich
 
-DIRECT=$T/direct
-CAP=$T/ckpt
-OUT=$T/restored
-STORE=$CAP/.ckptfwd
-mkdir -p "$DIRECT" "$CAP" "$OUT"
-CAPTURE="$CAP/*"
+ckf_std_dirs
 export CKPTFWD_BATCH_WINDOW_MS=60000 CKPTFWD_EXIT_WAIT=0
 
 timeout 120 mpiexec.mpich -n 4 "$WRITER" write "$DIRECT" --no-fsync >/dev/null || fail "direct run failed"

@@ -7,12 +7,7 @@ source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 need_cmd mpiexec.mpich
 
-DIRECT=$T/direct
-CAP=$T/ckpt
-OUT=$T/restored
-STORE=$CAP/.ckptfwd
-mkdir -p "$DIRECT" "$CAP" "$OUT"
-CAPTURE="$CAP/*"
+ckf_std_dirs
 
 "$WRITER" threads "$DIRECT" 8 || fail "threaded writer failed without the library"
 with_lib "$WRITER" threads "$CAP" 8 2>"$T/thr.err" || fail "threaded writer failed under the library: $(tail -5 "$T/thr.err")"
