@@ -227,6 +227,11 @@ bool append_unlink(const std::string& store_dir, const std::string& path, std::s
   return append_line(store_dir, make_line({"unlink", path}), err);
 }
 
+bool append_chmod(const std::string& store_dir, const std::string& path, uint32_t mode,
+                  std::string* err) {
+  return append_line(store_dir, make_line({"chmod", path, octal(mode & 07777)}), err);
+}
+
 }  // namespace manifest
 
 // ---------------------------------------------------------------------------------------
@@ -264,6 +269,11 @@ void Catalog::apply_rename(const std::string& from, const std::string& to) {
 }
 
 void Catalog::apply_unlink(const std::string& path) { live_.erase(path); }
+
+void Catalog::apply_chmod(const std::string& path, uint32_t mode) {
+  auto it = live_.find(path);
+  if (it != live_.end()) it->second.mode = mode & 07777;
+}
 
 const CatalogEntry* Catalog::find(const std::string& path) const {
   auto it = live_.find(path);
@@ -371,6 +381,13 @@ bool Catalog::load(const std::string& store_dir, std::string* err) {
       apply_rename(f[1], f[2]);
     } else if (verb == "unlink" && f.size() == 2 && !f[1].empty()) {
       apply_unlink(f[1]);
+    } else if (verb == "chmod" && f.size() == 3 && !f[1].empty()) {
+      uint32_t mode = 0;
+      if (!parse_octal(f[2], mode) || mode > 07777) {
+        problem("malformed chmod record: skipped");
+        continue;
+      }
+      apply_chmod(f[1], mode);
     } else {
       problem("unknown or malformed record '" + verb.substr(0, 32) + "': skipped");
     }

@@ -6,6 +6,7 @@
 //   commit  <container file name>  <n>  { <path> <file index> <size> <mode octal> <mtime_ns> }*n
 //   rename  <old path> <new path>
 //   unlink  <path>
+//   chmod   <path>  <mode octal>       (permission bits changed after the commit)
 #pragma once
 #include <cstdint>
 #include <map>
@@ -31,6 +32,8 @@ bool append_commit(const std::string& store_dir, const std::string& container,
 bool append_rename(const std::string& store_dir, const std::string& from, const std::string& to,
                    std::string* err);
 bool append_unlink(const std::string& store_dir, const std::string& path, std::string* err);
+bool append_chmod(const std::string& store_dir, const std::string& path, uint32_t mode,
+                  std::string* err);
 }  // namespace manifest
 
 class Catalog {
@@ -48,6 +51,8 @@ class Catalog {
   void apply_commit(const std::string& container, const std::vector<CatalogEntry>& files);
   void apply_rename(const std::string& from, const std::string& to);
   void apply_unlink(const std::string& path);
+  // Sets the mode of path's live entry (no-op if path is not live).
+  void apply_chmod(const std::string& path, uint32_t mode);
 
  private:
   std::map<std::string, CatalogEntry> live_;

@@ -39,6 +39,10 @@ inline constexpr size_t kMaxFields = 64;
 // RENAME old new                        -> OK | PASS | ERR errno
 // UNLINK path                           -> OK | PASS | ERR errno
 // LIST   dir                            -> OK name...   (captured names directly in dir)
+// CHMOD  path mode(octal)               -> OK | PASS | ERR errno
+//   The newest staged version of path takes the mode (its staged file carries mode|0600 so
+//   the owner can always read and write it); a path known only to the store's catalog gets
+//   a manifest `chmod` record. PASS: not a captured file (do the real chmod).
 // STATS                                 -> OK json
 // DRAIN                                 -> OK | ERR errno (all pending versions committed)
 inline constexpr const char* kHello = "HELLO";
@@ -51,6 +55,7 @@ inline constexpr const char* kStat = "STAT";
 inline constexpr const char* kRename = "RENAME";
 inline constexpr const char* kUnlink = "UNLINK";
 inline constexpr const char* kList = "LIST";
+inline constexpr const char* kChmod = "CHMOD";
 inline constexpr const char* kStats = "STATS";
 inline constexpr const char* kDrain = "DRAIN";
 // Replies.

@@ -88,6 +88,12 @@ Reply Service::handle(ClientCtx& cl, const wire::Fields& f) {
     if (f.n < 2 || !get_path(f[1], p1)) return bad();
     return list(p1);
   }
+  if (verb == wire::kChmod) {
+    unsigned mode;
+    if (f.n < 3 || !get_path(f[1], p1) || !wire::parse_octal(f[2], mode) || mode > 07777)
+      return bad();
+    return chmod(p1, mode);
+  }
   if (verb == wire::kStats) return stats();
   if (verb == wire::kDrain) return drain();
   LOG_WARN("unknown verb '%.40s' from pid %ld", verb.c_str(), cl.pid);

@@ -14,6 +14,14 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size) {
   std::lock_guard lk(s.mu);
   Version* v = s.find(vid);
   if (!v || v->state != VState::kOpen) return reply_ok();  // unknown or closed twice: done
+  if (auto h = v->holders.find(cl.id); h != v->holders.end()) {
+    if (--h->second == 0) v->holders.erase(h);
+  } else if (!v->holders.empty()) {
+    LOG_DEBUG("CLOSE of v%llu from pid %ld, which holds no reference to it: ignored",
+              static_cast<unsigned long long>(vid), cl.pid);
+  }
+  cl.closed.insert(vid);  // WAITALL: committed once its last writer closed it
+  if (!v->holders.empty()) return reply_ok();  // other writers still have it open
   if (v->dropped) {
     s.forget(vid);
     return reply_ok();
@@ -67,8 +75,10 @@ void Service::disconnect(ClientCtx& cl) {
   State& s = c_.state;
   std::lock_guard lk(s.mu);
   std::vector<uint64_t> open;
-  for (auto& [vid, v] : s.versions)
-    if (v.client == cl.id && v.state == VState::kOpen) open.push_back(vid);
+  for (auto& [vid, v] : s.versions) {
+    if (v.state != VState::kOpen || !v.holders.erase(cl.id)) continue;
+    if (v.holders.empty()) open.push_back(vid);  // it was the last writer
+  }
   for (uint64_t vid : open) {
     Version* v = s.find(vid);
     if (v->dropped) {

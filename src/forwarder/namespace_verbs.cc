@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <optional>
 #include <set>
 
@@ -56,7 +57,7 @@ bool Service::stage_from_catalog(std::unique_lock<std::mutex>& lk, const std::st
   v.ready = false;
   uint64_t vid = v.vid;
   std::string err;
-  int fd = create_staged(v.data_path, &err);
+  int fd = create_staged(v.data_path, &err, e.mode);
   bool ok = fd >= 0 && write_meta(v.meta_path, VersionMeta{path, -1, e.mode, 0}, &err);
   if (ok) {
     lk.unlock();
@@ -167,6 +168,31 @@ Reply Service::list(const std::string& dir) {
     r.push_back(n);
   }
   return r;
+}
+
+Reply Service::chmod(const std::string& path, uint32_t mode) {
+  State& s = c_.state;
+  std::lock_guard lk(s.mu);
+  if (Version* v = s.newest(path)) {
+    // The newest version is what commits and what readers see; older staged ones are
+    // superseded in the catalog by it anyway.
+    v->mode = mode & 07777;
+    if (::chmod(v->data_path.c_str(), staged_file_mode(mode)) != 0)
+      LOG_WARN("cannot chmod staged %s: %s", v->data_path.c_str(), strerror(errno));
+    s.rewrite_meta(*v);
+    return reply_ok();
+  }
+  std::string store = store_for(c_.cfg, path);
+  if (!s.catalogs.find(store, path)) return reply_pass();
+  std::string err;
+  if (!manifest::append_chmod(store, path, mode, &err)) {
+    LOG_ERROR("cannot record chmod of %s in store %s: %s. Fix: make the store writable",
+              path.c_str(), store.c_str(), err.c_str());
+    c_.stats.errors++;
+    return reply_err(EIO);
+  }
+  s.catalogs.get(store).apply_chmod(path, mode);
+  return reply_ok();
 }
 
 Reply Service::stats() { return reply_ok({c_.stats.to_json()}); }

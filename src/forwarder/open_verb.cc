@@ -48,6 +48,14 @@ Reply Service::open_read(const std::string& path) {
 Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, unsigned req_mode) {
   State& s = c_.state;
   std::unique_lock lk(s.mu);
+  // A version of path still open for writing: join it (same vid, same staged file).
+  Version* shared = nullptr;
+  for (bool preparing = true; preparing;) {
+    shared = s.open_for_write(path, &preparing);
+    if (shared || !preparing) break;
+    s.done_cv.wait(lk);  // its first opener is copying the starting bytes in
+  }
+  if (shared) return join_write(cl, *shared, flags);
   enum class Src { kNone, kStaged, kCatalog, kReal } src = Src::kNone;
   std::string store = store_for(c_.cfg, path);
   std::string src_path;
@@ -88,10 +96,11 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
     if (src_fd < 0) return reply_err(errno);
   }
   Version& v = s.add(path, cl.rank, cl.pid, cl.id, exists ? old_mode : (req_mode & 07777));
+  v.holders[cl.id] = 1;
   uint64_t vid = v.vid;
   std::string data = v.data_path;
   std::string err;
-  int fd = create_staged(v.data_path, &err);
+  int fd = create_staged(v.data_path, &err, v.mode);
   if (fd < 0 || !write_meta(v.meta_path, VersionMeta{path, cl.rank, v.mode, cl.pid}, &err)) {
     int e = errno ? errno : EIO;
     if (fd >= 0) ::close(fd);
@@ -120,6 +129,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
       return reply_err(EIO);
     }
     if (Version* nv = s.find(vid)) nv->ready = true;
+    s.done_cv.notify_all();  // openers waiting to join it
     if (src == Src::kCatalog) {
       c_.stats.restores++;
       c_.stats.bytes_restored += cat.size;
@@ -127,14 +137,30 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   }
   ::close(fd);
   if (src_fd >= 0) ::close(src_fd);
-  long long budget = -1;
-  if (c_.cfg.stage_limit) {
-    uint64_t used = s.staged_bytes();
-    budget = used >= c_.cfg.stage_limit ? 0 : static_cast<long long>(c_.cfg.stage_limit - used);
-  }
+  long long budget = stage_budget();
   LOG_DEBUG("open %s for writing: v%llu (%s)", path.c_str(), static_cast<unsigned long long>(vid),
             copy ? "from its current bytes" : "empty");
   return reply_ok({std::to_string(vid), data, std::to_string(budget)});
+}
+
+long long Service::stage_budget() {
+  if (!c_.cfg.stage_limit) return -1;
+  uint64_t used = c_.state.staged_bytes();
+  return used >= c_.cfg.stage_limit ? 0 : static_cast<long long>(c_.cfg.stage_limit - used);
+}
+
+Reply Service::join_write(ClientCtx& cl, Version& v, int flags) {
+  if ((flags & O_CREAT) && (flags & O_EXCL)) return reply_err(EEXIST);
+  if ((flags & O_TRUNC) && ::truncate(v.data_path.c_str(), 0) != 0) {
+    int e = errno;
+    LOG_ERROR("cannot truncate staged %s for a new opener of %s: %s", v.data_path.c_str(),
+              v.path.c_str(), strerror(e));
+    return reply_err(e);
+  }
+  v.holders[cl.id]++;
+  LOG_DEBUG("open %s for writing: joins v%llu (%zu connections)", v.path.c_str(),
+            static_cast<unsigned long long>(v.vid), v.holders.size());
+  return reply_ok({std::to_string(v.vid), v.data_path, std::to_string(stage_budget())});
 }
 
 }  // namespace ckptfwd::fwd

@@ -79,7 +79,7 @@ size_t recover_staged(Core& c) {
     v.mode = m.mode;
     v.data_path = data;
     v.meta_path = meta;
-    s.mark_closed(v);
+    s.mark_closed(v, false);  // files of older forwarders were plain 0600
     c.stats.files_captured++;
     c.stats.bytes_captured += v.size;
     ++n;

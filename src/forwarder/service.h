@@ -41,6 +41,7 @@ class Service {
   Reply rename(const std::string& from, const std::string& to);
   Reply unlink(const std::string& path);
   Reply list(const std::string& dir);
+  Reply chmod(const std::string& path, uint32_t mode);
   Reply stats();
   Reply drain();
   // The connection went away: its still-open versions are closed as they are (a killed
@@ -53,6 +54,10 @@ class Service {
  private:
   Reply open_write(ClientCtx& cl, const std::string& path, int flags, unsigned mode);
   Reply open_read(const std::string& path);
+  // Another OPEN for writing of a path whose version v is still open (lock held).
+  Reply join_write(ClientCtx& cl, Version& v, int flags);
+  // How far a staged file may grow (-1: no limit). Lock held.
+  long long stage_budget();
   // Waits (lock held through lk) until each vid is committed or dropped (0), or fails a
   // commit attempt that started after the wait began (EIO). Failed versions are requeued.
   int wait_committed(std::unique_lock<std::mutex>& lk, const std::vector<uint64_t>& vids);

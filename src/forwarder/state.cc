@@ -27,6 +27,17 @@ Version* State::newest(const std::string& path) {
   return best;
 }
 
+Version* State::open_for_write(const std::string& path, bool* preparing) {
+  Version* best = nullptr;
+  *preparing = false;
+  for (auto& [vid, v] : versions) {
+    if (v.dropped || v.state != VState::kOpen || v.path != path) continue;
+    if (!v.ready) *preparing = true;
+    else if (!best || v.order > best->order) best = &v;
+  }
+  return best;
+}
+
 std::vector<Version*> State::pending_of(const std::string& path) {
   std::vector<Version*> out;
   for (auto& [vid, v] : versions)
@@ -50,11 +61,18 @@ Version& State::add(const std::string& path, int rank, long pid, uint64_t client
   return v;
 }
 
-void State::mark_closed(Version& v) {
+void State::mark_closed(Version& v, bool mode_from_file) {
   struct stat st;
   if (stat(v.data_path.c_str(), &st) == 0) {
     v.size = static_cast<uint64_t>(st.st_size);
     v.mtime_ns = realtime_ns_of(st.st_mtim);
+    // The staged file carries mode | 0600 unless the application changed it through an
+    // fd (fchmod, which the library may not have seen): then the file's bits win.
+    uint32_t fm = st.st_mode & 07777;
+    if (mode_from_file && fm != staged_file_mode(v.mode)) {
+      v.mode = fm;
+      rewrite_meta(v);
+    }
   }
   v.state = VState::kClosed;
   v.close_seq = next_close_seq++;

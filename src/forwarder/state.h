@@ -31,6 +31,11 @@ struct Version {
   int rank = -1;
   long pid = 0;
   uint64_t client = 0;  // connection that opened it (0: recovered)
+  // While kOpen: open references per connection (one per OPEN that created or joined
+  // it; CLOSE or a disconnect releases them). The version closes when none is left, so
+  // concurrent writers of one path share one version and one staged file, as POSIX
+  // writers share one file (MPI-IO N->1, two opens in one process).
+  std::map<uint64_t, int> holders;
   uint32_t mode = 0644;
   std::string data_path, meta_path;
   VState state = VState::kOpen;
@@ -72,12 +77,17 @@ class State {
   Version* find(uint64_t vid);
   // Newest visible (ready, not dropped) version of path, or null.
   Version* newest(const std::string& path);
+  // The version of path open for writing (not dropped), or null; *preparing is set if
+  // one exists that is still being prepared (its starting bytes copied in).
+  Version* open_for_write(const std::string& path, bool* preparing);
   // Every not-dropped version of path (including ones still being prepared).
   std::vector<Version*> pending_of(const std::string& path);
   // A new version (state kOpen, ready) with vid, order and staged file names assigned.
   Version& add(const std::string& path, int rank, long pid, uint64_t client, uint32_t mode);
   // Marks v closed with the size and mtime of its staged file; wakes the batcher.
-  void mark_closed(Version& v);
+  // Takes the mode from the staged file if the application changed it there (unless
+  // mode_from_file is false: a recovered file's .meta is the authority).
+  void mark_closed(Version& v, bool mode_from_file = true);
   // Drops v: never committed. Deletes its staged files and forgets it unless a client or
   // the pipeline still holds it. v may be dangling afterwards.
   void drop(Version& v);

@@ -106,6 +106,16 @@ bool CaptureSet::dir_may_hold(const char* dir) const {
     memcpy(pdir, patterns_[i], n);
     pdir[n] = '\0';
     if (fnmatch(pdir, dir, 0) == 0) return true;
+    // fnmatch without FNM_PATHNAME lets '*' span '/': "/ck/*" captures /ck/step_2/f too.
+    // A '*' in the last component means files in any directory below the part before
+    // it can match: "/ck/r*.bin" holds "/ck/r1/x.bin". Cut the pattern after that '*'.
+    const char* star = strchr(slash, '*');
+    if (star) {
+      size_t k = static_cast<size_t>(star - patterns_[i]) + 1;
+      memcpy(pdir, patterns_[i], k);
+      pdir[k] = '\0';
+      if (fnmatch(pdir, dir, 0) == 0) return true;
+    }
   }
   return false;
 }

@@ -28,7 +28,8 @@ class CaptureSet {
   bool excluded(const char* path) const;
   bool matches(const char* path) const;
   // True if files directly inside dir could be captured (some glob's directory part
-  // matches dir), so a directory listing must ask the forwarder for its names.
+  // matches dir, or a '*' of its last component spans dir: "/ck/*" holds /ck/sub/f),
+  // so a directory listing must ask the forwarder for its names.
   bool dir_may_hold(const char* dir) const;
 
  private:

@@ -45,8 +45,8 @@ mode_t read_umask() {
       if (p) return static_cast<mode_t>(strtoul(p + 7, nullptr, 8));
     }
   }
-  mode_t m = umask(022);
-  umask(m);
+  mode_t m = real::umask()(022);
+  real::umask()(m);
   return m;
 }
 

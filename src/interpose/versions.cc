@@ -18,7 +18,7 @@ namespace ckptfwd::interpose {
 
 mode_t effective_mode(int flags, mode_t mode) {
   if (!(flags & O_CREAT)) mode = 0666;  // no mode given: what a new file would get
-  return mode & 07777 & ~g_settings.umask;
+  return mode & 07777 & ~__atomic_load_n(&g_settings.umask, __ATOMIC_RELAXED);
 }
 
 void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {

@@ -104,6 +104,32 @@ TEST(Manifest, CommitsRenamesAndUnlinksReplay) {
       << text;
 }
 
+TEST(Manifest, ChmodRecordsChangeTheModeOfLiveEntriesOnReplay) {
+  TempDir dir;
+  std::string s = dir.path(), err;
+  ASSERT_TRUE(manifest::append_commit(s, "c-1.ckc", {entry("/ck/a", 0, 10), entry("/ck/b", 1, 20)},
+                                      &err)) << err;
+  ASSERT_TRUE(manifest::append_chmod(s, "/ck/a", 0755, &err)) << err;
+  ASSERT_TRUE(manifest::append_chmod(s, "/ck/missing", 0700, &err)) << err;  // no-op
+  ASSERT_TRUE(manifest::append_rename(s, "/ck/b", "/ck/c", &err)) << err;
+  ASSERT_TRUE(manifest::append_chmod(s, "/ck/c", 0440, &err)) << err;
+  // A later commit of the path brings its own mode.
+  ASSERT_TRUE(manifest::append_commit(s, "c-2.ckc", {entry("/ck/d", 0, 1)}, &err)) << err;
+  ASSERT_TRUE(manifest::append_chmod(s, "/ck/d", 0644, &err)) << err;
+  ASSERT_TRUE(manifest::append_commit(s, "c-3.ckc", {entry("/ck/d", 0, 2)}, &err)) << err;
+  append_raw(s, "chmod\t/ck/a\t9z\t#0000000000000000\n");  // bad checksum anyway
+  Catalog c;
+  ASSERT_TRUE(c.load(s, &err)) << err;
+  ASSERT_EQ(c.entries().size(), 3u);
+  EXPECT_EQ(c.find("/ck/a")->mode, 0755u);
+  EXPECT_EQ(c.find("/ck/a")->container, "c-1.ckc");
+  EXPECT_EQ(c.find("/ck/c")->mode, 0440u);
+  EXPECT_EQ(c.find("/ck/d")->mode, 0600u);
+  EXPECT_EQ(c.find("/ck/missing"), nullptr);
+  EXPECT_EQ(c.problems().size(), 1u);
+  EXPECT_NE(manifest_text(s).find("chmod\t/ck/a\t755\t#"), std::string::npos);
+}
+
 TEST(Manifest, DirectoryRenameMovesTheFilesBelowIt) {
   Catalog c;
   c.apply_commit("c.ckc", {entry("/run/tmp/a", 0, 1), entry("/run/tmp/sub/b", 1, 2),

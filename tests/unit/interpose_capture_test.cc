@@ -97,6 +97,19 @@ TEST(InterposeCapture, DirMayHoldFollowsTheGlobsDirectoryPart) {
   EXPECT_FALSE(c.dir_may_hold("/run/ckpt/.ckptfwd"));
 }
 
+TEST(InterposeCapture, DirMayHoldSubdirectoriesAStarSpans) {
+  static CaptureSet c;
+  ASSERT_TRUE(c.parse("/run/ckpt/*:/data/r*.bin:/exact/file.h5"));
+  // '*' crosses '/', so /run/ckpt/step_0002/f is captured and its directory must list it.
+  EXPECT_TRUE(c.dir_may_hold("/run/ckpt/step_0002"));
+  EXPECT_TRUE(c.dir_may_hold("/run/ckpt/a/b/c"));
+  EXPECT_TRUE(c.dir_may_hold("/data/r1"));       // /data/r1/x.bin matches /data/r*.bin
+  EXPECT_FALSE(c.dir_may_hold("/data/sub"));     // /data/sub/... never starts with r
+  EXPECT_FALSE(c.dir_may_hold("/exact/file.h5"));
+  EXPECT_FALSE(c.dir_may_hold("/run/ckptx"));
+  EXPECT_FALSE(c.dir_may_hold("/run/ckpt/step_0002/.ckptfwd"));
+}
+
 TEST(InterposeCapture, TooManyPatternsKeepsTheFirstOnes) {
   static CaptureSet c;
   std::string spec;

@@ -1,0 +1,92 @@
+// umask and the chmod family.
+//   umask: the library caches the umask (for the mode of new captured files); a process
+//     that changes it later (shells: `umask 077; cmd > f`, os.umask) must be seen.
+//   chmod/fchmodat/lchmod of a captured path: the forwarder changes the mode of the newest
+//     staged version, or records a `chmod` in the store's manifest (CHMOD).
+//   fchmod of a tracked fd: the real call on the staged fd (so the error cases are the
+//     kernel's), then CHMOD so the version's mode follows; the forwarder also reads the
+//     staged file's mode at CLOSE, which covers an fchmod it never heard of.
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "interpose/real.h"
+#include "interpose/state.h"
+#include "interpose/versions.h"
+
+using namespace ckptfwd::interpose;
+namespace wire = ckptfwd::wire;
+
+namespace {
+
+// The library's own records of open fds of path show the new mode in fstat.
+void note_mode(const char* norm, mode_t mode) {
+  g_fds.for_each([&](int, Version* v) {
+    if (strcmp(v->path, norm) == 0) v->mode = mode & 07777;
+  });
+}
+
+Result send_chmod(const char* norm, mode_t mode) {
+  char md[24];
+  wire::fmt_octal(md, mode & 07777);
+  const char* req[] = {wire::kChmod, norm, md};
+  return call(req, 3);
+}
+
+// 1 done (0 returned), 0 pass through, -1 failed (errno set).
+int chmod_captured(int dirfd, const char* path, mode_t mode) {
+  if (!intercepting()) return 0;
+  int saved = errno;
+  char norm[PATH_MAX];
+  if (!captured_path(dirfd, path, norm)) {
+    errno = saved;
+    return 0;
+  }
+  Busy busy;
+  Result r = send_chmod(norm, mode);
+  if (r.status == Status::kErr) {
+    errno = r.err;
+    return -1;
+  }
+  errno = saved;
+  if (r.status != Status::kOk) return 0;  // not the forwarder's file: the real one
+  note_mode(norm, mode);
+  return 1;
+}
+
+}  // namespace
+
+CKPTFWD_EXPORT mode_t umask(mode_t mask) {
+  mode_t old = real::umask()(mask);
+  __atomic_store_n(&g_settings.umask, mask & 0777, __ATOMIC_RELAXED);
+  return old;
+}
+
+CKPTFWD_EXPORT int chmod(const char* path, mode_t mode) {
+  int h = chmod_captured(AT_FDCWD, path, mode);
+  return h ? (h > 0 ? 0 : -1) : real::chmod()(path, mode);
+}
+
+CKPTFWD_EXPORT int lchmod(const char* path, mode_t mode) {
+  int h = chmod_captured(AT_FDCWD, path, mode);  // captured files are never symlinks
+  return h ? (h > 0 ? 0 : -1) : real::lchmod()(path, mode);
+}
+
+CKPTFWD_EXPORT int fchmodat(int dirfd, const char* path, mode_t mode, int flags) {
+  int h = chmod_captured(dirfd, path, mode);  // "" (AT_EMPTY_PATH) never resolves
+  return h ? (h > 0 ? 0 : -1) : real::fchmodat()(dirfd, path, mode, flags);
+}
+
+CKPTFWD_EXPORT int fchmod(int fd, mode_t mode) {
+  int rc = real::fchmod()(fd, mode);
+  if (rc != 0 || t_busy) return rc;
+  Version* v = g_fds.get(fd);
+  if (!v || v->abandoned.load()) return rc;
+  Busy busy;
+  ErrnoKeeper keep;
+  v->mode = mode & 07777;
+  send_chmod(v->path, mode);
+  note_mode(v->path, mode);
+  return 0;
+}
