@@ -55,6 +55,14 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
   const auto window = std::chrono::milliseconds(cfg.batch_window_ms);
   const auto max_age = window * 10 + std::chrono::seconds(1);
   std::map<std::string, std::vector<Version*>> groups;
+  // Per store: is a file of the same checkpoint wave still being written (opened within
+  // the batch window, never fsync'd)? A waiter then gives it until the 100 ms bound to
+  // close or fsync too, so one wave of ranks that fsync lands in one container.
+  std::map<std::string, bool> wave_open;
+  for (auto& [vid, v] : s.versions)
+    if (v.state == VState::kOpen && !v.dropped && v.ready && !v.last_snapshot &&
+        now - v.opened_at < window)
+      wave_open[store_for(cfg, v.path)] = true;
   for (auto& [vid, v] : s.versions) {
     if (v.state == VState::kFailed && !v.dropped) {
       if (v.retry_at <= now) {
@@ -87,8 +95,8 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
     auto quiet = now - s.last_close;
     bool full = bytes >= cfg.batch_bytes ||
                 (cfg.group_size > 0 && vs.size() >= static_cast<size_t>(cfg.group_size));
-    bool waited = s.waiters > 0 &&
-                  (quiet >= t_.waiter_quiet || now - oldest >= std::chrono::milliseconds(100));
+    bool waited = s.waiters > 0 && ((quiet >= t_.waiter_quiet && !wave_open[*st]) ||
+                                    now - oldest >= std::chrono::milliseconds(100));
     bool seal = s.draining || full || waited || quiet >= window || now - oldest >= max_age;
     if (!seal) {
       *wake = std::min({*wake, s.last_close + window, oldest + max_age});

@@ -3,8 +3,9 @@
 //
 // A batch of a store is sealed when
 //   - no version was closed for Config.batch_window_ms (quiet), or
-//   - someone waits (SYNC, WAITALL, DRAIN) and it was quiet for ~20 ms (or the oldest
-//     closed version waits for 100 ms already), or
+//   - someone waits (SYNC, WAITALL, DRAIN) and it was quiet for ~20 ms with no other file
+//     of the store opened within the window still being written (or the oldest closed
+//     version waits for 100 ms already), or
 //   - its bytes reach Config.batch_bytes or its files Config.group_size, or
 //   - the oldest closed version is 10 windows + 1 s old (steady streams still commit), or
 //   - the forwarder drains for exit.

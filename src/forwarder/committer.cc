@@ -43,6 +43,13 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
     e.size = res.sizes[i];
     e.mode = v->mode;
     e.mtime_ns = v->mtime_ns;
+    if (v->snapshot_of) {
+      // The open version it copies may close unchanged: then this commit is enough.
+      Version* o = s.find(v->snapshot_of);
+      if (o && o->state == VState::kOpen && o->last_snapshot == v->vid && i < res.hashes.size())
+        o->synced = Version::Synced{true, e.path, e.container, e.file_index, e.mode,
+                                    e.size, res.hashes[i], e.mtime_ns};
+    }
     entries.push_back(std::move(e));
     committed.push_back(v->vid);
   }

@@ -1,13 +1,34 @@
 // CLOSE, ABANDON and a connection going away: the end of a write version's life on the
 // client side.
+#include <xxhash.h>
+
 #include <cerrno>
 
 #include "common/manifest.h"
 #include "forwarder/log.h"
 #include "forwarder/service.h"
+#include "forwarder/staging.h"
 #include "forwarder/store_paths.h"
 
 namespace ckptfwd::fwd {
+
+bool Service::unchanged_since_sync(Version& v) {
+  const Version::Synced& sy = v.synced;
+  if (!sy.valid || sy.path != v.path || sy.size != v.size || sy.mode != v.mode ||
+      sy.mtime_ns != v.mtime_ns)
+    return false;
+  const CatalogEntry* e = c_.state.catalogs.find(store_for(c_.cfg, v.path), v.path);
+  if (!e || e->container != sy.container || e->file_index != sy.file_index || e->size != sy.size)
+    return false;  // renamed, unlinked or replaced meanwhile
+  MappedFile m;
+  std::string err;
+  if (!m.open(v.data_path, v.size, &err) || m.size() != v.size) return false;
+  if (XXH64(v.size ? m.data() : nullptr, v.size, 0) != sy.hash) return false;
+  LOG_DEBUG("v%llu of %s closed unchanged since its fsync: its committed snapshot stands",
+            static_cast<unsigned long long>(v.vid), v.path.c_str());
+  c_.state.forget(v.vid);
+  return true;
+}
 
 Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size) {
   State& s = c_.state;
@@ -27,6 +48,7 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size) {
     return reply_ok();
   }
   s.mark_closed(*v);
+  if (unchanged_since_sync(*v)) return reply_ok();
   if (size != v->size)
     LOG_DEBUG("v%llu: client says %llu bytes, staged file has %llu (the file wins)",
               static_cast<unsigned long long>(vid), static_cast<unsigned long long>(size),
@@ -86,6 +108,7 @@ void Service::disconnect(ClientCtx& cl) {
       continue;
     }
     s.mark_closed(*v);
+    if (unchanged_since_sync(*v)) continue;
     c_.stats.files_captured++;
     c_.stats.bytes_captured += v->size;
     LOG_INFO("pid %ld went away with %s open: its %llu bytes are kept as written", cl.pid,

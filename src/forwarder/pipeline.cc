@@ -50,6 +50,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   st.maps.resize(files.size());
   std::vector<FileEntry> entries(files.size());
   out.sizes.assign(files.size(), 0);
+  out.hashes.assign(files.size(), 0);
   for (size_t i = 0; i < files.size(); ++i) {
     const BatchFile& f = files[i];
     if (!st.maps[i].open(f.data_path, f.size, err)) return false;
@@ -65,6 +66,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     e.hash = XXH64(n ? st.maps[i].data() : nullptr, n, 0);
     if (n) e.ranges.push_back(FileRange{0, n, 0, st.total});
     out.sizes[i] = n;
+    out.hashes[i] = e.hash;
     st.total += n;
   }
 

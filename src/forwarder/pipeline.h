@@ -25,6 +25,7 @@ struct BatchResult {
   std::string container;        // file name inside the store
   uint64_t bytes_stored = 0;    // container size
   std::vector<uint64_t> sizes;  // bytes actually stored per file
+  std::vector<uint64_t> hashes; // XXH64 of each file's bytes
   int64_t compress_ns = 0, write_ns = 0;
 };
 

@@ -61,6 +61,9 @@ class Service {
   // Waits (lock held through lk) until each vid is committed or dropped (0), or fails a
   // commit attempt that started after the wait began (EIO). Failed versions are requeued.
   int wait_committed(std::unique_lock<std::mutex>& lk, const std::vector<uint64_t>& vids);
+  // v (just closed) holds exactly the bytes its last fsync snapshot committed, and the
+  // catalog still names that snapshot: v is forgotten instead of committed again.
+  bool unchanged_since_sync(Version& v);
   // A closed copy of still-open version v (fsync mid-write); returns its vid or 0.
   uint64_t snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid);
   // Stages catalog entry e of store as a new closed version of path (cross-store rename).

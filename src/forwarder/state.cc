@@ -55,6 +55,7 @@ Version& State::add(const std::string& path, int rank, long pid, uint64_t client
   v.pid = pid;
   v.client = client;
   v.mode = mode & 07777;
+  v.opened_at = Clock::now();
   v.data_path = staged_data_path(dir_, vid);
   v.meta_path = staged_meta_path(dir_, vid);
   update_pending_gauge();

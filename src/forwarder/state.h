@@ -36,6 +36,18 @@ struct Version {
   // concurrent writers of one path share one version and one staged file, as POSIX
   // writers share one file (MPI-IO N->1, two opens in one process).
   std::map<uint64_t, int> holders;
+  // fsync of an open version commits a snapshot of it (a version of its own). If the
+  // version is closed unchanged after that, the committed snapshot is all there is to
+  // keep: it is not committed a second time (fsync, close, rename pays once).
+  uint64_t snapshot_of = 0;    // on a snapshot: the open version it copies
+  uint64_t last_snapshot = 0;  // on an open version: its newest snapshot
+  struct Synced {
+    bool valid = false;
+    std::string path, container;  // what the catalog names after the snapshot's commit
+    uint32_t file_index = 0, mode = 0;
+    uint64_t size = 0, hash = 0;
+    int64_t mtime_ns = 0;
+  } synced;
   uint32_t mode = 0644;
   std::string data_path, meta_path;
   VState state = VState::kOpen;
@@ -45,6 +57,7 @@ struct Version {
   int64_t mtime_ns = 0;
   uint64_t close_seq = 0;  // batches take versions in close order
   Clock::time_point closed_at{};
+  Clock::time_point opened_at{};
   uint32_t failures = 0;   // failed commit attempts (waiters compare against it)
   int error = 0;
   Clock::time_point retry_at{};

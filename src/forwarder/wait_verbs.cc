@@ -1,5 +1,6 @@
 // SYNC, WAITALL and DRAIN: the verbs that return only once data is committed on the store.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -62,6 +63,9 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   int src = ::open(v->data_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (src < 0) return 0;
   Version& snap = s.add(v->path, v->rank, v->pid, v->client, v->mode);
+  snap.snapshot_of = vid;
+  v->last_snapshot = snap.vid;
+  v->synced.valid = false;
   // The still-open version keeps being written, so it must stay the newest of its path.
   std::swap(snap.order, v->order);
   snap.ready = false;
@@ -72,6 +76,11 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   if (ok) {
     lk.unlock();
     ok = copy_fd(src, fd, &err);
+    struct stat st;
+    if (ok && ::fstat(src, &st) == 0) {  // the snapshot shows the file's own mtime
+      struct timespec ts[2] = {st.st_atim, st.st_mtim};
+      ::futimens(fd, ts);
+    }
     lk.lock();
   }
   if (fd >= 0) ::close(fd);

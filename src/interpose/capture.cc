@@ -81,8 +81,18 @@ static bool under(const char* path, const char* dir) {
   return path[n] == '\0' || path[n] == '/' || (n == 1 && dir[0] == '/');
 }
 
+// ROMIO keeps a shared file pointer in a hidden ".NAME.shfp.<id>" file beside the data file,
+// updated under fcntl locks by every rank (also in read-only restarts). It is coordination
+// state, not checkpoint data, and must be one file for all ranks of all nodes: leave it on
+// the real file system.
+bool is_romio_shared_fp(const char* path) {
+  const char* base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  return base[0] == '.' && strstr(base, ".shfp.") != nullptr;
+}
+
 bool CaptureSet::excluded(const char* path) const {
-  if (has_store_component(path)) return true;
+  if (has_store_component(path) || is_romio_shared_fp(path)) return true;
   if (stage_prefix_[0] && strncmp(path, stage_prefix_, strlen(stage_prefix_)) == 0) return true;
   if (store_[0] && under(path, store_)) return true;
   return false;

@@ -42,6 +42,8 @@ class CaptureSet {
 
 // True if some component of path is exactly ".ckptfwd" (a store directory).
 bool has_store_component(const char* path);
+// True for ROMIO's hidden shared-file-pointer files (".NAME.shfp.<id>").
+bool is_romio_shared_fp(const char* path);
 
 // 64-bit FNV-1a of a path: stable inode numbers for synthesized stat/dirent entries.
 unsigned long long path_hash(const char* path);

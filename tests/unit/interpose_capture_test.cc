@@ -136,3 +136,19 @@ TEST(InterposeCapture, PathHashIsStableAndDistinct) {
 }
 
 }  // namespace
+
+namespace {
+
+// ROMIO's shared file pointer must stay one real file for every rank of every node.
+TEST(InterposeCapture, RomioSharedFilePointerIsNeverCaptured) {
+  static CaptureSet c;
+  ASSERT_TRUE(c.parse("/ckpt/*"));
+  EXPECT_TRUE(c.matches("/ckpt/shared.dat"));
+  EXPECT_FALSE(c.matches("/ckpt/.shared.dat.shfp.1234567"));
+  EXPECT_TRUE(c.matches("/ckpt/.hidden_checkpoint"));
+  EXPECT_TRUE(c.matches("/ckpt/data.shfp.not_hidden"));
+  EXPECT_TRUE(ckptfwd::interpose::is_romio_shared_fp("/a/.f.shfp.9"));
+  EXPECT_FALSE(ckptfwd::interpose::is_romio_shared_fp("/a/.shfp/f"));
+}
+
+}  // namespace

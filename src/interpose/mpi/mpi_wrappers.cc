@@ -1,0 +1,130 @@
+// MPI wrappers of libckptfwd-mpich.so (MPICH ABI: MPICH, Intel MPI, Cray MPICH, MVAPICH).
+// The data of MPI-IO keeps flowing through ROMIO's own POSIX calls into the staged file
+// (the libc wrappers of the same library); what the MPI layer adds is:
+//  - MPI_Finalize: wait until everything this process closed is committed, while the job
+//    is still alive (DESIGN: "At process exit (atexit / MPI_Finalize) a process waits").
+//  - MPI_File_open/MPI_File_delete of a captured path: the "ufs:" prefix, so a ROMIO built
+//    with Lustre/GPFS drivers uses its generic POSIX driver on the staged file.
+//  - MPI_Init/MPI_Init_thread: the rank from MPI_COMM_WORLD when the launcher set none.
+// Both the MPI_ and PMPI_ names are defined; each calls the next PMPI_ definition.
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <mpi.h>
+#include <string.h>
+
+#include <atomic>
+
+#include "interpose/client.h"
+#include "interpose/state.h"
+
+using namespace ckptfwd::interpose;
+namespace wire = ckptfwd::wire;
+
+namespace {
+
+// Resolves PMPI_<name> from the MPI library loaded after us; aborts with a clear message
+// if there is none (the MPICH library was preloaded into a program without MPICH).
+void* next_pmpi(const char* name) {
+  void* p = dlsym(RTLD_NEXT, name);
+  if (!p) {
+    log_msg("FATAL: %s not found: libckptfwd-mpich.so needs an MPICH-ABI MPI library; "
+            "preload libckptfwd.so for other MPIs or programs without MPI", name);
+    abort();
+  }
+  return p;
+}
+
+#define MPICALL(name, params, args)                                            \
+  using name##_fn = int(*) params;                                             \
+  name##_fn real_##name() {                                                    \
+    static std::atomic<name##_fn> fn{nullptr};                                 \
+    name##_fn f = fn.load(std::memory_order_acquire);                          \
+    if (!f) {                                                                  \
+      f = reinterpret_cast<name##_fn>(next_pmpi("PMPI_" #name));               \
+      fn.store(f, std::memory_order_release);                                  \
+    }                                                                          \
+    return f;                                                                  \
+  }
+#include "interpose/mpi/mpi_calls.def"
+#undef MPICALL
+
+// The MPI types of mpi.h (MPI_Comm as int, MPI_COMM_WORLD as a constant) are MPICH's.
+// With another MPI underneath (Open MPI's libmpi also defines PMPI_ names) nothing that
+// depends on them may run: the wrappers then only pass through and keep the commit wait.
+// MPIR_Err_create_code is exported by every MPICH derivative (MPICH, Intel MPI, Cray MPICH,
+// MVAPICH) and by no other MPI.
+bool mpich_abi() {
+  static const bool yes = dlsym(RTLD_DEFAULT, "MPIR_Err_create_code") != nullptr;
+  return yes;
+}
+
+// Waits until every version this process handed over is committed on the store.
+void wait_for_commits(const char* where) {
+  if (!intercepting() || !client_closed_any()) return;
+  Busy busy;
+  int saved = errno;
+  const char* req[] = {wire::kWaitAll};
+  Result r = call(req, 1);
+  if (r.status == Status::kErr)
+    log_msg("ERROR: at %s, checkpoint files of rank %d are NOT committed to the store: %s",
+            where, g_settings.rank, strerror(r.err));
+  errno = saved;
+}
+
+void learn_rank() {
+  if (g_settings.rank >= 0 || !mpich_abi()) return;
+  int rank = -1;
+  using rank_fn = int (*)(MPI_Comm, int*);
+  auto comm_rank = reinterpret_cast<rank_fn>(dlsym(RTLD_NEXT, "PMPI_Comm_rank"));
+  if (comm_rank && comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS) g_settings.rank = rank;
+}
+
+// "ufs:<path>" for a captured path without a ROMIO prefix; otherwise the name unchanged.
+// A prefix is "xxx:" before the first '/', as ROMIO parses it (two letters at least, so
+// "C:" style names stay names).
+const char* with_ufs_prefix(const char* filename, char* buf, size_t cap) {
+  char norm[PATH_MAX];
+  if (!filename || !mpich_abi() || !intercepting() || !captured_path(AT_FDCWD, filename, norm))
+    return filename;
+  const char* colon = strchr(filename, ':');
+  const char* slash = strchr(filename, '/');
+  if (colon && colon > filename + 1 && (!slash || colon < slash)) return filename;
+  int n = snprintf(buf, cap, "ufs:%s", filename);
+  return (n > 0 && static_cast<size_t>(n) < cap) ? buf : filename;
+}
+
+int do_Init(int* argc, char*** argv) {
+  int rc = real_Init()(argc, argv);
+  if (rc == MPI_SUCCESS) learn_rank();
+  return rc;
+}
+
+int do_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  int rc = real_Init_thread()(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) learn_rank();
+  return rc;
+}
+
+int do_Finalize() {
+  wait_for_commits("MPI_Finalize");
+  return real_Finalize()();
+}
+
+int do_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* fh) {
+  char buf[PATH_MAX + 8];
+  return real_File_open()(comm, with_ufs_prefix(filename, buf, sizeof(buf)), amode, info, fh);
+}
+
+int do_File_delete(const char* filename, MPI_Info info) {
+  char buf[PATH_MAX + 8];
+  return real_File_delete()(with_ufs_prefix(filename, buf, sizeof(buf)), info);
+}
+
+}  // namespace
+
+#define MPICALL(name, params, args)                                   \
+  CKPTFWD_EXPORT int MPI_##name params { return do_##name args; }     \
+  CKPTFWD_EXPORT int PMPI_##name params { return do_##name args; }
+#include "interpose/mpi/mpi_calls.def"
+#undef MPICALL
