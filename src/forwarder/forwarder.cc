@@ -1,5 +1,6 @@
 #include "forwarder/forwarder.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
@@ -155,6 +156,44 @@ bool Forwarder::release_socket(bool block) {
   return true;
 }
 
+namespace {
+// True if dir holds nothing but `lock` (staged versions, a socket or anything else: false).
+bool only_lock_left(const char* dir) {
+  DIR* d = opendir(dir);
+  if (!d) return false;
+  bool only = true;
+  while (dirent* de = readdir(d)) {
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, "lock"))
+      continue;
+    only = false;
+    break;
+  }
+  closedir(d);
+  return only;
+}
+}  // namespace
+
+void Forwarder::remove_session_dir() {
+  int lock = open(paths_.lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (lock < 0) {
+    if (only_lock_left(paths_.dir)) rmdir(paths_.dir);
+    return;
+  }
+  bool locked = flock(lock, LOCK_EX | LOCK_NB) == 0;
+  for (int i = 0; !locked && i < 40; ++i) {  // a library is starting a forwarder: let it
+    usleep(50000);
+    locked = flock(lock, LOCK_EX | LOCK_NB) == 0;
+  }
+  if (locked && only_lock_left(paths_.dir)) {
+    unlink(paths_.lock);
+    if (rmdir(paths_.dir) == 0) LOG_DEBUG("removed the session directory %s", paths_.dir);
+  } else if (locked) {
+    LOG_INFO("session directory %s kept: it still holds staged files or a new forwarder",
+             paths_.dir);
+  }
+  close(lock);
+}
+
 int Forwarder::run() {
   int64_t idle_since = monotonic_ns();
   const char* why = "stop requested";
@@ -189,6 +228,7 @@ int Forwarder::run() {
   reap_clients(true);
   remove_read_views(paths_.dir);
   append_stats_line(core_.cfg.stats_file, core_.stats.to_json());
+  remove_session_dir();
   LOG_INFO("exit");
   return 0;
 }

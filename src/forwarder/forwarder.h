@@ -49,6 +49,10 @@ class Forwarder {
   // sees a half-gone one. Non-blocking form gives up (false) if the lock is busy or a
   // client is knocking.
   bool release_socket(bool block);
+  // At exit, drained, socket gone: removes the session dir if nothing is left in it but
+  // the election lock. The lock is unlinked while held, so a library waiting on it
+  // notices (its locked file is no longer the one at the path) and starts over.
+  void remove_session_dir();
 
   SessionPaths paths_;
   Core core_;

@@ -195,26 +195,53 @@ bool spawn_forwarder() {
   return false;
 }
 
+// True if the flock'd fd is still the file at path: an exiting forwarder unlinks the lock
+// (under the flock) and removes the session dir; whoever waited on the old file must
+// start over with a new one.
+bool lock_is_current(int fd, const char* path) {
+  struct stat held{}, now{};
+  return real::fstat()(fd, &held) == 0 && held.st_nlink > 0 && real::stat()(path, &now) == 0 &&
+         held.st_dev == now.st_dev && held.st_ino == now.st_ino;
+}
+
 // Takes the election lock (bounded wait). Returns the lock fd or -1.
 int take_lock() {
   const SessionPaths& sp = g_settings.session;
-  mkdir(sp.stage_root, 0700);
-  if (mkdir(sp.dir, 0700) != 0 && errno != EEXIST) {
-    set_reason(sp.dir, errno);
-    return -1;
+  int waited = 0;
+  int err = ETIMEDOUT;
+  while (waited < kStartTimeoutMs) {
+    mkdir(sp.stage_root, 0700);
+    if (mkdir(sp.dir, 0700) != 0 && errno != EEXIST) {
+      set_reason(sp.dir, errno);
+      return -1;
+    }
+    int fd = real::open()(sp.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      if (errno == ENOENT) {  // the dir was removed right after our mkdir: again
+        sleep_ms(10);
+        waited += 10;
+        continue;
+      }
+      set_reason(sp.lock, errno);
+      return -1;
+    }
+    bool locked = false;
+    for (; waited < kStartTimeoutMs; waited += 10) {
+      if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        locked = true;
+        break;
+      }
+      if (errno != EWOULDBLOCK && errno != EINTR) {
+        err = errno;
+        waited = kStartTimeoutMs;
+        break;
+      }
+      sleep_ms(10);
+    }
+    if (locked && lock_is_current(fd, sp.lock)) return fd;
+    real::close()(fd);  // a stale lock file (its forwarder removed it): take the new one
   }
-  int fd = real::open()(sp.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    set_reason(sp.lock, errno);
-    return -1;
-  }
-  for (int waited = 0; waited < kStartTimeoutMs; waited += 10) {
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
-    if (errno != EWOULDBLOCK && errno != EINTR) break;
-    sleep_ms(10);
-  }
-  set_reason(sp.lock, errno == EWOULDBLOCK ? ETIMEDOUT : errno);
-  real::close()(fd);
+  set_reason(sp.lock, err);
   return -1;
 }
 

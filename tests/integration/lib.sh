@@ -44,6 +44,8 @@ ckf_init() {
   [[ "$build" = /* ]] || build="$CKF_REPO/$build"
   BUILD=$build
   LIB=$BUILD/lib/libckptfwd.so
+  # The library for MPICH-ABI programs: the same capture plus the MPI wrappers.
+  LIB_MPICH=$BUILD/lib/libckptfwd-mpich.so
   FWD=$BUILD/bin/ckptfwd-forwarder
   CLI=$BUILD/bin/ckptfwd
   WRITER=$BUILD/bin/ckpt_writer

@@ -43,9 +43,9 @@ ok "direct runs at 4 and 8 ranks wrote and verified $(find "$T/direct8" -type f 
 run_writer() {
   local mode=$1 dir=$2 n=$3 nodes=$4 half=$(($3 / 2))
   if [[ $nodes -eq 1 ]]; then
-    timeout $RUN_LIMIT env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" mpiexec.mpich -n "$n" "$MW" "$mode" "$dir"
+    timeout $RUN_LIMIT env LD_PRELOAD="$LIB_MPICH" CKPTFWD_CAPTURE="$CAPTURE" mpiexec.mpich -n "$n" "$MW" "$mode" "$dir"
   else
-    timeout $RUN_LIMIT env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" mpiexec.mpich \
+    timeout $RUN_LIMIT env LD_PRELOAD="$LIB_MPICH" CKPTFWD_CAPTURE="$CAPTURE" mpiexec.mpich \
       -n $half -env CKPTFWD_NODE_ID n0 "$MW" "$mode" "$dir" : \
       -n $half -env CKPTFWD_NODE_ID n1 "$MW" "$mode" "$dir"
   fi
@@ -59,7 +59,7 @@ scenario() {
   CAPTURE="$cap/*"
   export CKPTFWD_STATS_FILE=$T/$name.stats.jsonl # this scenario's fallbacks only
   run_writer write "$cap" "$n" "$nodes" >"$T/$name.write.out" 2>&1 ||
-    fail "[$name] LD_PRELOAD=libckptfwd.so mpiexec.mpich -n $n mpiio_writer write $cap exited $?; expected 0: $(tail -8 "$T/$name.write.out")"
+    fail "[$name] LD_PRELOAD=libckptfwd-mpich.so mpiexec.mpich -n $n mpiio_writer write $cap exited $?; expected 0: $(tail -8 "$T/$name.write.out")"
   ok "[$name] mpiio_writer write under the library exited 0"
 
   local on_disk=()

@@ -44,8 +44,8 @@ verified "$T/direct.out" "direct run"
 for f in "${FILES[@]}"; do [[ -f "$DIRECT/$f" ]] || fail "direct run did not leave $DIRECT/$f"; done
 ok "direct run wrote and verified ${FILES[*]}"
 
-timeout 60 env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" mpiexec.mpich -n 4 "$PROG" -c -f "$CAP" >"$T/write.out" 2>&1 ||
-  fail "LD_PRELOAD=libckptfwd.so mpiexec.mpich -n 4 ph5example -c -f $CAP exited $?; expected 0: $(grep -m5 -E 'minor|ssert|bort' "$T/write.out" || tail -5 "$T/write.out")"
+timeout 60 env LD_PRELOAD="$LIB_MPICH" CKPTFWD_CAPTURE="$CAPTURE" mpiexec.mpich -n 4 "$PROG" -c -f "$CAP" >"$T/write.out" 2>&1 ||
+  fail "LD_PRELOAD=libckptfwd-mpich.so mpiexec.mpich -n 4 ph5example -c -f $CAP exited $?; expected 0: $(grep -m5 -E 'minor|ssert|bort' "$T/write.out" || tail -5 "$T/write.out")"
 verified "$T/write.out" "write+read run under the library"
 for f in "${FILES[@]}"; do [[ ! -f "$CAP/$f" ]] || fail "$CAP/$f is a regular file on disk: not captured"; done
 ok "under the library: ph5example writes, reads and verifies; nothing on disk directly"
@@ -65,7 +65,7 @@ n_out=$(find "$OUT" -type f | wc -l)
 [[ $n_out -eq ${#FILES[@]} ]] || fail "restore wrote $n_out files, expected ${#FILES[*]}: $(cd "$OUT" && find . -type f | tr '\n' ' ')"
 ok "restored ${FILES[*]}: h5diff finds no difference from the direct run"
 
-timeout 60 env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" mpiexec.mpich -n 4 "$PROG" -c -w -f "$CAP" >"$T/restart.out" 2>&1 ||
-  fail "restart: LD_PRELOAD=libckptfwd.so mpiexec.mpich -n 4 ph5example -c -w -f $CAP exited $?: $(grep -m5 -E 'minor|ssert|bort' "$T/restart.out" || tail -5 "$T/restart.out")"
+timeout 60 env LD_PRELOAD="$LIB_MPICH" CKPTFWD_CAPTURE="$CAPTURE" mpiexec.mpich -n 4 "$PROG" -c -w -f "$CAP" >"$T/restart.out" 2>&1 ||
+  fail "restart: LD_PRELOAD=libckptfwd-mpich.so mpiexec.mpich -n 4 ph5example -c -w -f $CAP exited $?: $(grep -m5 -E 'minor|ssert|bort' "$T/restart.out" || tail -5 "$T/restart.out")"
 verified "$T/restart.out" "read-only run (restart) under the library"
 ok "read-only ph5example under the library verifies the captured files (restart)"

@@ -28,14 +28,14 @@ timeout 60 mpiexec.mpich -n 4 "$PW" "$DIRECT" >"$T/direct.out" 2>&1 || fail "dir
 timeout 60 mpiexec.mpich -n 4 "$PR" "$DIRECT" >"$T/direct.read" 2>&1 || fail "direct phdf5_reader failed: $(tail -5 "$T/direct.read")"
 ok "direct run: $(tail -1 "$T/direct.read")"
 
-timeout 60 env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" mpiexec.mpich -n 4 "$PW" "$CAP" >"$T/write.out" 2>&1 ||
-  fail "LD_PRELOAD=libckptfwd.so mpiexec.mpich -n 4 phdf5_writer $CAP exited $?; expected 0: $(grep -m5 -E 'minor|failed|bort' "$T/write.out" || tail -5 "$T/write.out")"
+timeout 60 env LD_PRELOAD="$LIB_MPICH" CKPTFWD_CAPTURE="$CAPTURE" mpiexec.mpich -n 4 "$PW" "$CAP" >"$T/write.out" 2>&1 ||
+  fail "LD_PRELOAD=libckptfwd-mpich.so mpiexec.mpich -n 4 phdf5_writer $CAP exited $?; expected 0: $(grep -m5 -E 'minor|failed|bort' "$T/write.out" || tail -5 "$T/write.out")"
 [[ ! -f "$CAP/$NAME" ]] || fail "$CAP/$NAME is a regular file on disk: not captured"
 ok "phdf5_writer under the library exited 0, $NAME captured"
 
 # The restart reader runs before the drain on purpose: it must see the newest version
 # whether it is still staged or already committed.
-timeout 60 env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" mpiexec.mpich -n 4 "$PR" "$CAP" >"$T/restart.out" 2>&1 ||
+timeout 60 env LD_PRELOAD="$LIB_MPICH" CKPTFWD_CAPTURE="$CAPTURE" mpiexec.mpich -n 4 "$PR" "$CAP" >"$T/restart.out" 2>&1 ||
   fail "restart: phdf5_reader under the library exited $?: $(grep -m5 -E 'MISMATCH|minor|failed|bort' "$T/restart.out" || tail -5 "$T/restart.out")"
 ok "restart reader under the library: $(grep phdf5_reader "$T/restart.out" | tail -1)"
 
