@@ -6,7 +6,7 @@ JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 DEB_PKGS := mpich libmpich-dev libunwind-dev zlib1g-dev libfpzip-dev libxxhash-dev \
             libjemalloc-dev googletest libgtest-dev libzstd-dev libhdf5-dev cmake g++ \
             libhdf5-mpich-dev hdf5-tools netcdf-bin python3-h5py python3-numpy zstd \
-            libopenmpi-dev openmpi-bin
+            libopenmpi-dev openmpi-bin libhdf5-doc
 STAMP  := $(BUILD)/.deps-ok
 
 .PHONY: all deps build test demo bench asan install clean format

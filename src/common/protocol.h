@@ -40,9 +40,10 @@ inline constexpr size_t kMaxFields = 64;
 // UNLINK path                           -> OK | PASS | ERR errno
 // LIST   dir                            -> OK name...   (captured names directly in dir)
 // CHMOD  path mode(octal)               -> OK | PASS | ERR errno
-//   The newest staged version of path takes the mode (its staged file carries mode|0600 so
-//   the owner can always read and write it); a path known only to the store's catalog gets
-//   a manifest `chmod` record. PASS: not a captured file (do the real chmod).
+//   The newest staged version of path takes the mode (its staged file stays 0600; the mode
+//   is the version's, kept in its .meta); a path known only to the store's catalog gets a
+//   manifest `chmod` record. PASS: not a captured file (do the real chmod). A staged file
+//   found at CLOSE with bits other than 0600 was fchmod'ed directly: those bits win.
 // STATS                                 -> OK json
 // DRAIN                                 -> OK | ERR errno (all pending versions committed)
 inline constexpr const char* kHello = "HELLO";

@@ -57,7 +57,7 @@ bool Service::stage_from_catalog(std::unique_lock<std::mutex>& lk, const std::st
   v.ready = false;
   uint64_t vid = v.vid;
   std::string err;
-  int fd = create_staged(v.data_path, &err, e.mode);
+  int fd = create_staged(v.data_path, &err);
   bool ok = fd >= 0 && write_meta(v.meta_path, VersionMeta{path, -1, e.mode, 0}, &err);
   if (ok) {
     lk.unlock();
@@ -176,9 +176,7 @@ Reply Service::chmod(const std::string& path, uint32_t mode) {
   if (Version* v = s.newest(path)) {
     // The newest version is what commits and what readers see; older staged ones are
     // superseded in the catalog by it anyway.
-    v->mode = mode & 07777;
-    if (::chmod(v->data_path.c_str(), staged_file_mode(mode)) != 0)
-      LOG_WARN("cannot chmod staged %s: %s", v->data_path.c_str(), strerror(errno));
+    v->mode = mode & 07777;  // the staged file itself stays 0600
     s.rewrite_meta(*v);
     return reply_ok();
   }

@@ -100,7 +100,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   uint64_t vid = v.vid;
   std::string data = v.data_path;
   std::string err;
-  int fd = create_staged(v.data_path, &err, v.mode);
+  int fd = create_staged(v.data_path, &err);
   if (fd < 0 || !write_meta(v.meta_path, VersionMeta{path, cl.rank, v.mode, cl.pid}, &err)) {
     int e = errno ? errno : EIO;
     if (fd >= 0) ::close(fd);

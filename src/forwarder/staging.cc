@@ -109,10 +109,10 @@ bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err) {
   return have_path;
 }
 
-int create_staged(const std::string& path, std::string* err, uint32_t mode) {
+int create_staged(const std::string& path, std::string* err) {
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0 && err) *err = why("cannot create staged file", path);
-  if (fd >= 0) fchmod(fd, staged_file_mode(mode));  // not under the umask
+  if (fd >= 0) fchmod(fd, kStagedFileMode);  // not under the umask
   return fd;
 }
 

@@ -18,15 +18,16 @@ struct VersionMeta {
 bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string* err);
 bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err);
 
-// Creates (O_EXCL) an empty file with mode | 0600: a staged file carries its version's
-// permission bits (the session dir is 0700, so that stays private) while its owner can
-// always read and write it. Returns fd or -1 with *err.
-int create_staged(const std::string& path, std::string* err, uint32_t mode = 0600);
+// Creates (O_EXCL) an empty 0600 file. Returns fd or -1 with *err. Staged files stay 0600
+// whatever the version's mode (issue 2: private staging); the mode lives in the Version
+// and the .meta.
+int create_staged(const std::string& path, std::string* err);
 // Copies all of src_fd into dst_fd from offset 0 (copy_file_range, falling back to
 // read/write; holes are kept where SEEK_DATA works). False with *err.
 bool copy_fd(int src_fd, int dst_fd, std::string* err);
-// The permission bits a staged file of a version with mode carries.
-inline uint32_t staged_file_mode(uint32_t mode) { return (mode & 07777) | 0600; }
+// Every staged file's permission bits. A file found with other bits was fchmod'ed by
+// the application behind the library's back: its bits are the version's mode then.
+inline constexpr uint32_t kStagedFileMode = 0600;
 void remove_staged(const std::string& data_path, const std::string& meta_path);
 
 // A read-only mapping of a whole file (empty files map nothing).

@@ -67,12 +67,14 @@ void State::mark_closed(Version& v, bool mode_from_file) {
   if (stat(v.data_path.c_str(), &st) == 0) {
     v.size = static_cast<uint64_t>(st.st_size);
     v.mtime_ns = realtime_ns_of(st.st_mtim);
-    // The staged file carries mode | 0600 unless the application changed it through an
-    // fd (fchmod, which the library may not have seen): then the file's bits win.
+    // Staged files are 0600. Other bits mean the application fchmod'ed its fd and the
+    // library could not tell us (forwarder briefly unreachable, an unwrapped path):
+    // those bits are the version's mode; the file goes back to private.
     uint32_t fm = st.st_mode & 07777;
-    if (mode_from_file && fm != staged_file_mode(v.mode)) {
+    if (mode_from_file && fm != kStagedFileMode) {
       v.mode = fm;
       rewrite_meta(v);
+      chmod(v.data_path.c_str(), kStagedFileMode);
     }
   }
   v.state = VState::kClosed;

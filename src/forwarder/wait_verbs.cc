@@ -71,7 +71,7 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   snap.ready = false;
   uint64_t svid = snap.vid;
   std::string err;
-  int fd = create_staged(snap.data_path, &err, snap.mode);
+  int fd = create_staged(snap.data_path, &err);
   bool ok = fd >= 0 && write_meta(snap.meta_path, VersionMeta{snap.path, snap.rank, snap.mode, snap.pid}, &err);
   if (ok) {
     lk.unlock();

@@ -3,9 +3,9 @@
 //     that changes it later (shells: `umask 077; cmd > f`, os.umask) must be seen.
 //   chmod/fchmodat/lchmod of a captured path: the forwarder changes the mode of the newest
 //     staged version, or records a `chmod` in the store's manifest (CHMOD).
-//   fchmod of a tracked fd: the real call on the staged fd (so the error cases are the
-//     kernel's), then CHMOD so the version's mode follows; the forwarder also reads the
-//     staged file's mode at CLOSE, which covers an fchmod it never heard of.
+//   fchmod of a tracked fd: CHMOD of the fd's path (the staged file itself stays 0600);
+//     if the forwarder cannot take it, the real fchmod on the staged fd, whose bits the
+//     forwarder takes at CLOSE.
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -79,14 +79,18 @@ CKPTFWD_EXPORT int fchmodat(int dirfd, const char* path, mode_t mode, int flags)
 }
 
 CKPTFWD_EXPORT int fchmod(int fd, mode_t mode) {
-  int rc = real::fchmod()(fd, mode);
-  if (rc != 0 || t_busy) return rc;
-  Version* v = g_fds.get(fd);
-  if (!v || v->abandoned.load()) return rc;
+  Version* v = t_busy ? nullptr : g_fds.get(fd);
+  if (!v || v->abandoned.load()) return real::fchmod()(fd, mode);
   Busy busy;
-  ErrnoKeeper keep;
+  int saved = errno;
+  // Staged files stay 0600: the mode goes to the forwarder. Only if it cannot take it
+  // the staged file gets the bits (the forwarder reads them at CLOSE).
+  if (send_chmod(v->path, mode).status != Status::kOk) {
+    int rc = real::fchmod()(fd, mode);
+    if (rc != 0) return rc;
+  }
   v->mode = mode & 07777;
-  send_chmod(v->path, mode);
   note_mode(v->path, mode);
+  errno = saved;
   return 0;
 }

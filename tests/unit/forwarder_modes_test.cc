@@ -24,13 +24,13 @@ uint32_t catalog_mode(const std::string& store, const std::string& path) {
 }
 }  // namespace
 
-TEST_F(ForwarderTest, StagedFileCarriesTheVersionModePlusOwnerReadWrite) {
+TEST_F(ForwarderTest, StagedFilesStayPrivateWhateverTheVersionMode) {
   start();
   auto c = client();
   std::string p = data_ + "/ro";
   auto r = c->call({"OPEN", p, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "444"});
   ASSERT_EQ(r[0], "OK");
-  EXPECT_EQ(file_mode(r[2]), 0644u) << "the owner must be able to write and read it";
+  EXPECT_EQ(file_mode(r[2]), 0600u) << "staged files are private";
   EXPECT_EQ(stat_mode(*c, p), "444");
   ASSERT_EQ(c->call({"CLOSE", r[1], "0"})[0], "OK");
   ASSERT_EQ(c->call({"WAITALL"})[0], "OK");
@@ -46,7 +46,7 @@ TEST_F(ForwarderTest, ChmodOfStagedVersionSticksThroughCommit) {
   ASSERT_EQ(r[0], "OK");
   EXPECT_EQ(c->call({"CHMOD", p, "755"})[0], "OK");  // fchmod while open (tar -x)
   EXPECT_EQ(stat_mode(*c, p), "755");
-  EXPECT_EQ(file_mode(r[2]), 0755u);
+  EXPECT_EQ(file_mode(r[2]), 0600u);
   ASSERT_EQ(c->call({"CLOSE", r[1], "0"})[0], "OK");
   EXPECT_EQ(c->call({"CHMOD", p, "750"})[0], "OK");  // chmod after close, before commit
   EXPECT_EQ(stat_mode(*c, p), "750");
@@ -88,6 +88,7 @@ TEST_F(ForwarderTest, FchmodOnTheStagedFdIsTakenAtClose) {
   ASSERT_EQ(c->call({"CLOSE", r[1], "1"})[0], "OK");
   ASSERT_EQ(c->call({"WAITALL"})[0], "OK");
   EXPECT_EQ(catalog_mode(store(), p), 0755u);
+  EXPECT_EQ(stat_mode(*c, p), "755");
 }
 
 }  // namespace ckptfwd::fwd::test

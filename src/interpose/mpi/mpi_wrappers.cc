@@ -6,16 +6,24 @@
 //  - MPI_File_open/MPI_File_delete of a captured path: the "ufs:" prefix, so a ROMIO built
 //    with Lustre/GPFS drivers uses its generic POSIX driver on the staged file.
 //  - MPI_Init/MPI_Init_thread: the rank from MPI_COMM_WORLD when the launcher set none.
+//  - MPI_File_open of a captured file whose communicator spans several nodes: the opens
+//    ROMIO makes inside are marked shared across nodes (each node commits exactly the
+//    bytes its ranks wrote), and data sieving and collective buffering of writes are
+//    turned off for it: both write back bytes this node did not produce (stale copies of
+//    other nodes' data). On node-local staging they buy nothing anyway.
 // Both the MPI_ and PMPI_ names are defined; each calls the next PMPI_ definition.
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <atomic>
 
 #include "interpose/client.h"
+#include "interpose/open_context.h"
 #include "interpose/state.h"
 
 using namespace ckptfwd::interpose;
@@ -111,9 +119,59 @@ int do_Finalize() {
   return real_Finalize()();
 }
 
+template <class Fn>
+Fn next_fn(const char* name) {
+  return reinterpret_cast<Fn>(next_pmpi(name));
+}
+
+uint64_t node_hash() {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a of the node name the forwarder is found by
+  for (const char* p = g_settings.session.node; *p; ++p) h = (h ^ static_cast<unsigned char>(*p)) * 1099511628211ull;
+  return h;
+}
+
+// Collective over comm (MPI_File_open is collective, every rank gets here with the same
+// captured decision): true when the ranks of comm live on more than one node.
+bool spans_nodes(MPI_Comm comm) {
+  using allreduce_fn = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+  static auto allreduce = next_fn<allreduce_fn>("PMPI_Allreduce");
+  uint64_t h = node_hash();
+  uint64_t mine[2] = {h, ~h};
+  uint64_t most[2] = {0, 0};
+  if (allreduce(mine, most, 2, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS) return false;
+  return most[0] != ~most[1];  // max(h) != min(h)
+}
+
 int do_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* fh) {
   char buf[PATH_MAX + 8];
-  return real_File_open()(comm, with_ufs_prefix(filename, buf, sizeof(buf)), amode, info, fh);
+  const char* name = with_ufs_prefix(filename, buf, sizeof(buf));
+  if (name == filename || !spans_nodes(comm))
+    return real_File_open()(comm, name, amode, info, fh);
+
+  using info_dup_fn = int (*)(MPI_Info, MPI_Info*);
+  using info_create_fn = int (*)(MPI_Info*);
+  using info_set_fn = int (*)(MPI_Info, const char*, const char*);
+  using info_free_fn = int (*)(MPI_Info*);
+  static auto info_dup = next_fn<info_dup_fn>("PMPI_Info_dup");
+  static auto info_create = next_fn<info_create_fn>("PMPI_Info_create");
+  static auto info_set = next_fn<info_set_fn>("PMPI_Info_set");
+  static auto info_free = next_fn<info_free_fn>("PMPI_Info_free");
+  MPI_Info hints = MPI_INFO_NULL;
+  if ((info == MPI_INFO_NULL ? info_create(&hints) : info_dup(info, &hints)) != MPI_SUCCESS)
+    hints = MPI_INFO_NULL;
+  if (hints != MPI_INFO_NULL) {
+    info_set(hints, "romio_ds_write", "disable");
+    info_set(hints, "romio_cb_write", "disable");
+  }
+  OpenContext ctx;
+  ctx.shared_across_nodes = true;
+  int rc;
+  {
+    ScopedOpenContext scope(ctx);
+    rc = real_File_open()(comm, name, amode, hints != MPI_INFO_NULL ? hints : info, fh);
+  }
+  if (hints != MPI_INFO_NULL) info_free(&hints);
+  return rc;
 }
 
 int do_File_delete(const char* filename, MPI_Info info) {
