@@ -49,7 +49,12 @@ struct FileEntry {
   uint32_t mode = 0644;  // permission bits
   int64_t mtime_ns = 0;
   uint64_t version = 0;  // forwarder version id (diagnostics)
-  uint64_t hash = 0;     // xxh64 of the whole file content (restore checks it)
+  // xxh64 (seed 0) of the whole file content, holes as zeros (restore_file checks it).
+  // For an overlay (a file the MANIFEST names in an "overlay" record, see manifest.h: the
+  // extents one node wrote of a shared file; bytes outside its ranges are "unchanged", not
+  // zeros) it is instead the xxh64 of the bytes of its ranges concatenated in file order,
+  // holes contributing nothing (overlay_file checks that).
+  uint64_t hash = 0;
   std::vector<FileRange> ranges;
 };
 
@@ -98,9 +103,18 @@ class ContainerReader {
   bool restore_file(size_t i, int fd, std::string* err);
   // Same into memory.
   bool read_file(size_t i, std::vector<uint8_t>& out, std::string* err);
-  // Checks every chunk (stored hash, decompression, raw hash). Each problem is one line
-  // naming the container path, the byte offset and what is wrong. True when none.
-  bool verify(std::vector<std::string>& problems);
+  // Applies file i as an overlay onto fd: pwrites only its ranges (chunk hashes checked,
+  // holes leave fd's bytes alone), then extends fd to the file's size if fd is shorter
+  // (never shrinks). Checks the overlay hash (see FileEntry.hash). On failure some ranges
+  // may already be written: the caller discards fd.
+  bool overlay_file(size_t i, int fd, std::string* err);
+  // Checks every chunk (stored hash, decompression, raw hash), then that every file whose
+  // chunks are sound reassembles to its hash. Each problem is one line naming the
+  // container path, the byte offset and what is wrong. True when none.
+  // overlay[i] says file i is an overlay (its hash covers its ranges only); files past the
+  // end of it are whole files. Without it (a lone container, whose kinds only the MANIFEST
+  // knows) a file passes with either kind of hash.
+  bool verify(std::vector<std::string>& problems, const std::vector<bool>* overlay = nullptr);
 
  private:
   struct Impl;

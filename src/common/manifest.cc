@@ -205,9 +205,11 @@ bool ensure_store(const std::string& store_dir, std::string* err) {
   return true;
 }
 
-bool append_commit(const std::string& store_dir, const std::string& container,
-                   const std::vector<CatalogEntry>& files, std::string* err) {
-  std::vector<std::string> f = {"commit", container, std::to_string(files.size())};
+namespace {
+// commit and overlay records share one layout: verb, container, n, then 5 fields per file.
+bool append_files(const char* verb, const std::string& store_dir, const std::string& container,
+                  const std::vector<CatalogEntry>& files, std::string* err) {
+  std::vector<std::string> f = {verb, container, std::to_string(files.size())};
   for (const CatalogEntry& e : files) {
     f.push_back(e.path);
     f.push_back(std::to_string(e.file_index));
@@ -216,6 +218,17 @@ bool append_commit(const std::string& store_dir, const std::string& container,
     f.push_back(std::to_string(e.mtime_ns));
   }
   return append_line(store_dir, make_line(f), err);
+}
+}  // namespace
+
+bool append_commit(const std::string& store_dir, const std::string& container,
+                   const std::vector<CatalogEntry>& files, std::string* err) {
+  return append_files("commit", store_dir, container, files, err);
+}
+
+bool append_overlay(const std::string& store_dir, const std::string& container,
+                    const std::vector<CatalogEntry>& files, std::string* err) {
+  return append_files("overlay", store_dir, container, files, err);
 }
 
 bool append_rename(const std::string& store_dir, const std::string& from, const std::string& to,
@@ -237,12 +250,41 @@ bool append_chmod(const std::string& store_dir, const std::string& path, uint32_
 // ---------------------------------------------------------------------------------------
 // Catalog
 
-void Catalog::apply_commit(const std::string& container, const std::vector<CatalogEntry>& files) {
+void Catalog::note_container(const std::string& container) {
   if (std::find(containers_.begin(), containers_.end(), container) == containers_.end())
     containers_.push_back(container);
+}
+
+void Catalog::apply_commit(const std::string& container, const std::vector<CatalogEntry>& files) {
+  note_container(container);
   for (CatalogEntry e : files) {
     e.container = container;
+    e.base_size = e.size;
+    e.overlays.clear();  // a full commit replaces the whole stack
     live_[e.path] = std::move(e);
+  }
+}
+
+void Catalog::apply_overlay(const std::string& container, const std::vector<CatalogEntry>& files) {
+  note_container(container);
+  for (const CatalogEntry& f : files) {
+    overlay_files_.emplace(container, f.file_index);
+    auto [it, fresh] = live_.try_emplace(f.path);
+    CatalogEntry& e = it->second;
+    if (fresh) {
+      // No base: the node that created the file may not have committed it (yet).
+      e.path = f.path;
+      e.container.clear();
+      e.file_index = 0;
+      e.base_size = 0;
+      e.size = 0;
+      e.mode = f.mode & 07777;
+      e.mtime_ns = f.mtime_ns;
+    } else {
+      e.mtime_ns = std::max(e.mtime_ns, f.mtime_ns);
+    }
+    e.overlays.push_back(Layer{container, f.file_index, f.size});
+    e.size = std::max(e.size, f.size);
   }
 }
 
@@ -283,6 +325,7 @@ const CatalogEntry* Catalog::find(const std::string& path) const {
 bool Catalog::load(const std::string& store_dir, std::string* err) {
   live_.clear();
   containers_.clear();
+  overlay_files_.clear();
   problems_.clear();
   std::string path = manifest_path(store_dir);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -354,11 +397,11 @@ bool Catalog::load(const std::string& store_dir, std::string* err) {
       continue;
     }
     const std::string& verb = f[0];
-    if (verb == "commit") {
+    if (verb == "commit" || verb == "overlay") {
       uint64_t n = 0;
       if (f.size() < 3 || f[1].empty() || !parse_u64(f[2], n) || n > f.size() ||
           f.size() != 3 + 5 * n) {
-        problem("malformed commit record: skipped");
+        problem("malformed " + verb + " record: skipped");
         continue;
       }
       std::vector<CatalogEntry> files(n);
@@ -373,10 +416,13 @@ bool Catalog::load(const std::string& store_dir, std::string* err) {
         files[i].file_index = static_cast<uint32_t>(idx);
       }
       if (!ok) {
-        problem("malformed file in commit record: skipped");
+        problem("malformed file in " + verb + " record: skipped");
         continue;
       }
-      apply_commit(f[1], files);
+      if (verb == "commit")
+        apply_commit(f[1], files);
+      else
+        apply_overlay(f[1], files);
     } else if (verb == "rename" && f.size() == 3 && !f[1].empty() && !f[2].empty()) {
       apply_rename(f[1], f[2]);
     } else if (verb == "unlink" && f.size() == 2 && !f[1].empty()) {

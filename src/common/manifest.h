@@ -7,21 +7,45 @@
 //   rename  <old path> <new path>
 //   unlink  <path>
 //   chmod   <path>  <mode octal>       (permission bits changed after the commit)
+//   overlay <container file name>  <n>  { <path> <file index> <size> <mode octal> <mtime_ns> }*n
+//
+// Overlays (a shared file written from several nodes): each node commits its version of the
+// file as an overlay, a container file whose ranges are exactly the bytes that node's ranks
+// wrote; bytes outside them mean "unchanged", not zeros, and its size is that node's size of
+// the file. The live content of a path is its latest commit (the base; there may be none)
+// with every later overlay applied in manifest order: each overlay's ranges are written
+// over it and the file size is the largest of the base's and the overlays' sizes. A commit
+// replaces the base and drops the overlays; rename, unlink and chmod act on the whole stack.
+// src/common/materialize.h turns such an entry into bytes.
 #pragma once
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ckptfwd {
 
-struct CatalogEntry {
-  std::string path;
+// One overlay applied on top of a path's base.
+struct Layer {
   std::string container;  // file name inside the store directory
   uint32_t file_index = 0;
+  uint64_t size = 0;      // that node's size of the file
+  bool operator==(const Layer&) const = default;
+};
+
+struct CatalogEntry {
+  std::string path;
+  std::string container;  // base: file name inside the store; "" when only overlays exist
+  uint32_t file_index = 0;
+  // Effective size: the largest of base_size and the overlays' sizes. What append_commit
+  // and apply_commit take as the committed file's size.
   uint64_t size = 0;
   uint32_t mode = 0644;
   int64_t mtime_ns = 0;
+  uint64_t base_size = 0;        // size of the base file (set by apply_commit; 0 without base)
+  std::vector<Layer> overlays{};  // in manifest order; empty for a plain commit
 };
 
 namespace manifest {
@@ -34,6 +58,9 @@ bool append_rename(const std::string& store_dir, const std::string& from, const 
 bool append_unlink(const std::string& store_dir, const std::string& path, std::string* err);
 bool append_chmod(const std::string& store_dir, const std::string& path, uint32_t mode,
                   std::string* err);
+// files[i].size is that node's size of the file; file_index its entry in the container.
+bool append_overlay(const std::string& store_dir, const std::string& container,
+                    const std::vector<CatalogEntry>& files, std::string* err);
 }  // namespace manifest
 
 class Catalog {
@@ -53,9 +80,20 @@ class Catalog {
   void apply_unlink(const std::string& path);
   // Sets the mode of path's live entry (no-op if path is not live).
   void apply_chmod(const std::string& path, uint32_t mode);
+  // Stacks each file on its path's live entry (see "Overlays" above). A path with no live
+  // entry gets one with an empty base and the overlay's mode and mtime; on an existing
+  // entry the mode stays and the mtime becomes the later of the two.
+  void apply_overlay(const std::string& container, const std::vector<CatalogEntry>& files);
+  // Whether any overlay record named file file_index of container (live or superseded):
+  // its FileEntry.hash then covers only its ranges (see container.h).
+  bool is_overlay(const std::string& container, uint32_t file_index) const {
+    return overlay_files_.count({container, file_index}) > 0;
+  }
 
  private:
+  void note_container(const std::string& container);
   std::map<std::string, CatalogEntry> live_;
+  std::set<std::pair<std::string, uint32_t>> overlay_files_;
   std::vector<std::string> containers_;
   std::vector<std::string> problems_;
 };

@@ -52,13 +52,33 @@ static bool read_all(int fd, char* p, size_t len, ReadFn rd) {
   return true;
 }
 
-bool send_frame(int fd, const char* payload, size_t len, WriteFn wr) {
-  if (len > kMaxFrame) return false;
+static bool send_any(int fd, const char* payload, size_t len, WriteFn wr) {
   unsigned char hdr[4] = {static_cast<unsigned char>(len), static_cast<unsigned char>(len >> 8),
                           static_cast<unsigned char>(len >> 16),
                           static_cast<unsigned char>(len >> 24)};
   return write_all(fd, reinterpret_cast<const char*>(hdr), 4, wr) &&
          write_all(fd, payload, len, wr);
+}
+
+bool send_frame(int fd, const char* payload, size_t len, WriteFn wr) {
+  return len <= kMaxFrame && send_any(fd, payload, len, wr);
+}
+
+bool send_reply_frame(int fd, const char* payload, size_t len, WriteFn wr) {
+  return len <= kMaxReplyFrame && send_any(fd, payload, len, wr);
+}
+
+bool recv_frame_header(int fd, size_t* len, ReadFn rd) {
+  unsigned char hdr[4];
+  if (!read_all(fd, reinterpret_cast<char*>(hdr), 4, rd)) return false;
+  *len = hdr[0] | (hdr[1] << 8) | (hdr[2] << 16) | (static_cast<size_t>(hdr[3]) << 24);
+  return *len <= kMaxReplyFrame;
+}
+
+bool recv_frame_payload(int fd, char* buf, size_t len, ReadFn rd) {
+  if (!read_all(fd, buf, len, rd)) return false;
+  buf[len] = '\0';
+  return true;
 }
 
 long recv_frame(int fd, char* buf, size_t cap, ReadFn rd) {

@@ -15,6 +15,11 @@ namespace ckptfwd::wire {
 
 inline constexpr size_t kMaxFrame = 64 * 1024;  // hard cap; a larger frame is a protocol error
 inline constexpr size_t kMaxFields = 64;
+// Replies may be larger (LIST of a directory with thousands of captured names): up to
+// kMaxReplyFrame, sent with send_reply_frame and read with recv_frame_header +
+// recv_frame_payload into a buffer the receiver sizes from the header. A reply with more
+// than kMaxFields fields is walked raw (fields separated by NUL), not through Fields.
+inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 
 // ---- Requests (client -> forwarder). Fields after the verb, in order. ----
 // HELLO  pid rank                       -> OK
@@ -83,6 +88,13 @@ using WriteFn = long (*)(int, const void*, size_t);
 bool send_frame(int fd, const char* payload, size_t len, WriteFn wr);
 // Reads one frame into buf (cap bytes, one kept for the NUL). Returns payload length or -1.
 long recv_frame(int fd, char* buf, size_t cap, ReadFn rd);
+// A reply frame of up to kMaxReplyFrame bytes.
+bool send_reply_frame(int fd, const char* payload, size_t len, WriteFn wr);
+// Reads a frame header: *len is the payload length (false if over kMaxReplyFrame or the
+// peer hung up). Then recv_frame_payload reads the len bytes into buf (len + 1 bytes of
+// room: a NUL is stored at buf[len]).
+bool recv_frame_header(int fd, size_t* len, ReadFn rd);
+bool recv_frame_payload(int fd, char* buf, size_t len, ReadFn rd);
 
 // Small allocation-free helpers for numeric fields.
 bool parse_i64(const char* s, long long& out);

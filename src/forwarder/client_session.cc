@@ -17,14 +17,25 @@ long send_fn(int fd, const void* p, size_t n) { return ::send(fd, p, n, MSG_NOSI
 
 bool send_reply(int fd, const Reply& r, std::vector<char>& out) {
   std::vector<const char*> fields;
-  for (const std::string& s : r) fields.push_back(s.c_str());
+  size_t need = 0;
+  for (const std::string& s : r) {
+    fields.push_back(s.c_str());
+    need += s.size() + 1;
+  }
+  // Most replies fit the usual frame; a long LIST grows the buffer (up to the reply cap).
+  if (need > out.size() && need <= wire::kMaxReplyFrame) out.resize(need);
   size_t len = wire::encode(out.data(), out.size(), fields.data(), fields.size());
   if (len == 0) {
     LOG_ERROR("reply does not fit in one frame; sending EIO instead");
     const char* e[] = {wire::kErr, "5"};
     len = wire::encode(out.data(), out.size(), e, 2);
   }
-  return wire::send_frame(fd, out.data(), len, send_fn);
+  bool ok = wire::send_reply_frame(fd, out.data(), len, send_fn);
+  if (out.size() > wire::kMaxFrame) {  // do not keep megabytes per idle connection
+    out.resize(wire::kMaxFrame);
+    out.shrink_to_fit();
+  }
+  return ok;
 }
 }  // namespace
 

@@ -161,7 +161,7 @@ Reply Service::list(const std::string& dir) {
   size_t bytes = 16;
   for (const std::string& n : names) {
     bytes += n.size() + 1;
-    if (bytes > wire::kMaxFrame) {
+    if (bytes > wire::kMaxReplyFrame) {
       LOG_WARN("LIST %s: too many names for one reply; the listing is cut short", dir.c_str());
       break;
     }

@@ -5,32 +5,44 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
-#include "common/container.h"
+#include "common/materialize.h"
 #include "forwarder/staging.h"
 #include "forwarder/store_paths.h"
 
 namespace ckptfwd::fwd {
 
+namespace {
+
+// A layered entry's view is named after its whole layer list, so a new overlay gives a new
+// view instead of reusing a stale one. A plain entry keeps read_view_path's name.
+std::string view_path_of(const std::string& dir, const std::string& store, const CatalogEntry& e) {
+  if (e.overlays.empty()) return read_view_path(dir, store, e.container, e.file_index);
+  std::string key = store + "/" + e.container + "#" + std::to_string(e.file_index);
+  for (const Layer& l : e.overlays)
+    key += "\n+" + l.container + "#" + std::to_string(l.file_index) + ":" + std::to_string(l.size);
+  char hex[17];
+  snprintf(hex, sizeof(hex), "%016llx",
+           static_cast<unsigned long long>(XXH64(key.data(), key.size(), 0)));
+  return dir + "/r" + hex + ".data";
+}
+
+}  // namespace
+
 bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std::string* err) {
-  ContainerReader r;
-  std::string cpath = store + "/" + e.container;
-  if (!r.open(cpath, err)) return false;
-  if (e.file_index >= r.files().size()) {
-    if (err) *err = cpath + ": the manifest names file " + std::to_string(e.file_index) +
-                    " but the container holds " + std::to_string(r.files().size());
-    return false;
-  }
-  return r.restore_file(e.file_index, fd, err);
+  return materialize_entry(store, e, fd, err);
 }
 
 std::string ensure_read_view(const std::string& dir, const std::string& store,
                              const CatalogEntry& e, bool* restored, std::string* err) {
   *restored = false;
-  std::string view = read_view_path(dir, store, e.container, e.file_index);
+  std::string view = view_path_of(dir, store, e);
   struct stat st;
   if (lstat(view.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
       static_cast<uint64_t>(st.st_size) == e.size)

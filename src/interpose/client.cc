@@ -69,18 +69,31 @@ int move_high(int fd) {
   return hi;
 }
 
-size_t g_reply_len = 0;  // payload length of the reply in g_frame
+size_t g_reply_len = 0;        // payload length of the reply in g_reply
+char* g_reply = g_frame;       // g_frame, or g_big for a reply larger than it
+char* g_big = nullptr;         // malloc'd for a large reply (LIST), freed at the next one
 
 bool exchange_locked(int fd, const char* const* fields, size_t n, wire::Fields& reply) {
+  if (g_big) {
+    free(g_big);
+    g_big = nullptr;
+  }
+  g_reply = g_frame;
   size_t len = wire::encode(g_frame, sizeof(g_frame) - 1, fields, n);
   if (len == 0) return false;
   if (!wire::send_frame(fd, g_frame, len, sock_write)) return false;
-  long got = wire::recv_frame(fd, g_frame, sizeof(g_frame), sock_read);
-  if (got < 0) return false;
-  g_reply_len = static_cast<size_t>(got);
+  size_t got = 0;
+  if (!wire::recv_frame_header(fd, &got, sock_read)) return false;
+  if (got + 1 > sizeof(g_frame)) {
+    g_big = static_cast<char*>(malloc(got + 1));
+    if (!g_big) return false;  // the stream is out of step now: the caller reconnects
+    g_reply = g_big;
+  }
+  if (!wire::recv_frame_payload(fd, g_reply, got, sock_read)) return false;
+  g_reply_len = got;
   // A LIST reply may carry more names than Fields holds (kMaxFields): decode then keeps
   // the first ones and the caller walks the whole payload (reply_payload()).
-  wire::decode(g_frame, g_reply_len, reply);
+  wire::decode(g_reply, g_reply_len, reply);
   return reply.n > 0;
 }
 
@@ -321,7 +334,7 @@ Result call(const char* const* fields, size_t n, ReplyFn on_ok, void* ctx) {
 const char* unreachable_reason() { return g_reason; }
 
 void reply_payload(const char** data, size_t* len) {
-  *data = g_frame;
+  *data = g_reply;
   *len = g_reply_len;
 }
 bool client_closed_any() { return g_closed_any.load(); }
@@ -356,6 +369,8 @@ bool client_adopt_socket(int fd) {
 
 void client_atfork_child() {
   pthread_mutex_init(&g_mu, nullptr);
+  g_big = nullptr;  // the parent's (copy-on-write) buffer: leaked, never freed twice
+  g_reply = g_frame;
   // The parent's conversation is the parent's: the child says HELLO with its own pid.
   int fd = g_sock.exchange(-1);
   if (fd >= 0) real::close()(fd);

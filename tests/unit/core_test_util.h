@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -112,6 +113,66 @@ inline bool build_container(const std::string& final_path, std::vector<TestFile>
       pos[s] += n;
       more = true;
     }
+  }
+  for (FileEntry& e : entries) w.add_file(e);
+  return w.commit(err);
+}
+
+// An overlay (manifest.h, "Overlays"): one node's view of a shared file, of which only
+// `extents` (offset, len; sorted, disjoint) were written by that node.
+struct OverlayFile {
+  std::string path;
+  std::vector<uint8_t> node_view;  // its size is the overlay's size
+  std::vector<std::pair<uint64_t, uint64_t>> extents;
+};
+
+// The overlay hash (container.h, FileEntry.hash): xxh64 of the extents' bytes in order.
+inline uint64_t overlay_hash(const OverlayFile& o) {
+  XXH64_state_t* h = XXH64_createState();
+  XXH64_reset(h, 0);
+  for (auto [off, len] : o.extents) XXH64_update(h, o.node_view.data() + off, len);
+  uint64_t v = XXH64_digest(h);
+  XXH64_freeState(h);
+  return v;
+}
+
+// What applying o does to a file's bytes: its extents copied in, grown to its size.
+inline void apply_overlay_bytes(std::vector<uint8_t>& file, const OverlayFile& o) {
+  if (file.size() < o.node_view.size()) file.resize(o.node_view.size(), 0);
+  for (auto [off, len] : o.extents)
+    std::copy(o.node_view.begin() + static_cast<long>(off),
+              o.node_view.begin() + static_cast<long>(off + len), file.begin() + static_cast<long>(off));
+}
+
+// A container holding the overlays `files` (file i at index i), one stream, cut into
+// chunks of chunk_bytes.
+inline bool build_overlay_container(const std::string& final_path,
+                                    const std::vector<OverlayFile>& files, size_t chunk_bytes,
+                                    const std::string& codec, std::string* err) {
+  std::vector<uint8_t> stream;
+  std::vector<FileEntry> entries;
+  for (const OverlayFile& o : files) {
+    FileEntry e;
+    e.path = o.path;
+    e.rank = 1;
+    e.size = o.node_view.size();
+    e.mode = 0640;
+    e.mtime_ns = 1700000001000000000LL;
+    e.version = entries.size() + 100;
+    e.hash = overlay_hash(o);
+    for (auto [off, len] : o.extents) {
+      e.ranges.push_back(FileRange{off, len, 0, stream.size()});
+      stream.insert(stream.end(), o.node_view.begin() + static_cast<long>(off),
+                    o.node_view.begin() + static_cast<long>(off + len));
+    }
+    entries.push_back(e);
+  }
+  ContainerWriter w;
+  if (!w.open(final_path, err)) return false;
+  w.add_stream("overlay", "bytes", "agnostic");
+  for (size_t pos = 0; pos < stream.size(); pos += chunk_bytes) {
+    size_t n = std::min(chunk_bytes, stream.size() - pos);
+    if (!w.append_chunk(0, encode_chunk(stream.data() + pos, n, codec, 3), err)) return false;
   }
   for (FileEntry& e : entries) w.add_file(e);
   return w.commit(err);

@@ -62,12 +62,18 @@ class Client {
     std::vector<char> buf(wire::kMaxFrame + 1);
     size_t len = wire::encode(buf.data(), buf.size(), p.data(), p.size());
     if (!wire::send_frame(fd_, buf.data(), len, wr)) return {"<send failed>"};
-    long n = wire::recv_frame(fd_, buf.data(), buf.size(), rd);
-    if (n < 0) return {"<recv failed>"};
-    wire::Fields f;
-    if (!wire::decode(buf.data(), static_cast<size_t>(n), f)) return {"<decode failed>"};
+    // Replies may exceed kMaxFrame and kMaxFields (a long LIST): sized from the header,
+    // split here without wire::Fields.
+    size_t n = 0;
+    if (!wire::recv_frame_header(fd_, &n, rd)) return {"<recv failed>"};
+    buf.resize(n + 1);
+    if (!wire::recv_frame_payload(fd_, buf.data(), n, rd)) return {"<recv failed>"};
     std::vector<std::string> out;
-    for (size_t i = 0; i < f.n; ++i) out.push_back(f[i]);
+    for (size_t start = 0, i = 0; i <= n; ++i)
+      if (buf[i] == '\0') {
+        out.emplace_back(buf.data() + start, i - start);
+        start = i + 1;
+      }
     return out;
   }
 

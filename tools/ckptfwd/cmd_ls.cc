@@ -17,12 +17,16 @@ const char kHelp[] =
     "usage: ckptfwd ls STORE [--all]\n"
     "\n"
     "Lists the live files of a store (the newest committed version of each path, after\n"
-    "renames and unlinks): size, mode, modification time, container, path.\n"
-    "STORE may also be a single container file (*.ckc).\n"
+    "renames and unlinks): size, mode, modification time, container, overlays, path.\n"
+    "A shared file written from several nodes is a base (CONTAINER, '-' when none) with\n"
+    "overlays: the extents each node wrote, applied in MANIFEST order; OVL counts them and\n"
+    "SIZE is the size of the result. STORE may also be a single container file (*.ckc).\n"
     "\n"
     "  --all    list every container named by the MANIFEST with every file version it\n"
-    "           holds ('*' marks the live ones), and containers in the directory that no\n"
-    "           MANIFEST record names (left by an interrupted commit; ignored by restore)\n";
+    "           holds ('*' marks live bases, '+' live overlays; 'overlay' marks files\n"
+    "           named by overlay records), the layers of every file that has overlays,\n"
+    "           and containers in the directory that no MANIFEST record names (left by an\n"
+    "           interrupted commit; ignored by restore)\n";
 
 std::string fmt_time(int64_t ns) {
   time_t t = static_cast<time_t>(ns / 1000000000);
@@ -39,11 +43,14 @@ std::string fmt_mode(uint32_t m) {
 }
 
 void list_live(const Store& st) {
-  printf("%14s  %4s  %-19s  %-28s  %s\n", "SIZE", "MODE", "MTIME", "CONTAINER", "PATH");
+  printf("%14s  %4s  %-19s  %-28s  %3s  %s\n", "SIZE", "MODE", "MTIME", "CONTAINER", "OVL",
+         "PATH");
   unsigned long long total = 0;
   for (const auto& [path, e] : st.catalog.entries()) {
-    printf("%14llu  %4s  %-19s  %-28s  %s\n", static_cast<unsigned long long>(e.size),
-           fmt_mode(e.mode).c_str(), fmt_time(e.mtime_ns).c_str(), printable(e.container).c_str(),
+    std::string ovl = e.overlays.empty() ? "-" : "+" + std::to_string(e.overlays.size());
+    printf("%14llu  %4s  %-19s  %-28s  %3s  %s\n", static_cast<unsigned long long>(e.size),
+           fmt_mode(e.mode).c_str(), fmt_time(e.mtime_ns).c_str(),
+           e.container.empty() ? "-" : printable(e.container).c_str(), ovl.c_str(),
            printable(path).c_str());
     total += e.size;
   }
@@ -54,8 +61,12 @@ int list_all(const Store& st) {
   ContainerCache cache(st.dir);
   int rc = 0;
   std::set<std::string> named(st.catalog.containers().begin(), st.catalog.containers().end());
-  std::set<std::pair<std::string, uint32_t>> live_set;  // (container, file index) of live files
-  for (const auto& [p, e] : st.catalog.entries()) live_set.emplace(e.container, e.file_index);
+  // (container, file index) of live bases and of live overlays.
+  std::set<std::pair<std::string, uint32_t>> live_set, live_overlays;
+  for (const auto& [p, e] : st.catalog.entries()) {
+    if (!e.container.empty()) live_set.emplace(e.container, e.file_index);
+    for (const Layer& l : e.overlays) live_overlays.emplace(l.container, l.file_index);
+  }
   for (const std::string& name : st.catalog.containers()) {
     std::string err;
     ContainerReader* r = cache.get(name, &err);
@@ -69,12 +80,29 @@ int list_all(const Store& st) {
     const auto& files = r->files();
     for (size_t i = 0; i < files.size(); ++i) {
       const FileEntry& f = files[i];
-      bool live = live_set.count({name, static_cast<uint32_t>(i)}) > 0;
-      printf("  %c %4zu  v%-6llu rank %-4d %14llu  %4s  %-19s  %s\n", live ? '*' : ' ', i,
+      uint32_t idx = static_cast<uint32_t>(i);
+      char mark = live_set.count({name, idx}) ? '*' : live_overlays.count({name, idx}) ? '+' : ' ';
+      printf("  %c %4zu  v%-6llu rank %-4d %14llu  %4s  %-19s  %s%s\n", mark, i,
              static_cast<unsigned long long>(f.version), f.rank,
              static_cast<unsigned long long>(f.size), fmt_mode(f.mode).c_str(),
-             fmt_time(f.mtime_ns).c_str(), printable(f.path).c_str());
+             fmt_time(f.mtime_ns).c_str(), st.catalog.is_overlay(name, idx) ? "overlay " : "",
+             printable(f.path).c_str());
     }
+  }
+  bool header = false;
+  for (const auto& [p, e] : st.catalog.entries()) {
+    if (e.overlays.empty()) continue;
+    if (!header) printf("layered files (base, then overlays in the order restore applies them):\n");
+    header = true;
+    printf("  %s  (%llu bytes)\n", printable(p).c_str(), static_cast<unsigned long long>(e.size));
+    if (e.container.empty())
+      printf("    base     -  (none: only overlays)\n");
+    else
+      printf("    base     %s #%u  %llu bytes\n", printable(e.container).c_str(), e.file_index,
+             static_cast<unsigned long long>(e.base_size));
+    for (const Layer& l : e.overlays)
+      printf("    overlay  %s #%u  %llu bytes\n", printable(l.container).c_str(), l.file_index,
+             static_cast<unsigned long long>(l.size));
   }
   if (st.single) return rc;
   if (DIR* d = opendir(st.dir.c_str())) {

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "cli.h"
+#include "common/materialize.h"
 #include "common/session.h"
 #include "restore_paths.h"
 #include "store.h"
@@ -34,7 +35,11 @@ const char kHelp[] =
     "Nothing is ever written outside DIR: paths with '..', '.', empty components or NUL are\n"
     "refused, and a symlink inside DIR is never followed. A file whose chunks are corrupt is\n"
     "reported (file, container, offset) and skipped; the others are restored and the exit\n"
-    "status is 1. A progress bar is shown when stderr is a terminal.\n";
+    "status is 1. A progress bar is shown when stderr is a terminal.\n"
+    "\n"
+    "A shared file written from several nodes is stored as a base and overlays (the extents\n"
+    "each node wrote); it is restored as the base with every overlay applied in MANIFEST\n"
+    "order (ckptfwd ls shows the overlays).\n";
 
 class Progress {
  public:
@@ -76,8 +81,8 @@ bool make_target(const std::string& dir, std::string* why) {
 
 // Writes one file: into a temporary name in its final directory, then renamed over the
 // destination, so a failed restore never leaves a half-written file under the real name.
-bool restore_one(ContainerReader& r, const CatalogEntry& e, int root_fd, const std::string& rel,
-                 std::string* why) {
+bool restore_one(const ContainerSource& containers, const CatalogEntry& e, int root_fd,
+                 const std::string& rel, std::string* why) {
   std::string leaf;
   int dir = open_parent_dir(root_fd, rel, &leaf, why);
   if (dir < 0) return false;
@@ -88,7 +93,7 @@ bool restore_one(ContainerReader& r, const CatalogEntry& e, int root_fd, const s
     ::close(dir);
     return false;
   }
-  bool ok = r.restore_file(e.file_index, fd, why);
+  bool ok = materialize_entry(e, containers, fd, why);
   if (ok) {
     // Permission bits only: set-uid/set-gid from a container are never honoured.
     if (::fchmod(fd, e.mode & 01777) != 0) {
@@ -220,27 +225,23 @@ int cmd_restore(const Args& args) {
   for (const CatalogEntry* e : todo) total += e->size;
   Progress progress(todo.size(), total);
   ContainerCache cache(st.dir);
+  ContainerSource containers = [&cache](const std::string& name, std::string* err) {
+    return cache.get(name, err);
+  };
   size_t ok_count = 0, bad_count = 0;
   unsigned long long ok_bytes = 0;
   for (size_t i = 0; i < todo.size(); ++i) {
     const CatalogEntry& e = *todo[i];
     std::string rel = destination_of(e.path, prefix, full);
     std::string err;
-    ContainerReader* r = cache.get(e.container, &err);
-    bool ok = r != nullptr;
-    if (ok && e.file_index >= r->files().size()) {
-      err = cache.path_of(e.container) + ": has no file " + std::to_string(e.file_index) +
-            " (MANIFEST and container disagree)";
-      ok = false;
-    }
-    if (ok) ok = restore_one(*r, e, root, rel, &err);
+    bool ok = restore_one(containers, e, root, rel, &err);
     if (ok) {
       ++ok_count;
       ok_bytes += e.size;
     } else {
       progress.finish();
-      error("cannot restore " + printable(e.path) + " (container " + printable(e.container) +
-            "): " + printable(err));
+      // err names the layer and its container (materialize_entry).
+      error("cannot restore " + printable(e.path) + ": " + printable(err));
       ++bad_count;
     }
     done_bytes += e.size;

@@ -19,8 +19,10 @@ const char kHelp[] =
     "Checks a store: every MANIFEST line (checksum and syntax), every container named by a\n"
     "record (header, trailer, index checksum, bounds of every chunk and range), every chunk\n"
     "(checksum of the stored bytes, decompression, checksum of the raw bytes), that every\n"
-    "file reassembles to its recorded checksum, and that every live catalog entry points\n"
-    "at a file its container holds. Given a .ckc file, checks that one container.\n"
+    "file reassembles to its recorded checksum (for an overlay, the checksum of the bytes of\n"
+    "its ranges), and that every live catalog entry (its base and each overlay) points at a\n"
+    "file its container holds, of the size the MANIFEST records. Given a .ckc file, checks\n"
+    "that one container (a file then passes with either kind of checksum).\n"
     "\n"
     "Prints one line per problem, e.g.\n"
     "  STORE/c-17.ckc: offset 4096: chunk 0 of stream 'agnostic': stored bytes do not match\n"
@@ -53,7 +55,10 @@ int cmd_verify(const Args& args) {
   for (const std::string& p : st.catalog.problems()) problems.push_back(st.dir + "/" + p);
 
   std::set<std::string> live_containers;
-  for (const auto& [p, e] : st.catalog.entries()) live_containers.insert(e.container);
+  for (const auto& [p, e] : st.catalog.entries()) {
+    if (!e.container.empty()) live_containers.insert(e.container);
+    for (const Layer& l : e.overlays) live_containers.insert(l.container);
+  }
 
   ContainerCache cache(st.dir);
   size_t n_containers = 0, n_files = 0;
@@ -72,24 +77,39 @@ int cmd_verify(const Args& args) {
       continue;
     }
     ++n_containers;
-    r->verify(problems);
+    if (st.single) {
+      r->verify(problems);  // a lone container does not say which files are overlays
+    } else {
+      std::vector<bool> overlay(r->files().size());
+      for (size_t i = 0; i < overlay.size(); ++i)
+        overlay[i] = st.catalog.is_overlay(name, static_cast<uint32_t>(i));
+      r->verify(problems, &overlay);
+    }
     n_files += r->files().size();
     for (const FileEntry& f : r->files()) n_bytes += f.size;
   }
-  // The catalog must point at files that exist, with the sizes it recorded.
+  // The catalog must point at files that exist, with the sizes it recorded: the base and
+  // every overlay of each live entry.
+  auto check_layer = [&](const std::string& p, const std::string& what, const std::string& c,
+                         uint32_t index, uint64_t size) {
+    ContainerReader* r = cache.get(c, nullptr);
+    if (!r) return;  // already reported above
+    if (index >= r->files().size()) {
+      problems.push_back(st.dir + "/MANIFEST: '" + p + "' " + what + " points at file " +
+                         std::to_string(index) + " of " + c + ", which holds " +
+                         std::to_string(r->files().size()) + " files");
+    } else if (r->files()[index].size != size) {
+      problems.push_back(st.dir + "/MANIFEST: '" + p + "' " + what + " records " +
+                         std::to_string(size) + " bytes but " + c + " holds " +
+                         std::to_string(r->files()[index].size));
+    }
+  };
   if (!st.single) {
     for (const auto& [p, e] : st.catalog.entries()) {
-      ContainerReader* r = cache.get(e.container, nullptr);
-      if (!r) continue;  // already reported above
-      if (e.file_index >= r->files().size()) {
-        problems.push_back(st.dir + "/MANIFEST: '" + p + "' points at file " +
-                           std::to_string(e.file_index) + " of " + e.container + ", which holds " +
-                           std::to_string(r->files().size()) + " files");
-      } else if (r->files()[e.file_index].size != e.size) {
-        problems.push_back(st.dir + "/MANIFEST: '" + p + "' records " + std::to_string(e.size) +
-                           " bytes but " + e.container + " holds " +
-                           std::to_string(r->files()[e.file_index].size));
-      }
+      if (!e.container.empty()) check_layer(p, "(base)", e.container, e.file_index, e.base_size);
+      for (size_t i = 0; i < e.overlays.size(); ++i)
+        check_layer(p, "(overlay " + std::to_string(i + 1) + ")", e.overlays[i].container,
+                    e.overlays[i].file_index, e.overlays[i].size);
     }
   }
   for (const std::string& p : problems) printf("%s\n", printable(p).c_str());
