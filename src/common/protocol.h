@@ -23,7 +23,8 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 
 // ---- Requests (client -> forwarder). Fields after the verb, in order. ----
 // HELLO  pid rank                       -> OK
-// OPEN   path flags(dec) mode(octal)    -> OK vid staged_path budget_bytes
+// OPEN   path flags(dec) mode(octal) [shared]
+//                                       -> OK vid staged_path budget_bytes
 //                                        | PASS          (not ours: do the real open)
 //                                        | ERR errno
 //   vid "0" means a read-only view (no version created, nothing to CLOSE). For a write
@@ -31,8 +32,22 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 //   bytes (empty for O_TRUNC / new files); the client opens staged_path with the
 //   application's flags minus O_CREAT|O_EXCL|O_TRUNC. budget_bytes is how far the file may
 //   grow in staging before the client must fall back to the real path ("-1": unlimited).
-// CLOSE  vid size                       -> OK   (version handed over; returns at once)
-// SYNC   vid                            -> OK | ERR errno   (returns once vid is committed)
+//   OPEN path flags mode "shared": the open is made inside MPI_File_open of a communicator
+//   spanning several nodes (src/interpose/open_context.h). The forwarder joins the path's
+//   open version or starts one (also without O_CREAT when the path is unknown here: a rank
+//   on another node created it) and marks it partial: it is committed as a manifest
+//   `overlay` holding only the byte extents this node's processes wrote into it.
+// CLOSE  vid size [extents]             -> OK   (version handed over; returns at once)
+//   extents: base name of a file in the session dir, "v<vid>.ext.<pid>.<seq>" (0600),
+//   that the client wrote for a "shared" version: little-endian u64 pairs [begin, end) of
+//   the bytes this process wrote since its last hand-over, in one or more runs, each
+//   sorted and disjoint. The forwarder owns the file from then on (keeps it until the
+//   version is committed, so a restarted forwarder still finds it). No extents field on a
+//   shared version (or an unreadable file): that process's extents are unknown; the
+//   forwarder then commits the staged file's data extents (SEEK_DATA) and logs a warning.
+// SYNC   vid [extents]                  -> OK | ERR errno   (returns once vid is committed)
+//   extents: as for CLOSE, the extents written since the last hand-over; the snapshot an
+//   fsync of a shared version commits holds exactly the extents handed over so far.
 // WAITALL                               -> OK | ERR errno   (every version this connection
 //                                                           closed is committed)
 // ABANDON vid                           -> OK   (client switched vid to the real path: the

@@ -57,15 +57,16 @@ Reply Service::handle(ClientCtx& cl, const wire::Fields& f) {
     if (f.n < 4 || !get_path(f[1], p1) || !wire::parse_i64(f[2], flags) ||
         !wire::parse_octal(f[3], mode))
       return bad();
-    return open(cl, p1, static_cast<int>(flags), mode);
+    bool shared = f.n >= 5 && !strcmp(f[4], "shared");
+    return open(cl, p1, static_cast<int>(flags), mode, shared);
   }
   if (verb == wire::kClose) {
     if (f.n < 3 || !get_u64(f[1], a) || !get_u64(f[2], b)) return bad();
-    return close(cl, a, b);
+    return close(cl, a, b, f.n >= 4 ? f[3] : "");
   }
   if (verb == wire::kSync) {
     if (f.n < 2 || !get_u64(f[1], a)) return bad();
-    return sync(cl, a);
+    return sync(cl, a, f.n >= 3 ? f[2] : "");
   }
   if (verb == wire::kWaitAll) return waitall(cl);
   if (verb == wire::kAbandon) {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "forwarder/extents.h"
 #include "forwarder/log.h"
 #include "forwarder/restore.h"
 #include "forwarder/service.h"
@@ -15,9 +16,10 @@
 
 namespace ckptfwd::fwd {
 
-Reply Service::open(ClientCtx& cl, const std::string& path, int flags, unsigned mode) {
+Reply Service::open(ClientCtx& cl, const std::string& path, int flags, unsigned mode,
+                    bool shared) {
   if ((flags & O_ACCMODE) == O_RDONLY) return open_read(path);
-  return open_write(cl, path, flags, mode);
+  return open_write(cl, path, flags, mode, shared);
 }
 
 Reply Service::open_read(const std::string& path) {
@@ -45,26 +47,37 @@ Reply Service::open_read(const std::string& path) {
   return reply_ok({"0", view, "-1"});
 }
 
-Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, unsigned req_mode) {
+Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, unsigned req_mode,
+                          bool shared) {
   State& s = c_.state;
   std::unique_lock lk(s.mu);
   // A version of path still open for writing: join it (same vid, same staged file).
-  Version* shared = nullptr;
+  Version* joined = nullptr;
   for (bool preparing = true; preparing;) {
-    shared = s.open_for_write(path, &preparing);
-    if (shared || !preparing) break;
+    joined = s.open_for_write(path, &preparing);
+    if (joined || !preparing) break;
     s.done_cv.wait(lk);  // its first opener is copying the starting bytes in
   }
-  if (shared) return join_write(cl, *shared, flags);
+  if (joined) return join_write(cl, *joined, flags, shared);
   enum class Src { kNone, kStaged, kCatalog, kReal } src = Src::kNone;
   std::string store = store_for(c_.cfg, path);
   std::string src_path;
   CatalogEntry cat;
   uint32_t old_mode = 0;
+  // A staged partial source: the new version inherits its partial kind and extents (it
+  // supersedes it, so it must commit those bytes too), else its commit would replace the
+  // other nodes' overlays with this node's incomplete copy.
+  bool src_partial = false, src_unknown = false;
+  Extents src_extents;
   if (Version* v = s.newest(path)) {
     src = Src::kStaged;
     src_path = v->data_path;
     old_mode = v->mode;
+    if (v->partial) {
+      src_partial = true;
+      src_unknown = v->extents_unknown;
+      src_extents = v->extents;
+    }
   } else if (const CatalogEntry* e = s.catalogs.find(store, path)) {
     src = Src::kCatalog;
     cat = *e;
@@ -80,7 +93,8 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
     }
   }
   bool exists = src != Src::kNone;
-  if (!exists && !(flags & O_CREAT)) return reply_err(ENOENT);
+  // A shared open of a path unknown here: a rank on another node created it.
+  if (!exists && !(flags & O_CREAT) && !shared) return reply_err(ENOENT);
   if (exists && (flags & O_CREAT) && (flags & O_EXCL)) return reply_err(EEXIST);
   if (!exists) {
     // Same answer a direct open would give for a missing parent directory.
@@ -97,11 +111,17 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   }
   Version& v = s.add(path, cl.rank, cl.pid, cl.id, exists ? old_mode : (req_mode & 07777));
   v.holders[cl.id] = 1;
+  v.partial = shared || (copy && src_partial);
+  v.started_from_existing = copy;
+  if (copy && src_partial) {
+    v.extents = std::move(src_extents);
+    v.extents_unknown = src_unknown;
+  }
   uint64_t vid = v.vid;
   std::string data = v.data_path;
   std::string err;
   int fd = create_staged(v.data_path, &err);
-  if (fd < 0 || !write_meta(v.meta_path, VersionMeta{path, cl.rank, v.mode, cl.pid}, &err)) {
+  if (fd < 0 || !write_meta(v.meta_path, meta_of(v), &err)) {
     int e = errno ? errno : EIO;
     if (fd >= 0) ::close(fd);
     if (src_fd >= 0) ::close(src_fd);
@@ -128,7 +148,12 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
       c_.stats.errors++;
       return reply_err(EIO);
     }
-    if (Version* nv = s.find(vid)) nv->ready = true;
+    if (Version* nv = s.find(vid)) {
+      nv->ready = true;
+      struct stat st;
+      if (::fstat(fd, &st) == 0) nv->start_size = static_cast<uint64_t>(st.st_size);
+      if (!nv->extents.empty()) s.persist_extents(*nv);  // inherited: a recovery needs them
+    }
     s.done_cv.notify_all();  // openers waiting to join it
     if (src == Src::kCatalog) {
       c_.stats.restores++;
@@ -149,8 +174,11 @@ long long Service::stage_budget() {
   return used >= c_.cfg.stage_limit ? 0 : static_cast<long long>(c_.cfg.stage_limit - used);
 }
 
-Reply Service::join_write(ClientCtx& cl, Version& v, int flags) {
+Reply Service::join_write(ClientCtx& cl, Version& v, int flags, bool shared) {
   if ((flags & O_CREAT) && (flags & O_EXCL)) return reply_err(EEXIST);
+  // Writers that joined earlier without "shared" hand over no extents: their CLOSE marks
+  // the extents unknown (lifecycle_verbs.cc).
+  if (shared) c_.state.mark_partial(v);
   if ((flags & O_TRUNC) && ::truncate(v.data_path.c_str(), 0) != 0) {
     int e = errno;
     LOG_ERROR("cannot truncate staged %s for a new opener of %s: %s", v.data_path.c_str(),

@@ -32,9 +32,12 @@ class Service {
   // Parses one request and runs its verb. Malformed requests get ERR EINVAL.
   Reply handle(ClientCtx& cl, const wire::Fields& f);
 
-  Reply open(ClientCtx& cl, const std::string& path, int flags, unsigned mode);
-  Reply close(ClientCtx& cl, uint64_t vid, uint64_t size);
-  Reply sync(ClientCtx& cl, uint64_t vid);
+  // shared: OPEN ... "shared" (protocol.h): the version is partial.
+  Reply open(ClientCtx& cl, const std::string& path, int flags, unsigned mode,
+             bool shared = false);
+  // ext: the client's extents file for a shared version ("" if none).
+  Reply close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::string& ext = "");
+  Reply sync(ClientCtx& cl, uint64_t vid, const std::string& ext = "");
   Reply waitall(ClientCtx& cl);
   Reply abandon(ClientCtx& cl, uint64_t vid);
   Reply stat(const std::string& path);
@@ -52,10 +55,11 @@ class Service {
   int drain_all();
 
  private:
-  Reply open_write(ClientCtx& cl, const std::string& path, int flags, unsigned mode);
+  Reply open_write(ClientCtx& cl, const std::string& path, int flags, unsigned mode,
+                   bool shared);
   Reply open_read(const std::string& path);
   // Another OPEN for writing of a path whose version v is still open (lock held).
-  Reply join_write(ClientCtx& cl, Version& v, int flags);
+  Reply join_write(ClientCtx& cl, Version& v, int flags, bool shared);
   // How far a staged file may grow (-1: no limit). Lock held.
   long long stage_budget();
   // Waits (lock held through lk) until each vid is committed or dropped (0), or fails a

@@ -62,6 +62,8 @@ bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string*
   snprintf(mode, sizeof(mode), "%o", m.mode);
   std::string text = "path=" + enc(m.path) + "\nrank=" + std::to_string(m.rank) +
                      "\nmode=" + mode + "\npid=" + std::to_string(m.pid) + "\n";
+  if (m.partial) text += "partial=1\n";
+  if (m.extents_unknown) text += "extents_unknown=1\n";
   bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   if (!ok && err) *err = why("cannot write", tmp);
   close(fd);
@@ -103,6 +105,10 @@ bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err) {
       m.mode = static_cast<uint32_t>(strtoul(v, nullptr, 8)) & 07777;
     } else if (!strcmp(line, "pid")) {
       m.pid = atol(v);
+    } else if (!strcmp(line, "partial")) {
+      m.partial = !strcmp(v, "1");
+    } else if (!strcmp(line, "extents_unknown")) {
+      m.extents_unknown = !strcmp(v, "1");
     }
   }
   if (!have_path && err) *err = meta_path + ": no absolute path= line";

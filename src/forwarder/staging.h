@@ -12,6 +12,8 @@ struct VersionMeta {
   int rank = -1;
   uint32_t mode = 0644;
   long pid = 0;
+  bool partial = false;          // shared across nodes: committed as an overlay
+  bool extents_unknown = false;  // some writer's extents never arrived
 };
 
 // Writes meta atomically (temp + rename), 0600. False with *err on failure.

@@ -92,6 +92,7 @@ void State::drop(Version& v) {
 void State::forget(uint64_t vid) {
   auto it = versions.find(vid);
   if (it == versions.end()) return;
+  for (const std::string& f : it->second.ext_files) unlink((dir_ + "/" + f).c_str());
   if (retire_grace.count() > 0) {
     remove_staged("", it->second.meta_path);
     retired_.push_back({Clock::now() + retire_grace, it->second.data_path});
@@ -122,8 +123,62 @@ Clock::time_point State::purge_retired(bool all) {
 
 void State::rewrite_meta(const Version& v) {
   std::string err;
-  if (!write_meta(v.meta_path, VersionMeta{v.path, v.rank, v.mode, v.pid}, &err))
+  if (!write_meta(v.meta_path, meta_of(v), &err))
     LOG_WARN("%s (a recovery after a crash would use the old name)", err.c_str());
+}
+
+VersionMeta meta_of(const Version& v) {
+  VersionMeta m{v.path, v.rank, v.mode, v.pid};
+  m.partial = v.partial;
+  m.extents_unknown = v.extents_unknown;
+  return m;
+}
+
+void State::mark_partial(Version& v) {
+  if (v.partial) return;
+  v.partial = true;
+  rewrite_meta(v);
+}
+
+void State::absorb_extents(Version& v, const std::string& name) {
+  std::string path = dir_ + "/" + name;
+  std::string err;
+  bool ok = is_extents_file_name(name, v.vid);
+  if (!ok) {
+    err = "'" + name + "' is not an extents file name of this version";
+  } else if (v.partial) {
+    ok = read_extents_file(path, v.extents, &err);
+  }
+  if (ok && v.partial) {
+    v.ext_files.push_back(name);
+    return;
+  }
+  if (ok) {  // not partial (cannot happen with our library): nothing to use it for
+    unlink(path.c_str());
+    return;
+  }
+  if (is_extents_file_name(name, v.vid)) unlink(path.c_str());
+  LOG_WARN("v%llu of %s: unusable extents (%s); committing the staged file's data extents "
+           "instead, which may cover bytes other nodes wrote",
+           static_cast<unsigned long long>(v.vid), v.path.c_str(), err.c_str());
+  if (!v.extents_unknown) {
+    v.extents_unknown = true;
+    rewrite_meta(v);
+  }
+}
+
+bool State::persist_extents(Version& v) {
+  std::string name = extents_file_name(v.vid, 0, next_ext_seq++);
+  std::string err;
+  if (write_extents_file(dir_ + "/" + name, v.extents, &err)) {
+    v.ext_files.push_back(name);
+    return true;
+  }
+  LOG_WARN("v%llu of %s: %s (a recovery would not know its extents)",
+           static_cast<unsigned long long>(v.vid), v.path.c_str(), err.c_str());
+  v.extents_unknown = true;
+  rewrite_meta(v);
+  return false;
 }
 
 bool State::busy() const {

@@ -13,6 +13,8 @@
 
 #include "common/config.h"
 #include "forwarder/catalog_cache.h"
+#include "forwarder/extents.h"
+#include "forwarder/staging.h"
 #include "forwarder/stats.h"
 
 namespace ckptfwd::fwd {
@@ -50,6 +52,17 @@ struct Version {
   } synced;
   uint32_t mode = 0644;
   std::string data_path, meta_path;
+  // A file shared across nodes (OPEN "shared"; sticky once set): committed as an overlay
+  // of the bytes this node wrote, `extents` (the union of what the writers handed over),
+  // clipped to the staged size. extents_unknown: some writer's extents never arrived (it
+  // died, or wrote through stdio or a plain open): the staged file's data extents are
+  // added at commit (page granular: may cover another node's bytes in shared pages).
+  bool partial = false;
+  bool extents_unknown = false;
+  Extents extents;
+  std::vector<std::string> ext_files;  // extents files kept until the version is forgotten
+  bool started_from_existing = false;  // its starting bytes were the path's current ones
+  uint64_t start_size = 0;             // their size
   VState state = VState::kOpen;
   bool ready = true;    // false while its starting bytes are copied in (then invisible)
   bool dropped = false; // superseded, unlinked or abandoned: never committed
@@ -77,6 +90,7 @@ class State {
   uint64_t next_vid = 1;
   uint64_t next_order = 1;
   uint64_t next_close_seq = 1;
+  uint64_t next_ext_seq = 1;  // extents files the forwarder writes itself (pid field 0)
   Clock::time_point last_close{};
   int waiters = 0;         // threads blocked until commits (the batcher then seals fast)
   int clients = 0;         // connected clients
@@ -110,8 +124,18 @@ class State {
   // Deletes retired data files whose grace ended (all of them with all=true). Returns the
   // next deadline, or Clock::time_point::max().
   Clock::time_point purge_retired(bool all);
-  // Re-writes v's .meta (after RENAME) so a recovery uses the current path.
+  // Re-writes v's .meta (after RENAME, or when v becomes partial) so a recovery uses the
+  // current path and kind.
   void rewrite_meta(const Version& v);
+  // Marks v partial (sticky) and records it in its .meta.
+  void mark_partial(Version& v);
+  // Adds the extents file `name` (a base name in the session dir, named for v) to v's
+  // extents; the file is kept until v is forgotten. A bad name or file: logged, the file
+  // removed, v's extents unknown. Small I/O on tmpfs.
+  void absorb_extents(Version& v, const std::string& name);
+  // Writes v.extents to a new extents file of v (snapshots, inherited extents), so a
+  // recovery finds them. False (logged; v's extents then unknown) on failure.
+  bool persist_extents(Version& v);
   // Anything open, closed or committing (idle exit waits for none).
   bool busy() const;
   // Bytes held in staging by every version (open ones measured now).
@@ -130,5 +154,7 @@ class State {
 };
 
 int64_t realtime_ns_of(const struct timespec& ts);
+// What v's .meta records.
+VersionMeta meta_of(const Version& v);
 
 }  // namespace ckptfwd::fwd

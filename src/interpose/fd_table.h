@@ -9,6 +9,8 @@
 
 namespace ckptfwd::interpose {
 
+struct ExtentLog;  // extent_log.h
+
 struct Version {
   unsigned long long vid = 0;
   long long budget = -1;          // bytes the staged file may grow to; -1 unlimited
@@ -23,6 +25,9 @@ struct Version {
   unsigned long long dev = 0;     // st_dev reported for the file (its directory's)
   char path[PATH_MAX] = {};       // normalised application path
   char staged[PATH_MAX] = {};     // the forwarder's staged file
+  // Set only for a version shared across nodes: the byte ranges this process wrote
+  // (versions.cc creates and destroys it; the write wrappers record into it).
+  ExtentLog* ext = nullptr;
 };
 
 // malloc-backed (no C++ runtime needed). Returns nullptr if out of memory or a path is

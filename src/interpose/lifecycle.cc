@@ -113,7 +113,7 @@ void exit_work(bool flush) {
   g_fds.for_each([](int, Version* v) {
     if (v->view || !v->owned.load() || v->abandoned.load() || v->close_sent.exchange(true))
       return;
-    send_close(v->vid, staged_size(v));
+    close_version(v);  // with its extents when shared across nodes
   });
   if (g_settings.exit_wait && client_closed_any()) {
     const char* req[] = {wire::kWaitAll};

@@ -11,6 +11,8 @@
 #include <cstdio>
 
 #include "common/protocol.h"
+#include "interpose/extent_log.h"
+#include "interpose/open_context.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
 
@@ -26,7 +28,8 @@ void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
   char md[24];
   wire::fmt_i64(fl, flags);
   wire::fmt_octal(md, effective_mode(flags, mode));
-  const char* req[] = {wire::kOpen, norm, fl, md};
+  r.shared = t_open_context.shared_across_nodes;
+  const char* req[] = {wire::kOpen, norm, fl, md, "shared"};
   bool malformed = false;
   auto parse = [&r, &malformed](const wire::Fields& f) {
     long long b = -1;
@@ -37,7 +40,7 @@ void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
     strcpy(r.staged, f[2]);
     r.budget = wire::parse_i64(f[3], b) ? b : -1;
   };
-  Result res = call_with(req, 4, parse);
+  Result res = call_with(req, r.shared ? 5 : 4, parse);
   r.status = res.status;
   r.err = res.err;
   if (malformed) {  // a reply we cannot use: fail the open like an I/O error would
@@ -53,13 +56,50 @@ void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
   }
 }
 
-void send_close(unsigned long long vid, long long size) {
+void send_close(unsigned long long vid, long long size, const char* ext_file) {
   char v[24];
   char sz[24];
   wire::fmt_i64(v, static_cast<long long>(vid));
   wire::fmt_i64(sz, size);
-  const char* req[] = {wire::kClose, v, sz};
-  if (call(req, 3).status == Status::kOk) client_note_closed();
+  const char* req[] = {wire::kClose, v, sz, ext_file};
+  if (call(req, ext_file ? 4 : 3).status == Status::kOk) client_note_closed();
+}
+
+void close_version(Version* v) {
+  char name[96];
+  bool ext = v->ext && extent_log_hand_over(v->ext, name, sizeof(name));
+  send_close(v->vid, staged_size(v), ext ? name : nullptr);
+}
+
+void note_written(int fd, Version* v, long long start, long long n) {
+  // (start as documented in versions.h; -2: the bytes end at the end of the file)
+  if (n <= 0 || !v->ext || v->abandoned.load()) return;
+  int saved = errno;
+  // pwrite on an O_APPEND fd appends whatever the offset says (Linux): the bytes end at
+  // the end of the file, like a cursor write ends at the file position.
+  if (start >= 0) {
+    int fl = real::fcntl()(fd, F_GETFL);
+    if (fl >= 0 && (fl & O_APPEND)) start = -2;
+  }
+  if (start < 0) {
+    // -1: the bytes end at the file position (pwritev2 with offset -1 uses it too);
+    // -2 (RWF_APPEND) or a positional write on an O_APPEND fd: at the end of the file.
+    off_t pos = -1;
+    if (start == -1) pos = lseek(fd, 0, SEEK_CUR);
+    if (start == -2) {
+      struct stat st{};
+      if (real::fstat()(fd, &st) == 0) pos = st.st_size;
+    }
+    start = pos >= n ? pos - n : -1;
+  }
+  if (start >= 0) {
+    extent_log_add(v->ext, static_cast<uint64_t>(start), static_cast<uint64_t>(n));
+  } else {
+    // Cannot place the bytes: the forwarder must not trust this process's extents.
+    log_msg("cannot tell where %lld bytes written into %s went", n, v->path);
+    extent_log_mark_lost(v->ext);
+  }
+  errno = saved;
 }
 
 void send_abandon(unsigned long long vid) {
@@ -84,12 +124,17 @@ static unsigned view_mode(const char* norm) {
 bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode) {
   Version* v = version_create(r.vid, r.budget, mode, norm, r.staged);
   Version* prev = nullptr;
+  if (v && r.shared && r.vid != 0 && !(v->ext = extent_log_create(r.vid))) {
+    version_destroy(v);  // cannot record its extents: write the real file instead
+    v = nullptr;
+  }
   if (v) {
     v->view = r.vid == 0;
     v->dev = parent_dev(norm);
     if (v->view) v->mode = view_mode(norm);
   }
   if (!v || !g_fds.attach(fd, v, &prev)) {
+    if (v) extent_log_destroy(v->ext);
     version_destroy(v);
     if (r.vid == 0) return true;  // a view works untracked (fstat shows the staged file)
     send_abandon(r.vid);
@@ -126,7 +171,8 @@ long long staged_size(const Version* v) { return staged_size_of(v->staged); }
 void release_version(Version* v) {
   if (!FdTable::release(v)) return;
   if (v->abandoned.load()) return;  // kept: a racing writer may still hold the pointer
-  if (!v->view && v->owned.load() && !v->close_sent.exchange(true)) send_close(v->vid, staged_size(v));
+  if (!v->view && v->owned.load() && !v->close_sent.exchange(true)) close_version(v);
+  extent_log_destroy(v->ext, v->owned.load());
   version_destroy(v);
 }
 

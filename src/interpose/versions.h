@@ -18,9 +18,12 @@ struct OpenReply {
   unsigned long long vid = 0;  // 0: read-only view
   long long budget = -1;
   char staged[PATH_MAX] = {};
+  // Asked as "shared" (t_open_context.shared_across_nodes, set by the MPI layer): the
+  // version records the extents this process writes (extent_log.h).
+  bool shared = false;
 };
 
-// OPEN norm flags mode. A write open the forwarder cannot take (unreachable) is counted as
+// OPEN norm flags mode [shared]. A write open the forwarder cannot take (unreachable) is counted as
 // a fallback here; the caller then does the real open.
 void request_open(const char* norm, int flags, mode_t mode, OpenReply& r);
 // The mode sent to the forwarder and kept for a fallback file: mode & ~umask.
@@ -29,7 +32,13 @@ mode_t effective_mode(int flags, mode_t mode);
 // version is abandoned and false returned: the caller closes fd and opens the real path.
 bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode);
 void send_abandon(unsigned long long vid);
-void send_close(unsigned long long vid, long long size);
+// CLOSE vid size [extents file]: ext_file names this process's extents (shared versions).
+void send_close(unsigned long long vid, long long size, const char* ext_file = nullptr);
+// The CLOSE of v by this process: with its extents handed over when v is shared.
+void close_version(Version* v);
+// Records that n bytes were just written into v through fd, starting at start (-1: they
+// ended at fd's file position, as write/writev/sendfile leave it). Shared versions only.
+void note_written(int fd, Version* v, long long start, long long n);
 // Drops one fd's reference; the last one sends CLOSE (if this process owns the version).
 void release_version(Version* v);
 // Handles a tracked fd being duplicated onto newfd (dup, dup2, dup3, F_DUPFD).

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "interpose/extent_log.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
 #include "interpose/versions.h"
@@ -31,8 +32,12 @@ int sync_version(int fd, int rc) {
   ErrnoKeeper keep;
   char vid[24];
   wire::fmt_i64(vid, static_cast<long long>(v->vid));
-  const char* req[] = {wire::kSync, vid};
-  Result r = call(req, 2);
+  // A version shared across nodes: the snapshot the forwarder commits holds exactly the
+  // extents written so far, so they go with the SYNC.
+  char ext[96];
+  bool has_ext = v->ext && extent_log_hand_over(v->ext, ext, sizeof(ext));
+  const char* req[] = {wire::kSync, vid, ext};
+  Result r = call(req, has_ext ? 3 : 2);
   if (r.status == Status::kOk) return 0;
   if (r.status == Status::kErr)
     log_msg("fsync of %s failed: the store did not commit it (%s)", v->path, strerror(r.err));

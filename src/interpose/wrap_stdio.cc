@@ -36,6 +36,9 @@ FILE* fopen_core(const char* path, const char* mode, FILE* reuse, bool* pass,
   Busy busy;
   OpenReply r;
   request_open(norm, flags, 0666, r);
+  // stdio writes through libc's internal calls, which the library cannot see: a shared
+  // version opened here has unknown extents (the forwarder uses the staged data extents).
+  r.shared = false;
   if (r.status == Status::kErr) {
     *pass = false;
     errno = r.err;

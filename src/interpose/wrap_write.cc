@@ -1,6 +1,7 @@
 // The write family. Untracked fds: one table load, then the real call. Tracked fds: the
 // real call; only a budget check (when the forwarder set one) or an ENOSPC adds work,
-// and then the fd moves to the real path before the write is (re)done.
+// and then the fd moves to the real path before the write is (re)done. A version shared
+// across nodes also records where the bytes went (extent_log.h).
 #include <errno.h>
 #include <sched.h>
 #include <sys/sendfile.h>
@@ -58,50 +59,58 @@ ssize_t tracked_write(int fd, Version* v, long long offset, size_t len, Op op) {
 
 using namespace ckptfwd::interpose;
 
-#define CKPTFWD_TRACKED(fd, offset, len, call)                            \
-  Version* v = g_fds.get(fd);                                             \
-  if (__builtin_expect(v == nullptr, 1) || t_busy) return call;           \
-  return tracked_write(fd, v, offset, len, [&]() -> decltype(call) { return call; });
+// start: where the written bytes began, evaluated after the call with r = bytes written
+// (-1: they end at the file position; -2: at the end of the file). Only versions shared across nodes record it.
+#define CKPTFWD_TRACKED(fd, offset, len, call, start)                                   \
+  Version* v = g_fds.get(fd);                                                           \
+  if (__builtin_expect(v == nullptr, 1) || t_busy) return call;                         \
+  ssize_t r = tracked_write(fd, v, offset, len, [&]() -> decltype(call) { return call; }); \
+  if (r > 0 && v->ext) {                                                                \
+    Busy busy;                                                                          \
+    note_written(fd, v, (start), r);                                                    \
+  }                                                                                     \
+  return r;
 
 CKPTFWD_EXPORT ssize_t write(int fd, const void* buf, size_t n) {
-  CKPTFWD_TRACKED(fd, -1, n, real::write()(fd, buf, n))
+  CKPTFWD_TRACKED(fd, -1, n, real::write()(fd, buf, n), -1)
 }
 CKPTFWD_EXPORT ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
-  CKPTFWD_TRACKED(fd, off, n, real::pwrite()(fd, buf, n, off))
+  CKPTFWD_TRACKED(fd, off, n, real::pwrite()(fd, buf, n, off), off)
 }
 CKPTFWD_EXPORT ssize_t pwrite64(int fd, const void* buf, size_t n, off_t off) {
-  CKPTFWD_TRACKED(fd, off, n, real::pwrite64()(fd, buf, n, off))
+  CKPTFWD_TRACKED(fd, off, n, real::pwrite64()(fd, buf, n, off), off)
 }
 CKPTFWD_EXPORT ssize_t writev(int fd, const struct iovec* iov, int cnt) {
-  CKPTFWD_TRACKED(fd, -1, iov_bytes(iov, cnt), real::writev()(fd, iov, cnt))
+  CKPTFWD_TRACKED(fd, -1, iov_bytes(iov, cnt), real::writev()(fd, iov, cnt), -1)
 }
 CKPTFWD_EXPORT ssize_t pwritev(int fd, const struct iovec* iov, int cnt, off_t off) {
-  CKPTFWD_TRACKED(fd, off, iov_bytes(iov, cnt), real::pwritev()(fd, iov, cnt, off))
+  CKPTFWD_TRACKED(fd, off, iov_bytes(iov, cnt), real::pwritev()(fd, iov, cnt, off), off)
 }
 CKPTFWD_EXPORT ssize_t pwritev64(int fd, const struct iovec* iov, int cnt, off_t off) {
-  CKPTFWD_TRACKED(fd, off, iov_bytes(iov, cnt), real::pwritev64()(fd, iov, cnt, off))
+  CKPTFWD_TRACKED(fd, off, iov_bytes(iov, cnt), real::pwritev64()(fd, iov, cnt, off), off)
 }
 // offset -1 or RWF_APPEND: the write lands at the file position / end.
 CKPTFWD_EXPORT ssize_t pwritev2(int fd, const struct iovec* iov, int cnt, off_t off, int fl) {
   CKPTFWD_TRACKED(fd, (fl & RWF_APPEND) ? -1 : off, iov_bytes(iov, cnt),
-                  real::pwritev2()(fd, iov, cnt, off, fl))
+                  real::pwritev2()(fd, iov, cnt, off, fl), (fl & RWF_APPEND) ? -2 : off)
 }
 CKPTFWD_EXPORT ssize_t pwritev64v2(int fd, const struct iovec* iov, int cnt, off_t off, int fl) {
   CKPTFWD_TRACKED(fd, (fl & RWF_APPEND) ? -1 : off, iov_bytes(iov, cnt),
-                  real::pwritev64v2()(fd, iov, cnt, off, fl))
+                  real::pwritev64v2()(fd, iov, cnt, off, fl), (fl & RWF_APPEND) ? -2 : off)
 }
 
 // Kernel-side copies into a tracked fd (cp uses copy_file_range) count as writes too.
 CKPTFWD_EXPORT ssize_t copy_file_range(int in, loff_t* in_off, int out, loff_t* out_off,
                                        size_t n, unsigned fl) {
   CKPTFWD_TRACKED(out, out_off ? static_cast<long long>(*out_off) : -1, n,
-                  real::copy_file_range()(in, in_off, out, out_off, n, fl))
+                  real::copy_file_range()(in, in_off, out, out_off, n, fl),
+                  out_off ? static_cast<long long>(*out_off) - r : -1)
 }
 CKPTFWD_EXPORT ssize_t sendfile(int out, int in, off_t* off, size_t n) {
-  CKPTFWD_TRACKED(out, -1, n, real::sendfile()(out, in, off, n))
+  CKPTFWD_TRACKED(out, -1, n, real::sendfile()(out, in, off, n), -1)
 }
 CKPTFWD_EXPORT ssize_t sendfile64(int out, int in, off_t* off, size_t n) {
-  CKPTFWD_TRACKED(out, -1, n, real::sendfile64()(out, in, off, n))
+  CKPTFWD_TRACKED(out, -1, n, real::sendfile64()(out, in, off, n), -1)
 }
 
 // ftruncate may grow a staged file past its budget too (holes cost nothing on tmpfs, but

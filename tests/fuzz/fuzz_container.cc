@@ -1,6 +1,7 @@
 // libFuzzer target: arbitrary bytes as a container file. ContainerReader::open must reject
-// or accept without undefined behaviour; accepted containers go through verify() and
-// read_file() of every (reasonably sized) file.
+// or accept without undefined behaviour; accepted containers go through verify() (files
+// as whole files and as overlays), read_file() and overlay_file() of every (reasonably
+// sized) file.
 //
 // Checksums stop random mutations early, so each input is tried three ways:
 //   1. as is (header, trailer and checksum checks);
@@ -49,12 +50,19 @@ bool exercise(const std::string& path, ckptfwd::ContainerReader& r) {
   if (!r.open(path, &err)) return false;
   std::vector<std::string> problems;
   r.verify(problems);
+  // Every other file as an overlay (the MANIFEST's say), so both hash kinds are checked.
+  std::vector<bool> overlay(r.files().size());
+  for (size_t i = 0; i < overlay.size(); i += 2) overlay[i] = true;
+  r.verify(problems, &overlay);
+  int scratch = ::open("/dev/shm", O_TMPFILE | O_RDWR, 0600);
   for (size_t i = 0; i < r.files().size(); ++i) {
     // A hostile size may be legal (a sparse file) but is not worth materialising here.
     if (r.files()[i].size > (64u << 20)) continue;
     std::vector<uint8_t> out;
     r.read_file(i, out, &err);
+    if (scratch >= 0) r.overlay_file(i, scratch, &err);  // pwrites its ranges only
   }
+  if (scratch >= 0) ::close(scratch);
   return true;
 }
 
