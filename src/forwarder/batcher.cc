@@ -112,7 +112,11 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
                              taken_bytes + v->size > cfg.batch_bytes))
         break;
       v->state = VState::kCommitting;
-      files.push_back(BatchFile{v->vid, v->data_path, v->path, v->rank, v->mode, v->mtime_ns, v->size});
+      BatchFile bf{v->vid, v->data_path, v->path, v->rank, v->mode, v->mtime_ns, v->size};
+      bf.partial = v->partial;
+      bf.extents_unknown = v->extents_unknown;
+      if (v->partial) bf.extents = v->extents;
+      files.push_back(std::move(bf));
       taken_bytes += v->size;
     }
     return true;
@@ -120,7 +124,7 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
   return false;
 }
 
-void Batcher::process(const std::string& store, const std::vector<BatchFile>& files) {
+void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
   State& s = c_.state;
   std::string err;
   for (size_t attempt = 0;; ++attempt) {
@@ -131,6 +135,13 @@ void Batcher::process(const std::string& store, const std::vector<BatchFile>& fi
       std::lock_guard lk(s.mu);
       if (ok) ok = commit_batch(c_, store, files, res, &err);
       if (ok) return;
+      // A batch of whole files and overlays is two manifest records: if the first went in,
+      // its versions are committed (forgotten); only the rest is tried again.
+      std::erase_if(files, [&](const BatchFile& f) {
+        const Version* v = s.find(f.vid);
+        return !v || v->state != VState::kCommitting;
+      });
+      if (files.empty()) return;
       if (attempt >= t_.retry_delays.size() || stop_) {
         fail_batch(c_, files, t_.failed_retry);
         break;

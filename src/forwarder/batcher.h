@@ -42,7 +42,7 @@ class Batcher {
   // State lock held: a batch to write now (versions marked kCommitting), else false and
   // *wake set to when to look again.
   bool pick(std::string& store, std::vector<BatchFile>& files, Clock::time_point* wake);
-  void process(const std::string& store, const std::vector<BatchFile>& files);
+  void process(const std::string& store, std::vector<BatchFile> files);
 
   Core& c_;
   BatcherTiming t_;

@@ -12,21 +12,57 @@
 
 namespace ckptfwd::fwd {
 
+namespace {
+uint64_t committed_bytes(const std::vector<CatalogEntry>& entries) {
+  uint64_t bytes = 0;
+  for (const CatalogEntry& e : entries) bytes += e.size;
+  return bytes;
+}
+
+// Stats and staged files of versions whose manifest record went in.
+void settle(Core& c, const BatchResult& res, const std::vector<CatalogEntry>& entries,
+            const std::vector<uint64_t>& committed) {
+  State& s = c.state;
+  if (!entries.empty()) {
+    c.stats.containers_written++;
+    c.stats.bytes_stored += res.bytes_stored;
+  }
+  c.stats.compress_ns += res.compress_ns;
+  c.stats.write_ns += res.write_ns;
+  c.stats.files_committed += entries.size();
+  c.stats.bytes_committed += committed_bytes(entries);
+  for (uint64_t vid : committed) s.forget(vid);
+  s.done_cv.notify_all();
+}
+}  // namespace
+
 bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile>& files,
                   const BatchResult& res, std::string* err) {
   State& s = c.state;
-  std::vector<CatalogEntry> entries;
-  std::vector<uint64_t> committed, gone;
-  // Two versions of one path in a batch: the newest (by open order, not close order) is
-  // the one the catalog must name.
-  std::map<std::string, uint64_t> newest_order;
+  std::vector<CatalogEntry> entries, overlays;  // two manifest records: commit, overlay
+  std::vector<uint64_t> committed, committed_overlays, gone;
+  std::vector<uint64_t> overlay_order;
+  // Several versions of one path in a batch: the newest whole version (by open order, not
+  // close order) is the one the catalog must name, and partial versions newer than it are
+  // stacked on it as overlays, in version order.
+  std::map<std::string, uint64_t> newest_full;
   for (const BatchFile& f : files)
-    if (Version* v = s.find(f.vid); v && !v->dropped)
-      newest_order[v->path] = std::max(newest_order[v->path], v->order);
+    if (Version* v = s.find(f.vid); v && !v->dropped && !v->partial)
+      newest_full[v->path] = std::max(newest_full[v->path], v->order);
   for (size_t i = 0; i < files.size(); ++i) {
     Version* v = s.find(files[i].vid);
     if (!v) continue;
-    if (v->dropped || v->order < newest_order[v->path]) {
+    // An older partial version under a newer partial one is named anyway (overlays are
+    // stacked in order, the newer covers it): a container file no record names must be a
+    // whole file for `ckptfwd verify`, and an overlay's hash is not one.
+    bool superseded = v->order < newest_full[v->path];
+    if (v->partial && v->based_on_store && !v->dropped && !s.catalogs.find(store, v->path)) {
+      LOG_INFO("%s was deleted or renamed on the store (by another node) after v%llu opened "
+               "it here: its overlay is not committed", v->path.c_str(),
+               static_cast<unsigned long long>(v->vid));
+      superseded = true;
+    }
+    if (v->dropped || superseded) {
       gone.push_back(v->vid);  // superseded: in the container, but never named
       continue;
     }
@@ -43,6 +79,12 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
     e.size = res.sizes[i];
     e.mode = v->mode;
     e.mtime_ns = v->mtime_ns;
+    if (v->partial) {  // no fsync dedupe for overlays (lifecycle_verbs.cc)
+      overlay_order.push_back(v->order);
+      overlays.push_back(std::move(e));
+      committed_overlays.push_back(v->vid);
+      continue;
+    }
     if (v->snapshot_of) {
       // The open version it copies may close unchanged: then this commit is enough.
       Version* o = s.find(v->snapshot_of);
@@ -53,7 +95,17 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
     entries.push_back(std::move(e));
     committed.push_back(v->vid);
   }
+  {  // overlays of one path apply in version order (a snapshot before its version)
+    std::vector<size_t> idx(overlays.size());
+    for (size_t k = 0; k < idx.size(); ++k) idx[k] = k;
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](size_t a, size_t b) { return overlay_order[a] < overlay_order[b]; });
+    std::vector<CatalogEntry> sorted;
+    for (size_t k : idx) sorted.push_back(std::move(overlays[k]));
+    overlays.swap(sorted);
+  }
   std::string cpath = store + "/" + res.container;
+  // The whole files first: an overlay of the same path in this batch goes on top of them.
   if (!entries.empty()) {
     int64_t t0 = monotonic_ns();
     bool ok = manifest::append_commit(store, res.container, entries, err);
@@ -63,24 +115,32 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
       return false;
     }
     s.catalogs.get(store).apply_commit(res.container, entries);
-    c.stats.containers_written++;
-    c.stats.bytes_stored += res.bytes_stored;
-  } else {
-    ::unlink(cpath.c_str());  // every file was dropped meanwhile
   }
-  c.stats.compress_ns += res.compress_ns;
-  c.stats.write_ns += res.write_ns;
-  uint64_t bytes = 0;
-  for (const CatalogEntry& e : entries) bytes += e.size;
-  c.stats.files_committed += entries.size();
-  c.stats.bytes_committed += bytes;
-  for (uint64_t vid : committed) s.forget(vid);
+  if (!overlays.empty()) {
+    int64_t t0 = monotonic_ns();
+    bool ok = manifest::append_overlay(store, res.container, overlays, err);
+    c.stats.commit_ns += monotonic_ns() - t0;
+    if (!ok) {
+      if (entries.empty()) {
+        ::unlink(cpath.c_str());
+      } else {  // the commit record names the container: keep it, settle those versions
+        settle(c, res, entries, committed);
+        for (uint64_t vid : gone) s.forget(vid);
+      }
+      return false;  // the batcher retries the overlays alone
+    }
+    s.catalogs.get(store).apply_overlay(res.container, overlays);
+  }
+  if (entries.empty() && overlays.empty()) ::unlink(cpath.c_str());  // all dropped meanwhile
+  entries.insert(entries.end(), overlays.begin(), overlays.end());
+  committed.insert(committed.end(), committed_overlays.begin(), committed_overlays.end());
+  settle(c, res, entries, committed);
   for (uint64_t vid : gone) s.forget(vid);
   s.done_cv.notify_all();
   if (!entries.empty())
-    LOG_INFO("committed %zu files (%llu bytes) as %s (%llu bytes)", entries.size(),
-             static_cast<unsigned long long>(bytes), cpath.c_str(),
-             static_cast<unsigned long long>(res.bytes_stored));
+    LOG_INFO("committed %zu files (%llu bytes, %zu of them as overlays) as %s (%llu bytes)",
+             entries.size(), static_cast<unsigned long long>(committed_bytes(entries)),
+             overlays.size(), cpath.c_str(), static_cast<unsigned long long>(res.bytes_stored));
   return true;
 }
 

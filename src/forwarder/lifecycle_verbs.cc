@@ -5,6 +5,9 @@
 #include <cerrno>
 
 #include "common/manifest.h"
+#include <unistd.h>
+
+#include "forwarder/extents.h"
 #include "forwarder/log.h"
 #include "forwarder/service.h"
 #include "forwarder/staging.h"
@@ -13,6 +16,9 @@
 namespace ckptfwd::fwd {
 
 bool Service::unchanged_since_sync(Version& v) {
+  // A partial version commits an overlay of its extents: a whole-file comparison with the
+  // snapshot says nothing about them (the snapshot may hold fewer extents).
+  if (v.partial) return unchanged_partial(v);
   const Version::Synced& sy = v.synced;
   if (!sy.valid || sy.path != v.path || sy.size != v.size || sy.mode != v.mode ||
       sy.mtime_ns != v.mtime_ns)
@@ -30,11 +36,44 @@ bool Service::unchanged_since_sync(Version& v) {
   return true;
 }
 
-Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size) {
+// A partial version that started from the path's current bytes, got no writes and kept
+// its size (a restart's read-write open of a shared file) has nothing to commit.
+bool Service::unchanged_partial(Version& v) {
+  if (!v.started_from_existing || !v.extents.empty() || v.extents_unknown ||
+      v.size != v.start_size)
+    return false;
+  LOG_DEBUG("v%llu of %s (shared across nodes) closed without writes: nothing to commit",
+            static_cast<unsigned long long>(v.vid), v.path.c_str());
+  c_.state.forget(v.vid);
+  return true;
+}
+
+void Service::take_extents(Version& v, const std::string& ext) {
+  if (!ext.empty()) {
+    c_.state.absorb_extents(v, ext);
+  } else if (v.partial && !v.extents_unknown) {
+    LOG_WARN("v%llu of %s (shared across nodes): a writer closed it without its extents; "
+             "committing the staged file's data extents, which may cover bytes other nodes "
+             "wrote", static_cast<unsigned long long>(v.vid), v.path.c_str());
+    v.extents_unknown = true;
+    c_.state.rewrite_meta(v);
+  }
+}
+
+// An extents file whose version is gone or closed: nobody will read it.
+static void discard_extents_file(const std::string& dir, uint64_t vid, const std::string& ext) {
+  if (!ext.empty() && is_extents_file_name(ext, vid)) ::unlink((dir + "/" + ext).c_str());
+}
+
+Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::string& ext) {
   State& s = c_.state;
   std::lock_guard lk(s.mu);
   Version* v = s.find(vid);
-  if (!v || v->state != VState::kOpen) return reply_ok();  // unknown or closed twice: done
+  if (!v || v->state != VState::kOpen) {  // unknown or closed twice: done
+    discard_extents_file(c_.session_dir, vid, ext);
+    return reply_ok();
+  }
+  take_extents(*v, ext);
   if (auto h = v->holders.find(cl.id); h != v->holders.end()) {
     if (--h->second == 0) v->holders.erase(h);
   } else if (!v->holders.empty()) {
@@ -99,6 +138,12 @@ void Service::disconnect(ClientCtx& cl) {
   std::vector<uint64_t> open;
   for (auto& [vid, v] : s.versions) {
     if (v.state != VState::kOpen || !v.holders.erase(cl.id)) continue;
+    if (v.partial && !v.extents_unknown) {  // its extents died with it
+      LOG_WARN("pid %ld went away with %s (shared across nodes) open: its extents are "
+               "unknown; committing the staged file's data extents", cl.pid, v.path.c_str());
+      v.extents_unknown = true;
+      s.rewrite_meta(v);
+    }
     if (v.holders.empty()) open.push_back(vid);  // it was the last writer
   }
   for (uint64_t vid : open) {

@@ -67,7 +67,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   // A staged partial source: the new version inherits its partial kind and extents (it
   // supersedes it, so it must commit those bytes too), else its commit would replace the
   // other nodes' overlays with this node's incomplete copy.
-  bool src_partial = false, src_unknown = false;
+  bool src_partial = false, src_unknown = false, src_on_store = false;
   Extents src_extents;
   if (Version* v = s.newest(path)) {
     src = Src::kStaged;
@@ -77,6 +77,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
       src_partial = true;
       src_unknown = v->extents_unknown;
       src_extents = v->extents;
+      src_on_store = v->based_on_store;
     }
   } else if (const CatalogEntry* e = s.catalogs.find(store, path)) {
     src = Src::kCatalog;
@@ -113,6 +114,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   v.holders[cl.id] = 1;
   v.partial = shared || (copy && src_partial);
   v.started_from_existing = copy;
+  v.based_on_store = v.partial && (src == Src::kCatalog || (src == Src::kStaged && src_on_store));
   if (copy && src_partial) {
     v.extents = std::move(src_extents);
     v.extents_unknown = src_unknown;

@@ -9,6 +9,7 @@
 
 #include "common/container.h"
 #include "common/manifest.h"
+#include "forwarder/log.h"
 #include "forwarder/staging.h"
 #include "forwarder/stats.h"
 #include "forwarder/store_paths.h"
@@ -17,30 +18,53 @@ namespace ckptfwd::fwd {
 
 namespace {
 // The concatenated stream, read through the mappings without copying except for the
-// chunks that straddle two files.
+// chunks that straddle two pieces. A piece is a whole file or one extent of a partial one;
+// empty pieces are never added, so the starts are strictly increasing.
 struct Stream {
   std::vector<MappedFile> maps;
-  std::vector<uint64_t> start;  // stream offset of each file
+  std::vector<uint64_t> start;       // stream offset of each piece
+  std::vector<const uint8_t*> ptr;   // its bytes
+  std::vector<uint64_t> len;
   uint64_t total = 0;
+
+  void add(const uint8_t* p, uint64_t n) {
+    if (!n) return;
+    start.push_back(total);
+    ptr.push_back(p);
+    len.push_back(n);
+    total += n;
+  }
 
   // Bytes [a, a+n) of the stream: a direct pointer, or a copy in `own`.
   const uint8_t* view(uint64_t a, uint64_t n, std::vector<uint8_t>& own) const {
     size_t k = std::upper_bound(start.begin(), start.end(), a) - start.begin() - 1;
-    while (maps[k].size() == 0) ++k;  // empty files own no stream bytes
-    if (a + n <= start[k] + maps[k].size()) return maps[k].data() + (a - start[k]);
+    if (a + n <= start[k] + len[k]) return ptr[k] + (a - start[k]);
     own.resize(n);
     uint64_t done = 0;
     while (done < n) {
       uint64_t off = a + done - start[k];
-      uint64_t take = std::min<uint64_t>(maps[k].size() - off, n - done);
-      memcpy(own.data() + done, maps[k].data() + off, take);
+      uint64_t take = std::min<uint64_t>(len[k] - off, n - done);
+      memcpy(own.data() + done, ptr[k] + off, take);
       done += take;
       ++k;
-      while (done < n && maps[k].size() == 0) ++k;
     }
     return own.data();
   }
 };
+
+// The extents a partial file commits: what its writers handed over, plus the staged
+// file's data extents when some never arrived, clipped to the staged size.
+bool partial_extents(const BatchFile& f, uint64_t size, Extents& out, std::string* err) {
+  out = f.extents;
+  if (f.extents_unknown) {
+    if (!data_extents_of(f.data_path, out, err)) return false;
+    LOG_WARN("%s (shared across nodes, staged as %s): the extents of some writer are unknown; "
+             "committing the staged file's data extents, page granular: they may overwrite "
+             "bytes another node wrote in the same pages", f.path.c_str(), f.data_path.c_str());
+  }
+  out = extents_clip(out, size);
+  return true;
+}
 }  // namespace
 
 bool write_container(const Config& cfg, const std::string& store, const std::string& node,
@@ -55,7 +79,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     const BatchFile& f = files[i];
     if (!st.maps[i].open(f.data_path, f.size, err)) return false;
     uint64_t n = st.maps[i].size();
-    st.start.push_back(st.total);
+    const uint8_t* base = st.maps[i].data();
     FileEntry& e = entries[i];
     e.path = f.path;
     e.rank = f.rank;
@@ -63,11 +87,26 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     e.mode = f.mode;
     e.mtime_ns = f.mtime_ns;
     e.version = f.vid;
-    e.hash = XXH64(n ? st.maps[i].data() : nullptr, n, 0);
-    if (n) e.ranges.push_back(FileRange{0, n, 0, st.total});
+    if (f.partial) {
+      // Overlay: the ranges are its extents; the hash covers their bytes in file order.
+      Extents ext;
+      if (!partial_extents(f, n, ext, err)) return false;
+      XXH64_state_t* h = XXH64_createState();
+      XXH64_reset(h, 0);
+      for (const Extent& x : ext) {
+        e.ranges.push_back(FileRange{x.begin, x.end - x.begin, 0, st.total});
+        XXH64_update(h, base + x.begin, x.end - x.begin);
+        st.add(base + x.begin, x.end - x.begin);
+      }
+      e.hash = XXH64_digest(h);
+      XXH64_freeState(h);
+    } else {
+      e.hash = XXH64(n ? base : nullptr, n, 0);
+      if (n) e.ranges.push_back(FileRange{0, n, 0, st.total});
+      st.add(base, n);
+    }
     out.sizes[i] = n;
     out.hashes[i] = e.hash;
-    st.total += n;
   }
 
   out.container = new_container_name(node);

@@ -1,5 +1,6 @@
 // Turns one sealed batch into one container on the store (agnostic scheme for now): the
-// staged files are mapped, concatenated in close order into the stream "agnostic", cut
+// staged files are mapped, concatenated in close order into the stream "agnostic" (a
+// partial file contributes only its extents), cut
 // into Config.chunk_bytes chunks that Config.writers threads encode in parallel, and
 // appended in order. Runs without the state lock.
 #pragma once
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "common/config.h"
+#include "forwarder/extents.h"
 
 namespace ckptfwd::fwd {
 
@@ -19,13 +21,19 @@ struct BatchFile {
   uint32_t mode = 0644;
   int64_t mtime_ns = 0;
   uint64_t size = 0;
+  // A partial version (shared across nodes): only these bytes go into the container, as
+  // an overlay (FileEntry.hash over them, see container.h); with extents_unknown the
+  // staged file's data extents are added.
+  bool partial = false;
+  bool extents_unknown = false;
+  Extents extents{};
 };
 
 struct BatchResult {
   std::string container;        // file name inside the store
   uint64_t bytes_stored = 0;    // container size
   std::vector<uint64_t> sizes;  // bytes actually stored per file
-  std::vector<uint64_t> hashes; // XXH64 of each file's bytes
+  std::vector<uint64_t> hashes; // XXH64 of each file's bytes (a partial file: of its extents)
   int64_t compress_ns = 0, write_ns = 0;
 };
 

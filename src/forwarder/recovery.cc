@@ -6,7 +6,9 @@
 
 #include <cstring>
 #include <map>
+#include <vector>
 
+#include "forwarder/extents.h"
 #include "forwarder/log.h"
 #include "forwarder/restore.h"
 #include "forwarder/staging.h"
@@ -32,6 +34,7 @@ size_t recover_staged(Core& c) {
   remove_read_views(c.session_dir);
   struct Found {
     bool data = false, meta = false;
+    std::vector<std::string> ext;  // extents files (partial versions)
   };
   std::map<uint64_t, Found> found;
   uint64_t max_vid = 0;
@@ -44,6 +47,7 @@ size_t recover_staged(Core& c) {
       if (kind == "data") found[vid].data = true;
       else if (kind == "meta") found[vid].meta = true;
       else if (kind == "meta.tmp") unlinkat(dirfd(d), de->d_name, 0);
+      else if (is_extents_file_name(de->d_name, vid)) found[vid].ext.push_back(de->d_name);
     }
     closedir(d);
   }
@@ -52,14 +56,19 @@ size_t recover_staged(Core& c) {
   size_t n = 0;
   for (auto& [vid, f] : found) {
     std::string data = staged_data_path(c.session_dir, vid), meta = staged_meta_path(c.session_dir, vid);
+    auto drop_ext = [&] {
+      for (const std::string& x : f.ext) unlink((c.session_dir + "/" + x).c_str());
+    };
     if (!f.data) {
       unlink(meta.c_str());  // its data was committed or never created
+      drop_ext();
       continue;
     }
     if (!f.meta) {
       // Committed (its .meta goes first), or created by an OPEN that never replied: no
       // client holds it as a version.
       unlink(data.c_str());
+      drop_ext();
       continue;
     }
     VersionMeta m;
@@ -79,6 +88,26 @@ size_t recover_staged(Core& c) {
     v.mode = m.mode;
     v.data_path = data;
     v.meta_path = meta;
+    if (m.partial) {
+      // Shared across nodes: the extents its writers handed over (the files stay until
+      // the commit). A writer that never did leaves them unknown: the data extents of
+      // the staged file are committed then (pipeline.cc warns).
+      v.partial = true;
+      v.extents_unknown = m.extents_unknown || f.ext.empty();
+      for (const std::string& x : f.ext) {
+        std::string err;
+        if (read_extents_file(c.session_dir + "/" + x, v.extents, &err)) {
+          v.ext_files.push_back(x);
+        } else {
+          LOG_WARN("recovering v%llu: %s; using the staged file's data extents",
+                   static_cast<unsigned long long>(vid), err.c_str());
+          v.extents_unknown = true;
+          unlink((c.session_dir + "/" + x).c_str());
+        }
+      }
+    } else {
+      drop_ext();
+    }
     s.mark_closed(v, false);  // files of older forwarders were plain 0600
     c.stats.files_captured++;
     c.stats.bytes_captured += v.size;

@@ -68,6 +68,10 @@ class Service {
   // v (just closed) holds exactly the bytes its last fsync snapshot committed, and the
   // catalog still names that snapshot: v is forgotten instead of committed again.
   bool unchanged_since_sync(Version& v);
+  // v (partial, just closed) started from the path's bytes and changed nothing: forgotten.
+  bool unchanged_partial(Version& v);
+  // CLOSE of a partial version: its extents file, or none (extents unknown then). Lock held.
+  void take_extents(Version& v, const std::string& ext);
   // A closed copy of still-open version v (fsync mid-write); returns its vid or 0.
   uint64_t snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid);
   // Stages catalog entry e of store as a new closed version of path (cross-store rename).

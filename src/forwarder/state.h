@@ -59,9 +59,13 @@ struct Version {
   // added at commit (page granular: may cover another node's bytes in shared pages).
   bool partial = false;
   bool extents_unknown = false;
-  Extents extents;
+  Extents extents{};
   std::vector<std::string> ext_files;  // extents files kept until the version is forgotten
   bool started_from_existing = false;  // its starting bytes were the path's current ones
+  // Partial, and the store named the path when it was opened (directly or through the
+  // staged version it started from): if the store no longer names it at commit, another
+  // node deleted (or renamed) the file meanwhile and this overlay must not resurrect it.
+  bool based_on_store = false;
   uint64_t start_size = 0;             // their size
   VState state = VState::kOpen;
   bool ready = true;    // false while its starting bytes are copied in (then invisible)

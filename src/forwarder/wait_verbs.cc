@@ -64,6 +64,11 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   if (src < 0) return 0;
   Version& snap = s.add(v->path, v->rank, v->pid, v->client, v->mode);
   snap.snapshot_of = vid;
+  // A partial version's snapshot commits the extents handed over so far (the writers'
+  // SYNCs bring theirs), as an overlay.
+  snap.partial = v->partial;
+  snap.extents = v->extents;
+  snap.extents_unknown = v->extents_unknown;
   v->last_snapshot = snap.vid;
   v->synced.valid = false;
   // The still-open version keeps being written, so it must stay the newest of its path.
@@ -72,7 +77,8 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   uint64_t svid = snap.vid;
   std::string err;
   int fd = create_staged(snap.data_path, &err);
-  bool ok = fd >= 0 && write_meta(snap.meta_path, VersionMeta{snap.path, snap.rank, snap.mode, snap.pid}, &err);
+  bool ok = fd >= 0 && write_meta(snap.meta_path, meta_of(snap), &err);
+  if (ok && snap.partial && !snap.extents.empty()) s.persist_extents(snap);
   if (ok) {
     lk.unlock();
     ok = copy_fd(src, fd, &err);
@@ -100,11 +106,16 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   return svid;
 }
 
-Reply Service::sync(ClientCtx&, uint64_t vid) {
+Reply Service::sync(ClientCtx&, uint64_t vid, const std::string& ext) {
   State& s = c_.state;
   std::unique_lock lk(s.mu);
   Version* v = s.find(vid);
-  if (!v || v->dropped) return reply_ok();
+  if (!v || v->dropped || v->state != VState::kOpen) {
+    if (!ext.empty() && is_extents_file_name(ext, vid)) ::unlink((c_.session_dir + "/" + ext).c_str());
+    if (!v || v->dropped) return reply_ok();
+  } else if (!ext.empty()) {
+    s.absorb_extents(*v, ext);
+  }
   if (v->state == VState::kOpen) {
     // fsync mid-write: make the bytes written so far durable as their own version.
     vid = snapshot(lk, vid);

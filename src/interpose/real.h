@@ -2,6 +2,7 @@
 // dlsym(RTLD_NEXT) and cached in an atomic. Inside the library always call through
 // real::name() — calling open() directly would land in our own wrapper again.
 #pragma once
+#include <aio.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>

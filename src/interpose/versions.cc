@@ -69,6 +69,16 @@ void close_version(Version* v) {
   char name[96];
   bool ext = v->ext && extent_log_hand_over(v->ext, name, sizeof(name));
   send_close(v->vid, staged_size(v), ext ? name : nullptr);
+  if (!v->ext) return;
+  // Shared across nodes: the close returns once this node's overlay is on the store. MPI
+  // closes collectively, so what another rank does next (MPI_File_delete or
+  // DELETE_ON_CLOSE on its node, a reopen for reading there) comes after this node's
+  // bytes are committed, never before them.
+  const char* req[] = {wire::kWaitAll};
+  Result r = call(req, 1);
+  if (r.status == Status::kErr)
+    log_msg("ERROR: %s (shared across nodes) is NOT committed to the store: %s", v->path,
+            strerror(r.err));
 }
 
 void note_written(int fd, Version* v, long long start, long long n) {

@@ -2,6 +2,7 @@
 // real call; only a budget check (when the forwarder set one) or an ENOSPC adds work,
 // and then the fd moves to the real path before the write is (re)done. A version shared
 // across nodes also records where the bytes went (extent_log.h).
+#include <aio.h>
 #include <errno.h>
 #include <sched.h>
 #include <sys/sendfile.h>
@@ -124,3 +125,21 @@ CKPTFWD_EXPORT ssize_t sendfile64(int out, int in, off_t* off, size_t n) {
   }
 CKPTFWD_FTRUNCATE(ftruncate)
 CKPTFWD_FTRUNCATE(ftruncate64)
+
+// POSIX AIO (ROMIO's non-blocking MPI_File_iwrite*): glibc's helper threads write with
+// internal calls the library cannot see, so the data lands in the staged file unseen. A
+// version shared across nodes records the extent when the request is accepted (a request
+// that later fails may leave it over-covered; ROMIO then reports the error anyway).
+#define CKPTFWD_AIO_WRITE(name, cbtype)                                                   \
+  CKPTFWD_EXPORT int name(cbtype* cb) {                                                   \
+    int rc = real::name()(cb);                                                            \
+    if (rc != 0 || t_busy) return rc;                                                     \
+    Version* v = g_fds.get(cb->aio_fildes);                                               \
+    if (__builtin_expect(v == nullptr, 1) || !v->ext) return rc;                          \
+    Busy busy;                                                                            \
+    note_written(cb->aio_fildes, v, static_cast<long long>(cb->aio_offset),               \
+                 static_cast<long long>(cb->aio_nbytes));                                 \
+    return rc;                                                                            \
+  }
+CKPTFWD_AIO_WRITE(aio_write, struct aiocb)
+CKPTFWD_AIO_WRITE(aio_write64, struct aiocb64)

@@ -142,6 +142,68 @@ bool spans_nodes(MPI_Comm comm) {
   return most[0] != ~most[1];  // max(h) != min(h)
 }
 
+// ---- helper I (issue 3, several nodes): files opened shared across nodes ----
+// set_view and set_info take hints too (ROMIO applies romio_ds_write/romio_cb_write from
+// them), so those of a shared file get the same two hints forced off. The handles are
+// remembered in a small ring (no close wrapper): a stale entry whose handle value is
+// reused only costs that file its write sieving, never correctness.
+constexpr int kSharedRing = 256;
+std::atomic<MPI_File> g_shared_fh[kSharedRing];
+std::atomic<unsigned> g_shared_next{0};
+
+void remember_shared(MPI_File fh) {
+  g_shared_fh[g_shared_next.fetch_add(1) % kSharedRing].store(fh);
+}
+
+bool is_shared(MPI_File fh) {
+  for (auto& e : g_shared_fh)
+    if (e.load() == fh) return true;
+  return false;
+}
+
+// A copy of info (or a new info) with write sieving and collective buffering off, or
+// MPI_INFO_NULL if that failed (the caller then passes info unchanged).
+MPI_Info without_write_aggregation(MPI_Info info) {
+  using info_dup_fn = int (*)(MPI_Info, MPI_Info*);
+  using info_create_fn = int (*)(MPI_Info*);
+  using info_set_fn = int (*)(MPI_Info, const char*, const char*);
+  static auto info_dup = next_fn<info_dup_fn>("PMPI_Info_dup");
+  static auto info_create = next_fn<info_create_fn>("PMPI_Info_create");
+  static auto info_set = next_fn<info_set_fn>("PMPI_Info_set");
+  MPI_Info hints = MPI_INFO_NULL;
+  if ((info == MPI_INFO_NULL ? info_create(&hints) : info_dup(info, &hints)) != MPI_SUCCESS)
+    return MPI_INFO_NULL;
+  info_set(hints, "romio_ds_write", "disable");
+  info_set(hints, "romio_cb_write", "disable");
+  return hints;
+}
+
+void free_info(MPI_Info* info) {
+  using info_free_fn = int (*)(MPI_Info*);
+  static auto info_free = next_fn<info_free_fn>("PMPI_Info_free");
+  if (*info != MPI_INFO_NULL) info_free(info);
+}
+
+int do_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                     const char* datarep, MPI_Info info) {
+  if (!mpich_abi() || info == MPI_INFO_NULL || !is_shared(fh))
+    return real_File_set_view()(fh, disp, etype, filetype, datarep, info);
+  MPI_Info hints = without_write_aggregation(info);
+  int rc = real_File_set_view()(fh, disp, etype, filetype, datarep,
+                                hints != MPI_INFO_NULL ? hints : info);
+  free_info(&hints);
+  return rc;
+}
+
+int do_File_set_info(MPI_File fh, MPI_Info info) {
+  if (!mpich_abi() || info == MPI_INFO_NULL || !is_shared(fh)) return real_File_set_info()(fh, info);
+  MPI_Info hints = without_write_aggregation(info);
+  int rc = real_File_set_info()(fh, hints != MPI_INFO_NULL ? hints : info);
+  free_info(&hints);
+  return rc;
+}
+// ---- end helper I ----
+
 int do_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* fh) {
   char buf[PATH_MAX + 8];
   const char* name = with_ufs_prefix(filename, buf, sizeof(buf));
@@ -171,6 +233,7 @@ int do_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, 
     rc = real_File_open()(comm, name, amode, hints != MPI_INFO_NULL ? hints : info, fh);
   }
   if (hints != MPI_INFO_NULL) info_free(&hints);
+  if (rc == MPI_SUCCESS) remember_shared(*fh);  // helper I: see do_File_set_view
   return rc;
 }
 
