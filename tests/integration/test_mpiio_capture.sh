@@ -12,10 +12,8 @@
 #   - a second mpiexec.mpich in read mode under the library (the restart) checks every byte
 #     with the matching read variants and prints the direct run's digests.
 # Then the 4-rank run again with the ranks split over two simulated nodes (hydra MPMD,
-# CKPTFWD_NODE_ID n0 / n1: two forwarders, one store). That needs the multi-node work of
-# issue 3: until it lands a failure there is reported as "PENDING (issue 3 pending)" and
-# does not fail the test, unless CKPTFWD_TEST_STRICT_MULTINODE=1 (the lead decides when to
-# make it strict).
+# CKPTFWD_NODE_ID n0 / n1: two forwarders, one store): each node commits exactly the bytes
+# its ranks wrote as an overlay, and restore and the restart reassemble the file.
 #
 # Each scenario runs in a subshell, so one failing scenario still lets the others report
 # (the test fails at the end if any non-pending scenario failed).
@@ -135,15 +133,10 @@ set +e
 rc=$?
 set -e
 if [[ $rc -ne 0 ]]; then
-  if [[ "${CKPTFWD_TEST_STRICT_MULTINODE:-0}" == 1 ]]; then
-    failed+=("twonodes")
-  else
-    # Not a failure yet: shared files written from two nodes are issue 3's multi-node work.
-    echo "PENDING (issue 3 pending): the two-node scenario failed (above); not counted, set CKPTFWD_TEST_STRICT_MULTINODE=1 to count it"
-  fi
+  failed+=("twonodes")
 else
   ok "two simulated nodes: capture, restore and restart exact"
 fi
 
 [[ ${#failed[@]} -eq 0 ]] || fail "scenarios failed: ${failed[*]} (details above)"
-ok "MPI-IO capture at 4 and 8 ranks: restore and restart byte-exact"
+ok "MPI-IO capture at 4 and 8 ranks and over two nodes: restore and restart byte-exact"

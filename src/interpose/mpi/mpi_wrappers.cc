@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <pthread.h>
+
 #include <atomic>
 
 #include "interpose/client.h"
@@ -142,23 +144,71 @@ bool spans_nodes(MPI_Comm comm) {
   return most[0] != ~most[1];  // max(h) != min(h)
 }
 
-// ---- helper I (issue 3, several nodes): files opened shared across nodes ----
-// set_view and set_info take hints too (ROMIO applies romio_ds_write/romio_cb_write from
-// them), so those of a shared file get the same two hints forced off. The handles are
-// remembered in a small ring (no close wrapper): a stale entry whose handle value is
-// reused only costs that file its write sieving, never correctness.
-constexpr int kSharedRing = 256;
-std::atomic<MPI_File> g_shared_fh[kSharedRing];
-std::atomic<unsigned> g_shared_next{0};
+// ---- files opened shared across nodes ----
+// A registry of their handles, from MPI_File_open to MPI_File_close:
+//  - set_view and set_info take hints too (ROMIO applies romio_ds_write/romio_cb_write
+//    from them), so those of a shared file get the same two hints forced off;
+//  - MPI_MODE_DELETE_ON_CLOSE is taken out of the open and done by the close wrapper
+//    after a barrier: ROMIO's rank 0 deletes without waiting for the other ranks' close,
+//    and a node whose overlay commits after that unlink would bring the file back. Every
+//    rank's close has committed its node's overlay (close of a shared version waits), so
+//    after the barrier the delete is the last word.
+struct SharedFile {
+  MPI_File fh = MPI_FILE_NULL;
+  bool delete_on_close = false;
+  MPI_Comm comm = MPI_COMM_NULL;  // a dup of the open's communicator, for the delete
+  char name[PATH_MAX + 8] = {};   // as passed to the real open
+};
+constexpr int kMaxShared = 1024;
+SharedFile g_shared[kMaxShared];
+pthread_mutex_t g_shared_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void remember_shared(MPI_File fh) {
-  g_shared_fh[g_shared_next.fetch_add(1) % kSharedRing].store(fh);
+// Takes over comm (freed at close). False if the registry is full.
+bool remember_shared(MPI_File fh, bool delete_on_close, MPI_Comm comm, const char* name) {
+  pthread_mutex_lock(&g_shared_lock);
+  bool stored = false;
+  for (SharedFile& f : g_shared) {
+    if (f.fh != MPI_FILE_NULL) continue;
+    f.fh = fh;
+    f.delete_on_close = delete_on_close;
+    f.comm = comm;
+    snprintf(f.name, sizeof(f.name), "%s", name);
+    stored = true;
+    break;
+  }
+  pthread_mutex_unlock(&g_shared_lock);
+  return stored;
+}
+
+bool registry_has_room() {
+  pthread_mutex_lock(&g_shared_lock);
+  bool room = false;
+  for (const SharedFile& f : g_shared) room = room || f.fh == MPI_FILE_NULL;
+  pthread_mutex_unlock(&g_shared_lock);
+  return room;
 }
 
 bool is_shared(MPI_File fh) {
-  for (auto& e : g_shared_fh)
-    if (e.load() == fh) return true;
-  return false;
+  pthread_mutex_lock(&g_shared_lock);
+  bool found = false;
+  for (const SharedFile& f : g_shared) found = found || (fh != MPI_FILE_NULL && f.fh == fh);
+  pthread_mutex_unlock(&g_shared_lock);
+  return found;
+}
+
+// Removes fh's entry into out. False if fh was not shared.
+bool forget_shared(MPI_File fh, SharedFile& out) {
+  pthread_mutex_lock(&g_shared_lock);
+  bool found = false;
+  for (SharedFile& f : g_shared) {
+    if (fh == MPI_FILE_NULL || f.fh != fh) continue;
+    out = f;
+    f = SharedFile{};
+    found = true;
+    break;
+  }
+  pthread_mutex_unlock(&g_shared_lock);
+  return found;
 }
 
 // A copy of info (or a new info) with write sieving and collective buffering off, or
@@ -202,7 +252,26 @@ int do_File_set_info(MPI_File fh, MPI_Info info) {
   free_info(&hints);
   return rc;
 }
-// ---- end helper I ----
+int do_File_close(MPI_File* fh) {
+  SharedFile shared;
+  bool was_shared = fh && mpich_abi() && forget_shared(*fh, shared);
+  int rc = real_File_close()(fh);
+  if (!was_shared || !shared.delete_on_close) return rc;
+  using barrier_fn = int (*)(MPI_Comm);
+  using rank_fn = int (*)(MPI_Comm, int*);
+  using comm_free_fn = int (*)(MPI_Comm*);
+  static auto barrier = next_fn<barrier_fn>("PMPI_Barrier");
+  static auto comm_rank = next_fn<rank_fn>("PMPI_Comm_rank");
+  static auto comm_free = next_fn<comm_free_fn>("PMPI_Comm_free");
+  int rank = -1;
+  barrier(shared.comm);
+  comm_rank(shared.comm, &rank);
+  if (rank == 0 && rc == MPI_SUCCESS) real_File_delete()(shared.name, MPI_INFO_NULL);
+  barrier(shared.comm);  // as ROMIO: the file is gone on every rank's return
+  comm_free(&shared.comm);
+  return rc;
+}
+// ---- end of files shared across nodes ----
 
 int do_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* fh) {
   char buf[PATH_MAX + 8];
@@ -210,21 +279,18 @@ int do_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, 
   if (name == filename || !spans_nodes(comm))
     return real_File_open()(comm, name, amode, info, fh);
 
-  using info_dup_fn = int (*)(MPI_Info, MPI_Info*);
-  using info_create_fn = int (*)(MPI_Info*);
-  using info_set_fn = int (*)(MPI_Info, const char*, const char*);
-  using info_free_fn = int (*)(MPI_Info*);
-  static auto info_dup = next_fn<info_dup_fn>("PMPI_Info_dup");
-  static auto info_create = next_fn<info_create_fn>("PMPI_Info_create");
-  static auto info_set = next_fn<info_set_fn>("PMPI_Info_set");
-  static auto info_free = next_fn<info_free_fn>("PMPI_Info_free");
-  MPI_Info hints = MPI_INFO_NULL;
-  if ((info == MPI_INFO_NULL ? info_create(&hints) : info_dup(info, &hints)) != MPI_SUCCESS)
-    hints = MPI_INFO_NULL;
-  if (hints != MPI_INFO_NULL) {
-    info_set(hints, "romio_ds_write", "disable");
-    info_set(hints, "romio_cb_write", "disable");
+  // Without room to remember the handle, ROMIO keeps its own delete-on-close.
+  bool delete_on_close = (amode & MPI_MODE_DELETE_ON_CLOSE) != 0 && registry_has_room();
+  MPI_Comm keep = MPI_COMM_NULL;
+  if (delete_on_close) {
+    using comm_dup_fn = int (*)(MPI_Comm, MPI_Comm*);
+    static auto comm_dup = next_fn<comm_dup_fn>("PMPI_Comm_dup");
+    if (comm_dup(comm, &keep) == MPI_SUCCESS)
+      amode &= ~MPI_MODE_DELETE_ON_CLOSE;  // the close wrapper deletes after a barrier
+    else
+      delete_on_close = false;
   }
+  MPI_Info hints = without_write_aggregation(info);
   OpenContext ctx;
   ctx.shared_across_nodes = true;
   int rc;
@@ -232,8 +298,16 @@ int do_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, 
     ScopedOpenContext scope(ctx);
     rc = real_File_open()(comm, name, amode, hints != MPI_INFO_NULL ? hints : info, fh);
   }
-  if (hints != MPI_INFO_NULL) info_free(&hints);
-  if (rc == MPI_SUCCESS) remember_shared(*fh);  // helper I: see do_File_set_view
+  free_info(&hints);
+  if (rc == MPI_SUCCESS && remember_shared(*fh, delete_on_close, keep, name)) return rc;
+  if (rc == MPI_SUCCESS)
+    log_msg("more than %d MPI files open across nodes: hints of later set_view/set_info "
+            "calls on %s are not filtered", kMaxShared, filename);
+  if (keep != MPI_COMM_NULL) {
+    using comm_free_fn = int (*)(MPI_Comm*);
+    static auto comm_free = next_fn<comm_free_fn>("PMPI_Comm_free");
+    comm_free(&keep);
+  }
   return rc;
 }
 
