@@ -9,7 +9,7 @@ DEB_PKGS := mpich libmpich-dev libunwind-dev zlib1g-dev libfpzip-dev libxxhash-d
             libopenmpi-dev openmpi-bin libhdf5-doc
 STAMP  := $(BUILD)/.deps-ok
 
-.PHONY: all deps build test demo bench asan install clean format
+.PHONY: all deps build test demo bench asan fuzz install clean format
 all: build
 
 # Installs the Debian packages only when one is missing (dpkg-query is cheap).
@@ -45,6 +45,17 @@ asan: $(STAMP)
 	cmake --build build-asan -j $(JOBS)
 	@tests/run_all.sh build-asan
 
+# Fuzz the parsers of untrusted bytes (containers, manifest) for FUZZ_SECONDS each.
+FUZZ_SECONDS ?= 60
+fuzz: $(STAMP)
+	@command -v clang++ >/dev/null || { echo "make fuzz needs clang: apt-get install clang libclang-rt-14-dev"; exit 2; }
+	CXX=clang++ CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCKPTFWD_FUZZ=ON
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_container fuzz_manifest
+	@for t in container manifest; do \
+	  mkdir -p build-fuzz/corpus/$$t; \
+	  build-fuzz/bin/fuzz_$$t build-fuzz/corpus/$$t tests/fuzz/seeds/$$t -max_total_time=$(FUZZ_SECONDS) 2>&1 | tail -3 || exit 1; \
+	done
+
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
@@ -52,4 +63,4 @@ format:
 	find src tools tests examples -name '*.cc' -o -name '*.h' -o -name '*.cpp' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz

@@ -8,6 +8,10 @@
 #     reads another rank's rows),
 #   - `ckptfwd restore` gives a file h5diff finds identical to a run without the library,
 #     and the reader without the library accepts the restored file.
+# Then the same with the 4 ranks split over two simulated nodes (hydra MPMD, 2 ranks with
+# CKPTFWD_NODE_ID n0 and 2 with n1: two forwarders, one store): the shared file is
+# committed by each node as an overlay of the extents its ranks wrote, the restart reader
+# (split the same way) reads every value back, and restore + h5diff match the direct run.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 need_cmd mpiexec.mpich h5diff
@@ -53,3 +57,45 @@ mkdir -p "$T/plain" && cp "$r" "$T/plain/$NAME"
 timeout 60 mpiexec.mpich -n 4 "$PR" "$T/plain" >"$T/plain.read" 2>&1 ||
   fail "phdf5_reader without the library rejects the restored file: $(grep -m5 -E 'MISMATCH|rror|failed' "$T/plain.read" || tail -5 "$T/plain.read")"
 ok "phdf5_reader without the library accepts the restored file"
+
+# ---- Two simulated nodes: writer and restart reader split 2+2 over n0 and n1. ----
+# run_split PROG DIR: PROG DIR under the library, ranks 0-1 on n0 and 2-3 on n1.
+run_split() {
+  timeout 60 env LD_PRELOAD="$LIB_MPICH" CKPTFWD_CAPTURE="$CAPTURE2" mpiexec.mpich \
+    -n 2 -env CKPTFWD_NODE_ID n0 "$1" "$2" : \
+    -n 2 -env CKPTFWD_NODE_ID n1 "$1" "$2"
+}
+CAP2=$T/ckpt2
+OUT2=$T/restored2
+mkdir -p "$CAP2" "$OUT2"
+CAPTURE2="$CAP2/*"
+export CKPTFWD_STATS_FILE=$T/twonodes.stats.jsonl # this part's fallbacks only
+run_split "$PW" "$CAP2" >"$T/write2.out" 2>&1 ||
+  fail "[two nodes] phdf5_writer split over n0/n1 under libckptfwd-mpich.so exited $?; expected 0: $(grep -m5 -E 'minor|failed|bort' "$T/write2.out" || tail -5 "$T/write2.out")"
+[[ ! -f "$CAP2/$NAME" ]] || fail "[two nodes] $CAP2/$NAME is a regular file on disk: not captured"
+fb=$(stats_sum "$CKPTFWD_STATS_FILE" client fallbacks) || fail "[two nodes] bad stats file: $fb"
+[[ $fb -eq 0 ]] || fail "[two nodes] $fb client fallbacks to direct writes: $(grep '"client"' "$CKPTFWD_STATS_FILE" | head -3)"
+ok "[two nodes] phdf5_writer split over n0/n1 exited 0, $NAME captured, no fallbacks"
+
+# The restart reader before the drains, as above: staged or committed, it must see it all.
+run_split "$PR" "$CAP2" >"$T/restart2.out" 2>&1 ||
+  fail "[two nodes] restart: phdf5_reader split over n0/n1 under the library exited $?: $(grep -m5 -E 'MISMATCH|minor|failed|bort' "$T/restart2.out" || tail -5 "$T/restart2.out")"
+ok "[two nodes] restart reader split over n0/n1: $(grep phdf5_reader "$T/restart2.out" | tail -1)"
+
+CKPTFWD_NODE_ID=n0 drain
+CKPTFWD_NODE_ID=n1 drain
+STORE2=$CAP2/.ckptfwd
+# Each node committed its part of the shared file as an overlay (not a whole file that
+# would overwrite the other node's bytes).
+for node in n0 n1; do
+  grep -q $'^overlay\tc-'"$node"'-' "$STORE2/MANIFEST" ||
+    fail "[two nodes] no overlay record from $node in $STORE2/MANIFEST: $(cut -f1-2 "$STORE2/MANIFEST" | head -8 | tr '\n' ' ')"
+done
+ok "[two nodes] MANIFEST has overlays from n0 and n1"
+timeout 60 "$CLI" verify "$STORE2" >"$T/verify2.out" 2>&1 || fail "[two nodes] ckptfwd verify $STORE2 exited non-zero: $(tail -5 "$T/verify2.out")"
+timeout 60 "$CLI" restore "$STORE2" --to "$OUT2" </dev/null >"$T/restore2.out" 2>&1 ||
+  fail "[two nodes] ckptfwd restore exited non-zero: $(tail -5 "$T/restore2.out")"
+r=$(restored_file "$OUT2" "$CAP2/$NAME")
+[[ -n "$r" ]] || fail "[two nodes] restore did not produce $NAME: $(cd "$OUT2" && find . -type f | tr '\n' ' ')"
+h5diff "$DIRECT/$NAME" "$r" >"$T/h5diff2.out" 2>&1 || fail "[two nodes] h5diff direct vs restored $NAME: $(head -8 "$T/h5diff2.out")"
+ok "[two nodes] restored $NAME: h5diff finds no difference from the direct run"
