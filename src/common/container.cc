@@ -9,8 +9,11 @@
 //   per file:   str path | i32 rank | u64 size | u32 mode | i64 mtime_ns | u64 version
 //               | u64 hash | u32 n_ranges
 //               per range: u64 file_off | u64 len | u32 stream | u64 stream_off
+//               | u32 n_hints                                   (format version 2 only)
+//               per hint:  u64 file_off | u64 len | u8 dtype    (DtypeCode, 1..kMaxDtypeCode)
 // Ranges of a file are stored sorted by file_off and never overlap (the writer sorts and
 // checks them; the reader rejects anything else), so restore is one walk in file order.
+// Hints likewise: sorted, disjoint, non-empty, inside the file, with a known code.
 //
 // Every number read from disk is checked before it is used: the reader treats the file as
 // hostile input (fuzzed by tests/fuzz/fuzz_container.cc).
@@ -28,6 +31,7 @@
 #include <new>
 
 #include "codec/codec.h"
+#include "common/dtype.h"
 
 namespace ckptfwd {
 
@@ -35,7 +39,8 @@ namespace {
 
 constexpr char kMagic[8] = {'C', 'K', 'F', 'W', 'D', 'C', '0', '1'};
 constexpr char kEndMagic[8] = {'C', 'K', 'F', 'W', 'D', 'E', 'N', 'D'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;     // written
+constexpr uint32_t kOldestFormatVersion = 1;  // still read (no hints)
 constexpr uint64_t kHeaderSize = 16;
 constexpr uint64_t kTrailerSize = 32;
 // Largest chunk a reader accepts (Config::chunk_bytes is at most 256 MiB): keeps a hostile
@@ -49,7 +54,19 @@ constexpr uint64_t kVerifyFileLimit = 16ull << 30;
 constexpr size_t kChunkRecord = 1 + 4 + 4 + 8 + 8 + 8;
 constexpr size_t kStreamRecordMin = 4 * 3 + 8 + 4;
 constexpr size_t kRangeRecord = 8 + 8 + 4 + 8;
-constexpr size_t kFileRecordMin = 4 + 4 + 8 + 4 + 8 + 8 + 8 + 4;
+constexpr size_t kFileRecordMinV1 = 4 + 4 + 8 + 4 + 8 + 8 + 8 + 4;
+constexpr size_t kFileRecordMinV2 = kFileRecordMinV1 + 4;
+constexpr size_t kHintRecord = 8 + 8 + 1;
+
+// Why hint h of a file of `size` bytes cannot follow a hint ending at prev_end, or "".
+std::string bad_hint(const DtypeHint& h, uint64_t prev_end, uint64_t size) {
+  if (h.dtype == 0 || h.dtype > kMaxDtypeCode)
+    return "has an unknown dtype code " + std::to_string(h.dtype);
+  if (h.len == 0) return "is empty";
+  if (h.file_off < prev_end) return "is out of order or overlaps";
+  if (h.len > size || h.file_off > size - h.len) return "lies beyond the file size";
+  return "";
+}
 
 std::string errno_text(int e) { return strerror(e); }
 
@@ -302,6 +319,8 @@ bool ContainerWriter::append_chunk(uint32_t s, const EncodedChunk& c, std::strin
 void ContainerWriter::add_file(FileEntry f) {
   std::sort(f.ranges.begin(), f.ranges.end(),
             [](const FileRange& a, const FileRange& b) { return a.file_off < b.file_off; });
+  std::sort(f.hints.begin(), f.hints.end(),
+            [](const DtypeHint& a, const DtypeHint& b) { return a.file_off < b.file_off; });
   impl_->files.push_back(std::move(f));
 }
 
@@ -326,6 +345,14 @@ bool ContainerWriter::commit(std::string* err) {
       if (r.len > st.raw_size || r.stream_off > st.raw_size - r.len)
         return fail(where + "beyond the end of stream '" + st.key + "'");
       end = r.file_off + r.len;
+    }
+    uint64_t hend = 0;
+    for (const DtypeHint& h : f.hints) {
+      std::string why = bad_hint(h, hend, f.size);
+      if (!why.empty())
+        return fail(m.final_path + ": file '" + f.path + "' dtype hint at " +
+                    std::to_string(h.file_off) + " " + why);
+      hend = h.file_off + h.len;
     }
   }
   Enc x;
@@ -360,6 +387,12 @@ bool ContainerWriter::commit(std::string* err) {
       x.u64(r.len);
       x.u32(r.stream);
       x.u64(r.stream_off);
+    }
+    x.u32(static_cast<uint32_t>(f.hints.size()));
+    for (const DtypeHint& h : f.hints) {
+      x.u64(h.file_off);
+      x.u64(h.len);
+      x.u8(h.dtype);
     }
   }
   uint64_t index_off = m.pos;
@@ -426,7 +459,8 @@ struct ContainerReader::Impl {
 
   // Reads, checks and decodes chunk i of stream s into out.
   bool decode_chunk(size_t s, size_t i, std::vector<uint8_t>& out, std::string* err) const;
-  bool parse_index(const uint8_t* p, size_t n, uint64_t index_off, std::string* err);
+  bool parse_index(const uint8_t* p, size_t n, uint64_t index_off, uint32_t version,
+                   std::string* err);
 
   // Which FileEntry.hash a walk checks: the whole content (holes as zeros), the overlay
   // hash (the ranges' bytes only), or either (a lone container does not say which).
@@ -466,7 +500,9 @@ bool ContainerReader::Impl::decode_chunk(size_t s, size_t i, std::vector<uint8_t
 }
 
 bool ContainerReader::Impl::parse_index(const uint8_t* p, size_t n, uint64_t index_off,
-                                        std::string* err) {
+                                        uint32_t version, std::string* err) {
+  const bool has_hints = version >= 2;
+  const size_t file_record_min = has_hints ? kFileRecordMinV2 : kFileRecordMinV1;
   auto fail = [&](const std::string& why) {
     if (err) *err = path + ": corrupt index: " + why;
     return false;
@@ -507,7 +543,7 @@ bool ContainerReader::Impl::parse_index(const uint8_t* p, size_t n, uint64_t ind
     if (sum != st.raw_size) return fail("stream '" + st.key + "' size disagrees with its chunks");
   }
   uint32_t nf = d.u32();
-  if (!d.ok() || nf > d.left() / kFileRecordMin) return fail("file count out of range");
+  if (!d.ok() || nf > d.left() / file_record_min) return fail("file count out of range");
   files.resize(nf);
   for (uint32_t f = 0; f < nf; ++f) {
     FileEntry& fe = files[f];
@@ -539,6 +575,23 @@ bool ContainerReader::Impl::parse_index(const uint8_t* p, size_t n, uint64_t ind
       if (fr.len > st.raw_size || fr.stream_off > st.raw_size - fr.len)
         return fail(where + " lies beyond its stream");
       end = fr.file_off + fr.len;
+    }
+    if (!has_hints) continue;
+    uint32_t nh = d.u32();
+    if (!d.ok()) return fail("truncated file table");
+    if (nh > d.left() / kHintRecord) return fail("hint count of file " + std::to_string(f));
+    fe.hints.resize(nh);
+    uint64_t hend = 0;
+    for (uint32_t k = 0; k < nh; ++k) {
+      DtypeHint& h = fe.hints[k];
+      h.file_off = d.u64();
+      h.len = d.u64();
+      h.dtype = d.u8();
+      if (!d.ok()) return fail("truncated hint table");
+      std::string why = bad_hint(h, hend, fe.size);
+      if (!why.empty())
+        return fail("file '" + fe.path + "' dtype hint " + std::to_string(k) + " " + why);
+      hend = h.file_off + h.len;
     }
   }
   if (d.left() != 0) return fail("trailing bytes after the file table");
@@ -656,9 +709,11 @@ bool ContainerReader::open(const std::string& path, std::string* err) {
     return fail("read failed: " + errno_text(errno));
   if (memcmp(head, kMagic, 8) != 0) return fail("not a ckptfwd container (bad magic)");
   uint32_t version = head[8] | (head[9] << 8) | (head[10] << 16) | (uint32_t(head[11]) << 24);
-  if (version != kFormatVersion)
+  if (version < kOldestFormatVersion || version > kFormatVersion)
     return fail("container format version " + std::to_string(version) +
-                " is not supported (this ckptfwd reads version 1; use a newer ckptfwd)");
+                " is not supported (this ckptfwd reads versions " +
+                std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion) +
+                "; use a newer ckptfwd)");
   if (memcmp(tail + 24, kEndMagic, 8) != 0)
     return fail("no trailer: the container is truncated or was never committed");
   uint64_t index_off = get_u64(tail), index_len = get_u64(tail + 8), index_hash = get_u64(tail + 16);
@@ -677,7 +732,7 @@ bool ContainerReader::open(const std::string& path, std::string* err) {
     return fail("index checksum mismatch (corrupt index at offset " + std::to_string(index_off) +
                 ")");
   std::string why;
-  if (!m.parse_index(index.data(), index.size(), index_off, &why)) {
+  if (!m.parse_index(index.data(), index.size(), index_off, version, &why)) {
     if (err) *err = why;
     m.streams.clear();
     m.files.clear();

@@ -2,7 +2,8 @@
 // nothing but the container to give every file back.
 //
 // Layout (all integers little endian):
-//   header   "CKFWDC01" | u32 format_version(1) | u32 flags(0)
+//   header   "CKFWDC01" | u32 format_version(2) | u32 flags(0)
+//            (version 1: the same without dtype hints per file; still read)
 //   chunks   compressed chunk bytes, back to back
 //   index    streams, then files (see StreamInfo, FileEntry; encoding in container.cc)
 //   trailer  u64 index_offset | u64 index_len | u64 xxh64(index) | "CKFWDEND"
@@ -42,6 +43,16 @@ struct FileRange {
   uint64_t stream_off = 0;
 };
 
+// Bytes [file_off, file_off+len) of a file are an array of dtype (a DtypeCode of
+// common/dtype.h, never kBytes). Only a compression aid: a wrong hint never changes the
+// restored bytes.
+struct DtypeHint {
+  uint64_t file_off = 0;
+  uint64_t len = 0;  // > 0
+  uint8_t dtype = 0;
+  bool operator==(const DtypeHint&) const = default;
+};
+
 struct FileEntry {
   std::string path;      // absolute path the application used
   int32_t rank = -1;
@@ -56,6 +67,9 @@ struct FileEntry {
   // holes contributing nothing (overlay_file checks that).
   uint64_t hash = 0;
   std::vector<FileRange> ranges;
+  // Element types of parts of the file: sorted by file_off, disjoint, within [0, size),
+  // valid non-zero codes (the writer refuses anything else; version 1 containers: none).
+  std::vector<DtypeHint> hints;
 };
 
 // A chunk compressed and hashed, ready to append. Thread-safe to produce in parallel.

@@ -48,6 +48,11 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 // SYNC   vid [extents]                  -> OK | ERR errno   (returns once vid is committed)
 //   extents: as for CLOSE, the extents written since the last hand-over; the snapshot an
 //   fsync of a shared version commits holds exactly the extents handed over so far.
+// CLOSE and SYNC may end with an optional field "hints=<base name>": a dtype hints file
+//   h<vid>.<pid>.<seq> in the session dir (format in common/dtype.h) of what this process
+//   wrote through typed MPI-IO views since its last hand-over, on any version. It comes
+//   after the extents field, which is simply absent when there is none: identify it by
+//   its "hints=" prefix, never by position. The forwarder owns (and deletes) the file.
 // WAITALL                               -> OK | ERR errno   (every version this connection
 //                                                           closed is committed)
 // ABANDON vid                           -> OK   (client switched vid to the real path: the

@@ -116,6 +116,7 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
       bf.partial = v->partial;
       bf.extents_unknown = v->extents_unknown;
       if (v->partial) bf.extents = v->extents;
+      bf.hints = v->hints;
       files.push_back(std::move(bf));
       taken_bytes += v->size;
     }

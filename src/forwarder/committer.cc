@@ -31,6 +31,8 @@ void settle(Core& c, const BatchResult& res, const std::vector<CatalogEntry>& en
   c.stats.write_ns += res.write_ns;
   c.stats.files_committed += entries.size();
   c.stats.bytes_committed += committed_bytes(entries);
+  for (const CatalogEntry& e : entries)
+    if (e.file_index < res.typed.size()) c.stats.bytes_typed += res.typed[e.file_index];
   for (uint64_t vid : committed) s.forget(vid);
   s.done_cv.notify_all();
 }

@@ -34,6 +34,17 @@ bool get_u64(const char* in, uint64_t& out) {
   out = v;
   return true;
 }
+// The optional trailing fields of CLOSE and SYNC from index `from`: an extents file name,
+// then "hints=<hints file name>" (told apart by its prefix, so either may be absent).
+void trailing_files(const wire::Fields& f, size_t from, std::string& ext, std::string& hints) {
+  static constexpr char kHintsPrefix[] = "hints=";
+  for (size_t i = from; i < f.n; ++i) {
+    if (!strncmp(f[i], kHintsPrefix, sizeof(kHintsPrefix) - 1))
+      hints = f[i] + sizeof(kHintsPrefix) - 1;
+    else if (ext.empty())
+      ext = f[i];
+  }
+}
 }  // namespace
 
 Reply Service::handle(ClientCtx& cl, const wire::Fields& f) {
@@ -62,11 +73,15 @@ Reply Service::handle(ClientCtx& cl, const wire::Fields& f) {
   }
   if (verb == wire::kClose) {
     if (f.n < 3 || !get_u64(f[1], a) || !get_u64(f[2], b)) return bad();
-    return close(cl, a, b, f.n >= 4 ? f[3] : "");
+    std::string ext, hints;
+    trailing_files(f, 3, ext, hints);
+    return close(cl, a, b, ext, hints);
   }
   if (verb == wire::kSync) {
     if (f.n < 2 || !get_u64(f[1], a)) return bad();
-    return sync(cl, a, f.n >= 3 ? f[2] : "");
+    std::string ext, hints;
+    trailing_files(f, 2, ext, hints);
+    return sync(cl, a, ext, hints);
   }
   if (verb == wire::kWaitAll) return waitall(cl);
   if (verb == wire::kAbandon) {

@@ -60,20 +60,26 @@ void Service::take_extents(Version& v, const std::string& ext) {
   }
 }
 
-// An extents file whose version is gone or closed: nobody will read it.
+// An extents or hints file whose version is gone or closed: nobody will read it.
 static void discard_extents_file(const std::string& dir, uint64_t vid, const std::string& ext) {
   if (!ext.empty() && is_extents_file_name(ext, vid)) ::unlink((dir + "/" + ext).c_str());
 }
+static void discard_hints_file(const std::string& dir, uint64_t vid, const std::string& hints) {
+  if (!hints.empty() && is_hints_file_name(hints, vid)) ::unlink((dir + "/" + hints).c_str());
+}
 
-Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::string& ext) {
+Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::string& ext,
+                     const std::string& hints) {
   State& s = c_.state;
   std::lock_guard lk(s.mu);
   Version* v = s.find(vid);
   if (!v || v->state != VState::kOpen) {  // unknown or closed twice: done
     discard_extents_file(c_.session_dir, vid, ext);
+    discard_hints_file(c_.session_dir, vid, hints);
     return reply_ok();
   }
   take_extents(*v, ext);
+  if (!hints.empty()) s.absorb_hints(*v, hints);
   if (auto h = v->holders.find(cl.id); h != v->holders.end()) {
     if (--h->second == 0) v->holders.erase(h);
   } else if (!v->holders.empty()) {

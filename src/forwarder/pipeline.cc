@@ -75,6 +75,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   std::vector<FileEntry> entries(files.size());
   out.sizes.assign(files.size(), 0);
   out.hashes.assign(files.size(), 0);
+  out.typed.assign(files.size(), 0);
   for (size_t i = 0; i < files.size(); ++i) {
     const BatchFile& f = files[i];
     if (!st.maps[i].open(f.data_path, f.size, err)) return false;
@@ -100,11 +101,15 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
       }
       e.hash = XXH64_digest(h);
       XXH64_freeState(h);
+      // Hints of bytes another node wrote would describe bytes this overlay lacks.
+      e.hints = hints_within(hints_clip(f.hints, n), ext);
     } else {
       e.hash = XXH64(n ? base : nullptr, n, 0);
       if (n) e.ranges.push_back(FileRange{0, n, 0, st.total});
       st.add(base, n);
+      e.hints = hints_clip(f.hints, n);
     }
+    out.typed[i] = hints_bytes(e.hints);
     out.sizes[i] = n;
     out.hashes[i] = e.hash;
   }

@@ -10,6 +10,7 @@
 
 #include "common/config.h"
 #include "forwarder/extents.h"
+#include "forwarder/hints.h"
 
 namespace ckptfwd::fwd {
 
@@ -27,6 +28,8 @@ struct BatchFile {
   bool partial = false;
   bool extents_unknown = false;
   Extents extents{};
+  // Dtype hints handed over (FileEntry.hints after clipping to the committed bytes).
+  Hints hints{};
 };
 
 struct BatchResult {
@@ -34,6 +37,7 @@ struct BatchResult {
   uint64_t bytes_stored = 0;    // container size
   std::vector<uint64_t> sizes;  // bytes actually stored per file
   std::vector<uint64_t> hashes; // XXH64 of each file's bytes (a partial file: of its extents)
+  std::vector<uint64_t> typed;  // bytes covered by each file's committed dtype hints
   int64_t compress_ns = 0, write_ns = 0;
 };
 

@@ -4,11 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <vector>
 
 #include "forwarder/extents.h"
+#include "forwarder/hints.h"
 #include "forwarder/log.h"
 #include "forwarder/restore.h"
 #include "forwarder/staging.h"
@@ -35,13 +37,18 @@ size_t recover_staged(Core& c) {
   struct Found {
     bool data = false, meta = false;
     std::vector<std::string> ext;  // extents files (partial versions)
+    std::vector<std::pair<uint64_t, std::string>> hints;  // (seq, name) of its hints files
   };
   std::map<uint64_t, Found> found;
   uint64_t max_vid = 0;
   if (DIR* d = opendir(c.session_dir.c_str())) {
     while (dirent* de = readdir(d)) {
-      uint64_t vid;
+      uint64_t vid, seq;
       std::string kind;
+      if (parse_hints_file_name(de->d_name, vid, seq)) {
+        if (is_hints_file_name(de->d_name, vid)) found[vid].hints.push_back({seq, de->d_name});
+        continue;
+      }
       if (!parse_staged_name(de->d_name, vid, kind)) continue;
       max_vid = std::max(max_vid, vid);
       if (kind == "data") found[vid].data = true;
@@ -58,6 +65,8 @@ size_t recover_staged(Core& c) {
     std::string data = staged_data_path(c.session_dir, vid), meta = staged_meta_path(c.session_dir, vid);
     auto drop_ext = [&] {
       for (const std::string& x : f.ext) unlink((c.session_dir + "/" + x).c_str());
+      for (const auto& h : f.hints) unlink((c.session_dir + "/" + h.second).c_str());
+      f.hints.clear();
     };
     if (!f.data) {
       unlink(meta.c_str());  // its data was committed or never created
@@ -106,8 +115,12 @@ size_t recover_staged(Core& c) {
         }
       }
     } else {
-      drop_ext();
+      for (const std::string& x : f.ext) unlink((c.session_dir + "/" + x).c_str());
     }
+    // Dtype hints in hand-over order as far as it is known (the sequence numbers of one
+    // writer; writers' overlapping hints are rare and only a compression matter).
+    std::sort(f.hints.begin(), f.hints.end());
+    for (const auto& h : f.hints) s.absorb_hints(v, h.second);
     s.mark_closed(v, false);  // files of older forwarders were plain 0600
     c.stats.files_captured++;
     c.stats.bytes_captured += v.size;

@@ -35,9 +35,12 @@ class Service {
   // shared: OPEN ... "shared" (protocol.h): the version is partial.
   Reply open(ClientCtx& cl, const std::string& path, int flags, unsigned mode,
              bool shared = false);
-  // ext: the client's extents file for a shared version ("" if none).
-  Reply close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::string& ext = "");
-  Reply sync(ClientCtx& cl, uint64_t vid, const std::string& ext = "");
+  // ext: the client's extents file for a shared version ("" if none). hints: the
+  // client's dtype hints file (the base name after "hints=", "" if none).
+  Reply close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::string& ext = "",
+              const std::string& hints = "");
+  Reply sync(ClientCtx& cl, uint64_t vid, const std::string& ext = "",
+             const std::string& hints = "");
   Reply waitall(ClientCtx& cl);
   Reply abandon(ClientCtx& cl, uint64_t vid);
   Reply stat(const std::string& path);

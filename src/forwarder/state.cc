@@ -93,6 +93,7 @@ void State::forget(uint64_t vid) {
   auto it = versions.find(vid);
   if (it == versions.end()) return;
   for (const std::string& f : it->second.ext_files) unlink((dir_ + "/" + f).c_str());
+  for (const std::string& f : it->second.hint_files) unlink((dir_ + "/" + f).c_str());
   if (retire_grace.count() > 0) {
     remove_staged("", it->second.meta_path);
     retired_.push_back({Clock::now() + retire_grace, it->second.data_path});
@@ -179,6 +180,37 @@ bool State::persist_extents(Version& v) {
   v.extents_unknown = true;
   rewrite_meta(v);
   return false;
+}
+
+void State::absorb_hints(Version& v, const std::string& name) {
+  std::string path = dir_ + "/" + name;
+  if (!is_hints_file_name(name, v.vid)) {
+    LOG_WARN("v%llu of %s: '%s' is not a hints file name of this version (h%llu.<pid>.<seq>); "
+             "its dtype hints are ignored", static_cast<unsigned long long>(v.vid),
+             v.path.c_str(), name.c_str(), static_cast<unsigned long long>(v.vid));
+    return;
+  }
+  std::vector<DtypeHint> records;
+  std::string err;
+  if (!read_hints_file(path, records, &err)) {
+    LOG_WARN("v%llu of %s: dtype hints ignored: %s (the data is committed all the same)",
+             static_cast<unsigned long long>(v.vid), v.path.c_str(), err.c_str());
+    unlink(path.c_str());
+    return;
+  }
+  hints_apply(v.hints, records);
+  v.hint_files.push_back(name);
+}
+
+void State::persist_hints(Version& v) {
+  if (v.hints.empty()) return;
+  std::string name = hints_file_name(v.vid, 0, next_ext_seq++);
+  std::string err;
+  if (write_hints_file(dir_ + "/" + name, v.hints, &err))
+    v.hint_files.push_back(name);
+  else
+    LOG_WARN("v%llu of %s: %s (a recovery would commit it without dtype hints)",
+             static_cast<unsigned long long>(v.vid), v.path.c_str(), err.c_str());
 }
 
 bool State::busy() const {

@@ -14,6 +14,7 @@
 #include "common/config.h"
 #include "forwarder/catalog_cache.h"
 #include "forwarder/extents.h"
+#include "forwarder/hints.h"
 #include "forwarder/staging.h"
 #include "forwarder/stats.h"
 
@@ -61,6 +62,10 @@ struct Version {
   bool extents_unknown = false;
   Extents extents{};
   std::vector<std::string> ext_files;  // extents files kept until the version is forgotten
+  // Dtype hints handed over so far (merged, later records winning), committed as
+  // FileEntry.hints; their files are kept until the version is forgotten (recovery).
+  Hints hints{};
+  std::vector<std::string> hint_files;
   bool started_from_existing = false;  // its starting bytes were the path's current ones
   // Partial, and the store named the path when it was opened (directly or through the
   // staged version it started from): if the store no longer names it at commit, another
@@ -140,6 +145,12 @@ class State {
   // Writes v.extents to a new extents file of v (snapshots, inherited extents), so a
   // recovery finds them. False (logged; v's extents then unknown) on failure.
   bool persist_extents(Version& v);
+  // Adds the hints file `name` (a base name in the session dir, named for v) to v's hints;
+  // kept until v is forgotten. A bad name or file: logged and ignored (a name of v's: the
+  // file is removed). Hints never fail a version.
+  void absorb_hints(Version& v, const std::string& name);
+  // Writes v.hints to a new hints file of v (snapshots), so a recovery finds them.
+  void persist_hints(Version& v);
   // Anything open, closed or committing (idle exit waits for none).
   bool busy() const;
   // Bytes held in staging by every version (open ones measured now).

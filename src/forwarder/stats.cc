@@ -63,6 +63,7 @@ size_t Stats::format_json(char* buf, size_t cap) const {
   struct { const char* k; const std::atomic<uint64_t>* v; } ints[] = {
       {"files_captured", &files_captured}, {"bytes_captured", &bytes_captured},
       {"files_committed", &files_committed}, {"bytes_committed", &bytes_committed},
+      {"bytes_typed", &bytes_typed},
       {"bytes_stored", &bytes_stored}, {"containers_written", &containers_written},
       {"fallbacks", &fallbacks}, {"errors", &errors}, {"restores", &restores},
       {"bytes_restored", &bytes_restored}, {"pending_versions", &pending_versions}};

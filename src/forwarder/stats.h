@@ -11,6 +11,7 @@ namespace ckptfwd::fwd {
 struct Stats {
   std::atomic<uint64_t> files_captured{0}, bytes_captured{0};
   std::atomic<uint64_t> files_committed{0}, bytes_committed{0};
+  std::atomic<uint64_t> bytes_typed{0};  // committed bytes covered by dtype hints
   std::atomic<uint64_t> bytes_stored{0}, containers_written{0};
   std::atomic<uint64_t> fallbacks{0}, errors{0};
   std::atomic<uint64_t> restores{0}, bytes_restored{0};

@@ -69,6 +69,7 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   snap.partial = v->partial;
   snap.extents = v->extents;
   snap.extents_unknown = v->extents_unknown;
+  snap.hints = v->hints;  // the open version keeps its own (and its files) for its commit
   v->last_snapshot = snap.vid;
   v->synced.valid = false;
   // The still-open version keeps being written, so it must stay the newest of its path.
@@ -79,6 +80,7 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   int fd = create_staged(snap.data_path, &err);
   bool ok = fd >= 0 && write_meta(snap.meta_path, meta_of(snap), &err);
   if (ok && snap.partial && !snap.extents.empty()) s.persist_extents(snap);
+  if (ok) s.persist_hints(snap);
   if (ok) {
     lk.unlock();
     ok = copy_fd(src, fd, &err);
@@ -106,15 +108,18 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   return svid;
 }
 
-Reply Service::sync(ClientCtx&, uint64_t vid, const std::string& ext) {
+Reply Service::sync(ClientCtx&, uint64_t vid, const std::string& ext, const std::string& hints) {
   State& s = c_.state;
   std::unique_lock lk(s.mu);
   Version* v = s.find(vid);
   if (!v || v->dropped || v->state != VState::kOpen) {
     if (!ext.empty() && is_extents_file_name(ext, vid)) ::unlink((c_.session_dir + "/" + ext).c_str());
+    if (!hints.empty() && is_hints_file_name(hints, vid))
+      ::unlink((c_.session_dir + "/" + hints).c_str());
     if (!v || v->dropped) return reply_ok();
-  } else if (!ext.empty()) {
-    s.absorb_extents(*v, ext);
+  } else {
+    if (!ext.empty()) s.absorb_extents(*v, ext);
+    if (!hints.empty()) s.absorb_hints(*v, hints);
   }
   if (v->state == VState::kOpen) {
     // fsync mid-write: make the bytes written so far durable as their own version.

@@ -10,6 +10,7 @@
 namespace ckptfwd::interpose {
 
 struct ExtentLog;  // extent_log.h
+struct HintLog;    // hint_log.h
 
 struct Version {
   unsigned long long vid = 0;
@@ -28,6 +29,9 @@ struct Version {
   // Set only for a version shared across nodes: the byte ranges this process wrote
   // (versions.cc creates and destroys it; the write wrappers record into it).
   ExtentLog* ext = nullptr;
+  // Dtype hints of the bytes written by typed MPI writes (hint_log.h); created at the first
+  // one, so only processes using typed MPI writes pay anything.
+  std::atomic<HintLog*> hints{nullptr};
 };
 
 // malloc-backed (no C++ runtime needed). Returns nullptr if out of memory or a path is

@@ -12,6 +12,7 @@
 
 #include "common/protocol.h"
 #include "interpose/extent_log.h"
+#include "interpose/hint_log.h"
 #include "interpose/open_context.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
@@ -56,19 +57,35 @@ void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
   }
 }
 
-void send_close(unsigned long long vid, long long size, const char* ext_file) {
+void send_close(unsigned long long vid, long long size, const char* ext_file,
+                const char* hints_file) {
   char v[24];
   char sz[24];
   wire::fmt_i64(v, static_cast<long long>(vid));
   wire::fmt_i64(sz, size);
-  const char* req[] = {wire::kClose, v, sz, ext_file};
-  if (call(req, ext_file ? 4 : 3).status == Status::kOk) client_note_closed();
+  const char* req[5] = {wire::kClose, v, sz};
+  size_t n = 3;
+  if (ext_file) req[n++] = ext_file;
+  if (hints_file) req[n++] = hints_file;
+  if (call(req, n).status == Status::kOk) client_note_closed();
+}
+
+bool hand_over_hints(Version* v, char* field, size_t cap) {
+  HintLog* h = v->hints.load(std::memory_order_acquire);
+  static const char kPrefix[] = "hints=";
+  if (!h || cap <= sizeof(kPrefix)) return false;
+  memcpy(field, kPrefix, sizeof(kPrefix) - 1);
+  if (!hint_log_hand_over(h, field + sizeof(kPrefix) - 1, cap - (sizeof(kPrefix) - 1)))
+    return false;
+  return true;
 }
 
 void close_version(Version* v) {
   char name[96];
+  char hints[112];
   bool ext = v->ext && extent_log_hand_over(v->ext, name, sizeof(name));
-  send_close(v->vid, staged_size(v), ext ? name : nullptr);
+  bool typed = hand_over_hints(v, hints, sizeof(hints));
+  send_close(v->vid, staged_size(v), ext ? name : nullptr, typed ? hints : nullptr);
   if (!v->ext) return;
   // Shared across nodes: the close returns once this node's overlay is on the store. MPI
   // closes collectively, so what another rank does next (MPI_File_delete or
@@ -81,9 +98,21 @@ void close_version(Version* v) {
             strerror(r.err));
 }
 
+// The hint log of v, created at its first typed write (racing threads: one wins).
+static HintLog* hints_of(Version* v) {
+  HintLog* h = v->hints.load(std::memory_order_acquire);
+  if (h || !g_settings.session_ok) return h;
+  HintLog* mine = hint_log_create(v->vid, g_settings.session.dir);
+  if (!mine) return nullptr;  // out of memory: no hints, nothing else changes
+  if (v->hints.compare_exchange_strong(h, mine, std::memory_order_acq_rel)) return mine;
+  hint_log_destroy(mine);
+  return h;
+}
+
 void note_written(int fd, Version* v, long long start, long long n) {
   // (start as documented in versions.h; -2: the bytes end at the end of the file)
-  if (n <= 0 || !v->ext || v->abandoned.load()) return;
+  uint8_t dtype = t_write_dtype;
+  if (n <= 0 || (!v->ext && !dtype) || v->abandoned.load() || v->view) return;
   int saved = errno;
   // pwrite on an O_APPEND fd appends whatever the offset says (Linux): the bytes end at
   // the end of the file, like a cursor write ends at the file position.
@@ -102,7 +131,13 @@ void note_written(int fd, Version* v, long long start, long long n) {
     }
     start = pos >= n ? pos - n : -1;
   }
-  if (start >= 0) {
+  if (start >= 0 && dtype) {
+    if (HintLog* h = hints_of(v))
+      hint_log_add(h, static_cast<uint64_t>(start), static_cast<uint64_t>(n), dtype);
+  }
+  if (!v->ext) {
+    // hints only: bytes that cannot be placed just go without a hint
+  } else if (start >= 0) {
     extent_log_add(v->ext, static_cast<uint64_t>(start), static_cast<uint64_t>(n));
   } else {
     // Cannot place the bytes: the forwarder must not trust this process's extents.
@@ -183,6 +218,7 @@ void release_version(Version* v) {
   if (v->abandoned.load()) return;  // kept: a racing writer may still hold the pointer
   if (!v->view && v->owned.load() && !v->close_sent.exchange(true)) close_version(v);
   extent_log_destroy(v->ext, v->owned.load());
+  hint_log_destroy(v->hints.load(), v->owned.load());
   version_destroy(v);
 }
 

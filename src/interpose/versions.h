@@ -9,6 +9,7 @@
 
 #include "interpose/client.h"
 #include "interpose/fd_table.h"
+#include "interpose/write_context.h"
 
 namespace ckptfwd::interpose {
 
@@ -32,12 +33,18 @@ mode_t effective_mode(int flags, mode_t mode);
 // version is abandoned and false returned: the caller closes fd and opens the real path.
 bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode);
 void send_abandon(unsigned long long vid);
-// CLOSE vid size [extents file]: ext_file names this process's extents (shared versions).
-void send_close(unsigned long long vid, long long size, const char* ext_file = nullptr);
+// CLOSE vid size [extents file] [hints=file]: ext_file names this process's extents
+// (shared versions), hints_file its dtype hints (typed MPI writes).
+void send_close(unsigned long long vid, long long size, const char* ext_file = nullptr,
+                const char* hints_file = nullptr);
+// Hands v's dtype hints over: "hints=<file>" in field (cap bytes), or false if none.
+bool hand_over_hints(Version* v, char* field, size_t cap);
 // The CLOSE of v by this process: with its extents handed over when v is shared.
 void close_version(Version* v);
 // Records that n bytes were just written into v through fd, starting at start (-1: they
-// ended at fd's file position, as write/writev/sendfile leave it). Shared versions only.
+// ended at fd's file position, as write/writev/sendfile leave it): as extents of a shared
+// version, and as dtype hints while a typed MPI write is in progress (write_context.h).
+// Worth calling only when wants_note(v) (below).
 void note_written(int fd, Version* v, long long start, long long n);
 // Drops one fd's reference; the last one sends CLOSE (if this process owns the version).
 void release_version(Version* v);
@@ -62,5 +69,7 @@ void present_as_captured(const Version* v, struct stat* st);
 // The size of the staged file (for CLOSE).
 long long staged_size(const Version* v);
 long long staged_size_of(const char* staged);
+
+inline bool wants_note(const Version* v) { return v->ext || t_write_dtype != 0; }
 
 }  // namespace ckptfwd::interpose

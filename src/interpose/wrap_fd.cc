@@ -34,10 +34,16 @@ int sync_version(int fd, int rc) {
   wire::fmt_i64(vid, static_cast<long long>(v->vid));
   // A version shared across nodes: the snapshot the forwarder commits holds exactly the
   // extents written so far, so they go with the SYNC.
+  // Dtype hints (typed MPI writes) go with it too, so the snapshot carries them.
   char ext[96];
+  char hints[112];
   bool has_ext = v->ext && extent_log_hand_over(v->ext, ext, sizeof(ext));
-  const char* req[] = {wire::kSync, vid, ext};
-  Result r = call(req, has_ext ? 3 : 2);
+  bool has_hints = hand_over_hints(v, hints, sizeof(hints));
+  const char* req[4] = {wire::kSync, vid};
+  size_t n = 2;
+  if (has_ext) req[n++] = ext;
+  if (has_hints) req[n++] = hints;
+  Result r = call(req, n);
   if (r.status == Status::kOk) return 0;
   if (r.status == Status::kErr)
     log_msg("fsync of %s failed: the store did not commit it (%s)", v->path, strerror(r.err));

@@ -1,7 +1,8 @@
 // The write family. Untracked fds: one table load, then the real call. Tracked fds: the
 // real call; only a budget check (when the forwarder set one) or an ENOSPC adds work,
 // and then the fd moves to the real path before the write is (re)done. A version shared
-// across nodes also records where the bytes went (extent_log.h).
+// across nodes also records where the bytes went (extent_log.h), and a write made inside
+// a typed MPI write records a dtype hint (hint_log.h).
 #include <aio.h>
 #include <errno.h>
 #include <sched.h>
@@ -61,12 +62,13 @@ ssize_t tracked_write(int fd, Version* v, long long offset, size_t len, Op op) {
 using namespace ckptfwd::interpose;
 
 // start: where the written bytes began, evaluated after the call with r = bytes written
-// (-1: they end at the file position; -2: at the end of the file). Only versions shared across nodes record it.
+// (-1: they end at the file position; -2: at the end of the file). Recorded for versions
+// shared across nodes (extents) and during typed MPI writes (dtype hints).
 #define CKPTFWD_TRACKED(fd, offset, len, call, start)                                   \
   Version* v = g_fds.get(fd);                                                           \
   if (__builtin_expect(v == nullptr, 1) || t_busy) return call;                         \
   ssize_t r = tracked_write(fd, v, offset, len, [&]() -> decltype(call) { return call; }); \
-  if (r > 0 && v->ext) {                                                                \
+  if (r > 0 && wants_note(v)) {                                                         \
     Busy busy;                                                                          \
     note_written(fd, v, (start), r);                                                    \
   }                                                                                     \
@@ -128,14 +130,15 @@ CKPTFWD_FTRUNCATE(ftruncate64)
 
 // POSIX AIO (ROMIO's non-blocking MPI_File_iwrite*): glibc's helper threads write with
 // internal calls the library cannot see, so the data lands in the staged file unseen. A
-// version shared across nodes records the extent when the request is accepted (a request
+// version shared across nodes records the extent (and a typed MPI write its dtype hint)
+// when the request is accepted (a request
 // that later fails may leave it over-covered; ROMIO then reports the error anyway).
 #define CKPTFWD_AIO_WRITE(name, cbtype)                                                   \
   CKPTFWD_EXPORT int name(cbtype* cb) {                                                   \
     int rc = real::name()(cb);                                                            \
     if (rc != 0 || t_busy) return rc;                                                     \
     Version* v = g_fds.get(cb->aio_fildes);                                               \
-    if (__builtin_expect(v == nullptr, 1) || !v->ext) return rc;                          \
+    if (__builtin_expect(v == nullptr, 1) || !wants_note(v)) return rc;                   \
     Busy busy;                                                                            \
     note_written(cb->aio_fildes, v, static_cast<long long>(cb->aio_offset),               \
                  static_cast<long long>(cb->aio_nbytes));                                 \

@@ -80,6 +80,12 @@ scenario() {
   [[ $(count_containers "$store") -ge 1 ]] || fail "[$name] no container in $store: $(ls -la "$store" 2>&1 | head -5)"
   timeout 60 "$CLI" verify "$store" >"$T/$name.verify.out" 2>&1 ||
     fail "[$name] ckptfwd verify $store exited non-zero: $(tail -5 "$T/$name.verify.out")"
+  # The MPI_DOUBLE subarray view reaches the container as a dtype hint on its data bytes
+  # (the 256-byte header written through an MPI_BYTE view stays untyped).
+  timeout 60 "$CLI" ls --all "$store" >"$T/$name.ls.out" 2>&1 ||
+    fail "[$name] ckptfwd ls --all $store exited non-zero: $(tail -5 "$T/$name.ls.out")"
+  grep -A1 '/subarray.dat$' "$T/$name.ls.out" | grep -q 'typed: F64LE' ||
+    fail "[$name] subarray.dat (MPI_DOUBLE file view) has no F64LE dtype hint in ckptfwd ls --all: $(grep -A1 subarray.dat "$T/$name.ls.out" | head -4)"
   timeout 60 "$CLI" restore "$store" --to "$out" </dev/null >"$T/$name.restore.out" 2>&1 ||
     fail "[$name] ckptfwd restore exited non-zero: $(tail -5 "$T/$name.restore.out")"
 

@@ -3,9 +3,11 @@
 
 #include <cstdio>
 #include <ctime>
+#include <map>
 #include <set>
 
 #include "cli.h"
+#include "common/dtype.h"
 #include "restore_paths.h"
 #include "store.h"
 
@@ -26,7 +28,9 @@ const char kHelp[] =
     "           holds ('*' marks live bases, '+' live overlays; 'overlay' marks files\n"
     "           named by overlay records), the layers of every file that has overlays,\n"
     "           and containers in the directory that no MANIFEST record names (left by an\n"
-    "           interrupted commit; ignored by restore)\n";
+    "           interrupted commit; ignored by restore). A file with dtype hints (element\n"
+    "           types the library learnt, e.g. from MPI-IO views) gets a line 'typed:'\n"
+    "           with the bytes per type, e.g. 'typed: F64LE 1.5 MiB'\n";
 
 std::string fmt_time(int64_t ns) {
   time_t t = static_cast<time_t>(ns / 1000000000);
@@ -34,6 +38,19 @@ std::string fmt_time(int64_t ns) {
   char buf[32];
   if (!localtime_r(&t, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm)) return "?";
   return buf;
+}
+
+// "F64LE 1.5 MiB, I32LE 4.0 KiB": hinted bytes per dtype, in code order.
+std::string typed_summary(const FileEntry& f) {
+  std::map<uint8_t, unsigned long long> per;
+  for (const DtypeHint& h : f.hints) per[h.dtype] += h.len;
+  std::string out;
+  for (const auto& [code, bytes] : per) {
+    const char* name = dtype_name(code);
+    if (!out.empty()) out += ", ";
+    out += std::string(name ? name : "?") + " " + human_bytes(bytes);
+  }
+  return out;
 }
 
 std::string fmt_mode(uint32_t m) {
@@ -87,6 +104,7 @@ int list_all(const Store& st) {
              static_cast<unsigned long long>(f.size), fmt_mode(f.mode).c_str(),
              fmt_time(f.mtime_ns).c_str(), st.catalog.is_overlay(name, idx) ? "overlay " : "",
              printable(f.path).c_str());
+      if (!f.hints.empty()) printf("           typed: %s\n", typed_summary(f).c_str());
     }
   }
   bool header = false;

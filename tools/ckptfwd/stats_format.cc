@@ -86,6 +86,7 @@ const Known kKnown[] = {
     {"bytes_captured", "bytes captured", 'b'},
     {"files_committed", "files committed", 'n'},
     {"bytes_committed", "bytes committed", 'b'},
+    {"bytes_typed", "bytes typed (dtype hints)", 'b'},
     {"bytes_stored", "bytes stored", 'b'},
     {"containers_written", "containers written", 'n'},
     {"ratio", "compression ratio", 'x'},

@@ -11,6 +11,9 @@
 //    bytes its ranks wrote), and data sieving and collective buffering of writes are
 //    turned off for it: both write back bytes this node did not produce (stale copies of
 //    other nodes' data). On node-local staging they buy nothing anyway.
+//  - MPI_File_set_view with a numeric etype (MPI_DOUBLE, MPI_INT, ...): the write variants
+//    of that file set the thread's current dtype around the real call, so the bytes ROMIO
+//    writes are recorded as dtype hints of the version (hint_log.h).
 // Both the MPI_ and PMPI_ names are defined; each calls the next PMPI_ definition.
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,9 +27,12 @@
 
 #include <atomic>
 
+#include "common/dtype.h"
 #include "interpose/client.h"
+#include "interpose/mpi/etype_map.h"
 #include "interpose/open_context.h"
 #include "interpose/state.h"
+#include "interpose/write_context.h"
 
 using namespace ckptfwd::interpose;
 namespace wire = ckptfwd::wire;
@@ -56,7 +62,9 @@ void* next_pmpi(const char* name) {
     }                                                                          \
     return f;                                                                  \
   }
+#define MPIWRITE MPICALL
 #include "interpose/mpi/mpi_calls.def"
+#undef MPIWRITE
 #undef MPICALL
 
 // The MPI types of mpi.h (MPI_Comm as int, MPI_COMM_WORLD as a constant) are MPICH's.
@@ -234,14 +242,72 @@ void free_info(MPI_Info* info) {
   if (*info != MPI_INFO_NULL) info_free(info);
 }
 
-int do_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-                     const char* datarep, MPI_Info info) {
+// ---- element types of file views ----
+// The etype of each file's current view, as a DtypeCode, for files whose view has a
+// numeric etype (set_view to an untyped etype or MPI_File_close removes the entry).
+// g_typed counts the entries, so programs that never set a typed view pay one atomic load
+// per MPI write. Full table: later files get no hints (hints never affect correctness).
+struct TypedFile {
+  MPI_File fh = MPI_FILE_NULL;
+  uint8_t code = 0;
+};
+constexpr int kMaxTyped = 1024;
+TypedFile g_typed_files[kMaxTyped];
+std::atomic<int> g_typed{0};
+pthread_mutex_t g_typed_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void set_etype(MPI_File fh, uint8_t code) {
+  if (fh == MPI_FILE_NULL || (code == 0 && g_typed.load(std::memory_order_relaxed) == 0)) return;
+  pthread_mutex_lock(&g_typed_lock);
+  TypedFile* slot = nullptr;
+  for (TypedFile& f : g_typed_files) {
+    if (f.fh == fh) { slot = &f; break; }
+    if (!slot && f.fh == MPI_FILE_NULL && code != 0) slot = &f;
+  }
+  if (slot && slot->fh == fh) {
+    if (code != 0) {
+      slot->code = code;
+    } else {
+      *slot = TypedFile{};
+      g_typed.fetch_sub(1, std::memory_order_relaxed);
+    }
+  } else if (slot && code != 0) {
+    slot->fh = fh;
+    slot->code = code;
+    g_typed.fetch_add(1, std::memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&g_typed_lock);
+}
+
+uint8_t etype_of(MPI_File fh) {
+  if (g_typed.load(std::memory_order_relaxed) == 0 || fh == MPI_FILE_NULL) return 0;
+  pthread_mutex_lock(&g_typed_lock);
+  uint8_t code = 0;
+  for (const TypedFile& f : g_typed_files)
+    if (f.fh == fh) { code = f.code; break; }
+  pthread_mutex_unlock(&g_typed_lock);
+  return code;
+}
+
+int set_view_filtered(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                      const char* datarep, MPI_Info info) {
   if (!mpich_abi() || info == MPI_INFO_NULL || !is_shared(fh))
     return real_File_set_view()(fh, disp, etype, filetype, datarep, info);
   MPI_Info hints = without_write_aggregation(info);
   int rc = real_File_set_view()(fh, disp, etype, filetype, datarep,
                                 hints != MPI_INFO_NULL ? hints : info);
   free_info(&hints);
+  return rc;
+}
+
+int do_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                     const char* datarep, MPI_Info info) {
+  int rc = set_view_filtered(fh, disp, etype, filetype, datarep, info);
+  // "native" only: another datarep converts, and the bytes in the file are not etype's.
+  if (rc == MPI_SUCCESS && mpich_abi()) {
+    bool native = datarep && strcmp(datarep, "native") == 0;
+    set_etype(fh, native ? dtype_code_of_etype(etype) : 0);
+  }
   return rc;
 }
 
@@ -253,6 +319,7 @@ int do_File_set_info(MPI_File fh, MPI_Info info) {
   return rc;
 }
 int do_File_close(MPI_File* fh) {
+  if (fh && mpich_abi()) set_etype(*fh, 0);
   SharedFile shared;
   bool was_shared = fh && mpich_abi() && forget_shared(*fh, shared);
   int rc = real_File_close()(fh);
@@ -316,10 +383,24 @@ int do_File_delete(const char* filename, MPI_Info info) {
   return real_File_delete()(with_ufs_prefix(filename, buf, sizeof(buf)), info);
 }
 
+// The write variants (MPIWRITE lines): the real call with the thread's current dtype set
+// to the etype of fh's view (0 when untyped: then nothing is recorded).
+#define MPICALL(name, params, args)
+#define MPIWRITE(name, params, args)                 \
+  int do_##name params {                             \
+    ScopedWriteDtype dtype(etype_of(fh));            \
+    return real_##name() args;                       \
+  }
+#include "interpose/mpi/mpi_calls.def"
+#undef MPIWRITE
+#undef MPICALL
+
 }  // namespace
 
 #define MPICALL(name, params, args)                                   \
   CKPTFWD_EXPORT int MPI_##name params { return do_##name args; }     \
   CKPTFWD_EXPORT int PMPI_##name params { return do_##name args; }
+#define MPIWRITE MPICALL
 #include "interpose/mpi/mpi_calls.def"
+#undef MPIWRITE
 #undef MPICALL
