@@ -112,7 +112,7 @@ static HintLog* hints_of(Version* v) {
 void note_written(int fd, Version* v, long long start, long long n) {
   // (start as documented in versions.h; -2: the bytes end at the end of the file)
   uint8_t dtype = t_write_dtype;
-  if (n <= 0 || (!v->ext && !dtype) || v->abandoned.load() || v->view) return;
+  if (n <= 0 || (!v->ext && !dtype) || v->abandoned.load() || v->view || t_fill_only) return;
   int saved = errno;
   // pwrite on an O_APPEND fd appends whatever the offset says (Linux): the bytes end at
   // the end of the file, like a cursor write ends at the file position.

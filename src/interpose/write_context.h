@@ -20,4 +20,22 @@ class ScopedWriteDtype {
   uint8_t prev_;
 };
 
+// Set around MPI_File_preallocate: ROMIO preallocates by writing (zeros past the end, the
+// old bytes back below it). Those writes are not data of this node: recorded as extents of
+// a file shared across nodes they would, as an overlay, overwrite other nodes' bytes with
+// this node's zeros. Writes made meanwhile record neither extents nor hints; the staged
+// size still grows, which is all preallocate means.
+extern __thread bool t_fill_only __attribute__((tls_model("initial-exec")));
+
+class ScopedFillOnly {
+ public:
+  ScopedFillOnly() : prev_(t_fill_only) { t_fill_only = true; }
+  ~ScopedFillOnly() { t_fill_only = prev_; }
+  ScopedFillOnly(const ScopedFillOnly&) = delete;
+  ScopedFillOnly& operator=(const ScopedFillOnly&) = delete;
+
+ private:
+  bool prev_;
+};
+
 }  // namespace ckptfwd::interpose

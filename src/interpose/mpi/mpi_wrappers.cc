@@ -378,6 +378,11 @@ int do_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, 
   return rc;
 }
 
+int do_File_preallocate(MPI_File fh, MPI_Offset size) {
+  ScopedFillOnly fill_only;
+  return real_File_preallocate()(fh, size);
+}
+
 int do_File_delete(const char* filename, MPI_Info info) {
   char buf[PATH_MAX + 8];
   return real_File_delete()(with_ufs_prefix(filename, buf, sizeof(buf)), info);
