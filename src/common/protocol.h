@@ -69,6 +69,13 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 //   is the version's, kept in its .meta); a path known only to the store's catalog gets a
 //   manifest `chmod` record. PASS: not a captured file (do the real chmod). A staged file
 //   found at CLOSE with bits other than 0600 was fchmod'ed directly: those bits win.
+// REFRESH path                          -> OK | ERR errno
+//   path's version open for writing here, if it is shared across nodes (partial), takes in
+//   the store's content of path: its staged file is rewritten with the base and every
+//   node's committed overlays (never shrinking it). Sent by the MPI_File_sync wrapper of a
+//   file shared across nodes, by one process per node while all that node's processes
+//   wait in a barrier, after each has synced (src/forwarder/refresh_verb.cc). Nothing open
+//   here, or not partial: OK without change.
 // STATS                                 -> OK json
 // DRAIN                                 -> OK | ERR errno (all pending versions committed)
 inline constexpr const char* kHello = "HELLO";
@@ -82,6 +89,7 @@ inline constexpr const char* kRename = "RENAME";
 inline constexpr const char* kUnlink = "UNLINK";
 inline constexpr const char* kList = "LIST";
 inline constexpr const char* kChmod = "CHMOD";
+inline constexpr const char* kRefresh = "REFRESH";
 inline constexpr const char* kStats = "STATS";
 inline constexpr const char* kDrain = "DRAIN";
 // Replies.

@@ -110,6 +110,10 @@ Reply Service::handle(ClientCtx& cl, const wire::Fields& f) {
       return bad();
     return chmod(p1, mode);
   }
+  if (verb == wire::kRefresh) {
+    if (f.n < 2 || !get_path(f[1], p1)) return bad();
+    return refresh(p1);
+  }
   if (verb == wire::kStats) return stats();
   if (verb == wire::kDrain) return drain();
   LOG_WARN("unknown verb '%.40s' from pid %ld", verb.c_str(), cl.pid);

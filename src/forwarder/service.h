@@ -48,6 +48,8 @@ class Service {
   Reply unlink(const std::string& path);
   Reply list(const std::string& dir);
   Reply chmod(const std::string& path, uint32_t mode);
+  // REFRESH (refresh_verb.cc): path's open partial version takes in the store's content.
+  Reply refresh(const std::string& path);
   Reply stats();
   Reply drain();
   // The connection went away: its still-open versions are closed as they are (a killed

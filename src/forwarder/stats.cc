@@ -66,7 +66,8 @@ size_t Stats::format_json(char* buf, size_t cap) const {
       {"bytes_typed", &bytes_typed},
       {"bytes_stored", &bytes_stored}, {"containers_written", &containers_written},
       {"fallbacks", &fallbacks}, {"errors", &errors}, {"restores", &restores},
-      {"bytes_restored", &bytes_restored}, {"pending_versions", &pending_versions}};
+      {"bytes_restored", &bytes_restored}, {"refreshes", &refreshes},
+      {"pending_versions", &pending_versions}};
   for (auto& kv : ints) {
     o.key(kv.k);
     o.u64(kv.v->load());

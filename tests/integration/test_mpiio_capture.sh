@@ -14,6 +14,10 @@
 # Then the 4-rank run again with the ranks split over two simulated nodes (hydra MPMD,
 # CKPTFWD_NODE_ID n0 / n1: two forwarders, one store): each node commits exactly the bytes
 # its ranks wrote as an overlay, and restore and the restart reassemble the file.
+# sync_visible.dat checks MPI's sync-barrier-sync rule while writing: after it, a rank
+# reads through its open handle what a rank on the other node wrote.
+# Last, a job that reads its checkpoint back before it ends (writeread, as ph5example
+# does), at 8 ranks over three simulated nodes of 3, 2 and 3 ranks.
 #
 # Each scenario runs in a subshell, so one failing scenario still lets the others report
 # (the test fails at the end if any non-pending scenario failed).
@@ -143,6 +147,27 @@ if [[ $rc -ne 0 ]]; then
 else
   ok "two simulated nodes: capture, restore and restart exact"
 fi
+
+# samejob: write and read back in one job over three nodes, against the same direct job.
+samejob() {
+  local direct=$T/samejob.direct cap=$T/samejob
+  mkdir -p "$direct" "$cap"
+  timeout $RUN_LIMIT mpiexec.mpich -n 8 "$MW" writeread "$direct" >"$direct.out" 2>&1 ||
+    fail "[samejob] direct run of mpiio_writer writeread at 8 ranks failed: $(tail -5 "$direct.out")"
+  timeout $RUN_LIMIT env LD_PRELOAD="$LIB_MPICH" CKPTFWD_CAPTURE="$cap/*" mpiexec.mpich \
+    -n 3 -env CKPTFWD_NODE_ID n0 "$MW" writeread "$cap" : \
+    -n 2 -env CKPTFWD_NODE_ID n1 "$MW" writeread "$cap" : \
+    -n 3 -env CKPTFWD_NODE_ID n2 "$MW" writeread "$cap" >"$cap.out" 2>"$cap.err" ||
+    fail "[samejob] mpiio_writer writeread over three nodes under the library exited non-zero: $(grep -m8 -E 'MISMATCH|failed|error' "$cap.err" || tail -5 "$cap.err")"
+  diff <(grep '^digest' "$direct.out") <(grep '^digest' "$cap.out") >"$cap.diff" ||
+    fail "[samejob] digests differ from the direct job (< direct, > library): $(grep '^[<>]' "$cap.diff" | head -12)"
+  ok "[samejob] a job reading back its own checkpoint over three nodes sees every byte"
+}
+set +e
+(samejob)
+rc=$?
+set -e
+[[ $rc -eq 0 ]] || failed+=("samejob")
 
 [[ ${#failed[@]} -eq 0 ]] || fail "scenarios failed: ${failed[*]} (details above)"
 ok "MPI-IO capture at 4 and 8 ranks and over two nodes: restore and restart byte-exact"

@@ -29,6 +29,10 @@ void read_nonblocking(struct ctx *c);
 void write_prealloc(struct ctx *c);
 void read_prealloc(struct ctx *c);
 
+/* MPI's sync-barrier-sync consistency on one open file (mpiio_consistency.c). */
+void write_sync_visible(struct ctx *c);
+void read_sync_visible(struct ctx *c);
+
 /* File views: subarrays of MPI_DOUBLE, strided views with ROMIO hints (mpiio_views.c). */
 void write_subarray(struct ctx *c);
 void read_subarray(struct ctx *c);

@@ -2,6 +2,7 @@
  * style: explicit offsets, individual and shared file pointers, split collectives,
  * non-blocking requests, preallocation and set_size. Layouts depend on the rank count, so
  * a read run must use the rank count of the write run. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "mpiio_patterns.h"
@@ -70,9 +71,13 @@ void read_indep_at(struct ctx *c) {
 static int coll_len(int r) { return 5000 + 17 * r; }
 static MPI_Offset coll_off(int r) { return (MPI_Offset)5000 * r + 17LL * r * (r - 1) / 2; }
 
+/* Opened with ROMIO's explicit "ufs:" prefix, as codes that pick their driver do. */
 void write_coll_at(struct ctx *c) {
   const char *n = "coll_at.dat";
-  MPI_File fh = open_world(c, n, WMODE);
+  char prefixed[4200];
+  snprintf(prefixed, sizeof prefixed, "ufs:%s", path_in(c, n, 0));
+  MPI_File fh;
+  CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, prefixed, WMODE, MPI_INFO_NULL, &fh), prefixed);
   unsigned char *b = content(FID_COLL, coll_off(c->rank), coll_len(c->rank));
   CHECK_MPI(MPI_File_write_at_all(fh, coll_off(c->rank), b, coll_len(c->rank), MPI_BYTE, MPI_STATUS_IGNORE), n);
   free(b);

@@ -313,5 +313,47 @@ TEST_F(TwoNodeForwarders, OverlaysOnABaseKeepTheBaseOutsideTheirExtents) {
   EXPECT_TRUE(same_bytes(read_through(*c1, p), want));
 }
 
+// MPI_File_sync of a file shared across nodes (src/forwarder/refresh_verb.cc): both nodes
+// have the file open; each writes its half and syncs (an overlay each); then REFRESH on
+// n1 rewrites n1's staged copy with the store's content, so n1's processes read n0's half
+// through their open fds, while n1's own later bytes past the store's size stay.
+TEST_F(TwoNodeForwarders, RefreshBringsTheOtherNodesSyncedBytesIntoTheStagedCopy) {
+  std::string p = data_ + "/sync.bin";
+  std::string lo = payload(5000, 21), hi = payload(5000, 22), tail = payload(100, 23);
+  auto c0 = client_of(0), c1 = client_of(1);
+  auto r0 = open_shared(*c0, p, O_RDWR | O_CREAT);
+  ASSERT_EQ(r0[0], "OK");
+  auto r1 = open_shared(*c1, p, O_RDWR | O_CREAT);
+  ASSERT_EQ(r1[0], "OK");
+  pwrite_at(r0[2], lo, 0);
+  pwrite_at(r1[2], hi, 5000);
+  std::string e0 = write_extents(nodes_[0].paths.dir, r0[1], 3000, 0, {{0, 5000}});
+  std::string e1 = write_extents(nodes_[1].paths.dir, r1[1], 3001, 0, {{5000, 10000}});
+  ASSERT_EQ(c0->call({"SYNC", r0[1], e0})[0], "OK");
+  ASSERT_EQ(c1->call({"SYNC", r1[1], e1})[0], "OK");
+  EXPECT_TRUE(same_bytes(read_file(r1[2]), std::string(5000, '\0') + hi))
+      << "before REFRESH n1's staged copy has only n1's bytes";
+
+  // Written on n1 after its sync, not yet handed over: past the store's size, kept.
+  pwrite_at(r1[2], tail, 10000);
+  ASSERT_EQ(c1->call({"REFRESH", p})[0], "OK");
+  EXPECT_TRUE(same_bytes(read_file(r1[2]), lo + hi + tail));
+  ASSERT_EQ(c0->call({"REFRESH", p})[0], "OK");
+  EXPECT_TRUE(same_bytes(read_file(r0[2]), lo + hi)) << "n0 sees n1's synced half";
+  EXPECT_EQ(c1->call({"REFRESH", data_ + "/not-open.bin"})[0], "OK") << "nothing to do";
+
+  // The refreshed bytes are not n1's extents: n1's close commits only its own, so a
+  // later write of n0 to its half is not overwritten by n1's copy.
+  std::string lo2 = payload(5000, 24);
+  pwrite_at(r0[2], lo2, 0);
+  std::string e0b = write_extents(nodes_[0].paths.dir, r0[1], 3000, 1, {{0, 5000}});
+  ASSERT_EQ(c0->call({"CLOSE", r0[1], "10000", e0b})[0], "OK");
+  ASSERT_EQ(c0->call({"DRAIN"})[0], "OK");
+  std::string e1b = write_extents(nodes_[1].paths.dir, r1[1], 3001, 1, {{10000, 10100}});
+  ASSERT_EQ(c1->call({"CLOSE", r1[1], "10100", e1b})[0], "OK");
+  ASSERT_EQ(c1->call({"DRAIN"})[0], "OK");
+  EXPECT_TRUE(same_bytes(materialized(store(), p, root_ + "/m"), lo2 + hi + tail));
+}
+
 }  // namespace
 }  // namespace ckptfwd::fwd::test

@@ -94,6 +94,7 @@ const Known kKnown[] = {
     {"errors", "errors", 'n'},
     {"restores", "restores", 'n'},
     {"bytes_restored", "bytes restored", 'b'},
+    {"refreshes", "shared-file refreshes", 'n'},
     {"time_compress_s", "time compressing", 's'},
     {"time_write_s", "time writing", 's'},
     {"time_commit_s", "time committing", 's'},

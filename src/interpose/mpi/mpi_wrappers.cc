@@ -98,17 +98,19 @@ void learn_rank() {
   if (comm_rank && comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS) g_settings.rank = rank;
 }
 
-// "ufs:<path>" for a captured path without a ROMIO prefix; otherwise the name unchanged.
+// The name to pass to ROMIO for filename: "ufs:<path>" when the path (after any ROMIO
+// prefix such as "lustre:", which ROMIO would honour on the staged file) is captured, with
+// its normalized captured path in norm; otherwise filename unchanged (norm untouched).
 // A prefix is "xxx:" before the first '/', as ROMIO parses it (two letters at least, so
 // "C:" style names stay names).
-const char* with_ufs_prefix(const char* filename, char* buf, size_t cap) {
-  char norm[PATH_MAX];
-  if (!filename || !mpich_abi() || !intercepting() || !captured_path(AT_FDCWD, filename, norm))
-    return filename;
+const char* with_ufs_prefix(const char* filename, char* buf, size_t cap, char* norm) {
+  if (!filename || !mpich_abi() || !intercepting()) return filename;
+  const char* path = filename;
   const char* colon = strchr(filename, ':');
   const char* slash = strchr(filename, '/');
-  if (colon && colon > filename + 1 && (!slash || colon < slash)) return filename;
-  int n = snprintf(buf, cap, "ufs:%s", filename);
+  if (colon && colon > filename + 1 && (!slash || colon < slash)) path = colon + 1;
+  if (!captured_path(AT_FDCWD, path, norm)) return filename;
+  int n = snprintf(buf, cap, "ufs:%s", path);
   return (n > 0 && static_cast<size_t>(n) < cap) ? buf : filename;
 }
 
@@ -140,16 +142,41 @@ uint64_t node_hash() {
   return h;
 }
 
+using allreduce_fn = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
+using barrier_fn = int (*)(MPI_Comm);
+using rank_fn = int (*)(MPI_Comm, int*);
+using comm_free_fn = int (*)(MPI_Comm*);
+
 // Collective over comm (MPI_File_open is collective, every rank gets here with the same
 // captured decision): true when the ranks of comm live on more than one node.
 bool spans_nodes(MPI_Comm comm) {
-  using allreduce_fn = int (*)(const void*, void*, int, MPI_Datatype, MPI_Op, MPI_Comm);
   static auto allreduce = next_fn<allreduce_fn>("PMPI_Allreduce");
   uint64_t h = node_hash();
   uint64_t mine[2] = {h, ~h};
   uint64_t most[2] = {0, 0};
   if (allreduce(mine, most, 2, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS) return false;
   return most[0] != ~most[1];  // max(h) != min(h)
+}
+
+// Collective over comm: the ranks of comm on this node (by the node the forwarder is
+// found by, so CKPTFWD_NODE_ID-simulated nodes split too), or MPI_COMM_NULL. The split
+// color is 31 bits of the node hash; a collision of two nodes is detected and the split
+// redone with another mix (every rank of comm takes the same decision).
+MPI_Comm node_comm_of(MPI_Comm comm) {
+  using split_fn = int (*)(MPI_Comm, int, int, MPI_Comm*);
+  static auto split = next_fn<split_fn>("PMPI_Comm_split");
+  static auto allreduce = next_fn<allreduce_fn>("PMPI_Allreduce");
+  static auto comm_free = next_fn<comm_free_fn>("PMPI_Comm_free");
+  for (uint64_t attempt = 0; attempt < 4; ++attempt) {
+    uint64_t h = (node_hash() ^ (attempt * 0x9e3779b97f4a7c15ull)) * 0xbf58476d1ce4e5b9ull;
+    MPI_Comm nc = MPI_COMM_NULL;
+    if (split(comm, static_cast<int>(h >> 33), 0, &nc) != MPI_SUCCESS) return MPI_COMM_NULL;
+    int collided = spans_nodes(nc) ? 1 : 0, any = 0;
+    if (allreduce(&collided, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS) any = 1;
+    if (!any) return nc;
+    comm_free(&nc);
+  }
+  return MPI_COMM_NULL;
 }
 
 // ---- files opened shared across nodes ----
@@ -161,18 +188,23 @@ bool spans_nodes(MPI_Comm comm) {
 //    and a node whose overlay commits after that unlink would bring the file back. Every
 //    rank's close has committed its node's overlay (close of a shared version waits), so
 //    after the barrier the delete is the last word.
+//  - MPI_File_sync brings the other nodes' synced writes into this node's staged copy
+//    (refresh_node_copy), through node_comm.
 struct SharedFile {
   MPI_File fh = MPI_FILE_NULL;
   bool delete_on_close = false;
   MPI_Comm comm = MPI_COMM_NULL;  // a dup of the open's communicator, for the delete
+  MPI_Comm node_comm = MPI_COMM_NULL;  // the open's ranks on this node
   char name[PATH_MAX + 8] = {};   // as passed to the real open
+  char path[PATH_MAX] = {};       // the captured path
 };
 constexpr int kMaxShared = 1024;
 SharedFile g_shared[kMaxShared];
 pthread_mutex_t g_shared_lock = PTHREAD_MUTEX_INITIALIZER;
 
-// Takes over comm (freed at close). False if the registry is full.
-bool remember_shared(MPI_File fh, bool delete_on_close, MPI_Comm comm, const char* name) {
+// Takes over comm and node_comm (freed at close). False if the registry is full.
+bool remember_shared(MPI_File fh, bool delete_on_close, MPI_Comm comm, MPI_Comm node_comm,
+                     const char* name, const char* path) {
   pthread_mutex_lock(&g_shared_lock);
   bool stored = false;
   for (SharedFile& f : g_shared) {
@@ -180,7 +212,9 @@ bool remember_shared(MPI_File fh, bool delete_on_close, MPI_Comm comm, const cha
     f.fh = fh;
     f.delete_on_close = delete_on_close;
     f.comm = comm;
+    f.node_comm = node_comm;
     snprintf(f.name, sizeof(f.name), "%s", name);
+    snprintf(f.path, sizeof(f.path), "%s", path);
     stored = true;
     break;
   }
@@ -196,10 +230,15 @@ bool registry_has_room() {
   return room;
 }
 
-bool is_shared(MPI_File fh) {
+bool is_shared(MPI_File fh, SharedFile* copy = nullptr) {
   pthread_mutex_lock(&g_shared_lock);
   bool found = false;
-  for (const SharedFile& f : g_shared) found = found || (fh != MPI_FILE_NULL && f.fh == fh);
+  for (const SharedFile& f : g_shared) {
+    if (fh == MPI_FILE_NULL || f.fh != fh) continue;
+    if (copy) *copy = f;
+    found = true;
+    break;
+  }
   pthread_mutex_unlock(&g_shared_lock);
   return found;
 }
@@ -318,31 +357,73 @@ int do_File_set_info(MPI_File fh, MPI_Info info) {
   free_info(&hints);
   return rc;
 }
+void free_comm(MPI_Comm* comm) {
+  static auto comm_free = next_fn<comm_free_fn>("PMPI_Comm_free");
+  if (*comm != MPI_COMM_NULL) comm_free(comm);
+}
+
+// Asks this node's forwarder to bring path's staged copy up to date with the store.
+bool refresh_node_copy(const char* path) {
+  if (!intercepting()) return true;
+  Busy busy;
+  int saved = errno;
+  const char* req[] = {wire::kRefresh, path};
+  Result r = call(req, 2);
+  errno = saved;
+  if (r.status == Status::kOk) return true;
+  log_msg("ERROR: MPI_File_sync of %s (shared across nodes): %s; this node's processes may "
+          "read stale bytes where other nodes wrote. See the forwarder's log",
+          path, r.status == Status::kErr ? strerror(r.err) : "the forwarder is unreachable");
+  return false;
+}
+
+// MPI_File_sync of a file shared across nodes. MPI's rule: after sync, barrier, sync, a
+// process sees what the others wrote before their first sync. Their bytes are on the
+// store by then (each rank's fsync inside the real sync commits its node's overlay), but
+// this node's processes read its staged copy: once all of them have synced (so no one
+// writes it meanwhile), one asks the forwarder to rewrite it from the store. Every sync
+// does it; only the ones after the application's barrier are certain to see everything.
+int do_File_sync(MPI_File fh) {
+  int rc = real_File_sync()(fh);
+  SharedFile shared;
+  if (rc != MPI_SUCCESS || !mpich_abi() || !is_shared(fh, &shared) ||
+      shared.node_comm == MPI_COMM_NULL)
+    return rc;
+  static auto barrier = next_fn<barrier_fn>("PMPI_Barrier");
+  static auto comm_rank = next_fn<rank_fn>("PMPI_Comm_rank");
+  static auto bcast = next_fn<int (*)(void*, int, MPI_Datatype, int, MPI_Comm)>("PMPI_Bcast");
+  int rank = -1;
+  barrier(shared.node_comm);
+  comm_rank(shared.node_comm, &rank);
+  int ok = 1;
+  if (rank == 0) ok = refresh_node_copy(shared.path) ? 1 : 0;
+  bcast(&ok, 1, MPI_INT, 0, shared.node_comm);  // also holds the others until it is done
+  return ok ? rc : MPI_ERR_IO;
+}
+
 int do_File_close(MPI_File* fh) {
   if (fh && mpich_abi()) set_etype(*fh, 0);
   SharedFile shared;
   bool was_shared = fh && mpich_abi() && forget_shared(*fh, shared);
   int rc = real_File_close()(fh);
+  if (was_shared) free_comm(&shared.node_comm);
   if (!was_shared || !shared.delete_on_close) return rc;
-  using barrier_fn = int (*)(MPI_Comm);
-  using rank_fn = int (*)(MPI_Comm, int*);
-  using comm_free_fn = int (*)(MPI_Comm*);
   static auto barrier = next_fn<barrier_fn>("PMPI_Barrier");
   static auto comm_rank = next_fn<rank_fn>("PMPI_Comm_rank");
-  static auto comm_free = next_fn<comm_free_fn>("PMPI_Comm_free");
   int rank = -1;
   barrier(shared.comm);
   comm_rank(shared.comm, &rank);
   if (rank == 0 && rc == MPI_SUCCESS) real_File_delete()(shared.name, MPI_INFO_NULL);
   barrier(shared.comm);  // as ROMIO: the file is gone on every rank's return
-  comm_free(&shared.comm);
+  free_comm(&shared.comm);
   return rc;
 }
 // ---- end of files shared across nodes ----
 
 int do_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* fh) {
   char buf[PATH_MAX + 8];
-  const char* name = with_ufs_prefix(filename, buf, sizeof(buf));
+  char path[PATH_MAX];
+  const char* name = with_ufs_prefix(filename, buf, sizeof(buf), path);
   if (name == filename || !spans_nodes(comm))
     return real_File_open()(comm, name, amode, info, fh);
 
@@ -366,15 +447,16 @@ int do_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, 
     rc = real_File_open()(comm, name, amode, hints != MPI_INFO_NULL ? hints : info, fh);
   }
   free_info(&hints);
-  if (rc == MPI_SUCCESS && remember_shared(*fh, delete_on_close, keep, name)) return rc;
+  // Collective like the open itself (every rank of comm gets here with the same rc).
+  MPI_Comm node_comm = rc == MPI_SUCCESS ? node_comm_of(comm) : MPI_COMM_NULL;
+  if (rc == MPI_SUCCESS && remember_shared(*fh, delete_on_close, keep, node_comm, name, path))
+    return rc;
   if (rc == MPI_SUCCESS)
     log_msg("more than %d MPI files open across nodes: hints of later set_view/set_info "
-            "calls on %s are not filtered", kMaxShared, filename);
-  if (keep != MPI_COMM_NULL) {
-    using comm_free_fn = int (*)(MPI_Comm*);
-    static auto comm_free = next_fn<comm_free_fn>("PMPI_Comm_free");
-    comm_free(&keep);
-  }
+            "calls on %s are not filtered and MPI_File_sync does not show other nodes' "
+            "writes", kMaxShared, filename);
+  free_comm(&keep);
+  free_comm(&node_comm);
   return rc;
 }
 
@@ -385,7 +467,8 @@ int do_File_preallocate(MPI_File fh, MPI_Offset size) {
 
 int do_File_delete(const char* filename, MPI_Info info) {
   char buf[PATH_MAX + 8];
-  return real_File_delete()(with_ufs_prefix(filename, buf, sizeof(buf)), info);
+  char path[PATH_MAX];
+  return real_File_delete()(with_ufs_prefix(filename, buf, sizeof(buf), path), info);
 }
 
 // The write variants (MPIWRITE lines): the real call with the thread's current dtype set
