@@ -401,6 +401,28 @@ int do_File_sync(MPI_File fh) {
   return ok ? rc : MPI_ERR_IO;
 }
 
+// MPI_File_set_size of a file shared across nodes: ROMIO's rank 0 truncates its node's
+// staged copy; the size the store records is the largest of the nodes' sizes, so a shrink
+// cannot be expressed (growing works). Said once per process, naming the file, rather
+// than silently keeping the larger size. HDF5 only ever grows files this way.
+int do_File_set_size(MPI_File fh, MPI_Offset size) {
+  SharedFile shared;
+  if (!mpich_abi() || !is_shared(fh, &shared)) return real_File_set_size()(fh, size);
+  using get_size_fn = int (*)(MPI_File, MPI_Offset*);
+  static auto get_size = next_fn<get_size_fn>("PMPI_File_get_size");
+  MPI_Offset before = -1;
+  if (get_size(fh, &before) != MPI_SUCCESS) before = -1;
+  int rc = real_File_set_size()(fh, size);
+  static std::atomic<bool> said{false};
+  if (rc == MPI_SUCCESS && size < before && !said.exchange(true))
+    log_msg("WARNING: MPI_File_set_size shrinks %s (shared across nodes) from %lld to %lld "
+            "bytes: ckptfwd keeps the largest size any node wrote, so a restore may be "
+            "longer than %lld bytes (zeros or old bytes past it)",
+            shared.path, static_cast<long long>(before), static_cast<long long>(size),
+            static_cast<long long>(size));
+  return rc;
+}
+
 int do_File_close(MPI_File* fh) {
   if (fh && mpich_abi()) set_etype(*fh, 0);
   SharedFile shared;
