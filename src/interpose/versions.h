@@ -2,6 +2,7 @@
 // hook the staged fd into the fd table, hand it back (CLOSE) when its last fd goes, and
 // switch an fd to the real path when staging cannot take more (fallback).
 #pragma once
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -56,6 +57,13 @@ void untrack_fd(int fd);
 // Switches every fd of v to the real path v->path, copying the staged bytes; the
 // application never notices. True if fd now writes to the real file.
 bool switch_to_real(int fd, Version* v, const char* why);
+// A fallback must not copy the staged file while another thread still writes into it
+// (those bytes would be lost): writes count themselves in v->writers and the switch
+// waits for them; writes arriving during a switch wait for it and then go to the real
+// file. Uncontended, this is two atomic operations and no syscall.
+inline void wait_for_switch(Version* v) {
+  while (v->switching.load()) sched_yield();
+}
 // Before a write that ends at offset end (or, with end < 0, one that appends len bytes at
 // the current position): true if it would grow the staged file past v->budget.
 bool exceeds_budget(int fd, const Version* v, long long offset, size_t len);

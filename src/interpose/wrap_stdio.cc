@@ -1,6 +1,8 @@
 // stdio entry points. glibc's fopen/fclose/freopen open and close their fd internally
 // (not through the wrapped symbols), so they are wrapped themselves; the FILE's fd is a
-// staged file and stdio's own writes land in it unseen, like any other write.
+// staged file and stdio's own writes land in it unseen, like any other write. Because
+// those writes are unseen, fwrite and fputs check before handing bytes to a stream
+// whether staging can take them (wrap_stdio_write.cc).
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,18 +10,12 @@
 #include "interpose/open_flags.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
+#include "interpose/stdio_write.h"
 #include "interpose/versions.h"
 
 using namespace ckptfwd::interpose;
 
 namespace {
-
-int file_fd(FILE* f) {
-  int saved = errno;
-  int fd = f ? fileno(f) : -1;
-  errno = saved;
-  return fd;
-}
 
 // Opens a captured path through the forwarder. Returns the stream, or nullptr with
 // *pass true (do the real call) or false (errno set).
@@ -65,7 +61,7 @@ FILE* fopen_core(const char* path, const char* mode, FILE* reuse, bool* pass,
     errno = saved;
     return nullptr;
   }
-  if (!track_fd(file_fd(f), r, norm, effective_mode(O_CREAT, 0666))) {
+  if (!track_fd(stream_fd(f), r, norm, effective_mode(O_CREAT, 0666))) {
     real::fclose()(f);
     errno = saved;
     return nullptr;  // pass: the caller opens the real path
@@ -75,7 +71,8 @@ FILE* fopen_core(const char* path, const char* mode, FILE* reuse, bool* pass,
   return f;
 }
 
-FILE* fopen_common(const char* path, const char* mode, FILE* (*real_fopen)(const char*, const char*)) {
+FILE* fopen_common(const char* path, const char* mode,
+                   FILE* (*real_fopen)(const char*, const char*)) {
   if (!intercepting()) return real_fopen(path, mode);
   bool pass = true;
   FILE* f = fopen_core(path, mode, nullptr, &pass, nullptr);
@@ -85,8 +82,11 @@ FILE* fopen_common(const char* path, const char* mode, FILE* (*real_fopen)(const
 FILE* freopen_common(const char* path, const char* mode, FILE* stream,
                      FILE* (*real_freopen)(const char*, const char*, FILE*)) {
   if (!intercepting()) return real_freopen(path, mode, stream);
-  // freopen closes the old fd inside glibc: unhook it first, report it after.
-  Version* old = g_fds.detach(file_fd(stream));
+  // freopen flushes and closes the old fd inside glibc: check the flush as fclose does,
+  // unhook the fd first, report it after.
+  int old_fd = stream_fd(stream);
+  if (Version* w = g_fds.get(old_fd)) final_flush_check(old_fd, stream, w);
+  Version* old = g_fds.detach(old_fd);
   FILE* f = nullptr;
   if (!path) {
     // Same file, new mode: glibc reopens it via /proc/self/fd, i.e. the same staged file.
@@ -94,12 +94,13 @@ FILE* freopen_common(const char* path, const char* mode, FILE* stream,
     if (f && old) {
       Busy busy;
       Version* prev = nullptr;
-      if (g_fds.attach(file_fd(f), old, &prev) && prev) release_version(prev);
+      if (g_fds.attach(stream_fd(f), old, &prev) && prev) release_version(prev);
     }
   } else {
     bool pass = true;
     f = fopen_core(path, mode, stream, &pass, real_freopen);
-    if (pass) f = real_freopen(path, mode, stream);
+    if (pass)
+      f = real_freopen(path, mode, stream);
     else if (!f && stream) {
       int e = errno;  // freopen failing leaves the stream closed
       real::fclose()(stream);
@@ -133,7 +134,9 @@ CKPTFWD_EXPORT FILE* fdopen(int fd, const char* mode) { return real::fdopen()(fd
 
 CKPTFWD_EXPORT int fclose(FILE* stream) {
   if (t_busy || g_fds.capacity() == 0) return real::fclose()(stream);
-  Version* v = g_fds.detach(file_fd(stream));
+  int fd = stream_fd(stream);
+  if (Version* w = g_fds.get(fd)) final_flush_check(fd, stream, w);
+  Version* v = g_fds.detach(fd);
   int rc = real::fclose()(stream);  // flushes into the staged file, then closes it
   if (v) {
     Busy busy;

@@ -10,6 +10,12 @@
 //   ckpt_writer list DIR                    sorted directory listing via opendir/readdir
 //   ckpt_writer big FILE SIZE [--rank N]    one file of SIZE bytes (suffix K or M allowed)
 //                                           in 64 KiB write() calls
+//   ckpt_writer bigstdio FILE SIZE [--rank N] [--chunk BYTES] [--small FILE2]
+//                                           the same bytes as `big`, written with
+//                                           fopen/fwrite (64 KiB fwrite() calls, or
+//                                           BYTES each); FILE2: a 100 KiB file (as `big
+//                                           FILE2 100K --rank N+1`) written with fwrite
+//                                           first and closed last
 //   ckpt_writer die FILE SIZE [--closed-first FILE2]
 //                                           write SIZE bytes (as `big`) into FILE, then
 //                                           SIGKILL itself with FILE still open (FILE2:
@@ -37,14 +43,16 @@ namespace ckpt_writer {
 namespace {
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: ckpt_writer write DIR [--rank N] [--no-fsync] [--hold FILE]\n"
-               "       ckpt_writer read DIR [--rank N | --ranks N]\n"
-               "       ckpt_writer list DIR\n"
-               "       ckpt_writer big FILE SIZE[K|M] [--rank N]\n"
-               "       ckpt_writer die FILE SIZE[K|M] [--closed-first FILE2]\n"
-               "       ckpt_writer threads DIR N\n"
-               "       ckpt_writer fsync-check FILE STORE\n");
+  std::fprintf(
+      stderr,
+      "usage: ckpt_writer write DIR [--rank N] [--no-fsync] [--hold FILE]\n"
+      "       ckpt_writer read DIR [--rank N | --ranks N]\n"
+      "       ckpt_writer list DIR\n"
+      "       ckpt_writer big FILE SIZE[K|M] [--rank N]\n"
+      "       ckpt_writer bigstdio FILE SIZE[K|M] [--rank N] [--chunk BYTES] [--small FILE2]\n"
+      "       ckpt_writer die FILE SIZE[K|M] [--closed-first FILE2]\n"
+      "       ckpt_writer threads DIR N\n"
+      "       ckpt_writer fsync-check FILE STORE\n");
   return 2;
 }
 
@@ -107,7 +115,8 @@ int cmd_fsync_check(const std::string& file, const std::string& store) {
     std::fclose(f);
   }
   bool named = manifest.find(file) != std::string::npos;
-  std::printf("fsync-check: containers=%d manifest_names_file=%s\n", containers, named ? "yes" : "no");
+  std::printf("fsync-check: containers=%d manifest_names_file=%s\n", containers,
+              named ? "yes" : "no");
   xclose(fd, file);
   return containers > 0 && named ? 0 : 3;
 }
@@ -133,19 +142,33 @@ int main(int argc, char** argv) {
   }
   if (cmd == "read") return cmd_read(arg, argc, argv);
   if (cmd == "list") return list_dir(arg) ? 0 : 1;
-  if ((cmd == "big" || cmd == "die") && argc >= 4) {
+  if ((cmd == "big" || cmd == "bigstdio" || cmd == "die") && argc >= 4) {
     char* end = nullptr;
     unsigned long long size = std::strtoull(argv[3], &end, 10);
-    if (*end == 'K') size <<= 10;
-    else if (*end == 'M') size <<= 20;
-    else if (*end != '\0') return usage();
+    if (*end == 'K')
+      size <<= 10;
+    else if (*end == 'M')
+      size <<= 20;
+    else if (*end != '\0')
+      return usage();
     const int rank = flag_value(argc, argv, "--rank", rank_from_env());
     if (cmd == "big") {
       write_big(arg, rank, static_cast<size_t>(size));
       return 0;
     }
+    if (cmd == "bigstdio") {
+      // Both streams open at once: only the one that outgrows staging may switch.
+      const char* small = flag_string(argc, argv, "--small");
+      FILE* s = small ? write_big_stdio_open(small, rank + 1, 100 << 10) : nullptr;
+      const int chunk = flag_value(argc, argv, "--chunk", 0);
+      write_big_stdio(arg, rank, static_cast<size_t>(size),
+                      chunk > 0 ? static_cast<size_t>(chunk) : 0);
+      if (s && std::fclose(s) != 0) die("fclose", small);
+      return 0;
+    }
     // A rank killed mid-write: the bytes are written, the file is never closed.
-    if (const char* first = flag_string(argc, argv, "--closed-first")) write_big(first, rank + 1, 200 << 10);
+    if (const char* first = flag_string(argc, argv, "--closed-first"))
+      write_big(first, rank + 1, 200 << 10);
     int fd = write_big_open(arg, rank, static_cast<size_t>(size));
     (void)fd;
     ::kill(::getpid(), SIGKILL);

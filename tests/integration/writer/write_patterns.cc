@@ -69,7 +69,8 @@ void write_writev(const std::string& dir, const std::string& name, int rank) {
   auto field = make_field(seed_for(rank, 3), 20000);
   auto header = make_header(rank, 3, static_cast<int64_t>(field.size()));
   std::vector<int32_t> ids(5000);
-  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i * 7 + static_cast<size_t>(rank));
+  for (size_t i = 0; i < ids.size(); ++i)
+    ids[i] = static_cast<int32_t>(i * 7 + static_cast<size_t>(rank));
   std::string text = make_text(seed_for(rank, 33), 50);
   struct iovec iov[4] = {
       {header.data(), header.size()},
@@ -165,10 +166,10 @@ void write_rename(const std::string& dir, const std::string& name, int rank) {
 }
 
 const Pattern kPatterns[] = {
-    {"posix", "bin", write_posix},     {"pwrite", "bin", write_pwrite},
-    {"writev", "bin", write_writev},   {"stdio", "dat", write_stdio},
+    {"posix", "bin", write_posix},       {"pwrite", "bin", write_pwrite},
+    {"writev", "bin", write_writev},     {"stdio", "dat", write_stdio},
     {"ofstream", "txt", write_ofstream}, {"append", "log", write_append},
-    {"holes", "bin", write_holes},     {"ckpt", "bin", write_rename},
+    {"holes", "bin", write_holes},       {"ckpt", "bin", write_rename},
 };
 
 }  // namespace
@@ -198,6 +199,28 @@ int write_big_open(const std::string& path, int rank, size_t bytes) {
     done += n;
   }
   return fd;
+}
+
+FILE* write_big_stdio_open(const std::string& path, int rank, size_t bytes, size_t chunk) {
+  auto block = make_bytes(seed_for(rank, 9), 64 * 1024);
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) die("fopen", path);
+  if (chunk == 0) chunk = block.size();
+  for (size_t done = 0, i = 0; done < bytes; ++i) {
+    block[i % block.size()] ^= static_cast<unsigned char>(i + 1);  // as write_big_open
+    size_t n = bytes - done < block.size() ? bytes - done : block.size();
+    // Chunks that do not divide the stream buffer leave bytes pending in it at any point.
+    for (size_t off = 0; off < n; off += chunk) {
+      size_t m = n - off < chunk ? n - off : chunk;
+      if (std::fwrite(block.data() + off, 1, m, f) != m) die("fwrite", path);
+    }
+    done += n;
+  }
+  return f;
+}
+
+void write_big_stdio(const std::string& path, int rank, size_t bytes, size_t chunk) {
+  if (std::fclose(write_big_stdio_open(path, rank, bytes, chunk)) != 0) die("fclose", path);
 }
 
 }  // namespace ckpt_writer

@@ -2,6 +2,7 @@
 // rank, named "<stem>_r<rank>.<ext>"; together they cover every write path the preload
 // library must capture (see issue 2, "Must show").
 #pragma once
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -17,5 +18,10 @@ void write_all(const std::string& dir, int rank, bool fsync_before_rename = true
 void write_big(const std::string& path, int rank, size_t bytes);
 // Same bytes, but the file is left open: returns its descriptor.
 int write_big_open(const std::string& path, int rank, size_t bytes);
+// The same bytes as write_big, written with fopen/fwrite in fwrite() calls of chunk bytes
+// (0: 64 KiB): glibc flushes them with its internal write, which the preload library
+// cannot see. The _open variant leaves the stream open and returns it.
+void write_big_stdio(const std::string& path, int rank, size_t bytes, size_t chunk = 0);
+FILE* write_big_stdio_open(const std::string& path, int rank, size_t bytes, size_t chunk = 0);
 
 }  // namespace ckpt_writer
