@@ -21,11 +21,20 @@ std::string pct_encode(const std::string& s) {
   out.reserve(s.size());
   for (char c : s) {
     switch (c) {
-      case '%': out += "%25"; break;
-      case '\t': out += "%09"; break;
-      case '\n': out += "%0A"; break;
-      case '\r': out += "%0D"; break;
-      default: out += c;
+      case '%':
+        out += "%25";
+        break;
+      case '\t':
+        out += "%09";
+        break;
+      case '\n':
+        out += "%0A";
+        break;
+      case '\r':
+        out += "%0D";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -101,8 +110,9 @@ bool append_line(const std::string& store_dir, const std::string& line, std::str
   if (fd < 0) {
     if (errno == ENOENT) {
       errno = ENOENT;
-      if (err) *err = path + ": cannot create the manifest: store directory " + store_dir +
-                      " does not exist (create it with manifest::ensure_store)";
+      if (err)
+        *err = path + ": cannot create the manifest: store directory " + store_dir +
+               " does not exist (create it with manifest::ensure_store)";
       return false;
     }
     return fail("cannot open the manifest for appending");
@@ -193,8 +203,9 @@ bool ensure_store(const std::string& store_dir, std::string* err) {
     if (pos != store_dir.size() && store_dir[pos] != '/') continue;
     std::string part = store_dir.substr(0, pos);
     if (::mkdir(part.c_str(), 0700) == 0 || errno == EEXIST) continue;
-    if (err) *err = "cannot create store directory " + part + ": " + strerror(errno) +
-                    " (set CKPTFWD_STORE to a writable directory)";
+    if (err)
+      *err = "cannot create store directory " + part + ": " + strerror(errno) +
+             " (set CKPTFWD_STORE to a writable directory)";
     return false;
   }
   struct stat st;
@@ -231,6 +242,13 @@ bool append_overlay(const std::string& store_dir, const std::string& container,
   return append_files("overlay", store_dir, container, files, err);
 }
 
+bool append_drops(const std::string& store_dir, const std::vector<std::string>& containers,
+                  std::string* err) {
+  std::string lines;
+  for (const std::string& c : containers) lines += make_line({"drop", c});
+  return lines.empty() || append_line(store_dir, lines, err);
+}
+
 bool append_rename(const std::string& store_dir, const std::string& from, const std::string& to,
                    std::string* err) {
   return append_line(store_dir, make_line({"rename", from, to}), err);
@@ -255,9 +273,26 @@ void Catalog::note_container(const std::string& container) {
     containers_.push_back(container);
 }
 
+void Catalog::retire(const std::string& path) {
+  auto it = live_.find(path);
+  if (it == live_.end()) return;
+  if (keep_ > 1) {
+    auto& versions = history_[path];
+    versions.push_back(std::move(it->second));
+    if (versions.size() > static_cast<size_t>(keep_ - 1)) versions.erase(versions.begin());
+  }
+  live_.erase(it);
+}
+
 void Catalog::apply_commit(const std::string& container, const std::vector<CatalogEntry>& files) {
   note_container(container);
   for (CatalogEntry e : files) {
+    // Idempotent: the forwarder applies its own record to a catalog that may have just
+    // been reloaded with it (a re-applied commit is not a new version).
+    auto cur = live_.find(e.path);
+    bool same = cur != live_.end() && cur->second.container == container &&
+                cur->second.file_index == e.file_index;
+    if (!same) retire(e.path);
     e.container = container;
     e.base_size = e.size;
     e.overlays.clear();  // a full commit replaces the whole stack
@@ -283,7 +318,9 @@ void Catalog::apply_overlay(const std::string& container, const std::vector<Cata
     } else {
       e.mtime_ns = std::max(e.mtime_ns, f.mtime_ns);
     }
-    e.overlays.push_back(Layer{container, f.file_index, f.size});
+    Layer layer{container, f.file_index, f.size};
+    if (std::find(e.overlays.begin(), e.overlays.end(), layer) != e.overlays.end()) continue;
+    e.overlays.push_back(layer);
     e.size = std::max(e.size, f.size);
   }
 }
@@ -295,6 +332,7 @@ void Catalog::apply_rename(const std::string& from, const std::string& to) {
     CatalogEntry e = std::move(it->second);
     live_.erase(it);
     e.path = to;
+    retire(to);  // write-to-temporary-then-rename: the old checkpoint is a version of `to`
     live_[to] = std::move(e);
     return;
   }
@@ -307,10 +345,56 @@ void Catalog::apply_rename(const std::string& from, const std::string& to) {
     moved.push_back(std::move(e));
     i = live_.erase(i);
   }
-  for (CatalogEntry& e : moved) live_[e.path] = std::move(e);
+  for (CatalogEntry& e : moved) {
+    retire(e.path);
+    live_[e.path] = std::move(e);
+  }
 }
 
-void Catalog::apply_unlink(const std::string& path) { live_.erase(path); }
+void Catalog::apply_unlink(const std::string& path) { retire(path); }
+
+namespace {
+bool uses(const CatalogEntry& e, const std::string& container) {
+  if (e.container == container) return true;
+  for (const Layer& l : e.overlays)
+    if (l.container == container) return true;
+  return false;
+}
+}  // namespace
+
+void Catalog::apply_drop(const std::string& container) {
+  for (const auto& [path, e] : live_)
+    if (uses(e, container)) {
+      problems_.push_back("drop of container " + container + " that live file " + path +
+                          " still needs: the record is ignored, restoring that file will fail");
+      return;
+    }
+  containers_.erase(std::remove(containers_.begin(), containers_.end(), container),
+                    containers_.end());
+  for (auto it = history_.begin(); it != history_.end();) {
+    auto& versions = it->second;
+    versions.erase(std::remove_if(versions.begin(), versions.end(),
+                                  [&](const CatalogEntry& e) { return uses(e, container); }),
+                   versions.end());
+    it = versions.empty() ? history_.erase(it) : std::next(it);
+  }
+}
+
+std::vector<std::string> Catalog::garbage() const {
+  if (keep_ == 0) return {};
+  std::set<std::string> needed;
+  auto need = [&](const CatalogEntry& e) {
+    if (!e.container.empty()) needed.insert(e.container);
+    for (const Layer& l : e.overlays) needed.insert(l.container);
+  };
+  for (const auto& [path, e] : live_) need(e);
+  for (const auto& [path, versions] : history_)
+    for (const CatalogEntry& e : versions) need(e);
+  std::vector<std::string> out;
+  for (const std::string& c : containers_)
+    if (!needed.count(c)) out.push_back(c);
+  return out;
+}
 
 void Catalog::apply_chmod(const std::string& path, uint32_t mode) {
   auto it = live_.find(path);
@@ -324,6 +408,7 @@ const CatalogEntry* Catalog::find(const std::string& path) const {
 
 bool Catalog::load(const std::string& store_dir, std::string* err) {
   live_.clear();
+  history_.clear();
   containers_.clear();
   overlay_files_.clear();
   problems_.clear();
@@ -425,6 +510,8 @@ bool Catalog::load(const std::string& store_dir, std::string* err) {
         apply_overlay(f[1], files);
     } else if (verb == "rename" && f.size() == 3 && !f[1].empty() && !f[2].empty()) {
       apply_rename(f[1], f[2]);
+    } else if (verb == "drop" && f.size() == 2 && !f[1].empty()) {
+      apply_drop(f[1]);
     } else if (verb == "unlink" && f.size() == 2 && !f[1].empty()) {
       apply_unlink(f[1]);
     } else if (verb == "chmod" && f.size() == 3 && !f[1].empty()) {

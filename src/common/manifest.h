@@ -8,6 +8,7 @@
 //   unlink  <path>
 //   chmod   <path>  <mode octal>       (permission bits changed after the commit)
 //   overlay <container file name>  <n>  { <path> <file index> <size> <mode octal> <mtime_ns> }*n
+//   drop    <container file name>      (garbage-collected: CKPTFWD_KEEP; see Catalog::garbage)
 //
 // Overlays (a shared file written from several nodes): each node commits its version of the
 // file as an overlay, a container file whose ranges are exactly the bytes that node's ranks
@@ -31,7 +32,7 @@ namespace ckptfwd {
 struct Layer {
   std::string container;  // file name inside the store directory
   uint32_t file_index = 0;
-  uint64_t size = 0;      // that node's size of the file
+  uint64_t size = 0;  // that node's size of the file
   bool operator==(const Layer&) const = default;
 };
 
@@ -44,7 +45,7 @@ struct CatalogEntry {
   uint64_t size = 0;
   uint32_t mode = 0644;
   int64_t mtime_ns = 0;
-  uint64_t base_size = 0;        // size of the base file (set by apply_commit; 0 without base)
+  uint64_t base_size = 0;         // size of the base file (set by apply_commit; 0 without base)
   std::vector<Layer> overlays{};  // in manifest order; empty for a plain commit
 };
 
@@ -61,6 +62,11 @@ bool append_chmod(const std::string& store_dir, const std::string& path, uint32_
 // files[i].size is that node's size of the file; file_index its entry in the container.
 bool append_overlay(const std::string& store_dir, const std::string& container,
                     const std::vector<CatalogEntry>& files, std::string* err);
+// One `drop` record per container, in one append. Appended BEFORE the container files are
+// deleted: a crash in between leaves unnamed files (harmless), never a record naming a
+// missing one.
+bool append_drops(const std::string& store_dir, const std::vector<std::string>& containers,
+                  std::string* err);
 }  // namespace manifest
 
 class Catalog {
@@ -84,6 +90,18 @@ class Catalog {
   // entry gets one with an empty base and the overlay's mode and mtime; on an existing
   // entry the mode stays and the mtime becomes the later of the two.
   void apply_overlay(const std::string& container, const std::vector<CatalogEntry>& files);
+  // The container was deleted: superseded versions in it are forgotten. A live file still
+  // in it (a hand-edited or hostile manifest) keeps its entry and is reported as a
+  // problem: restoring it will fail with a clear error.
+  void apply_drop(const std::string& container);
+  // CKPTFWD_KEEP: how many committed versions of each path to keep, the live one included
+  // (0, the default: all; nothing is ever garbage). Set before load: the catalog then
+  // remembers the newest keep-1 superseded versions of each path (a path's versions: what
+  // its commits, renames onto it and its unlink replaced; the overlays stacked on a version
+  // belong to it).
+  void keep_versions(int keep) { keep_ = keep > 0 ? keep : 0; }
+  // The containers that hold nothing of the live files nor of the kept superseded versions.
+  std::vector<std::string> garbage() const;
   // Whether any overlay record named file file_index of container (live or superseded):
   // its FileEntry.hash then covers only its ranges (see container.h).
   bool is_overlay(const std::string& container, uint32_t file_index) const {
@@ -92,7 +110,11 @@ class Catalog {
 
  private:
   void note_container(const std::string& container);
+  // The live entry of path (if any) becomes its newest superseded version.
+  void retire(const std::string& path);
   std::map<std::string, CatalogEntry> live_;
+  std::map<std::string, std::vector<CatalogEntry>> history_;  // oldest first, keep_-1 at most
+  int keep_ = 0;
   std::set<std::pair<std::string, uint32_t>> overlay_files_;
   std::vector<std::string> containers_;
   std::vector<std::string> problems_;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "forwarder/committer.h"
+#include "forwarder/gc.h"
 #include "forwarder/log.h"
 #include "forwarder/store_paths.h"
 
@@ -42,6 +43,9 @@ void Batcher::loop() {
       lk.lock();
       continue;
     }
+    // Collecting releases the lock: what was closed or notified meanwhile needs a new pick.
+    if (collect_due_garbage(c_, lk)) continue;
+    if (stop_) break;
     wake = std::min(wake, s.purge_retired(false));
     s.work_cv.wait_until(lk, wake);
   }
@@ -101,15 +105,16 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
     if (!seal) {
       *wake = std::min({*wake, s.last_close + window, oldest + max_age});
       if (s.waiters > 0)
-        *wake = std::min({*wake, s.last_close + t_.waiter_quiet,
-                          oldest + std::chrono::milliseconds(100)});
+        *wake = std::min(
+            {*wake, s.last_close + t_.waiter_quiet, oldest + std::chrono::milliseconds(100)});
       continue;
     }
     store = *st;
     uint64_t taken_bytes = 0;
     for (Version* v : vs) {
-      if (!files.empty() && ((cfg.group_size > 0 && files.size() >= static_cast<size_t>(cfg.group_size)) ||
-                             taken_bytes + v->size > cfg.batch_bytes))
+      if (!files.empty() &&
+          ((cfg.group_size > 0 && files.size() >= static_cast<size_t>(cfg.group_size)) ||
+           taken_bytes + v->size > cfg.batch_bytes))
         break;
       v->state = VState::kCommitting;
       BatchFile bf{v->vid, v->data_path, v->path, v->rank, v->mode, v->mtime_ns, v->size};
@@ -152,10 +157,11 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
              store.c_str(), attempt + 1, err.c_str());
     std::this_thread::sleep_for(t_.retry_delays[attempt]);
   }
-  LOG_ERROR("cannot commit %zu files to store %s: %s. The staged data is kept and retried; "
-            "fsync and exit report EIO until then. Fix: make %s writable with free space "
-            "(or set CKPTFWD_STORE)",
-            files.size(), store.c_str(), err.c_str(), store.c_str());
+  LOG_ERROR(
+      "cannot commit %zu files to store %s: %s. The staged data is kept and retried; "
+      "fsync and exit report EIO until then. Fix: make %s writable with free space "
+      "(or set CKPTFWD_STORE)",
+      files.size(), store.c_str(), err.c_str(), store.c_str());
 }
 
 }  // namespace ckptfwd::fwd

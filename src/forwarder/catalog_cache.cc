@@ -7,7 +7,9 @@
 namespace ckptfwd::fwd {
 
 Catalog& CatalogCache::get(const std::string& store) {
-  Entry& e = stores_[store];
+  auto [it, fresh_entry] = stores_.try_emplace(store);
+  Entry& e = it->second;
+  if (fresh_entry) e.cat.keep_versions(keep_);
   struct stat st;
   off_t size = -1;
   timespec mtime{};
@@ -19,6 +21,7 @@ Catalog& CatalogCache::get(const std::string& store) {
       mtime.tv_nsec == e.mtime.tv_nsec)
     return e.cat;
   Catalog fresh;
+  fresh.keep_versions(keep_);
   std::string err;
   if (size >= 0 && !fresh.load(store, &err)) {
     LOG_WARN("cannot read the manifest of store %s: %s", store.c_str(), err.c_str());

@@ -21,6 +21,8 @@ class CatalogCache {
     return get(store).find(path);
   }
   void clear() { stores_.clear(); }
+  // CKPTFWD_KEEP for every catalog loaded from now on (Catalog::keep_versions).
+  void keep_versions(int keep) { keep_ = keep; }
 
  private:
   struct Entry {
@@ -30,6 +32,7 @@ class CatalogCache {
     timespec mtime{};
   };
   std::map<std::string, Entry> stores_;
+  int keep_ = 0;
 };
 
 }  // namespace ckptfwd::fwd

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "common/manifest.h"
+#include "forwarder/gc.h"
 #include "forwarder/log.h"
 #include "forwarder/store_paths.h"
 
@@ -59,9 +60,10 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
     // whole file for `ckptfwd verify`, and an overlay's hash is not one.
     bool superseded = v->order < newest_full[v->path];
     if (v->partial && v->based_on_store && !v->dropped && !s.catalogs.find(store, v->path)) {
-      LOG_INFO("%s was deleted or renamed on the store (by another node) after v%llu opened "
-               "it here: its overlay is not committed", v->path.c_str(),
-               static_cast<unsigned long long>(v->vid));
+      LOG_INFO(
+          "%s was deleted or renamed on the store (by another node) after v%llu opened "
+          "it here: its overlay is not committed",
+          v->path.c_str(), static_cast<unsigned long long>(v->vid));
       superseded = true;
     }
     if (v->dropped || superseded) {
@@ -91,8 +93,8 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
       // The open version it copies may close unchanged: then this commit is enough.
       Version* o = s.find(v->snapshot_of);
       if (o && o->state == VState::kOpen && o->last_snapshot == v->vid && i < res.hashes.size())
-        o->synced = Version::Synced{true, e.path, e.container, e.file_index, e.mode,
-                                    e.size, res.hashes[i], e.mtime_ns};
+        o->synced = Version::Synced{true,   e.path, e.container,   e.file_index,
+                                    e.mode, e.size, res.hashes[i], e.mtime_ns};
     }
     entries.push_back(std::move(e));
     committed.push_back(v->vid);
@@ -143,6 +145,7 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
     LOG_INFO("committed %zu files (%llu bytes, %zu of them as overlays) as %s (%llu bytes)",
              entries.size(), static_cast<unsigned long long>(committed_bytes(entries)),
              overlays.size(), cpath.c_str(), static_cast<unsigned long long>(res.bytes_stored));
+  if (!entries.empty()) gc_due(c, store);
   return true;
 }
 

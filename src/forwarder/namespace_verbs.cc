@@ -13,6 +13,7 @@
 #include <set>
 
 #include "common/manifest.h"
+#include "forwarder/gc.h"
 #include "forwarder/log.h"
 #include "forwarder/restore.h"
 #include "forwarder/service.h"
@@ -27,7 +28,9 @@ bool real_exists(const std::string& path) {
   return lstat(path.c_str(), &st) == 0;
 }
 
-Reply done_or_pass(const std::string& path) { return real_exists(path) ? reply_pass() : reply_ok(); }
+Reply done_or_pass(const std::string& path) {
+  return real_exists(path) ? reply_pass() : reply_ok();
+}
 }  // namespace
 
 Reply Service::stat(const std::string& path) {
@@ -95,6 +98,7 @@ Reply Service::rename(const std::string& from, const std::string& to) {
       return reply_err(EIO);
     }
     s.catalogs.get(store_from).apply_rename(from, to);
+    gc_due(c_, store_from);  // what `to` held is one version older now
   }
   // Whatever `to` held before is superseded (closed versions deleted; open ones keep
   // being written by their clients but are never committed).
@@ -142,6 +146,7 @@ Reply Service::unlink(const std::string& path) {
       return reply_err(EIO);
     }
     s.catalogs.get(store).apply_unlink(path);
+    gc_due(c_, store);
   }
   for (uint64_t vid : pending)
     if (Version* p = s.find(vid)) s.drop(*p);

@@ -13,7 +13,9 @@ int64_t realtime_ns_of(const struct timespec& ts) {
 }
 
 State::State(const Config& cfg, Stats& stats, std::string session_dir)
-    : cfg_(cfg), stats_(stats), dir_(std::move(session_dir)) {}
+    : cfg_(cfg), stats_(stats), dir_(std::move(session_dir)) {
+  catalogs.keep_versions(cfg.keep);
+}
 
 Version* State::find(uint64_t vid) {
   auto it = versions.find(vid);
@@ -32,8 +34,10 @@ Version* State::open_for_write(const std::string& path, bool* preparing) {
   *preparing = false;
   for (auto& [vid, v] : versions) {
     if (v.dropped || v.state != VState::kOpen || v.path != path) continue;
-    if (!v.ready) *preparing = true;
-    else if (!best || v.order > best->order) best = &v;
+    if (!v.ready)
+      *preparing = true;
+    else if (!best || v.order > best->order)
+      best = &v;
   }
   return best;
 }
@@ -159,9 +163,10 @@ void State::absorb_extents(Version& v, const std::string& name) {
     return;
   }
   if (is_extents_file_name(name, v.vid)) unlink(path.c_str());
-  LOG_WARN("v%llu of %s: unusable extents (%s); committing the staged file's data extents "
-           "instead, which may cover bytes other nodes wrote",
-           static_cast<unsigned long long>(v.vid), v.path.c_str(), err.c_str());
+  LOG_WARN(
+      "v%llu of %s: unusable extents (%s); committing the staged file's data extents "
+      "instead, which may cover bytes other nodes wrote",
+      static_cast<unsigned long long>(v.vid), v.path.c_str(), err.c_str());
   if (!v.extents_unknown) {
     v.extents_unknown = true;
     rewrite_meta(v);
@@ -185,9 +190,11 @@ bool State::persist_extents(Version& v) {
 void State::absorb_hints(Version& v, const std::string& name) {
   std::string path = dir_ + "/" + name;
   if (!is_hints_file_name(name, v.vid)) {
-    LOG_WARN("v%llu of %s: '%s' is not a hints file name of this version (h%llu.<pid>.<seq>); "
-             "its dtype hints are ignored", static_cast<unsigned long long>(v.vid),
-             v.path.c_str(), name.c_str(), static_cast<unsigned long long>(v.vid));
+    LOG_WARN(
+        "v%llu of %s: '%s' is not a hints file name of this version (h%llu.<pid>.<seq>); "
+        "its dtype hints are ignored",
+        static_cast<unsigned long long>(v.vid), v.path.c_str(), name.c_str(),
+        static_cast<unsigned long long>(v.vid));
     return;
   }
   std::vector<DtypeHint> records;
@@ -234,4 +241,3 @@ uint64_t State::staged_bytes() const {
 }
 
 }  // namespace ckptfwd::fwd
-

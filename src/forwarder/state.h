@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,9 +29,9 @@ enum class VState { kOpen, kClosed, kCommitting, kFailed };
 
 struct Version {
   uint64_t vid = 0;
-  uint64_t order = 0;   // newest-wins order among versions of a path (a snapshot of an
-                        // open version is older than the version that keeps being written)
-  std::string path;     // current path (RENAME changes it)
+  uint64_t order = 0;  // newest-wins order among versions of a path (a snapshot of an
+                       // open version is older than the version that keeps being written)
+  std::string path;    // current path (RENAME changes it)
   int rank = -1;
   long pid = 0;
   uint64_t client = 0;  // connection that opened it (0: recovered)
@@ -71,16 +72,16 @@ struct Version {
   // staged version it started from): if the store no longer names it at commit, another
   // node deleted (or renamed) the file meanwhile and this overlay must not resurrect it.
   bool based_on_store = false;
-  uint64_t start_size = 0;             // their size
+  uint64_t start_size = 0;  // their size
   VState state = VState::kOpen;
-  bool ready = true;    // false while its starting bytes are copied in (then invisible)
-  bool dropped = false; // superseded, unlinked or abandoned: never committed
+  bool ready = true;     // false while its starting bytes are copied in (then invisible)
+  bool dropped = false;  // superseded, unlinked or abandoned: never committed
   uint64_t size = 0;
   int64_t mtime_ns = 0;
   uint64_t close_seq = 0;  // batches take versions in close order
   Clock::time_point closed_at{};
   Clock::time_point opened_at{};
-  uint32_t failures = 0;   // failed commit attempts (waiters compare against it)
+  uint32_t failures = 0;  // failed commit attempts (waiters compare against it)
   int error = 0;
   Clock::time_point retry_at{};
 };
@@ -96,15 +97,18 @@ class State {
   // ---- everything below: mu held ----
   std::map<uint64_t, Version> versions;
   CatalogCache catalogs;
+  // Stores with containers that may have become garbage (CKPTFWD_KEEP, forwarder/gc.h).
+  std::set<std::string> gc_due;
+  bool gc_running = false;  // collect_due_garbage is at work (DRAIN waits for it)
   uint64_t next_vid = 1;
   uint64_t next_order = 1;
   uint64_t next_close_seq = 1;
   uint64_t next_ext_seq = 1;  // extents files the forwarder writes itself (pid field 0)
   Clock::time_point last_close{};
-  int waiters = 0;         // threads blocked until commits (the batcher then seals fast)
-  int clients = 0;         // connected clients
-  bool draining = false;   // exit drain: seal everything now
-  bool shutdown = false;   // waiters give up (EIO)
+  int waiters = 0;        // threads blocked until commits (the batcher then seals fast)
+  int clients = 0;        // connected clients
+  bool draining = false;  // exit drain: seal everything now
+  bool shutdown = false;  // waiters give up (EIO)
   // A reader may have been handed a staged path just before its version committed: the
   // data file outlives the version by this grace so its open() still finds it. The
   // .meta goes at once, so a recovery never commits it twice.

@@ -27,14 +27,20 @@ struct Out {
   bool ok = true;
   void str(const char* s) {
     size_t l = strlen(s);
-    if (n + l >= cap) { ok = false; return; }
+    if (n + l >= cap) {
+      ok = false;
+      return;
+    }
     memcpy(buf + n, s, l);
     n += l;
   }
   void u64(uint64_t v) {
     char tmp[24];
     int i = 0;
-    do { tmp[i++] = static_cast<char>('0' + v % 10); v /= 10; } while (v);
+    do {
+      tmp[i++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v);
     char rev[24];
     for (int j = 0; j < i; ++j) rev[j] = tmp[i - 1 - j];
     rev[i] = '\0';
@@ -48,11 +54,18 @@ struct Out {
     str(".");
     uint64_t frac = scaled % div;
     char tmp[24];
-    for (int i = digits - 1; i >= 0; --i) { tmp[i] = static_cast<char>('0' + frac % 10); frac /= 10; }
+    for (int i = digits - 1; i >= 0; --i) {
+      tmp[i] = static_cast<char>('0' + frac % 10);
+      frac /= 10;
+    }
     tmp[digits] = '\0';
     str(tmp);
   }
-  void key(const char* k) { str(",\""); str(k); str("\":"); }
+  void key(const char* k) {
+    str(",\"");
+    str(k);
+    str("\":");
+  }
 };
 }  // namespace
 
@@ -60,14 +73,23 @@ size_t Stats::format_json(char* buf, size_t cap) const {
   Out o{buf, cap};
   o.str("{\"source\":\"forwarder\",\"pid\":");
   o.u64(static_cast<uint64_t>(getpid()));
-  struct { const char* k; const std::atomic<uint64_t>* v; } ints[] = {
-      {"files_captured", &files_captured}, {"bytes_captured", &bytes_captured},
-      {"files_committed", &files_committed}, {"bytes_committed", &bytes_committed},
-      {"bytes_typed", &bytes_typed},
-      {"bytes_stored", &bytes_stored}, {"containers_written", &containers_written},
-      {"fallbacks", &fallbacks}, {"errors", &errors}, {"restores", &restores},
-      {"bytes_restored", &bytes_restored}, {"refreshes", &refreshes},
-      {"pending_versions", &pending_versions}};
+  struct {
+    const char* k;
+    const std::atomic<uint64_t>* v;
+  } ints[] = {{"files_captured", &files_captured},
+              {"bytes_captured", &bytes_captured},
+              {"files_committed", &files_committed},
+              {"bytes_committed", &bytes_committed},
+              {"bytes_typed", &bytes_typed},
+              {"bytes_stored", &bytes_stored},
+              {"containers_written", &containers_written},
+              {"fallbacks", &fallbacks},
+              {"errors", &errors},
+              {"restores", &restores},
+              {"bytes_restored", &bytes_restored},
+              {"refreshes", &refreshes},
+              {"containers_removed", &containers_removed},
+              {"pending_versions", &pending_versions}};
   for (auto& kv : ints) {
     o.key(kv.k);
     o.u64(kv.v->load());

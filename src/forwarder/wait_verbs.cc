@@ -96,7 +96,8 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   Version* sv = s.find(svid);
   if (!sv) return 0;
   if (!ok) {
-    LOG_ERROR("cannot snapshot v%llu for fsync: %s", static_cast<unsigned long long>(vid), err.c_str());
+    LOG_ERROR("cannot snapshot v%llu for fsync: %s", static_cast<unsigned long long>(vid),
+              err.c_str());
     s.forget(svid);
     return 0;
   }
@@ -113,7 +114,8 @@ Reply Service::sync(ClientCtx&, uint64_t vid, const std::string& ext, const std:
   std::unique_lock lk(s.mu);
   Version* v = s.find(vid);
   if (!v || v->dropped || v->state != VState::kOpen) {
-    if (!ext.empty() && is_extents_file_name(ext, vid)) ::unlink((c_.session_dir + "/" + ext).c_str());
+    if (!ext.empty() && is_extents_file_name(ext, vid))
+      ::unlink((c_.session_dir + "/" + ext).c_str());
     if (!hints.empty() && is_hints_file_name(hints, vid))
       ::unlink((c_.session_dir + "/" + hints).c_str());
     if (!v || v->dropped) return reply_ok();
@@ -153,6 +155,11 @@ Reply Service::drain() {
   for (auto& [vid, v] : s.versions)
     if (!v.dropped && v.state != VState::kOpen) vids.push_back(vid);
   int rc = wait_committed(lk, vids);
+  // Drained also means the old containers CKPTFWD_KEEP lets go are gone (forwarder/gc.h).
+  while (!rc && (s.gc_running || !s.gc_due.empty()) && !s.shutdown) {
+    s.work_cv.notify_all();
+    s.done_cv.wait(lk);
+  }
   return rc ? reply_err(rc) : reply_ok();
 }
 

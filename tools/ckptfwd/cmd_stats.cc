@@ -27,6 +27,7 @@ const char kStatsHelp[] =
     "bytes_typed (committed bytes with dtype hints), bytes_stored, containers_written, ratio,\n"
     "fallbacks, errors, restores, bytes_restored, refreshes (staged copies of files shared\n"
     "across nodes brought up to date with other nodes' writes at MPI_File_sync),\n"
+    "containers_removed (old containers deleted under CKPTFWD_KEEP),\n"
     "time_compress_s, time_write_s, time_commit_s, uptime_s, pending_versions.\n"
     "Exit status: 0 printed, 1 no forwarder running or the file is unreadable.\n";
 

@@ -42,11 +42,21 @@ class Parser {
       if (i_ >= s_.size()) return false;
       char e = s_[i_++];
       switch (e) {
-        case 'n': *out += '\n'; break;
-        case 't': *out += '\t'; break;
-        case 'r': *out += '\r'; break;
-        case 'b': *out += '\b'; break;
-        case 'f': *out += '\f'; break;
+        case 'n':
+          *out += '\n';
+          break;
+        case 't':
+          *out += '\t';
+          break;
+        case 'r':
+          *out += '\r';
+          break;
+        case 'b':
+          *out += '\b';
+          break;
+        case 'f':
+          *out += '\f';
+          break;
         case 'u': {
           if (i_ + 4 > s_.size()) return false;
           unsigned v = static_cast<unsigned>(strtoul(s_.substr(i_, 4).c_str(), nullptr, 16));
@@ -54,7 +64,8 @@ class Parser {
           *out += v < 0x80 ? static_cast<char>(v) : '?';  // stats strings are ASCII
           break;
         }
-        default: *out += e;
+        default:
+          *out += e;
       }
     }
     return false;
@@ -95,6 +106,7 @@ const Known kKnown[] = {
     {"restores", "restores", 'n'},
     {"bytes_restored", "bytes restored", 'b'},
     {"refreshes", "shared-file refreshes", 'n'},
+    {"containers_removed", "old containers removed", 'n'},
     {"time_compress_s", "time compressing", 's'},
     {"time_write_s", "time writing", 's'},
     {"time_commit_s", "time committing", 's'},
@@ -108,10 +120,16 @@ std::string with_unit(const std::string& v, char unit) {
   if (v.empty() || *end) return v;
   char buf[64];
   switch (unit) {
-    case 'b': return v + " (" + human_bytes(static_cast<unsigned long long>(d)) + ")";
-    case 's': snprintf(buf, sizeof(buf), "%.3f s", d); return buf;
-    case 'x': snprintf(buf, sizeof(buf), "%.2fx", d); return buf;
-    default: return v;
+    case 'b':
+      return v + " (" + human_bytes(static_cast<unsigned long long>(d)) + ")";
+    case 's':
+      snprintf(buf, sizeof(buf), "%.3f s", d);
+      return buf;
+    case 'x':
+      snprintf(buf, sizeof(buf), "%.2fx", d);
+      return buf;
+    default:
+      return v;
   }
 }
 
