@@ -5,11 +5,7 @@
 # same process stays captured, so the limit affects only the file that exceeded it.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
-
-DIRECT=$T/direct
-CAP=$T/ckpt
-mkdir -p "$DIRECT" "$CAP"
-CAPTURE="$CAP/*"
+ckf_std_dirs
 export CKPTFWD_STAGE_LIMIT=1M
 
 "$WRITER" big "$DIRECT/big.bin" 6M || fail "direct run failed"

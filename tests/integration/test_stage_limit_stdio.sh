@@ -9,11 +9,7 @@
 # when the switch happens must land in the real file too).
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
-
-DIRECT=$T/direct
-CAP=$T/ckpt
-mkdir -p "$DIRECT" "$CAP"
-CAPTURE="$CAP/*"
+ckf_std_dirs
 export CKPTFWD_STAGE_LIMIT=1M
 
 "$WRITER" bigstdio "$DIRECT/big.bin" 6M --small "$DIRECT/small.bin" || fail "direct run failed"

@@ -12,15 +12,7 @@ namespace ckptfwd {
 namespace {
 
 using test::TempDir;
-
-CatalogEntry entry(const std::string& path, uint32_t index, uint64_t size) {
-  CatalogEntry e;
-  e.path = path;
-  e.file_index = index;
-  e.size = size;
-  e.mode = 0600;
-  return e;
-}
+const auto entry = test::catalog_entry;
 
 std::vector<std::string> sorted(std::vector<std::string> v) {
   std::sort(v.begin(), v.end());

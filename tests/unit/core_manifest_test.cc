@@ -11,11 +11,7 @@ namespace {
 using test::TempDir;
 
 CatalogEntry entry(const std::string& path, uint32_t index, uint64_t size) {
-  CatalogEntry e;
-  e.path = path;
-  e.file_index = index;
-  e.size = size;
-  e.mode = 0600;
+  CatalogEntry e = test::catalog_entry(path, index, size);
   e.mtime_ns = -5;  // negative times must survive too (pre-1970 files)
   return e;
 }
@@ -66,8 +62,9 @@ TEST(Manifest, AppendingToAMissingStoreFailsWithAHint) {
 TEST(Manifest, CommitsRenamesAndUnlinksReplay) {
   TempDir dir;
   std::string s = dir.path(), err;
-  ASSERT_TRUE(manifest::append_commit(s, "c-1.ckc", {entry("/ck/a", 0, 10), entry("/ck/b", 1, 20)},
-                                      &err)) << err;
+  ASSERT_TRUE(
+      manifest::append_commit(s, "c-1.ckc", {entry("/ck/a", 0, 10), entry("/ck/b", 1, 20)}, &err))
+      << err;
   ASSERT_TRUE(manifest::append_commit(s, "c-2.ckc", {entry("/ck/a", 0, 11)}, &err)) << err;
   ASSERT_TRUE(manifest::append_rename(s, "/ck/b", "/ck/b.old", &err)) << err;
   ASSERT_TRUE(manifest::append_commit(s, "c-3.ckc", {entry("/ck/tmp", 0, 30)}, &err)) << err;
@@ -107,8 +104,9 @@ TEST(Manifest, CommitsRenamesAndUnlinksReplay) {
 TEST(Manifest, ChmodRecordsChangeTheModeOfLiveEntriesOnReplay) {
   TempDir dir;
   std::string s = dir.path(), err;
-  ASSERT_TRUE(manifest::append_commit(s, "c-1.ckc", {entry("/ck/a", 0, 10), entry("/ck/b", 1, 20)},
-                                      &err)) << err;
+  ASSERT_TRUE(
+      manifest::append_commit(s, "c-1.ckc", {entry("/ck/a", 0, 10), entry("/ck/b", 1, 20)}, &err))
+      << err;
   ASSERT_TRUE(manifest::append_chmod(s, "/ck/a", 0755, &err)) << err;
   ASSERT_TRUE(manifest::append_chmod(s, "/ck/missing", 0700, &err)) << err;  // no-op
   ASSERT_TRUE(manifest::append_rename(s, "/ck/b", "/ck/c", &err)) << err;
@@ -145,9 +143,9 @@ TEST(Manifest, DirectoryRenameMovesTheFilesBelowIt) {
 TEST(Manifest, WeirdPathBytesRoundTrip) {
   TempDir dir;
   std::string s = dir.path(), err;
-  std::vector<std::string> paths = {"/ck/tab\there", "/ck/new\nline", "/ck/100%done",
-                                    "/ck/%25literal", "/ck/cr\rx", "/ck/\xc3\xa9t\xc3\xa9",
-                                    "/ck/sp ace", "/ck/#hash\t#0000000000000000"};
+  std::vector<std::string> paths = {
+      "/ck/tab\there", "/ck/new\nline",         "/ck/100%done", "/ck/%25literal",
+      "/ck/cr\rx",     "/ck/\xc3\xa9t\xc3\xa9", "/ck/sp ace",   "/ck/#hash\t#0000000000000000"};
   std::vector<CatalogEntry> files;
   for (size_t i = 0; i < paths.size(); ++i) files.push_back(entry(paths[i], uint32_t(i), i));
   ASSERT_TRUE(manifest::append_commit(s, "we\tird%.ckc", files, &err)) << err;
@@ -198,9 +196,9 @@ TEST(Manifest, CorruptAndForeignLinesAreReportedAndTheRestIsKept) {
   std::string flipped = text;
   flipped[flipped.find("/a")] = '/';
   flipped[flipped.find("/a") + 1] = 'b';
-  append_raw(s, flipped.substr(0));                        // line 2: bad checksum
-  append_raw(s, "hello world\n");                          // line 3: no checksum
-  append_raw(s, "\n");                                     // empty: ignored silently
+  append_raw(s, flipped.substr(0));  // line 2: bad checksum
+  append_raw(s, "hello world\n");    // line 3: no checksum
+  append_raw(s, "\n");               // empty: ignored silently
   ASSERT_TRUE(manifest::append_commit(s, "c-2.ckc", {entry("/d", 0, 1)}, &err));  // line 5
   Catalog c;
   ASSERT_TRUE(c.load(s, &err));
@@ -222,12 +220,12 @@ TEST(Manifest, WellChecksummedButMalformedRecordsAreRejected) {
              static_cast<unsigned long long>(XXH64(body.data(), body.size(), 0)));
     return body + "\t#" + hex + "\n";
   };
-  std::string bad = line("commit\tc.ckc\t2\t/a\t0\t1\t644\t0") +        // says 2, has 1
-                    line("commit\tc.ckc\t1\t/a\tx\t1\t644\t0") +        // index not a number
-                    line("commit\tc.ckc\t1\t/a\t0\t1\t999\t0") +        // mode not octal
+  std::string bad = line("commit\tc.ckc\t2\t/a\t0\t1\t644\t0") +  // says 2, has 1
+                    line("commit\tc.ckc\t1\t/a\tx\t1\t644\t0") +  // index not a number
+                    line("commit\tc.ckc\t1\t/a\t0\t1\t999\t0") +  // mode not octal
                     line("commit\tc.ckc\t1\t/a\t0\t1\t644\t99999999999999999999") +
-                    line("commit\tc.ckc\t99999999999999999999") +
-                    line("rename\t/a") + line("unlink") + line("unlink\t") + line("frobnicate\t/a") +
+                    line("commit\tc.ckc\t99999999999999999999") + line("rename\t/a") +
+                    line("unlink") + line("unlink\t") + line("frobnicate\t/a") +
                     line("unlink\t/a%2") + line("unlink\t/a%zz") +
                     line("commit\tc.ckc\t1\t/ok\t0\t1\t644\t0");  // the one good record
   test::write_all(s + "/MANIFEST", std::vector<uint8_t>(bad.begin(), bad.end()));

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/container.h"
+#include "common/manifest.h"
 
 namespace ckptfwd::test {
 
@@ -35,9 +36,20 @@ class TempDir {
   std::string path_;
 };
 
+// A catalog entry as a commit record names it (mode 0600).
+inline CatalogEntry catalog_entry(const std::string& path, uint32_t index, uint64_t size) {
+  CatalogEntry e;
+  e.path = path;
+  e.file_index = index;
+  e.size = size;
+  e.mode = 0600;
+  return e;
+}
+
 inline std::vector<uint8_t> read_all(const std::string& p) {
   std::ifstream in(p, std::ios::binary);
-  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
 }
 
 inline void write_all(const std::string& p, const std::vector<uint8_t>& data) {
@@ -141,7 +153,8 @@ inline void apply_overlay_bytes(std::vector<uint8_t>& file, const OverlayFile& o
   if (file.size() < o.node_view.size()) file.resize(o.node_view.size(), 0);
   for (auto [off, len] : o.extents)
     std::copy(o.node_view.begin() + static_cast<long>(off),
-              o.node_view.begin() + static_cast<long>(off + len), file.begin() + static_cast<long>(off));
+              o.node_view.begin() + static_cast<long>(off + len),
+              file.begin() + static_cast<long>(off));
 }
 
 // A container holding the overlays `files` (file i at index i), one stream, cut into
