@@ -196,6 +196,18 @@ print(total)
 EOF
 }
 
+# After the job: drains, waits for the forwarder's idle exit (its counters reach the stats
+# file then) and fails unless the forwarder or the library counted a fallback.
+assert_fallback_counted() {
+  local fwd cli
+  drain
+  wait_for '[[ -z "$(session_forwarders)" ]]' 20 || fail "the forwarder did not exit after going idle (CKPTFWD_IDLE_EXIT=2)"
+  fwd=$(stats_sum "$CKPTFWD_STATS_FILE" forwarder fallbacks) || fail "stats file is not JSON lines: $fwd"
+  cli=$(stats_sum "$CKPTFWD_STATS_FILE" client fallbacks) || fail "stats file is not JSON lines: $cli"
+  [[ $((fwd + cli)) -gt 0 ]] || fail "no fallback counted (forwarder $fwd, client $cli): $(cat "$CKPTFWD_STATS_FILE" 2>/dev/null)"
+  ok "fallback counted (forwarder $fwd, client $cli)"
+}
+
 # Waits (up to $2 seconds, default 10) until a command succeeds.
 wait_for() {
   local cmd=$1 limit=${2:-10} i

@@ -28,10 +28,4 @@ with_lib stat -c %s "$CAP/big.bin" >"$T/size" || fail "stat under the library fa
 [[ "$(cat "$T/size")" == "$((6 * 1048576))" ]] || fail "stat -c %s through the library says $(cat "$T/size"), want $((6 * 1048576))"
 ok "the library reads big.bin back from the real path"
 
-drain
-# The forwarder's counters reach the stats file when it exits (idle exit after 2 s).
-wait_for '[[ -z "$(session_forwarders)" ]]' 20 || fail "the forwarder did not exit after going idle (CKPTFWD_IDLE_EXIT=2)"
-fwd=$(stats_sum "$CKPTFWD_STATS_FILE" forwarder fallbacks) || fail "stats file is not JSON lines: $fwd"
-cli=$(stats_sum "$CKPTFWD_STATS_FILE" client fallbacks) || fail "stats file is not JSON lines: $cli"
-[[ $((fwd + cli)) -gt 0 ]] || fail "no fallback counted (forwarder $fwd, client $cli): $(cat "$CKPTFWD_STATS_FILE" 2>/dev/null)"
-ok "fallback counted (forwarder $fwd, client $cli)"
+assert_fallback_counted

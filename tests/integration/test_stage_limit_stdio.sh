@@ -38,10 +38,4 @@ done
 grep -q "size budget reached" "$CKPTFWD_LOG" ||
   fail "the log does not name the budget as the reason of the fallback: $(cat "$CKPTFWD_LOG")"
 
-drain
-# The forwarder's counters reach the stats file when it exits (idle exit after 2 s).
-wait_for '[[ -z "$(session_forwarders)" ]]' 20 || fail "the forwarder did not exit after going idle (CKPTFWD_IDLE_EXIT=2)"
-fwd=$(stats_sum "$CKPTFWD_STATS_FILE" forwarder fallbacks) || fail "stats file is not JSON lines: $fwd"
-cli=$(stats_sum "$CKPTFWD_STATS_FILE" client fallbacks) || fail "stats file is not JSON lines: $cli"
-[[ $((fwd + cli)) -gt 0 ]] || fail "no fallback counted (forwarder $fwd, client $cli): $(cat "$CKPTFWD_STATS_FILE" 2>/dev/null)"
-ok "fallback counted (forwarder $fwd, client $cli)"
+assert_fallback_counted

@@ -19,10 +19,7 @@ struct LayeredStore {
   std::vector<uint8_t> base_f, want_f, want_g;
 
   static CatalogEntry file(const std::string& path, uint32_t index, uint64_t size) {
-    CatalogEntry e;
-    e.path = path;
-    e.file_index = index;
-    e.size = size;
+    CatalogEntry e = catalog_entry(path, index, size);
     e.mode = 0640;
     e.mtime_ns = 1700000000000000000LL + index;
     return e;
