@@ -23,9 +23,9 @@ const char kUsage[] =
     "  library captures, compresses them into containers on the store, serves them back.\n"
     "  --daemon      detach; exit 0 once the control socket accepts connections\n"
     "  --foreground  stay attached (the default)\n"
-    "  Settings come from CKPTFWD_CONFIG and CKPTFWD_* (STORE, CODEC, LEVEL, WRITERS,\n"
-    "  STAGE_DIR, STAGE_LIMIT, BATCH_WINDOW_MS, BATCH_BYTES, GROUP_SIZE, IDLE_EXIT,\n"
-    "  STATS_FILE, LOG, LOG_LEVEL, JOB_ID, NODE_ID).\n"
+    "  Settings come from CKPTFWD_CONFIG and CKPTFWD_* (STORE, SCHEME, CODEC, LEVEL,\n"
+    "  WRITERS, CHUNK, KEEP, STAGE_DIR, STAGE_LIMIT, BATCH_WINDOW_MS, BATCH_BYTES,\n"
+    "  GROUP_SIZE, IDLE_EXIT, STATS_FILE, LOG, LOG_LEVEL, JOB_ID, NODE_ID); see the README.\n"
     "  Signals: TERM/INT drain and exit; USR1 appends the stats to CKPTFWD_STATS_FILE.\n";
 }  // namespace
 
