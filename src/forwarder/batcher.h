@@ -27,6 +27,7 @@ struct BatcherTiming {
   std::chrono::milliseconds failed_retry{30000};  // next attempt after a failed batch
   std::chrono::milliseconds waiter_quiet{20};
   std::chrono::milliseconds retire_grace{2000};  // see State::retire_grace
+  std::chrono::milliseconds view_grace{10000};   // see State::view_grace
 };
 
 class Batcher {

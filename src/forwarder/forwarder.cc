@@ -23,6 +23,7 @@ namespace ckptfwd::fwd {
 Forwarder::Forwarder(const Config& cfg, const SessionPaths& paths, BatcherTiming timing)
     : paths_(paths), core_(cfg, paths.dir, paths.node), svc_(core_), batcher_(core_, timing) {
   core_.state.retire_grace = timing.retire_grace;
+  core_.state.view_grace = timing.view_grace;
 }
 
 Forwarder::~Forwarder() {
@@ -41,9 +42,12 @@ Forwarder::~Forwarder() {
 Forwarder::Start Forwarder::start(std::string* err) {
   if (!prepare_session_dir(paths_.stage_root, paths_.dir, err)) return Start::kFailed;
   switch (bind_control_socket(paths_.socket, &listen_fd_, &sock_ino_, err)) {
-    case BindResult::kOtherLive: return Start::kOtherRunning;
-    case BindResult::kFailed: return Start::kFailed;
-    case BindResult::kBound: break;
+    case BindResult::kOtherLive:
+      return Start::kOtherRunning;
+    case BindResult::kFailed:
+      return Start::kFailed;
+    case BindResult::kBound:
+      break;
   }
   if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
     if (err) *err = std::string("pipe: ") + strerror(errno);
@@ -204,7 +208,8 @@ int Forwarder::run() {
       char buf[64];
       while (read(wake_[0], buf, sizeof(buf)) > 0) {
       }
-      if (stats_req_.exchange(false)) append_stats_line(core_.cfg.stats_file, core_.stats.to_json());
+      if (stats_req_.exchange(false))
+        append_stats_line(core_.cfg.stats_file, core_.stats.to_json());
       if (stop_req_) break;
     }
     if (n > 0 && (p[0].revents & POLLIN)) accept_client();
@@ -217,8 +222,11 @@ int Forwarder::run() {
   if (listen_fd_ >= 0) release_socket(true);
   LOG_INFO("shutting down (%s): draining", why);
   int rc = svc_.drain_all();
-  if (rc) LOG_ERROR("some versions could not be committed; their staged files stay in %s for "
-                    "the next forwarder to recover", paths_.dir);
+  if (rc)
+    LOG_ERROR(
+        "some versions could not be committed; their staged files stay in %s for "
+        "the next forwarder to recover",
+        paths_.dir);
   batcher_.stop();
   {
     std::lock_guard lk(core_.state.mu);

@@ -16,8 +16,7 @@
 
 namespace ckptfwd::fwd {
 
-Reply Service::open(ClientCtx& cl, const std::string& path, int flags, unsigned mode,
-                    bool shared) {
+Reply Service::open(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared) {
   if ((flags & O_ACCMODE) == O_RDONLY) return open_read(path);
   return open_write(cl, path, flags, mode, shared);
 }
@@ -30,10 +29,15 @@ Reply Service::open_read(const std::string& path) {
   const CatalogEntry* found = s.catalogs.find(store, path);
   if (!found) return reply_pass();
   CatalogEntry e = *found;
-  lk.unlock();  // a restore may take a while; never under the lock
+  const std::string view_name = read_view_of(c_.session_dir, store, e);
+  s.serve_view(view_name, true);  // not purged under the restore
+  lk.unlock();                    // a restore may take a while; never under the lock
   bool restored = false;
   std::string err;
   std::string view = ensure_read_view(c_.session_dir, store, e, &restored, &err);
+  lk.lock();
+  s.serve_view(view_name, false);
+  lk.unlock();
   if (view.empty()) {
     LOG_ERROR("cannot restore %s from %s/%s: %s. Fix: run `ckptfwd verify %s`", path.c_str(),
               store.c_str(), e.container.c_str(), err.c_str(), store.c_str());
@@ -140,7 +144,8 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   if (copy) {
     v.ready = false;  // hidden from readers until its starting bytes are in
     lk.unlock();
-    bool ok = src == Src::kCatalog ? restore_entry(store, cat, fd, &err) : copy_fd(src_fd, fd, &err);
+    bool ok =
+        src == Src::kCatalog ? restore_entry(store, cat, fd, &err) : copy_fd(src_fd, fd, &err);
     lk.lock();
     if (!ok) {
       ::close(fd);

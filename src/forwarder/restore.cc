@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
 #include <xxhash.h>
 
 #include <atomic>
@@ -34,6 +33,10 @@ std::string view_path_of(const std::string& dir, const std::string& store, const
 }
 
 }  // namespace
+
+std::string read_view_of(const std::string& dir, const std::string& store, const CatalogEntry& e) {
+  return view_path_of(dir, store, e);
+}
 
 bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std::string* err) {
   return materialize_entry(store, e, fd, err);
@@ -71,7 +74,8 @@ void remove_read_views(const std::string& dir) {
   while (dirent* de = readdir(d)) {
     const char* n = de->d_name;
     size_t len = strlen(n);
-    bool view = n[0] == 'r' && (strstr(n, ".data.tmp") || (len > 5 && !strcmp(n + len - 5, ".data")));
+    bool view =
+        n[0] == 'r' && (strstr(n, ".data.tmp") || (len > 5 && !strcmp(n + len - 5, ".data")));
     if (view) unlinkat(dirfd(d), n, 0);
   }
   closedir(d);

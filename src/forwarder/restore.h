@@ -10,9 +10,14 @@ namespace ckptfwd::fwd {
 // e's live content (base plus overlays, common/materialize.h) into fd.
 bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std::string* err);
 
-// The read view of e (named after its container, file index and overlay list): reused when it already exists, else restored into a temporary and
-// renamed into place (0600), so concurrent readers never see a partial view.
-// *restored tells whether this call did the restore. Returns "" with *err on failure.
+// Where e's read view lives (whether or not it exists now).
+std::string read_view_of(const std::string& session_dir, const std::string& store,
+                         const CatalogEntry& e);
+
+// The read view of e (named after its container, file index and overlay list): reused when it
+// already exists, else restored into a temporary and renamed into place (0600), so concurrent
+// readers never see a partial view. *restored tells whether this call did the restore. Returns ""
+// with *err on failure.
 std::string ensure_read_view(const std::string& session_dir, const std::string& store,
                              const CatalogEntry& e, bool* restored, std::string* err);
 

@@ -1,6 +1,7 @@
 #include "forwarder/state.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "forwarder/log.h"
 #include "forwarder/staging.h"
@@ -123,7 +124,23 @@ Clock::time_point State::purge_retired(bool all) {
     }
   }
   retired_.swap(keep);
+  for (auto it = views_.begin(); it != views_.end();) {
+    if (all || it->second <= now) {
+      LOG_DEBUG("read view %s released (unused for %lld ms)", it->first.c_str(),
+                static_cast<long long>(view_grace.count()));
+      ::unlink(it->first.c_str());
+      it = views_.erase(it);
+    } else {
+      next = std::min(next, it->second);
+      ++it;
+    }
+  }
   return next;
+}
+
+void State::serve_view(const std::string& view, bool restoring) {
+  views_[view] = restoring ? Clock::time_point::max() : Clock::now() + view_grace;
+  work_cv.notify_all();  // the batcher thread purges; its next deadline may be this one
 }
 
 void State::rewrite_meta(const Version& v) {

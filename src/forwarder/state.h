@@ -113,6 +113,12 @@ class State {
   // data file outlives the version by this grace so its open() still finds it. The
   // .meta goes at once, so a recovery never commits it twice.
   std::chrono::milliseconds retire_grace{2000};
+  // A read view (restore.h) is deleted this long after it was last served, so a restart
+  // does not keep a copy of its checkpoint in node memory for the rest of the job. A
+  // reader that opened it keeps its bytes (an unlinked file lives until its last close);
+  // a later OPEN restores it again. The library retries an OPEN whose view vanished
+  // before it could open it.
+  std::chrono::milliseconds view_grace{10000};
 
   Version* find(uint64_t vid);
   // Newest visible (ready, not dropped) version of path, or null.
@@ -134,8 +140,11 @@ class State {
   // Forgets v and deletes its staged files (after commit, or a dropped version released);
   // the data file after retire_grace.
   void forget(uint64_t vid);
-  // Deletes retired data files whose grace ended (all of them with all=true). Returns the
-  // next deadline, or Clock::time_point::max().
+  // view is being served: kept until view_grace after now, or for as long as it is being
+  // restored (restoring: its deadline is set again when the restore is done).
+  void serve_view(const std::string& view, bool restoring);
+  // Deletes retired data files and read views whose grace ended (all of them with
+  // all=true). Returns the next deadline, or Clock::time_point::max().
   Clock::time_point purge_retired(bool all);
   // Re-writes v's .meta (after RENAME, or when v becomes partial) so a recovery uses the
   // current path and kind.
@@ -170,6 +179,7 @@ class State {
   Stats& stats_;
   std::string dir_;
   std::vector<std::pair<Clock::time_point, std::string>> retired_;  // deadline, data path
+  std::map<std::string, Clock::time_point> views_;                  // read view, deadline
 };
 
 int64_t realtime_ns_of(const struct timespec& ts);

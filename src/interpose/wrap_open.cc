@@ -25,16 +25,22 @@ int open_core(int dirfd, const char* path, int flags, mode_t mode) {
   }
   Busy busy;
   OpenReply r;
-  request_open(norm, flags, mode, r);
-  if (r.status == Status::kErr) {
-    errno = r.err;
-    return -1;
+  int fd = -1;
+  // Twice at most: a read view the forwarder released (its grace ended) between its
+  // reply and this open is restored again by a second OPEN.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    request_open(norm, flags, mode, r);
+    if (r.status == Status::kErr) {
+      errno = r.err;
+      return -1;
+    }
+    if (r.status != Status::kOk) {
+      errno = saved;
+      return kPassThrough;
+    }
+    fd = real::open()(r.staged, staged_open_flags(flags));
+    if (fd >= 0 || r.vid != 0 || errno != ENOENT) break;
   }
-  if (r.status != Status::kOk) {
-    errno = saved;
-    return kPassThrough;
-  }
-  int fd = real::open()(r.staged, staged_open_flags(flags));
   if (fd < 0) {
     if (r.vid == 0) return -1;  // read view vanished: report it like the open would
     send_abandon(r.vid);
@@ -60,39 +66,39 @@ mode_t mode_arg(int flags, va_list ap) {
 
 using namespace ckptfwd::interpose;
 
-#define CKPTFWD_OPEN(name)                                             \
-  CKPTFWD_EXPORT int name(const char* path, int flags, ...) {          \
-    va_list ap;                                                        \
-    va_start(ap, flags);                                               \
-    mode_t mode = mode_arg(flags, ap);                                 \
-    va_end(ap);                                                        \
-    int fd = open_core(AT_FDCWD, path, flags, mode);                   \
-    return fd != kPassThrough ? fd : real::name()(path, flags, mode);  \
+#define CKPTFWD_OPEN(name)                                            \
+  CKPTFWD_EXPORT int name(const char* path, int flags, ...) {         \
+    va_list ap;                                                       \
+    va_start(ap, flags);                                              \
+    mode_t mode = mode_arg(flags, ap);                                \
+    va_end(ap);                                                       \
+    int fd = open_core(AT_FDCWD, path, flags, mode);                  \
+    return fd != kPassThrough ? fd : real::name()(path, flags, mode); \
   }
-#define CKPTFWD_OPENAT(name)                                                  \
-  CKPTFWD_EXPORT int name(int dirfd, const char* path, int flags, ...) {      \
-    va_list ap;                                                               \
-    va_start(ap, flags);                                                      \
-    mode_t mode = mode_arg(flags, ap);                                        \
-    va_end(ap);                                                               \
-    int fd = open_core(dirfd, path, flags, mode);                             \
-    return fd != kPassThrough ? fd : real::name()(dirfd, path, flags, mode);  \
+#define CKPTFWD_OPENAT(name)                                                 \
+  CKPTFWD_EXPORT int name(int dirfd, const char* path, int flags, ...) {     \
+    va_list ap;                                                              \
+    va_start(ap, flags);                                                     \
+    mode_t mode = mode_arg(flags, ap);                                       \
+    va_end(ap);                                                              \
+    int fd = open_core(dirfd, path, flags, mode);                            \
+    return fd != kPassThrough ? fd : real::name()(dirfd, path, flags, mode); \
   }
-#define CKPTFWD_CREAT(name)                                                       \
-  CKPTFWD_EXPORT int name(const char* path, mode_t mode) {                        \
-    int fd = open_core(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);       \
-    return fd != kPassThrough ? fd : real::name()(path, mode);                    \
+#define CKPTFWD_CREAT(name)                                                 \
+  CKPTFWD_EXPORT int name(const char* path, mode_t mode) {                  \
+    int fd = open_core(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode); \
+    return fd != kPassThrough ? fd : real::name()(path, mode);              \
   }
 // _FORTIFY_SOURCE entry points: no mode argument (the compiler proved none is needed).
-#define CKPTFWD_OPEN2(name)                                          \
-  CKPTFWD_EXPORT int name(const char* path, int flags) {             \
-    int fd = open_core(AT_FDCWD, path, flags, 0);                    \
-    return fd != kPassThrough ? fd : real::name()(path, flags);      \
+#define CKPTFWD_OPEN2(name)                                     \
+  CKPTFWD_EXPORT int name(const char* path, int flags) {        \
+    int fd = open_core(AT_FDCWD, path, flags, 0);               \
+    return fd != kPassThrough ? fd : real::name()(path, flags); \
   }
-#define CKPTFWD_OPENAT2(name)                                             \
-  CKPTFWD_EXPORT int name(int dirfd, const char* path, int flags) {       \
-    int fd = open_core(dirfd, path, flags, 0);                            \
-    return fd != kPassThrough ? fd : real::name()(dirfd, path, flags);    \
+#define CKPTFWD_OPENAT2(name)                                          \
+  CKPTFWD_EXPORT int name(int dirfd, const char* path, int flags) {    \
+    int fd = open_core(dirfd, path, flags, 0);                         \
+    return fd != kPassThrough ? fd : real::name()(dirfd, path, flags); \
   }
 
 CKPTFWD_OPEN(open)
