@@ -11,6 +11,8 @@
 #   direct+fsync  the same, with fsync before close (durable, as many codes do)
 #   ckptfwd   under LD_PRELOAD=libckptfwd.so; the time includes the wait at exit until
 #             everything is committed to the store
+#   ckptfwd-started  the same with the forwarder started by the job script before mpiexec
+#             (ckptfwd-forwarder --daemon, not timed), instead of by the first checkpoint
 #   ckptfwd+fsync the same, fsync returning only once the version is committed
 # Compression: ckptfwd's store (bytes captured / bytes stored, from its stats) against
 # gzip -6 and zstd -3 (single thread) on the concatenation of the same files.
@@ -28,7 +30,7 @@ BUILD=$(cd "$BUILD" && pwd)
 LIB=$BUILD/lib/libckptfwd.so
 CLI=$BUILD/bin/ckptfwd
 APP=$BUILD/bin/stencil3d
-VARIANTS=(${BENCH_VARIANTS:-compute direct direct+fsync ckptfwd ckptfwd+fsync})
+VARIANTS=(${BENCH_VARIANTS:-compute direct direct+fsync ckptfwd ckptfwd-started ckptfwd+fsync})
 need=("$APP")
 [[ " ${VARIANTS[*]} " == *" ckptfwd"* ]] && need+=("$LIB" "$CLI" "$BUILD/bin/ckptfwd-forwarder")
 for f in "${need[@]}"; do
@@ -67,7 +69,7 @@ run_variant() {
     compute) extra=(--ckpt-every 0) ;;
     direct) extra=(--ckpt-every "$EVERY" --ckpt-dir "$dir") ;;
     direct+fsync) extra=(--ckpt-every "$EVERY" --ckpt-dir "$dir" --fsync) ;;
-    ckptfwd) extra=(--ckpt-every "$EVERY" --ckpt-dir "$dir") ;;
+    ckptfwd | ckptfwd-started) extra=(--ckpt-every "$EVERY" --ckpt-dir "$dir") ;;
     ckptfwd+fsync) extra=(--ckpt-every "$EVERY" --ckpt-dir "$dir" --fsync) ;;
   esac
   local envs=()
@@ -77,6 +79,11 @@ run_variant() {
   fi
   local before
   before=$(fwd_lines)
+  if [[ $v == ckptfwd-started ]]; then
+    # As a job script would; idle exit 3 s so it waits for the ranks' first checkpoint.
+    env "${envs[@]:1}" CKPTFWD_IDLE_EXIT=3 "$BUILD/bin/ckptfwd-forwarder" --daemon || {
+      echo "run_bench.sh: ckptfwd-forwarder --daemon failed (see $LOG)" >&2; return 1; }
+  fi
   sync
   t0=$(now)
   out=$(env "${envs[@]}" "${APP_CMD[@]}" "${extra[@]}" 2>&1) || {
@@ -140,7 +147,7 @@ echo "  write s: time the application spent inside its checkpoint writes (slowes
 
 echo
 printf '%-34s %12s %12s %8s %9s\n' "compression of the same $files files" "in bytes" "out bytes" "ratio" "time s"
-for v in ckptfwd ckptfwd+fsync; do
+for v in ckptfwd ckptfwd-started ckptfwd+fsync; do
   [ -s "$WORK/$v.store" ] || continue
   cap=$(scol "$v" 1); sto=$(scol "$v" 2); csec=$(scol "$v" 5)
   printf '%-34s %12s %12s %8s %9s\n' "$v store (${CKPTFWD_CODEC:-zstd} -${CKPTFWD_LEVEL:-3})" \
@@ -152,7 +159,7 @@ echo "  ckptfwd: in = bytes captured (every captured file version), out = bytes 
 echo "  compress time from the stats (in the background, overlapping the application)."
 echo
 echo "files: the application wrote $files checkpoint files per run (each as .tmp, then renamed)"
-for v in ckptfwd ckptfwd+fsync; do
+for v in ckptfwd ckptfwd-started ckptfwd+fsync; do
   [ -s "$WORK/$v.store" ] || continue
   echo "  $v: captured $(scol "$v" 3) file versions; the store holds $(scol "$v" 4) files (containers + MANIFEST)"
 done
