@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 
+#include "interpose/captured_stat.h"
 #include "interpose/open_flags.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
@@ -14,9 +15,45 @@ namespace {
 
 constexpr int kPassThrough = -2;
 
+// O_DIRECTORY and O_PATH opens capture nothing, but a captured file exists only through
+// the library, so they must find it as the regular file it is: O_DIRECTORY fails with
+// ENOTDIR (cp 9.x takes ENOENT there for "the destination does not exist" and then
+// creates it with O_EXCL, which fails with EEXIST), O_PATH gets a path-only fd of the
+// file's newest bytes (staged version or read view). Returns as open_core.
+int open_path_only(int dirfd, const char* path, int flags) {
+  int saved = errno;
+  char norm[PATH_MAX];
+  struct stat st;
+  int h = captured_path(dirfd, path, norm) ? describe_captured(AT_FDCWD, norm, &st) : 0;
+  if (h <= 0) {
+    if (h == 0) errno = saved;
+    return h == 0 ? kPassThrough : -1;
+  }
+  if (flags & O_DIRECTORY) {
+    errno = ENOTDIR;
+    return -1;
+  }
+  Busy busy;
+  OpenReply r;
+  request_open(norm, O_RDONLY, 0, r);
+  if (r.status == Status::kErr) {
+    errno = r.err;
+    return -1;
+  }
+  if (r.status != Status::kOk || r.vid != 0) {
+    if (r.vid) send_abandon(r.vid);
+    errno = saved;
+    return kPassThrough;
+  }
+  int fd = real::open()(r.staged, flags);
+  if (fd >= 0) errno = saved;
+  return fd;
+}
+
 // fd of the staged file, -1 with errno, or kPassThrough (do the real call).
 int open_core(int dirfd, const char* path, int flags, mode_t mode) {
-  if (!intercepting() || !open_is_capturable(flags)) return kPassThrough;
+  if (!intercepting()) return kPassThrough;
+  if (!open_is_capturable(flags)) return open_path_only(dirfd, path, flags);
   int saved = errno;
   char norm[PATH_MAX];
   if (!captured_path(dirfd, path, norm)) {

@@ -7,6 +7,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "interpose/captured_stat.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
 #include "interpose/versions.h"
@@ -51,7 +52,7 @@ void fill_stat(const char* norm, const StatInfo& info, struct stat* st) {
   strcpy(parent, norm);
   char* slash = strrchr(parent, '/');
   if (slash) slash[slash == parent ? 1 : 0] = '\0';
-  struct stat dir{};
+  struct stat dir {};
   if (real::stat()(parent, &dir) != 0) {
     dir.st_uid = getuid();
     dir.st_gid = getgid();
@@ -113,8 +114,8 @@ int access_captured(int dirfd, const char* path, int mode) {
   struct stat st;
   int h = stat_captured(dirfd, path, 0, &st);
   if (h != 1) return h;
-  unsigned need = ((mode & R_OK) ? 0400u : 0u) | ((mode & W_OK) ? 0200u : 0u) |
-                  ((mode & X_OK) ? 0100u : 0u);
+  unsigned need =
+      ((mode & R_OK) ? 0400u : 0u) | ((mode & W_OK) ? 0200u : 0u) | ((mode & X_OK) ? 0100u : 0u);
   if ((st.st_mode & need) != need) {
     errno = EACCES;
     return -1;
@@ -152,30 +153,36 @@ ssize_t xattr_common(const char* path, bool is_list, Real real_call) {
 
 }  // namespace
 
-#define CKPTFWD_STAT(name, st_t, follow_flags)                                         \
-  CKPTFWD_EXPORT int name(const char* path, struct st_t* buf) {                        \
+int ckptfwd::interpose::describe_captured(int dirfd, const char* path, struct stat* st) {
+  return stat_captured(dirfd, path, 0, st);
+}
+
+#define CKPTFWD_STAT(name, st_t, follow_flags)                                                \
+  CKPTFWD_EXPORT int name(const char* path, struct st_t* buf) {                               \
     int h = stat_captured(AT_FDCWD, path, follow_flags, reinterpret_cast<struct stat*>(buf)); \
-    return h ? done(h) : real::name()(path, buf);                                      \
+    return h ? done(h) : real::name()(path, buf);                                             \
   }
 CKPTFWD_STAT(stat, stat, 0)
 CKPTFWD_STAT(stat64, stat64, 0)
 CKPTFWD_STAT(lstat, stat, AT_SYMLINK_NOFOLLOW)
 CKPTFWD_STAT(lstat64, stat64, AT_SYMLINK_NOFOLLOW)
 
-#define CKPTFWD_FSTATAT(name, st_t)                                                      \
-  CKPTFWD_EXPORT int name(int dirfd, const char* path, struct st_t* buf, int flags) {    \
-    int h = stat_captured(dirfd, path, flags, reinterpret_cast<struct stat*>(buf));      \
-    if (h) return done(h);                                                               \
-    int rc = real::name()(dirfd, path, buf, flags);                                      \
-    if ((flags & AT_EMPTY_PATH) && empty_path(path))                                     \
-      fixup_fd(dirfd, rc, reinterpret_cast<struct stat*>(buf));                          \
-    return rc;                                                                           \
+#define CKPTFWD_FSTATAT(name, st_t)                                                   \
+  CKPTFWD_EXPORT int name(int dirfd, const char* path, struct st_t* buf, int flags) { \
+    int h = stat_captured(dirfd, path, flags, reinterpret_cast<struct stat*>(buf));   \
+    if (h) return done(h);                                                            \
+    int rc = real::name()(dirfd, path, buf, flags);                                   \
+    if ((flags & AT_EMPTY_PATH) && empty_path(path))                                  \
+      fixup_fd(dirfd, rc, reinterpret_cast<struct stat*>(buf));                       \
+    return rc;                                                                        \
   }
 CKPTFWD_FSTATAT(fstatat, stat)
 CKPTFWD_FSTATAT(fstatat64, stat64)
 
 // fstat of a tracked fd: the staged file's bytes, the captured path's identity.
-CKPTFWD_EXPORT int fstat(int fd, struct stat* buf) { return fixup_fd(fd, real::fstat()(fd, buf), buf); }
+CKPTFWD_EXPORT int fstat(int fd, struct stat* buf) {
+  return fixup_fd(fd, real::fstat()(fd, buf), buf);
+}
 CKPTFWD_EXPORT int fstat64(int fd, struct stat64* buf) {
   return fixup_fd(fd, real::fstat64()(fd, buf), reinterpret_cast<struct stat*>(buf));
 }
@@ -187,20 +194,20 @@ CKPTFWD_EXPORT int __fxstat64(int ver, int fd, struct stat64* buf) {
 }
 
 // Pre-2.33 glibc entry points, still used by old binaries: ver is _STAT_VER (1).
-#define CKPTFWD_XSTAT(name, st_t, follow_flags)                                              \
-  CKPTFWD_EXPORT int name(int ver, const char* path, struct st_t* buf) {                     \
+#define CKPTFWD_XSTAT(name, st_t, follow_flags)                                               \
+  CKPTFWD_EXPORT int name(int ver, const char* path, struct st_t* buf) {                      \
     int h = stat_captured(AT_FDCWD, path, follow_flags, reinterpret_cast<struct stat*>(buf)); \
-    return h ? done(h) : real::name()(ver, path, buf);                                       \
+    return h ? done(h) : real::name()(ver, path, buf);                                        \
   }
 CKPTFWD_XSTAT(__xstat, stat, 0)
 CKPTFWD_XSTAT(__xstat64, stat64, 0)
 CKPTFWD_XSTAT(__lxstat, stat, AT_SYMLINK_NOFOLLOW)
 CKPTFWD_XSTAT(__lxstat64, stat64, AT_SYMLINK_NOFOLLOW)
 
-#define CKPTFWD_FXSTATAT(name, st_t)                                                         \
+#define CKPTFWD_FXSTATAT(name, st_t)                                                           \
   CKPTFWD_EXPORT int name(int ver, int dirfd, const char* path, struct st_t* buf, int flags) { \
-    int h = stat_captured(dirfd, path, flags, reinterpret_cast<struct stat*>(buf));          \
-    return h ? done(h) : real::name()(ver, dirfd, path, buf, flags);                         \
+    int h = stat_captured(dirfd, path, flags, reinterpret_cast<struct stat*>(buf));            \
+    return h ? done(h) : real::name()(ver, dirfd, path, buf, flags);                           \
   }
 CKPTFWD_FXSTATAT(__fxstatat, stat)
 CKPTFWD_FXSTATAT(__fxstatat64, stat64)
@@ -210,7 +217,8 @@ CKPTFWD_EXPORT int statx(int dirfd, const char* path, int flags, unsigned mask, 
   if (h) return done(h);
   int rc = real::statx()(dirfd, path, flags, mask, sx);
   const Version* v = (rc == 0 && !t_busy && (flags & AT_EMPTY_PATH) && empty_path(path))
-                         ? g_fds.get(dirfd) : nullptr;
+                         ? g_fds.get(dirfd)
+                         : nullptr;
   if (v) {
     sx->stx_ino = path_hash(v->path);
     sx->stx_nlink = 1;

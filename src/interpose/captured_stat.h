@@ -1,0 +1,12 @@
+// What the forwarder says of a captured path, as stat would report it (wrap_stat.cc), for
+// the wrappers of other calls that must see captured files as the files they are.
+#pragma once
+#include <sys/stat.h>
+
+namespace ckptfwd::interpose {
+
+// 1: a captured file the forwarder knows (st filled); 0: not one (the real file system
+// answers); -1: the forwarder says the call fails (errno set). errno untouched unless -1.
+int describe_captured(int dirfd, const char* path, struct stat* st);
+
+}  // namespace ckptfwd::interpose

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Shell tools over existing captured files, each command its own process as in a job
+# script: cp onto a captured file that exists (coreutils 9 asks with an
+# O_PATH|O_DIRECTORY open whether the destination is a directory, and takes ENOENT for
+# "does not exist", then creates it with O_EXCL), cp into the directory, mv over an
+# existing file, `test -d`/`test -f`, and an O_PATH open followed by fstat. The bytes, as
+# read back through the library and restored from the store, must be those of the same
+# commands without the library.
+source "$(dirname "$0")/lib.sh"
+ckf_init "$@"
+ckf_std_dirs
+
+head -c 30000 /dev/urandom >"$T/v1"
+head -c 50000 /dev/urandom >"$T/v2"
+head -c 7000 /dev/urandom >"$T/v3"
+script='
+  set -e
+  cp "$T/v1" "$D/ckpt.bin"
+  cp "$T/v2" "$D/ckpt.bin"
+  cp "$T/v3" "$D/"
+  cp "$T/v1" "$D/next.bin"
+  mv "$D/next.bin" "$D/v3"
+  cp "$T/v2" "$D/ckpt.bin"
+'
+T=$T D=$DIRECT bash -c "$script" || fail "the commands fail without the library"
+with_lib env T="$T" D="$CAP" bash -c "$script" 2>"$T/err" ||
+  fail "the commands fail under the library: $(tail -5 "$T/err")"
+ok "cp onto existing captured files, cp into the directory, mv over a captured file"
+
+for f in ckpt.bin v3; do
+  with_lib cat "$CAP/$f" >"$T/read.$f" || fail "cat $CAP/$f under the library failed"
+  assert_same_bytes "$DIRECT/$f" "$T/read.$f" "$f read through the library"
+done
+with_lib bash -c "[ -f '$CAP/ckpt.bin' ] && ! [ -d '$CAP/ckpt.bin' ]" ||
+  fail "test -f / test -d under the library do not see $CAP/ckpt.bin as a regular file"
+size=$(with_lib /usr/bin/python3 -c "
+import os, sys
+fd = os.open(sys.argv[1], os.O_PATH)
+print(os.fstat(fd).st_size)" "$CAP/ckpt.bin") || fail "an O_PATH open of a captured file failed"
+[[ $size == 50000 ]] || fail "fstat of an O_PATH fd of $CAP/ckpt.bin says size $size, want 50000"
+ok "read back, test -f/-d and O_PATH+fstat see the captured files"
+
+drain
+timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 ||
+  fail "ckptfwd restore: $(tail -5 "$T/restore.out")"
+assert_restored_tree "$DIRECT" "$CAP" "$OUT"
+ok "restore gives the direct run's files"
