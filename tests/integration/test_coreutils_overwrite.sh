@@ -3,7 +3,9 @@
 # script: cp onto a captured file that exists (coreutils 9 asks with an
 # O_PATH|O_DIRECTORY open whether the destination is a directory, and takes ENOENT for
 # "does not exist", then creates it with O_EXCL), cp into the directory, mv over an
-# existing file, `test -d`/`test -f`, and an O_PATH open followed by fstat. The bytes, as
+# existing file, `test -d`/`test -f`, an O_PATH open followed by fstat, realpath() and
+# readlink() (`realpath -e`, `readlink -e`; glibc's realpath resolves with an internal
+# readlink the library cannot see). The bytes, as
 # read back through the library and restored from the store, must be those of the same
 # commands without the library.
 source "$(dirname "$0")/lib.sh"
@@ -38,7 +40,23 @@ import os, sys
 fd = os.open(sys.argv[1], os.O_PATH)
 print(os.fstat(fd).st_size)" "$CAP/ckpt.bin") || fail "an O_PATH open of a captured file failed"
 [[ $size == 50000 ]] || fail "fstat of an O_PATH fd of $CAP/ckpt.bin says size $size, want 50000"
-ok "read back, test -f/-d and O_PATH+fstat see the captured files"
+for cmd in "realpath -e" "readlink -e"; do
+  got=$(with_lib $cmd "$CAP/../ckpt/ckpt.bin" 2>&1) || fail "$cmd of a captured file under the library failed: $got"
+  [[ $got == "$CAP/ckpt.bin" ]] || fail "$cmd says '$got', want $CAP/ckpt.bin"
+done
+got=$(with_lib /usr/bin/python3 -c "
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.realpath.restype = ctypes.c_char_p
+libc.readlink.restype = ctypes.c_ssize_t
+buf = ctypes.create_string_buffer(4096)
+n = libc.readlink(sys.argv[1].encode(), buf, 4096)
+err = os.strerror(ctypes.get_errno())
+print(libc.realpath(sys.argv[1].encode(), None).decode(), n, err)" "$CAP/./ckpt.bin") ||
+  fail "realpath()/readlink() through ctypes failed: $got"
+[[ $got == "$CAP/ckpt.bin -1 $(/usr/bin/python3 -c 'import os,errno; print(os.strerror(errno.EINVAL))')" ]] ||
+  fail "realpath() and readlink() of a captured file say '$got', want its name and EINVAL (not a link)"
+ok "read back, test -f/-d, O_PATH+fstat, realpath and readlink see the captured files"
 
 drain
 timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 ||
