@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "interpose/real.h"
@@ -34,15 +35,45 @@ bool resolve_path(int dirfd, const char* path, char* out) {
   char link[32];
   char base[PATH_MAX];
   snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
-  ssize_t n = readlink(link, base, sizeof(base) - 1);
+  ssize_t n = real::readlink()(link, base, sizeof(base) - 1);
   if (n <= 0) return false;
   base[n] = '\0';
   if (base[0] != '/') return false;  // not a directory in the file system tree
   return normalize_path(path, base, out, PATH_MAX);
 }
 
-bool captured_path(int dirfd, const char* path, char* out) {
-  return resolve_path(dirfd, path, out) && g_capture.matches(out);
+namespace {
+// If the captured path out names a symbolic link, replaces it with the link's target
+// (normalised against the link's directory), up to 8 times. False if a target cannot be
+// resolved. errno untouched.
+bool follow_captured_links(char* out) {
+  int saved = errno;
+  bool ok = true;
+  for (int hop = 0; hop < 8; ++hop) {
+    struct stat st;
+    if (real::lstat()(out, &st) != 0 || !S_ISLNK(st.st_mode)) break;
+    char target[PATH_MAX];
+    ssize_t n = real::readlink()(out, target, sizeof(target) - 1);
+    if (n <= 0) break;
+    target[n] = '\0';
+    char dir[PATH_MAX];
+    strcpy(dir, out);
+    char* slash = strrchr(dir, '/');  // out is absolute
+    slash[slash == dir ? 1 : 0] = '\0';
+    if (!normalize_path(target, dir, out, PATH_MAX)) {
+      ok = false;
+      break;
+    }
+    if (!g_capture.matches(out)) break;  // leads out of the capture: the real call decides
+  }
+  errno = saved;
+  return ok;
+}
+}  // namespace
+
+bool captured_path(int dirfd, const char* path, char* out, bool follow) {
+  if (!resolve_path(dirfd, path, out) || !g_capture.matches(out)) return false;
+  return !follow || (follow_captured_links(out) && g_capture.matches(out));
 }
 
 void log_msg(const char* fmt, ...) {

@@ -17,15 +17,15 @@
 namespace ckptfwd::interpose {
 
 struct Settings {
-  bool active = false;     // capture on (CAPTURE set, not DISABLE, init succeeded)
-  bool exit_wait = true;   // CKPTFWD_EXIT_WAIT != 0
-  bool no_spawn = false;   // CKPTFWD_NO_SPAWN=1
+  bool active = false;    // capture on (CAPTURE set, not DISABLE, init succeeded)
+  bool exit_wait = true;  // CKPTFWD_EXIT_WAIT != 0
+  bool no_spawn = false;  // CKPTFWD_NO_SPAWN=1
   int rank = -1;
   mode_t umask = 022;
   bool session_ok = false;
   SessionPaths session{};
-  char forwarder[PATH_MAX] = {};   // binary to start
-  char log_path[PATH_MAX] = {};    // "" = stderr
+  char forwarder[PATH_MAX] = {};  // binary to start
+  char log_path[PATH_MAX] = {};   // "" = stderr
   char stats_path[PATH_MAX] = {};
 };
 
@@ -81,8 +81,12 @@ inline bool intercepting() {
 // Resolves (dirfd, path) to a normalised absolute path in out (PATH_MAX). dirfd may be
 // AT_FDCWD. False if it cannot be resolved (then the call is not captured).
 bool resolve_path(int dirfd, const char* path, char* out);
-// resolve_path + capture match.
-bool captured_path(int dirfd, const char* path, char* out);
+// resolve_path + capture match. With follow (calls that follow symbolic links), a link
+// whose own name matches the capture is followed first (at most 8 hops), so
+// `latest -> ckpt.100` leads to the captured file it names; calls on the name itself
+// (unlink, rename, lstat) pass follow = false. A link whose name is not captured is not
+// looked at (that would cost every uncaptured open an lstat).
+bool captured_path(int dirfd, const char* path, char* out, bool follow = true);
 
 // "ckptfwd: <message>" to CKPTFWD_LOG or stderr.
 void log_msg(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

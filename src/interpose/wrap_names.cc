@@ -36,7 +36,7 @@ int unlink_captured(int dirfd, const char* path, int flags) {
   if (!intercepting() || (flags & AT_REMOVEDIR)) return 0;
   int saved = errno;
   char norm[PATH_MAX];
-  if (!captured_path(dirfd, path, norm)) {
+  if (!captured_path(dirfd, path, norm, false)) {
     errno = saved;
     return 0;
   }
@@ -67,8 +67,8 @@ int rename_common(int olddir, const char* oldp, int newdir, const char* newp, un
   int saved = errno;
   char on[PATH_MAX];
   char nn[PATH_MAX];
-  bool oc = captured_path(olddir, oldp, on);
-  bool nc = captured_path(newdir, newp, nn);
+  bool oc = captured_path(olddir, oldp, on, false);
+  bool nc = captured_path(newdir, newp, nn, false);
   errno = saved;
   if (!oc && !nc) return real_rename();
   Busy busy;
@@ -90,7 +90,7 @@ int rename_common(int olddir, const char* oldp, int newdir, const char* newp, un
       errno = saved;
       return real_rename();
     }
-    struct stat st{};
+    struct stat st {};
     if (real::lstat()(nn, &st) == 0 && S_ISREG(st.st_mode)) real::unlink()(nn);  // stale real
     errno = saved;
     return 0;

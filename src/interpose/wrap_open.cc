@@ -56,7 +56,7 @@ int open_core(int dirfd, const char* path, int flags, mode_t mode) {
   if (!open_is_capturable(flags)) return open_path_only(dirfd, path, flags);
   int saved = errno;
   char norm[PATH_MAX];
-  if (!captured_path(dirfd, path, norm)) {
+  if (!captured_path(dirfd, path, norm, !(flags & O_NOFOLLOW))) {
     errno = saved;
     return kPassThrough;
   }

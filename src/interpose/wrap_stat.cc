@@ -80,7 +80,8 @@ int stat_captured(int dirfd, const char* path, int atflags, struct stat* st) {
   int saved = errno;
   char norm[PATH_MAX];
   StatInfo info;
-  int h = captured_path(dirfd, path, norm) ? stat_request(norm, info) : 0;
+  bool follow = !(atflags & AT_SYMLINK_NOFOLLOW);
+  int h = captured_path(dirfd, path, norm, follow) ? stat_request(norm, info) : 0;
   if (h == 1) fill_stat(norm, info, st);
   if (h >= 0) errno = saved;
   return h;
