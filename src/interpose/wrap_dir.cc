@@ -11,6 +11,7 @@
 
 #include <atomic>
 
+#include "interpose/captured_stat.h"
 #include "interpose/client.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
@@ -26,9 +27,9 @@ struct DirExtra {
   DIR* dir = nullptr;
   char* names = nullptr;  // NUL-separated
   size_t bytes = 0;
-  size_t cursor = 0;      // offset of the next name to consider
+  size_t cursor = 0;  // offset of the next name to consider
   char path[PATH_MAX] = {};
-  struct dirent64 ent{};
+  struct dirent64 ent {};
   DirExtra* next = nullptr;
 };
 
@@ -52,7 +53,7 @@ void attach_listing(DIR* d, const char* norm) {
   auto take = [x](const wire::Fields&) {
     const char* data;
     size_t len;
-    reply_payload(&data, &len);  // every name, however many (Fields keeps only 64)
+    reply_payload(&data, &len);       // every name, however many (Fields keeps only 64)
     size_t first = strlen(data) + 1;  // skip "OK"
     if (first >= len) return;
     x->bytes = len - first + 1;  // the payload's last name has its NUL at data[len]
@@ -86,10 +87,10 @@ struct dirent64* next_synthesized(DIR* d) {
     const char* name = x->names + x->cursor;
     x->cursor += strlen(name) + 1;
     size_t len = strlen(name);
-    if (len == 0 || len >= sizeof(x->ent.d_name) || strchr(name, '/') ||
-        strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+    if (len == 0 || len >= sizeof(x->ent.d_name) || strchr(name, '/') || strcmp(name, ".") == 0 ||
+        strcmp(name, "..") == 0)
       continue;
-    struct stat st{};
+    struct stat st {};
     if (real::fstatat()(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) == 0) continue;  // listed
     char full[PATH_MAX * 2];
     strcpy(full, x->path);
@@ -204,6 +205,12 @@ void dirs_atfork_child() { pthread_mutex_init(&g_dir_mu, nullptr); }
 
 CKPTFWD_EXPORT DIR* opendir(const char* path) {
   DIR* d = real::opendir()(path);
+  if (!d && errno == ENOENT && intercepting()) {
+    // A captured file exists only through the library: not a directory, as on disk.
+    struct stat st;
+    if (describe_captured(AT_FDCWD, path, &st) == 1) errno = ENOTDIR;
+    return d;
+  }
   if (!d || !intercepting()) return d;
   int saved = errno;
   char norm[PATH_MAX];

@@ -3,7 +3,7 @@
 # script: cp onto a captured file that exists (coreutils 9 asks with an
 # O_PATH|O_DIRECTORY open whether the destination is a directory, and takes ENOENT for
 # "does not exist", then creates it with O_EXCL), cp into the directory, mv over an
-# existing file, `test -d`/`test -f`, an O_PATH open followed by fstat, realpath() and
+# existing file, `test -d`/`test -f`, an O_PATH open followed by fstat, opendir, realpath() and
 # readlink() (`realpath -e`, `readlink -e`; glibc's realpath resolves with an internal
 # readlink the library cannot see). The bytes, as
 # read back through the library and restored from the store, must be those of the same
@@ -40,6 +40,14 @@ import os, sys
 fd = os.open(sys.argv[1], os.O_PATH)
 print(os.fstat(fd).st_size)" "$CAP/ckpt.bin") || fail "an O_PATH open of a captured file failed"
 [[ $size == 50000 ]] || fail "fstat of an O_PATH fd of $CAP/ckpt.bin says size $size, want 50000"
+got=$(with_lib /usr/bin/python3 -c "
+import os, sys
+try:
+    os.listdir(sys.argv[1])
+except OSError as e:
+    print(e.strerror)" "$CAP/ckpt.bin")
+[[ $got == "$(/usr/bin/python3 -c 'import os,errno; print(os.strerror(errno.ENOTDIR))')" ]] ||
+  fail "opendir of a captured file says '$got', want ENOTDIR"
 for cmd in "realpath -e" "readlink -e"; do
   got=$(with_lib $cmd "$CAP/../ckpt/ckpt.bin" 2>&1) || fail "$cmd of a captured file under the library failed: $got"
   [[ $got == "$CAP/ckpt.bin" ]] || fail "$cmd says '$got', want $CAP/ckpt.bin"
