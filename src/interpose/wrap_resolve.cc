@@ -1,10 +1,12 @@
-// realpath, canonicalize_file_name, readlink: name resolution of captured files. glibc's
+// realpath, canonicalize_file_name, readlink, link: name resolution of captured files. glibc's
 // realpath resolves with its internal readlink, which the library cannot see: a captured
 // file exists only through the library, so without these wrappers realpath() of one
 // fails with ENOENT, and readlink says ENOENT where a regular file gives EINVAL (gnulib's
 // canonicalize, i.e. `realpath -e` and `readlink -e`, then gives up). Each does the real
 // call first and steps in only when it failed with ENOENT on a captured file the
-// forwarder knows.
+// forwarder knows. A hard link to a captured file is not supported (the catalog has one
+// name per file): link says so with EPERM, as a file system without hard links does,
+// and a log line with the way out.
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -104,4 +106,22 @@ CKPTFWD_EXPORT ssize_t readlink(const char* path, char* buf, size_t size) {
   char norm[PATH_MAX];
   if (n < 0 && errno == ENOENT && known_captured(AT_FDCWD, path, norm)) errno = EINVAL;
   return n;
+}
+
+CKPTFWD_EXPORT int linkat(int olddir, const char* oldpath, int newdir, const char* newpath,
+                          int flags) {
+  int rc = real::linkat()(olddir, oldpath, newdir, newpath, flags);
+  char norm[PATH_MAX];
+  if (rc != 0 && errno == ENOENT && known_captured(olddir, oldpath, norm)) {
+    log_msg(
+        "cannot hard-link captured file %s: not supported; copy it (cp) or make a "
+        "symbolic link (ln -s)",
+        norm);
+    errno = EPERM;
+  }
+  return rc;
+}
+
+CKPTFWD_EXPORT int link(const char* oldpath, const char* newpath) {
+  return linkat(AT_FDCWD, oldpath, AT_FDCWD, newpath, 0);
 }

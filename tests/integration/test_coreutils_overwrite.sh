@@ -48,6 +48,11 @@ except OSError as e:
     print(e.strerror)" "$CAP/ckpt.bin")
 [[ $got == "$(/usr/bin/python3 -c 'import os,errno; print(os.strerror(errno.ENOTDIR))')" ]] ||
   fail "opendir of a captured file says '$got', want ENOTDIR"
+# Hard links are not supported: a clear refusal (EPERM and a log line), not ENOENT.
+with_lib ln "$CAP/ckpt.bin" "$T/hard" 2>"$T/ln.err" && fail "ln of a captured file succeeded?"
+grep -q "Operation not permitted" "$T/ln.err" || fail "ln of a captured file: $(cat "$T/ln.err"), want EPERM"
+grep -q "cannot hard-link captured file $CAP/ckpt.bin" "$CKPTFWD_LOG" ||
+  fail "no log line names the hard-linked file: $(tail -3 "$CKPTFWD_LOG")"
 for cmd in "realpath -e" "readlink -e"; do
   got=$(with_lib $cmd "$CAP/../ckpt/ckpt.bin" 2>&1) || fail "$cmd of a captured file under the library failed: $got"
   [[ $got == "$CAP/ckpt.bin" ]] || fail "$cmd says '$got', want $CAP/ckpt.bin"
