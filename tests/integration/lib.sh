@@ -169,6 +169,12 @@ assert_restored_tree() {
   [[ $n_out -eq $n_oracle ]] || fail "restore wrote $n_out files, the direct run has $n_oracle: $(find "$out" -type f | sort | head -50 | tr '\n' ' ')"
 }
 
+# restore_store STORE OUT: `ckptfwd restore STORE --to OUT`; a failure is a test failure.
+restore_store() {
+  timeout 120 "$CLI" restore "$1" --to "$2" </dev/null >"$T/restore.out" 2>&1 ||
+    fail "ckptfwd restore $1 --to $2 failed: $(tail -5 "$T/restore.out")"
+}
+
 # Containers (*.ckc) in a store.
 count_containers() { find "$1" -maxdepth 1 -name '*.ckc' -type f 2>/dev/null | wc -l; }
 

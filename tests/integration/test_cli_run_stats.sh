@@ -64,6 +64,6 @@ stats_sum "$CKPTFWD_STATS_FILE" forwarder files_committed >/dev/null || fail "st
 timeout 30 "$CLI" stats --file "$CKPTFWD_STATS_FILE" >/dev/null 2>&1 || fail "ckptfwd stats --file could not read the stats file"
 ok "SIGUSR1 and exit each append a complete JSON stats line"
 
-timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 || fail "ckptfwd restore failed: $(tail -5 "$T/restore.out")"
+restore_store "$STORE" "$OUT"
 assert_restored_tree "$DIRECT" "$CAP" "$OUT"
 ok "what ckptfwd run captured restores identically"

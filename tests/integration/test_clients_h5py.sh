@@ -33,8 +33,7 @@ ok "h5py wrote and re-read its file under the library; python open/write/read to
 
 drain
 STORE=$CAP/.ckptfwd
-timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 ||
-  fail "ckptfwd restore failed: $(tail -5 "$T/restore.out")"
+restore_store "$STORE" "$OUT"
 assert_restored_tree "$DIRECT" "$CAP" "$OUT"
 /usr/bin/python3 "$HERE/make_h5.py" "$(restored_file "$OUT" "$CAP/ckpt.h5")" --check >/dev/null || fail "restored ckpt.h5 does not read back in h5py"
 ok "restored h5py file is sha256-identical to the direct run"

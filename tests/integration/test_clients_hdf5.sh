@@ -52,8 +52,7 @@ ok "h5dump and h5diff read both files through the library"
 drain
 STORE=$CAP/.ckptfwd
 timeout 60 "$CLI" verify "$STORE" >"$T/verify.out" 2>&1 || fail "ckptfwd verify failed: $(tail -5 "$T/verify.out")"
-timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 ||
-  fail "ckptfwd restore failed: $(tail -5 "$T/restore.out")"
+restore_store "$STORE" "$OUT"
 
 r=$(restored_file "$OUT" "$CAP/repacked.h5")
 [[ -n "$r" ]] || fail "restore did not produce repacked.h5"

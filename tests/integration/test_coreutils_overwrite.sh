@@ -72,8 +72,7 @@ print(libc.realpath(sys.argv[1].encode(), None).decode(), n, err)" "$CAP/./ckpt.
 ok "read back, test -f/-d, O_PATH+fstat, realpath and readlink see the captured files"
 
 drain
-timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 ||
-  fail "ckptfwd restore: $(tail -5 "$T/restore.out")"
+restore_store "$STORE" "$OUT"
 assert_restored_tree "$DIRECT" "$CAP" "$OUT"
 ok "restore gives the direct run's files"
 

@@ -62,8 +62,7 @@ run_writers "$CAP" with_lib || fail "run under the library failed"
 with_lib cmp "$DIRECT/shared.bin" "$CAP/shared.bin" ||
   fail "shared.bin through the library differs from the direct run"
 drain
-timeout 60 "$CLI" restore "$CAP/.ckptfwd" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 ||
-  fail "ckptfwd restore failed: $(tail -5 "$T/restore.out")"
+restore_store "$CAP/.ckptfwd" "$OUT"
 r=$(restored_file "$OUT" "$CAP/shared.bin")
 [[ -n "$r" ]] || fail "restore did not produce shared.bin"
 assert_same_bytes "$DIRECT/shared.bin" "$r" "restored shared.bin"

@@ -45,7 +45,7 @@ while IFS= read -r case; do
     problems+=("'$case' failed under the library: $(tail -1 "$T/case.err")")
 done <<<"$CASES"
 drain
-timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 || fail "ckptfwd restore failed: $(tail -5 "$T/restore.out")"
+restore_store "$STORE" "$OUT"
 
 for f in "$DIRECT"/*; do
   name=$(basename "$f")

@@ -26,6 +26,6 @@ done
 ok "all $(ls "$DIRECT" | wc -l) files read back identical through the library"
 
 drain
-timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 || fail "ckptfwd restore failed: $(tail -5 "$T/restore.out")"
+restore_store "$STORE" "$OUT"
 assert_restored_tree "$DIRECT" "$CAP" "$OUT"
 ok "restore equals the direct run"

@@ -46,8 +46,7 @@ timeout 60 "$FWD" --daemon >"$T/restart.out" 2>&1 || fail "ckptfwd-forwarder --d
 drain
 [[ $(count_containers "$STORE") -ge 1 ]] || fail "drain after the restart committed nothing"
 timeout 60 "$CLI" verify "$STORE" >"$T/verify.out" 2>&1 || fail "ckptfwd verify failed: $(tail -5 "$T/verify.out")"
-timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 ||
-  fail "ckptfwd restore failed: $(tail -5 "$T/restore.out")"
+restore_store "$STORE" "$OUT"
 assert_restored_tree "$DIRECT" "$CAP" "$OUT"
 ok "after the restart and drain all $(ls "$DIRECT" | wc -l) files restore byte-identical"
 # Committed versions must give their staging space (node memory) back soon, not at exit.

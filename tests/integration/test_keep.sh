@@ -35,7 +35,7 @@ newest=$(grep -o $'^commit\t[^\t]*' "$STORE/MANIFEST" | cut -f2 | tail -6 | sort
 ok "CKPTFWD_KEEP=2: 4 steps of 3 files left the 6 containers of steps 3 and 4"
 grep -q $'^drop\t' "$STORE/MANIFEST" || fail "no drop record in $STORE/MANIFEST"
 timeout 60 "$CLI" verify "$STORE" >"$T/verify.out" 2>&1 || fail "ckptfwd verify after garbage collection: $(tail -5 "$T/verify.out")"
-timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 || fail "ckptfwd restore: $(tail -5 "$T/restore.out")"
+restore_store "$STORE" "$OUT"
 for r in 0 1 2; do
   assert_same_bytes "$DIRECT/rank$r.ckpt" "$(restored_file "$OUT" "$CAP/rank$r.ckpt")" "restored rank$r.ckpt"
 done

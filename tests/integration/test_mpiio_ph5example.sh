@@ -53,8 +53,7 @@ ok "under the library: ph5example writes, reads and verifies; nothing on disk di
 drain
 STORE=$CAP/.ckptfwd
 timeout 60 "$CLI" verify "$STORE" >"$T/verify.out" 2>&1 || fail "ckptfwd verify $STORE exited non-zero: $(tail -5 "$T/verify.out")"
-timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 ||
-  fail "ckptfwd restore exited non-zero: $(tail -5 "$T/restore.out")"
+restore_store "$STORE" "$OUT"
 for f in "${FILES[@]}"; do
   r=$(restored_file "$OUT" "$CAP/$f")
   [[ -n "$r" ]] || fail "restore did not produce $f: $(cd "$OUT" && find . -type f | tr '\n' ' ')"

@@ -46,8 +46,7 @@ ok "restart reader under the library: $(grep phdf5_reader "$T/restart.out" | tai
 drain
 STORE=$CAP/.ckptfwd
 timeout 60 "$CLI" verify "$STORE" >"$T/verify.out" 2>&1 || fail "ckptfwd verify $STORE exited non-zero: $(tail -5 "$T/verify.out")"
-timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 ||
-  fail "ckptfwd restore exited non-zero: $(tail -5 "$T/restore.out")"
+restore_store "$STORE" "$OUT"
 r=$(restored_file "$OUT" "$CAP/$NAME")
 [[ -n "$r" ]] || fail "restore did not produce $NAME: $(cd "$OUT" && find . -type f | tr '\n' ' ')"
 h5diff "$DIRECT/$NAME" "$r" >"$T/h5diff.out" 2>&1 || fail "h5diff direct vs restored $NAME: $(head -8 "$T/h5diff.out")"

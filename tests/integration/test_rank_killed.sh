@@ -31,6 +31,6 @@ timeout 30 "$CLI" stats --json >"$T/stats.json" 2>&1 || fail "ckptfwd stats --js
 /usr/bin/python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["pending_versions"] != 0)' "$T/stats.json" ||
   fail "the dead client's version is still pending: $(cat "$T/stats.json")"
 
-timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 || fail "ckptfwd restore failed: $(tail -5 "$T/restore.out")"
+restore_store "$STORE" "$OUT"
 assert_restored_tree "$DIRECT" "$CAP" "$OUT"
 ok "restore gives the closed file and the partial file exactly as the direct run left them"

@@ -96,7 +96,6 @@ ok "O_APPEND, notrunc overwrite and truncate() start new versions from committed
 # 6. The store after all of it: exactly the direct run's files.
 drain
 timeout 60 "$CLI" verify "$STORE" >"$T/verify.out" 2>&1 || fail "ckptfwd verify failed: $(tail -5 "$T/verify.out")"
-timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 ||
-  fail "ckptfwd restore failed: $(tail -5 "$T/restore.out")"
+restore_store "$STORE" "$OUT"
 assert_restored_tree "$DIRECT" "$CAP" "$OUT"
 ok "restore gives exactly the direct run's $(ls "$DIRECT" | wc -l) files (no renamed-away or unlinked names)"

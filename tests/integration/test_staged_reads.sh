@@ -56,7 +56,6 @@ ok "O_APPEND reopen and rename of staged versions"
 
 drain
 [[ $(count_containers "$STORE") -ge 1 ]] || fail "drain committed nothing"
-timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 ||
-  fail "ckptfwd restore failed: $(tail -5 "$T/restore.out")"
+restore_store "$STORE" "$OUT"
 assert_restored_tree "$DIRECT" "$CAP" "$OUT"
 ok "after drain, restore equals the direct run"

@@ -48,6 +48,6 @@ if [[ -z "$(session_forwarders)" ]]; then
 fi
 drain
 [[ $(count_containers "$STORE") -ge 1 ]] || fail "nothing was committed after the store was fixed"
-timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 || fail "ckptfwd restore failed: $(tail -5 "$T/restore.out")"
+restore_store "$STORE" "$OUT"
 assert_restored_tree "$DIRECT" "$CAP" "$OUT"
 ok "after the store was fixed, drain committed everything and restore is byte-identical"

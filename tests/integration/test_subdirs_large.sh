@@ -36,7 +36,7 @@ with_lib cmp "$CAP/large.bin" "$DIRECT/large.bin" || fail "large.bin through the
 ok "the 9 MiB file reads back identical through the library"
 
 drain
-timeout 60 "$CLI" restore "$STORE" --to "$OUT" </dev/null >"$T/restore.out" 2>&1 || fail "ckptfwd restore failed: $(tail -5 "$T/restore.out")"
+restore_store "$STORE" "$OUT"
 (cd "$DIRECT" && find . -type f | sort) >"$T/tree.direct"
 (cd "$OUT" && find . -type f | sort) >"$T/tree.out"
 diff "$T/tree.direct" "$T/tree.out" >/dev/null || fail "restored tree differs from the direct run: $(diff "$T/tree.direct" "$T/tree.out" | head -8)"
