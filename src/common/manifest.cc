@@ -353,6 +353,11 @@ void Catalog::apply_rename(const std::string& from, const std::string& to) {
 
 void Catalog::apply_unlink(const std::string& path) { retire(path); }
 
+void add_containers_of(const CatalogEntry& e, std::set<std::string>& out) {
+  if (!e.container.empty()) out.insert(e.container);
+  for (const Layer& l : e.overlays) out.insert(l.container);
+}
+
 namespace {
 bool uses(const CatalogEntry& e, const std::string& container) {
   if (e.container == container) return true;
@@ -383,13 +388,9 @@ void Catalog::apply_drop(const std::string& container) {
 std::vector<std::string> Catalog::garbage() const {
   if (keep_ == 0) return {};
   std::set<std::string> needed;
-  auto need = [&](const CatalogEntry& e) {
-    if (!e.container.empty()) needed.insert(e.container);
-    for (const Layer& l : e.overlays) needed.insert(l.container);
-  };
-  for (const auto& [path, e] : live_) need(e);
+  for (const auto& [path, e] : live_) add_containers_of(e, needed);
   for (const auto& [path, versions] : history_)
-    for (const CatalogEntry& e : versions) need(e);
+    for (const CatalogEntry& e : versions) add_containers_of(e, needed);
   std::vector<std::string> out;
   for (const std::string& c : containers_)
     if (!needed.count(c)) out.push_back(c);

@@ -49,6 +49,9 @@ struct CatalogEntry {
   std::vector<Layer> overlays{};  // in manifest order; empty for a plain commit
 };
 
+// Adds the containers e's bytes come from (its base, if any, and each overlay) to out.
+void add_containers_of(const CatalogEntry& e, std::set<std::string>& out);
+
 namespace manifest {
 // Creates the store directory (0700 if new) when missing.
 bool ensure_store(const std::string& store_dir, std::string* err);

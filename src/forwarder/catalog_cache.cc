@@ -7,9 +7,8 @@
 namespace ckptfwd::fwd {
 
 Catalog& CatalogCache::get(const std::string& store) {
-  auto [it, fresh_entry] = stores_.try_emplace(store);
-  Entry& e = it->second;
-  if (fresh_entry) e.cat.keep_versions(keep_);
+  Entry& e = stores_[store];
+  e.cat.keep_versions(keep_);  // also for a new entry whose first load fails
   struct stat st;
   off_t size = -1;
   timespec mtime{};

@@ -34,7 +34,7 @@ Reply Service::open_read(const std::string& path) {
   lk.unlock();                    // a restore may take a while; never under the lock
   bool restored = false;
   std::string err;
-  std::string view = ensure_read_view(c_.session_dir, store, e, &restored, &err);
+  std::string view = ensure_read_view(view_name, store, e, &restored, &err);
   lk.lock();
   s.serve_view(view_name, false);
   lk.unlock();

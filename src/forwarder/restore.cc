@@ -17,11 +17,9 @@
 
 namespace ckptfwd::fwd {
 
-namespace {
-
 // A layered entry's view is named after its whole layer list, so a new overlay gives a new
 // view instead of reusing a stale one. A plain entry keeps read_view_path's name.
-std::string view_path_of(const std::string& dir, const std::string& store, const CatalogEntry& e) {
+std::string read_view_of(const std::string& dir, const std::string& store, const CatalogEntry& e) {
   if (e.overlays.empty()) return read_view_path(dir, store, e.container, e.file_index);
   std::string key = store + "/" + e.container + "#" + std::to_string(e.file_index);
   for (const Layer& l : e.overlays)
@@ -32,20 +30,13 @@ std::string view_path_of(const std::string& dir, const std::string& store, const
   return dir + "/r" + hex + ".data";
 }
 
-}  // namespace
-
-std::string read_view_of(const std::string& dir, const std::string& store, const CatalogEntry& e) {
-  return view_path_of(dir, store, e);
-}
-
 bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std::string* err) {
   return materialize_entry(store, e, fd, err);
 }
 
-std::string ensure_read_view(const std::string& dir, const std::string& store,
+std::string ensure_read_view(const std::string& view, const std::string& store,
                              const CatalogEntry& e, bool* restored, std::string* err) {
   *restored = false;
-  std::string view = view_path_of(dir, store, e);
   struct stat st;
   if (lstat(view.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
       static_cast<uint64_t>(st.st_size) == e.size)

@@ -10,15 +10,16 @@ namespace ckptfwd::fwd {
 // e's live content (base plus overlays, common/materialize.h) into fd.
 bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std::string* err);
 
-// Where e's read view lives (whether or not it exists now).
+// Where e's read view lives (whether or not it exists now): named after its container,
+// file index and overlay list.
 std::string read_view_of(const std::string& session_dir, const std::string& store,
                          const CatalogEntry& e);
 
-// The read view of e (named after its container, file index and overlay list): reused when it
-// already exists, else restored into a temporary and renamed into place (0600), so concurrent
-// readers never see a partial view. *restored tells whether this call did the restore. Returns ""
-// with *err on failure.
-std::string ensure_read_view(const std::string& session_dir, const std::string& store,
+// e's read view at view (read_view_of): reused when it already exists, else restored into a
+// temporary and renamed into place (0600), so concurrent readers never see a partial view.
+// *restored tells whether this call did the restore. Returns view, or "" with *err on
+// failure.
+std::string ensure_read_view(const std::string& view, const std::string& store,
                              const CatalogEntry& e, bool* restored, std::string* err);
 
 // Deletes every r*.data (and leftover temporaries) in the session dir.

@@ -2,6 +2,7 @@
 // hook the staged fd into the fd table, hand it back (CLOSE) when its last fd goes, and
 // switch an fd to the real path when staging cannot take more (fallback).
 #pragma once
+#include <errno.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -28,6 +29,22 @@ struct OpenReply {
 // OPEN norm flags mode [shared]. A write open the forwarder cannot take (unreachable) is counted as
 // a fallback here; the caller then does the real open.
 void request_open(const char* norm, int flags, mode_t mode, OpenReply& r);
+// request_open, then open_file(r.staged). A read view the forwarder released between its
+// reply and the open (its grace ended, State::view_grace) is asked for once more when
+// may_retry. Returns open_file's result, or `failed` without calling it when the reply is
+// not kOk (r.status says why).
+template <class T, class OpenFile>
+T open_staged(const char* norm, int flags, mode_t mode, OpenReply& r, bool may_retry, T failed,
+              OpenFile open_file) {
+  T got = failed;
+  for (int attempt = 0; attempt < (may_retry ? 2 : 1); ++attempt) {
+    request_open(norm, flags, mode, r);
+    if (r.status != Status::kOk) return failed;
+    got = open_file(r.staged);
+    if (got != failed || r.vid != 0 || errno != ENOENT) break;
+  }
+  return got;
+}
 // The mode sent to the forwarder and kept for a fallback file: mode & ~umask.
 mode_t effective_mode(int flags, mode_t mode);
 // Records fd as writing version r.vid. On failure (fd outside the table, no memory) the

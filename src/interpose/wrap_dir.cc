@@ -208,7 +208,8 @@ CKPTFWD_EXPORT DIR* opendir(const char* path) {
   if (!d && errno == ENOENT && intercepting()) {
     // A captured file exists only through the library: not a directory, as on disk.
     struct stat st;
-    if (describe_captured(AT_FDCWD, path, &st) == 1) errno = ENOTDIR;
+    char norm[PATH_MAX];
+    if (describe_captured(AT_FDCWD, path, 0, &st, norm) == 1) errno = ENOTDIR;
     return d;
   }
   if (!d || !intercepting()) return d;

@@ -24,7 +24,7 @@ int open_path_only(int dirfd, const char* path, int flags) {
   int saved = errno;
   char norm[PATH_MAX];
   struct stat st;
-  int h = captured_path(dirfd, path, norm) ? describe_captured(AT_FDCWD, norm, &st) : 0;
+  int h = describe_captured(dirfd, path, 0, &st, norm);
   if (h <= 0) {
     if (h == 0) errno = saved;
     return h == 0 ? kPassThrough : -1;
@@ -62,21 +62,16 @@ int open_core(int dirfd, const char* path, int flags, mode_t mode) {
   }
   Busy busy;
   OpenReply r;
-  int fd = -1;
-  // Twice at most: a read view the forwarder released (its grace ended) between its
-  // reply and this open is restored again by a second OPEN.
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    request_open(norm, flags, mode, r);
-    if (r.status == Status::kErr) {
-      errno = r.err;
-      return -1;
-    }
-    if (r.status != Status::kOk) {
-      errno = saved;
-      return kPassThrough;
-    }
-    fd = real::open()(r.staged, staged_open_flags(flags));
-    if (fd >= 0 || r.vid != 0 || errno != ENOENT) break;
+  int fd = open_staged(norm, flags, mode, r, true, -1, [flags](const char* staged) {
+    return real::open()(staged, staged_open_flags(flags));
+  });
+  if (r.status == Status::kErr) {
+    errno = r.err;
+    return -1;
+  }
+  if (r.status != Status::kOk) {
+    errno = saved;
+    return kPassThrough;
   }
   if (fd < 0) {
     if (r.vid == 0) return -1;  // read view vanished: report it like the open would

@@ -25,10 +25,9 @@ namespace {
 // True if path (relative to dirfd) is a captured file the forwarder knows; norm gets its
 // absolute, lexically normalized name. errno untouched.
 bool known_captured(int dirfd, const char* path, char* norm) {
-  if (!intercepting() || !path) return false;
   int saved = errno;
   struct stat st;
-  bool known = captured_path(dirfd, path, norm) && describe_captured(AT_FDCWD, norm, &st) == 1;
+  bool known = path && describe_captured(dirfd, path, 0, &st, norm) == 1;
   errno = saved;
   return known;
 }
@@ -102,10 +101,7 @@ CKPTFWD_EXPORT ssize_t readlinkat(int dirfd, const char* path, char* buf, size_t
 }
 
 CKPTFWD_EXPORT ssize_t readlink(const char* path, char* buf, size_t size) {
-  ssize_t n = real::readlink()(path, buf, size);
-  char norm[PATH_MAX];
-  if (n < 0 && errno == ENOENT && known_captured(AT_FDCWD, path, norm)) errno = EINVAL;
-  return n;
+  return readlinkat(AT_FDCWD, path, buf, size);
 }
 
 CKPTFWD_EXPORT int linkat(int olddir, const char* oldpath, int newdir, const char* newpath,

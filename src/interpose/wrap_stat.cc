@@ -73,18 +73,27 @@ void fill_stat(const char* norm, const StatInfo& info, struct stat* st) {
   st->st_atim = st->st_mtim;
 }
 
-// 1 handled (st filled), 0 pass through, -1 failed with errno. errno untouched unless -1.
-int stat_captured(int dirfd, const char* path, int atflags, struct stat* st) {
+}  // namespace
+
+int ckptfwd::interpose::describe_captured(int dirfd, const char* path, int atflags, struct stat* st,
+                                          char* norm) {
   if (!intercepting()) return 0;
   if ((atflags & AT_EMPTY_PATH) && path && !*path) return 0;  // fd-based
   int saved = errno;
-  char norm[PATH_MAX];
   StatInfo info;
   bool follow = !(atflags & AT_SYMLINK_NOFOLLOW);
   int h = captured_path(dirfd, path, norm, follow) ? stat_request(norm, info) : 0;
   if (h == 1) fill_stat(norm, info, st);
   if (h >= 0) errno = saved;
   return h;
+}
+
+namespace {
+
+// 1 handled (st filled), 0 pass through, -1 failed with errno. errno untouched unless -1.
+int stat_captured(int dirfd, const char* path, int atflags, struct stat* st) {
+  char norm[PATH_MAX];
+  return describe_captured(dirfd, path, atflags, st, norm);
 }
 
 int statx_captured(int dirfd, const char* path, int flags, struct statx* sx) {
@@ -153,10 +162,6 @@ ssize_t xattr_common(const char* path, bool is_list, Real real_call) {
 }
 
 }  // namespace
-
-int ckptfwd::interpose::describe_captured(int dirfd, const char* path, struct stat* st) {
-  return stat_captured(dirfd, path, 0, st);
-}
 
 #define CKPTFWD_STAT(name, st_t, follow_flags)                                                \
   CKPTFWD_EXPORT int name(const char* path, struct st_t* buf) {                               \

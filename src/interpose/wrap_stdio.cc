@@ -36,26 +36,21 @@ FILE* fopen_core(const char* path, const char* mode, FILE* reuse, bool* pass,
   }
   Busy busy;
   OpenReply r;
-  FILE* f = nullptr;
-  // Twice at most: a read view the forwarder released (its grace ended) between its
-  // reply and this open is restored again by a second OPEN. Not for freopen: its failed
-  // open has closed the stream.
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    request_open(norm, flags, 0666, r);
-    // stdio writes through libc's internal calls, which the library cannot see: a shared
-    // version opened here has unknown extents (the forwarder uses the staged data extents).
-    r.shared = false;
-    if (r.status == Status::kErr) {
-      *pass = false;
-      errno = r.err;
-      return nullptr;
-    }
-    if (r.status != Status::kOk) {
-      errno = saved;
-      return nullptr;
-    }
-    f = reuse ? real_freopen(r.staged, smode, reuse) : real::fopen()(r.staged, smode);
-    if (f || r.vid != 0 || reuse || errno != ENOENT) break;
+  // No retry for freopen: its failed open has closed the stream.
+  FILE* f = open_staged<FILE*>(norm, flags, 0666, r, !reuse, nullptr, [&](const char* staged) {
+    return reuse ? real_freopen(staged, smode, reuse) : real::fopen()(staged, smode);
+  });
+  // stdio writes through libc's internal calls, which the library cannot see: a shared
+  // version opened here has unknown extents (the forwarder uses the staged data extents).
+  r.shared = false;
+  if (r.status == Status::kErr) {
+    *pass = false;
+    errno = r.err;
+    return nullptr;
+  }
+  if (r.status != Status::kOk) {
+    errno = saved;
+    return nullptr;
   }
   if (!f) {
     if (r.vid == 0) {

@@ -50,12 +50,14 @@ TEST_F(LayeredForwarder, ANewOverlayGivesANewView) {
   ASSERT_EQ(r1[0], "OK");
   ASSERT_EQ(read_file(r1[2]), str(ls_.want_g));
   // A third node commits its extents of /g while the forwarder runs.
-  ckptfwd::test::OverlayFile g3{data_ + "/g", ckptfwd::test::random_bytes(6000, 7), {{500, 200}, {5500, 500}}};
+  ckptfwd::test::OverlayFile g3{
+      data_ + "/g", ckptfwd::test::random_bytes(6000, 7), {{500, 200}, {5500, 500}}};
   std::string err;
-  ASSERT_TRUE(ckptfwd::test::build_overlay_container(store() + "/c-n2.ckc", {g3}, 4096, "zstd", &err))
+  ASSERT_TRUE(
+      ckptfwd::test::build_overlay_container(store() + "/c-n2.ckc", {g3}, 4096, "zstd", &err))
       << err;
-  ASSERT_TRUE(manifest::append_overlay(store(), "c-n2.ckc",
-                                       {ckptfwd::test::LayeredStore::file(data_ + "/g", 0, 6000)}, &err))
+  ASSERT_TRUE(manifest::append_overlay(
+      store(), "c-n2.ckc", {ckptfwd::test::LayeredStore::file(data_ + "/g", 0, 6000)}, &err))
       << err;
   std::vector<uint8_t> want = ls_.want_g;
   ckptfwd::test::apply_overlay_bytes(want, g3);
@@ -94,7 +96,8 @@ TEST_F(LayeredForwarder, RestoreEntryOfACorruptLayerFailsAndNamesIt) {
   c[20] ^= 1;  // inside the first chunk
   write_file(store() + "/c-n0.ckc", c);
   bool restored = false;
-  std::string view = ensure_read_view(root_, store(), *cat.find(data_ + "/f"), &restored, &err);
+  const CatalogEntry& e = *cat.find(data_ + "/f");
+  std::string view = ensure_read_view(read_view_of(root_, store(), e), store(), e, &restored, &err);
   EXPECT_EQ(view, "");
   EXPECT_NE(err.find("overlay 2 of 2 (container c-n0.ckc)"), std::string::npos) << err;
   EXPECT_NE(err.find("offset 16"), std::string::npos) << err;

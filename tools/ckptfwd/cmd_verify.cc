@@ -55,10 +55,7 @@ int cmd_verify(const Args& args) {
   for (const std::string& p : st.catalog.problems()) problems.push_back(st.dir + "/" + p);
 
   std::set<std::string> live_containers;
-  for (const auto& [p, e] : st.catalog.entries()) {
-    if (!e.container.empty()) live_containers.insert(e.container);
-    for (const Layer& l : e.overlays) live_containers.insert(l.container);
-  }
+  for (const auto& [p, e] : st.catalog.entries()) add_containers_of(e, live_containers);
 
   ContainerCache cache(st.dir);
   size_t n_containers = 0, n_files = 0;
