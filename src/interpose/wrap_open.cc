@@ -24,7 +24,7 @@ int open_path_only(int dirfd, const char* path, int flags) {
   int saved = errno;
   char norm[PATH_MAX];
   struct stat st;
-  int h = describe_captured(dirfd, path, 0, &st, norm);
+  int h = describe_captured(dirfd, path, (flags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0, &st, norm);
   if (h <= 0) {
     if (h == 0) errno = saved;
     return h == 0 ? kPassThrough : -1;
