@@ -34,12 +34,14 @@ Result send_chmod(const char* norm, mode_t mode) {
   return call(req, 3);
 }
 
-// 1 done (0 returned), 0 pass through, -1 failed (errno set).
-int chmod_captured(int dirfd, const char* path, mode_t mode) {
+// 1 done (0 returned), 0 pass through, -1 failed (errno set). follow: chmod follows a
+// captured symbolic link to the captured file; lchmod and AT_SYMLINK_NOFOLLOW act on the
+// link itself (the real call).
+int chmod_captured(int dirfd, const char* path, mode_t mode, bool follow) {
   if (!intercepting()) return 0;
   int saved = errno;
   char norm[PATH_MAX];
-  if (!captured_path(dirfd, path, norm)) {
+  if (!captured_path(dirfd, path, norm, follow)) {
     errno = saved;
     return 0;
   }
@@ -64,17 +66,18 @@ CKPTFWD_EXPORT mode_t umask(mode_t mask) {
 }
 
 CKPTFWD_EXPORT int chmod(const char* path, mode_t mode) {
-  int h = chmod_captured(AT_FDCWD, path, mode);
+  int h = chmod_captured(AT_FDCWD, path, mode, true);
   return h ? (h > 0 ? 0 : -1) : real::chmod()(path, mode);
 }
 
 CKPTFWD_EXPORT int lchmod(const char* path, mode_t mode) {
-  int h = chmod_captured(AT_FDCWD, path, mode);  // captured files are never symlinks
+  int h = chmod_captured(AT_FDCWD, path, mode, false);
   return h ? (h > 0 ? 0 : -1) : real::lchmod()(path, mode);
 }
 
 CKPTFWD_EXPORT int fchmodat(int dirfd, const char* path, mode_t mode, int flags) {
-  int h = chmod_captured(dirfd, path, mode);  // "" (AT_EMPTY_PATH) never resolves
+  // "" (AT_EMPTY_PATH) never resolves
+  int h = chmod_captured(dirfd, path, mode, !(flags & AT_SYMLINK_NOFOLLOW));
   return h ? (h > 0 ? 0 : -1) : real::fchmodat()(dirfd, path, mode, flags);
 }
 
