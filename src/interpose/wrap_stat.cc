@@ -120,9 +120,9 @@ int statx_captured(int dirfd, const char* path, int flags, struct statx* sx) {
 }
 
 // access(): existence from the forwarder, permission from the owner bits.
-int access_captured(int dirfd, const char* path, int mode) {
+int access_captured(int dirfd, const char* path, int mode, int flags) {
   struct stat st;
-  int h = stat_captured(dirfd, path, 0, &st);
+  int h = stat_captured(dirfd, path, flags & AT_SYMLINK_NOFOLLOW, &st);
   if (h != 1) return h;
   unsigned need =
       ((mode & R_OK) ? 0400u : 0u) | ((mode & W_OK) ? 0200u : 0u) | ((mode & X_OK) ? 0100u : 0u);
@@ -236,11 +236,11 @@ CKPTFWD_EXPORT int statx(int dirfd, const char* path, int flags, unsigned mask, 
 }
 
 CKPTFWD_EXPORT int access(const char* path, int mode) {
-  int h = access_captured(AT_FDCWD, path, mode);
+  int h = access_captured(AT_FDCWD, path, mode, 0);
   return h ? done(h) : real::access()(path, mode);
 }
 CKPTFWD_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) {
-  int h = access_captured(dirfd, path, mode);
+  int h = access_captured(dirfd, path, mode, flags);
   return h ? done(h) : real::faccessat()(dirfd, path, mode, flags);
 }
 

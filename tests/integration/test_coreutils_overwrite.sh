@@ -78,7 +78,8 @@ ok "restore gives the direct run's files"
 
 # A symbolic link whose name is captured (`latest -> ckpt.bin`, made with the real
 # symlink call) leads to the captured file: read, stat -L and realpath follow it; readlink,
-# lstat, lchmod and an O_PATH|O_NOFOLLOW open see the link; an atomic swap (ln -s; mv -T)
+# lstat, lchmod, faccessat(AT_SYMLINK_NOFOLLOW) and an O_PATH|O_NOFOLLOW open see the
+# link; an atomic swap (ln -s; mv -T)
 # re-points it, rm removes only it.
 links='
   set -e
@@ -95,6 +96,9 @@ import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
 rc = libc.lchmod(b\"latest\", 0o600)
 print(rc, os.strerror(ctypes.get_errno()) if rc else \"\", oct(os.stat(\"ckpt.bin\").st_mode & 0o777))" >"$T/$1.lchmod"
+  chmod 0 ckpt.bin
+  /usr/bin/python3 -c "import os; print(os.access(\"latest\", os.W_OK, follow_symlinks=False))" >"$T/$1.access"
+  chmod 644 ckpt.bin
   ln -s v3 latest.tmp && mv -T latest.tmp latest
   cat latest >"$T/$1.latest2"
   rm latest
@@ -103,7 +107,7 @@ print(rc, os.strerror(ctypes.get_errno()) if rc else \"\", oct(os.stat(\"ckpt.bi
 T=$T D=$DIRECT bash -c "$links" _ direct || fail "the symlink commands fail without the library"
 with_lib env T="$T" D="$CAP" bash -c "$links" _ lib 2>"$T/err" ||
   fail "the symlink commands fail under the library: $(tail -5 "$T/err")"
-for f in latest1 size readlink realpath opath_nofollow lchmod latest2; do
+for f in latest1 size readlink realpath opath_nofollow lchmod access latest2; do
   assert_same_bytes "$T/direct.$f" "$T/lib.$f" "through the link: $f"
 done
 ok "a captured symlink: read, stat -L, readlink, realpath, swap and rm as without the library"
