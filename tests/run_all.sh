@@ -62,9 +62,9 @@ if [[ -z "$FILTER" ]]; then
   fi
 fi
 
-# --- integration tests ---------------------------------------------------------------------
-echo "== integration tests (tests/integration, ${TIMEOUT}s each)"
-for script in "$REPO"/tests/integration/test_*.sh; do
+# --- integration and fault-injection tests ---------------------------------------------------
+echo "== integration tests (tests/integration, tests/faults, ${TIMEOUT}s each)"
+for script in "$REPO"/tests/integration/test_*.sh "$REPO"/tests/faults/test_*.sh; do
   [[ -e "$script" ]] || continue
   name=$(basename "$script" .sh)
   [[ -z "$FILTER" || "$name" == *"$FILTER"* ]] || continue
