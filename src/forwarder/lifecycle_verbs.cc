@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "forwarder/extents.h"
+#include "forwarder/kill_point.h"
 #include "forwarder/log.h"
 #include "forwarder/service.h"
 #include "forwarder/staging.h"
@@ -101,6 +102,7 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
   c_.stats.files_captured++;
   c_.stats.bytes_captured += v->size;
   cl.closed.insert(vid);
+  kill_point(c_.session_dir, "close-done");
   return reply_ok();
 }
 

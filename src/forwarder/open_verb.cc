@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "forwarder/extents.h"
+#include "forwarder/kill_point.h"
 #include "forwarder/log.h"
 #include "forwarder/restore.h"
 #include "forwarder/service.h"
@@ -144,6 +145,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   if (copy) {
     v.ready = false;  // hidden from readers until its starting bytes are in
     lk.unlock();
+    kill_point(c_.session_dir, "open-copy");
     bool ok =
         src == Src::kCatalog ? restore_entry(store, cat, fd, &err) : copy_fd(src_fd, fd, &err);
     lk.lock();

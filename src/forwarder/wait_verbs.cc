@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "forwarder/kill_point.h"
 #include "forwarder/log.h"
 #include "forwarder/service.h"
 #include "forwarder/staging.h"
@@ -83,6 +84,7 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   if (ok) s.persist_hints(snap);
   if (ok) {
     lk.unlock();
+    kill_point(c_.session_dir, "sync-copy");
     ok = copy_fd(src, fd, &err);
     struct stat st;
     if (ok && ::fstat(src, &st) == 0) {  // the snapshot shows the file's own mtime

@@ -1,0 +1,43 @@
+# shellcheck shell=bash
+# Helpers of the fault-injection tests (sourced after tests/integration/lib.sh and ckf_init).
+
+FW=$BUILD/bin/fault_writer
+[[ -x "$FW" ]] || fail "$FW is missing: build first"
+
+# kill_forwarders: SIGKILL this session's forwarders and wait until they are gone.
+kill_forwarders() {
+  local pids
+  mapfile -t pids < <(session_forwarders)
+  [[ ${#pids[@]} -ge 1 ]] || fail "no forwarder of session $CKPTFWD_JOB_ID to kill"
+  kill -KILL "${pids[@]}"
+  wait_for '[[ -z "$(session_forwarders)" ]]' 10 || fail "forwarder ${pids[*]} survived SIGKILL"
+  ok "killed forwarder ${pids[*]}"
+}
+
+# wait_line FILE TEXT [SECONDS]: waits until FILE has a line TEXT (the writer's progress).
+wait_line() {
+  wait_for "grep -qx '$2' '$1' 2>/dev/null" "${3:-60}" ||
+    fail "the writer never printed '$2': $(tail -5 "$1" 2>/dev/null)"
+}
+
+# kill_marker_fired STEP: the forwarder stopped itself at STEP (CKPTFWD_TEST_KILL_AT).
+kill_marker_fired() {
+  compgen -G "$CKPTFWD_STAGE_DIR/ckptfwd-*/test-killed-$1" >/dev/null ||
+    grep -q "CKPTFWD_TEST_KILL_AT=$1: killing myself" "$CKPTFWD_LOG" 2>/dev/null
+}
+
+# assert_store_has PATH ORACLE: `ckptfwd restore` of the store, right now, gives PATH with
+# the oracle's bytes (no drain first: the application's exit wait promised it committed).
+assert_store_has() {
+  local path=$1 oracle=$2 out
+  out=$(mktemp -d "$T/restore.XXXXXX")
+  timeout 120 "$CLI" restore "$STORE" --to "$out" "$path" >"$T/restore.out" 2>&1 ||
+    fail "ckptfwd restore of $path failed right after the job: $(tail -3 "$T/restore.out")"
+  assert_same_bytes "$oracle" "$(restored_file "$out" "$path")" "$path from the store"
+}
+
+# assert_verify_clean: `ckptfwd verify STORE` passes.
+assert_verify_clean() {
+  timeout 120 "$CLI" verify "$STORE" >"$T/verify.out" 2>&1 ||
+    fail "ckptfwd verify $STORE: $(tail -5 "$T/verify.out")"
+}
