@@ -6,6 +6,7 @@
 #include "forwarder/committer.h"
 #include "forwarder/gc.h"
 #include "forwarder/log.h"
+#include "forwarder/service.h"
 #include "forwarder/store_paths.h"
 
 namespace ckptfwd::fwd {
@@ -46,7 +47,7 @@ void Batcher::loop() {
     // Collecting releases the lock: what was closed or notified meanwhile needs a new pick.
     if (collect_due_garbage(c_, lk)) continue;
     if (stop_) break;
-    wake = std::min(wake, s.purge_retired(false));
+    wake = std::min({wake, s.purge_retired(false), Service(c_).reap_orphans()});
     s.work_cv.wait_until(lk, wake);
   }
 }

@@ -1,15 +1,15 @@
 // CLOSE, ABANDON and a connection going away: the end of a write version's life on the
 // client side.
+#include <unistd.h>
 #include <xxhash.h>
 
 #include <cerrno>
 
 #include "common/manifest.h"
-#include <unistd.h>
-
 #include "forwarder/extents.h"
 #include "forwarder/kill_point.h"
 #include "forwarder/log.h"
+#include "forwarder/orphans.h"
 #include "forwarder/service.h"
 #include "forwarder/staging.h"
 #include "forwarder/store_paths.h"
@@ -40,8 +40,7 @@ bool Service::unchanged_since_sync(Version& v) {
 // A partial version that started from the path's current bytes, got no writes and kept
 // its size (a restart's read-write open of a shared file) has nothing to commit.
 bool Service::unchanged_partial(Version& v) {
-  if (!v.started_from_existing || !v.extents.empty() || v.extents_unknown ||
-      v.size != v.start_size)
+  if (!v.started_from_existing || !v.extents.empty() || v.extents_unknown || v.size != v.start_size)
     return false;
   LOG_DEBUG("v%llu of %s (shared across nodes) closed without writes: nothing to commit",
             static_cast<unsigned long long>(v.vid), v.path.c_str());
@@ -53,9 +52,11 @@ void Service::take_extents(Version& v, const std::string& ext) {
   if (!ext.empty()) {
     c_.state.absorb_extents(v, ext);
   } else if (v.partial && !v.extents_unknown) {
-    LOG_WARN("v%llu of %s (shared across nodes): a writer closed it without its extents; "
-             "committing the staged file's data extents, which may cover bytes other nodes "
-             "wrote", static_cast<unsigned long long>(v.vid), v.path.c_str());
+    LOG_WARN(
+        "v%llu of %s (shared across nodes): a writer closed it without its extents; "
+        "committing the staged file's data extents, which may cover bytes other nodes "
+        "wrote",
+        static_cast<unsigned long long>(v.vid), v.path.c_str());
     v.extents_unknown = true;
     c_.state.rewrite_meta(v);
   }
@@ -74,7 +75,19 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
   State& s = c_.state;
   std::lock_guard lk(s.mu);
   Version* v = s.find(vid);
-  if (!v || v->state != VState::kOpen) {  // unknown or closed twice: done
+  if (!v) {
+    // Not a version this forwarder holds: a restarted forwarder that did not find it in
+    // staging, or one committed and forgotten before a crash swallowed the reply. Saying
+    // OK could acknowledge bytes nobody keeps: the library falls back to the real path.
+    discard_extents_file(c_.session_dir, vid, ext);
+    discard_hints_file(c_.session_dir, vid, hints);
+    LOG_WARN(
+        "CLOSE of v%llu from pid %ld: no such version here (lost in a restart?); "
+        "the client keeps the file itself",
+        static_cast<unsigned long long>(vid), cl.pid);
+    return reply_err(ESTALE);
+  }
+  if (v->state != VState::kOpen) {  // closed twice (re-sent after a reconnect): done
     discard_extents_file(c_.session_dir, vid, ext);
     discard_hints_file(c_.session_dir, vid, hints);
     return reply_ok();
@@ -82,17 +95,23 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
   take_extents(*v, ext);
   if (!hints.empty()) s.absorb_hints(*v, hints);
   if (auto h = v->holders.find(cl.id); h != v->holders.end()) {
-    if (--h->second == 0) v->holders.erase(h);
-  } else if (!v->holders.empty()) {
+    if (--h->second.refs == 0) v->holders.erase(h);
+  } else if (auto o = v->orphans.find(cl.pid); o != v->orphans.end()) {
+    if (--o->second == 0) v->orphans.erase(o);  // held across a lost connection
+  } else if (!v->holders.empty() || !v->orphans.empty()) {
     LOG_DEBUG("CLOSE of v%llu from pid %ld, which holds no reference to it: ignored",
               static_cast<unsigned long long>(vid), cl.pid);
   }
   cl.closed.insert(vid);  // WAITALL: committed once its last writer closed it
-  if (!v->holders.empty()) return reply_ok();  // other writers still have it open
+  if (!v->holders.empty() || !v->orphans.empty()) {  // other writers still have it open
+    s.rewrite_meta(*v);
+    return reply_ok();
+  }
   if (v->dropped) {
     s.forget(vid);
     return reply_ok();
   }
+  v->closer_pid = cl.pid;
   s.mark_closed(*v);
   if (unchanged_since_sync(*v)) return reply_ok();
   if (size != v->size)
@@ -101,7 +120,6 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
               static_cast<unsigned long long>(v->size));
   c_.stats.files_captured++;
   c_.stats.bytes_captured += v->size;
-  cl.closed.insert(vid);
   kill_point(c_.session_dir, "close-done");
   return reply_ok();
 }
@@ -132,9 +150,10 @@ Reply Service::abandon(ClientCtx& cl, uint64_t vid) {
       s.catalogs.get(store).apply_unlink(path);
     } else {
       c_.stats.errors++;
-      LOG_ERROR("cannot record in store %s that %s is now the real file: %s. Readers may see "
-                "its older committed version. Fix: make the store writable",
-                store.c_str(), path.c_str(), err.c_str());
+      LOG_ERROR(
+          "cannot record in store %s that %s is now the real file: %s. Readers may see "
+          "its older committed version. Fix: make the store writable",
+          store.c_str(), path.c_str(), err.c_str());
     }
   }
   return reply_ok();
@@ -143,32 +162,52 @@ Reply Service::abandon(ClientCtx& cl, uint64_t vid) {
 void Service::disconnect(ClientCtx& cl) {
   State& s = c_.state;
   std::lock_guard lk(s.mu);
+  // A process that lives on lost its connection (its forwarder restarts, or it closed the
+  // library's socket): what it holds stays open for it, and its exit wait on the next
+  // connection still waits for what it closed on this one.
+  bool alive = process_alive(cl.pid);
+  if (alive && !cl.closed.empty())
+    s.closed_by_pid[cl.pid].insert(cl.closed.begin(), cl.closed.end());
   std::vector<uint64_t> open;
   for (auto& [vid, v] : s.versions) {
-    if (v.state != VState::kOpen || !v.holders.erase(cl.id)) continue;
+    if (v.state != VState::kOpen) continue;
+    auto h = v.holders.find(cl.id);
+    if (h == v.holders.end()) continue;
+    int refs = h->second.refs;
+    v.holders.erase(h);
+    if (alive) {
+      v.orphans[cl.pid] += refs;
+      continue;
+    }
     if (v.partial && !v.extents_unknown) {  // its extents died with it
-      LOG_WARN("pid %ld went away with %s (shared across nodes) open: its extents are "
-               "unknown; committing the staged file's data extents", cl.pid, v.path.c_str());
+      LOG_WARN(
+          "pid %ld went away with %s (shared across nodes) open: its extents are "
+          "unknown; committing the staged file's data extents",
+          cl.pid, v.path.c_str());
       v.extents_unknown = true;
       s.rewrite_meta(v);
     }
-    if (v.holders.empty()) open.push_back(vid);  // it was the last writer
+    if (v.holders.empty() && v.orphans.empty()) open.push_back(vid);  // it was the last writer
   }
-  for (uint64_t vid : open) {
-    Version* v = s.find(vid);
-    if (v->dropped) {
-      s.forget(vid);
-      continue;
-    }
-    s.mark_closed(*v);
-    if (unchanged_since_sync(*v)) continue;
-    c_.stats.files_captured++;
-    c_.stats.bytes_captured += v->size;
-    LOG_INFO("pid %ld went away with %s open: its %llu bytes are kept as written", cl.pid,
-             v->path.c_str(), static_cast<unsigned long long>(v->size));
-  }
+  for (uint64_t vid : open) close_unheld(vid, cl.pid);
   s.clients--;
   s.work_cv.notify_all();
+}
+
+void Service::close_unheld(uint64_t vid, long pid) {
+  State& s = c_.state;
+  Version* v = s.find(vid);
+  if (!v) return;
+  if (v->dropped) {
+    s.forget(vid);
+    return;
+  }
+  s.mark_closed(*v);
+  if (unchanged_since_sync(*v)) return;
+  c_.stats.files_captured++;
+  c_.stats.bytes_captured += v->size;
+  LOG_INFO("pid %ld went away with %s open: its %llu bytes are kept as written", pid,
+           v->path.c_str(), static_cast<unsigned long long>(v->size));
 }
 
 }  // namespace ckptfwd::fwd

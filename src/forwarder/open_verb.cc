@@ -116,7 +116,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
     if (src_fd < 0) return reply_err(errno);
   }
   Version& v = s.add(path, cl.rank, cl.pid, cl.id, exists ? old_mode : (req_mode & 07777));
-  v.holders[cl.id] = 1;
+  v.holders[cl.id] = {cl.pid, 1};
   v.partial = shared || (copy && src_partial);
   v.started_from_existing = copy;
   v.based_on_store = v.partial && (src == Src::kCatalog || (src == Src::kStaged && src_on_store));
@@ -128,7 +128,9 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   std::string data = v.data_path;
   std::string err;
   int fd = create_staged(v.data_path, &err);
-  if (fd < 0 || !write_meta(v.meta_path, meta_of(v), &err)) {
+  // With starting bytes to copy, the .meta comes after the copy: a crash meanwhile leaves
+  // a staged file without one, which a recovery deletes (never a truncated version).
+  if (fd < 0 || (!copy && !write_meta(v.meta_path, meta_of(v), &err))) {
     int e = errno ? errno : EIO;
     if (fd >= 0) ::close(fd);
     if (src_fd >= 0) ::close(src_fd);
@@ -162,6 +164,16 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
       struct stat st;
       if (::fstat(fd, &st) == 0) nv->start_size = static_cast<uint64_t>(st.st_size);
       if (!nv->extents.empty()) s.persist_extents(*nv);  // inherited: a recovery needs them
+      if (!write_meta(nv->meta_path, meta_of(*nv), &err)) {
+        ::close(fd);
+        if (src_fd >= 0) ::close(src_fd);
+        s.forget(vid);
+        s.done_cv.notify_all();
+        LOG_ERROR("cannot describe the staged copy of %s: %s. Fix: free space in %s", path.c_str(),
+                  err.c_str(), c_.session_dir.c_str());
+        c_.stats.errors++;
+        return reply_err(EIO);
+      }
     }
     s.done_cv.notify_all();  // openers waiting to join it
     if (src == Src::kCatalog) {
@@ -194,7 +206,9 @@ Reply Service::join_write(ClientCtx& cl, Version& v, int flags, bool shared) {
               v.path.c_str(), strerror(e));
     return reply_err(e);
   }
-  v.holders[cl.id]++;
+  Version::Hold& h = v.holders[cl.id];
+  h.pid = cl.pid;
+  if (h.refs++ == 0) c_.state.rewrite_meta(v);  // a new holder: a recovery must know it
   LOG_DEBUG("open %s for writing: joins v%llu (%zu connections)", v.path.c_str(),
             static_cast<unsigned long long>(v.vid), v.holders.size());
   return reply_ok({std::to_string(v.vid), v.data_path, std::to_string(stage_budget())});

@@ -12,6 +12,7 @@
 #include "forwarder/extents.h"
 #include "forwarder/hints.h"
 #include "forwarder/log.h"
+#include "forwarder/orphans.h"
 #include "forwarder/restore.h"
 #include "forwarder/staging.h"
 #include "forwarder/store_paths.h"
@@ -29,6 +30,12 @@ bool parse_staged_name(const char* name, uint64_t& vid, std::string& kind) {
   vid = v;
   return true;
 }
+
+std::string pid_list(const std::map<long, int>& pids) {
+  std::string out;
+  for (const auto& [pid, refs] : pids) out += " " + std::to_string(pid);
+  return out;
+}
 }  // namespace
 
 size_t recover_staged(Core& c) {
@@ -36,7 +43,7 @@ size_t recover_staged(Core& c) {
   remove_read_views(c.session_dir);
   struct Found {
     bool data = false, meta = false;
-    std::vector<std::string> ext;  // extents files (partial versions)
+    std::vector<std::string> ext;                         // extents files (partial versions)
     std::vector<std::pair<uint64_t, std::string>> hints;  // (seq, name) of its hints files
   };
   std::map<uint64_t, Found> found;
@@ -51,18 +58,23 @@ size_t recover_staged(Core& c) {
       }
       if (!parse_staged_name(de->d_name, vid, kind)) continue;
       max_vid = std::max(max_vid, vid);
-      if (kind == "data") found[vid].data = true;
-      else if (kind == "meta") found[vid].meta = true;
-      else if (kind == "meta.tmp") unlinkat(dirfd(d), de->d_name, 0);
-      else if (is_extents_file_name(de->d_name, vid)) found[vid].ext.push_back(de->d_name);
+      if (kind == "data")
+        found[vid].data = true;
+      else if (kind == "meta")
+        found[vid].meta = true;
+      else if (kind == "meta.tmp")
+        unlinkat(dirfd(d), de->d_name, 0);
+      else if (is_extents_file_name(de->d_name, vid))
+        found[vid].ext.push_back(de->d_name);
     }
     closedir(d);
   }
   std::lock_guard lk(s.mu);
   s.next_vid = std::max(s.next_vid, max_vid + 1);
-  size_t n = 0;
+  size_t n = 0, open = 0;
   for (auto& [vid, f] : found) {
-    std::string data = staged_data_path(c.session_dir, vid), meta = staged_meta_path(c.session_dir, vid);
+    std::string data = staged_data_path(c.session_dir, vid),
+                meta = staged_meta_path(c.session_dir, vid);
     auto drop_ext = [&] {
       for (const std::string& x : f.ext) unlink((c.session_dir + "/" + x).c_str());
       for (const auto& h : f.hints) unlink((c.session_dir + "/" + h.second).c_str());
@@ -83,8 +95,10 @@ size_t recover_staged(Core& c) {
     VersionMeta m;
     std::string err;
     if (!read_meta(meta, m, &err)) {
-      LOG_WARN("%s has an unreadable description (%s); left in place, not committed. Fix: "
-               "inspect it and remove it by hand", data.c_str(), err.c_str());
+      LOG_WARN(
+          "%s has an unreadable description (%s); left in place, not committed. Fix: "
+          "inspect it and remove it by hand",
+          data.c_str(), err.c_str());
       continue;
     }
     if (s.versions.count(vid)) continue;
@@ -121,16 +135,43 @@ size_t recover_staged(Core& c) {
     // writer; writers' overlapping hints are rare and only a compression matter).
     std::sort(f.hints.begin(), f.hints.end());
     for (const auto& h : f.hints) s.absorb_hints(v, h.second);
+    if (!m.closed) {
+      // Open when the forwarder died: its writers may still be at work and CLOSE it on
+      // their next connection (Service::reap_orphans keeps watching them). Committing it
+      // now would acknowledge a truncated file. Writers that are gone leave it as written,
+      // as a killed rank does.
+      for (const auto& [pid, refs] : m.holders)
+        if (process_alive(pid)) v.orphans[pid] += refs;
+      if (m.holders.empty() && process_alive(m.pid)) v.orphans[m.pid] = 1;  // no holders= line
+      if (!v.orphans.empty()) {
+        v.opened_at = Clock::now() - std::chrono::hours(1);  // not part of a new wave
+        ++open;
+        LOG_INFO("recovered open version v%llu of %s: waiting for its writers (pids%s)",
+                 static_cast<unsigned long long>(vid), m.path.c_str(), pid_list(v.orphans).c_str());
+        continue;
+      }
+      LOG_WARN("%s was open when the forwarder died and its writers are gone: kept as written",
+               m.path.c_str());
+    }
+    v.closer_pid = m.closer;
+    if (m.closer > 0) s.closed_by_pid[m.closer].insert(vid);  // its exit wait waits for it
     s.mark_closed(v, false);  // files of older forwarders were plain 0600
     c.stats.files_captured++;
     c.stats.bytes_captured += v.size;
     ++n;
-    LOG_INFO("recovered staged version v%llu of %s (%llu bytes)", static_cast<unsigned long long>(vid),
-             m.path.c_str(), static_cast<unsigned long long>(v.size));
+    LOG_INFO("recovered staged version v%llu of %s (%llu bytes)",
+             static_cast<unsigned long long>(vid), m.path.c_str(),
+             static_cast<unsigned long long>(v.size));
   }
   s.update_pending_gauge();
-  if (n) LOG_WARN("recovered %zu staged file versions left by an earlier forwarder; committing them", n);
-  return n;
+  if (n)
+    LOG_WARN("recovered %zu closed file versions left by an earlier forwarder; committing them", n);
+  if (open)
+    LOG_WARN(
+        "recovered %zu file versions that were still open: they are committed when their "
+        "writers close them (or, if those processes are gone, as written)",
+        open);
+  return n + open;
 }
 
 }  // namespace ckptfwd::fwd

@@ -33,8 +33,7 @@ class Service {
   Reply handle(ClientCtx& cl, const wire::Fields& f);
 
   // shared: OPEN ... "shared" (protocol.h): the version is partial.
-  Reply open(ClientCtx& cl, const std::string& path, int flags, unsigned mode,
-             bool shared = false);
+  Reply open(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared = false);
   // ext: the client's extents file for a shared version ("" if none). hints: the
   // client's dtype hints file (the base name after "hints=", "" if none).
   Reply close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::string& ext = "",
@@ -54,14 +53,18 @@ class Service {
   Reply drain();
   // The connection went away: its still-open versions are closed as they are (a killed
   // rank leaves the partial file a direct write would have left).
+  // A process that is still alive keeps its references (Version::orphans).
   void disconnect(ClientCtx& cl);
+  // Releases the references of processes that are gone (lock held): versions nobody holds
+  // any more are closed as written, as at a disconnect. Returns when to look again
+  // (time_point::max() when no version is held by a process without a connection).
+  Clock::time_point reap_orphans();
   // Exit drain: seals everything now and waits until nothing is closed or committing.
   // Returns 0 or EIO if some version failed.
   int drain_all();
 
  private:
-  Reply open_write(ClientCtx& cl, const std::string& path, int flags, unsigned mode,
-                   bool shared);
+  Reply open_write(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared);
   Reply open_read(const std::string& path);
   // Another OPEN for writing of a path whose version v is still open (lock held).
   Reply join_write(ClientCtx& cl, Version& v, int flags, bool shared);
@@ -79,6 +82,8 @@ class Service {
   void take_extents(Version& v, const std::string& ext);
   // A closed copy of still-open version v (fsync mid-write); returns its vid or 0.
   uint64_t snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid);
+  // Closes vid, which no process holds any more (pid: the last one), as written.
+  void close_unheld(uint64_t vid, long pid);
   // Stages catalog entry e of store as a new closed version of path (cross-store rename).
   bool stage_from_catalog(std::unique_lock<std::mutex>& lk, const std::string& store,
                           const CatalogEntry& e, const std::string& path);

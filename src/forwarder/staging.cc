@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -60,10 +60,18 @@ bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string*
   }
   char mode[16];
   snprintf(mode, sizeof(mode), "%o", m.mode);
-  std::string text = "path=" + enc(m.path) + "\nrank=" + std::to_string(m.rank) +
-                     "\nmode=" + mode + "\npid=" + std::to_string(m.pid) + "\n";
+  std::string text = "path=" + enc(m.path) + "\nrank=" + std::to_string(m.rank) + "\nmode=" + mode +
+                     "\npid=" + std::to_string(m.pid) + "\n";
   if (m.partial) text += "partial=1\n";
   if (m.extents_unknown) text += "extents_unknown=1\n";
+  text += m.closed ? "state=closed\ncloser=" + std::to_string(m.closer) + "\n" : "state=open\n";
+  if (!m.closed && !m.holders.empty()) {
+    text += "holders=";
+    for (size_t i = 0; i < m.holders.size(); ++i)
+      text += (i ? "," : "") + std::to_string(m.holders[i].first) + ":" +
+              std::to_string(m.holders[i].second);
+    text += "\n";
+  }
   bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   if (!ok && err) *err = why("cannot write", tmp);
   close(fd);
@@ -109,6 +117,20 @@ bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err) {
       m.partial = !strcmp(v, "1");
     } else if (!strcmp(line, "extents_unknown")) {
       m.extents_unknown = !strcmp(v, "1");
+    } else if (!strcmp(line, "state")) {
+      m.closed = !strcmp(v, "closed");
+    } else if (!strcmp(line, "closer")) {
+      m.closer = atol(v);
+    } else if (!strcmp(line, "holders")) {
+      for (const char* p = v; *p;) {
+        char* end = nullptr;
+        long pid = strtol(p, &end, 10);
+        int refs = 1;
+        if (*end == ':') refs = static_cast<int>(strtol(end + 1, &end, 10));
+        if (pid > 0 && refs > 0) m.holders.push_back({pid, refs});
+        p = *end == ',' ? end + 1 : end;
+        if (end == p && *p) break;  // junk: stop
+      }
     }
   }
   if (!have_path && err) *err = meta_path + ": no absolute path= line";

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ckptfwd::fwd {
 
@@ -14,6 +16,14 @@ struct VersionMeta {
   long pid = 0;
   bool partial = false;          // shared across nodes: committed as an overlay
   bool extents_unknown = false;  // some writer's extents never arrived
+  // The recovery protocol: a version is committed after a crash only if its .meta says it
+  // was closed (state=closed). An open one (state=open, or no state line) stays open for
+  // its holders (pid:refs), who may still CLOSE it. Staged files without a .meta are
+  // incomplete (a copy of old bytes or an fsync snapshot in progress: the .meta is written
+  // when the copy is done) and are deleted.
+  bool closed = false;
+  long closer = 0;                              // pid whose CLOSE closed it
+  std::vector<std::pair<long, int>> holders{};  // open: (pid, references)
 };
 
 // Writes meta atomically (temp + rename), 0600. False with *err on failure.

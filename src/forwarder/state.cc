@@ -78,11 +78,12 @@ void State::mark_closed(Version& v, bool mode_from_file) {
     uint32_t fm = st.st_mode & 07777;
     if (mode_from_file && fm != kStagedFileMode) {
       v.mode = fm;
-      rewrite_meta(v);
       chmod(v.data_path.c_str(), kStagedFileMode);
     }
   }
   v.state = VState::kClosed;
+  // The recovery protocol (staging.h): from here on a crash commits it, with this size.
+  rewrite_meta(v);
   v.close_seq = next_close_seq++;
   v.closed_at = last_close = Clock::now();
   work_cv.notify_all();
@@ -97,6 +98,10 @@ void State::drop(Version& v) {
 void State::forget(uint64_t vid) {
   auto it = versions.find(vid);
   if (it == versions.end()) return;
+  if (auto c = closed_by_pid.find(it->second.closer_pid); c != closed_by_pid.end()) {
+    c->second.erase(vid);
+    if (c->second.empty()) closed_by_pid.erase(c);
+  }
   for (const std::string& f : it->second.ext_files) unlink((dir_ + "/" + f).c_str());
   for (const std::string& f : it->second.hint_files) unlink((dir_ + "/" + f).c_str());
   if (retire_grace.count() > 0) {
@@ -144,6 +149,9 @@ void State::serve_view(const std::string& view, bool restoring) {
 }
 
 void State::rewrite_meta(const Version& v) {
+  // Still copying its starting bytes (or an fsync snapshot's): it has no .meta yet, and
+  // gets one with everything current once the copy is complete (staging.h).
+  if (!v.ready) return;
   std::string err;
   if (!write_meta(v.meta_path, meta_of(v), &err))
     LOG_WARN("%s (a recovery after a crash would use the old name)", err.c_str());
@@ -153,6 +161,13 @@ VersionMeta meta_of(const Version& v) {
   VersionMeta m{v.path, v.rank, v.mode, v.pid};
   m.partial = v.partial;
   m.extents_unknown = v.extents_unknown;
+  m.closed = v.state != VState::kOpen;
+  m.closer = v.closer_pid;
+  if (!m.closed) {
+    std::map<long, int> pids(v.orphans);
+    for (const auto& [conn, h] : v.holders) pids[h.pid] += h.refs;
+    m.holders.assign(pids.begin(), pids.end());
+  }
   return m;
 }
 

@@ -39,7 +39,18 @@ struct Version {
   // it; CLOSE or a disconnect releases them). The version closes when none is left, so
   // concurrent writers of one path share one version and one staged file, as POSIX
   // writers share one file (MPI-IO N->1, two opens in one process).
-  std::map<uint64_t, int> holders;
+  struct Hold {
+    long pid = 0;  // the process on that connection (what a recovery can name)
+    int refs = 0;
+  };
+  std::map<uint64_t, Hold> holders;
+  // Open references of processes whose connection is gone while they live on (the
+  // forwarder was restarted, or the application closed the library's socket): keyed by
+  // pid, released by that pid's CLOSE on a new connection, or when the process is gone
+  // (forwarder/orphans.h). A version closes only when holders and orphans are both empty,
+  // so a lost connection never turns a half-written file into a closed version.
+  std::map<long, int> orphans;
+  long closer_pid = 0;  // the process whose CLOSE closed it (its exit wait waits for it)
   // fsync of an open version commits a snapshot of it (a version of its own). If the
   // version is closed unchanged after that, the committed snapshot is all there is to
   // keep: it is not committed a second time (fsync, close, rename pays once).
@@ -96,6 +107,10 @@ class State {
 
   // ---- everything below: mu held ----
   std::map<uint64_t, Version> versions;
+  // Versions closed by a process on a connection that is gone (or by a previous forwarder
+  // of the session, from their .meta): that process's WAITALL on its next connection
+  // waits for them too, so the exit wait survives a reconnect. Pruned by forget().
+  std::map<long, std::set<uint64_t>> closed_by_pid;
   CatalogCache catalogs;
   // Stores with containers that may have become garbage (CKPTFWD_KEEP, forwarder/gc.h).
   std::set<std::string> gc_due;

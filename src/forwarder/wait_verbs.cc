@@ -79,7 +79,9 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   uint64_t svid = snap.vid;
   std::string err;
   int fd = create_staged(snap.data_path, &err);
-  bool ok = fd >= 0 && write_meta(snap.meta_path, meta_of(snap), &err);
+  // No .meta until the copy is complete (mark_closed below writes it): a crash mid-copy
+  // leaves a staged file without one, which a recovery deletes.
+  bool ok = fd >= 0;
   if (ok && snap.partial && !snap.extents.empty()) s.persist_extents(snap);
   if (ok) s.persist_hints(snap);
   if (ok) {
@@ -140,12 +142,21 @@ Reply Service::sync(ClientCtx&, uint64_t vid, const std::string& ext, const std:
 Reply Service::waitall(ClientCtx& cl) {
   State& s = c_.state;
   std::unique_lock lk(s.mu);
-  std::vector<uint64_t> vids(cl.closed.begin(), cl.closed.end());
-  int rc = wait_committed(lk, vids);
+  // What this connection closed, and what this process closed on a connection that is
+  // gone (or before a forwarder restart): the exit wait survives a reconnect.
+  std::set<uint64_t> mine = cl.closed;
+  if (auto it = s.closed_by_pid.find(cl.pid); it != s.closed_by_pid.end())
+    mine.insert(it->second.begin(), it->second.end());
+  int rc = wait_committed(lk, std::vector<uint64_t>(mine.begin(), mine.end()));
   // Forget what is settled; failed versions stay so a later WAITALL reports them again.
-  for (auto it = cl.closed.begin(); it != cl.closed.end();) {
-    Version* v = s.find(*it);
-    it = (!v || v->dropped) ? cl.closed.erase(it) : std::next(it);
+  auto settled = [&s](uint64_t vid) {
+    Version* v = s.find(vid);
+    return !v || v->dropped;
+  };
+  std::erase_if(cl.closed, settled);
+  if (auto it = s.closed_by_pid.find(cl.pid); it != s.closed_by_pid.end()) {
+    std::erase_if(it->second, settled);
+    if (it->second.empty()) s.closed_by_pid.erase(it);
   }
   return rc ? reply_err(rc) : reply_ok();
 }

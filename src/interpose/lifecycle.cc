@@ -22,8 +22,7 @@ pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 bool env_true(const char* name) {
   const char* v = getenv(name);
-  return v && *v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0 &&
-         strcasecmp(v, "no") != 0;
+  return v && *v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0 && strcasecmp(v, "no") != 0;
 }
 
 void copy_env(const char* name, char* out, size_t cap) {
@@ -93,7 +92,8 @@ void write_stats_line() {
   if (len <= 0) return;
   int fd = real::open()(g_settings.stats_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return;
-  ssize_t w = real::write()(fd, line, static_cast<size_t>(len) < sizeof(line) ? len : sizeof(line) - 1);
+  ssize_t w =
+      real::write()(fd, line, static_cast<size_t>(len) < sizeof(line) ? len : sizeof(line) - 1);
   (void)w;
   real::close()(fd);
 }
@@ -111,8 +111,7 @@ void exit_work(bool flush) {
   int saved = errno;
   if (flush) fflush(nullptr);
   g_fds.for_each([](int, Version* v) {
-    if (v->view || !v->owned.load() || v->abandoned.load() || v->close_sent.exchange(true))
-      return;
+    if (v->view || !v->owned.load() || v->abandoned.load() || v->close_sent.exchange(true)) return;
     close_version(v);  // with its extents when shared across nodes
   });
   if (g_settings.exit_wait && client_closed_any()) {
@@ -122,8 +121,12 @@ void exit_work(bool flush) {
       log_msg("ERROR: checkpoint files of pid %d are NOT committed to the store: %s",
               static_cast<int>(getpid()), strerror(r.err));
     else if (r.status == Status::kUnreachable)
-      log_msg("ERROR: lost the forwarder before its commit of pid %d's files was confirmed (%s)",
-              static_cast<int>(getpid()), unreachable_reason());
+      log_msg(
+          "ERROR: checkpoint files of pid %d are NOT committed to the store: the "
+          "forwarder is gone (%s). They are kept in %s; start `ckptfwd-forwarder "
+          "--daemon` with the job's environment (same CKPTFWD_JOB_ID and node) to "
+          "commit them, or run `ckptfwd drain` once one runs",
+          static_cast<int>(getpid()), unreachable_reason(), g_settings.session.dir);
   }
   write_stats_line();
   errno = saved;
@@ -157,12 +160,11 @@ void do_init() {
     errno = saved;
     return;
   }
-  if (!g_capture.parse(spec)) log_msg("CKPTFWD_CAPTURE is too long; using the first %zu globs",
-                                      g_capture.count());
+  if (!g_capture.parse(spec))
+    log_msg("CKPTFWD_CAPTURE is too long; using the first %zu globs", g_capture.count());
   g_settings.session_ok = session_paths(g_settings.session);
   const char* store = getenv("CKPTFWD_STORE");
-  g_capture.set_exclusions(g_settings.session_ok ? g_settings.session.stage_root : nullptr,
-                           store);
+  g_capture.set_exclusions(g_settings.session_ok ? g_settings.session.stage_root : nullptr, store);
   if (g_capture.empty() || !g_fds.init(table_capacity())) {
     errno = saved;
     return;

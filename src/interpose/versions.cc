@@ -57,8 +57,8 @@ void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
   }
 }
 
-void send_close(unsigned long long vid, long long size, const char* ext_file,
-                const char* hints_file) {
+Result send_close(unsigned long long vid, long long size, const char* ext_file,
+                  const char* hints_file) {
   char v[24];
   char sz[24];
   wire::fmt_i64(v, static_cast<long long>(vid));
@@ -67,7 +67,9 @@ void send_close(unsigned long long vid, long long size, const char* ext_file,
   size_t n = 3;
   if (ext_file) req[n++] = ext_file;
   if (hints_file) req[n++] = hints_file;
-  if (call(req, n).status == Status::kOk) client_note_closed();
+  Result r = call(req, n);
+  if (r.status == Status::kOk) client_note_closed();
+  return r;
 }
 
 bool hand_over_hints(Version* v, char* field, size_t cap) {
@@ -80,13 +82,27 @@ bool hand_over_hints(Version* v, char* field, size_t cap) {
   return true;
 }
 
-void close_version(Version* v) {
+namespace {
+bool copy_all(int src, int dst, long long size);
+bool keep_at_close(Version* v, const char* why);
+}  // namespace
+
+bool close_version(Version* v) {
   char name[96];
   char hints[112];
   bool ext = v->ext && extent_log_hand_over(v->ext, name, sizeof(name));
   bool typed = hand_over_hints(v, hints, sizeof(hints));
-  send_close(v->vid, staged_size(v), ext ? name : nullptr, typed ? hints : nullptr);
-  if (!v->ext) return;
+  Result c = send_close(v->vid, staged_size(v), ext ? name : nullptr, typed ? hints : nullptr);
+  if (c.status != Status::kOk) {
+    char why[400];
+    if (c.status == Status::kErr)
+      snprintf(why, sizeof(why), "forwarder unreachable at close (it lost the version: %s)",
+               strerror(c.err));
+    else
+      snprintf(why, sizeof(why), "forwarder unreachable at close (%s)", unreachable_reason());
+    return keep_at_close(v, why);
+  }
+  if (!v->ext) return true;
   // Shared across nodes: the close returns once this node's overlay is on the store. MPI
   // closes collectively, so what another rank does next (MPI_File_delete or
   // DELETE_ON_CLOSE on its node, a reopen for reading there) comes after this node's
@@ -96,7 +112,51 @@ void close_version(Version* v) {
   if (r.status == Status::kErr)
     log_msg("ERROR: %s (shared across nodes) is NOT committed to the store: %s", v->path,
             strerror(r.err));
+  return true;
 }
+
+namespace {
+bool keep_at_close(Version* v, const char* why) {
+  if (v->ext) {
+    // This node's staged copy of a file shared across nodes holds other nodes' bytes as
+    // zeros: writing it over the real file would destroy theirs.
+    log_msg(
+        "ERROR: %s (shared across nodes) was not handed over at close (%s); this node's "
+        "bytes stay in %s and the close reports EIO",
+        v->path, why, v->staged);
+    return false;
+  }
+  int src = real::open()(v->staged, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  int dst = src < 0 ? -1
+                    : real::open()(v->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                                   v->mode ? v->mode : 0644);
+  struct stat st {};
+  bool ok = dst >= 0 && real::fstat()(src, &st) == 0 && copy_all(src, dst, st.st_size) &&
+            real::ftruncate()(dst, st.st_size) == 0;
+  int err = errno;
+  if (dst >= 0 && real::close()(dst) != 0) ok = false;
+  if (src >= 0) real::close()(src);
+  if (!ok) {
+    log_msg(
+        "ERROR: %s was not handed over at close (%s) and could not be written to its "
+        "real path (%s): its bytes are in %s; the close reports EIO",
+        v->path, why, strerror(err), v->staged);
+    return false;
+  }
+  // The real file is the copy now: a forwarder started later must not commit a second,
+  // older one from staging (its .meta goes first, as the forwarder's own retire does).
+  char meta[PATH_MAX];
+  size_t len = strlen(v->staged);
+  if (len > 5 && strcmp(v->staged + len - 5, ".data") == 0 && len < sizeof(meta)) {
+    memcpy(meta, v->staged, len - 5);
+    strcpy(meta + len - 5, ".meta");
+    real::unlink()(meta);
+  }
+  real::unlink()(v->staged);
+  note_fallback(why, v->path);
+  return true;
+}
+}  // namespace
 
 // The hint log of v, created at its first typed write (racing threads: one wins).
 static HintLog* hints_of(Version* v) {
@@ -126,7 +186,7 @@ void note_written(int fd, Version* v, long long start, long long n) {
     off_t pos = -1;
     if (start == -1) pos = lseek(fd, 0, SEEK_CUR);
     if (start == -2) {
-      struct stat st{};
+      struct stat st {};
       if (real::fstat()(fd, &st) == 0) pos = st.st_size;
     }
     start = pos >= n ? pos - n : -1;
@@ -195,7 +255,7 @@ unsigned long long parent_dev(const char* norm) {
   strcpy(parent, norm);
   char* slash = strrchr(parent, '/');
   if (slash) slash[slash == parent ? 1 : 0] = '\0';
-  struct stat st{};
+  struct stat st {};
   return real::stat()(parent, &st) == 0 ? st.st_dev : 0;
 }
 
@@ -207,19 +267,21 @@ void present_as_captured(const Version* v, struct stat* st) {
 }
 
 long long staged_size_of(const char* staged) {
-  struct stat st{};
+  struct stat st {};
   return real::stat()(staged, &st) == 0 ? static_cast<long long>(st.st_size) : 0;
 }
 
 long long staged_size(const Version* v) { return staged_size_of(v->staged); }
 
-void release_version(Version* v) {
-  if (!FdTable::release(v)) return;
-  if (v->abandoned.load()) return;  // kept: a racing writer may still hold the pointer
-  if (!v->view && v->owned.load() && !v->close_sent.exchange(true)) close_version(v);
+bool release_version(Version* v) {
+  if (!FdTable::release(v)) return true;
+  if (v->abandoned.load()) return true;  // kept: a racing writer may still hold the pointer
+  bool ok = true;
+  if (!v->view && v->owned.load() && !v->close_sent.exchange(true)) ok = close_version(v);
   extent_log_destroy(v->ext, v->owned.load());
   hint_log_destroy(v->hints.load(), v->owned.load());
   version_destroy(v);
+  return ok;
 }
 
 void track_dup(int oldfd, int newfd) {
@@ -287,7 +349,7 @@ bool switch_to_real(int fd, Version* v, const char* why) {
     if (acc == O_RDONLY) acc = O_WRONLY;
     int real_fd = real::open()(v->path, acc | (fl & O_APPEND) | O_CREAT | O_CLOEXEC, v->mode);
     int src = real::open()(v->staged, O_RDONLY | O_CLOEXEC);
-    struct stat st{};
+    struct stat st {};
     if (real_fd >= 0 && src >= 0 && real::fstat()(src, &st) == 0 &&
         copy_all(src, real_fd, st.st_size) && real::ftruncate()(real_fd, st.st_size) == 0) {
       off_t pos = lseek(fd, 0, SEEK_CUR);
@@ -313,8 +375,8 @@ bool switch_to_real(int fd, Version* v, const char* why) {
       }
     }
     if (!ok)
-      log_msg("could not switch %s to the real file (%s); the write goes to staging",
-              v->path, strerror(errno));
+      log_msg("could not switch %s to the real file (%s); the write goes to staging", v->path,
+              strerror(errno));
     if (src >= 0) real::close()(src);
     if (real_fd >= 0) real::close()(real_fd);
     v->switching.store(false);
@@ -331,7 +393,7 @@ bool exceeds_budget(int fd, const Version* v, long long offset, size_t len) {
   if (pos < 0) {
     int fl = real::fcntl()(fd, F_GETFL);
     if (fl >= 0 && (fl & O_APPEND)) {
-      struct stat st{};
+      struct stat st {};
       pos = real::fstat()(fd, &st) == 0 ? st.st_size : 0;
     } else {
       pos = lseek(fd, 0, SEEK_CUR);
@@ -340,7 +402,7 @@ bool exceeds_budget(int fd, const Version* v, long long offset, size_t len) {
   long long end = pos + static_cast<long long>(len);
   bool over = false;
   if (pos >= 0 && end > v->budget) {
-    struct stat st{};  // overwriting inside the current size does not grow it
+    struct stat st {};  // overwriting inside the current size does not grow it
     over = real::fstat()(fd, &st) != 0 || end > st.st_size;
   }
   errno = saved;

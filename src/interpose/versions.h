@@ -53,19 +53,23 @@ bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode);
 void send_abandon(unsigned long long vid);
 // CLOSE vid size [extents file] [hints=file]: ext_file names this process's extents
 // (shared versions), hints_file its dtype hints (typed MPI writes).
-void send_close(unsigned long long vid, long long size, const char* ext_file = nullptr,
-                const char* hints_file = nullptr);
+Result send_close(unsigned long long vid, long long size, const char* ext_file = nullptr,
+                  const char* hints_file = nullptr);
 // Hands v's dtype hints over: "hints=<file>" in field (cap bytes), or false if none.
 bool hand_over_hints(Version* v, char* field, size_t cap);
-// The CLOSE of v by this process: with its extents handed over when v is shared.
-void close_version(Version* v);
+// The CLOSE of v by this process: with its extents handed over when v is shared. When the
+// forwarder cannot take it (unreachable, or it lost the version in a restart), the staged
+// bytes are written to the real path instead (keep_at_close). False when neither worked:
+// the caller's close reports EIO.
+bool close_version(Version* v);
 // Records that n bytes were just written into v through fd, starting at start (-1: they
 // ended at fd's file position, as write/writev/sendfile leave it): as extents of a shared
 // version, and as dtype hints while a typed MPI write is in progress (write_context.h).
 // Worth calling only when wants_note(v) (below).
 void note_written(int fd, Version* v, long long start, long long n);
 // Drops one fd's reference; the last one sends CLOSE (if this process owns the version).
-void release_version(Version* v);
+// False when that CLOSE failed and the bytes could not be kept (close_version).
+bool release_version(Version* v);
 // Handles a tracked fd being duplicated onto newfd (dup, dup2, dup3, F_DUPFD).
 void track_dup(int oldfd, int newfd);
 // Forgets fd (closed, or replaced by dup2/dup3) and releases its version.

@@ -70,7 +70,12 @@ CKPTFWD_EXPORT int close(int fd) {
   if (v) {
     Busy busy;
     ErrnoKeeper keep;
-    release_version(v);
+    // The bytes were neither handed over nor written to the real path: say so (they are
+    // still in staging, named in the log), as a file system reports a failed write-back.
+    if (!release_version(v) && rc == 0) {
+      keep.fail(EIO);
+      rc = -1;
+    }
   }
   return rc;
 }

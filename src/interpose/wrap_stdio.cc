@@ -142,7 +142,10 @@ CKPTFWD_EXPORT int fclose(FILE* stream) {
   if (v) {
     Busy busy;
     ErrnoKeeper keep;
-    release_version(v);
+    if (!release_version(v) && rc == 0) {  // as close(): the bytes were kept nowhere
+      keep.fail(EIO);
+      rc = EOF;
+    }
   }
   return rc;
 }

@@ -35,8 +35,10 @@ long long parse_size(const char* s) {
   char* end = nullptr;
   long long v = strtoll(s, &end, 10);
   if (end == s || v < 0) return -1;
-  if (*end == 'K' || *end == 'k') v <<= 10, ++end;
-  else if (*end == 'M' || *end == 'm') v <<= 20, ++end;
+  if (*end == 'K' || *end == 'k')
+    v <<= 10, ++end;
+  else if (*end == 'M' || *end == 'm')
+    v <<= 20, ++end;
   return *end ? -1 : v;
 }
 
@@ -44,7 +46,8 @@ long long parse_size(const char* s) {
 // dependent so a shifted or truncated copy differs.
 void fill(std::vector<unsigned char>& buf, long long off, unsigned seed) {
   for (size_t i = 0; i < buf.size(); ++i) {
-    uint64_t x = static_cast<uint64_t>(off + static_cast<long long>(i)) * 0x9E3779B97F4A7C15ull + seed;
+    uint64_t x =
+        static_cast<uint64_t>(off + static_cast<long long>(i)) * 0x9E3779B97F4A7C15ull + seed;
     x ^= x >> 29;
     buf[i] = static_cast<unsigned char>((x >> 7) & ((i & 64) ? 0xff : 0x0f));
   }
@@ -106,8 +109,9 @@ void write_one(const std::string& file, long long size, const Opts& o) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: fault_writer FILE SIZE [--open trunc|append|rdwr] [--seed N] "
-                    "[--pause-at BYTES GATE] [--fsync-at BYTES] [--hold-exit GATE] [--files N]\n");
+    fprintf(stderr,
+            "usage: fault_writer FILE SIZE [--open trunc|append|rdwr] [--seed N] "
+            "[--pause-at BYTES GATE] [--fsync-at BYTES] [--hold-exit GATE] [--files N]\n");
     return 2;
   }
   std::string file = argv[1];
@@ -116,12 +120,18 @@ int main(int argc, char** argv) {
   for (int i = 3; i < argc; ++i) {
     std::string a = argv[i];
     bool more = i + 1 < argc;
-    if (a == "--open" && more) o.open = argv[++i];
-    else if (a == "--seed" && more) o.seed = static_cast<unsigned>(atoi(argv[++i]));
-    else if (a == "--pause-at" && i + 2 < argc) o.pause_at = parse_size(argv[++i]), o.pause_gate = argv[++i];
-    else if (a == "--fsync-at" && more) o.fsync_at = parse_size(argv[++i]);
-    else if (a == "--hold-exit" && more) o.exit_gate = argv[++i];
-    else if (a == "--files" && more) o.files = atoi(argv[++i]);
+    if (a == "--open" && more)
+      o.open = argv[++i];
+    else if (a == "--seed" && more)
+      o.seed = static_cast<unsigned>(atoi(argv[++i]));
+    else if (a == "--pause-at" && i + 2 < argc)
+      o.pause_at = parse_size(argv[++i]), o.pause_gate = argv[++i];
+    else if (a == "--fsync-at" && more)
+      o.fsync_at = parse_size(argv[++i]);
+    else if (a == "--hold-exit" && more)
+      o.exit_gate = argv[++i];
+    else if (a == "--files" && more)
+      o.files = atoi(argv[++i]);
     else {
       fprintf(stderr, "fault_writer: bad argument %s\n", a.c_str());
       return 2;

@@ -1,0 +1,74 @@
+#include "forwarder/orphans.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "forwarder/log.h"
+#include "forwarder/service.h"
+
+namespace ckptfwd::fwd {
+
+bool process_alive(long pid) {
+  if (pid <= 0 || pid == static_cast<long>(getpid())) return false;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno != ENOENT;  // no /proc: kill() said it exists
+  char buf[512];
+  ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+  ::close(fd);
+  if (n <= 0) return true;
+  buf[n] = '\0';
+  // "pid (comm) S ...": comm may hold ')' itself, the state follows the last one.
+  const char* p = strrchr(buf, ')');
+  char state = p && p[1] == ' ' ? p[2] : '?';
+  return state != 'Z' && state != 'X' && state != 'x';
+}
+
+Clock::time_point Service::reap_orphans() {
+  State& s = c_.state;
+  std::vector<uint64_t> unheld;
+  std::vector<std::pair<uint64_t, long>> gone;  // (vid, pid) of released references
+  bool waiting = false;
+  for (auto& [vid, v] : s.versions) {
+    if (v.state != VState::kOpen || v.orphans.empty()) continue;
+    for (auto it = v.orphans.begin(); it != v.orphans.end();) {
+      if (process_alive(it->first)) {
+        ++it;
+        continue;
+      }
+      gone.push_back({vid, it->first});
+      it = v.orphans.erase(it);
+      if (v.partial && !v.extents_unknown) {  // its extents died with it
+        v.extents_unknown = true;
+        LOG_WARN(
+            "pid %ld died with %s (shared across nodes) open: its extents are unknown; "
+            "committing the staged file's data extents",
+            gone.back().second, v.path.c_str());
+      }
+    }
+    if (v.holders.empty() && v.orphans.empty())
+      unheld.push_back(vid);
+    else
+      waiting = waiting || !v.orphans.empty();
+  }
+  for (auto& [vid, pid] : gone)
+    if (Version* v = s.find(vid); v && (v->holders.size() || v->orphans.size())) s.rewrite_meta(*v);
+  for (uint64_t vid : unheld) {
+    long pid = 0;
+    for (auto& g : gone)
+      if (g.first == vid) pid = g.second;
+    close_unheld(vid, pid);
+  }
+  for (auto it = s.closed_by_pid.begin(); it != s.closed_by_pid.end();)
+    it = process_alive(it->first) ? std::next(it) : s.closed_by_pid.erase(it);
+  return waiting ? Clock::now() + std::chrono::milliseconds(250) : Clock::time_point::max();
+}
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,163 @@
+// The recovery protocol after a forwarder crash (forwarder/staging.h): only versions whose
+// .meta says closed are committed; open ones wait for their writers (who may CLOSE them
+// on a new connection) or are kept as written when those are gone; staged files without a
+// .meta (a copy in progress) are deleted.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "common/manifest.h"
+#include "forwarder/staging.h"
+#include "forwarder_test_util.h"
+
+namespace ckptfwd::fwd::test {
+namespace {
+
+// A child process that lives until killed: a writer that survived the forwarder.
+struct LiveWriter {
+  pid_t pid = fork();
+  LiveWriter() {
+    if (pid == 0) {
+      pause();
+      _exit(0);
+    }
+  }
+  void kill_now() {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      pid = -1;
+    }
+  }
+  ~LiveWriter() { kill_now(); }
+};
+
+}  // namespace
+
+class CrashRecoveryTest : public ForwarderTest {
+ protected:
+  // Leaves a staged version vid of path with bytes, as a killed forwarder would have.
+  void leave(int vid, const std::string& path, const std::string& bytes, VersionMeta m) {
+    fs::create_directories(paths_.dir);
+    chmod(paths_.dir, 0700);
+    std::string base = std::string(paths_.dir) + "/v" + std::to_string(vid);
+    write_file(base + ".data", bytes);
+    m.path = path;
+    std::string err;
+    ASSERT_TRUE(write_meta(base + ".meta", m, &err)) << err;
+  }
+  const CatalogEntry* committed(const std::string& path) {
+    std::string err;
+    cat_ = Catalog();
+    if (!cat_.load(store(), &err)) return nullptr;
+    return cat_.find(path);
+  }
+  Catalog cat_;
+};
+
+TEST(VersionMetaTest, RoundTripsStateCloserAndHolders) {
+  std::string dir = fs::temp_directory_path() / ("ckf-meta-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  VersionMeta m{"/a/b", 3, 0640, 77};
+  m.holders = {{100, 2}, {200, 1}};
+  std::string err;
+  ASSERT_TRUE(write_meta(dir + "/m", m, &err)) << err;
+  VersionMeta r;
+  ASSERT_TRUE(read_meta(dir + "/m", r, &err)) << err;
+  EXPECT_FALSE(r.closed);
+  EXPECT_EQ(r.holders, m.holders);
+  m.closed = true;
+  m.closer = 100;
+  ASSERT_TRUE(write_meta(dir + "/m", m, &err));
+  VersionMeta c;
+  ASSERT_TRUE(read_meta(dir + "/m", c, &err));
+  EXPECT_TRUE(c.closed);
+  EXPECT_EQ(c.closer, 100);
+  EXPECT_TRUE(c.holders.empty());
+  // Junk in the holders line stops the list, never crashes.
+  write_file(dir + "/m", "path=/x\nholders=12:1,zz,13\nstate=open\n");
+  VersionMeta j;
+  ASSERT_TRUE(read_meta(dir + "/m", j, &err));
+  EXPECT_EQ(j.holders, (std::vector<std::pair<long, int>>{{12, 1}}));
+  fs::remove_all(dir);
+}
+
+TEST_F(CrashRecoveryTest, ClosedVersionIsCommittedOpenOneWaitsForItsWriter) {
+  LiveWriter w;
+  ASSERT_GT(w.pid, 0);
+  VersionMeta closed{"", 0, 0600, 999};
+  closed.closed = true;
+  leave(11, data_ + "/closed", "closed bytes", closed);
+  VersionMeta open{"", 0, 0600, w.pid};
+  open.holders = {{w.pid, 1}};
+  leave(12, data_ + "/open", "half of it", open);
+  start();
+  auto c = client();
+  EXPECT_EQ(c->call({"DRAIN"})[0], "OK");
+  EXPECT_NE(committed(data_ + "/closed"), nullptr);
+  EXPECT_EQ(committed(data_ + "/open"), nullptr) << "an open version was committed";
+  // The writer goes on into its staged file and closes on a new connection.
+  write_file(std::string(paths_.dir) + "/v12.data", "half of it, and the rest");
+  auto wc = client();
+  ASSERT_EQ(wc->call({"HELLO", std::to_string(w.pid), "0"})[0], "OK");
+  EXPECT_EQ(wc->call({"CLOSE", "12", "24"})[0], "OK");
+  EXPECT_EQ(wc->call({"WAITALL"})[0], "OK");
+  ASSERT_NE(committed(data_ + "/open"), nullptr);
+  EXPECT_EQ(read_through(*c, data_ + "/open"), "half of it, and the rest");
+}
+
+TEST_F(CrashRecoveryTest, OpenVersionOfAWriterThatDiesIsKeptAsWritten) {
+  LiveWriter w;
+  VersionMeta open{"", 0, 0600, w.pid};
+  open.holders = {{w.pid, 1}};
+  leave(5, data_ + "/died", "as far as it got", open);
+  start();
+  auto c = client();
+  EXPECT_EQ(c->call({"DRAIN"})[0], "OK");
+  EXPECT_EQ(committed(data_ + "/died"), nullptr);
+  w.kill_now();
+  const CatalogEntry* e = nullptr;
+  for (int i = 0; i < 100 && !e; ++i) {  // the reaper looks every 250 ms
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    c->call({"DRAIN"});
+    e = committed(data_ + "/died");
+  }
+  ASSERT_NE(e, nullptr) << "the version of a dead writer was never committed";
+  EXPECT_EQ(read_through(*c, data_ + "/died"), "as far as it got");
+}
+
+TEST_F(CrashRecoveryTest, StagedFileWithoutMetaIsACopyInProgressAndDeleted) {
+  fs::create_directories(paths_.dir);
+  chmod(paths_.dir, 0700);
+  write_file(std::string(paths_.dir) + "/v9.data", "half a copy");
+  start();
+  auto c = client();
+  EXPECT_EQ(c->call({"DRAIN"})[0], "OK");
+  EXPECT_FALSE(fs::exists(std::string(paths_.dir) + "/v9.data"));
+  EXPECT_FALSE(fs::exists(store() + "/MANIFEST")) << "something was committed";
+}
+
+TEST_F(CrashRecoveryTest, CloseOfAnUnknownVersionIsAnErrorNotOk) {
+  start();
+  auto c = client();
+  EXPECT_EQ(c->call({"CLOSE", "4242", "10"}),
+            (std::vector<std::string>{"ERR", std::to_string(ESTALE)}));
+}
+
+TEST_F(CrashRecoveryTest, ExitWaitOnANewConnectionWaitsForWhatTheProcessClosedBefore) {
+  LiveWriter w;
+  cfg_.batch_window_ms = 60000;  // nothing commits on its own during the test
+  start();
+  auto a = client();
+  ASSERT_EQ(a->call({"HELLO", std::to_string(w.pid), "0"})[0], "OK");
+  std::string vid = write_version(*a, data_ + "/w", "waited for");
+  a.reset();  // the connection is lost, the process lives on
+  // The forwarder notices the hang-up on its own thread; give it that moment (the library
+  // reconnects only after its call failed, so a real client is never faster than this).
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto b = client();
+  ASSERT_EQ(b->call({"HELLO", std::to_string(w.pid), "0"})[0], "OK");
+  EXPECT_EQ(b->call({"WAITALL"})[0], "OK");
+  EXPECT_NE(committed(data_ + "/w"), nullptr) << "WAITALL on the new connection returned early";
+}
+
+}  // namespace ckptfwd::fwd::test
