@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -39,7 +40,7 @@ namespace {
 
 constexpr char kMagic[8] = {'C', 'K', 'F', 'W', 'D', 'C', '0', '1'};
 constexpr char kEndMagic[8] = {'C', 'K', 'F', 'W', 'D', 'E', 'N', 'D'};
-constexpr uint32_t kFormatVersion = 2;     // written
+constexpr uint32_t kFormatVersion = 2;        // written
 constexpr uint32_t kOldestFormatVersion = 1;  // still read (no hints)
 constexpr uint64_t kHeaderSize = 16;
 constexpr uint64_t kTrailerSize = 32;
@@ -243,6 +244,7 @@ struct ContainerWriter::Impl {
   int fd = -1;
   uint64_t pos = 0;
   bool committed = false;
+  uint64_t index_hash = 0;  // set by commit()
   std::vector<StreamInfo> streams;
   std::vector<FileEntry> files;
 };
@@ -258,12 +260,13 @@ bool ContainerWriter::open(const std::string& final_path, std::string* err) {
   m = Impl{};
   static std::atomic<uint64_t> counter{0};
   m.final_path = final_path;
-  m.tmp_path = final_path + ".tmp." + std::to_string(getpid()) + "." +
-               std::to_string(counter.fetch_add(1));
+  m.tmp_path =
+      final_path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter.fetch_add(1));
   m.fd = ::open(m.tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (m.fd < 0) {
-    if (err) *err = m.tmp_path + ": cannot create container: " + errno_text(errno) +
-                    " (check that the store directory exists and is writable)";
+    if (err)
+      *err = m.tmp_path + ": cannot create container: " + errno_text(errno) +
+             " (check that the store directory exists and is writable)";
     return false;
   }
   Enc h;
@@ -336,8 +339,8 @@ bool ContainerWriter::commit(std::string* err) {
   for (const FileEntry& f : m.files) {
     uint64_t end = 0;
     for (const FileRange& r : f.ranges) {
-      std::string where = m.final_path + ": file '" + f.path + "' range at " +
-                          std::to_string(r.file_off) + ": ";
+      std::string where =
+          m.final_path + ": file '" + f.path + "' range at " + std::to_string(r.file_off) + ": ";
       if (r.stream >= m.streams.size()) return fail(where + "unknown stream");
       if (r.file_off < end) return fail(where + "overlaps the previous range");
       if (r.len > f.size || r.file_off > f.size - r.len) return fail(where + "beyond file size");
@@ -402,6 +405,7 @@ bool ContainerWriter::commit(std::string* err) {
   x.u64(index_len);
   x.u64(index_hash);
   x.raw(kEndMagic, 8);
+  m.index_hash = index_hash;
   if (!write_all(m.fd, x.buf.data(), x.buf.size()))
     return fail(m.tmp_path + ": write failed: " + errno_text(errno));
   m.pos += x.buf.size();
@@ -417,8 +421,8 @@ bool ContainerWriter::commit(std::string* err) {
   if (!fsync_dir(dir_of(m.final_path))) {
     // The container is in place but its name may not survive a crash: report it, so the
     // caller does not write the manifest entry that would point at it.
-    if (err) *err = dir_of(m.final_path) + ": fsync of the store directory failed: " +
-                    errno_text(errno);
+    if (err)
+      *err = dir_of(m.final_path) + ": fsync of the store directory failed: " + errno_text(errno);
     return false;
   }
   return true;
@@ -436,6 +440,37 @@ void ContainerWriter::abort() {
 
 uint64_t ContainerWriter::bytes_written() const { return impl_->pos; }
 
+ContainerIdentity ContainerWriter::identity() const {
+  if (!impl_->committed) return {};
+  return ContainerIdentity{impl_->pos, impl_->index_hash};
+}
+
+std::string describe(const ContainerIdentity& id) {
+  char hex[17];
+  snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(id.index_hash));
+  return std::to_string(id.size) + " bytes, index xxh64 " + hex;
+}
+
+bool read_container_identity(const std::string& path, ContainerIdentity& out, std::string* err) {
+  auto fail = [&](const std::string& why) {
+    if (err) *err = path + ": " + why;
+    return false;
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return fail("cannot open container: " + errno_text(errno));
+  struct stat st;
+  uint8_t head[kHeaderSize], tail[kTrailerSize];
+  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            static_cast<uint64_t>(st.st_size) >= kHeaderSize + kTrailerSize &&
+            pread_all(fd, head, sizeof(head), 0) &&
+            pread_all(fd, tail, sizeof(tail), static_cast<uint64_t>(st.st_size) - kTrailerSize);
+  ::close(fd);
+  if (!ok || memcmp(head, kMagic, 8) != 0 || memcmp(tail + 24, kEndMagic, 8) != 0)
+    return fail("not a complete ckptfwd container (no header or trailer)");
+  out = ContainerIdentity{static_cast<uint64_t>(st.st_size), get_u64(tail + 16)};
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------
 // ContainerReader
 
@@ -443,6 +478,7 @@ struct ContainerReader::Impl {
   std::string path;
   int fd = -1;
   uint64_t file_size = 0;
+  uint64_t index_hash = 0;
   std::vector<StreamInfo> streams;
   std::vector<FileEntry> files;
   // raw_start[s][i]: stream offset of chunk i of stream s (prefix sums of raw sizes).
@@ -638,7 +674,8 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
     while (left > 0) {
       // Last chunk whose start is <= soff (non-empty chunks only are ever selected).
       size_t i = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), soff) -
-                                     starts.begin()) - 1;
+                                     starts.begin()) -
+                 1;
       if (cached_s != r.stream || cached_i != i) {
         cached_s = cached_i = SIZE_MAX;
         if (!decode_chunk(r.stream, i, chunk, err)) {
@@ -674,8 +711,9 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
     if (kind == HashKind::kWhole) {
       std::string ignored;
       if (walk_file(fi, NullSink{}, HashKind::kOverlay, &ignored))
-        *err += " as a whole file: it is an overlay (only the extents one node wrote of a "
-                "shared file); restore it from its store, whose MANIFEST layers it on its base";
+        *err +=
+            " as a whole file: it is an overlay (only the extents one node wrote of a "
+            "shared file); restore it from its store, whose MANIFEST layers it on its base";
     }
   }
   return false;
@@ -716,7 +754,8 @@ bool ContainerReader::open(const std::string& path, std::string* err) {
                 "; use a newer ckptfwd)");
   if (memcmp(tail + 24, kEndMagic, 8) != 0)
     return fail("no trailer: the container is truncated or was never committed");
-  uint64_t index_off = get_u64(tail), index_len = get_u64(tail + 8), index_hash = get_u64(tail + 16);
+  uint64_t index_off = get_u64(tail), index_len = get_u64(tail + 8),
+           index_hash = get_u64(tail + 16);
   uint64_t index_end = m.file_size - kTrailerSize;
   if (index_off < kHeaderSize || index_off > index_end || index_len != index_end - index_off)
     return fail("trailer points outside the file (truncated or corrupt)");
@@ -731,6 +770,7 @@ bool ContainerReader::open(const std::string& path, std::string* err) {
   if (XXH64(index.data(), index.size(), 0) != index_hash)
     return fail("index checksum mismatch (corrupt index at offset " + std::to_string(index_off) +
                 ")");
+  m.index_hash = index_hash;
   std::string why;
   if (!m.parse_index(index.data(), index.size(), index_off, version, &why)) {
     if (err) *err = why;
@@ -744,6 +784,9 @@ bool ContainerReader::open(const std::string& path, std::string* err) {
 
 const std::vector<StreamInfo>& ContainerReader::streams() const { return impl_->streams; }
 const std::vector<FileEntry>& ContainerReader::files() const { return impl_->files; }
+ContainerIdentity ContainerReader::identity() const {
+  return ContainerIdentity{impl_->file_size, impl_->index_hash};
+}
 
 bool ContainerReader::restore_file(size_t i, int fd, std::string* err) {
   Impl& m = *impl_;
@@ -782,8 +825,9 @@ bool ContainerReader::overlay_file(size_t i, int fd, std::string* err) {
   }
   if (static_cast<uint64_t>(st.st_size) < f.size &&
       ::ftruncate(fd, static_cast<off_t>(f.size)) != 0) {
-    if (err) *err = "cannot extend '" + f.path + "' to " + std::to_string(f.size) +
-                    " bytes: " + errno_text(errno);
+    if (err)
+      *err = "cannot extend '" + f.path + "' to " + std::to_string(f.size) +
+             " bytes: " + errno_text(errno);
     return false;
   }
   return true;
@@ -798,8 +842,9 @@ bool ContainerReader::read_file(size_t i, std::vector<uint8_t>& out, std::string
   try {
     out.assign(m.files[i].size, 0);
   } catch (const std::exception&) {
-    if (err) *err = m.path + ": file '" + m.files[i].path + "' (" +
-                    std::to_string(m.files[i].size) + " bytes) does not fit in memory";
+    if (err)
+      *err = m.path + ": file '" + m.files[i].path + "' (" + std::to_string(m.files[i].size) +
+             " bytes) does not fit in memory";
     return false;
   }
   auto sink = [&](uint64_t off, const uint8_t* p, uint64_t n) {
@@ -845,7 +890,7 @@ bool ContainerReader::verify(std::vector<std::string>& problems, const std::vect
           starts.begin() - 1);
       if (bad_before[r.stream][last + 1] != bad_before[r.stream][first]) touches_bad = true;
     }
-    Impl::HashKind kind = !overlay                                  ? Impl::HashKind::kEither
+    Impl::HashKind kind = !overlay                               ? Impl::HashKind::kEither
                           : f < overlay->size() && (*overlay)[f] ? Impl::HashKind::kOverlay
                                                                  : Impl::HashKind::kWhole;
     // The limit is for hashing holes as zeros, which an overlay check never does.

@@ -17,19 +17,38 @@
 
 namespace ckptfwd {
 
+// What a MANIFEST commit or overlay record says about its container, so that a reader can
+// tell the container it opens is the one the record was written for (a container copied
+// or renamed over another one's name has another size or another index): its size in
+// bytes and the xxh64 of its index, as the trailer records it. size 0 means unknown (a
+// record of the older format, before records carried it): a container is never empty.
+struct ContainerIdentity {
+  uint64_t size = 0;
+  uint64_t index_hash = 0;
+  bool known() const { return size != 0; }
+  bool operator==(const ContainerIdentity&) const = default;
+};
+
+// "<size> bytes, index xxh64 <hex>", for messages.
+std::string describe(const ContainerIdentity& id);
+
+// Reads only the header and trailer of the container at path (no index parsing): what a
+// writer of a MANIFEST record needs when it did not write the container itself.
+bool read_container_identity(const std::string& path, ContainerIdentity& out, std::string* err);
+
 struct ChunkInfo {
-  uint8_t codec = 0;        // CodecId
+  uint8_t codec = 0;  // CodecId
   uint32_t raw_size = 0;
   uint32_t comp_size = 0;
-  uint64_t offset = 0;      // absolute offset in the container
-  uint64_t raw_hash = 0;    // xxh64(raw bytes, seed 0)
-  uint64_t comp_hash = 0;   // xxh64(stored bytes, seed 0)
+  uint64_t offset = 0;     // absolute offset in the container
+  uint64_t raw_hash = 0;   // xxh64(raw bytes, seed 0)
+  uint64_t comp_hash = 0;  // xxh64(stored bytes, seed 0)
 };
 
 struct StreamInfo {
-  std::string key;     // variable key, e.g. "fields/Temperature_F32LE_Array3D" or "agnostic"
-  std::string dtype;   // "bytes", "F32LE", ...
-  std::string scheme;  // "agnostic", ...
+  std::string key;        // variable key, e.g. "fields/Temperature_F32LE_Array3D" or "agnostic"
+  std::string dtype;      // "bytes", "F32LE", ...
+  std::string scheme;     // "agnostic", ...
   uint64_t raw_size = 0;  // sum of chunk raw sizes
   std::vector<ChunkInfo> chunks;
 };
@@ -54,7 +73,7 @@ struct DtypeHint {
 };
 
 struct FileEntry {
-  std::string path;      // absolute path the application used
+  std::string path;  // absolute path the application used
   int32_t rank = -1;
   uint64_t size = 0;
   uint32_t mode = 0644;  // permission bits
@@ -97,6 +116,8 @@ class ContainerWriter {
   bool commit(std::string* err);
   void abort();
   uint64_t bytes_written() const;
+  // After a successful commit(): what its MANIFEST record must carry.
+  ContainerIdentity identity() const;
 
  private:
   struct Impl;
@@ -112,6 +133,8 @@ class ContainerReader {
   bool open(const std::string& path, std::string* err);
   const std::vector<StreamInfo>& streams() const;
   const std::vector<FileEntry>& files() const;
+  // The size and index checksum of the open container (see ContainerIdentity).
+  ContainerIdentity identity() const;
   // Reconstructs file i and writes it to fd (pwrite from offset 0; holes left as holes
   // and the size set with ftruncate). Checks chunk hashes and the file hash.
   bool restore_file(size_t i, int fd, std::string* err);

@@ -1,14 +1,39 @@
 // The store's manifest: an append-only journal STORE/MANIFEST of commits, renames and
 // unlinks; the catalog is its replay. One record per line, tab separated, fields
-// percent-encoded ('%', tab, newline, CR -> %25 %09 %0A %0D), ending in "\t#<xxh64 hex>" of
-// everything before it. A record is appended with one O_APPEND write then fdatasync.
-// A torn or corrupt line (bad checksum) is skipped on replay and reported.
+// percent-encoded ('%', tab, newline, CR -> %25 %09 %0A %0D). A record is appended with
+// one O_APPEND write then fdatasync (src/common/manifest_append.cc).
+//
+// Record kinds (fields after the verb):
 //   commit  <container file name>  <n>  { <path> <file index> <size> <mode octal> <mtime_ns> }*n
+//           <container size>  <container index xxh64 hex>
+//   overlay (same fields as commit)
 //   rename  <old path> <new path>
 //   unlink  <path>
 //   chmod   <path>  <mode octal>       (permission bits changed after the commit)
-//   overlay <container file name>  <n>  { <path> <file index> <size> <mode octal> <mtime_ns> }*n
 //   drop    <container file name>      (garbage-collected: CKPTFWD_KEEP; see Catalog::garbage)
+// Every line then ends in
+//   \t@<chain hex>\t#<line checksum hex>
+// line checksum: xxh64 (seed 0) of everything before "\t#".
+// chain: xxh64 of the record's encoded fields (verb to last field, tab separated, without
+//   the chain field) seeded with the line checksum of the previous valid record (0 for the
+//   first record). Every record is thereby bound to all records before it.
+// Container identity (commit, overlay): the container's size in bytes and the xxh64 of its
+//   index, as its trailer records it (container.h, ContainerIdentity). Readers refuse a
+//   container whose identity differs (a container copied or renamed over another's name).
+//
+// What replay (Catalog::load) and ckptfwd verify tell from this:
+// - a torn or corrupt line (no or bad line checksum) is skipped and reported, with the
+//   paths it probably named (Catalog::uncertain);
+// - a record whose chain does not follow from the previous valid record is reported (it is
+//   still applied): a line before it was deleted, lines were reordered, or it was inserted.
+//   Truncation at a record boundary leaves a consistent chain; ckptfwd verify notices it
+//   only through containers no record names (an empty MANIFEST with containers is an
+//   error; a non-empty one leaves them as warnings: see tools/ckptfwd/cmd_verify.cc).
+// - records of the older format (before chains: no "@" field, commit/overlay without the
+//   container identity) are read as before and counted as unchained; an unchained record
+//   after a chained one is reported (an older ckptfwd appended, or a line was inserted).
+// The chain and checksums are xxh64: they catch accidents (truncation, editing, files
+// mixed up), not an attacker who can write the store.
 //
 // Overlays (a shared file written from several nodes): each node commits its version of the
 // file as an overlay, a container file whose ranges are exactly the bytes that node's ranks
@@ -26,13 +51,16 @@
 #include <utility>
 #include <vector>
 
+#include "common/container.h"
+
 namespace ckptfwd {
 
 // One overlay applied on top of a path's base.
 struct Layer {
   std::string container;  // file name inside the store directory
   uint32_t file_index = 0;
-  uint64_t size = 0;  // that node's size of the file
+  uint64_t size = 0;       // that node's size of the file
+  ContainerIdentity id{};  // of container, from its overlay record (unknown: older format)
   bool operator==(const Layer&) const = default;
 };
 
@@ -47,6 +75,7 @@ struct CatalogEntry {
   int64_t mtime_ns = 0;
   uint64_t base_size = 0;         // size of the base file (set by apply_commit; 0 without base)
   std::vector<Layer> overlays{};  // in manifest order; empty for a plain commit
+  ContainerIdentity base_id{};    // of container, from its commit record (unknown: older format)
 };
 
 // Adds the containers e's bytes come from (its base, if any, and each overlay) to out.
@@ -55,6 +84,11 @@ void add_containers_of(const CatalogEntry& e, std::set<std::string>& out);
 namespace manifest {
 // Creates the store directory (0700 if new) when missing.
 bool ensure_store(const std::string& store_dir, std::string* err);
+// id: the container's identity (ContainerWriter::identity() after its commit).
+bool append_commit(const std::string& store_dir, const std::string& container,
+                   const ContainerIdentity& id, const std::vector<CatalogEntry>& files,
+                   std::string* err);
+// Same, reading the identity from STORE/container (which must exist and be complete).
 bool append_commit(const std::string& store_dir, const std::string& container,
                    const std::vector<CatalogEntry>& files, std::string* err);
 bool append_rename(const std::string& store_dir, const std::string& from, const std::string& to,
@@ -63,6 +97,9 @@ bool append_unlink(const std::string& store_dir, const std::string& path, std::s
 bool append_chmod(const std::string& store_dir, const std::string& path, uint32_t mode,
                   std::string* err);
 // files[i].size is that node's size of the file; file_index its entry in the container.
+bool append_overlay(const std::string& store_dir, const std::string& container,
+                    const ContainerIdentity& id, const std::vector<CatalogEntry>& files,
+                    std::string* err);
 bool append_overlay(const std::string& store_dir, const std::string& container,
                     const std::vector<CatalogEntry>& files, std::string* err);
 // One `drop` record per container, in one append. Appended BEFORE the container files are
@@ -81,10 +118,27 @@ class Catalog {
   const std::map<std::string, CatalogEntry>& entries() const { return live_; }
   // Every container named by any record (live or superseded).
   const std::vector<std::string>& containers() const { return containers_; }
-  // Lines skipped for a bad checksum or syntax, each "MANIFEST:<line>: reason".
+  // Lines skipped for a bad checksum or syntax and breaks of the chain, each
+  // "MANIFEST:<line>: reason".
   const std::vector<std::string>& problems() const { return problems_; }
+  // Paths named by a skipped (torn or corrupt) record that no later record settled (a
+  // commit, unlink or rename onto them): their live entry, if any, is not their newest
+  // version. path -> "MANIFEST:<line>: reason".
+  const std::map<std::string, std::string>& uncertain() const { return uncertain_; }
+  // Skipped records from which no path could be read ("MANIFEST:<line>: reason"): the
+  // files they recorded are unknown.
+  const std::vector<std::string>& unreadable() const { return unreadable_; }
+  // Lines where the chain does not follow ("MANIFEST:<line>: reason"); also in problems().
+  const std::vector<std::string>& chain_breaks() const { return chain_breaks_; }
+  // Records of the older format (no chain field), and chained records, replayed.
+  size_t unchained_records() const { return unchained_; }
+  size_t chained_records() const { return chained_; }
+  // The identity the MANIFEST recorded for container (unknown when only older-format
+  // records name it, or none does).
+  ContainerIdentity identity_of(const std::string& container) const;
   // Applies a record in memory (used by load and by the forwarder to stay in sync).
-  void apply_commit(const std::string& container, const std::vector<CatalogEntry>& files);
+  void apply_commit(const std::string& container, const std::vector<CatalogEntry>& files,
+                    const ContainerIdentity& id = {});
   void apply_rename(const std::string& from, const std::string& to);
   void apply_unlink(const std::string& path);
   // Sets the mode of path's live entry (no-op if path is not live).
@@ -92,7 +146,8 @@ class Catalog {
   // Stacks each file on its path's live entry (see "Overlays" above). A path with no live
   // entry gets one with an empty base and the overlay's mode and mtime; on an existing
   // entry the mode stays and the mtime becomes the later of the two.
-  void apply_overlay(const std::string& container, const std::vector<CatalogEntry>& files);
+  void apply_overlay(const std::string& container, const std::vector<CatalogEntry>& files,
+                     const ContainerIdentity& id = {});
   // The container was deleted: superseded versions in it are forgotten. A live file still
   // in it (a hand-edited or hostile manifest) keeps its entry and is reported as a
   // problem: restoring it will fail with a clear error.
@@ -112,7 +167,14 @@ class Catalog {
   }
 
  private:
-  void note_container(const std::string& container);
+  void note_container(const std::string& container, const ContainerIdentity& id);
+  // Replays one line (without '\n') numbered lineno; prev is the line checksum of the last
+  // valid record, updated when this one is valid.
+  void replay_line(const std::string& line, size_t lineno, bool torn, uint64_t& prev,
+                   uint64_t& prev_line_sum);
+  void apply_fields(const std::vector<std::string>& f, bool chained, size_t lineno);
+  void note_skipped(const std::vector<std::string>& f, const std::string& where);
+  void settle(const std::string& path) { uncertain_.erase(path); }
   // The live entry of path (if any) becomes its newest superseded version.
   void retire(const std::string& path);
   std::map<std::string, CatalogEntry> live_;
@@ -120,7 +182,12 @@ class Catalog {
   int keep_ = 0;
   std::set<std::pair<std::string, uint32_t>> overlay_files_;
   std::vector<std::string> containers_;
+  std::map<std::string, ContainerIdentity> identities_;
   std::vector<std::string> problems_;
+  std::map<std::string, std::string> uncertain_;
+  std::vector<std::string> unreadable_;
+  std::vector<std::string> chain_breaks_;
+  size_t unchained_ = 0, chained_ = 0;
 };
 
 }  // namespace ckptfwd

@@ -18,20 +18,30 @@ bool is_plain_container_name(const std::string& name) {
 
 namespace {
 
-// Opens the container of one layer and checks that it holds the file the MANIFEST names.
+// Opens the container of one layer and checks that it is the container the MANIFEST
+// record was written for (id; unknown for an older-format record) and holds the file it
+// names: another container under this name would hand back some other file's bytes.
 ContainerReader* layer_reader(const ContainerSource& containers, const std::string& what,
-                              const std::string& name, uint32_t index, std::string* err) {
+                              const std::string& name, const ContainerIdentity& id, uint32_t index,
+                              std::string* err) {
   std::string why;
   ContainerReader* r = containers(name, &why);
   if (!r) {
     if (err) *err = what + " (container " + name + "): " + why;
     return nullptr;
   }
+  if (id.known() && r->identity() != id) {
+    if (err)
+      *err = what + " (container " + name + "): not the container the MANIFEST recorded (" +
+             describe(r->identity()) + " on disk, the record says " + describe(id) +
+             "): replaced or swapped with another container; refusing to read it";
+    return nullptr;
+  }
   if (index >= r->files().size()) {
-    if (err) *err = what + " (container " + name + "): the MANIFEST names file " +
-                    std::to_string(index) + " but the container holds " +
-                    std::to_string(r->files().size()) +
-                    " (MANIFEST and container disagree; run ckptfwd verify)";
+    if (err)
+      *err = what + " (container " + name + "): the MANIFEST names file " + std::to_string(index) +
+             " but the container holds " + std::to_string(r->files().size()) +
+             " (MANIFEST and container disagree; run ckptfwd verify)";
     return nullptr;
   }
   return r;
@@ -49,7 +59,8 @@ bool materialize_entry(const CatalogEntry& e, const ContainerSource& containers,
   // as whatever fd held before.
   if (::ftruncate(fd, 0) != 0) return fail_errno("cannot truncate the target of");
   if (!e.container.empty()) {
-    ContainerReader* r = layer_reader(containers, "base", e.container, e.file_index, err);
+    ContainerReader* r =
+        layer_reader(containers, "base", e.container, e.base_id, e.file_index, err);
     if (!r) return false;
     std::string why;
     if (!r->restore_file(e.file_index, fd, &why)) {
@@ -59,9 +70,9 @@ bool materialize_entry(const CatalogEntry& e, const ContainerSource& containers,
   }
   for (size_t i = 0; i < e.overlays.size(); ++i) {
     const Layer& l = e.overlays[i];
-    std::string what = "overlay " + std::to_string(i + 1) + " of " +
-                       std::to_string(e.overlays.size());
-    ContainerReader* r = layer_reader(containers, what, l.container, l.file_index, err);
+    std::string what =
+        "overlay " + std::to_string(i + 1) + " of " + std::to_string(e.overlays.size());
+    ContainerReader* r = layer_reader(containers, what, l.container, l.id, l.file_index, err);
     if (!r) return false;
     std::string why;
     if (!r->overlay_file(l.file_index, fd, &why)) {
@@ -84,8 +95,9 @@ bool materialize_entry(const std::string& store_dir, const CatalogEntry& e, int 
   std::map<std::string, std::unique_ptr<ContainerReader>> open;
   ContainerSource source = [&](const std::string& name, std::string* why) -> ContainerReader* {
     if (!is_plain_container_name(name)) {
-      if (why) *why = "the MANIFEST names an invalid container '" + name +
-                      "' (not a file in the store " + store_dir + ")";
+      if (why)
+        *why = "the MANIFEST names an invalid container '" + name + "' (not a file in the store " +
+               store_dir + ")";
       return nullptr;
     }
     auto it = open.find(name);

@@ -112,17 +112,17 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
   // The whole files first: an overlay of the same path in this batch goes on top of them.
   if (!entries.empty()) {
     int64_t t0 = monotonic_ns();
-    bool ok = manifest::append_commit(store, res.container, entries, err);
+    bool ok = manifest::append_commit(store, res.container, res.identity, entries, err);
     c.stats.commit_ns += monotonic_ns() - t0;
     if (!ok) {
       ::unlink(cpath.c_str());  // unreferenced; the retry writes a fresh one
       return false;
     }
-    s.catalogs.get(store).apply_commit(res.container, entries);
+    s.catalogs.get(store).apply_commit(res.container, entries, res.identity);
   }
   if (!overlays.empty()) {
     int64_t t0 = monotonic_ns();
-    bool ok = manifest::append_overlay(store, res.container, overlays, err);
+    bool ok = manifest::append_overlay(store, res.container, res.identity, overlays, err);
     c.stats.commit_ns += monotonic_ns() - t0;
     if (!ok) {
       if (entries.empty()) {
@@ -133,7 +133,7 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
       }
       return false;  // the batcher retries the overlays alone
     }
-    s.catalogs.get(store).apply_overlay(res.container, overlays);
+    s.catalogs.get(store).apply_overlay(res.container, overlays, res.identity);
   }
   if (entries.empty() && overlays.empty()) ::unlink(cpath.c_str());  // all dropped meanwhile
   entries.insert(entries.end(), overlays.begin(), overlays.end());

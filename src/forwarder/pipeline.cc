@@ -153,6 +153,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   if (!w.commit(err)) return false;
   out.write_ns += monotonic_ns() - t2;
   out.bytes_stored = w.bytes_written();
+  out.identity = w.identity();
   return true;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/config.h"
+#include "common/container.h"
 #include "forwarder/extents.h"
 #include "forwarder/hints.h"
 
@@ -33,11 +34,12 @@ struct BatchFile {
 };
 
 struct BatchResult {
-  std::string container;        // file name inside the store
-  uint64_t bytes_stored = 0;    // container size
-  std::vector<uint64_t> sizes;  // bytes actually stored per file
-  std::vector<uint64_t> hashes; // XXH64 of each file's bytes (a partial file: of its extents)
-  std::vector<uint64_t> typed;  // bytes covered by each file's committed dtype hints
+  std::string container;         // file name inside the store
+  uint64_t bytes_stored = 0;     // container size
+  ContainerIdentity identity;    // what its MANIFEST records carry (manifest.h)
+  std::vector<uint64_t> sizes;   // bytes actually stored per file
+  std::vector<uint64_t> hashes;  // XXH64 of each file's bytes (a partial file: of its extents)
+  std::vector<uint64_t> typed;   // bytes covered by each file's committed dtype hints
   int64_t compress_ns = 0, write_ns = 0;
 };
 

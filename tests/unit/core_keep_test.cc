@@ -65,8 +65,10 @@ TEST(Keep, TwoKeepsThePreviousVersionOfEachPath) {
 TEST(Keep, DropRecordsReplayAndForgetTheContainer) {
   TempDir dir;
   std::string store = dir.path(), err;
-  ASSERT_TRUE(manifest::append_commit(store, "c1.ckc", {entry("/d/a", 0, 10)}, &err)) << err;
-  ASSERT_TRUE(manifest::append_commit(store, "c2.ckc", {entry("/d/a", 0, 11)}, &err)) << err;
+  ASSERT_TRUE(manifest::append_commit(store, "c1.ckc", test::kFakeId, {entry("/d/a", 0, 10)}, &err))
+      << err;
+  ASSERT_TRUE(manifest::append_commit(store, "c2.ckc", test::kFakeId, {entry("/d/a", 0, 11)}, &err))
+      << err;
   Catalog cat;
   cat.keep_versions(1);
   ASSERT_TRUE(cat.load(store, &err)) << err;
@@ -84,7 +86,8 @@ TEST(Keep, DropRecordsReplayAndForgetTheContainer) {
 TEST(Keep, ADropOfAContainerALiveFileNeedsIsReportedAndIgnored) {
   TempDir dir;
   std::string store = dir.path(), err;
-  ASSERT_TRUE(manifest::append_commit(store, "c1.ckc", {entry("/d/a", 0, 10)}, &err)) << err;
+  ASSERT_TRUE(manifest::append_commit(store, "c1.ckc", test::kFakeId, {entry("/d/a", 0, 10)}, &err))
+      << err;
   ASSERT_TRUE(manifest::append_drops(store, {"c1.ckc"}, &err)) << err;  // hostile or hand-made
   Catalog cat;
   ASSERT_TRUE(cat.load(store, &err)) << err;

@@ -45,13 +45,15 @@ class OverlayManifest : public ::testing::Test {
 };
 
 TEST_F(OverlayManifest, CommitThenTwoOverlaysReplayAsAStack) {
-  ASSERT_TRUE(manifest::append_commit(store_, "c-1.ckc", {file("/d/f", 0, 100, 0640, 10)}, &err_));
-  ASSERT_TRUE(manifest::append_overlay(store_, "c-n1-2.ckc", {file("/d/f", 3, 150, 0600, 30)},
-                                       &err_));
-  ASSERT_TRUE(manifest::append_overlay(store_, "c-n0-3.ckc",
-                                       {file("/d/f", 0, 120, 0600, 20), file("/d/g", 1, 7, 0600, 5)},
-                                       &err_));
-  EXPECT_NE(manifest_text(store_).find("overlay\tc-n1-2.ckc\t1\t/d/f\t3\t150\t600\t30\t#"),
+  ASSERT_TRUE(manifest::append_commit(store_, "c-1.ckc", test::kFakeId,
+                                      {file("/d/f", 0, 100, 0640, 10)}, &err_));
+  ASSERT_TRUE(manifest::append_overlay(store_, "c-n1-2.ckc", test::kFakeId,
+                                       {file("/d/f", 3, 150, 0600, 30)}, &err_));
+  ASSERT_TRUE(manifest::append_overlay(
+      store_, "c-n0-3.ckc", test::kFakeId,
+      {file("/d/f", 0, 120, 0600, 20), file("/d/g", 1, 7, 0600, 5)}, &err_));
+  EXPECT_NE(manifest_text(store_).find(
+                "overlay\tc-n1-2.ckc\t1\t/d/f\t3\t150\t600\t30\t4096\t5eed5eed5eed5eed\t@"),
             std::string::npos)
       << manifest_text(store_);
   Catalog c = load();
@@ -65,8 +67,8 @@ TEST_F(OverlayManifest, CommitThenTwoOverlaysReplayAsAStack) {
   EXPECT_EQ(e->mode, 0640u) << "the base's mode stays";
   EXPECT_EQ(e->mtime_ns, 30) << "the latest mtime of all layers";
   ASSERT_EQ(e->overlays.size(), 2u);
-  EXPECT_EQ(e->overlays[0], (Layer{"c-n1-2.ckc", 3, 150}));
-  EXPECT_EQ(e->overlays[1], (Layer{"c-n0-3.ckc", 0, 120}));
+  EXPECT_EQ(e->overlays[0], (Layer{"c-n1-2.ckc", 3, 150, test::kFakeId}));
+  EXPECT_EQ(e->overlays[1], (Layer{"c-n0-3.ckc", 0, 120, test::kFakeId}));
   EXPECT_EQ(c.containers(), (std::vector<std::string>{"c-1.ckc", "c-n1-2.ckc", "c-n0-3.ckc"}));
   EXPECT_TRUE(c.is_overlay("c-n1-2.ckc", 3));
   EXPECT_TRUE(c.is_overlay("c-n0-3.ckc", 1));
@@ -75,7 +77,8 @@ TEST_F(OverlayManifest, CommitThenTwoOverlaysReplayAsAStack) {
 }
 
 TEST_F(OverlayManifest, OverlayWithoutBaseCreatesAnEntryWithAnEmptyBase) {
-  ASSERT_TRUE(manifest::append_overlay(store_, "c-n1-1.ckc", {file("/d/f", 2, 50, 0604, 7)}, &err_));
+  ASSERT_TRUE(manifest::append_overlay(store_, "c-n1-1.ckc", test::kFakeId,
+                                       {file("/d/f", 2, 50, 0604, 7)}, &err_));
   Catalog c = load();
   const CatalogEntry* e = c.find("/d/f");
   ASSERT_NE(e, nullptr);
@@ -85,7 +88,7 @@ TEST_F(OverlayManifest, OverlayWithoutBaseCreatesAnEntryWithAnEmptyBase) {
   EXPECT_EQ(e->mode, 0604u) << "mode and mtime from the overlay";
   EXPECT_EQ(e->mtime_ns, 7);
   ASSERT_EQ(e->overlays.size(), 1u);
-  EXPECT_EQ(e->overlays[0], (Layer{"c-n1-1.ckc", 2, 50}));
+  EXPECT_EQ(e->overlays[0], (Layer{"c-n1-1.ckc", 2, 50, test::kFakeId}));
   // A second overlay can be smaller: the size never goes down.
   c.apply_overlay("c-n0-2.ckc", {file("/d/f", 0, 20, 0600, 9)});
   EXPECT_EQ(c.find("/d/f")->size, 50u);
@@ -93,9 +96,12 @@ TEST_F(OverlayManifest, OverlayWithoutBaseCreatesAnEntryWithAnEmptyBase) {
 }
 
 TEST_F(OverlayManifest, ACommitAfterOverlaysReplacesTheWholeStack) {
-  ASSERT_TRUE(manifest::append_commit(store_, "c-1.ckc", {file("/d/f", 0, 100, 0640, 1)}, &err_));
-  ASSERT_TRUE(manifest::append_overlay(store_, "c-2.ckc", {file("/d/f", 0, 300, 0640, 2)}, &err_));
-  ASSERT_TRUE(manifest::append_commit(store_, "c-3.ckc", {file("/d/f", 4, 80, 0640, 3)}, &err_));
+  ASSERT_TRUE(manifest::append_commit(store_, "c-1.ckc", test::kFakeId,
+                                      {file("/d/f", 0, 100, 0640, 1)}, &err_));
+  ASSERT_TRUE(manifest::append_overlay(store_, "c-2.ckc", test::kFakeId,
+                                       {file("/d/f", 0, 300, 0640, 2)}, &err_));
+  ASSERT_TRUE(manifest::append_commit(store_, "c-3.ckc", test::kFakeId,
+                                      {file("/d/f", 4, 80, 0640, 3)}, &err_));
   Catalog c = load();
   const CatalogEntry* e = c.find("/d/f");
   ASSERT_NE(e, nullptr);
@@ -108,10 +114,11 @@ TEST_F(OverlayManifest, ACommitAfterOverlaysReplacesTheWholeStack) {
 }
 
 TEST_F(OverlayManifest, RenameCarriesOverlaysChmodKeepsThemUnlinkDropsThem) {
-  ASSERT_TRUE(manifest::append_commit(store_, "c-1.ckc", {file("/d/f", 0, 10, 0640, 1)}, &err_));
-  ASSERT_TRUE(manifest::append_overlay(store_, "c-2.ckc",
-                                       {file("/d/f", 0, 20, 0640, 2), file("/d/sub/g", 1, 5, 0600, 2)},
-                                       &err_));
+  ASSERT_TRUE(manifest::append_commit(store_, "c-1.ckc", test::kFakeId,
+                                      {file("/d/f", 0, 10, 0640, 1)}, &err_));
+  ASSERT_TRUE(manifest::append_overlay(
+      store_, "c-2.ckc", test::kFakeId,
+      {file("/d/f", 0, 20, 0640, 2), file("/d/sub/g", 1, 5, 0600, 2)}, &err_));
   ASSERT_TRUE(manifest::append_rename(store_, "/d/f", "/d/f2", &err_));
   ASSERT_TRUE(manifest::append_rename(store_, "/d/sub", "/d/sub2", &err_));
   ASSERT_TRUE(manifest::append_chmod(store_, "/d/f2", 0444, &err_));
@@ -124,7 +131,7 @@ TEST_F(OverlayManifest, RenameCarriesOverlaysChmodKeepsThemUnlinkDropsThem) {
   EXPECT_EQ(e->size, 20u);
   EXPECT_EQ(e->mode, 0444u);
   ASSERT_EQ(e->overlays.size(), 1u);
-  EXPECT_EQ(e->overlays[0], (Layer{"c-2.ckc", 0, 20}));
+  EXPECT_EQ(e->overlays[0], (Layer{"c-2.ckc", 0, 20, test::kFakeId}));
   const CatalogEntry* g = c.find("/d/sub2/g");
   ASSERT_NE(g, nullptr) << "a directory rename moves overlay-only entries too";
   EXPECT_EQ(g->overlays.size(), 1u);
@@ -138,8 +145,10 @@ TEST_F(OverlayManifest, RenameCarriesOverlaysChmodKeepsThemUnlinkDropsThem) {
 }
 
 TEST_F(OverlayManifest, TornCorruptAndMalformedOverlayLinesAreSkipped) {
-  ASSERT_TRUE(manifest::append_commit(store_, "c-1.ckc", {file("/d/f", 0, 10, 0640, 1)}, &err_));
-  ASSERT_TRUE(manifest::append_overlay(store_, "c-2.ckc", {file("/d/f", 0, 20, 0640, 2)}, &err_));
+  ASSERT_TRUE(manifest::append_commit(store_, "c-1.ckc", test::kFakeId,
+                                      {file("/d/f", 0, 10, 0640, 1)}, &err_));
+  ASSERT_TRUE(manifest::append_overlay(store_, "c-2.ckc", test::kFakeId,
+                                       {file("/d/f", 0, 20, 0640, 2)}, &err_));
   std::string good = manifest_text(store_);
   // A malformed overlay (count says 2, one file given) with a valid checksum.
   std::string body = "overlay\tc-3.ckc\t2\t/d/f\t0\t30\t640\t3";
@@ -154,16 +163,20 @@ TEST_F(OverlayManifest, TornCorruptAndMalformedOverlayLinesAreSkipped) {
   std::string all = good + malformed + corrupt + torn;
   test::write_all(store_ + "/MANIFEST", std::vector<uint8_t>(all.begin(), all.end()));
   Catalog c = load();
-  ASSERT_EQ(c.problems().size(), 3u);
-  EXPECT_NE(c.problems()[0].find("malformed overlay record"), std::string::npos) << c.problems()[0];
-  EXPECT_NE(c.problems()[1].find("checksum mismatch"), std::string::npos) << c.problems()[1];
-  EXPECT_NE(c.problems()[2].find("incomplete last record"), std::string::npos) << c.problems()[2];
+  // The malformed line is of the older format (no chain) after chained records: reported
+  // for that too.
+  ASSERT_EQ(c.problems().size(), 4u);
+  EXPECT_NE(c.problems()[0].find("record without chain"), std::string::npos) << c.problems()[0];
+  EXPECT_NE(c.problems()[1].find("malformed overlay record"), std::string::npos) << c.problems()[1];
+  EXPECT_NE(c.problems()[2].find("checksum mismatch"), std::string::npos) << c.problems()[2];
+  EXPECT_NE(c.problems()[3].find("incomplete last record"), std::string::npos) << c.problems()[3];
   const CatalogEntry* e = c.find("/d/f");
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->size, 20u);
   ASSERT_EQ(e->overlays.size(), 1u) << "only the sound overlay counts";
   // The next append still lands on a line of its own and replays.
-  ASSERT_TRUE(manifest::append_overlay(store_, "c-6.ckc", {file("/d/f", 0, 60, 0640, 6)}, &err_));
+  ASSERT_TRUE(manifest::append_overlay(store_, "c-6.ckc", test::kFakeId,
+                                       {file("/d/f", 0, 60, 0640, 6)}, &err_));
   c = load();
   EXPECT_EQ(c.find("/d/f")->overlays.size(), 2u);
   EXPECT_EQ(c.find("/d/f")->size, 60u);

@@ -36,6 +36,10 @@ class TempDir {
   std::string path_;
 };
 
+// The container identity for catalog-only tests whose records name containers they never
+// write (manifest::append_commit without one reads it from the container on disk).
+inline const ContainerIdentity kFakeId{4096, 0x5eed5eed5eed5eedULL};
+
 // A catalog entry as a commit record names it (mode 0600).
 inline CatalogEntry catalog_entry(const std::string& path, uint32_t index, uint64_t size) {
   CatalogEntry e;

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <set>
 
 #include "cli.h"
 #include "common/materialize.h"
@@ -36,6 +37,13 @@ const char kHelp[] =
     "refused, and a symlink inside DIR is never followed. A file whose chunks are corrupt is\n"
     "reported (file, container, offset) and skipped; the others are restored and the exit\n"
     "status is 1. A progress bar is shown when stderr is a terminal.\n"
+    "\n"
+    "The exit status is also 1 when the MANIFEST says a file cannot be given back as its\n"
+    "newest version: a skipped (corrupt) record named it (it is named and not restored; an\n"
+    "older version may show in ckptfwd ls --all), a record could not be read at all, the\n"
+    "chain of records is broken (records deleted or reordered: ckptfwd verify), a container\n"
+    "is not the one its record names, or the MANIFEST is missing or empty while the store\n"
+    "holds containers. Every other file is still restored.\n"
     "\n"
     "A shared file written from several nodes is stored as a base and overlays (the extents\n"
     "each node wrote); it is restored as the base with every overlay applied in MANIFEST\n"
@@ -150,6 +158,46 @@ std::vector<const CatalogEntry*> select(const Store& st, const std::vector<std::
   return out;
 }
 
+// path is selected by the PATH arguments (all paths when there are none).
+bool wanted_path(const std::string& path, const std::vector<std::string>& wanted) {
+  if (wanted.empty()) return true;
+  for (const std::string& w : wanted) {
+    char norm[PATH_MAX];
+    if (!normalize_path(w.c_str(), nullptr, norm, sizeof(norm))) continue;
+    std::string n = norm;
+    if (path == n || path.rfind(n == "/" ? n : n + "/", 0) == 0) return true;
+  }
+  return false;
+}
+
+// Damage that may hide files no record names any more: the files cannot be named, the
+// restore cannot be complete. Reported, true when any.
+bool lost_to_manifest_damage(const Store& st) {
+  bool lost = false;
+  for (const std::string& c : unreferenced_containers(st)) {
+    if (!st.no_manifest && st.catalog.chained_records() + st.catalog.unchained_records() > 0)
+      break;  // a non-empty MANIFEST: see ckptfwd verify (a crash can leave one behind)
+    error("restore: " + st.dir + "/" + c + " is in the store but the MANIFEST is " +
+          (st.no_manifest ? "missing" : "empty") +
+          ": the files it holds cannot be restored as live files (ckptfwd ls --all " + st.dir +
+          "/" + c + ")");
+    lost = true;
+  }
+  for (const std::string& u : st.catalog.unreadable()) {
+    error("restore: " + st.dir + "/" + u +
+          ": the files this record held are unknown and not restored");
+    lost = true;
+  }
+  if (!st.catalog.chain_breaks().empty()) {
+    error("restore: the MANIFEST chain is broken (" + st.dir + "/" + st.catalog.chain_breaks()[0] +
+          "): records were deleted or reordered, files they held may be missing or stale "
+          "(ckptfwd verify " +
+          st.dir + ")");
+    lost = true;
+  }
+  return lost;
+}
+
 }  // namespace
 
 int cmd_restore(const Args& args) {
@@ -189,8 +237,33 @@ int cmd_restore(const Args& args) {
   if (!open_store(store, st)) return 1;
   for (const std::string& p : st.catalog.problems())
     error("warning: " + st.dir + "/" + p + " (run ckptfwd verify " + st.dir + ")");
-  bool failed = false;
+  bool failed = lost_to_manifest_damage(st);
   std::vector<const CatalogEntry*> chosen = select(st, paths, &failed);
+  // A path a corrupt record named is not restored from an older record: that would hand
+  // back stale bytes as if they were the newest.
+  std::vector<const CatalogEntry*> settled;
+  std::set<std::string> reported;
+  for (const CatalogEntry* e : chosen) {
+    auto it = st.catalog.uncertain().find(e->path);
+    if (it == st.catalog.uncertain().end()) {
+      settled.push_back(e);
+      continue;
+    }
+    error("cannot restore " + printable(e->path) + ": its newest record " + st.dir + "/" +
+          printable(it->second) +
+          " was skipped; not restoring the older version (ckptfwd ls --all " + st.arg + ")");
+    reported.insert(e->path);
+    failed = true;
+  }
+  chosen.swap(settled);
+  // Files only a skipped record knew of are not in the catalog at all: named when the
+  // whole store is restored or when asked for.
+  for (const auto& [p, why] : st.catalog.uncertain()) {
+    if (reported.count(p) || st.catalog.find(p) || !wanted_path(p, paths)) continue;
+    error("cannot restore " + printable(p) + ": the record that held it, " + st.dir + "/" +
+          printable(why) + ", was skipped");
+    failed = true;
+  }
 
   // Untrusted paths: anything that could climb out of DIR is refused before any write.
   std::vector<const CatalogEntry*> todo;
@@ -250,8 +323,9 @@ int cmd_restore(const Args& args) {
   progress.finish();
   ::close(root);
   printf("restored %zu files (%s) into %s\n", ok_count, human_bytes(ok_bytes).c_str(), to.c_str());
-  if (bad_count) error(std::to_string(bad_count) + " of " + std::to_string(todo.size()) +
-                       " files could not be restored (see above)");
+  if (bad_count)
+    error(std::to_string(bad_count) + " of " + std::to_string(todo.size()) +
+          " files could not be restored (see above)");
   return failed || bad_count ? 1 : 0;
 }
 

@@ -16,7 +16,10 @@ namespace {
 const char kHelp[] =
     "usage: ckptfwd verify STORE | FILE.ckc\n"
     "\n"
-    "Checks a store: every MANIFEST line (checksum and syntax), every container named by a\n"
+    "Checks a store: every MANIFEST line (checksum and syntax) and the chain that links each\n"
+    "record to the one before it (a deleted, reordered or inserted line breaks it), that\n"
+    "each container is the one its records name (size and index checksum: a container\n"
+    "swapped with or copied over another is named), every container named by a\n"
     "record (header, trailer, index checksum, bounds of every chunk and range), every chunk\n"
     "(checksum of the stored bytes, decompression, checksum of the raw bytes), that every\n"
     "file reassembles to its recorded checksum (for an overlay, the checksum of the bytes of\n"
@@ -31,6 +34,13 @@ const char kHelp[] =
     "  OK: N containers, M files, X bytes\n"
     "where M counts the file versions held by the containers and X their restored size.\n"
     "A superseded container that is gone (garbage-collected) is a note, not a problem.\n"
+    "Containers no record names: with a missing or empty MANIFEST each is a problem (the\n"
+    "MANIFEST was lost or cut off: their files are not in the catalog); with a non-empty\n"
+    "one each is a warning on stderr: a forwarder that stopped between a container's rename\n"
+    "and its MANIFEST append leaves one behind (harmless), but so does a MANIFEST whose\n"
+    "last records were cut off, which the chain cannot show.\n"
+    "Records written before records were chained are reported as unchained (older format)\n"
+    "and checked as before.\n"
     "\n"
     "Exit status: 0 no problem, 1 any problem.\n";
 
@@ -53,6 +63,24 @@ int cmd_verify(const Args& args) {
 
   std::vector<std::string> problems;
   for (const std::string& p : st.catalog.problems()) problems.push_back(st.dir + "/" + p);
+  size_t n_records = st.catalog.chained_records() + st.catalog.unchained_records();
+  for (const std::string& c : unreferenced_containers(st)) {
+    std::string where = st.dir + "/" + c;
+    if (n_records == 0) {
+      problems.push_back(where + ": no MANIFEST record names this container (the MANIFEST is " +
+                         (st.no_manifest ? "missing" : "empty") +
+                         "): its files are not in the catalog");
+    } else {
+      fprintf(stderr,
+              "warning: %s: no MANIFEST record names this container (left by a forwarder that "
+              "stopped between its rename and its MANIFEST append, or by records cut off the "
+              "end of the MANIFEST; ckptfwd ls --all %s shows what it holds)\n",
+              printable(where).c_str(), printable(where).c_str());
+    }
+  }
+  if (st.catalog.unchained_records() > 0)
+    printf("note: %s/MANIFEST: %zu records unchained (older format): checked line by line only\n",
+           printable(st.dir).c_str(), st.catalog.unchained_records());
 
   std::set<std::string> live_containers;
   for (const auto& [p, e] : st.catalog.entries()) add_containers_of(e, live_containers);
@@ -74,6 +102,13 @@ int cmd_verify(const Args& args) {
       continue;
     }
     ++n_containers;
+    ContainerIdentity want = st.catalog.identity_of(name);
+    if (!st.single && want.known() && r->identity() != want) {
+      problems.push_back(cache.path_of(name) + ": not the container the MANIFEST records (" +
+                         describe(r->identity()) + " on disk, the records say " + describe(want) +
+                         "): swapped with or replaced by another container");
+      continue;  // its files are not the ones the records name
+    }
     if (st.single) {
       r->verify(problems);  // a lone container does not say which files are overlays
     } else {
@@ -91,6 +126,8 @@ int cmd_verify(const Args& args) {
                          uint32_t index, uint64_t size) {
     ContainerReader* r = cache.get(c, nullptr);
     if (!r) return;  // already reported above
+    ContainerIdentity want = st.catalog.identity_of(c);
+    if (want.known() && r->identity() != want) return;  // reported above
     if (index >= r->files().size()) {
       problems.push_back(st.dir + "/MANIFEST: '" + p + "' " + what + " points at file " +
                          std::to_string(index) + " of " + c + ", which holds " +

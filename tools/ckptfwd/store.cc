@@ -1,7 +1,10 @@
 #include "store.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -69,6 +72,10 @@ bool open_store(const std::string& arg, Store& out) {
   out.dir = arg;
   while (out.dir.size() > 1 && out.dir.back() == '/') out.dir.pop_back();
   if (!exists(out.dir + "/MANIFEST")) {
+    if (!container_files(out.dir).empty()) {
+      out.no_manifest = true;  // containers without their MANIFEST: lost or deleted
+      return true;
+    }
     if (exists(out.dir + "/.ckptfwd/MANIFEST")) {
       error("no MANIFEST in " + out.dir + ": did you mean the store " + out.dir + "/.ckptfwd ?");
     } else {
@@ -82,6 +89,32 @@ bool open_store(const std::string& arg, Store& out) {
     return false;
   }
   return true;
+}
+
+std::vector<std::string> container_files(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  while (struct dirent* de = ::readdir(d)) {
+    std::string name = de->d_name;
+    if (name.size() <= 4 || name.compare(name.size() - 4, 4, ".ckc") != 0 || name[0] == '.')
+      continue;
+    struct stat st;
+    if (::fstatat(dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+      out.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> unreferenced_containers(const Store& st) {
+  if (st.single) return {};
+  const std::vector<std::string>& named = st.catalog.containers();
+  std::vector<std::string> out;
+  for (const std::string& c : container_files(st.dir))
+    if (std::find(named.begin(), named.end(), c) == named.end()) out.push_back(c);
+  return out;
 }
 
 ContainerReader* ContainerCache::get(const std::string& name, std::string* err) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/container.h"
 #include "common/manifest.h"
@@ -11,14 +12,23 @@
 namespace ckptfwd::cli {
 
 struct Store {
-  std::string dir;        // directory holding the containers
-  Catalog catalog;        // replayed MANIFEST (or the files of the single container)
-  bool single = false;    // opened from one .ckc file, no MANIFEST
-  std::string arg;        // what the user typed
+  std::string dir;           // directory holding the containers
+  Catalog catalog;           // replayed MANIFEST (or the files of the single container)
+  bool single = false;       // opened from one .ckc file, no MANIFEST
+  bool no_manifest = false;  // a store directory with containers but no MANIFEST
+  std::string arg;           // what the user typed
 };
 
 // Prints an error naming the store and the fix, returns false, when arg is not a store.
+// A directory holding containers (*.ckc) but no MANIFEST opens with an empty catalog and
+// no_manifest set: the caller reports the containers as unreferenced.
 bool open_store(const std::string& arg, Store& out);
+
+// The container files (*.ckc, sorted) in a store directory; temporaries are not listed.
+std::vector<std::string> container_files(const std::string& dir);
+
+// The containers in st.dir that no MANIFEST record names (sorted).
+std::vector<std::string> unreferenced_containers(const Store& st);
 
 // Containers opened once per command. Names come from the manifest, so they are checked
 // to be plain file names inside the store.

@@ -21,8 +21,9 @@ TEST(RestorePaths, OnlyCleanAbsolutePathsPass) {
   std::string why;
   EXPECT_TRUE(check_restore_path("/a/b/c.bin", &why));
   EXPECT_TRUE(check_restore_path("/a/..b/c..", &why)) << "dots inside names are fine";
-  const std::vector<std::string> bads = {"",      "a/b",   "/",      "/a/../b", "/..",
-                                        "/a/./b", "/a//b", "/a/b/", "/a/..",   std::string("/a\0b", 4)};
+  const std::vector<std::string> bads = {
+      "",       "a/b",   "/",     "/a/../b", "/..",
+      "/a/./b", "/a//b", "/a/b/", "/a/..",   std::string("/a\0b", 4)};
   for (const std::string& bad : bads) {
     EXPECT_FALSE(check_restore_path(bad, &why)) << bad;
     EXPECT_FALSE(why.empty());
@@ -119,7 +120,8 @@ TEST_F(StoreTest, RestoreFullPathsAndSelectedPaths) {
   EXPECT_EQ(test::read_all(out2 + "/r1.bin"), files_[1].content);
   EXPECT_FALSE(fs::exists(out2 + "/r0.bin"));
   std::string out3 = tmp_ / "out3";
-  EXPECT_EQ(cmd_restore({store_, "--to", out3, "/run/ckpt/sub"}), 0) << "a directory selects below it";
+  EXPECT_EQ(cmd_restore({store_, "--to", out3, "/run/ckpt/sub"}), 0)
+      << "a directory selects below it";
   EXPECT_EQ(test::read_all(out3 + "/r2.bin"), files_[2].content);
   EXPECT_EQ(cmd_restore({store_, "--to", tmp_ / "out4", "/run/ckpt/nope"}), 1);
 }
@@ -153,8 +155,8 @@ TEST_F(StoreTest, SymlinksInsideTheTargetAreNotFollowed) {
   make_store(three_files());
   fs::create_directories(out_);
   fs::create_directories(tmp_ / "victim");
-  fs::create_directory_symlink(tmp_ / "victim", out_ + "/sub");          // parent is a link
-  fs::create_symlink(tmp_ / "victim/target", out_ + "/r0.bin");          // leaf is a link
+  fs::create_directory_symlink(tmp_ / "victim", out_ + "/sub");  // parent is a link
+  fs::create_symlink(tmp_ / "victim/target", out_ + "/r0.bin");  // leaf is a link
   EXPECT_EQ(cmd_restore({store_, "--to", out_}), 1);
   EXPECT_TRUE(fs::is_empty(tmp_ / "victim")) << "nothing written through a symlink";
   // The leaf symlink was replaced by the restored file (rename does not follow it).
@@ -179,7 +181,8 @@ TEST_F(StoreTest, CorruptFileFailsAloneAndVerifyNamesTheOffset) {
   EXPECT_EQ(cmd_verify({store_}), 1);
   std::string out = testing::internal::GetCapturedStdout();
   EXPECT_NE(out.find("c-1.ckc: offset " + std::to_string(victim.offset) + ": chunk 9 of stream"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
 
   testing::internal::CaptureStderr();
   EXPECT_EQ(cmd_restore({store_, "--to", out_}), 1);
@@ -206,8 +209,8 @@ TEST_F(StoreTest, LsAndVerifyErrors) {
   EXPECT_EQ(cmd_verify({store_ + "/c-1.ckc"}), 0);
   // A live entry whose container is gone is a problem; a corrupt MANIFEST line too.
   std::string err;
-  ASSERT_TRUE(manifest::append_commit(store_, "gone.ckc", {CatalogEntry{"/x", "", 0, 1, 0644, 0}},
-                                      &err));
+  ASSERT_TRUE(manifest::append_commit(store_, "gone.ckc", test::kFakeId,
+                                      {CatalogEntry{"/x", "", 0, 1, 0644, 0}}, &err));
   EXPECT_EQ(cmd_verify({store_}), 1);
 }
 
