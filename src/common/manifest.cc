@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/owner_check.h"
+
 namespace ckptfwd {
 
 namespace {
@@ -105,8 +107,14 @@ bool append_line(const std::string& store_dir, const std::string& line, std::str
     if (err) *err = path + ": " + what + ": " + strerror(errno);
     return false;
   };
-  // O_RDWR, not O_WRONLY: the torn-line check below preads the last byte.
-  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  // O_RDWR, not O_WRONLY: the torn-line check below preads the last byte. open_owned: never
+  // through a symbolic link, never into another user's file (issue 8, case 10).
+  std::string refused;
+  int fd = open_owned(path, O_RDWR | O_APPEND | O_CREAT, 0600, &refused);
+  if (fd < 0 && !refused.empty()) {
+    if (err) *err = refused;
+    return false;
+  }
   if (fd < 0) {
     if (errno == ENOENT) {
       errno = ENOENT;

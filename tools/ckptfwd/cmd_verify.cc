@@ -52,6 +52,7 @@ int cmd_verify(const Args& args) {
   if (!open_store(store, st)) return 1;
 
   std::vector<std::string> problems;
+  if (!st.distrust.empty()) problems.push_back(st.distrust);  // never "OK" for a foreign store
   for (const std::string& p : st.catalog.problems()) problems.push_back(st.dir + "/" + p);
 
   std::set<std::string> live_containers;

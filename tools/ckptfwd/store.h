@@ -15,6 +15,10 @@ struct Store {
   Catalog catalog;        // replayed MANIFEST (or the files of the single container)
   bool single = false;    // opened from one .ckc file, no MANIFEST
   std::string arg;        // what the user typed
+  // Why the store's content may be forged, "" if it is ours: it (or its MANIFEST, or the
+  // single container) belongs to another user, or the MANIFEST is a symbolic link. ls and
+  // restore warn; verify fails (README, "Hostile neighbours").
+  std::string distrust;
 };
 
 // Prints an error naming the store and the fix, returns false, when arg is not a store.
