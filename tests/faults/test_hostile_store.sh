@@ -44,7 +44,7 @@ got=$(with_lib cat "$CAP/b.bin" 2>/dev/null || true)
 [[ "$got" != *FORGED* ]] || fail "the library read the forged bytes back from the attacker's store"
 ok "the forged file is not served"
 
-timeout 120 with_lib "$WRITER" big "$CAP/a.bin" 300K >"$T/victim.out" 2>&1 ||
+timeout 120 env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" "$WRITER" big "$CAP/a.bin" 300K >"$T/victim.out" 2>&1 ||
   echo "note: the application exited $? (its files are not committed)"
 grep -q "store directory $SHARED/store belongs to uid 65534" "$CKPTFWD_LOG" ||
   fail "the log does not name the refused store directory"
@@ -59,7 +59,7 @@ mkdir -m 700 "$T/own"
 echo "precious" >"$T/target"
 ln -s "$T/target" "$T/own/MANIFEST"
 target_before=$(sha "$T/target")
-timeout 120 with_lib "$WRITER" big "$CAP/c.bin" 300K >"$T/victim2.out" 2>&1 ||
+timeout 120 env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" "$WRITER" big "$CAP/c.bin" 300K >"$T/victim2.out" 2>&1 ||
   echo "note: the application exited $? (its files are not committed)"
 [[ $(sha "$T/target") == "$target_before" ]] || fail "the symlinked MANIFEST's target $T/target was written"
 grep -q "$T/own/MANIFEST is a symbolic link" "$CKPTFWD_LOG" || fail "the log does not name the symlinked MANIFEST"
