@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <cctype>
+#include <climits>
 #include <cstdlib>
 #include <fstream>
 

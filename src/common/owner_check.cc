@@ -24,7 +24,8 @@ bool check_store_dir(const std::string& dir, std::string* err) {
   if (S_ISLNK(lst.st_mode) && lst.st_uid != me) {
     if (err)
       *err = "store " + dir + " is a symbolic link owned by uid " + uid_text(lst.st_uid) +
-             ", not by you (uid " + uid_text(me) + "); refusing to use it. Fix: remove it, or "
+             ", not by you (uid " + uid_text(me) +
+             "); refusing to use it. Fix: remove it, or "
              "set CKPTFWD_STORE to a directory of yours";
     return false;
   }
@@ -35,7 +36,8 @@ bool check_store_dir(const std::string& dir, std::string* err) {
   if (st.st_uid != me) {
     if (err)
       *err = "store directory " + dir + " belongs to uid " + uid_text(st.st_uid) +
-             ", not to you (uid " + uid_text(me) + "); its MANIFEST and containers could be "
+             ", not to you (uid " + uid_text(me) +
+             "); its MANIFEST and containers could be "
              "forged, refusing to use it. Fix: remove it (or set CKPTFWD_STORE to a directory "
              "of yours)";
     return false;
@@ -44,8 +46,10 @@ bool check_store_dir(const std::string& dir, std::string* err) {
     char m[8];
     snprintf(m, sizeof(m), "%04o", static_cast<unsigned>(st.st_mode & 07777));
     if (err)
-      *err = "store directory " + dir + " has mode " + m + ": group/other can write into it; "
-             "refusing to use it. Fix: chmod go-w " + dir;
+      *err = "store directory " + dir + " has mode " + m +
+             ": group/other can write into it; "
+             "refusing to use it. Fix: chmod go-w " +
+             dir;
     return false;
   }
   return true;
@@ -61,20 +65,22 @@ int open_owned(const std::string& path, int flags, mode_t mode, std::string* err
   if (fd < 0) {
     int e = errno;
     if (e == ELOOP && err)
-      *err = path + " is a symbolic link; refusing to follow it (it could lead anywhere). "
+      *err = path +
+             " is a symbolic link; refusing to follow it (it could lead anywhere). "
              "Fix: remove it";
     errno = e;
     return -1;
   }
-  struct stat st{};
+  struct stat st {};
   bool stat_failed = ::fstat(fd, &st) != 0;
   if (stat_failed || st.st_uid != geteuid()) {
     int e = stat_failed ? errno : EPERM;
     ::close(fd);
     if (err)
       *err = stat_failed ? path + ": cannot stat: " + strerror(e)
-                         : path + " belongs to uid " + uid_text(st.st_uid) + ", not to you; "
-                           "refusing to use it. Fix: remove it";
+                         : path + " belongs to uid " + uid_text(st.st_uid) +
+                               ", not to you; "
+                               "refusing to use it. Fix: remove it";
     errno = e;
     return -1;
   }

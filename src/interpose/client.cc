@@ -19,8 +19,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "interpose/real.h"
 #include "interpose/env_settings.h"
+#include "interpose/real.h"
 #include "interpose/state.h"
 #include "interpose/trust.h"
 

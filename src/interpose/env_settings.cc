@@ -18,8 +18,10 @@ bool env_switch(const char* name, bool dflt) {
     if (strcasecmp(v, yes) == 0) return true;
   for (const char* no : {"0", "false", "no", "off"})
     if (strcasecmp(v, no) == 0) return false;
-  log_msg("warning: %s='%s': expected 0/1, true/false, yes/no or on/off; using the default "
-          "(%s)", name, v, dflt ? "1" : "0");
+  log_msg(
+      "warning: %s='%s': expected 0/1, true/false, yes/no or on/off; using the default "
+      "(%s)",
+      name, v, dflt ? "1" : "0");
   return dflt;
 }
 
@@ -30,8 +32,10 @@ bool env_abs_path(const char* name, char* out, size_t cap, bool is_log) {
   if (is_log && (strcmp(v, "stderr") == 0 || strcmp(v, "syslog") == 0)) return true;
   if (normalize_path(v, nullptr, out, cap)) return true;
   out[0] = '\0';
-  log_msg("warning: %s='%s': expected a path that fits in %zu bytes once made absolute "
-          "(against the current directory); ignoring it", name, v, cap);
+  log_msg(
+      "warning: %s='%s': expected a path that fits in %zu bytes once made absolute "
+      "(against the current directory); ignoring it",
+      name, v, cap);
   return false;
 }
 

@@ -21,13 +21,15 @@ DirCheck check_session_dir(const char* dir, char* why, size_t cap) {
     int e = errno;
     if (e == ENOENT) return DirCheck::kMissing;
     if (e == ELOOP || e == ENOTDIR)
-      snprintf(why, cap, "refusing session directory %s: it is a symbolic link or not a "
-               "directory (someone else may have planted it). Fix: remove it", dir);
+      snprintf(why, cap,
+               "refusing session directory %s: it is a symbolic link or not a "
+               "directory (someone else may have planted it). Fix: remove it",
+               dir);
     else
       snprintf(why, cap, "cannot open session directory %s: %s", dir, strerror(e));
     return DirCheck::kRefused;
   }
-  struct stat st{};
+  struct stat st {};
   int rc = real::fstat()(fd, &st);
   int e = errno;
   real::close()(fd);
@@ -36,14 +38,17 @@ DirCheck check_session_dir(const char* dir, char* why, size_t cap) {
     return DirCheck::kRefused;
   }
   if (st.st_uid != geteuid()) {
-    snprintf(why, cap, "refusing session directory %s: it belongs to uid %u, not to us (uid "
-             "%u). Fix: remove it, or set CKPTFWD_STAGE_DIR elsewhere", dir,
-             static_cast<unsigned>(st.st_uid), static_cast<unsigned>(geteuid()));
+    snprintf(why, cap,
+             "refusing session directory %s: it belongs to uid %u, not to us (uid "
+             "%u). Fix: remove it, or set CKPTFWD_STAGE_DIR elsewhere",
+             dir, static_cast<unsigned>(st.st_uid), static_cast<unsigned>(geteuid()));
     return DirCheck::kRefused;
   }
   if (st.st_mode & 077) {
-    snprintf(why, cap, "refusing session directory %s: mode %03o lets group/other in. Fix: "
-             "remove it (or chmod 700 it)", dir, static_cast<unsigned>(st.st_mode & 0777));
+    snprintf(why, cap,
+             "refusing session directory %s: mode %03o lets group/other in. Fix: "
+             "remove it (or chmod 700 it)",
+             dir, static_cast<unsigned>(st.st_mode & 0777));
     return DirCheck::kRefused;
   }
   return DirCheck::kOurs;
@@ -58,9 +63,11 @@ bool peer_is_self(int fd, const char* socket_path, const char* dir, char* why, s
     return false;
   }
   if (cred.uid == geteuid()) return true;
-  snprintf(why, cap, "refusing forwarder socket %s: it is served by pid %ld of uid %u, not "
-           "by us (uid %u). Fix: remove %s", socket_path, static_cast<long>(cred.pid),
-           static_cast<unsigned>(cred.uid), static_cast<unsigned>(geteuid()), dir);
+  snprintf(why, cap,
+           "refusing forwarder socket %s: it is served by pid %ld of uid %u, not "
+           "by us (uid %u). Fix: remove %s",
+           socket_path, static_cast<long>(cred.pid), static_cast<unsigned>(cred.uid),
+           static_cast<unsigned>(geteuid()), dir);
   return false;
 }
 

@@ -55,8 +55,10 @@ void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
   r.err = res.err;
   if (outside) {
     char why[PATH_MAX + 200];
-    snprintf(why, sizeof(why), "the forwarder answered OPEN of %s with a staged path outside "
-             "the session directory %s; refusing it", norm, g_settings.session.dir);
+    snprintf(why, sizeof(why),
+             "the forwarder answered OPEN of %s with a staged path outside "
+             "the session directory %s; refusing it",
+             norm, g_settings.session.dir);
     client_refuse(why);
     r.status = Status::kUnreachable;
     r.vid = 0;

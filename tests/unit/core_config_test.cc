@@ -1,6 +1,5 @@
 // Config: sizes with suffixes, key validation, the environment overriding defaults.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdlib>
@@ -73,13 +72,26 @@ TEST(Config, RejectsInvalidValuesNamingKeyValueAndExpectation) {
   struct Case {
     const char* key;
     const char* value;
-  } cases[] = {{"LEVEL", "abc"},        {"LEVEL", "3x"},          {"LEVEL", "-1"},
-               {"LEVEL", "99"},         {"LEVEL", " 5"},          {"LEVEL", "+5"},
-               {"LEVEL", ""},           {"WRITERS", "0"},         {"WRITERS", "99999999999"},
-               {"CODEC", "lz4"},        {"SCHEME", "fast"},       {"CHUNK", "1K"},
-               {"CHUNK", "12Q"},        {"STAGE_LIMIT", "-5"},    {"BATCH_BYTES", "1.5G"},
-               {"BATCH_WINDOW_MS", "1e3"}, {"IDLE_EXIT", "-1"},   {"KEEP", "many"},
-               {"GROUP_SIZE", "+3"},    {"LOG_LEVEL", "verbose"}};
+  } cases[] = {{"LEVEL", "abc"},
+               {"LEVEL", "3x"},
+               {"LEVEL", "-1"},
+               {"LEVEL", "99"},
+               {"LEVEL", " 5"},
+               {"LEVEL", "+5"},
+               {"LEVEL", ""},
+               {"WRITERS", "0"},
+               {"WRITERS", "99999999999"},
+               {"CODEC", "lz4"},
+               {"SCHEME", "fast"},
+               {"CHUNK", "1K"},
+               {"CHUNK", "12Q"},
+               {"STAGE_LIMIT", "-5"},
+               {"BATCH_BYTES", "1.5G"},
+               {"BATCH_WINDOW_MS", "1e3"},
+               {"IDLE_EXIT", "-1"},
+               {"KEEP", "many"},
+               {"GROUP_SIZE", "+3"},
+               {"LOG_LEVEL", "verbose"}};
   for (const Case& c : cases) {
     Config cfg;
     std::string err;

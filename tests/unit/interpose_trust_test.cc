@@ -1,13 +1,13 @@
 // interpose/trust.h: what the library accepts from a session directory and a forwarder
 // (issue 8, case 9).
-#include "interpose/trust.h"
-
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <string>
+
+#include "interpose/trust.h"
 
 namespace ckptfwd::interpose {
 namespace {
@@ -16,11 +16,11 @@ TEST(StagedPath, OnlyPlainNamesDirectlyInTheSessionDir) {
   const char* dir = "/dev/shm/ckptfwd-0-j-n";
   EXPECT_TRUE(staged_path_inside("/dev/shm/ckptfwd-0-j-n/v1.data", dir));
   EXPECT_TRUE(staged_path_inside("/dev/shm/ckptfwd-0-j-n/r0123abcd.data", dir));
-  for (const char* bad : {"/home/victim/.profile", "/dev/shm/ckptfwd-0-j-n/../x",
-                          "/dev/shm/ckptfwd-0-j-n/..", "/dev/shm/ckptfwd-0-j-n/.",
-                          "/dev/shm/ckptfwd-0-j-n/", "/dev/shm/ckptfwd-0-j-n",
-                          "/dev/shm/ckptfwd-0-j-n/sub/v1.data", "/dev/shm/ckptfwd-0-j-nX/v1",
-                          "dev/shm/ckptfwd-0-j-n/v1.data", ""})
+  for (const char* bad :
+       {"/home/victim/.profile", "/dev/shm/ckptfwd-0-j-n/../x", "/dev/shm/ckptfwd-0-j-n/..",
+        "/dev/shm/ckptfwd-0-j-n/.", "/dev/shm/ckptfwd-0-j-n/", "/dev/shm/ckptfwd-0-j-n",
+        "/dev/shm/ckptfwd-0-j-n/sub/v1.data", "/dev/shm/ckptfwd-0-j-nX/v1",
+        "dev/shm/ckptfwd-0-j-n/v1.data", ""})
     EXPECT_FALSE(staged_path_inside(bad, dir)) << bad;
   EXPECT_FALSE(staged_path_inside("/x/v1.data", ""));
 }
