@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cstdlib>
 #include <fstream>
+
+#include "common/session.h"
 
 namespace ckptfwd {
 
@@ -37,11 +40,25 @@ bool parse_size(const std::string& s, uint64_t& out) {
   return true;
 }
 
+// Digits only: strtol alone would take " 5", "+5" and "-0", and wrap huge values.
 static bool parse_int(const std::string& v, int lo, int hi, int& out) {
-  char* end = nullptr;
-  long x = strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end || x < lo || x > hi) return false;
+  if (v.empty() || v.size() > 9) return false;
+  long x = 0;
+  for (char c : v) {
+    if (c < '0' || c > '9') return false;
+    x = x * 10 + (c - '0');
+  }
+  if (x < lo || x > hi) return false;
   out = static_cast<int>(x);
+  return true;
+}
+
+// Path settings are made absolute against the cwd of the process reading them: the
+// forwarder changes directory to `/` once it has read them (issue 8, case 12).
+static bool absolute_path(const std::string& v, std::string& out) {
+  char buf[PATH_MAX];
+  if (!normalize_path(v.c_str(), nullptr, buf, sizeof(buf))) return false;
+  out = buf;
   return true;
 }
 
@@ -59,8 +76,15 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
   auto size_key = [&](uint64_t& dst) {
     return parse_size(value, dst) ? true : bad("a size such as 512M or 4G");
   };
+  auto path_key = [&](std::string& dst) {
+    if (value.empty()) {
+      dst.clear();
+      return true;
+    }
+    return absolute_path(value, dst) ? true : bad("a path that fits in PATH_MAX once absolute");
+  };
   if (key == "STORE") {
-    store = value;
+    return path_key(store);
   } else if (key == "SCHEME") {
     static const char* ok[] = {"agnostic", "agnostic-block", "aware", "aware-block", "auto"};
     if (std::find(std::begin(ok), std::end(ok), value) == std::end(ok))
@@ -89,9 +113,13 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
   } else if (key == "KEEP") {
     return int_key(keep, 0, 1 << 20, "a count, 0 for all");
   } else if (key == "STATS_FILE") {
-    stats_file = value;
+    return path_key(stats_file);
   } else if (key == "LOG") {
-    log = value;
+    if (value == "stderr" || value == "syslog") {
+      log = value;
+      return true;
+    }
+    return path_key(log);
   } else if (key == "LOG_LEVEL") {
     if (value != "error" && value != "warn" && value != "info" && value != "debug")
       return bad("error, warn, info or debug");

@@ -260,9 +260,9 @@ bool ContainerWriter::open(const std::string& final_path, std::string* err) {
   m = Impl{};
   static std::atomic<uint64_t> counter{0};
   m.final_path = final_path;
-  m.tmp_path =
-      final_path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter.fetch_add(1));
-  m.fd = ::open(m.tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  m.tmp_path = final_path + ".tmp." + std::to_string(getpid()) + "." +
+               std::to_string(counter.fetch_add(1));
+  m.fd = ::open(m.tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (m.fd < 0) {
     if (err)
       *err = m.tmp_path + ": cannot create container: " + errno_text(errno) +

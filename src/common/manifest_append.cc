@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/owner_check.h"
+
 #include "common/manifest.h"
 #include "common/manifest_record.h"
 
@@ -76,7 +78,13 @@ bool append_lines(const std::string& store_dir, MakeLines&& make_lines, std::str
     return false;
   };
   // O_RDWR, not O_WRONLY: the chain and the torn-line check pread the end of the file.
-  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  // open_owned: never through a symbolic link, never into another user's file.
+  std::string refused;
+  int fd = open_owned(path, O_RDWR | O_APPEND | O_CREAT, 0600, &refused);
+  if (fd < 0 && !refused.empty()) {
+    if (err) *err = refused;
+    return false;
+  }
   if (fd < 0) {
     if (errno == ENOENT) {
       errno = ENOENT;

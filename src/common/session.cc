@@ -30,9 +30,10 @@ static void sanitize_into(char* out, size_t cap, const char* in) {
 }
 
 bool session_paths(SessionPaths& p) {
+  // Absolute and normalised: the forwarder works in `/` and must derive the same names as
+  // the library (a relative root used to put its socket elsewhere, stalling every open).
   const char* root = env_or("CKPTFWD_STAGE_DIR", nullptr, nullptr, "/dev/shm");
-  if (strlen(root) >= sizeof(p.stage_root)) return false;
-  strcpy(p.stage_root, root);
+  if (!normalize_path(root, nullptr, p.stage_root, sizeof(p.stage_root))) return false;
   char job[128];
   sanitize_into(job, sizeof(job), env_or("CKPTFWD_JOB_ID", "SLURM_JOB_ID", "PBS_JOBID", "0"));
   const char* node = getenv("CKPTFWD_NODE_ID");

@@ -17,14 +17,15 @@
 namespace ckptfwd {
 
 struct SessionPaths {
-  char stage_root[PATH_MAX];  // CKPTFWD_STAGE_DIR or /dev/shm
+  char stage_root[PATH_MAX];  // CKPTFWD_STAGE_DIR or /dev/shm, absolute (against the cwd)
   char dir[PATH_MAX];
   char socket[PATH_MAX];
   char lock[PATH_MAX];
   char node[256];
 };
 
-// Fills p from the environment. Returns false if a name would not fit.
+// Fills p from the environment. Returns false if a name would not fit (or the cwd a
+// relative CKPTFWD_STAGE_DIR needs is unknown).
 bool session_paths(SessionPaths& p);
 
 // The launcher's rank: PMI_RANK, PMIX_RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID; -1 if none.

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include "common/owner_check.h"
 #include "forwarder/log.h"
 
 namespace ckptfwd::fwd {
@@ -22,6 +23,16 @@ Catalog& CatalogCache::get(const std::string& store) {
   Catalog fresh;
   fresh.keep_versions(keep_);
   std::string err;
+  // Never read back what another user could have forged (issue 8, case 10): a foreign
+  // store reads as empty, and its MANIFEST must not be a symbolic link.
+  struct stat lst;
+  if (size >= 0 && (!check_store_dir(store, &err) ||
+                    (lstat((store + "/MANIFEST").c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)))) {
+    if (err.empty()) err = store + "/MANIFEST is a symbolic link; refusing it. Fix: remove it";
+    if (!e.refused_logged) LOG_ERROR("%s", err.c_str());
+    e.refused_logged = true;
+    return e.cat;
+  }
   if (size >= 0 && !fresh.load(store, &err)) {
     LOG_WARN("cannot read the manifest of store %s: %s", store.c_str(), err.c_str());
     return e.cat;  // keep the last good view

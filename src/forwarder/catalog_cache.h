@@ -30,6 +30,7 @@ class CatalogCache {
     bool loaded = false;
     off_t size = -1;
     timespec mtime{};
+    bool refused_logged = false;  // a foreign store is reported once, not per lookup
   };
   std::map<std::string, Entry> stores_;
   int keep_ = 0;

@@ -91,7 +91,7 @@ bool peer_is_us(int fd, long* peer_pid) {
   socklen_t len = sizeof(cred);
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;
   if (peer_pid) *peer_pid = cred.pid;
-  return cred.uid == getuid();
+  return cred.uid == geteuid();  // what SO_PEERCRED reports and what owns our files
 }
 
 }  // namespace ckptfwd::fwd

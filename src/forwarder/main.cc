@@ -1,8 +1,10 @@
 // ckptfwd-forwarder [--daemon] [--foreground] [--help]
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -27,6 +29,19 @@ const char kUsage[] =
     "  WRITERS, CHUNK, KEEP, STAGE_DIR, STAGE_LIMIT, BATCH_WINDOW_MS, BATCH_BYTES,\n"
     "  GROUP_SIZE, IDLE_EXIT, STATS_FILE, LOG, LOG_LEVEL, JOB_ID, NODE_ID); see the README.\n"
     "  Signals: TERM/INT drain and exit; USR1 appends the stats to CKPTFWD_STATS_FILE.\n";
+// Under mpiexec our stderr is the library's file in the session dir (it quotes it in its
+// own log line) or /dev/null: the message also goes to CKPTFWD_LOG when that names a file.
+void report_bad_config(const std::string& err) {
+  std::string line = "ckptfwd-forwarder: error: bad configuration: " + err + "\n";
+  fputs(line.c_str(), stderr);
+  const char* log = getenv("CKPTFWD_LOG");
+  if (!log || !*log || !strcmp(log, "stderr") || !strcmp(log, "syslog")) return;
+  int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  ssize_t w = write(fd, line.data(), line.size());
+  (void)w;
+  close(fd);
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,7 +62,7 @@ int main(int argc, char** argv) {
   Config cfg;
   std::string err;
   if (!Config::load(cfg, &err)) {
-    fprintf(stderr, "ckptfwd-forwarder: error: bad configuration: %s\n", err.c_str());
+    report_bad_config(err);
     return 2;
   }
   SessionPaths paths;

@@ -9,6 +9,7 @@
 
 #include "common/container.h"
 #include "common/manifest.h"
+#include "common/owner_check.h"
 #include "forwarder/log.h"
 #include "forwarder/staging.h"
 #include "forwarder/stats.h"
@@ -69,7 +70,9 @@ bool partial_extents(const BatchFile& f, uint64_t size, Extents& out, std::strin
 
 bool write_container(const Config& cfg, const std::string& store, const std::string& node,
                      const std::vector<BatchFile>& files, BatchResult& out, std::string* err) {
-  if (!manifest::ensure_store(store, err)) return false;
+  // A store another user planted (or can write into) is not ours to fill: the batch fails
+  // like any store write, so the staged versions stay (issue 8, case 10).
+  if (!manifest::ensure_store(store, err) || !check_store_dir(store, err)) return false;
   Stream st;
   st.maps.resize(files.size());
   std::vector<FileEntry> entries(files.size());

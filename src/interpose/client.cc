@@ -19,8 +19,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "interpose/env_settings.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
+#include "interpose/trust.h"
 
 extern char** environ;
 
@@ -32,7 +34,10 @@ std::atomic<int> g_sock{-1};
 dev_t g_sock_dev = 0;
 ino_t g_sock_ino = 0;
 bool g_unreachable = false;
-char g_reason[256] = "";
+// Set when a check of interpose/trust.h refused the session: retrying or starting a
+// forwarder cannot help (the planted directory or socket stays), so stop at once.
+bool g_refused = false;
+char g_reason[1024] = "";
 std::atomic<bool> g_closed_any{false};
 char g_frame[wire::kMaxFrame + 1];  // one frame in flight, guarded by g_mu
 
@@ -49,6 +54,13 @@ long sock_read(int fd, void* p, size_t n) { return recv(fd, p, n, 0); }
 
 void set_reason(const char* what, int err) {
   snprintf(g_reason, sizeof(g_reason), "%s: %s", what, strerror(err));
+}
+
+// A refusal is logged at once (it names the path and the fix) and ends all tries.
+void refuse(const char* why) {
+  if (why != g_reason) snprintf(g_reason, sizeof(g_reason), "%s", why);
+  g_refused = true;
+  log_msg("ERROR: %s; this process writes its checkpoint files directly", g_reason);
 }
 
 void drop_connection_locked() {
@@ -122,6 +134,12 @@ int try_connect() {
     real::close()(fd);
     return -1;
   }
+  // Before a single byte goes out: the listener must be ours (case 9 of issue 8).
+  if (!peer_is_self(fd, sp.socket, sp.dir, g_reason, sizeof(g_reason))) {
+    real::close()(fd);
+    refuse(g_reason);
+    return -1;
+  }
   fd = move_high(fd);
   char pid[24];
   char rank[24];
@@ -142,6 +160,41 @@ int try_connect() {
   return fd;
 }
 
+// The forwarder's stderr until it has detached: a file in our session dir, so that its
+// error (a bad setting, say) reaches the user through our log line even when the job's
+// stderr is not a terminal (under mpiexec it would have gone to /dev/null).
+void forwarder_err_path(char* out, size_t cap) {
+  snprintf(out, cap, "%s/forwarder.err", g_settings.session.dir);
+}
+
+// Appends ": <first line(s) of the forwarder's error file>" to g_reason, then removes it.
+void take_forwarder_error(const char* path) {
+  int fd = real::open()(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    char text[600];
+    ssize_t n = read(fd, text, sizeof(text) - 1);
+    real::close()(fd);
+    if (n > 0) {
+      text[n] = '\0';
+      while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' ')) text[--n] = '\0';
+      for (char* c = text; *c; ++c)
+        if (*c == '\n') *c = ' ';
+      size_t len = strlen(g_reason);
+      snprintf(g_reason + len, sizeof(g_reason) - len, ": %s", text);
+    }
+  }
+  real::unlink()(path);
+}
+
+bool is_replaced(const char* entry, const AbsEnv& abs) {
+  for (int i = 0; i < abs.n; ++i) {
+    const char* eq = strchr(abs.entry[i], '=');
+    size_t k = static_cast<size_t>(eq - abs.entry[i]) + 1;
+    if (strncmp(entry, abs.entry[i], k) == 0) return true;
+  }
+  return false;
+}
+
 // Starts `forwarder --daemon` without LD_PRELOAD and waits for it to report ready.
 bool spawn_forwarder() {
   const char* bin = g_settings.forwarder;
@@ -150,30 +203,35 @@ bool spawn_forwarder() {
              bin[0] ? bin : "(unknown)");
     return false;
   }
+  const AbsEnv& abs = g_settings.abs_env;
   size_t n = 0;
   while (environ && environ[n]) ++n;
-  char** envp = static_cast<char**>(malloc((n + 1) * sizeof(char*)));
+  char** envp = static_cast<char**>(malloc((n + static_cast<size_t>(abs.n) + 1) * sizeof(char*)));
   if (!envp) {
     set_reason("malloc", ENOMEM);
     return false;
   }
+  // Path settings as made absolute at init (env_settings.h): the forwarder works in `/`.
   size_t k = 0;
   for (size_t i = 0; i < n; ++i)
-    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0) envp[k++] = environ[i];
+    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 && !is_replaced(environ[i], abs))
+      envp[k++] = environ[i];
+  for (int i = 0; i < abs.n; ++i) envp[k++] = const_cast<char*>(abs.entry[i]);
   envp[k] = nullptr;
 
+  char err_path[PATH_MAX + 16];
+  forwarder_err_path(err_path, sizeof(err_path));
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&fa);
   posix_spawnattr_init(&attr);
   // The daemon outlives this process: it must not hold the caller's pipes open (a shell
-  // capturing our output would wait for it), so stdin/stdout go to /dev/null and stderr
-  // too unless it is a terminal or a regular file.
+  // capturing our output would wait for it), so stdin/stdout go to /dev/null and stderr to
+  // forwarder_err_path (the daemon points it at CKPTFWD_LOG or /dev/null once detached).
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  struct stat st{};
-  bool keep_err = real::fstat()(2, &st) == 0 && (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode));
-  if (!keep_err) posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW,
+                                   0600);
   posix_spawn_file_actions_addclosefrom_np(&fa, 3);
   sigset_t none, all;
   sigemptyset(&none);
@@ -189,22 +247,31 @@ bool spawn_forwarder() {
   free(envp);
   if (rc != 0) {
     set_reason("posix_spawn forwarder", rc);
+    real::unlink()(err_path);
     return false;
   }
   for (int waited = 0; waited < kStartTimeoutMs; waited += 10) {
     int status = 0;
     pid_t w = waitpid(pid, &status, WNOHANG);
     if (w == pid) {
-      if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+      if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        real::unlink()(err_path);
+        return true;
+      }
       snprintf(g_reason, sizeof(g_reason), "%s --daemon failed (status %d)", bin,
                WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+      take_forwarder_error(err_path);
       return false;
     }
-    if (w < 0 && errno != EINTR) return true;  // SIGCHLD ignored: the caller polls connect
+    if (w < 0 && errno != EINTR) {  // SIGCHLD ignored: the caller polls connect
+      real::unlink()(err_path);
+      return true;
+    }
     sleep_ms(10);
   }
   snprintf(g_reason, sizeof(g_reason), "%s --daemon not ready after %d s", bin,
            kStartTimeoutMs / 1000);
+  take_forwarder_error(err_path);
   return false;
 }
 
@@ -226,6 +293,11 @@ int take_lock() {
     mkdir(sp.stage_root, 0700);
     if (mkdir(sp.dir, 0700) != 0 && errno != EEXIST) {
       set_reason(sp.dir, errno);
+      return -1;
+    }
+    // Ours now, or planted by someone else before our mkdir: never put a lock in theirs.
+    if (check_session_dir(sp.dir, g_reason, sizeof(g_reason)) == DirCheck::kRefused) {
+      refuse(g_reason);
       return -1;
     }
     int fd = real::open()(sp.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -271,6 +343,8 @@ bool connected_locked() {
   return true;
 }
 
+const char* sp_dir() { return g_settings.session.dir; }
+
 bool ensure_connected_locked() {
   if (connected_locked()) return true;
   if (g_unreachable) return false;
@@ -279,13 +353,17 @@ bool ensure_connected_locked() {
     g_unreachable = true;
     return false;
   }
-  int fd = try_connect();
-  if (fd < 0) {
+  // The directory is checked before its socket is connected to (a planted socket would
+  // otherwise get our HELLO); a missing one is created and checked by take_lock.
+  DirCheck dir = check_session_dir(sp_dir(), g_reason, sizeof(g_reason));
+  if (dir == DirCheck::kRefused) refuse(g_reason);
+  int fd = dir == DirCheck::kOurs ? try_connect() : -1;
+  if (fd < 0 && !g_refused) {
     int lock = take_lock();
     if (lock >= 0) {
       fd = try_connect();  // someone else may have started it while we waited
-      if (fd < 0 && !g_settings.no_spawn && spawn_forwarder()) {
-        for (int waited = 0; fd < 0 && waited < kStartTimeoutMs; waited += 20) {
+      if (fd < 0 && !g_refused && !g_settings.no_spawn && spawn_forwarder()) {
+        for (int waited = 0; fd < 0 && !g_refused && waited < kStartTimeoutMs; waited += 20) {
           fd = try_connect();
           if (fd < 0) sleep_ms(20);
         }
@@ -332,6 +410,14 @@ Result call(const char* const* fields, size_t n, ReplyFn on_ok, void* ctx) {
 }
 
 const char* unreachable_reason() { return g_reason; }
+
+void client_refuse(const char* why) {
+  pthread_mutex_lock(&g_mu);
+  drop_connection_locked();
+  refuse(why);
+  g_unreachable = true;
+  pthread_mutex_unlock(&g_mu);
+}
 
 void reply_payload(const char** data, size_t* len) {
   *data = g_reply;

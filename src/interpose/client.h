@@ -33,6 +33,9 @@ Result call_with(const char* const* fields, size_t n, F& on_ok) {
 
 // Why the forwarder could not be reached ("" if it could).
 const char* unreachable_reason();
+// Stops using the forwarder for the rest of the process (it answered with something the
+// library must not act on, interpose/trust.h): logs why, later calls are kUnreachable.
+void client_refuse(const char* why);
 // True once this process handed over (CLOSE) at least one version on its connection.
 bool client_closed_any();
 void client_note_closed();

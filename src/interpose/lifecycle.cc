@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "interpose/client.h"
+#include "interpose/env_settings.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
 #include "interpose/versions.h"
@@ -19,11 +20,6 @@ namespace ckptfwd::interpose {
 namespace {
 
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
-
-bool env_true(const char* name) {
-  const char* v = getenv(name);
-  return v && *v && strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0 && strcasecmp(v, "no") != 0;
-}
 
 void copy_env(const char* name, char* out, size_t cap) {
   const char* v = getenv(name);
@@ -155,29 +151,30 @@ void do_init() {
   Busy busy;
   int saved = errno;
   real::resolve_all();
+  // The log first: warnings about the other settings go where the user looks.
+  env_abs_path("CKPTFWD_LOG", g_settings.log_path, sizeof(g_settings.log_path), true);
   const char* spec = getenv("CKPTFWD_CAPTURE");
-  if (env_true("CKPTFWD_DISABLE") || !spec || !*spec) {
+  if (env_switch("CKPTFWD_DISABLE", false) || !spec || !*spec) {
     errno = saved;
     return;
   }
   if (!g_capture.parse(spec))
     log_msg("CKPTFWD_CAPTURE is too long; using the first %zu globs", g_capture.count());
   g_settings.session_ok = session_paths(g_settings.session);
-  const char* store = getenv("CKPTFWD_STORE");
-  g_capture.set_exclusions(g_settings.session_ok ? g_settings.session.stage_root : nullptr, store);
+  char store[PATH_MAX];
+  env_abs_path("CKPTFWD_STORE", store, sizeof(store));
+  g_capture.set_exclusions(g_settings.session_ok ? g_settings.session.stage_root : nullptr,
+                           store[0] ? store : nullptr);
   if (g_capture.empty() || !g_fds.init(table_capacity())) {
     errno = saved;
     return;
   }
   g_settings.umask = read_umask();
   g_settings.rank = rank_from_env();
-  const char* ew = getenv("CKPTFWD_EXIT_WAIT");
-  g_settings.exit_wait = !(ew && strcmp(ew, "0") == 0);
-  g_settings.no_spawn = env_true("CKPTFWD_NO_SPAWN");
-  copy_env("CKPTFWD_LOG", g_settings.log_path, sizeof(g_settings.log_path));
-  if (strcmp(g_settings.log_path, "stderr") == 0 || strcmp(g_settings.log_path, "syslog") == 0)
-    g_settings.log_path[0] = '\0';
-  copy_env("CKPTFWD_STATS_FILE", g_settings.stats_path, sizeof(g_settings.stats_path));
+  g_settings.exit_wait = env_switch("CKPTFWD_EXIT_WAIT", true);
+  g_settings.no_spawn = env_switch("CKPTFWD_NO_SPAWN", false);
+  env_abs_path("CKPTFWD_STATS_FILE", g_settings.stats_path, sizeof(g_settings.stats_path));
+  collect_abs_env(g_settings.abs_env);
   find_forwarder();
   g_owner_pid.store(getpid());
   adopt_after_exec();

@@ -10,6 +10,7 @@
 
 #include "common/session.h"
 #include "interpose/capture.h"
+#include "interpose/env_settings.h"
 #include "interpose/fd_table.h"
 
 #define CKPTFWD_EXPORT extern "C" __attribute__((visibility("default")))
@@ -25,8 +26,9 @@ struct Settings {
   bool session_ok = false;
   SessionPaths session{};
   char forwarder[PATH_MAX] = {};  // binary to start
-  char log_path[PATH_MAX] = {};   // "" = stderr
-  char stats_path[PATH_MAX] = {};
+  char log_path[PATH_MAX] = {};   // "" = stderr; absolute (env_settings.h)
+  char stats_path[PATH_MAX] = {};  // absolute
+  AbsEnv abs_env{};                // path settings for a forwarder we start
 };
 
 extern Settings g_settings;

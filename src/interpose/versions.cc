@@ -16,6 +16,7 @@
 #include "interpose/open_context.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
+#include "interpose/trust.h"
 
 namespace ckptfwd::interpose {
 
@@ -32,10 +33,18 @@ void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
   r.shared = t_open_context.shared_across_nodes;
   const char* req[] = {wire::kOpen, norm, fl, md, "shared"};
   bool malformed = false;
-  auto parse = [&r, &malformed](const wire::Fields& f) {
+  bool outside = false;
+  auto parse = [&r, &malformed, &outside](const wire::Fields& f) {
     long long b = -1;
     if (!wire::parse_u64(f[1], r.vid) || strlen(f[2]) >= sizeof(r.staged) || !f[2][0]) {
       malformed = true;
+      return;
+    }
+    // Only a file directly in our own (checked) session directory: a forwarder that names
+    // any other path is not ours, or broken; the given path is never opened (issue 8,
+    // case 9: it named the victim's ~/.profile).
+    if (!staged_path_inside(f[2], g_settings.session.dir)) {
+      outside = true;
       return;
     }
     strcpy(r.staged, f[2]);
@@ -44,14 +53,23 @@ void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
   Result res = call_with(req, r.shared ? 5 : 4, parse);
   r.status = res.status;
   r.err = res.err;
-  if (malformed) {  // a reply we cannot use: fail the open like an I/O error would
+  if (outside) {
+    char why[PATH_MAX + 200];
+    snprintf(why, sizeof(why),
+             "the forwarder answered OPEN of %s with a staged path outside "
+             "the session directory %s; refusing it",
+             norm, g_settings.session.dir);
+    client_refuse(why);
+    r.status = Status::kUnreachable;
+    r.vid = 0;
+  } else if (malformed) {  // a reply we cannot use: fail the open like an I/O error would
     log_msg("malformed OPEN reply for %s", norm);
     r.status = Status::kErr;
     r.err = EIO;
   }
   bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
   if (r.status == Status::kUnreachable && writes) {
-    char why[400];
+    char why[1100];
     snprintf(why, sizeof(why), "forwarder unreachable (%s)", unreachable_reason());
     note_fallback(why, norm);
   }

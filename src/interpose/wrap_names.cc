@@ -133,8 +133,11 @@ int truncate_captured(const char* path, off_t len) {
     errno = saved;
     return 0;
   }
-  int rc = real::truncate()(r.staged, len);
+  // Through an O_NOFOLLOW fd: a staged name is a plain file of our session dir.
+  int sfd = real::open()(r.staged, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+  int rc = sfd < 0 ? -1 : real::ftruncate()(sfd, len);
   int err = errno;
+  if (sfd >= 0) real::close()(sfd);
   send_close(r.vid, staged_size_of(r.staged));
   errno = rc == 0 ? saved : err;
   return rc == 0 ? 1 : -1;

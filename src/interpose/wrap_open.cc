@@ -45,7 +45,8 @@ int open_path_only(int dirfd, const char* path, int flags) {
     errno = saved;
     return kPassThrough;
   }
-  int fd = real::open()(r.staged, flags);
+  // O_NOFOLLOW: a staged name is a plain file of our session dir (interpose/trust.h).
+  int fd = real::open()(r.staged, flags | O_NOFOLLOW);
   if (fd >= 0) errno = saved;
   return fd;
 }
@@ -63,7 +64,7 @@ int open_core(int dirfd, const char* path, int flags, mode_t mode) {
   Busy busy;
   OpenReply r;
   int fd = open_staged(norm, flags, mode, r, true, -1, [flags](const char* staged) {
-    return real::open()(staged, staged_open_flags(flags));
+    return real::open()(staged, staged_open_flags(flags) | O_NOFOLLOW);
   });
   if (r.status == Status::kErr) {
     errno = r.err;

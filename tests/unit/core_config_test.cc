@@ -1,5 +1,6 @@
 // Config: sizes with suffixes, key validation, the environment overriding defaults.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 
@@ -63,6 +64,77 @@ TEST(Config, EnvironmentOverridesDefaults) {
   EXPECT_NE(err.find("CKPTFWD_LEVEL"), std::string::npos) << err;
   unsetenv("CKPTFWD_LEVEL");
   unsetenv("CKPTFWD_SOMETHING_FOR_THE_LIBRARY");
+}
+
+// Issue 8, case 12: junk, signs, spaces, out-of-range numbers and unknown names are
+// rejected with a message naming the key, the value and what is expected.
+TEST(Config, RejectsInvalidValuesNamingKeyValueAndExpectation) {
+  struct Case {
+    const char* key;
+    const char* value;
+  } cases[] = {{"LEVEL", "abc"},
+               {"LEVEL", "3x"},
+               {"LEVEL", "-1"},
+               {"LEVEL", "99"},
+               {"LEVEL", " 5"},
+               {"LEVEL", "+5"},
+               {"LEVEL", ""},
+               {"WRITERS", "0"},
+               {"WRITERS", "99999999999"},
+               {"CODEC", "lz4"},
+               {"SCHEME", "fast"},
+               {"CHUNK", "1K"},
+               {"CHUNK", "12Q"},
+               {"STAGE_LIMIT", "-5"},
+               {"BATCH_BYTES", "1.5G"},
+               {"BATCH_WINDOW_MS", "1e3"},
+               {"IDLE_EXIT", "-1"},
+               {"KEEP", "many"},
+               {"GROUP_SIZE", "+3"},
+               {"LOG_LEVEL", "verbose"}};
+  for (const Case& c : cases) {
+    Config cfg;
+    std::string err;
+    EXPECT_FALSE(cfg.set(c.key, c.value, &err)) << c.key << "=" << c.value;
+    EXPECT_NE(err.find(std::string("CKPTFWD_") + c.key), std::string::npos) << err;
+    EXPECT_NE(err.find(std::string("'") + c.value + "'"), std::string::npos) << err;
+    EXPECT_NE(err.find("expected"), std::string::npos) << err;
+  }
+}
+
+TEST(Config, AcceptsPlainNumbersAtTheBounds) {
+  Config c;
+  std::string err;
+  EXPECT_TRUE(c.set("LEVEL", "0", &err)) << err;
+  EXPECT_TRUE(c.set("LEVEL", "19", &err)) << err;
+  EXPECT_EQ(c.level, 19);
+  EXPECT_TRUE(c.set("IDLE_EXIT", "0", &err)) << err;
+  EXPECT_TRUE(c.set("WRITERS", "256", &err)) << err;
+  EXPECT_FALSE(c.set("WRITERS", "257", &err));
+}
+
+// The forwarder changes directory to `/` after reading its settings: path settings are
+// made absolute against the cwd of the process reading them.
+TEST(Config, PathSettingsBecomeAbsoluteAgainstTheCwd) {
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof(cwd)), nullptr);
+  std::string here = std::string(cwd) == "/" ? "" : cwd;
+  Config c;
+  std::string err;
+  EXPECT_TRUE(c.set("STORE", "rel/store", &err)) << err;
+  EXPECT_EQ(c.store, here + "/rel/store");
+  EXPECT_TRUE(c.set("STATS_FILE", "./s/../stats.jsonl", &err)) << err;
+  EXPECT_EQ(c.stats_file, here + "/stats.jsonl");
+  EXPECT_TRUE(c.set("LOG", "x.log", &err)) << err;
+  EXPECT_EQ(c.log, here + "/x.log");
+  EXPECT_TRUE(c.set("LOG", "stderr", &err)) << err;
+  EXPECT_EQ(c.log, "stderr");
+  EXPECT_TRUE(c.set("LOG", "syslog", &err)) << err;
+  EXPECT_EQ(c.log, "syslog");
+  EXPECT_TRUE(c.set("STORE", "/abs//store/", &err)) << err;
+  EXPECT_EQ(c.store, "/abs/store");
+  EXPECT_TRUE(c.set("STORE", "", &err)) << err;
+  EXPECT_EQ(c.store, "");
 }
 
 }  // namespace

@@ -62,6 +62,7 @@ int cmd_verify(const Args& args) {
   if (!open_store(store, st)) return 1;
 
   std::vector<std::string> problems;
+  if (!st.distrust.empty()) problems.push_back(st.distrust);  // never "OK" for a foreign store
   for (const std::string& p : st.catalog.problems()) problems.push_back(st.dir + "/" + p);
   size_t n_records = st.catalog.chained_records() + st.catalog.unchained_records();
   for (const std::string& c : unreferenced_containers(st)) {

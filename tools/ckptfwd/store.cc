@@ -3,9 +3,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "cli.h"
@@ -56,6 +58,26 @@ bool open_single(const std::string& path, Store& out) {
   out.single = true;
   return true;
 }
+// Store::distrust for a store directory (or a single container) at path.
+std::string distrust_of(const std::string& path, bool is_store) {
+  struct stat st, lst;
+  uid_t me = geteuid();
+  if (::stat(path.c_str(), &st) == 0 && st.st_uid != me)
+    return "store owned by uid " + std::to_string(st.st_uid) + ", not you (uid " +
+           std::to_string(me) + "): " + path + " could hold forged checkpoints";
+  if (!is_store) return "";
+  std::string m = path + "/MANIFEST";
+  if (::lstat(m.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))
+    return m + " is a symbolic link: the store's journal could be anyone's";
+  if (::stat(m.c_str(), &st) == 0 && st.st_uid != me)
+    return "store owned by uid " + std::to_string(st.st_uid) + ", not you (uid " +
+           std::to_string(me) + "): its MANIFEST " + m + " could be forged";
+  return "";
+}
+
+void warn_distrust(const Store& st) {
+  if (!st.distrust.empty()) fprintf(stderr, "ckptfwd: WARNING: %s\n", st.distrust.c_str());
+}
 }  // namespace
 
 bool open_store(const std::string& arg, Store& out) {
@@ -68,9 +90,15 @@ bool open_store(const std::string& arg, Store& out) {
     error("store " + arg + " does not exist " + kDefaultHint);
     return false;
   }
-  if (!is_dir(arg)) return open_single(arg, out);
+  if (!is_dir(arg)) {
+    out.distrust = distrust_of(arg, false);
+    warn_distrust(out);
+    return open_single(arg, out);
+  }
   out.dir = arg;
   while (out.dir.size() > 1 && out.dir.back() == '/') out.dir.pop_back();
+  out.distrust = distrust_of(out.dir, true);
+  warn_distrust(out);
   if (!exists(out.dir + "/MANIFEST")) {
     if (!container_files(out.dir).empty()) {
       out.no_manifest = true;  // containers without their MANIFEST: lost or deleted

@@ -17,6 +17,10 @@ struct Store {
   bool single = false;       // opened from one .ckc file, no MANIFEST
   bool no_manifest = false;  // a store directory with containers but no MANIFEST
   std::string arg;           // what the user typed
+  // Why the store's content may be forged, "" if it is ours: it (or its MANIFEST, or the
+  // single container) belongs to another user, or the MANIFEST is a symbolic link. ls and
+  // restore warn; verify fails (README, "Hostile neighbours").
+  std::string distrust;
 };
 
 // Prints an error naming the store and the fix, returns false, when arg is not a store.

@@ -1,0 +1,25 @@
+// Ownership checks of the store (issue 8, case 10): a store directory another user created
+// in a shared (1777) checkpoint directory, or a MANIFEST replaced by a symbolic link, must
+// not be written into or trusted. The forwarder refuses them (the staged data is kept, as
+// when the store cannot be written); the CLI warns (README, "Settings" and "ckptfwd").
+#pragma once
+#include <sys/types.h>
+
+#include <string>
+
+namespace ckptfwd {
+
+// dir (the store; a symbolic link to it is fine when the link is ours too) is a directory
+// owned by our effective uid and not writable by group or other. Else false with *err
+// naming the path, the owner or mode, and the fix.
+bool check_store_dir(const std::string& dir, std::string* err);
+
+// The uid owning dir (following a symbolic link), or -1 if it cannot be stat'ed.
+long long owner_of(const std::string& dir);
+
+// open(path, flags | O_NOFOLLOW | O_CLOEXEC, mode), then the opened file must be owned by
+// our effective uid. -1 with errno and *err (naming the path and the fix) otherwise; *err
+// is left alone when the open itself failed for another reason (ENOENT, EACCES...).
+int open_owned(const std::string& path, int flags, mode_t mode, std::string* err);
+
+}  // namespace ckptfwd

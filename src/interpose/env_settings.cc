@@ -1,0 +1,54 @@
+#include "interpose/env_settings.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <cstdio>
+
+#include "common/session.h"
+#include "interpose/state.h"
+
+namespace ckptfwd::interpose {
+
+bool env_switch(const char* name, bool dflt) {
+  const char* v = getenv(name);
+  if (!v || !*v) return dflt;
+  for (const char* yes : {"1", "true", "yes", "on"})
+    if (strcasecmp(v, yes) == 0) return true;
+  for (const char* no : {"0", "false", "no", "off"})
+    if (strcasecmp(v, no) == 0) return false;
+  log_msg(
+      "warning: %s='%s': expected 0/1, true/false, yes/no or on/off; using the default "
+      "(%s)",
+      name, v, dflt ? "1" : "0");
+  return dflt;
+}
+
+bool env_abs_path(const char* name, char* out, size_t cap, bool is_log) {
+  out[0] = '\0';
+  const char* v = getenv(name);
+  if (!v || !*v) return true;
+  if (is_log && (strcmp(v, "stderr") == 0 || strcmp(v, "syslog") == 0)) return true;
+  if (normalize_path(v, nullptr, out, cap)) return true;
+  out[0] = '\0';
+  log_msg(
+      "warning: %s='%s': expected a path that fits in %zu bytes once made absolute "
+      "(against the current directory); ignoring it",
+      name, v, cap);
+  return false;
+}
+
+void collect_abs_env(AbsEnv& env) {
+  env.n = 0;
+  for (const char* name : {"CKPTFWD_STORE", "CKPTFWD_LOG", "CKPTFWD_STATS_FILE",
+                           "CKPTFWD_STAGE_DIR", "CKPTFWD_CONFIG"}) {
+    char abs[PATH_MAX];
+    if (!env_abs_path(name, abs, sizeof(abs), strcmp(name, "CKPTFWD_LOG") == 0) || !abs[0])
+      continue;
+    if (env.n >= AbsEnv::kMax) break;
+    snprintf(env.entry[env.n++], sizeof(env.entry[0]), "%s=%s", name, abs);
+  }
+}
+
+}  // namespace ckptfwd::interpose

@@ -1,0 +1,31 @@
+// The library's own reading of its CKPTFWD_* settings (README, "Settings"): yes/no
+// switches parsed strictly, and path settings made absolute once, at init, against the
+// cwd the job started in, so they mean the same thing after the application changes
+// directory and in the forwarder (which runs in `/`). Allocation free.
+#pragma once
+#include <climits>
+#include <cstddef>
+
+namespace ckptfwd::interpose {
+
+// A yes/no setting: unset or empty -> dflt; 1/true/yes/on or 0/false/no/off (any case) as
+// said; anything else -> a warning naming the key, the value and what is expected, and
+// dflt (README: CKPTFWD_DISABLE=abc does not disable the library).
+bool env_switch(const char* name, bool dflt);
+
+// name's value made absolute into out (cap bytes); "" when unset, empty, or one of the
+// keep words ("stderr", "syslog" for CKPTFWD_LOG: not paths). False, with a warning, when
+// it cannot be made absolute (too long, cwd unknown); out is "" then.
+bool env_abs_path(const char* name, char* out, size_t cap, bool is_log = false);
+
+// The path settings handed to a forwarder this process starts, as "KEY=/abs/value"
+// entries (spawn_forwarder replaces the relative originals with them).
+struct AbsEnv {
+  static constexpr int kMax = 5;
+  char entry[kMax][PATH_MAX + 32];
+  int n = 0;
+};
+// Fills env from the environment (at init).
+void collect_abs_env(AbsEnv& env);
+
+}  // namespace ckptfwd::interpose
