@@ -181,8 +181,8 @@ MPI_Comm node_comm_of(MPI_Comm comm) {
 
 // ---- files opened shared across nodes ----
 // A registry of their handles, from MPI_File_open to MPI_File_close:
-//  - set_view and set_info take hints too (ROMIO applies romio_ds_write/romio_cb_write
-//    from them), so those of a shared file get the same two hints forced off;
+//  - set_view and set_info take hints too (ROMIO applies romio_ds_write, romio_cb_write
+//    and romio_cb_read from them), so those of a shared file get the same hints forced off;
 //  - MPI_MODE_DELETE_ON_CLOSE is taken out of the open and done by the close wrapper
 //    after a barrier: ROMIO's rank 0 deletes without waiting for the other ranks' close,
 //    and a node whose overlay commits after that unlink would bring the file back. Every
@@ -259,8 +259,14 @@ bool forget_shared(MPI_File fh, SharedFile& out) {
 }
 
 // A copy of info (or a new info) with write sieving and collective buffering off, or
-// MPI_INFO_NULL if that failed (the caller then passes info unchanged).
-MPI_Info without_write_aggregation(MPI_Info info) {
+// MPI_INFO_NULL if that failed (the caller then passes info unchanged). Each node holds
+// its own staged copy of a file shared across nodes, with only that node's writes until a
+// sync: an aggregator must never write or read other nodes' bytes through it. Collective
+// reads are turned off too (romio_cb_read): an aggregator would hand its node's zeros to
+// ranks on other nodes reading back what they wrote. Read sieving stays: a rank's sieved
+// read keeps only the bytes it asked for, from its own node's copy. The user's own
+// setting of these hints (info or a ROMIO_HINTS file) is overridden.
+MPI_Info without_cross_node_aggregation(MPI_Info info) {
   using info_dup_fn = int (*)(MPI_Info, MPI_Info*);
   using info_create_fn = int (*)(MPI_Info*);
   using info_set_fn = int (*)(MPI_Info, const char*, const char*);
@@ -272,6 +278,7 @@ MPI_Info without_write_aggregation(MPI_Info info) {
     return MPI_INFO_NULL;
   info_set(hints, "romio_ds_write", "disable");
   info_set(hints, "romio_cb_write", "disable");
+  info_set(hints, "romio_cb_read", "disable");
   return hints;
 }
 
@@ -332,7 +339,7 @@ int set_view_filtered(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
                       const char* datarep, MPI_Info info) {
   if (!mpich_abi() || info == MPI_INFO_NULL || !is_shared(fh))
     return real_File_set_view()(fh, disp, etype, filetype, datarep, info);
-  MPI_Info hints = without_write_aggregation(info);
+  MPI_Info hints = without_cross_node_aggregation(info);
   int rc = real_File_set_view()(fh, disp, etype, filetype, datarep,
                                 hints != MPI_INFO_NULL ? hints : info);
   free_info(&hints);
@@ -352,7 +359,7 @@ int do_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datat
 
 int do_File_set_info(MPI_File fh, MPI_Info info) {
   if (!mpich_abi() || info == MPI_INFO_NULL || !is_shared(fh)) return real_File_set_info()(fh, info);
-  MPI_Info hints = without_write_aggregation(info);
+  MPI_Info hints = without_cross_node_aggregation(info);
   int rc = real_File_set_info()(fh, hints != MPI_INFO_NULL ? hints : info);
   free_info(&hints);
   return rc;
@@ -460,7 +467,7 @@ int do_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, 
     else
       delete_on_close = false;
   }
-  MPI_Info hints = without_write_aggregation(info);
+  MPI_Info hints = without_cross_node_aggregation(info);
   OpenContext ctx;
   ctx.shared_across_nodes = true;
   int rc;
