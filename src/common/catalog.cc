@@ -51,6 +51,27 @@ void Catalog::apply_commit(const std::string& container, const std::vector<Catal
   }
 }
 
+void Catalog::apply_create(const std::string& container, const std::vector<CatalogEntry>& files,
+                           const ContainerIdentity& id) {
+  for (const CatalogEntry& f : files) {
+    auto cur = live_.find(f.path);
+    bool same_base = cur != live_.end() && cur->second.container == container &&
+                     cur->second.file_index == f.file_index;  // re-applied (idempotent)
+    if (cur == live_.end() || same_base) {
+      apply_commit(container, {f}, id);
+      settle(f.path);
+      continue;
+    }
+    note_container(container, id);
+    CatalogEntry& e = cur->second;
+    e.mtime_ns = std::max(e.mtime_ns, f.mtime_ns);
+    Layer layer{container, f.file_index, f.size, id, true};
+    if (std::find(e.overlays.begin(), e.overlays.end(), layer) != e.overlays.end()) continue;
+    e.overlays.push_back(layer);
+    e.size = std::max(e.size, f.size);
+  }
+}
+
 void Catalog::apply_overlay(const std::string& container, const std::vector<CatalogEntry>& files,
                             const ContainerIdentity& id) {
   note_container(container, id);
@@ -164,7 +185,7 @@ void Catalog::note_skipped(const std::vector<std::string>& f, const std::string&
   // paths it probably named. Used only to name what restore cannot give back.
   std::vector<std::string> paths;
   const std::string verb = f.empty() ? "" : f[0];
-  if ((verb == "commit" || verb == "overlay") && f.size() >= 3) {
+  if ((verb == "commit" || verb == "overlay" || verb == "create") && f.size() >= 3) {
     for (size_t i = 3; i < f.size(); i += 5)
       if (!f[i].empty() && f[i][0] == '/') paths.push_back(f[i]);
   } else if ((verb == "rename" && f.size() >= 3) || verb == "unlink" || verb == "chmod") {
@@ -183,7 +204,7 @@ void Catalog::apply_fields(const std::vector<std::string>& f, bool chained, size
     problems_.push_back("MANIFEST:" + std::to_string(lineno) + ": " + why);
   };
   const std::string& verb = f[0];
-  if (verb == "commit" || verb == "overlay") {
+  if (verb == "commit" || verb == "overlay" || verb == "create") {
     // Older format: verb container n {5}*n; chained: the same + container size, index hash.
     const size_t extra = chained ? 2 : 0;
     uint64_t n = 0;
@@ -217,6 +238,8 @@ void Catalog::apply_fields(const std::vector<std::string>& f, bool chained, size
     if (verb == "commit") {
       apply_commit(f[1], files, id);
       for (const CatalogEntry& e : files) settle(e.path);
+    } else if (verb == "create") {
+      apply_create(f[1], files, id);
     } else {
       apply_overlay(f[1], files, id);  // stacked on a base that may be the lost one
     }

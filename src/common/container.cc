@@ -806,7 +806,7 @@ bool ContainerReader::restore_file(size_t i, int fd, std::string* err) {
   return true;
 }
 
-bool ContainerReader::overlay_file(size_t i, int fd, std::string* err) {
+bool ContainerReader::overlay_file(size_t i, int fd, std::string* err, bool whole_hash) {
   Impl& m = *impl_;
   if (i >= m.files.size()) {
     if (err) *err = m.path + ": no file " + std::to_string(i);
@@ -816,7 +816,8 @@ bool ContainerReader::overlay_file(size_t i, int fd, std::string* err) {
   auto sink = [&](uint64_t off, const uint8_t* p, uint64_t n) {
     return p == nullptr || pwrite_all(fd, p, static_cast<size_t>(n), off);
   };
-  if (!m.walk_file(i, sink, Impl::HashKind::kOverlay, err)) return false;
+  if (!m.walk_file(i, sink, whole_hash ? Impl::HashKind::kWhole : Impl::HashKind::kOverlay, err))
+    return false;
   const FileEntry& f = m.files[i];
   struct stat st;
   if (::fstat(fd, &st) != 0) {

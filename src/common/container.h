@@ -142,9 +142,10 @@ class ContainerReader {
   bool read_file(size_t i, std::vector<uint8_t>& out, std::string* err);
   // Applies file i as an overlay onto fd: pwrites only its ranges (chunk hashes checked,
   // holes leave fd's bytes alone), then extends fd to the file's size if fd is shorter
-  // (never shrinks). Checks the overlay hash (see FileEntry.hash). On failure some ranges
-  // may already be written: the caller discards fd.
-  bool overlay_file(size_t i, int fd, std::string* err);
+  // (never shrinks). Checks the overlay hash (see FileEntry.hash), or with whole_hash the
+  // whole-file hash (a new file stacked as an overlay: the `create` record in manifest.h).
+  // On failure some ranges may already be written: the caller discards fd.
+  bool overlay_file(size_t i, int fd, std::string* err, bool whole_hash = false);
   // Checks every chunk (stored hash, decompression, raw hash), then that every file whose
   // chunks are sound reassembles to its hash. Each problem is one line naming the
   // container path, the byte offset and what is wrong. True when none.

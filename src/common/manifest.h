@@ -7,6 +7,13 @@
 //   commit  <container file name>  <n>  { <path> <file index> <size> <mode octal> <mtime_ns> }*n
 //           <container size>  <container index xxh64 hex>
 //   overlay (same fields as commit)
+//   create  (same fields as commit) a new file (nothing of that name existed where and when
+//           the writer opened it). Applied as a commit when the path has no live entry at
+//           that point of the replay, else stacked on it as an overlay: the same new file
+//           written with plain POSIX calls by ranks of several nodes (N-1 pwrite, no MPI-IO)
+//           keeps every node's bytes, whichever commits first. Its container file holds the
+//           bytes written as ranges over zeros, and its hash is the whole-file hash (holes
+//           as zeros), valid both ways (Layer::whole_hash).
 //   rename  <old path> <new path>
 //   unlink  <path>
 //   chmod   <path>  <mode octal>       (permission bits changed after the commit)
@@ -61,6 +68,9 @@ struct Layer {
   uint32_t file_index = 0;
   uint64_t size = 0;       // that node's size of the file
   ContainerIdentity id{};  // of container, from its overlay record (unknown: older format)
+  // From a `create` record stacked on an existing file: its FileEntry.hash is the
+  // whole-file hash (holes as zeros), not an overlay hash (container.h).
+  bool whole_hash = false;
   bool operator==(const Layer&) const = default;
 };
 
@@ -102,6 +112,10 @@ bool append_overlay(const std::string& store_dir, const std::string& container,
                     std::string* err);
 bool append_overlay(const std::string& store_dir, const std::string& container,
                     const std::vector<CatalogEntry>& files, std::string* err);
+// files: new files (the `create` record above).
+bool append_create(const std::string& store_dir, const std::string& container,
+                   const ContainerIdentity& id, const std::vector<CatalogEntry>& files,
+                   std::string* err);
 // One `drop` record per container, in one append. Appended BEFORE the container files are
 // deleted: a crash in between leaves unnamed files (harmless), never a record naming a
 // missing one.
@@ -146,6 +160,10 @@ class Catalog {
   // Stacks each file on its path's live entry (see "Overlays" above). A path with no live
   // entry gets one with an empty base and the overlay's mode and mtime; on an existing
   // entry the mode stays and the mtime becomes the later of the two.
+  // A `create` record: per file, apply_commit when path has no live entry, else stacked
+  // on it like apply_overlay (with Layer::whole_hash).
+  void apply_create(const std::string& container, const std::vector<CatalogEntry>& files,
+                    const ContainerIdentity& id = {});
   void apply_overlay(const std::string& container, const std::vector<CatalogEntry>& files,
                      const ContainerIdentity& id = {});
   // The container was deleted: superseded versions in it are forgotten. A live file still

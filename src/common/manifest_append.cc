@@ -230,6 +230,12 @@ bool append_overlay(const std::string& store_dir, const std::string& container,
          append_files("overlay", store_dir, container, id, files, err);
 }
 
+bool append_create(const std::string& store_dir, const std::string& container,
+                   const ContainerIdentity& id, const std::vector<CatalogEntry>& files,
+                   std::string* err) {
+  return append_files("create", store_dir, container, id, files, err);
+}
+
 bool append_drops(const std::string& store_dir, const std::vector<std::string>& containers,
                   std::string* err) {
   if (containers.empty()) return true;

@@ -75,7 +75,7 @@ bool materialize_entry(const CatalogEntry& e, const ContainerSource& containers,
     ContainerReader* r = layer_reader(containers, what, l.container, l.id, l.file_index, err);
     if (!r) return false;
     std::string why;
-    if (!r->overlay_file(l.file_index, fd, &why)) {
+    if (!r->overlay_file(l.file_index, fd, &why, l.whole_hash)) {
       if (err) *err = what + " (container " + l.container + "): " + why;
       return false;
     }

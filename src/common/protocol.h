@@ -24,7 +24,7 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 // ---- Requests (client -> forwarder). Fields after the verb, in order. ----
 // HELLO  pid rank                       -> OK
 // OPEN   path flags(dec) mode(octal) [shared]
-//                                       -> OK vid staged_path budget_bytes
+//                                       -> OK vid staged_path budget_bytes x|-
 //                                        | PASS          (not ours: do the real open)
 //                                        | ERR errno
 //   vid "0" means a read-only view (no version created, nothing to CLOSE). For a write
@@ -32,6 +32,10 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 //   bytes (empty for O_TRUNC / new files); the client opens staged_path with the
 //   application's flags minus O_CREAT|O_EXCL|O_TRUNC. budget_bytes is how far the file may
 //   grow in staging before the client must fall back to the real path ("-1": unlimited).
+//   "x": the client records the byte ranges it writes and hands them over at CLOSE/SYNC
+//   (the extents field below): the version is committed as the bytes written (a file
+//   shared across nodes, or a new file: the `create` record of common/manifest.h); "-":
+//   nothing to record. Older forwarders send four fields: read a missing one as "-".
 //   OPEN path flags mode "shared": the open is made inside MPI_File_open of a communicator
 //   spanning several nodes (src/interpose/open_context.h). The forwarder joins the path's
 //   open version or starts one (also without O_CREAT when the path is unknown here: a rank
@@ -39,7 +43,7 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 //   `overlay` holding only the byte extents this node's processes wrote into it.
 // CLOSE  vid size [extents]             -> OK   (version handed over; returns at once)
 //   extents: base name of a file in the session dir, "v<vid>.ext.<pid>.<seq>" (0600),
-//   that the client wrote for a "shared" version: little-endian u64 pairs [begin, end) of
+//   that the client wrote for a version whose OPEN reply said "x": little-endian u64 pairs [begin, end) of
 //   the bytes this process wrote since its last hand-over, in one or more runs, each
 //   sorted and disjoint. The forwarder owns the file from then on (keeps it until the
 //   version is committed, so a restarted forwarder still finds it). No extents field on a

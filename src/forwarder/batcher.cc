@@ -121,7 +121,8 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
       BatchFile bf{v->vid, v->data_path, v->path, v->rank, v->mode, v->mtime_ns, v->size};
       bf.partial = v->partial;
       bf.extents_unknown = v->extents_unknown;
-      if (v->partial) bf.extents = v->extents;
+      bf.created = v->created;
+      if (v->partial || v->created) bf.extents = v->extents;
       bf.hints = v->hints;
       files.push_back(std::move(bf));
       taken_bytes += v->size;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <map>
 
 #include "common/manifest.h"
@@ -42,8 +43,10 @@ void settle(Core& c, const BatchResult& res, const std::vector<CatalogEntry>& en
 bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile>& files,
                   const BatchResult& res, std::string* err) {
   State& s = c.state;
-  std::vector<CatalogEntry> entries, overlays;  // two manifest records: commit, overlay
-  std::vector<uint64_t> committed, committed_overlays, gone;
+  // Up to three manifest records: commit (whole files), create (new files, manifest.h),
+  // overlay (files shared across nodes), appended in that order.
+  std::vector<CatalogEntry> entries, creates, overlays;
+  std::vector<uint64_t> committed, committed_creates, committed_overlays, gone;
   std::vector<uint64_t> overlay_order;
   // Several versions of one path in a batch: the newest whole version (by open order, not
   // close order) is the one the catalog must name, and partial versions newer than it are
@@ -96,8 +99,13 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
         o->synced = Version::Synced{true,   e.path, e.container,   e.file_index,
                                     e.mode, e.size, res.hashes[i], e.mtime_ns};
     }
-    entries.push_back(std::move(e));
-    committed.push_back(v->vid);
+    if (v->created) {
+      creates.push_back(std::move(e));
+      committed_creates.push_back(v->vid);
+    } else {
+      entries.push_back(std::move(e));
+      committed.push_back(v->vid);
+    }
   }
   {  // overlays of one path apply in version order (a snapshot before its version)
     std::vector<size_t> idx(overlays.size());
@@ -109,35 +117,47 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
     overlays.swap(sorted);
   }
   std::string cpath = store + "/" + res.container;
-  // The whole files first: an overlay of the same path in this batch goes on top of them.
-  if (!entries.empty()) {
+  // Each record that went in settles its versions at once: a failure after it leaves
+  // the container named and only the rest to retry (the batcher drops what is settled).
+  std::vector<CatalogEntry> done;
+  std::vector<uint64_t> done_vids;
+  auto append = [&](const char* kind, std::vector<CatalogEntry>& files,
+                    std::vector<uint64_t>& vids) {
+    if (files.empty()) return true;
     int64_t t0 = monotonic_ns();
-    bool ok = manifest::append_commit(store, res.container, res.identity, entries, err);
+    Catalog& cat = s.catalogs.get(store);
+    bool ok = !strcmp(kind, "commit")
+                  ? manifest::append_commit(store, res.container, res.identity, files, err)
+              : !strcmp(kind, "create")
+                  ? manifest::append_create(store, res.container, res.identity, files, err)
+                  : manifest::append_overlay(store, res.container, res.identity, files, err);
     c.stats.commit_ns += monotonic_ns() - t0;
     if (!ok) {
-      ::unlink(cpath.c_str());  // unreferenced; the retry writes a fresh one
-      return false;
-    }
-    s.catalogs.get(store).apply_commit(res.container, entries, res.identity);
-  }
-  if (!overlays.empty()) {
-    int64_t t0 = monotonic_ns();
-    bool ok = manifest::append_overlay(store, res.container, res.identity, overlays, err);
-    c.stats.commit_ns += monotonic_ns() - t0;
-    if (!ok) {
-      if (entries.empty()) {
-        ::unlink(cpath.c_str());
-      } else {  // the commit record names the container: keep it, settle those versions
-        settle(c, res, entries, committed);
+      if (done.empty()) {
+        ::unlink(cpath.c_str());  // unreferenced; the retry writes a fresh one
+      } else {
+        settle(c, res, done, done_vids);
         for (uint64_t vid : gone) s.forget(vid);
       }
-      return false;  // the batcher retries the overlays alone
+      return false;
     }
-    s.catalogs.get(store).apply_overlay(res.container, overlays, res.identity);
-  }
-  if (entries.empty() && overlays.empty()) ::unlink(cpath.c_str());  // all dropped meanwhile
-  entries.insert(entries.end(), overlays.begin(), overlays.end());
-  committed.insert(committed.end(), committed_overlays.begin(), committed_overlays.end());
+    if (!strcmp(kind, "commit"))
+      cat.apply_commit(res.container, files, res.identity);
+    else if (!strcmp(kind, "create"))
+      cat.apply_create(res.container, files, res.identity);
+    else
+      cat.apply_overlay(res.container, files, res.identity);
+    done.insert(done.end(), files.begin(), files.end());
+    done_vids.insert(done_vids.end(), vids.begin(), vids.end());
+    return true;
+  };
+  // Whole files first: an overlay of the same path in this batch goes on top of them.
+  if (!append("commit", entries, committed) || !append("create", creates, committed_creates) ||
+      !append("overlay", overlays, committed_overlays))
+    return false;
+  if (done.empty()) ::unlink(cpath.c_str());  // all dropped meanwhile
+  entries.swap(done);
+  committed.swap(done_vids);
   settle(c, res, entries, committed);
   for (uint64_t vid : gone) s.forget(vid);
   s.done_cv.notify_all();

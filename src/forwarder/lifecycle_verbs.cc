@@ -51,6 +51,9 @@ bool Service::unchanged_partial(Version& v) {
 void Service::take_extents(Version& v, const std::string& ext) {
   if (!ext.empty()) {
     c_.state.absorb_extents(v, ext);
+  } else if (v.created && !v.extents_unknown) {
+    v.extents_unknown = true;  // a stdio writer: the data extents are exact on one node
+    c_.state.rewrite_meta(v);
   } else if (v.partial && !v.extents_unknown) {
     LOG_WARN(
         "v%llu of %s (shared across nodes): a writer closed it without its extents; "
@@ -179,7 +182,10 @@ void Service::disconnect(ClientCtx& cl) {
       v.orphans[cl.pid] += refs;
       continue;
     }
-    if (v.partial && !v.extents_unknown) {  // its extents died with it
+    if (v.created && !v.extents_unknown) {
+      v.extents_unknown = true;  // its extents died with it
+      s.rewrite_meta(v);
+    } else if (v.partial && !v.extents_unknown) {  // its extents died with it
       LOG_WARN(
           "pid %ld went away with %s (shared across nodes) open: its extents are "
           "unknown; committing the staged file's data extents",

@@ -123,6 +123,9 @@ Reply Service::rename(const std::string& from, const std::string& to) {
   }
   for (Version* p : s.pending_of(from)) {
     p->path = to;
+    // A rename replaces whatever `to` was: a new file renamed is a whole file now, never
+    // stacked on what it replaced (Version::created). Its extents stay valid ranges.
+    p->created = false;
     s.rewrite_meta(*p);
   }
   LOG_DEBUG("rename %s -> %s", from.c_str(), to.c_str());

@@ -117,6 +117,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   }
   Version& v = s.add(path, cl.rank, cl.pid, cl.id, exists ? old_mode : (req_mode & 07777));
   v.holders[cl.id] = {cl.pid, 1};
+  v.created = src == Src::kNone && !shared;
   v.partial = shared || (copy && src_partial);
   v.started_from_existing = copy;
   v.based_on_store = v.partial && (src == Src::kCatalog || (src == Src::kStaged && src_on_store));
@@ -125,6 +126,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
     v.extents_unknown = src_unknown;
   }
   uint64_t vid = v.vid;
+  bool v_extents = v.partial || v.created;
   std::string data = v.data_path;
   std::string err;
   int fd = create_staged(v.data_path, &err);
@@ -186,7 +188,8 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   long long budget = stage_budget();
   LOG_DEBUG("open %s for writing: v%llu (%s)", path.c_str(), static_cast<unsigned long long>(vid),
             copy ? "from its current bytes" : "empty");
-  return reply_ok({std::to_string(vid), data, std::to_string(budget)});
+  // "x": record the bytes you write (an overlay's extents); protocol.h.
+  return reply_ok({std::to_string(vid), data, std::to_string(budget), v_extents ? "x" : "-"});
 }
 
 long long Service::stage_budget() {
@@ -211,7 +214,8 @@ Reply Service::join_write(ClientCtx& cl, Version& v, int flags, bool shared) {
   if (h.refs++ == 0) c_.state.rewrite_meta(v);  // a new holder: a recovery must know it
   LOG_DEBUG("open %s for writing: joins v%llu (%zu connections)", v.path.c_str(),
             static_cast<unsigned long long>(v.vid), v.holders.size());
-  return reply_ok({std::to_string(v.vid), v.data_path, std::to_string(stage_budget())});
+  return reply_ok({std::to_string(v.vid), v.data_path, std::to_string(stage_budget()),
+                   v.partial || v.created ? "x" : "-"});
 }
 
 }  // namespace ckptfwd::fwd

@@ -45,9 +45,10 @@ Clock::time_point Service::reap_orphans() {
       }
       gone.push_back({vid, it->first});
       it = v.orphans.erase(it);
-      if (v.partial && !v.extents_unknown) {  // its extents died with it
+      if ((v.partial || v.created) && !v.extents_unknown) {  // its extents died with it
         v.extents_unknown = true;
-        LOG_WARN(
+        if (!v.created)
+          LOG_WARN(
             "pid %ld died with %s (shared across nodes) open: its extents are unknown; "
             "committing the staged file's data extents",
             gone.back().second, v.path.c_str());

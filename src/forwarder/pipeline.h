@@ -28,6 +28,7 @@ struct BatchFile {
   // staged file's data extents are added.
   bool partial = false;
   bool extents_unknown = false;
+  bool created = false;  // a new file (Version::created): see partial_extents
   Extents extents{};
   // Dtype hints handed over (FileEntry.hints after clipping to the committed bytes).
   Hints hints{};

@@ -111,11 +111,12 @@ size_t recover_staged(Core& c) {
     v.mode = m.mode;
     v.data_path = data;
     v.meta_path = meta;
-    if (m.partial) {
-      // Shared across nodes: the extents its writers handed over (the files stay until
-      // the commit). A writer that never did leaves them unknown: the data extents of
-      // the staged file are committed then (pipeline.cc warns).
-      v.partial = true;
+    v.created = m.created;
+    if (m.partial || m.created) {
+      // Shared across nodes, or a new file: the extents its writers handed over (the
+      // files stay until the commit). A writer that never did leaves them unknown: the
+      // data extents of the staged file are committed then (pipeline.cc).
+      v.partial = m.partial;
       v.extents_unknown = m.extents_unknown || f.ext.empty();
       for (const std::string& x : f.ext) {
         std::string err;

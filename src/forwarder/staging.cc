@@ -64,6 +64,7 @@ bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string*
                      "\npid=" + std::to_string(m.pid) + "\n";
   if (m.partial) text += "partial=1\n";
   if (m.extents_unknown) text += "extents_unknown=1\n";
+  if (m.created) text += "created=1\n";
   text += m.closed ? "state=closed\ncloser=" + std::to_string(m.closer) + "\n" : "state=open\n";
   if (!m.closed && !m.holders.empty()) {
     text += "holders=";
@@ -117,6 +118,8 @@ bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err) {
       m.partial = !strcmp(v, "1");
     } else if (!strcmp(line, "extents_unknown")) {
       m.extents_unknown = !strcmp(v, "1");
+    } else if (!strcmp(line, "created")) {
+      m.created = !strcmp(v, "1");
     } else if (!strcmp(line, "state")) {
       m.closed = !strcmp(v, "closed");
     } else if (!strcmp(line, "closer")) {

@@ -16,6 +16,7 @@ struct VersionMeta {
   long pid = 0;
   bool partial = false;          // shared across nodes: committed as an overlay
   bool extents_unknown = false;  // some writer's extents never arrived
+  bool created = false;          // a new file, committed as an overlay (Version::created)
   // The recovery protocol: a version is committed after a crash only if its .meta says it
   // was closed (state=closed). An open one (state=open, or no state line) stays open for
   // its holders (pid:refs), who may still CLOSE it. Staged files without a .meta are

@@ -161,6 +161,7 @@ VersionMeta meta_of(const Version& v) {
   VersionMeta m{v.path, v.rank, v.mode, v.pid};
   m.partial = v.partial;
   m.extents_unknown = v.extents_unknown;
+  m.created = v.created;
   m.closed = v.state != VState::kOpen;
   m.closer = v.closer_pid;
   if (!m.closed) {
@@ -183,10 +184,10 @@ void State::absorb_extents(Version& v, const std::string& name) {
   bool ok = is_extents_file_name(name, v.vid);
   if (!ok) {
     err = "'" + name + "' is not an extents file name of this version";
-  } else if (v.partial) {
+  } else if (v.partial || v.created) {
     ok = read_extents_file(path, v.extents, &err);
   }
-  if (ok && v.partial) {
+  if (ok && (v.partial || v.created)) {
     v.ext_files.push_back(name);
     return;
   }

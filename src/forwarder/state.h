@@ -72,6 +72,14 @@ struct Version {
   // added at commit (page granular: may cover another node's bytes in shared pages).
   bool partial = false;
   bool extents_unknown = false;
+  // A new file (nothing staged, on the store or on disk at its open, and not shared across
+  // nodes): committed with a `create` record (manifest.h), which stacks it on whatever
+  // another node committed under that name meanwhile, so the same new file written by
+  // ranks of several nodes with plain POSIX calls (N-1 with pwrite) keeps every node's
+  // bytes, as on a PFS. Its writers hand over their extents (the OPEN reply asks); where
+  // some are unknown (stdio writers) the staged file's data extents stand in, exact on
+  // one node, page granular across nodes.
+  bool created = false;
   Extents extents{};
   std::vector<std::string> ext_files;  // extents files kept until the version is forgotten
   // Dtype hints handed over so far (merged, later records winning), committed as

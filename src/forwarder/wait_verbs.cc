@@ -70,6 +70,7 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   snap.partial = v->partial;
   snap.extents = v->extents;
   snap.extents_unknown = v->extents_unknown;
+  snap.created = v->created;
   snap.hints = v->hints;  // the open version keeps its own (and its files) for its commit
   v->last_snapshot = snap.vid;
   v->synced.valid = false;
@@ -82,7 +83,7 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   // No .meta until the copy is complete (mark_closed below writes it): a crash mid-copy
   // leaves a staged file without one, which a recovery deletes.
   bool ok = fd >= 0;
-  if (ok && snap.partial && !snap.extents.empty()) s.persist_extents(snap);
+  if (ok && (snap.partial || snap.created) && !snap.extents.empty()) s.persist_extents(snap);
   if (ok) s.persist_hints(snap);
   if (ok) {
     lk.unlock();

@@ -23,11 +23,13 @@ struct Version {
   std::atomic<int> writers{0};        // writes in flight on the staged file
   std::atomic<bool> switching{false};  // a fallback copies the staged bytes right now
   bool view = false;              // read-only view (vid 0): nothing to hand back
+  bool shared = false;            // shared across nodes (OPEN "shared"): close waits
   unsigned long long dev = 0;     // st_dev reported for the file (its directory's)
   char path[PATH_MAX] = {};       // normalised application path
   char staged[PATH_MAX] = {};     // the forwarder's staged file
-  // Set only for a version shared across nodes: the byte ranges this process wrote
-  // (versions.cc creates and destroys it; the write wrappers record into it).
+  // Set for a version committed as an overlay (shared across nodes, or a new file: the
+  // forwarder's OPEN reply asks): the byte ranges this process wrote (versions.cc
+  // creates and destroys it; the write wrappers record into it).
   ExtentLog* ext = nullptr;
   // Dtype hints of the bytes written by typed MPI writes (hint_log.h); created at the first
   // one, so only processes using typed MPI writes pay anything.

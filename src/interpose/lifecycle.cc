@@ -12,6 +12,7 @@
 
 #include "interpose/client.h"
 #include "interpose/env_settings.h"
+#include "interpose/extent_log.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
 #include "interpose/versions.h"
@@ -135,7 +136,15 @@ void on_exit_handler() { exit_work(true); }
 // connection or fallback state, so it simply re-creates those locks. The directory list
 // is short-lived and shared, so fork waits for it.
 void atfork_prepare() { dirs_atfork_prepare(); }
-void atfork_parent() { dirs_atfork_parent(); }
+void atfork_parent() {
+  dirs_atfork_parent();
+  // The child may write through the fds it inherits, into extents this process never
+  // records: the forwarder must use the staged files' data extents for them. (Files shared
+  // across nodes keep theirs: MPI processes do not write them from forked children.)
+  g_fds.for_each([](int, Version* v) {
+    if (v->ext && !v->shared) extent_log_mark_lost(v->ext);
+  });
+}
 void atfork_child() {
   fallback_atfork_child();
   dirs_atfork_child();

@@ -49,6 +49,7 @@ void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
     }
     strcpy(r.staged, f[2]);
     r.budget = wire::parse_i64(f[3], b) ? b : -1;
+    r.extents = strcmp(f[4], "x") == 0;
   };
   Result res = call_with(req, r.shared ? 5 : 4, parse);
   r.status = res.status;
@@ -120,7 +121,7 @@ bool close_version(Version* v) {
       snprintf(why, sizeof(why), "forwarder unreachable at close (%s)", unreachable_reason());
     return keep_at_close(v, why);
   }
-  if (!v->ext) return true;
+  if (!v->shared) return true;
   // Shared across nodes: the close returns once this node's overlay is on the store. MPI
   // closes collectively, so what another rank does next (MPI_File_delete or
   // DELETE_ON_CLOSE on its node, a reopen for reading there) comes after this node's
@@ -135,7 +136,7 @@ bool close_version(Version* v) {
 
 namespace {
 bool keep_at_close(Version* v, const char* why) {
-  if (v->ext) {
+  if (v->shared) {
     // This node's staged copy of a file shared across nodes holds other nodes' bytes as
     // zeros: writing it over the real file would destroy theirs.
     log_msg(
@@ -247,11 +248,13 @@ static unsigned view_mode(const char* norm) {
 bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode) {
   Version* v = version_create(r.vid, r.budget, mode, norm, r.staged);
   Version* prev = nullptr;
-  if (v && r.shared && r.vid != 0 && !(v->ext = extent_log_create(r.vid))) {
+  bool record = r.shared || r.extents;
+  if (v && record && r.vid != 0 && !(v->ext = extent_log_create(r.vid))) {
     version_destroy(v);  // cannot record its extents: write the real file instead
     v = nullptr;
   }
   if (v) {
+    v->shared = r.shared;
     v->view = r.vid == 0;
     v->dev = parent_dev(norm);
     if (v->view) v->mode = view_mode(norm);

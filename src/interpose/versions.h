@@ -24,6 +24,9 @@ struct OpenReply {
   // Asked as "shared" (t_open_context.shared_across_nodes, set by the MPI layer): the
   // version records the extents this process writes (extent_log.h).
   bool shared = false;
+  // The forwarder asked for this process's extents ("x" after the budget): the version
+  // is committed as an overlay of the bytes written (a new file, or shared across nodes).
+  bool extents = false;
 };
 
 // OPEN norm flags mode [shared]. A write open the forwarder cannot take (unreachable) is counted as

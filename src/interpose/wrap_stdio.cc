@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 
+#include "interpose/extent_log.h"
 #include "interpose/open_flags.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
@@ -43,6 +44,7 @@ FILE* fopen_core(const char* path, const char* mode, FILE* reuse, bool* pass,
   // stdio writes through libc's internal calls, which the library cannot see: a shared
   // version opened here has unknown extents (the forwarder uses the staged data extents).
   r.shared = false;
+  r.extents = false;
   if (r.status == Status::kErr) {
     *pass = false;
     errno = r.err;
@@ -131,7 +133,14 @@ CKPTFWD_EXPORT FILE* freopen64(const char* path, const char* mode, FILE* stream)
   return freopen_common(path, mode, stream, real::freopen64());
 }
 // The fd is already tracked (or not): nothing to add.
-CKPTFWD_EXPORT FILE* fdopen(int fd, const char* mode) { return real::fdopen()(fd, mode); }
+// A stream over a tracked fd writes through libc's internal calls, which the library cannot
+// see: the fd's recorded extents stop being the whole truth (the forwarder then commits
+// the staged file's data extents).
+CKPTFWD_EXPORT FILE* fdopen(int fd, const char* mode) {
+  if (!t_busy && g_fds.capacity() != 0)
+    if (Version* v = g_fds.get(fd); v && v->ext) extent_log_mark_lost(v->ext);
+  return real::fdopen()(fd, mode);
+}
 
 CKPTFWD_EXPORT int fclose(FILE* stream) {
   if (t_busy || g_fds.capacity() == 0) return real::fclose()(stream);

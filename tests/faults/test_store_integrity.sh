@@ -23,10 +23,10 @@ done
 timeout 60 "$CLI" verify "$STORE" >"$T/verify0.out" 2>&1 || fail "verify failed on the intact store: $(tail -5 "$T/verify0.out")"
 wait_for '[[ -z "$(session_forwarders)" ]]' 20 || fail "the forwarder did not exit when idle"
 cp -a "$STORE" "$T/pristine"
-# container of each file, from the commit records (verb, container, n, path, ...)
+# container of each file, from the commit or create records (verb, container, n, path, ...)
 declare -A cont
 while IFS=$'\t' read -r verb c _ path _; do
-  [[ $verb == commit ]] && cont[$(basename "$path" .bin)]=$c
+  [[ $verb == commit || $verb == create ]] && cont[$(basename "$path" .bin)]=$c
 done <"$STORE/MANIFEST"
 [[ ${#cont[@]} -eq 4 ]] || fail "expected 4 commit records: $(cut -c1-60 "$STORE/MANIFEST")"
 ok "4 files in 4 containers, verify clean"

@@ -29,7 +29,7 @@ done
 [[ $(count_containers "$STORE") -eq 6 ]] ||
   fail "CKPTFWD_KEEP=2 after 4 steps of 3 files: $(count_containers "$STORE") containers in $STORE, expected 6: $(ls "$STORE")"
 # The survivors are the 6 newest (container names end in the forwarder's sequence number).
-newest=$(grep -o $'^commit\t[^\t]*' "$STORE/MANIFEST" | cut -f2 | tail -6 | sort)
+newest=$(grep -o -E $'^(commit|create)\t[^\t]*' "$STORE/MANIFEST" | cut -f2 | tail -6 | sort)
 [[ "$(ls "$STORE" | grep '\.ckc$' | sort)" == "$newest" ]] ||
   fail "the containers left are not the 6 newest commits: $(ls "$STORE"), newest: $newest"
 ok "CKPTFWD_KEEP=2: 4 steps of 3 files left the 6 containers of steps 3 and 4"

@@ -58,8 +58,8 @@ class HintsForwarderTest : public ForwarderTest {
   std::string write_with_hints(Client& c, const std::string& path, const std::string& bytes,
                                const std::string& records) {
     auto r = c.call({"OPEN", path, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
-    EXPECT_EQ(r.size(), 4u);
-    if (r.size() != 4) return "";
+    EXPECT_EQ(r.size(), 5u);
+    if (r.size() != 5) return "";
     write_file(r[2], bytes);
     std::string name = hints_file_name(std::stoull(r[1]), 4242, 1);
     write_file(std::string(paths_.dir) + "/" + name, records);
@@ -110,7 +110,7 @@ TEST_F(HintsForwarderTest, HintsAndExtentsFieldsTogetherOnSync) {
   auto c = client();
   ASSERT_EQ(c->call({"HELLO", "4242", "0"})[0], "OK");
   auto r = c->call({"OPEN", data_ + "/s.bin", std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
-  ASSERT_EQ(r.size(), 4u);
+  ASSERT_EQ(r.size(), 5u);
   std::string data = payload(4096, 3);
   write_file(r[2], data);
   std::string name = hints_file_name(std::stoull(r[1]), 4242, 1);
@@ -148,7 +148,7 @@ TEST_F(HintsForwarderTest, MalformedHintsFileIgnoredVersionCommitted) {
   }
   // A name that is not a hints file of this version: ignored, and the file left alone.
   auto r = c->call({"OPEN", data_ + "/f.bin", std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
-  ASSERT_EQ(r.size(), 4u);
+  ASSERT_EQ(r.size(), 5u);
   data["f.bin"] = payload(100, 99);
   write_file(r[2], data["f.bin"]);
   write_file(root_ + "/keep", "x");

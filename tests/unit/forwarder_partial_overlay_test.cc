@@ -110,7 +110,7 @@ TEST_F(ForwarderTest, PartialVersionCommitsExactlyTheHandedOverExtents) {
   auto c = client();
   std::string p = data_ + "/shared.bin";
   auto r = open_shared(*c, p, O_WRONLY | O_CREAT);
-  ASSERT_EQ(r.size(), 4u);
+  ASSERT_EQ(r.size(), 5u);
   ASSERT_EQ(r[0], "OK");
   std::string a = payload(300, 1), b = payload(700, 2);
   pwrite_at(r[2], a, 100);    // [100, 400)
@@ -223,7 +223,7 @@ class TwoNodeForwarders : public ForwarderTest {
                   uint64_t off) {
     auto c = client_of(i);
     auto r = open_shared(*c, path, flags);
-    ASSERT_EQ(r.size(), 4u);
+    ASSERT_EQ(r.size(), 5u);
     ASSERT_EQ(r[0], "OK") << "node " << i;
     pwrite_at(r[2], bytes, static_cast<off_t>(off));
     std::string ext = write_extents(nodes_[i].paths.dir, r[1], 2000 + i, 0,

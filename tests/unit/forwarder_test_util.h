@@ -141,8 +141,8 @@ class ForwarderTest : public ::testing::Test {
   std::string write_version(Client& c, const std::string& path, const std::string& bytes,
                             int flags = O_WRONLY | O_CREAT | O_TRUNC) {
     auto r = c.call({"OPEN", path, std::to_string(flags), "644"});
-    EXPECT_EQ(r.size(), 4u);
-    if (r.size() != 4 || r[0] != "OK") return "";
+    EXPECT_EQ(r.size(), 5u);  // OK vid staged budget x|-
+    if (r.size() != 5 || r[0] != "OK") return "";
     int fd = ::open(r[2].c_str(), O_WRONLY);
     EXPECT_GE(fd, 0);
     if (flags & O_APPEND) lseek(fd, 0, SEEK_END);
