@@ -70,8 +70,15 @@ bool claim_direct_fate(const char* norm) {
   if (!g_settings.session_ok) return true;
   int saved = errno;
   char why[256];
-  // A directory that is missing or not ours has no staging in it to split from.
-  if (check_session_dir(g_settings.session.dir, why, sizeof(why)) != DirCheck::kOurs) {
+  // Missing: made now (as the forwarder's election does), so that a forwarder started
+  // later by another process finds the fate. Not ours: nobody stages into it.
+  DirCheck dir = check_session_dir(g_settings.session.dir, why, sizeof(why));
+  if (dir == DirCheck::kMissing) {
+    mkdir(g_settings.session.stage_root, 0700);
+    mkdir(g_settings.session.dir, 0700);
+    dir = check_session_dir(g_settings.session.dir, why, sizeof(why));
+  }
+  if (dir != DirCheck::kOurs) {
     errno = saved;
     return true;
   }
