@@ -41,7 +41,8 @@ bool process_alive(long pid) { return kill(static_cast<pid_t>(pid), 0) == 0 || e
 // Writes the direct fate under a name of our own; renamed or linked into place by the
 // caller. False if it cannot be written.
 bool write_direct_temp(const char* norm, char* tmp, size_t cap) {
-  int n = snprintf(tmp, cap, "%s/fate.tmp.%ld", g_settings.session.dir, static_cast<long>(getpid()));
+  int n =
+      snprintf(tmp, cap, "%s/fate.tmp.%ld", g_settings.session.dir, static_cast<long>(getpid()));
   if (n <= 0 || static_cast<size_t>(n) >= cap) return false;
   char text[PATH_MAX + 64];
   size_t len = fate::fate_text(Fate::kDirect, 0, norm, text, sizeof(text));

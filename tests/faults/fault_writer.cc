@@ -116,9 +116,10 @@ void write_one(const std::string& file, long long size, const Opts& o) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr,
-            "usage: fault_writer FILE SIZE [--open trunc|append|rdwr|shared] [--from BYTES] [--seed N] "
-            "[--pause-at BYTES GATE] [--fsync-at BYTES] [--hold-exit GATE] [--files N]\n");
+    fprintf(
+        stderr,
+        "usage: fault_writer FILE SIZE [--open trunc|append|rdwr|shared] [--from BYTES] [--seed N] "
+        "[--pause-at BYTES GATE] [--fsync-at BYTES] [--hold-exit GATE] [--files N]\n");
     return 2;
   }
   std::string file = argv[1];
