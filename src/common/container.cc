@@ -260,8 +260,8 @@ bool ContainerWriter::open(const std::string& final_path, std::string* err) {
   m = Impl{};
   static std::atomic<uint64_t> counter{0};
   m.final_path = final_path;
-  m.tmp_path = final_path + ".tmp." + std::to_string(getpid()) + "." +
-               std::to_string(counter.fetch_add(1));
+  m.tmp_path =
+      final_path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter.fetch_add(1));
   m.fd = ::open(m.tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (m.fd < 0) {
     if (err)
@@ -409,6 +409,12 @@ bool ContainerWriter::commit(std::string* err) {
   if (!write_all(m.fd, x.buf.data(), x.buf.size()))
     return fail(m.tmp_path + ": write failed: " + errno_text(errno));
   m.pos += x.buf.size();
+  // Only we write this file (O_EXCL, O_CLOEXEC): any other size means bytes that are not
+  // ours went in through a descriptor mix-up, and the container must not be published.
+  struct stat st;
+  if (::fstat(m.fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != m.pos)
+    return fail(m.tmp_path + ": holds " + std::to_string(st.st_size) + " bytes, " +
+                std::to_string(m.pos) + " written by us: foreign writes; not committed");
   if (::fsync(m.fd) != 0) return fail(m.tmp_path + ": fsync failed: " + errno_text(errno));
   if (::close(m.fd) != 0) {
     m.fd = -1;

@@ -6,10 +6,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "common/owner_check.h"
-
 #include "common/manifest.h"
 #include "common/manifest_record.h"
+#include "common/owner_check.h"
 
 namespace ckptfwd {
 
@@ -128,6 +127,16 @@ bool append_lines(const std::string& store_dir, MakeLines&& make_lines, std::str
   if (w != static_cast<ssize_t>(rec.size())) {
     if (w >= 0) errno = EIO;
     return close_fail(w < 0 ? "append failed" : "short append (the line is torn; replay skips it)");
+  }
+  // Under the lock nobody else appends: a size other than ours means a descriptor mix-up
+  // let someone else's bytes into the MANIFEST (replay skips foreign lines; say so now).
+  struct stat after;
+  if (fstat(fd, &after) != 0) return close_fail("cannot stat after the append");
+  if (after.st_size != st.st_size + static_cast<off_t>(rec.size())) {
+    errno = EIO;
+    return close_fail("foreign bytes in the manifest (" + std::to_string(after.st_size) +
+                      " bytes after appending " + std::to_string(rec.size()) + " to " +
+                      std::to_string(st.st_size) + ")");
   }
   lk.l_type = F_UNLCK;  // the record is in place: the next appender may chain to it
   ::fcntl(fd, F_OFD_SETLK, &lk);

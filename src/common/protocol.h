@@ -59,10 +59,19 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 //   its "hints=" prefix, never by position. The forwarder owns (and deletes) the file.
 // WAITALL                               -> OK | ERR errno   (every version this connection
 //                                                           closed is committed)
-// ABANDON vid                           -> OK   (client switched vid to the real path: the
-//                                               forwarder drops it, counts a fallback, and
+// ABANDON vid                           -> OK   (the client may write the real path: the
+//                                               forwarder drops vid, counts a fallback,
+//                                               records the path's fate as direct and
 //                                               forgets older versions of the path so the
 //                                               real file is what readers see)
+//                                        | ERR EBUSY  (other processes hold vid open: the
+//                                               client may not write the path directly
+//                                               alone; nothing changes, it stays staged)
+//   Sent before the client copies the staged bytes (it holds the staged file open first).
+// One fate per path (common/fate.h): a write OPEN of a path whose fate file says "direct"
+//   is answered PASS (the library checks the file itself before asking, too); a new write
+//   version claims "staged" for this forwarder until its last writer closes it. A read
+//   OPEN of a "direct" path is PASS as well: the real file is the truth.
 // STAT   path                           -> OK size mode(octal) mtime_sec mtime_nsec
 //                                        | PASS | ERR errno
 // RENAME old new                        -> OK | PASS | ERR errno

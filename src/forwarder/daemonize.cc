@@ -1,6 +1,7 @@
 #include "forwarder/daemonize.h"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,10 +10,16 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/protocol.h"
+#include "forwarder/listener.h"
+
 namespace ckptfwd::fwd {
 
 namespace {
-[[noreturn]] void wait_for_ready(int rd, pid_t child) {
+long sock_read(int fd, void* p, size_t n) { return recv(fd, p, n, 0); }
+long sock_write(int fd, const void* p, size_t n) { return send(fd, p, n, MSG_NOSIGNAL); }
+
+[[noreturn]] void wait_for_ready(int rd, pid_t child, const std::string& socket_path) {
   std::string msg;
   char buf[512];
   for (;;) {
@@ -27,16 +34,42 @@ namespace {
   int st;
   while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
   }
-  if (msg.rfind("OK", 0) == 0) _exit(0);
-  if (msg.rfind("ERR ", 0) == 0) msg = msg.substr(4);
-  if (msg.empty()) msg = "the forwarder exited before it was ready; see CKPTFWD_LOG\n";
+  if (msg == "OK\n") _exit(0);
+  if (msg.rfind("ERR ", 0) == 0) {
+    msg = msg.substr(4);
+  } else {
+    // Empty or garbled: the daemon may be up all the same (someone else's bytes in the
+    // pipe). Only a forwarder that answers is success; a silent one is a failure.
+    if (forwarder_answers(socket_path)) _exit(0);
+    msg = msg.empty() ? "the forwarder exited before it was ready; see CKPTFWD_LOG\n"
+                      : "unreadable readiness message and no forwarder answers; see CKPTFWD_LOG\n";
+  }
   fprintf(stderr, "ckptfwd-forwarder: error: %s", msg.c_str());
   if (msg.back() != '\n') fputc('\n', stderr);
   exit(1);
 }
 }  // namespace
 
-int daemonize(const std::string& log_file) {
+bool forwarder_answers(const std::string& socket_path) {
+  int fd = connect_control_socket(socket_path);
+  if (fd < 0) return false;
+  timeval tv{5, 0};  // a hung listener must not hang the caller
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  char pid[24];
+  wire::fmt_i64(pid, getpid());
+  const char* hello[] = {wire::kHello, pid, "0"};
+  char buf[256];
+  size_t len = wire::encode(buf, sizeof(buf), hello, 3);
+  bool ok = len > 0 && wire::send_frame(fd, buf, len, sock_write);
+  long got = ok ? wire::recv_frame(fd, buf, sizeof(buf), sock_read) : -1;
+  wire::Fields reply;
+  ok = got > 0 && wire::decode(buf, static_cast<size_t>(got), reply) &&
+       strcmp(reply[0], wire::kOk) == 0;
+  close(fd);
+  return ok;
+}
+
+int daemonize(const std::string& log_file, const std::string& socket_path) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) {
     fprintf(stderr, "ckptfwd-forwarder: error: pipe: %s\n", strerror(errno));
@@ -50,7 +83,7 @@ int daemonize(const std::string& log_file) {
   }
   if (child > 0) {
     close(p[1]);
-    wait_for_ready(p[0], child);
+    wait_for_ready(p[0], child, socket_path);
   }
   close(p[0]);
   setsid();
@@ -60,26 +93,26 @@ int daemonize(const std::string& log_file) {
     _exit(1);
   }
   if (grandchild > 0) _exit(0);  // the daemon is not a session leader: no controlling tty
-  // Keep only the readiness pipe (as fd 3) above stderr.
+  // The readiness pipe stays where pipe2 put it (close-on-exec already). Descriptors
+  // above 2 that we did not open are left alone: one may be the loader's LD_DEBUG_OUTPUT
+  // file, and taking its number would send the loader's lines into our pipe, MANIFEST or
+  // containers.
   int ready = p[1];
-  if (ready != 3) {
-    dup2(ready, 3);
-    close(ready);
-    ready = 3;
-  }
-  fcntl(ready, F_SETFD, FD_CLOEXEC);
-  close_range(4, ~0U, 0);
   if (chdir("/") != 0) {
   }
-  int null = open("/dev/null", O_RDWR);
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
   int out = null;
   if (!log_file.empty() && log_file != "stderr" && log_file != "syslog") {
-    int lf = open(log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT, 0600);
+    int lf = open(log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (lf >= 0) out = lf;
   }
-  dup2(null, 0);
-  dup2(out, 1);
-  dup2(out, 2);
+  // The standard streams: not the caller's pipes any more (a shell capturing our output
+  // would wait for us). dup2 leaves 0..2 without close-on-exec, as standard streams are.
+  if (null >= 0) dup2(null, 0);
+  if (out >= 0) {
+    dup2(out, 1);
+    dup2(out, 2);
+  }
   if (null > 2) close(null);
   if (out > 2 && out != null) close(out);
   return ready;

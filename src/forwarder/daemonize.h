@@ -1,17 +1,27 @@
 // --daemon: detach from the caller and report readiness through a pipe, so the library
 // that started us knows the socket accepts connections when `ckptfwd-forwarder --daemon`
 // returns (exit 0), or gets the reason on stderr (exit 1).
+//
+// Descriptors: the forwarder runs inside someone else's environment (the dynamic loader
+// may hold a descriptor for LD_DEBUG_OUTPUT, a job script may pass its own). Start-up
+// never dup2s onto or closes a descriptor above 2 that it did not open itself; the
+// readiness pipe keeps the number pipe2 gave it and travels as a value, never as an
+// assumed fixed number. 0, 1 and 2 are the standard streams every daemon redirects.
 #pragma once
 #include <string>
 
 namespace ckptfwd::fwd {
 
 // In the caller: waits for the daemon's readiness message and exits (never returns).
-// In the daemon (fork, setsid, fork): returns the write end of the readiness pipe (fd 3,
-// the only fd above 2 left open); stdin is /dev/null, stdout/stderr go to log_file when
-// it is a file path, else to /dev/null.
-int daemonize(const std::string& log_file);
+// A message it cannot read (empty, or bytes someone else wrote into the pipe) is not
+// taken as a failure while a forwarder answers HELLO on socket_path: exit 0 then.
+// In the daemon (fork, setsid, fork): returns the write end of the readiness pipe
+// (close-on-exec, whatever number it has); stdin is /dev/null, stdout/stderr go to
+// log_file when it is a file path, else to /dev/null.
+int daemonize(const std::string& log_file, const std::string& socket_path);
 // Sends "OK" or the failure reason; closes fd. No-op for fd < 0.
 void signal_ready(int fd, bool ok, const std::string& why);
+// True if a forwarder accepts a connection on socket_path and answers HELLO with OK.
+bool forwarder_answers(const std::string& socket_path);
 
 }  // namespace ckptfwd::fwd

@@ -7,6 +7,7 @@
 
 #include "common/manifest.h"
 #include "forwarder/extents.h"
+#include "forwarder/fate_file.h"
 #include "forwarder/kill_point.h"
 #include "forwarder/log.h"
 #include "forwarder/orphans.h"
@@ -110,6 +111,8 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
     s.rewrite_meta(*v);
     return reply_ok();
   }
+  // Its last writer closed it: nobody writes the path through staging now.
+  release_staged_fate(c_.session_dir, v->path);
   if (v->dropped) {
     s.forget(vid);
     return reply_ok();
@@ -130,10 +133,26 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
 Reply Service::abandon(ClientCtx& cl, uint64_t vid) {
   State& s = c_.state;
   std::lock_guard lk(s.mu);
-  c_.stats.fallbacks++;
   Version* v = s.find(vid);
-  if (!v) return reply_ok();
+  if (!v) {
+    c_.stats.fallbacks++;
+    return reply_ok();
+  }
+  // One fate per path: with other writers still staging it, this one may not write the
+  // real file alone (each copy would lack the other's bytes).
+  bool others = v->orphans.size() > (v->orphans.count(cl.pid) ? 1u : 0u);
+  for (const auto& [id, hold] : v->holders)
+    if (id != cl.id) others = true;
+  if (others) {
+    LOG_WARN(
+        "ABANDON of v%llu (%s) by pid %ld refused: other processes write it through "
+        "staging",
+        static_cast<unsigned long long>(vid), v->path.c_str(), cl.pid);
+    return reply_err(EBUSY);
+  }
+  c_.stats.fallbacks++;
   std::string path = v->path;
+  make_fate_direct(c_.session_dir, path);
   uint64_t order = v->order;
   LOG_INFO("v%llu of %s abandoned by pid %ld: the client writes the real file now",
            static_cast<unsigned long long>(vid), path.c_str(), cl.pid);
@@ -204,6 +223,7 @@ void Service::close_unheld(uint64_t vid, long pid) {
   State& s = c_.state;
   Version* v = s.find(vid);
   if (!v) return;
+  release_staged_fate(c_.session_dir, v->path);
   if (v->dropped) {
     s.forget(vid);
     return;

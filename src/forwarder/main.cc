@@ -67,11 +67,12 @@ int main(int argc, char** argv) {
   }
   SessionPaths paths;
   if (!session_paths(paths)) {
-    fprintf(stderr, "ckptfwd-forwarder: error: the session path does not fit in a socket "
-                    "address. Fix: set CKPTFWD_STAGE_DIR to a shorter directory\n");
+    fprintf(stderr,
+            "ckptfwd-forwarder: error: the session path does not fit in a socket "
+            "address. Fix: set CKPTFWD_STAGE_DIR to a shorter directory\n");
     return 2;
   }
-  int ready = daemon ? fwd::daemonize(cfg.log) : -1;
+  int ready = daemon ? fwd::daemonize(cfg.log, paths.socket) : -1;
   fwd::log_init(cfg.log, cfg.log_level);
 
   // Before any thread exists: TERM/INT/USR1 are taken by sigwait on one thread only.

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "forwarder/extents.h"
+#include "forwarder/fate_file.h"
 #include "forwarder/kill_point.h"
 #include "forwarder/log.h"
 #include "forwarder/restore.h"
@@ -25,6 +26,8 @@ Reply Service::open(ClientCtx& cl, const std::string& path, int flags, unsigned 
 Reply Service::open_read(const std::string& path) {
   State& s = c_.state;
   std::unique_lock lk(s.mu);
+  // Written directly in this job (common/fate.h): the real file is the truth.
+  if (fate_is_direct(c_.session_dir, path)) return reply_pass();
   if (Version* v = s.newest(path)) return reply_ok({"0", v->data_path, "-1"});
   std::string store = store_for(c_.cfg, path);
   const CatalogEntry* found = s.catalogs.find(store, path);
@@ -115,6 +118,14 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
     src_fd = ::open(src_path.c_str(), O_RDONLY | O_CLOEXEC);
     if (src_fd < 0) return reply_err(errno);
   }
+  // One fate per path (common/fate.h): a path some process writes directly is written
+  // directly by every process, this one too.
+  if (claim_staged_fate(c_.session_dir, path) == fate::Fate::kDirect) {
+    if (src_fd >= 0) ::close(src_fd);
+    LOG_INFO("OPEN of %s by pid %ld: the path is written directly in this job: PASS", path.c_str(),
+             cl.pid);
+    return reply_pass();
+  }
   Version& v = s.add(path, cl.rank, cl.pid, cl.id, exists ? old_mode : (req_mode & 07777));
   v.holders[cl.id] = {cl.pid, 1};
   v.created = src == Src::kNone && !shared;
@@ -139,11 +150,14 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
     s.forget(vid);
     LOG_WARN("cannot stage %s in %s: %s. Fix: free space there or set CKPTFWD_STAGE_DIR",
              path.c_str(), c_.session_dir.c_str(), err.c_str());
-    // Nothing to lose for a new file: let the library write it directly (counted).
+    // Nothing to lose for a new file: let the library write it directly (counted), and
+    // every later opener with it.
     if (!exists) {
       c_.stats.fallbacks++;
+      make_fate_direct(c_.session_dir, path);
       return reply_pass();
     }
+    release_staged_fate(c_.session_dir, path);
     return reply_err(e);
   }
   if (copy) {
@@ -157,6 +171,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
       ::close(fd);
       if (src_fd >= 0) ::close(src_fd);
       s.forget(vid);
+      release_staged_fate(c_.session_dir, path);
       LOG_ERROR("cannot copy the current bytes of %s into staging: %s", path.c_str(), err.c_str());
       c_.stats.errors++;
       return reply_err(EIO);
@@ -170,6 +185,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
         ::close(fd);
         if (src_fd >= 0) ::close(src_fd);
         s.forget(vid);
+        release_staged_fate(c_.session_dir, path);
         s.done_cv.notify_all();
         LOG_ERROR("cannot describe the staged copy of %s: %s. Fix: free space in %s", path.c_str(),
                   err.c_str(), c_.session_dir.c_str());

@@ -81,9 +81,9 @@ int move_high(int fd) {
   return hi;
 }
 
-size_t g_reply_len = 0;        // payload length of the reply in g_reply
-char* g_reply = g_frame;       // g_frame, or g_big for a reply larger than it
-char* g_big = nullptr;         // malloc'd for a large reply (LIST), freed at the next one
+size_t g_reply_len = 0;   // payload length of the reply in g_reply
+char* g_reply = g_frame;  // g_frame, or g_big for a reply larger than it
+char* g_big = nullptr;    // malloc'd for a large reply (LIST), freed at the next one
 
 bool exchange_locked(int fd, const char* const* fields, size_t n, wire::Fields& reply) {
   if (g_big) {
@@ -152,7 +152,7 @@ int try_connect() {
     real::close()(fd);
     return -1;
   }
-  struct stat st{};
+  struct stat st {};
   if (real::fstat()(fd, &st) == 0) {
     g_sock_dev = st.st_dev;
     g_sock_ino = st.st_ino;
@@ -199,7 +199,8 @@ bool is_replaced(const char* entry, const AbsEnv& abs) {
 bool spawn_forwarder() {
   const char* bin = g_settings.forwarder;
   if (!bin[0] || real::access()(bin, X_OK) != 0) {
-    snprintf(g_reason, sizeof(g_reason), "forwarder binary %s not executable (set CKPTFWD_FORWARDER)",
+    snprintf(g_reason, sizeof(g_reason),
+             "forwarder binary %s not executable (set CKPTFWD_FORWARDER)",
              bin[0] ? bin : "(unknown)");
     return false;
   }
@@ -279,7 +280,8 @@ bool spawn_forwarder() {
 // (under the flock) and removes the session dir; whoever waited on the old file must
 // start over with a new one.
 bool lock_is_current(int fd, const char* path) {
-  struct stat held{}, now{};
+  struct stat held {
+  }, now{};
   return real::fstat()(fd, &held) == 0 && held.st_nlink > 0 && real::stat()(path, &now) == 0 &&
          held.st_dev == now.st_dev && held.st_ino == now.st_ino;
 }
@@ -334,7 +336,7 @@ bool connected_locked() {
   int fd = g_sock.load();
   if (fd < 0) return false;
   // The application may have closed our fd and reused its number: check it is still ours.
-  struct stat st{};
+  struct stat st {};
   if (real::fstat()(fd, &st) != 0 || st.st_dev != g_sock_dev || st.st_ino != g_sock_ino ||
       !S_ISSOCK(st.st_mode)) {
     g_sock.store(-1);
@@ -344,6 +346,22 @@ bool connected_locked() {
 }
 
 const char* sp_dir() { return g_settings.session.dir; }
+
+// A failed `--daemon` may only have failed to tell us (its readiness message lost or
+// garbled): a forwarder that answers HELLO is up, and falling back beside it would split
+// a file between staging and the real path. Only a silent socket keeps the spawn's reason.
+int connect_despite_spawn_failure() {
+  char spawn_reason[sizeof(g_reason)];
+  memcpy(spawn_reason, g_reason, sizeof(g_reason));
+  int fd = try_connect();
+  if (fd >= 0) {
+    log_msg("the forwarder start reported a failure (%s) but the forwarder answers; using it",
+            spawn_reason);
+  } else if (!g_refused) {
+    memcpy(g_reason, spawn_reason, sizeof(g_reason));
+  }
+  return fd;
+}
 
 bool ensure_connected_locked() {
   if (connected_locked()) return true;
@@ -362,10 +380,14 @@ bool ensure_connected_locked() {
     int lock = take_lock();
     if (lock >= 0) {
       fd = try_connect();  // someone else may have started it while we waited
-      if (fd < 0 && !g_refused && !g_settings.no_spawn && spawn_forwarder()) {
-        for (int waited = 0; fd < 0 && !g_refused && waited < kStartTimeoutMs; waited += 20) {
-          fd = try_connect();
-          if (fd < 0) sleep_ms(20);
+      if (fd < 0 && !g_refused && !g_settings.no_spawn) {
+        if (spawn_forwarder()) {
+          for (int waited = 0; fd < 0 && !g_refused && waited < kStartTimeoutMs; waited += 20) {
+            fd = try_connect();
+            if (fd < 0) sleep_ms(20);
+          }
+        } else {
+          fd = connect_despite_spawn_failure();
         }
       }  // with CKPTFWD_NO_SPAWN=1 the connect error stays the reason
       real::close()(lock);
@@ -441,7 +463,7 @@ int client_socket() {
 }
 
 bool client_adopt_socket(int fd) {
-  struct stat st{};
+  struct stat st {};
   if (real::fstat()(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
   real::fcntl()(fd, F_SETFD, FD_CLOEXEC);
   pthread_mutex_lock(&g_mu);

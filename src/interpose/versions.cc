@@ -12,6 +12,7 @@
 
 #include "common/protocol.h"
 #include "interpose/extent_log.h"
+#include "interpose/fate.h"
 #include "interpose/hint_log.h"
 #include "interpose/open_context.h"
 #include "interpose/real.h"
@@ -25,7 +26,42 @@ mode_t effective_mode(int flags, mode_t mode) {
   return mode & 07777 & ~__atomic_load_n(&g_settings.umask, __ATOMIC_RELAXED);
 }
 
+namespace {
+char g_forced_reason[64];
+
+// The forwarder cannot take this write open: the caller writes norm directly, unless
+// another process writes it through staging right now (then the open fails with EIO:
+// two copies would each lack the other's bytes).
+void fall_back_at_open(const char* norm, const char* reason, OpenReply& r) {
+  if (!claim_direct_fate(norm)) {
+    log_msg(
+        "ERROR: cannot open %s: forwarder unreachable (%s) while other processes of this "
+        "node write it through staging; the open fails with EIO rather than split the file",
+        norm, reason);
+    r.status = Status::kErr;
+    r.err = EIO;
+    return;
+  }
+  char why[1100];
+  snprintf(why, sizeof(why), "forwarder unreachable (%s)", reason);
+  note_fallback(why, norm);
+}
+}  // namespace
+
 void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
+  bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
+  if (writes && fate_is_direct(norm)) {
+    // Another process of this node fell back for norm: write it directly too (PASS).
+    r.status = Status::kPass;
+    note_fallback("another process of this node writes it directly", norm);
+    return;
+  }
+  if (writes && test_forced_fallback()) {
+    snprintf(g_forced_reason, sizeof(g_forced_reason), "test switch CKPTFWD_TEST_FALLBACK_PID");
+    r.status = Status::kUnreachable;
+    fall_back_at_open(norm, g_forced_reason, r);
+    return;
+  }
   char fl[24];
   char md[24];
   wire::fmt_i64(fl, flags);
@@ -68,12 +104,7 @@ void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
     r.status = Status::kErr;
     r.err = EIO;
   }
-  bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
-  if (r.status == Status::kUnreachable && writes) {
-    char why[1100];
-    snprintf(why, sizeof(why), "forwarder unreachable (%s)", unreachable_reason());
-    note_fallback(why, norm);
-  }
+  if (r.status == Status::kUnreachable && writes) fall_back_at_open(norm, unreachable_reason(), r);
 }
 
 Result send_close(unsigned long long vid, long long size, const char* ext_file,
@@ -142,6 +173,14 @@ bool keep_at_close(Version* v, const char* why) {
     log_msg(
         "ERROR: %s (shared across nodes) was not handed over at close (%s); this node's "
         "bytes stay in %s and the close reports EIO",
+        v->path, why, v->staged);
+    return false;
+  }
+  if (!claim_direct_fate(v->path)) {
+    log_msg(
+        "ERROR: %s was not handed over at close (%s) and other processes of this node write "
+        "it through staging: writing it directly would split it; its bytes stay in %s and "
+        "the close reports EIO",
         v->path, why, v->staged);
     return false;
   }
@@ -226,11 +265,20 @@ void note_written(int fd, Version* v, long long start, long long n) {
   errno = saved;
 }
 
-void send_abandon(unsigned long long vid) {
+bool send_abandon(unsigned long long vid, const char* norm) {
   char v[24];
   wire::fmt_i64(v, static_cast<long long>(vid));
   const char* req[] = {wire::kAbandon, v};
-  call(req, 2);
+  Result r = call(req, 2);
+  if (r.status == Status::kOk) return true;  // the forwarder made the path's fate direct
+  if (r.status == Status::kErr && r.err == EBUSY) {
+    log_msg(
+        "ERROR: %s cannot fall back to direct writes in this process alone: other processes "
+        "of this node write it through staging (the file would be split)",
+        norm);
+    return false;
+  }
+  return claim_direct_fate(norm);  // no forwarder to ask: the fate file decides
 }
 
 // A read view's staged file is 0600; fstat must show the captured file's own mode (cp -p
@@ -263,8 +311,8 @@ bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode) {
     if (v) extent_log_destroy(v->ext);
     version_destroy(v);
     if (r.vid == 0) return true;  // a view works untracked (fstat shows the staged file)
-    send_abandon(r.vid);
-    note_fallback("cannot track the staged file (fd table or memory)", norm);
+    if (send_abandon(r.vid, norm))
+      note_fallback("cannot track the staged file (fd table or memory)", norm);
     return false;
   }
   if (prev) release_version(prev);  // a stale entry (fd closed behind our back)
@@ -368,8 +416,15 @@ bool switch_to_real(int fd, Version* v, const char* why) {
     int fl = real::fcntl()(fd, F_GETFL);
     int acc = fl >= 0 ? (fl & O_ACCMODE) : O_WRONLY;
     if (acc == O_RDONLY) acc = O_WRONLY;
-    int real_fd = real::open()(v->path, acc | (fl & O_APPEND) | O_CREAT | O_CLOEXEC, v->mode);
+    // The staged bytes are held open before the forwarder is asked: once it agrees it
+    // forgets the version and may remove the staged file.
     int src = real::open()(v->staged, O_RDONLY | O_CLOEXEC);
+    bool allowed = src >= 0 && send_abandon(v->vid, v->path);
+    // Refused: stop checking the budget (asking again at every write costs a round trip);
+    // staging's real ENOSPC still comes back here. Writers read budget without a lock.
+    if (src >= 0 && !allowed) __atomic_store_n(&v->budget, -1LL, __ATOMIC_RELAXED);
+    int real_fd =
+        allowed ? real::open()(v->path, acc | (fl & O_APPEND) | O_CREAT | O_CLOEXEC, v->mode) : -1;
     struct stat st {};
     if (real_fd >= 0 && src >= 0 && real::fstat()(src, &st) == 0 &&
         copy_all(src, real_fd, st.st_size) && real::ftruncate()(real_fd, st.st_size) == 0) {
@@ -388,7 +443,6 @@ bool switch_to_real(int fd, Version* v, const char* why) {
         g_fds.for_each([&](int other, Version* w) {
           if (w == v && g_fds.detach(other)) FdTable::release(v);
         });
-        send_abandon(v->vid);
         char msg[400];
         snprintf(msg, sizeof(msg), "staging cannot hold more (%s)", why);
         note_fallback(msg, v->path);

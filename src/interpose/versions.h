@@ -53,7 +53,11 @@ mode_t effective_mode(int flags, mode_t mode);
 // Records fd as writing version r.vid. On failure (fd outside the table, no memory) the
 // version is abandoned and false returned: the caller closes fd and opens the real path.
 bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode);
-void send_abandon(unsigned long long vid);
+// ABANDON vid: this process writes norm directly from now on. True if it may: the
+// forwarder agreed (it was the version's only writer), or, unreachable, the fate file
+// let it (interpose/fate.h). False: other processes write norm through staging; the
+// caller must not write it directly (it reports an error instead).
+bool send_abandon(unsigned long long vid, const char* norm);
 // CLOSE vid size [extents file] [hints=file]: ext_file names this process's extents
 // (shared versions), hints_file its dtype hints (typed MPI writes).
 Result send_close(unsigned long long vid, long long size, const char* ext_file = nullptr,

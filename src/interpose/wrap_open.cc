@@ -41,7 +41,7 @@ int open_path_only(int dirfd, const char* path, int flags) {
     return -1;
   }
   if (r.status != Status::kOk || r.vid != 0) {
-    if (r.vid) send_abandon(r.vid);
+    if (r.vid) send_abandon(r.vid, norm);
     errno = saved;
     return kPassThrough;
   }
@@ -76,7 +76,10 @@ int open_core(int dirfd, const char* path, int flags, mode_t mode) {
   }
   if (fd < 0) {
     if (r.vid == 0) return -1;  // read view vanished: report it like the open would
-    send_abandon(r.vid);
+    if (!send_abandon(r.vid, norm)) {
+      errno = EIO;
+      return -1;
+    }
     note_fallback("staged file could not be opened", norm);
     errno = saved;
     return kPassThrough;

@@ -59,7 +59,11 @@ FILE* fopen_core(const char* path, const char* mode, FILE* reuse, bool* pass,
       *pass = false;
       return nullptr;
     }
-    send_abandon(r.vid);
+    if (!send_abandon(r.vid, norm)) {
+      *pass = false;
+      errno = EIO;
+      return nullptr;
+    }
     note_fallback("staged file could not be opened", norm);
     errno = saved;
     return nullptr;

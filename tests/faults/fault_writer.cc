@@ -3,8 +3,12 @@
 // same command run without LD_PRELOAD is the oracle for the bytes.
 //
 //   fault_writer FILE SIZE [options]       SIZE and byte counts take a K or M suffix
-//     --open trunc|append|rdwr   how FILE is opened (default trunc: O_CREAT|O_TRUNC);
-//                                append: O_APPEND; rdwr: O_RDWR, writing from its end
+//     --open trunc|append|rdwr|shared   how FILE is opened (default trunc:
+//                                O_CREAT|O_TRUNC); append: O_APPEND; rdwr: O_RDWR, writing
+//                                from its end; shared: O_CREAT without O_TRUNC (several
+//                                writers of one file, each its own range: --from)
+//     --from BYTES               write bytes [BYTES, SIZE) only (the same bytes a whole
+//                                write puts there)
 //     --seed N                   content seed (a reopen appends other bytes than the first
 //                                write); the content of byte i is a hash of (seed, i)
 //     --pause-at BYTES GATE      after BYTES bytes, print "paused at BYTES" and wait until
@@ -59,6 +63,7 @@ void wait_gate(const char* gate) {
 
 struct Opts {
   const char* open = "trunc";
+  long long from = 0;
   unsigned seed = 1;
   long long pause_at = -1;
   const char* pause_gate = nullptr;
@@ -78,11 +83,13 @@ void write_one(const std::string& file, long long size, const Opts& o) {
   int flags = O_WRONLY | O_CREAT | O_TRUNC;
   if (!strcmp(o.open, "append")) flags = O_WRONLY | O_APPEND;
   if (!strcmp(o.open, "rdwr")) flags = O_RDWR;
+  if (!strcmp(o.open, "shared")) flags = O_WRONLY | O_CREAT;
   int fd = open(file.c_str(), flags, 0644);
   if (fd < 0) return report("open", file);
   if (!strcmp(o.open, "rdwr") && lseek(fd, 0, SEEK_END) < 0) report("lseek", file);
+  if (o.from > 0 && lseek(fd, o.from, SEEK_SET) != o.from) report("lseek", file);
   std::vector<unsigned char> buf;
-  long long done = 0;
+  long long done = o.from;
   while (done < size) {
     long long step = std::min<long long>(size - done, 1 << 20);
     if (o.pause_at > done && o.pause_at < done + step) step = o.pause_at - done;
@@ -109,9 +116,10 @@ void write_one(const std::string& file, long long size, const Opts& o) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr,
-            "usage: fault_writer FILE SIZE [--open trunc|append|rdwr] [--seed N] "
-            "[--pause-at BYTES GATE] [--fsync-at BYTES] [--hold-exit GATE] [--files N]\n");
+    fprintf(
+        stderr,
+        "usage: fault_writer FILE SIZE [--open trunc|append|rdwr|shared] [--from BYTES] [--seed N] "
+        "[--pause-at BYTES GATE] [--fsync-at BYTES] [--hold-exit GATE] [--files N]\n");
     return 2;
   }
   std::string file = argv[1];
@@ -122,6 +130,8 @@ int main(int argc, char** argv) {
     bool more = i + 1 < argc;
     if (a == "--open" && more)
       o.open = argv[++i];
+    else if (a == "--from" && more)
+      o.from = parse_size(argv[++i]);
     else if (a == "--seed" && more)
       o.seed = static_cast<unsigned>(atoi(argv[++i]));
     else if (a == "--pause-at" && i + 2 < argc)
