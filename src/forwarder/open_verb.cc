@@ -75,14 +75,17 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   // A staged partial source: the new version inherits its partial kind and extents (it
   // supersedes it, so it must commit those bytes too), else its commit would replace the
   // other nodes' overlays with this node's incomplete copy.
-  bool src_partial = false, src_unknown = false, src_on_store = false;
+  // A staged new-file source (created, not yet committed) makes this one a new file too,
+  // with its extents (the ranks of one node opening a new file one after the other).
+  bool src_partial = false, src_unknown = false, src_on_store = false, src_created = false;
   Extents src_extents;
   if (Version* v = s.newest(path)) {
     src = Src::kStaged;
     src_path = v->data_path;
     old_mode = v->mode;
-    if (v->partial) {
-      src_partial = true;
+    src_created = v->created;
+    if (v->partial || v->created) {
+      src_partial = v->partial;
       src_unknown = v->extents_unknown;
       src_extents = v->extents;
       src_on_store = v->based_on_store;
@@ -128,11 +131,11 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   }
   Version& v = s.add(path, cl.rank, cl.pid, cl.id, exists ? old_mode : (req_mode & 07777));
   v.holders[cl.id] = {cl.pid, 1};
-  v.created = src == Src::kNone && !shared;
+  v.created = (src == Src::kNone || src_created) && !shared;
   v.partial = shared || (copy && src_partial);
   v.started_from_existing = copy;
   v.based_on_store = v.partial && (src == Src::kCatalog || (src == Src::kStaged && src_on_store));
-  if (copy && src_partial) {
+  if (copy && (src_partial || v.created)) {  // (a created source only makes v created)
     v.extents = std::move(src_extents);
     v.extents_unknown = src_unknown;
   }

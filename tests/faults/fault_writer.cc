@@ -17,6 +17,11 @@
 //     --hold-exit GATE           after the close, print "closed" and wait for GATE before
 //                                exiting (the exit wait then runs after the test's fault)
 //     --files N                  write FILE.0 .. FILE.N-1 instead (same options each)
+//     --interleave BLOCK         N-1: this process is rank r of n (PMI_RANK, PMI_SIZE:
+//                                under mpiexec.mpich) and writes, with pwrite into FILE
+//                                opened O_CREAT without O_TRUNC, the blocks k of BLOCK
+//                                bytes with k % n == r; all ranks together write SIZE
+//                                bytes, the same bytes as one plain write of SIZE
 //
 // Prints one line per call that failed ("fsync: EIO ..."), and "done" at the end. Exit 0
 // when every call succeeded, 3 when a call returned an error (what the application saw),
@@ -53,7 +58,8 @@ void fill(std::vector<unsigned char>& buf, long long off, unsigned seed) {
     uint64_t x =
         static_cast<uint64_t>(off + static_cast<long long>(i)) * 0x9E3779B97F4A7C15ull + seed;
     x ^= x >> 29;
-    buf[i] = static_cast<unsigned char>((x >> 7) & ((i & 64) ? 0xff : 0x0f));
+    buf[i] = static_cast<unsigned char>((x >> 7) &
+                                        (((off + static_cast<long long>(i)) & 64) ? 0xff : 0x0f));
   }
 }
 
@@ -70,7 +76,31 @@ struct Opts {
   long long fsync_at = -1;
   const char* exit_gate = nullptr;
   int files = 0;
+  long long interleave = 0;
 };
+
+void report(const char* call, const std::string& file);
+
+int env_int(const char* name, int dflt) {
+  const char* v = getenv(name);
+  return v && *v ? atoi(v) : dflt;
+}
+
+void write_interleaved(const std::string& file, long long size, const Opts& o) {
+  int rank = env_int("PMI_RANK", 0), n = env_int("PMI_SIZE", 1);
+  int fd = open(file.c_str(), O_WRONLY | O_CREAT, 0644);
+  if (fd < 0) return report("open", file);
+  std::vector<unsigned char> buf;
+  for (long long k = rank, off; (off = k * o.interleave) < size; k += n) {
+    buf.resize(static_cast<size_t>(std::min(o.interleave, size - off)));
+    fill(buf, off, o.seed);
+    if (pwrite(fd, buf.data(), buf.size(), off) != static_cast<ssize_t>(buf.size())) {
+      report("pwrite", file);
+      break;
+    }
+  }
+  if (close(fd) != 0) report("close", file);
+}
 
 int failures = 0;
 void report(const char* call, const std::string& file) {
@@ -80,6 +110,7 @@ void report(const char* call, const std::string& file) {
 }
 
 void write_one(const std::string& file, long long size, const Opts& o) {
+  if (o.interleave > 0) return write_interleaved(file, size, o);
   int flags = O_WRONLY | O_CREAT | O_TRUNC;
   if (!strcmp(o.open, "append")) flags = O_WRONLY | O_APPEND;
   if (!strcmp(o.open, "rdwr")) flags = O_RDWR;
@@ -119,7 +150,8 @@ int main(int argc, char** argv) {
     fprintf(
         stderr,
         "usage: fault_writer FILE SIZE [--open trunc|append|rdwr|shared] [--from BYTES] [--seed N] "
-        "[--pause-at BYTES GATE] [--fsync-at BYTES] [--hold-exit GATE] [--files N]\n");
+        "[--pause-at BYTES GATE] [--fsync-at BYTES] [--hold-exit GATE] [--files N] "
+        "[--interleave BLOCK]\n");
     return 2;
   }
   std::string file = argv[1];
@@ -142,6 +174,8 @@ int main(int argc, char** argv) {
       o.exit_gate = argv[++i];
     else if (a == "--files" && more)
       o.files = atoi(argv[++i]);
+    else if (a == "--interleave" && more)
+      o.interleave = parse_size(argv[++i]);
     else {
       fprintf(stderr, "fault_writer: bad argument %s\n", a.c_str());
       return 2;
