@@ -34,8 +34,8 @@ bool session_paths(SessionPaths& p) {
   // the library (a relative root used to put its socket elsewhere, stalling every open).
   const char* root = env_or("CKPTFWD_STAGE_DIR", nullptr, nullptr, "/dev/shm");
   if (!normalize_path(root, nullptr, p.stage_root, sizeof(p.stage_root))) return false;
-  char job[128];
-  sanitize_into(job, sizeof(job), env_or("CKPTFWD_JOB_ID", "SLURM_JOB_ID", "PBS_JOBID", "0"));
+  char* job = p.job;
+  sanitize_into(job, sizeof(p.job), env_or("CKPTFWD_JOB_ID", "SLURM_JOB_ID", "PBS_JOBID", "0"));
   const char* node = getenv("CKPTFWD_NODE_ID");
   char host[256] = {0};
   if (!node || !*node) {

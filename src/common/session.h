@@ -22,6 +22,7 @@ struct SessionPaths {
   char socket[PATH_MAX];
   char lock[PATH_MAX];
   char node[256];
+  char job[128];  // the job identity, as in the directory name
 };
 
 // Fills p from the environment. Returns false if a name would not fit (or the cwd a

@@ -18,6 +18,7 @@ struct Core {
   const Config cfg;
   const std::string session_dir;
   const std::string node;
+  std::string job;  // this session's job (SessionPaths::job): close-to-open is per job
   Stats stats;
   State state;
 };

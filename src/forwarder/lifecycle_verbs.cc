@@ -4,6 +4,7 @@
 #include <xxhash.h>
 
 #include <cerrno>
+#include <thread>
 
 #include "common/manifest.h"
 #include "forwarder/extents.h"
@@ -126,6 +127,9 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
               static_cast<unsigned long long>(v->size));
   c_.stats.files_captured++;
   c_.stats.bytes_captured += v->size;
+  // Files shared across nodes through MPI-IO follow MPI's consistency (sync-barrier-sync,
+  // and their collective close waits for the commit), not close-to-open.
+  if (!v->partial) note_pending(*v);
   kill_point(c_.session_dir, "close-done");
   return reply_ok();
 }
@@ -217,6 +221,39 @@ void Service::disconnect(ClientCtx& cl) {
   for (uint64_t vid : open) close_unheld(vid, cl.pid);
   s.clients--;
   s.work_cv.notify_all();
+}
+
+void Service::note_pending(Version& v) {
+  std::string store = store_for(c_.cfg, v.path), err;
+  if (c_.state.pending.closed(store, v.vid, v.path, &err)) {
+    v.pending_store = store;
+  } else {
+    LOG_WARN(
+        "cannot note %s as closed and not yet committed (%s): an open of it on another "
+        "node may see its older bytes until the commit",
+        v.path.c_str(), err.c_str());
+  }
+}
+
+void Service::await_other_nodes(std::unique_lock<std::mutex>& lk, const std::string& path) {
+  State& s = c_.state;
+  std::string store = store_for(c_.cfg, path);
+  if (!s.pending.pending_elsewhere(store, path)) return;
+  LOG_INFO("%s was closed on another node and is not on the store yet: waiting for its commit",
+           path.c_str());
+  auto deadline = Clock::now() + PendingJournal::kWaitLimit;
+  do {
+    if (Clock::now() >= deadline) {
+      LOG_WARN(
+          "%s: another node closed it %lld s ago and has not committed it (its forwarder "
+          "died?); going on with what the store holds",
+          path.c_str(), static_cast<long long>(PendingJournal::kWaitLimit.count()));
+      return;
+    }
+    lk.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    lk.lock();
+  } while (!s.newest(path) && s.pending.pending_elsewhere(store, path));
 }
 
 void Service::close_unheld(uint64_t vid, long pid) {

@@ -35,7 +35,8 @@ Reply done_or_pass(const std::string& path) {
 
 Reply Service::stat(const std::string& path) {
   State& s = c_.state;
-  std::lock_guard lk(s.mu);
+  std::unique_lock lk(s.mu);
+  if (!s.newest(path)) await_other_nodes(lk, path);
   char mode[16];
   if (Version* v = s.newest(path)) {
     struct stat st;
@@ -126,6 +127,11 @@ Reply Service::rename(const std::string& from, const std::string& to) {
     // A rename replaces whatever `to` was: a new file renamed is a whole file now, never
     // stacked on what it replaced (Version::created). Its extents stay valid ranges.
     p->created = false;
+    if (!p->pending_store.empty()) {  // other nodes must wait for the new name now
+      s.pending.settled(p->pending_store, p->vid);
+      p->pending_store.clear();
+      note_pending(*p);
+    }
     s.rewrite_meta(*p);
   }
   LOG_DEBUG("rename %s -> %s", from.c_str(), to.c_str());

@@ -28,6 +28,7 @@ Reply Service::open_read(const std::string& path) {
   std::unique_lock lk(s.mu);
   // Written directly in this job (common/fate.h): the real file is the truth.
   if (fate_is_direct(c_.session_dir, path)) return reply_pass();
+  if (!s.newest(path)) await_other_nodes(lk, path);
   if (Version* v = s.newest(path)) return reply_ok({"0", v->data_path, "-1"});
   std::string store = store_for(c_.cfg, path);
   const CatalogEntry* found = s.catalogs.find(store, path);
@@ -67,6 +68,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
     s.done_cv.wait(lk);  // its first opener is copying the starting bytes in
   }
   if (joined) return join_write(cl, *joined, flags, shared);
+  if (!shared && !s.newest(path)) await_other_nodes(lk, path);  // (MPI-IO: its own rules)
   enum class Src { kNone, kStaged, kCatalog, kReal } src = Src::kNone;
   std::string store = store_for(c_.cfg, path);
   std::string src_path;

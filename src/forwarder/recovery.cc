@@ -155,6 +155,7 @@ size_t recover_staged(Core& c) {
                m.path.c_str());
     }
     v.closer_pid = m.closer;
+    v.pending_store = store_for(c.cfg, m.path);  // its forwarder noted it at CLOSE
     if (m.closer > 0) s.closed_by_pid[m.closer].insert(vid);  // its exit wait waits for it
     s.mark_closed(v, false);  // files of older forwarders were plain 0600
     c.stats.files_captured++;

@@ -82,6 +82,10 @@ class Service {
   void take_extents(Version& v, const std::string& ext);
   // A closed copy of still-open version v (fsync mid-write); returns its vid or 0.
   uint64_t snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid);
+  // Close-to-open across nodes (pending_journal.h): v, just closed, is noted as not on
+  // the store yet; an open here of a path another node closed waits for its commit.
+  void note_pending(Version& v);
+  void await_other_nodes(std::unique_lock<std::mutex>& lk, const std::string& path);
   // Closes vid, which no process holds any more (pid: the last one), as written.
   void close_unheld(uint64_t vid, long pid);
   // Stages catalog entry e of store as a new closed version of path (cross-store rename).

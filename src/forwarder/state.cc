@@ -98,6 +98,7 @@ void State::drop(Version& v) {
 void State::forget(uint64_t vid) {
   auto it = versions.find(vid);
   if (it == versions.end()) return;
+  if (!it->second.pending_store.empty()) pending.settled(it->second.pending_store, vid);
   if (auto c = closed_by_pid.find(it->second.closer_pid); c != closed_by_pid.end()) {
     c->second.erase(vid);
     if (c->second.empty()) closed_by_pid.erase(c);

@@ -16,6 +16,7 @@
 #include "forwarder/catalog_cache.h"
 #include "forwarder/extents.h"
 #include "forwarder/hints.h"
+#include "forwarder/pending_journal.h"
 #include "forwarder/staging.h"
 #include "forwarder/stats.h"
 
@@ -51,6 +52,9 @@ struct Version {
   // so a lost connection never turns a half-written file into a closed version.
   std::map<long, int> orphans;
   long closer_pid = 0;  // the process whose CLOSE closed it (its exit wait waits for it)
+  // The store whose close-to-open journal names it as closed and not yet committed
+  // (forwarder/pending_journal.h); "" when none does. forget() settles it there.
+  std::string pending_store;
   // fsync of an open version commits a snapshot of it (a version of its own). If the
   // version is closed unchanged after that, the committed snapshot is all there is to
   // keep: it is not committed a second time (fsync, close, rename pays once).
@@ -120,6 +124,7 @@ class State {
   // waits for them too, so the exit wait survives a reconnect. Pruned by forget().
   std::map<long, std::set<uint64_t>> closed_by_pid;
   CatalogCache catalogs;
+  PendingJournal pending;  // close-to-open across nodes (pending_journal.h)
   // Stores with containers that may have become garbage (CKPTFWD_KEEP, forwarder/gc.h).
   std::set<std::string> gc_due;
   bool gc_running = false;  // collect_due_garbage is at work (DRAIN waits for it)

@@ -1,0 +1,114 @@
+#include "forwarder/pending_journal.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "common/manifest.h"
+#include "common/manifest_record.h"
+#include "common/owner_check.h"
+
+namespace ckptfwd::fwd {
+
+namespace {
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> f;
+  size_t b = 0;
+  for (size_t e; (e = line.find('\t', b)) != std::string::npos; b = e + 1)
+    f.push_back(line.substr(b, e - b));
+  f.push_back(line.substr(b));
+  return f;
+}
+}  // namespace
+
+bool PendingJournal::append(const std::string& store, const std::string& line, std::string* err) {
+  std::string refused;
+  int fd = open_owned(file_of(store), O_WRONLY | O_APPEND | O_CREAT, 0600, &refused);
+  if (fd < 0 && errno == ENOENT && refused.empty() && manifest::ensure_store(store, err))
+    fd = open_owned(file_of(store), O_WRONLY | O_APPEND | O_CREAT, 0600, &refused);  // first use
+  if (fd < 0) {
+    if (err) *err = refused.empty() ? file_of(store) + ": " + strerror(errno) : refused;
+    return false;
+  }
+  // One write per line: an O_APPEND write of a short line lands whole.
+  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  if (!ok && err) *err = file_of(store) + ": " + strerror(errno);
+  ::close(fd);
+  return ok;
+}
+
+bool PendingJournal::closed(const std::string& store, uint64_t vid, const std::string& path,
+                            std::string* err) {
+  return append(
+      store,
+      "+\t" + node_ + "\t" + std::to_string(vid) + "\t" + manifest_record::pct_encode(path) + "\n",
+      err);
+}
+
+void PendingJournal::settled(const std::string& store, uint64_t vid) {
+  append(store, "-\t" + node_ + "\t" + std::to_string(vid) + "\n", nullptr);
+}
+
+void PendingJournal::refresh(const std::string& store) {
+  View& v = views_[store];
+  std::string path = file_of(store);
+  // The common case, every open of a path not staged here: one stat, nothing new.
+  struct stat quick;
+  if (::lstat(path.c_str(), &quick) != 0) {
+    v = View{};
+    return;
+  }
+  if (quick.st_dev == v.dev && quick.st_ino == v.ino && quick.st_size == v.offset) return;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    v = View{};  // none (yet): nothing pending
+    return;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || st.st_uid != geteuid() || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    v = View{};  // not ours: never trusted, never waited on
+    return;
+  }
+  if (st.st_dev != v.dev || st.st_ino != v.ino || st.st_size < v.offset) {
+    v = View{};  // a new file (deleted and made again): read it from the start
+    v.dev = st.st_dev;
+    v.ino = st.st_ino;
+  }
+  std::string buf;
+  char chunk[65536];
+  for (ssize_t n; (n = ::pread(fd, chunk, sizeof(chunk), v.offset)) > 0;) {
+    buf.append(chunk, static_cast<size_t>(n));
+    v.offset += n;
+  }
+  ::close(fd);
+  buf = v.tail + buf;
+  size_t end = buf.rfind('\n');
+  v.tail = end == std::string::npos ? buf : buf.substr(end + 1);
+  if (end == std::string::npos) return;
+  size_t b = 0;
+  for (size_t e; b <= end && (e = buf.find('\n', b)) != std::string::npos; b = e + 1) {
+    std::vector<std::string> f = split_tabs(buf.substr(b, e - b));
+    uint64_t vid = 0;
+    if (f.size() < 3 || f[1].empty() || !manifest_record::parse_u64(f[2], vid)) continue;
+    auto key = std::make_pair(f[1], vid);
+    std::string p;
+    if (f[0] == "+" && f.size() == 4 && manifest_record::pct_decode(f[3], p) && !p.empty())
+      v.open[key] = p;
+    else if (f[0] == "-" && f.size() == 3)
+      v.open.erase(key);
+  }
+}
+
+bool PendingJournal::pending_elsewhere(const std::string& store, const std::string& path) {
+  refresh(store);
+  for (const auto& [key, p] : views_[store].open)
+    if (key.first != node_ && p == path) return true;
+  return false;
+}
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,59 @@
+// Close-to-open across nodes. A version closed on one node reaches the store only after
+// its batch is committed; an open of its path on another node of the job must not see the
+// older bytes (or none) meanwhile, as it would not on a PFS. So the closing forwarder
+// appends a "+" line to STORE/.pending-<job> before its CLOSE is answered, and a "-" line
+// once the version is committed or dropped; another node's forwarder that opens or stats
+// a path with another node's "+" and no "-" yet waits for it (polling the file), then
+// reads the catalog. The cost: two small appends on the store per closed version (none
+// per write), one stat of the file per open of a path not staged here, and a wait only
+// for a node opening a path another node has just closed. Entries of other jobs are
+// never waited for: a new job sees committed data only (every process waited at exit).
+//   + <node> <vid> <path>        (tab separated, the path percent-encoded as in MANIFEST)
+//   - <node> <vid>
+// A "+" for a (node, vid) already pending replaces its path (a rename after the close).
+// Malformed lines are skipped. The file can be deleted when no job of that id runs.
+#pragma once
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+
+namespace ckptfwd::fwd {
+
+class PendingJournal {
+ public:
+  void set_identity(std::string node, std::string job) {
+    node_ = std::move(node);
+    job_ = std::move(job);
+  }
+  // The version vid of path, closed here, is not on store yet. False (logged by the
+  // caller) when the line could not be appended.
+  bool closed(const std::string& store, uint64_t vid, const std::string& path, std::string* err);
+  // It is committed (or dropped): nobody needs to wait for it any more.
+  void settled(const std::string& store, uint64_t vid);
+  // Whether another node of this job has a closed version of path not on store yet.
+  bool pending_elsewhere(const std::string& store, const std::string& path);
+
+  // How long an open waits for another node's commit before it goes on with what the
+  // store holds (and logs it): a node whose forwarder died never settles its lines.
+  static constexpr std::chrono::seconds kWaitLimit{60};
+
+ private:
+  std::string file_of(const std::string& store) const { return store + "/.pending-" + job_; }
+  bool append(const std::string& store, const std::string& line, std::string* err);
+  void refresh(const std::string& store);
+  struct View {
+    dev_t dev = 0;
+    ino_t ino = 0;
+    off_t offset = 0;
+    std::string tail;  // an incomplete last line, completed by the next read
+    std::map<std::pair<std::string, uint64_t>, std::string> open;  // (node, vid) -> path
+  };
+  std::map<std::string, View> views_;
+  std::string node_, job_ = "0";
+};
+
+}  // namespace ckptfwd::fwd
