@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "forwarder/extents.h"
+#include "forwarder/fate_file.h"
 #include "forwarder/hints.h"
 #include "forwarder/log.h"
 #include "forwarder/orphans.h"
@@ -146,6 +147,12 @@ size_t recover_staged(Core& c) {
       if (m.holders.empty() && process_alive(m.pid)) v.orphans[m.pid] = 1;  // no holders= line
       if (!v.orphans.empty()) {
         v.opened_at = Clock::now() - std::chrono::hours(1);  // not part of a new wave
+        // Its writers go on staging it: the path's fate is staged again, under this
+        // forwarder (a process that found no forwarder meanwhile may have made it direct).
+        if (claim_staged_fate(c.session_dir, m.path) == fate::Fate::kDirect)
+          LOG_ERROR("%s: its writers still stage it, but a process wrote it directly while no "
+                    "forwarder ran: the store and the real file each hold only part of it",
+                    m.path.c_str());
         ++open;
         LOG_INFO("recovered open version v%llu of %s: waiting for its writers (pids%s)",
                  static_cast<unsigned long long>(vid), m.path.c_str(), pid_list(v.orphans).c_str());
