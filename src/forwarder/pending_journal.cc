@@ -25,19 +25,36 @@ std::vector<std::string> split_tabs(const std::string& line) {
 }
 }  // namespace
 
+PendingJournal::~PendingJournal() {
+  for (auto& [store, fd] : fds_) ::close(fd);
+}
+
 bool PendingJournal::append(const std::string& store, const std::string& line, std::string* err) {
-  std::string refused;
-  int fd = open_owned(file_of(store), O_WRONLY | O_APPEND | O_CREAT, 0600, &refused);
-  if (fd < 0 && errno == ENOENT && refused.empty() && manifest::ensure_store(store, err))
-    fd = open_owned(file_of(store), O_WRONLY | O_APPEND | O_CREAT, 0600, &refused);  // first use
-  if (fd < 0) {
-    if (err) *err = refused.empty() ? file_of(store) + ": " + strerror(errno) : refused;
-    return false;
+  auto it = fds_.find(store);
+  if (it != fds_.end()) {
+    // Still the file of that name? (someone may have deleted it between jobs' runs)
+    struct stat held, now;
+    if (::fstat(it->second, &held) != 0 || held.st_nlink == 0 ||
+        ::lstat(file_of(store).c_str(), &now) != 0 || now.st_ino != held.st_ino) {
+      ::close(it->second);
+      fds_.erase(it);
+      it = fds_.end();
+    }
+  }
+  if (it == fds_.end()) {
+    std::string refused;
+    int fd = open_owned(file_of(store), O_WRONLY | O_APPEND | O_CREAT, 0600, &refused);
+    if (fd < 0 && errno == ENOENT && refused.empty() && manifest::ensure_store(store, err))
+      fd = open_owned(file_of(store), O_WRONLY | O_APPEND | O_CREAT, 0600, &refused);  // first use
+    if (fd < 0) {
+      if (err) *err = refused.empty() ? file_of(store) + ": " + strerror(errno) : refused;
+      return false;
+    }
+    it = fds_.emplace(store, fd).first;
   }
   // One write per line: an O_APPEND write of a short line lands whole.
-  bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  bool ok = ::write(it->second, line.data(), line.size()) == static_cast<ssize_t>(line.size());
   if (!ok && err) *err = file_of(store) + ": " + strerror(errno);
-  ::close(fd);
   return ok;
 }
 

@@ -25,6 +25,10 @@ namespace ckptfwd::fwd {
 
 class PendingJournal {
  public:
+  PendingJournal() = default;
+  PendingJournal(const PendingJournal&) = delete;
+  PendingJournal& operator=(const PendingJournal&) = delete;
+  ~PendingJournal();
   void set_identity(std::string node, std::string job) {
     node_ = std::move(node);
     job_ = std::move(job);
@@ -45,6 +49,8 @@ class PendingJournal {
   std::string file_of(const std::string& store) const { return store + "/.pending-" + job_; }
   bool append(const std::string& store, const std::string& line, std::string* err);
   void refresh(const std::string& store);
+  // One O_APPEND descriptor per store, kept open: a note is then a single write.
+  std::map<std::string, int> fds_;
   struct View {
     dev_t dev = 0;
     ino_t ino = 0;
