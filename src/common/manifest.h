@@ -116,6 +116,16 @@ bool append_overlay(const std::string& store_dir, const std::string& container,
 bool append_create(const std::string& store_dir, const std::string& container,
                    const ContainerIdentity& id, const std::vector<CatalogEntry>& files,
                    std::string* err);
+// STORE/MANIFEST.tail, "<size> <line checksum hex>\n": the MANIFEST's size and its last
+// record's line checksum after the latest append, written (temp + rename) once the append
+// is durable. A chain cannot tell records cut off the end of the MANIFEST; the tail can:
+// a MANIFEST shorter than that size, or whose record ending there has another checksum,
+// lost records (check_tail). A crash between an append and its tail, or two appenders
+// racing, leave the tail behind the MANIFEST, never ahead of it: that is consistent.
+void write_tail(const std::string& store_dir, uint64_t size, uint64_t checksum);
+// True when the MANIFEST is consistent with its tail (or there is no tail); else false
+// with *problem naming the file and what is wrong.
+bool check_tail(const std::string& store_dir, std::string* problem);
 // One `drop` record per container, in one append. Appended BEFORE the container files are
 // deleted: a crash in between leaves unnamed files (harmless), never a record naming a
 // missing one.

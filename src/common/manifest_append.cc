@@ -144,6 +144,12 @@ bool append_lines(const std::string& store_dir, MakeLines&& make_lines, std::str
   if (::close(fd) != 0) return fail("close failed");
   // A new manifest's directory entry must be durable too.
   if (created && !fsync_dir(store_dir)) return fail("fsync of the store directory failed");
+  // Durable: the tail may say so now (its line checksum is that of our last line).
+  size_t b = rec.rfind('\n', rec.size() >= 2 ? rec.size() - 2 : 0);
+  b = b == std::string::npos ? 0 : b + 1;
+  DecodedLine d = manifest_record::decode_line(rec.substr(b, rec.size() - 1 - b));
+  if (d.status == DecodedLine::Status::kOk)
+    manifest::write_tail(store_dir, static_cast<uint64_t>(after.st_size), d.checksum);
   return true;
 }
 

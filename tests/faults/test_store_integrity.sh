@@ -129,3 +129,10 @@ PY
 expect_verify_fails corrupt "MANIFEST:3: checksum mismatch"
 expect_restore_fails corrupt "r2" "r0 r1 r3"
 ok "corrupt line: restore exits non-zero naming r2.bin, restores the other three"
+
+# 6. The last record cut off at a line boundary: the chain of what is left is sound; the
+# MANIFEST's tail (its size and last checksum after the latest append) tells.
+pristine
+head -n 3 "$STORE/MANIFEST" >"$T/m3" && cat "$T/m3" >"$STORE/MANIFEST"
+expect_verify_fails truncated "records were cut off its end"
+ok "MANIFEST cut at a record boundary: verify names it"

@@ -492,3 +492,36 @@ TEST(ManifestChain, AppendingForAMissingContainerFails) {
 
 }  // namespace
 }  // namespace ckptfwd
+
+namespace ckptfwd {
+// The tail records what the latest append left: records cut off the end of the MANIFEST
+// (which the chain of what is left cannot show) and a rewritten last record are named.
+TEST(ManifestTail, TellsRecordsCutOffTheEndAndARewrittenLastRecord) {
+  test::TempDir dir;
+  std::string s = dir / "store", err, problem;
+  ASSERT_TRUE(manifest::ensure_store(s, &err)) << err;
+  EXPECT_TRUE(manifest::check_tail(s, &problem)) << "no tail yet: nothing to say";
+  for (const char* p : {"/ck/a", "/ck/b", "/ck/c"})
+    ASSERT_TRUE(manifest::append_unlink(s, p, &err));
+  EXPECT_TRUE(manifest::check_tail(s, &problem)) << problem;
+  std::string m = s + "/MANIFEST";
+  std::string text;
+  {
+    std::ifstream in(m, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  size_t last = text.rfind('\n', text.size() - 2) + 1;
+  {  // the last record cut off
+    std::ofstream out(m, std::ios::binary | std::ios::trunc);
+    out << text.substr(0, last);
+  }
+  EXPECT_FALSE(manifest::check_tail(s, &problem));
+  EXPECT_NE(problem.find("cut off its end"), std::string::npos) << problem;
+  {  // ... and another record appended in its place by hand (same length or longer)
+    std::ofstream out(m, std::ios::binary | std::ios::app);
+    out << text.substr(last, text.size() - last - 3) << "zz\n";
+  }
+  EXPECT_FALSE(manifest::check_tail(s, &problem));
+  EXPECT_NE(problem.find("not the one appended there"), std::string::npos) << problem;
+}
+}  // namespace ckptfwd

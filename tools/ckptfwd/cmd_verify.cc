@@ -64,6 +64,7 @@ int cmd_verify(const Args& args) {
   std::vector<std::string> problems;
   if (!st.distrust.empty()) problems.push_back(st.distrust);  // never "OK" for a foreign store
   for (const std::string& p : st.catalog.problems()) problems.push_back(st.dir + "/" + p);
+  if (std::string cut; !st.single && !manifest::check_tail(st.dir, &cut)) problems.push_back(cut);
   size_t n_records = st.catalog.chained_records() + st.catalog.unchained_records();
   for (const std::string& c : unreferenced_containers(st)) {
     std::string where = st.dir + "/" + c;
