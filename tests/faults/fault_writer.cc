@@ -22,6 +22,8 @@
 //                                opened O_CREAT without O_TRUNC, the blocks k of BLOCK
 //                                bytes with k % n == r; all ranks together write SIZE
 //                                bytes, the same bytes as one plain write of SIZE
+//     --opened-gate GATE         with --interleave: after the open, print "opened" and
+//                                wait for GATE (every writer opens before any closes)
 //
 // Prints one line per call that failed ("fsync: EIO ..."), and "done" at the end. Exit 0
 // when every call succeeded, 3 when a call returned an error (what the application saw),
@@ -77,6 +79,7 @@ struct Opts {
   const char* exit_gate = nullptr;
   int files = 0;
   long long interleave = 0;
+  const char* opened_gate = nullptr;
 };
 
 void report(const char* call, const std::string& file);
@@ -90,6 +93,11 @@ void write_interleaved(const std::string& file, long long size, const Opts& o) {
   int rank = env_int("PMI_RANK", 0), n = env_int("PMI_SIZE", 1);
   int fd = open(file.c_str(), O_WRONLY | O_CREAT, 0644);
   if (fd < 0) return report("open", file);
+  if (o.opened_gate) {
+    printf("opened\n");
+    fflush(stdout);
+    wait_gate(o.opened_gate);
+  }
   std::vector<unsigned char> buf;
   for (long long k = rank, off; (off = k * o.interleave) < size; k += n) {
     buf.resize(static_cast<size_t>(std::min(o.interleave, size - off)));
@@ -176,6 +184,8 @@ int main(int argc, char** argv) {
       o.files = atoi(argv[++i]);
     else if (a == "--interleave" && more)
       o.interleave = parse_size(argv[++i]);
+    else if (a == "--opened-gate" && more)
+      o.opened_gate = argv[++i];
     else {
       fprintf(stderr, "fault_writer: bad argument %s\n", a.c_str());
       return 2;

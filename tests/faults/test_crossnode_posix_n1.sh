@@ -17,14 +17,18 @@ for first in n0 n1; do
   f=$CAP/n1-$first-first.dat
   second=n1
   [[ $first == n1 ]] && second=n0
-  # The second node's ranks close their file, then hold before exiting (their forwarder's
+  # Every rank opens the file before any writes (the N-1 pattern: all open, all write, all
+  # close). The second node's ranks then close and hold before exiting (their forwarder's
   # batch window is long): it commits only after the first node committed.
-  rm -f "$T/gate"
+  rm -f "$T/gate" "$T/opened"
   env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" timeout 120 mpiexec.mpich \
-    -n 2 -env CKPTFWD_NODE_ID $first "$FW" "$f" 4M --interleave 1000 : \
+    -n 2 -env CKPTFWD_NODE_ID $first "$FW" "$f" 4M --interleave 1000 --opened-gate "$T/opened" : \
     -n 2 -env CKPTFWD_NODE_ID $second -env CKPTFWD_BATCH_WINDOW_MS 60000 \
-    "$FW" "$f" 4M --interleave 1000 --hold-exit "$T/gate" >"$T/$first.out" 2>&1 &
+    "$FW" "$f" 4M --interleave 1000 --opened-gate "$T/opened" --hold-exit "$T/gate" \
+    >"$T/$first.out" 2>&1 &
   job=$!
+  wait_for "[[ \$(grep -c '^opened' '$T/$first.out') -eq 4 ]]" 60 || fail "[$first first] the ranks did not all open: $(cat "$T/$first.out")"
+  touch "$T/opened"
   wait_for "grep -q \"\$(basename '$f')\" '$STORE/MANIFEST' 2>/dev/null" 60 ||
     fail "[$first first] $first never committed its part"
   n_records=$(grep -c "$(basename "$f")" "$STORE/MANIFEST")
