@@ -46,6 +46,9 @@ asan: $(STAMP)
 	@tests/run_all.sh build-asan
 
 # Fuzz the parsers of untrusted bytes (containers, manifest) for FUZZ_SECONDS each.
+# Each run's output goes to build-fuzz/fuzz_<target>.log (its end is shown) and a crashing
+# input to build-fuzz/crash-*; the fuzzer's own exit status is make's (sh has no pipefail,
+# so it is not piped into tail).
 FUZZ_SECONDS ?= 60
 fuzz: $(STAMP)
 	@command -v clang++ >/dev/null || { echo "make fuzz needs clang: apt-get install clang libclang-rt-14-dev"; exit 2; }
@@ -53,7 +56,12 @@ fuzz: $(STAMP)
 	cmake --build build-fuzz -j $(JOBS) --target fuzz_container fuzz_manifest
 	@for t in container manifest; do \
 	  mkdir -p build-fuzz/corpus/$$t; \
-	  build-fuzz/bin/fuzz_$$t build-fuzz/corpus/$$t tests/fuzz/seeds/$$t -max_total_time=$(FUZZ_SECONDS) 2>&1 | tail -3 || exit 1; \
+	  echo "fuzz_$$t: $(FUZZ_SECONDS) s, log build-fuzz/fuzz_$$t.log"; \
+	  build-fuzz/bin/fuzz_$$t build-fuzz/corpus/$$t tests/fuzz/seeds/$$t \
+	    -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -artifact_prefix=build-fuzz/ \
+	    >build-fuzz/fuzz_$$t.log 2>&1; rc=$$?; \
+	  grep -E '^#[0-9]+' build-fuzz/fuzz_$$t.log | tail -1; tail -1 build-fuzz/fuzz_$$t.log; \
+	  [ $$rc -eq 0 ] || { tail -40 build-fuzz/fuzz_$$t.log; echo "fuzz_$$t failed (exit $$rc)"; exit 1; }; \
 	done
 
 install: build
