@@ -40,12 +40,28 @@ demo: build
 bench: build
 	@tools/bench/run_bench.sh $(BUILD)
 
+# The forwarder runs as a daemon whose stderr is CKPTFWD_LOG, which a passing test deletes,
+# and UBSan only prints: so every sanitizer report of every process (forwarder, CLI, unit
+# tests) is written to build-asan/sanitizer/, and any report there fails the target.
+# The preload library and the programs it is preloaded into are not instrumented (see
+# CKPTFWD_SANITIZE in CMakeLists.txt): the ASan runtime would have to come first.
+SAN_DIR := $(CURDIR)/build-asan/sanitizer
 asan: $(STAMP)
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCKPTFWD_SANITIZE=ON
 	cmake --build build-asan -j $(JOBS)
-	@tests/run_all.sh build-asan
+	@rm -rf $(SAN_DIR) && mkdir -p $(SAN_DIR)
+	@ASAN_OPTIONS=log_path=$(SAN_DIR)/asan UBSAN_OPTIONS=print_stacktrace=1:log_path=$(SAN_DIR)/ubsan \
+	  tests/run_all.sh build-asan; rc=$$?; \
+	reports=$$(ls $(SAN_DIR)); \
+	if [ -n "$$reports" ]; then \
+	  for r in $$reports; do echo "== sanitizer report $(SAN_DIR)/$$r"; head -40 $(SAN_DIR)/$$r; done; \
+	  echo "make asan: sanitizer reports in $(SAN_DIR) (see above)"; exit 1; \
+	fi; exit $$rc
 
 # Fuzz the parsers of untrusted bytes (containers, manifest) for FUZZ_SECONDS each.
+# Each run's output goes to build-fuzz/fuzz_<target>.log (its end is shown) and a crashing
+# input to build-fuzz/crash-*; the fuzzer's own exit status is make's (sh has no pipefail,
+# so it is not piped into tail).
 FUZZ_SECONDS ?= 60
 fuzz: $(STAMP)
 	@command -v clang++ >/dev/null || { echo "make fuzz needs clang: apt-get install clang libclang-rt-14-dev"; exit 2; }
@@ -53,7 +69,12 @@ fuzz: $(STAMP)
 	cmake --build build-fuzz -j $(JOBS) --target fuzz_container fuzz_manifest
 	@for t in container manifest; do \
 	  mkdir -p build-fuzz/corpus/$$t; \
-	  build-fuzz/bin/fuzz_$$t build-fuzz/corpus/$$t tests/fuzz/seeds/$$t -max_total_time=$(FUZZ_SECONDS) 2>&1 | tail -3 || exit 1; \
+	  echo "fuzz_$$t: $(FUZZ_SECONDS) s, log build-fuzz/fuzz_$$t.log"; \
+	  build-fuzz/bin/fuzz_$$t build-fuzz/corpus/$$t tests/fuzz/seeds/$$t \
+	    -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -artifact_prefix=build-fuzz/ \
+	    >build-fuzz/fuzz_$$t.log 2>&1; rc=$$?; \
+	  grep -E '^#[0-9]+' build-fuzz/fuzz_$$t.log | tail -1; tail -1 build-fuzz/fuzz_$$t.log; \
+	  [ $$rc -eq 0 ] || { tail -40 build-fuzz/fuzz_$$t.log; echo "fuzz_$$t failed (exit $$rc)"; exit 1; }; \
 	done
 
 install: build

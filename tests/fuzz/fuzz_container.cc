@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -47,7 +48,12 @@ bool put(const std::string& path, const uint8_t* data, size_t size) {
 // Opens path and, if that works, exercises everything a reader offers.
 bool exercise(const std::string& path, ckptfwd::ContainerReader& r) {
   std::string err;
+  // The header-and-trailer reader (what the forwarder and restore compare with a MANIFEST
+  // record's identity) must agree with the full reader on every container the latter opens.
+  ckptfwd::ContainerIdentity quick;
+  bool quick_ok = ckptfwd::read_container_identity(path, quick, &err);
   if (!r.open(path, &err)) return false;
+  if (!quick_ok || !(quick == r.identity())) abort();
   std::vector<std::string> problems;
   r.verify(problems);
   // Every other file as an overlay (the MANIFEST's say), so both hash kinds are checked.

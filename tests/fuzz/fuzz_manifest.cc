@@ -3,6 +3,15 @@
 // from skipped lines); whatever it accepts must survive a rename/unlink replay; and any
 // line that decodes must decode to the same fields after being encoded again with a chain.
 //
+// Line checksums stop random mutations early (a mutated line is only ever "corrupt"), so
+// each input is loaded twice: as is, and with every line's checksum and chain rewritten
+// (resealed) so that mutated records reach the record parser (apply_fields) and the
+// catalog replay. In the resealed copy a line keeps its format: one whose last field
+// before "\t#" starts with '@' is chained (chain recomputed from the previous record, or
+// left wrong when that field is exactly "@x", to reach the chain-break reports); any other
+// line gets a checksum only (older format); a line without "\t#" and the last line
+// without '\n' are left as they are (torn or foreign).
+//
 // Standalone build (from the repository root; needs clang with libFuzzer):
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
 //     tests/fuzz/fuzz_manifest.cc src/common/catalog.cc \
@@ -11,40 +20,94 @@
 //     tests/fuzz/seeds/manifest -max_total_time=60
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "common/manifest.h"
 #include "common/manifest_record.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static std::string dir = [] {
-    std::string d = "/tmp/fuzz_manifest." + std::to_string(getpid());
-    mkdir(d.c_str(), 0700);
-    return d;
-  }();
+namespace {
+
+namespace mr = ckptfwd::manifest_record;
+
+// The input with every sealed line's checksum and chain recomputed (see the top comment).
+std::string reseal(const std::string& text) {
+  std::string out;
+  uint64_t prev = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) {  // torn last line: as is
+      out.append(text, pos, std::string::npos);
+      break;
+    }
+    std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    size_t mark = line.rfind("\t#");
+    if (mark == std::string::npos) {
+      out += line + "\n";
+      continue;
+    }
+    std::string covered = line.substr(0, mark);
+    size_t tab = covered.rfind('\t');
+    if (tab != std::string::npos && tab + 1 < covered.size() && covered[tab + 1] == '@') {
+      std::string body = covered.substr(0, tab);
+      bool wrong = covered.compare(tab + 1, std::string::npos, "@x") == 0;
+      covered = body + "\t@" + mr::hex64(wrong ? 0 : mr::chain_of(body, prev));
+    }
+    uint64_t sum = XXH64(covered.data(), covered.size(), 0);
+    out += covered + "\t#" + mr::hex64(sum) + "\n";
+    prev = sum;
+  }
+  return out;
+}
+
+// Loads bytes as dir/MANIFEST and replays a few namespace changes on what it accepted.
+// keep: Catalog::keep_versions (0 keeps no history; 2 reaches retire's history and drop).
+void load_and_replay(const std::string& dir, const std::string& bytes, int keep) {
   FILE* f = fopen((dir + "/MANIFEST").c_str(), "wb");
-  if (!f) return 0;
-  fwrite(data, 1, size, f);
+  if (!f) return;
+  fwrite(bytes.data(), 1, bytes.size(), f);
   fclose(f);
   ckptfwd::Catalog c;
+  c.keep_versions(keep);
   std::string err;
   c.load(dir, &err);
+  (void)c.garbage();
   if (!c.entries().empty()) {
     std::string first = c.entries().begin()->first;
     c.apply_rename(first, first + "/moved");
     c.apply_rename("/", "/x");
     c.apply_unlink(first + "/moved");
   }
-  for (const std::string& p : c.containers()) (void)c.identity_of(p);
+  // A copy: apply_drop removes from containers(), and takes its argument by reference.
+  std::vector<std::string> containers = c.containers();
+  for (const std::string& p : containers) {
+    (void)c.identity_of(p);
+    c.apply_drop(p);
+  }
   (void)c.uncertain().size();
-  // Round trip: the first line, if valid, re-encodes (chained) to the same fields.
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static std::string dir = [] {
+    // tmpfs: two MANIFEST writes per input.
+    std::string d = "/dev/shm/fuzz_manifest." + std::to_string(getpid());
+    mkdir(d.c_str(), 0700);
+    return d;
+  }();
   std::string text(reinterpret_cast<const char*>(data), size);
-  std::string line = text.substr(0, text.find('\n'));
-  namespace mr = ckptfwd::manifest_record;
+  load_and_replay(dir, text, 0);
+  std::string sealed = reseal(text);
+  load_and_replay(dir, sealed, 2);
+  // Round trip: the first line, if valid, re-encodes (chained) to the same fields.
+  std::string line = sealed.substr(0, sealed.find('\n'));
   mr::DecodedLine d = mr::decode_line(line);
   if (d.status == mr::DecodedLine::Status::kOk && !d.fields.empty()) {
     uint64_t sum = 0;

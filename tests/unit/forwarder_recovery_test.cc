@@ -1,11 +1,29 @@
 // Start-up and shut-down: recovery of staged versions a killed forwarder left, the
 // session dir and socket rules, idle exit, store failures.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "common/manifest.h"
 #include "forwarder/session_dir.h"
 #include "forwarder/staging.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {
+namespace {
+
+// The pid of a process that has exited and been reaped. Recovery keeps an open version
+// whose writer is alive (process_alive, orphans.cc) waiting for it; a fixed pid such as
+// 999 is alive whenever pids have wrapped past it (pid_max 32768 on a busy build
+// machine), which made RecoversLeftoverStagedVersions flaky. Linux hands out pids
+// cyclically, so a reaped one comes back only after a full wrap.
+long gone_pid() {
+  pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  if (pid > 0) waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+}  // namespace
 
 TEST_F(ForwarderTest, RecoversLeftoverStagedVersions) {
   fs::create_directories(paths_.dir);
@@ -13,7 +31,11 @@ TEST_F(ForwarderTest, RecoversLeftoverStagedVersions) {
   std::string p = data_ + "/lost.bin", bytes = payload(9000, 7);
   write_file(std::string(paths_.dir) + "/v41.data", bytes);
   std::string err;
-  ASSERT_TRUE(write_meta(std::string(paths_.dir) + "/v41.meta", VersionMeta{p, 2, 0600, 999}, &err));
+  // An open version (no state line) of a writer that is gone: committed as written.
+  long writer = gone_pid();
+  ASSERT_GT(writer, 0);
+  ASSERT_TRUE(
+      write_meta(std::string(paths_.dir) + "/v41.meta", VersionMeta{p, 2, 0600, writer}, &err));
   write_file(std::string(paths_.dir) + "/v7.meta", "path=/x\n");  // meta without data: dropped
   start();
   auto c = client();
