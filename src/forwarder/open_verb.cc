@@ -60,15 +60,21 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
                           bool shared) {
   State& s = c_.state;
   std::unique_lock lk(s.mu);
+  // Closed on another node and not on the store yet: wait for it first (close-to-open;
+  // MPI-IO files follow MPI's rules instead). The wait releases the lock, so whatever
+  // another opener of path did meanwhile is looked at below, never missed: two openers
+  // woken together must share one version, not stage two.
+  bool preparing = false;
+  if (!shared && !s.newest(path) && !s.open_for_write(path, &preparing) && !preparing)
+    await_other_nodes(lk, path);
   // A version of path still open for writing: join it (same vid, same staged file).
   Version* joined = nullptr;
-  for (bool preparing = true; preparing;) {
+  for (preparing = true; preparing;) {
     joined = s.open_for_write(path, &preparing);
     if (joined || !preparing) break;
     s.done_cv.wait(lk);  // its first opener is copying the starting bytes in
   }
   if (joined) return join_write(cl, *joined, flags, shared);
-  if (!shared && !s.newest(path)) await_other_nodes(lk, path);  // (MPI-IO: its own rules)
   enum class Src { kNone, kStaged, kCatalog, kReal } src = Src::kNone;
   std::string store = store_for(c_.cfg, path);
   std::string src_path;
