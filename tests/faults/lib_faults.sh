@@ -41,3 +41,11 @@ assert_verify_clean() {
   timeout 120 "$CLI" verify "$STORE" >"$T/verify.out" 2>&1 ||
     fail "ckptfwd verify $STORE: $(tail -5 "$T/verify.out")"
 }
+
+# need_attacker: the tests of other users on the node act as uid 65534 through setpriv
+# (root only); sets ATTACKER to the command prefix that does it.
+need_attacker() {
+  need_cmd setpriv
+  [[ $(id -u) -eq 0 ]] || skip "needs root to act as the attacker uid 65534"
+  ATTACKER=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+}

@@ -11,11 +11,9 @@
 # does not stall, and the log names what it refused.
 source "$(dirname "$0")/../integration/lib.sh"
 ckf_init "$@"
-need_cmd setpriv
-[[ $(id -u) -eq 0 ]] || skip "needs root to act as the attacker uid 65534"
+source "$(dirname "$0")/lib_faults.sh"
+need_attacker
 ckf_std_dirs
-
-ATTACKER=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 FAKES=()
 trap 'rc=$?; for p in "${FAKES[@]}"; do kill "$p" 2>/dev/null; done; (exit $rc); ckf_cleanup' EXIT
 chmod 711 "$T"                      # the attacker reaches only the shared stage root

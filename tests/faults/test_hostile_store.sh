@@ -11,10 +11,9 @@
 #      refuses it (error naming it) and the link's target is untouched.
 source "$(dirname "$0")/../integration/lib.sh"
 ckf_init "$@"
-need_cmd setpriv
-[[ $(id -u) -eq 0 ]] || skip "needs root to act as the attacker uid 65534"
+source "$(dirname "$0")/lib_faults.sh"
+need_attacker
 ckf_std_dirs
-ATTACKER=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 chmod 711 "$T"
 SHARED=$T/shared
 mkdir -m 1777 "$SHARED"
