@@ -77,8 +77,8 @@ void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
       return;
     }
     // Only a file directly in our own (checked) session directory: a forwarder that names
-    // any other path is not ours, or broken; the given path is never opened (issue 8,
-    // case 9: it named the victim's ~/.profile).
+    // any other path is not ours, or broken; the given path is never opened (a
+    // hostile one could name the user's ~/.profile).
     if (!staged_path_inside(f[2], g_settings.session.dir)) {
       outside = true;
       return;
@@ -133,7 +133,7 @@ bool hand_over_hints(Version* v, char* field, size_t cap) {
 }
 
 namespace {
-bool copy_all(int src, int dst, long long size);
+bool copy_whole(int src, int dst);
 bool keep_at_close(Version* v, const char* why);
 }  // namespace
 
@@ -188,9 +188,7 @@ bool keep_at_close(Version* v, const char* why) {
   int dst = src < 0 ? -1
                     : real::open()(v->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                                    v->mode ? v->mode : 0644);
-  struct stat st {};
-  bool ok = dst >= 0 && real::fstat()(src, &st) == 0 && copy_all(src, dst, st.st_size) &&
-            real::ftruncate()(dst, st.st_size) == 0;
+  bool ok = dst >= 0 && copy_whole(src, dst);
   int err = errno;
   if (dst >= 0 && real::close()(dst) != 0) ok = false;
   if (src >= 0) real::close()(src);
@@ -401,6 +399,14 @@ bool copy_all(int src, int dst, long long size) {
   }
   return true;
 }
+
+// dst := all of src (copied from offset 0, then cut to src's size): the staged bytes
+// written to the real file, by a fallback while writing or at close.
+bool copy_whole(int src, int dst) {
+  struct stat st {};
+  return real::fstat()(src, &st) == 0 && copy_all(src, dst, st.st_size) &&
+         real::ftruncate()(dst, st.st_size) == 0;
+}
 }  // namespace
 
 bool switch_to_real(int fd, Version* v, const char* why) {
@@ -425,9 +431,7 @@ bool switch_to_real(int fd, Version* v, const char* why) {
     if (src >= 0 && !allowed) __atomic_store_n(&v->budget, -1LL, __ATOMIC_RELAXED);
     int real_fd =
         allowed ? real::open()(v->path, acc | (fl & O_APPEND) | O_CREAT | O_CLOEXEC, v->mode) : -1;
-    struct stat st {};
-    if (real_fd >= 0 && src >= 0 && real::fstat()(src, &st) == 0 &&
-        copy_all(src, real_fd, st.st_size) && real::ftruncate()(real_fd, st.st_size) == 0) {
+    if (real_fd >= 0 && src >= 0 && copy_whole(src, real_fd)) {
       off_t pos = lseek(fd, 0, SEEK_CUR);
       // Every fd sharing v shares one open file description: move them all.
       bool moved = true;
