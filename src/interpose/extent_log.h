@@ -1,6 +1,7 @@
-// Extents of a version shared across nodes (OPEN ... "shared"): what this process wrote
-// into it, handed to the forwarder as a file in the session dir when the process's last fd
-// of the version closes (CLOSE vid size FILE) or at fsync (SYNC vid FILE).
+// Extents of a version whose OPEN reply asked for them ("x": shared across nodes, or a new
+// file): what this process wrote into it, handed to the forwarder as a file in the session
+// dir when the process's last fd of the version closes (CLOSE vid size FILE) or at fsync
+// (SYNC vid FILE).
 //
 // The file, `<session dir>/v<vid>.ext.<pid>.<seq>` (0600), is little-endian u64 pairs
 // [begin, end): one or more runs, each sorted and disjoint (protocol.h). Memory stays
@@ -23,9 +24,9 @@ struct ExtentLog {
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   unsigned long long vid = 0;
   ExtentSet set;
-  int fd = -1;          // the current file (created at the first spill or hand-over)
-  char name[96] = {};   // its base name
-  bool lost = false;    // a record or spill failed: this process's extents are unknown
+  int fd = -1;         // the current file (created at the first spill or hand-over)
+  char name[96] = {};  // its base name
+  bool lost = false;   // a record or spill failed: this process's extents are unknown
 };
 
 ExtentLog* extent_log_create(unsigned long long vid);

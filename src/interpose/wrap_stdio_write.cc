@@ -164,16 +164,17 @@ void final_flush_check(int fd, FILE* f, Version* v) {
   int fd = stream_fd(f);                                        \
   Version* v = g_fds.get(fd);                                   \
   if (__builtin_expect(v == nullptr, 1) || t_busy) return call; \
-  return stream_write(fd, f, v, (len), lock, [&]() -> decltype(call) { return call; });
+  return stream_write(fd, f, v, (len), lock, [&]() -> decltype(call) { return call; })
 
-CKPTFWD_EXPORT size_t fwrite(const void* p, size_t size, size_t n, FILE* f){
-    CKPTFWD_STREAM_WRITE(f, mul_sat(size, n), true,
-                         real::fwrite()(p, size, n, f))} CKPTFWD_EXPORT size_t
-    fwrite_unlocked(const void* p, size_t size, size_t n, FILE* f){
-        CKPTFWD_STREAM_WRITE(f, mul_sat(size, n), false,
-                             real::fwrite_unlocked()(p, size, n, f))} CKPTFWD_EXPORT
-    int fputs(const char* s,
-              FILE* f){CKPTFWD_STREAM_WRITE(f, strlen(s), true, real::fputs()(s, f))} CKPTFWD_EXPORT
-    int fputs_unlocked(const char* s, FILE* f) {
-  CKPTFWD_STREAM_WRITE(f, strlen(s), false, real::fputs_unlocked()(s, f))
+CKPTFWD_EXPORT size_t fwrite(const void* p, size_t size, size_t n, FILE* f) {
+  CKPTFWD_STREAM_WRITE(f, mul_sat(size, n), true, real::fwrite()(p, size, n, f));
+}
+CKPTFWD_EXPORT size_t fwrite_unlocked(const void* p, size_t size, size_t n, FILE* f) {
+  CKPTFWD_STREAM_WRITE(f, mul_sat(size, n), false, real::fwrite_unlocked()(p, size, n, f));
+}
+CKPTFWD_EXPORT int fputs(const char* s, FILE* f) {
+  CKPTFWD_STREAM_WRITE(f, strlen(s), true, real::fputs()(s, f));
+}
+CKPTFWD_EXPORT int fputs_unlocked(const char* s, FILE* f) {
+  CKPTFWD_STREAM_WRITE(f, strlen(s), false, real::fputs_unlocked()(s, f));
 }

@@ -54,8 +54,9 @@ ssize_t tracked_write(int fd, Version* v, long long offset, size_t len, Op op) {
 using namespace ckptfwd::interpose;
 
 // start: where the written bytes began, evaluated after the call with r = bytes written
-// (-1: they end at the file position; -2: at the end of the file). Recorded for versions
-// shared across nodes (extents) and during typed MPI writes (dtype hints).
+// (-1: they end at the file position; -2: at the end of the file). Recorded as extents for
+// versions whose OPEN reply asked for them (shared across nodes, or a new file) and as
+// dtype hints during typed MPI writes.
 #define CKPTFWD_TRACKED(fd, offset, len, call, start)                                      \
   Version* v = g_fds.get(fd);                                                              \
   if (__builtin_expect(v == nullptr, 1) || t_busy) return call;                            \
@@ -64,41 +65,49 @@ using namespace ckptfwd::interpose;
     Busy busy;                                                                             \
     note_written(fd, v, (start), r);                                                       \
   }                                                                                        \
-  return r;
+  return r
 
-CKPTFWD_EXPORT ssize_t write(int fd, const void* buf, size_t n){
-    CKPTFWD_TRACKED(fd, -1, n, real::write()(fd, buf, n), -1)} CKPTFWD_EXPORT ssize_t
-    pwrite(int fd, const void* buf, size_t n, off_t off){
-        CKPTFWD_TRACKED(fd, off, n, real::pwrite()(fd, buf, n, off), off)} CKPTFWD_EXPORT ssize_t
-    pwrite64(int fd, const void* buf, size_t n, off_t off){
-        CKPTFWD_TRACKED(fd, off, n, real::pwrite64()(fd, buf, n, off), off)} CKPTFWD_EXPORT ssize_t
-    writev(int fd, const struct iovec* iov,
-           int cnt){CKPTFWD_TRACKED(fd, -1, iov_bytes(iov, cnt), real::writev()(fd, iov, cnt),
-                                    -1)} CKPTFWD_EXPORT ssize_t
-    pwritev(int fd, const struct iovec* iov, int cnt, off_t off){
-        CKPTFWD_TRACKED(fd, off, iov_bytes(iov, cnt), real::pwritev()(fd, iov, cnt, off),
-                        off)} CKPTFWD_EXPORT ssize_t
-    pwritev64(int fd, const struct iovec* iov, int cnt, off_t off){
-        CKPTFWD_TRACKED(fd, off, iov_bytes(iov, cnt), real::pwritev64()(fd, iov, cnt, off), off)}
+CKPTFWD_EXPORT ssize_t write(int fd, const void* buf, size_t n) {
+  CKPTFWD_TRACKED(fd, -1, n, real::write()(fd, buf, n), -1);
+}
+CKPTFWD_EXPORT ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
+  CKPTFWD_TRACKED(fd, off, n, real::pwrite()(fd, buf, n, off), off);
+}
+CKPTFWD_EXPORT ssize_t pwrite64(int fd, const void* buf, size_t n, off_t off) {
+  CKPTFWD_TRACKED(fd, off, n, real::pwrite64()(fd, buf, n, off), off);
+}
+CKPTFWD_EXPORT ssize_t writev(int fd, const struct iovec* iov, int cnt) {
+  CKPTFWD_TRACKED(fd, -1, iov_bytes(iov, cnt), real::writev()(fd, iov, cnt), -1);
+}
+CKPTFWD_EXPORT ssize_t pwritev(int fd, const struct iovec* iov, int cnt, off_t off) {
+  CKPTFWD_TRACKED(fd, off, iov_bytes(iov, cnt), real::pwritev()(fd, iov, cnt, off), off);
+}
+CKPTFWD_EXPORT ssize_t pwritev64(int fd, const struct iovec* iov, int cnt, off_t off) {
+  CKPTFWD_TRACKED(fd, off, iov_bytes(iov, cnt), real::pwritev64()(fd, iov, cnt, off), off);
+}
 // offset -1 or RWF_APPEND: the write lands at the file position / end.
-CKPTFWD_EXPORT ssize_t pwritev2(int fd, const struct iovec* iov, int cnt, off_t off, int fl){
-    CKPTFWD_TRACKED(fd, (fl & RWF_APPEND) ? -1 : off, iov_bytes(iov, cnt),
-                    real::pwritev2()(fd, iov, cnt, off, fl),
-                    (fl & RWF_APPEND) ? -2 : off)} CKPTFWD_EXPORT ssize_t
-    pwritev64v2(int fd, const struct iovec* iov, int cnt, off_t off, int fl){
-        CKPTFWD_TRACKED(fd, (fl & RWF_APPEND) ? -1 : off, iov_bytes(iov, cnt),
-                        real::pwritev64v2()(fd, iov, cnt, off, fl), (fl & RWF_APPEND) ? -2 : off)}
+CKPTFWD_EXPORT ssize_t pwritev2(int fd, const struct iovec* iov, int cnt, off_t off, int fl) {
+  CKPTFWD_TRACKED(fd, (fl & RWF_APPEND) ? -1 : off, iov_bytes(iov, cnt),
+                  real::pwritev2()(fd, iov, cnt, off, fl), (fl & RWF_APPEND) ? -2 : off);
+}
+CKPTFWD_EXPORT ssize_t pwritev64v2(int fd, const struct iovec* iov, int cnt, off_t off, int fl) {
+  CKPTFWD_TRACKED(fd, (fl & RWF_APPEND) ? -1 : off, iov_bytes(iov, cnt),
+                  real::pwritev64v2()(fd, iov, cnt, off, fl), (fl & RWF_APPEND) ? -2 : off);
+}
 
 // Kernel-side copies into a tracked fd (cp uses copy_file_range) count as writes too.
-CKPTFWD_EXPORT ssize_t
-    copy_file_range(int in, loff_t* in_off, int out, loff_t* out_off, size_t n, unsigned fl){
-        CKPTFWD_TRACKED(out, out_off ? static_cast<long long>(*out_off) : -1, n,
-                        real::copy_file_range()(in, in_off, out, out_off, n, fl),
-                        out_off ? static_cast<long long>(*out_off) - r : -1)} CKPTFWD_EXPORT ssize_t
-    sendfile(int out, int in, off_t* off, size_t n){
-        CKPTFWD_TRACKED(out, -1, n, real::sendfile()(out, in, off, n), -1)} CKPTFWD_EXPORT ssize_t
-    sendfile64(int out, int in, off_t* off,
-               size_t n){CKPTFWD_TRACKED(out, -1, n, real::sendfile64()(out, in, off, n), -1)}
+CKPTFWD_EXPORT ssize_t copy_file_range(int in, loff_t* in_off, int out, loff_t* out_off, size_t n,
+                                       unsigned fl) {
+  CKPTFWD_TRACKED(out, out_off ? static_cast<long long>(*out_off) : -1, n,
+                  real::copy_file_range()(in, in_off, out, out_off, n, fl),
+                  out_off ? static_cast<long long>(*out_off) - r : -1);
+}
+CKPTFWD_EXPORT ssize_t sendfile(int out, int in, off_t* off, size_t n) {
+  CKPTFWD_TRACKED(out, -1, n, real::sendfile()(out, in, off, n), -1);
+}
+CKPTFWD_EXPORT ssize_t sendfile64(int out, int in, off_t* off, size_t n) {
+  CKPTFWD_TRACKED(out, -1, n, real::sendfile64()(out, in, off, n), -1);
+}
 
 // ftruncate may grow a staged file past its budget too (holes cost nothing on tmpfs, but
 // the bytes behind them are what a later fallback copies).
@@ -108,14 +117,16 @@ CKPTFWD_EXPORT ssize_t
     if (__builtin_expect(v == nullptr, 1) || t_busy || len < 0) return real::name()(fd, len);   \
     return static_cast<int>(tracked_write(fd, v, 0, static_cast<size_t>(len),                   \
                                           [&]() -> ssize_t { return real::name()(fd, len); })); \
-  }
-CKPTFWD_FTRUNCATE(ftruncate) CKPTFWD_FTRUNCATE(ftruncate64)
+  }                                                                                             \
+  static_assert(true, "a use of the macro ends with ';', so each keeps its own line")
+CKPTFWD_FTRUNCATE(ftruncate);
+CKPTFWD_FTRUNCATE(ftruncate64);
 
 // POSIX AIO (ROMIO's non-blocking MPI_File_iwrite*): glibc's helper threads write with
 // internal calls the library cannot see, so the data lands in the staged file unseen. A
-// version shared across nodes records the extent (and a typed MPI write its dtype hint)
-// when the request is accepted (a request
-// that later fails may leave it over-covered; ROMIO then reports the error anyway).
+// version that records extents records this one (and a typed MPI write its dtype hint)
+// when the request is accepted (a request that later fails may leave it over-covered;
+// ROMIO then reports the error anyway).
 #define CKPTFWD_AIO_WRITE(name, cbtype)                                     \
   CKPTFWD_EXPORT int name(cbtype* cb) {                                     \
     int rc = real::name()(cb);                                              \
@@ -126,5 +137,7 @@ CKPTFWD_FTRUNCATE(ftruncate) CKPTFWD_FTRUNCATE(ftruncate64)
     note_written(cb->aio_fildes, v, static_cast<long long>(cb->aio_offset), \
                  static_cast<long long>(cb->aio_nbytes));                   \
     return rc;                                                              \
-  }
-    CKPTFWD_AIO_WRITE(aio_write, struct aiocb) CKPTFWD_AIO_WRITE(aio_write64, struct aiocb64)
+  }                                                                         \
+  static_assert(true, "a use of the macro ends with ';', so each keeps its own line")
+CKPTFWD_AIO_WRITE(aio_write, struct aiocb);
+CKPTFWD_AIO_WRITE(aio_write64, struct aiocb64);
