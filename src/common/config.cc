@@ -54,7 +54,7 @@ static bool parse_int(const std::string& v, int lo, int hi, int& out) {
 }
 
 // Path settings are made absolute against the cwd of the process reading them: the
-// forwarder changes directory to `/` once it has read them (issue 8, case 12).
+// forwarder changes directory to `/` once it has read them (README, "Settings").
 static bool absolute_path(const std::string& v, std::string& out) {
   char buf[PATH_MAX];
   if (!normalize_path(v.c_str(), nullptr, buf, sizeof(buf))) return false;

@@ -1,4 +1,4 @@
-// Ownership checks of the store (issue 8, case 10): a store directory another user created
+// Ownership checks of the store (README, "Other users on the node"): a store directory another user created
 // in a shared (1777) checkpoint directory, or a MANIFEST replaced by a symbolic link, must
 // not be written into or trusted. The forwarder refuses them (the staged data is kept, as
 // when the store cannot be written); the CLI warns (README, "Settings" and "ckptfwd").

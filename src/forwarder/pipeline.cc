@@ -134,7 +134,7 @@ bool created_ranges(const BatchFile& f, const uint8_t* bytes, uint64_t size, Ext
 bool write_container(const Config& cfg, const std::string& store, const std::string& node,
                      const std::vector<BatchFile>& files, BatchResult& out, std::string* err) {
   // A store another user planted (or can write into) is not ours to fill: the batch fails
-  // like any store write, so the staged versions stay (issue 8, case 10).
+  // like any store write, so the staged versions stay (README, "Other users on the node").
   if (!manifest::ensure_store(store, err) || !check_store_dir(store, err)) return false;
   Stream st;
   st.maps.resize(files.size());

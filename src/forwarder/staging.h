@@ -32,7 +32,7 @@ bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string*
 bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err);
 
 // Creates (O_EXCL) an empty 0600 file. Returns fd or -1 with *err. Staged files stay 0600
-// whatever the version's mode (issue 2: private staging); the mode lives in the Version
+// whatever the version's mode (staging is private to the user); the mode lives in the Version
 // and the .meta.
 int create_staged(const std::string& path, std::string* err);
 // Copies all of src_fd into dst_fd from offset 0 (copy_file_range, falling back to

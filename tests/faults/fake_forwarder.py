@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A forwarder impostor for the hostile-neighbour tests (issue 8, case 9).
+"""A forwarder impostor for the hostile-neighbour tests (README, "What survives what").
 
 usage: fake_forwarder.py SOCKET STAGED_PATH LOG
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Settings (issue 8, case 12).
+# Settings (README, "Settings").
 #   1. Relative CKPTFWD_STORE, CKPTFWD_LOG, CKPTFWD_STATS_FILE and CKPTFWD_STAGE_DIR mean
 #      what they say relative to the job's cwd, although the forwarder works in `/`; the job
 #      takes seconds (a relative stage dir used to stall every process ~60 s).

@@ -1,5 +1,5 @@
 // interpose/trust.h: what the library accepts from a session directory and a forwarder
-// (issue 8, case 9).
+// (README, "Other users on the node").
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
