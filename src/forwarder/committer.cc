@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <map>
 
 #include "common/manifest.h"
@@ -121,16 +120,15 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
   // the container named and only the rest to retry (the batcher drops what is settled).
   std::vector<CatalogEntry> done;
   std::vector<uint64_t> done_vids;
-  auto append = [&](const char* kind, std::vector<CatalogEntry>& files,
+  using AppendFn = bool (*)(const std::string&, const std::string&, const ContainerIdentity&,
+                            const std::vector<CatalogEntry>&, std::string*);
+  using ApplyFn = void (Catalog::*)(const std::string&, const std::vector<CatalogEntry>&,
+                                    const ContainerIdentity&);
+  auto append = [&](AppendFn append_record, ApplyFn apply, std::vector<CatalogEntry>& files,
                     std::vector<uint64_t>& vids) {
     if (files.empty()) return true;
     int64_t t0 = monotonic_ns();
-    Catalog& cat = s.catalogs.get(store);
-    bool ok = !strcmp(kind, "commit")
-                  ? manifest::append_commit(store, res.container, res.identity, files, err)
-              : !strcmp(kind, "create")
-                  ? manifest::append_create(store, res.container, res.identity, files, err)
-                  : manifest::append_overlay(store, res.container, res.identity, files, err);
+    bool ok = append_record(store, res.container, res.identity, files, err);
     c.stats.commit_ns += monotonic_ns() - t0;
     if (!ok) {
       if (done.empty()) {
@@ -141,19 +139,15 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
       }
       return false;
     }
-    if (!strcmp(kind, "commit"))
-      cat.apply_commit(res.container, files, res.identity);
-    else if (!strcmp(kind, "create"))
-      cat.apply_create(res.container, files, res.identity);
-    else
-      cat.apply_overlay(res.container, files, res.identity);
+    (s.catalogs.get(store).*apply)(res.container, files, res.identity);
     done.insert(done.end(), files.begin(), files.end());
     done_vids.insert(done_vids.end(), vids.begin(), vids.end());
     return true;
   };
   // Whole files first: an overlay of the same path in this batch goes on top of them.
-  if (!append("commit", entries, committed) || !append("create", creates, committed_creates) ||
-      !append("overlay", overlays, committed_overlays))
+  if (!append(manifest::append_commit, &Catalog::apply_commit, entries, committed) ||
+      !append(manifest::append_create, &Catalog::apply_create, creates, committed_creates) ||
+      !append(manifest::append_overlay, &Catalog::apply_overlay, overlays, committed_overlays))
     return false;
   if (done.empty()) ::unlink(cpath.c_str());  // all dropped meanwhile
   entries.swap(done);
