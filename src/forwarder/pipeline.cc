@@ -154,6 +154,11 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     e.mode = f.mode;
     e.mtime_ns = f.mtime_ns;
     e.version = f.vid;
+    // The bytes [b, e) of the staged file go into the container as one range of e.
+    auto add_range = [&](uint64_t b, uint64_t end) {
+      e.ranges.push_back(FileRange{b, end - b, 0, st.total});
+      st.add(base + b, end - b);
+    };
     if (f.partial) {
       // Overlay: the ranges are its extents; the hash covers their bytes in file order.
       Extents ext;
@@ -161,28 +166,21 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
       XXH64_state_t* h = XXH64_createState();
       XXH64_reset(h, 0);
       for (const Extent& x : ext) {
-        e.ranges.push_back(FileRange{x.begin, x.end - x.begin, 0, st.total});
+        add_range(x.begin, x.end);
         XXH64_update(h, base + x.begin, x.end - x.begin);
-        st.add(base + x.begin, x.end - x.begin);
       }
       e.hash = XXH64_digest(h);
       XXH64_freeState(h);
       // Hints of bytes another node wrote would describe bytes this overlay lacks.
       e.hints = hints_within(hints_clip(f.hints, n), ext);
-    } else if (f.created) {
-      // A new file: its bytes as ranges over zeros, hashed as the whole file (`create`).
-      Extents ext;
-      if (!created_ranges(f, base, n, ext, err)) return false;
-      e.hash = XXH64(n ? base : nullptr, n, 0);
-      for (const Extent& x : ext) {
-        e.ranges.push_back(FileRange{x.begin, x.end - x.begin, 0, st.total});
-        st.add(base + x.begin, x.end - x.begin);
-      }
-      e.hints = hints_clip(f.hints, n);
     } else {
+      // A whole file; a new one (`create`) as the bytes written over zeros, with the same
+      // whole-file hash.
       e.hash = XXH64(n ? base : nullptr, n, 0);
-      if (n) e.ranges.push_back(FileRange{0, n, 0, st.total});
-      st.add(base, n);
+      Extents ext;
+      if (f.created && !created_ranges(f, base, n, ext, err)) return false;
+      if (!f.created && n) ext.push_back({0, n});
+      for (const Extent& x : ext) add_range(x.begin, x.end);
       e.hints = hints_clip(f.hints, n);
     }
     out.typed[i] = hints_bytes(e.hints);
