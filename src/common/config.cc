@@ -124,6 +124,15 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
     if (value != "error" && value != "warn" && value != "info" && value != "debug")
       return bad("error, warn, info or debug");
     log_level = value;
+  } else if (key == "SCHEMA") {
+    schema = value;
+  } else if (key == "VAR_RENAME") {
+    var_rename = value;
+  } else if (key == "INFER_TIMEOUT_MS") {
+    return int_key(infer_timeout_ms, 100, 3600000, "milliseconds 100..3600000");
+  } else if (key == "INFER") {
+    if (value != "0" && value != "1") return bad("0 or 1");
+    infer = value == "1";
   } else {
     if (err) *err = "unknown setting '" + key_in + "'";
     return false;
@@ -140,7 +149,7 @@ static std::string trim(const std::string& s) {
 bool Config::load(Config& out, std::string* err) {
   // Keys the preload library reads itself; allowed in the file, ignored here.
   static const char* lib_only[] = {"CAPTURE", "DISABLE", "FORWARDER", "NO_SPAWN", "EXIT_WAIT",
-                                   "STAGE_DIR", "NODE_ID", "JOB_ID", "SCHEMA", "CONFIG"};
+                                   "STAGE_DIR", "NODE_ID", "JOB_ID", "CONFIG"};
   auto is_lib_only = [](std::string k) {
     std::transform(k.begin(), k.end(), k.begin(), ::toupper);
     if (k.rfind("CKPTFWD_", 0) == 0) k = k.substr(8);

@@ -23,6 +23,15 @@ struct Config {
   std::string stats_file;          // CKPTFWD_STATS_FILE
   std::string log;                 // CKPTFWD_LOG: file, "stderr" (default) or "syslog"
   std::string log_level = "warn";  // CKPTFWD_LOG_LEVEL: error|warn|info|debug
+  // Structure inference (src/schema/): schema files for raw binary checkpoints
+  // (CKPTFWD_SCHEMA, colon-separated paths), the variable rename rule
+  // (CKPTFWD_VAR_RENAME, "s/REGEX/REPLACEMENT/"), the time limit of the HDF5 inference of
+  // one file (CKPTFWD_INFER_TIMEOUT_MS) and a switch (CKPTFWD_INFER=0: store every file
+  // agnostic, without looking inside).
+  std::string schema;
+  std::string var_rename;
+  int infer_timeout_ms = 10000;
+  bool infer = true;
 
   // Loads file (if CKPTFWD_CONFIG is set) then environment. On a bad value returns false
   // and sets *err to a message naming the key, the value and what is expected.

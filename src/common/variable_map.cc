@@ -1,0 +1,289 @@
+#include "common/variable_map.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace ckptfwd {
+
+namespace {
+
+// HDF5 allows 32 dimensions, netCDF 1024; no real checkpoint comes near this, and it keeps
+// a hostile rank from making a decoder allocate much.
+constexpr uint32_t kMaxRank = 64;
+
+bool parse_suffix_size(const std::string& s, size_t prefix, uint32_t& out) {
+  if (s.size() <= prefix || s.size() > prefix + 9) return false;
+  uint32_t v = 0;
+  for (size_t i = prefix; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    v = v * 10 + static_cast<uint32_t>(s[i] - '0');
+  }
+  out = v;
+  return v > 0;
+}
+
+void put_u32(std::vector<uint8_t>& b, uint32_t v) {
+  for (int i = 0; i < 4; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+void put_u64(std::vector<uint8_t>& b, uint64_t v) {
+  for (int i = 0; i < 8; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+void put_str(std::vector<uint8_t>& b, const std::string& s) {
+  put_u32(b, static_cast<uint32_t>(s.size()));
+  b.insert(b.end(), s.begin(), s.end());
+}
+
+// Bounds-checked reader: once a read fails every later read fails too.
+struct Reader {
+  const uint8_t* p;
+  size_t n;
+  size_t pos;
+  bool ok = true;
+  bool need(size_t k) {
+    if (!ok || k > n - pos) ok = false;
+    return ok;
+  }
+  size_t left() const { return n - pos; }
+  uint8_t u8() { return need(1) ? p[pos++] : 0; }
+  uint32_t u32() {
+    if (!need(4)) return 0;
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p[pos++]) << (8 * i);
+    return v;
+  }
+  uint64_t u64() {
+    if (!need(8)) return 0;
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[pos++]) << (8 * i);
+    return v;
+  }
+  std::string str() {
+    uint32_t len = u32();
+    if (!need(len)) return {};
+    std::string s(reinterpret_cast<const char*>(p + pos), len);
+    pos += len;
+    return s;
+  }
+};
+
+}  // namespace
+
+std::string var_class(size_t rank) {
+  return rank == 0 ? "Scalar" : "Array" + std::to_string(rank) + "D";
+}
+
+std::string var_key(const std::string& name, const std::string& dtype, size_t rank) {
+  size_t b = name.find_first_not_of('/');
+  std::string base = b == std::string::npos ? std::string() : name.substr(b);
+  return base + "_" + dtype + "_" + var_class(rank);
+}
+
+uint32_t dtype_name_size(const std::string& d) {
+  static const struct {
+    const char* name;
+    uint32_t size;
+  } fixed[] = {{"I8", 1},    {"U8", 1},    {"CHAR", 1},  {"bytes", 1}, {"I16LE", 2},
+               {"I16BE", 2}, {"U16LE", 2}, {"U16BE", 2}, {"I32LE", 4}, {"I32BE", 4},
+               {"U32LE", 4}, {"U32BE", 4}, {"F32LE", 4}, {"F32BE", 4}, {"I64LE", 8},
+               {"I64BE", 8}, {"U64LE", 8}, {"U64BE", 8}, {"F64LE", 8}, {"F64BE", 8}};
+  for (const auto& f : fixed)
+    if (d == f.name) return f.size;
+  uint32_t n = 0;
+  if (d.rfind("STR", 0) == 0 && parse_suffix_size(d, 3, n)) return n;
+  if (d.rfind("CMP", 0) == 0 && parse_suffix_size(d, 3, n)) return n;
+  if (d.rfind("B", 0) == 0 && parse_suffix_size(d, 1, n)) return n;
+  return 0;
+}
+
+std::string check_variable_map(const VariableMap& m, uint64_t file_size) {
+  struct Piece {
+    uint64_t off, len;
+    size_t var;
+  };
+  std::vector<Piece> all;
+  for (size_t v = 0; v < m.vars.size(); ++v) {
+    const Variable& x = m.vars[v];
+    std::string who = "variable '" + x.name + "'";
+    if (x.key.empty()) return who + " has no key";
+    uint32_t es = dtype_name_size(x.dtype);
+    if (es == 0) return who + " has an unknown dtype '" + x.dtype + "'";
+    if (es != x.elem_size) return who + ": element size disagrees with dtype " + x.dtype;
+    if (x.shape.size() > kMaxRank) return who + " has too many dimensions";
+    for (const VarExtent& e : x.extents) {
+      std::string at = who + " extent at " + std::to_string(e.file_off);
+      if (e.len == 0) return at + " is empty";
+      if (e.len > file_size || e.file_off > file_size - e.len) return at + " lies beyond the file";
+      if (e.start.size() != x.shape.size() || e.shape.size() != x.shape.size())
+        return at + " has a rank other than its variable's";
+      if (!e.filtered) {
+        // product(shape) * elem_size == len, without overflow.
+        uint64_t n = es;
+        for (uint64_t d : e.shape) {
+          if (d != 0 && n > e.len / d) return at + ": shape holds more bytes than the extent";
+          n *= d;
+        }
+        if (n != e.len) return at + ": shape and length disagree";
+      }
+      all.push_back({e.file_off, e.len, v});
+    }
+  }
+  std::sort(all.begin(), all.end(), [](const Piece& a, const Piece& b) { return a.off < b.off; });
+  for (size_t i = 1; i < all.size(); ++i)
+    if (all[i].off < all[i - 1].off + all[i - 1].len)
+      return "variables '" + m.vars[all[i - 1].var].name + "' and '" + m.vars[all[i].var].name +
+             "' overlap at byte " + std::to_string(all[i].off);
+  return "";
+}
+
+uint64_t mapped_bytes(const VariableMap& m) {
+  uint64_t n = 0;
+  for (const Variable& v : m.vars)
+    for (const VarExtent& e : v.extents) n += e.len;
+  return n;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> residual_ranges(const VariableMap& m,
+                                                           uint64_t file_size) {
+  std::vector<std::pair<uint64_t, uint64_t>> used;
+  for (const Variable& v : m.vars)
+    for (const VarExtent& e : v.extents) used.push_back({e.file_off, e.file_off + e.len});
+  std::sort(used.begin(), used.end());
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  uint64_t at = 0;
+  for (const auto& [b, e] : used) {
+    if (b > at) out.push_back({at, std::min(b, file_size)});
+    at = std::max(at, e);
+  }
+  if (at < file_size) out.push_back({at, file_size});
+  return out;
+}
+
+void encode_variable_map(const VariableMap& m, std::vector<uint8_t>& out) {
+  put_str(out, m.source);
+  put_str(out, m.detail);
+  put_u32(out, static_cast<uint32_t>(m.vars.size()));
+  for (const Variable& v : m.vars) {
+    put_str(out, v.key);
+    put_str(out, v.name);
+    put_str(out, v.dtype);
+    put_u32(out, v.elem_size);
+    put_u32(out, static_cast<uint32_t>(v.shape.size()));
+    for (uint64_t d : v.shape) put_u64(out, d);
+    put_u32(out, static_cast<uint32_t>(v.extents.size()));
+    for (const VarExtent& e : v.extents) {
+      put_u64(out, e.file_off);
+      put_u64(out, e.len);
+      out.push_back(e.filtered ? 1 : 0);
+      for (size_t k = 0; k < v.shape.size(); ++k) put_u64(out, k < e.start.size() ? e.start[k] : 0);
+      for (size_t k = 0; k < v.shape.size(); ++k) put_u64(out, k < e.shape.size() ? e.shape[k] : 0);
+    }
+  }
+}
+
+bool decode_variable_map(const uint8_t* p, size_t n, size_t* pos, uint64_t file_size,
+                         VariableMap& out, std::string* err) {
+  auto fail = [&](const std::string& why) {
+    if (err) *err = "variable map: " + why;
+    return false;
+  };
+  Reader r{p, n, *pos};
+  VariableMap m;
+  m.source = r.str();
+  m.detail = r.str();
+  uint32_t nv = r.u32();
+  constexpr size_t kVarMin = 4 * 3 + 4 + 4 + 4;
+  if (!r.ok || nv > r.left() / kVarMin) return fail("variable count out of range");
+  m.vars.resize(nv);
+  for (uint32_t i = 0; i < nv; ++i) {
+    Variable& v = m.vars[i];
+    v.key = r.str();
+    v.name = r.str();
+    v.dtype = r.str();
+    v.elem_size = r.u32();
+    uint32_t rank = r.u32();
+    if (!r.ok || rank > kMaxRank || rank > r.left() / 8)
+      return fail("rank of variable " + std::to_string(i) + " out of range");
+    v.shape.resize(rank);
+    for (uint64_t& d : v.shape) d = r.u64();
+    uint32_t ne = r.u32();
+    const size_t ext_bytes = 8 + 8 + 1 + 16 * static_cast<size_t>(rank);
+    if (!r.ok || ne > r.left() / ext_bytes)
+      return fail("extent count of variable " + std::to_string(i) + " out of range");
+    v.extents.resize(ne);
+    for (VarExtent& e : v.extents) {
+      e.file_off = r.u64();
+      e.len = r.u64();
+      uint8_t flags = r.u8();
+      if (flags > 1) return fail("unknown extent flags in variable '" + v.name + "'");
+      e.filtered = flags & 1;
+      e.start.resize(rank);
+      e.shape.resize(rank);
+      for (uint64_t& d : e.start) d = r.u64();
+      for (uint64_t& d : e.shape) d = r.u64();
+    }
+    if (!r.ok) return fail("truncated");
+  }
+  if (!r.ok) return fail("truncated");
+  std::string why = check_variable_map(m, file_size);
+  if (!why.empty()) return fail(why);
+  *pos = r.pos;
+  out = std::move(m);
+  return true;
+}
+
+std::string json_quote(const std::string& s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      o += '\\';
+      o += static_cast<char>(c);
+    } else if (c < 0x20 || c >= 0x7f) {
+      char buf[8];
+      snprintf(buf, sizeof(buf), "\\u%04x", c);
+      o += buf;
+    } else {
+      o += static_cast<char>(c);
+    }
+  }
+  return o + "\"";
+}
+
+namespace {
+std::string json_dims(const std::vector<uint64_t>& d) {
+  std::string o = "[";
+  for (size_t i = 0; i < d.size(); ++i) o += (i ? "," : "") + std::to_string(d[i]);
+  return o + "]";
+}
+}  // namespace
+
+std::string variable_map_json(const VariableMap& m, uint64_t file_size, bool extents) {
+  std::string o = "{\"source\":" + json_quote(m.source) + ",\"detail\":" + json_quote(m.detail) +
+                  ",\"size\":" + std::to_string(file_size) + ",\"vars\":[";
+  for (size_t i = 0; i < m.vars.size(); ++i) {
+    const Variable& v = m.vars[i];
+    uint64_t bytes = 0;
+    for (const VarExtent& e : v.extents) bytes += e.len;
+    o += (i ? "," : "");
+    o += "{\"key\":" + json_quote(v.key) + ",\"name\":" + json_quote(v.name) +
+         ",\"dtype\":" + json_quote(v.dtype) + ",\"elem_size\":" + std::to_string(v.elem_size) +
+         ",\"shape\":" + json_dims(v.shape) + ",\"bytes\":" + std::to_string(bytes) +
+         ",\"n_extents\":" + std::to_string(v.extents.size());
+    if (extents) {
+      o += ",\"extents\":[";
+      for (size_t k = 0; k < v.extents.size(); ++k) {
+        const VarExtent& e = v.extents[k];
+        o += (k ? "," : "");
+        o += "{\"offset\":" + std::to_string(e.file_off) + ",\"length\":" + std::to_string(e.len) +
+             ",\"start\":" + json_dims(e.start) + ",\"shape\":" + json_dims(e.shape) +
+             ",\"filtered\":" + (e.filtered ? "true" : "false") + "}";
+      }
+      o += "]";
+    }
+    o += "}";
+  }
+  uint64_t residual = 0;
+  for (const auto& [b, e] : residual_ranges(m, file_size)) residual += e - b;
+  return o + "],\"residual_bytes\":" + std::to_string(residual) + "}";
+}
+
+}  // namespace ckptfwd

@@ -1,0 +1,60 @@
+// The schema language for raw binary checkpoints (README, "Schemas for raw binary
+// checkpoints"). A schema file holds rules; each rule matches files by a glob on the
+// absolute path (fnmatch without FNM_PATHNAME: '*' also matches '/') and describes the
+// file's layout in the order of its bytes, like the C declarations of the writer:
+//
+//   # comment
+//   rename s/_r[0-9]+$//                  (optional: variable rename rule, see rename.h)
+//   file "*/ckpt_*.bin" little_endian     (or big_endian; default little_endian)
+//     char     magic[8]
+//     int32    nx
+//     int64    step
+//     float64  temperature[nx*ny]         (sizes: integer expressions over earlier fields)
+//     float32  grid[nx][ny]               (several dimensions)
+//     repeat nblocks { int32 n; float32 mass[n] }
+//     bytes    rest[*]                    (only last: whatever is left)
+//
+// Types: char int8 uint8 int16 uint16 int32 uint32 int64 uint64 float32 float64 bytes.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/variable_map.h"
+
+namespace ckptfwd::schema {
+
+struct SchemaRule;  // one `file` rule (schema_lang.cc)
+
+class SchemaSet {
+ public:
+  SchemaSet();
+  ~SchemaSet();
+  // Parses every file of a colon-separated list. On a syntax error returns false with
+  // *err = "FILE:LINE:COL: expected ..., found ...".
+  bool load_files(const std::string& colon_separated, std::string* err);
+  // Parses schema text; `filename` is only for messages.
+  bool add_text(const std::string& text, const std::string& filename, std::string* err);
+  // The first rule (in file order, files in list order) whose glob matches path.
+  const SchemaRule* match(const std::string& path) const;
+  size_t rule_count() const;
+  // The `rename` directives, in file order (each "s/REGEX/REPLACEMENT/").
+  const std::vector<std::string>& renames() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// "'*/ckpt_*.bin' (demo.schema:3)", for messages.
+std::string describe_rule(const SchemaRule& rule);
+
+// Splits data[0, size) by rule into out (source "schema", detail describe_rule). A rule
+// that does not fit (file too short, a negative or overflowing size, bytes left over with
+// no `[*]` tail, ...) returns false with *why giving the reason and byte offset; it never
+// produces a partial or wrong split. Treats the bytes as hostile input.
+bool apply_schema_rule(const SchemaRule& rule, const uint8_t* data, uint64_t size,
+                       VariableMap& out, std::string* why);
+
+}  // namespace ckptfwd::schema
