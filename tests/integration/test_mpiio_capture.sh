@@ -90,6 +90,22 @@ scenario() {
     fail "[$name] ckptfwd ls --all $store exited non-zero: $(tail -5 "$T/$name.ls.out")"
   grep -A1 '/subarray.dat$' "$T/$name.ls.out" | grep -q 'typed: F64LE' ||
     fail "[$name] subarray.dat (MPI_DOUBLE file view) has no F64LE dtype hint in ckptfwd ls --all: $(grep -A1 subarray.dat "$T/$name.ls.out" | head -4)"
+  # On one node the hints become its variable map: the MPI_DOUBLE run is one F64LE variable
+  # holding every typed byte (shared files across nodes are overlays: no map).
+  if [[ $nodes -eq 1 ]]; then
+    timeout 60 "$CLI" ls --vars --json "$store" >"$T/$name.vars.json" 2>&1 ||
+      fail "[$name] ckptfwd ls --vars --json exited non-zero: $(tail -5 "$T/$name.vars.json")"
+    /usr/bin/python3 - "$T/$name.vars.json" "$cap/subarray.dat" "$(stat -c %s "$direct/subarray.dat")" <<'PY' ||
+import json, sys
+ls, path, size = json.load(open(sys.argv[1])), sys.argv[2], int(sys.argv[3])
+f = [x for x in ls["files"] if x["path"] == path]
+assert f and f[0]["source"] == "mpiio", f"no MPI-IO map for {path}: {f}"
+k = [x for x in ls["keys"] if x["key"] == "mpiio/view_F64LE_Array1D"]
+assert k and any(h["path"] == path for h in k[0]["shapes"]), f"no F64LE view variable: {ls['keys']}"
+assert f[0]["mapped_bytes"] == size - 256, f"mapped {f[0]['mapped_bytes']} of {size} bytes (256-byte untyped header)"
+PY
+      fail "[$name] subarray.dat's variable map is not its MPI_DOUBLE view (above)"
+  fi
   timeout 60 "$CLI" restore "$store" --to "$out" </dev/null >"$T/$name.restore.out" 2>&1 ||
     fail "[$name] ckptfwd restore exited non-zero: $(tail -5 "$T/$name.restore.out")"
 

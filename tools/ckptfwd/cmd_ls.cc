@@ -167,18 +167,30 @@ int list_vars(const Store& st, bool json) {
     VariableMap none;
     const VariableMap* m = &none;
     int rank = -1;
-    if (e.container.empty()) {
-      none.detail = "only overlays (a file shared across nodes has no map)";
+    // The map of the layer that holds the whole file: the base, or a new file stacked on
+    // it (`create`) when that is the top layer. Overlays of files written from several
+    // nodes hold only their node's extents, so their file has no map.
+    std::string holder;
+    uint32_t index = 0;
+    if (e.overlays.empty()) {
+      holder = e.container;
+      index = e.file_index;
+    } else if (e.overlays.back().whole_hash && e.overlays.back().size == e.size) {
+      holder = e.overlays.back().container;
+      index = e.overlays.back().file_index;
+    }
+    if (holder.empty()) {
+      none.detail = "written from several nodes (overlays have no map)";
     } else {
       std::string err;
-      ContainerReader* r = cache.get(e.container, &err);
-      if (!r || e.file_index >= r->files().size()) {
-        error(e.container + ": " + (r ? "file index out of range" : err));
+      ContainerReader* r = cache.get(holder, &err);
+      if (!r || index >= r->files().size()) {
+        error(holder + ": " + (r ? "file index out of range" : err));
         rc = 1;
         continue;
       }
-      m = &r->files()[e.file_index].vars;
-      rank = r->files()[e.file_index].rank;
+      m = &r->files()[index].vars;
+      rank = r->files()[index].rank;
     }
     for (const Variable& v : m->vars) {
       Key& k = keys[v.key];
