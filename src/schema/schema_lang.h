@@ -39,6 +39,8 @@ class SchemaSet {
   // The first rule (in file order, files in list order) whose glob matches path.
   const SchemaRule* match(const std::string& path) const;
   size_t rule_count() const;
+  // Rule i in the order match() tries them (nullptr past the end).
+  const SchemaRule* rule(size_t i) const;
   // The `rename` directives, in file order (each "s/REGEX/REPLACEMENT/").
   const std::vector<std::string>& renames() const;
 
@@ -49,6 +51,8 @@ class SchemaSet {
 
 // "'*/ckpt_*.bin' (demo.schema:3)", for messages.
 std::string describe_rule(const SchemaRule& rule);
+// The rule's field layout as schema text, one field per line (for `ckptfwd schema check`).
+std::string format_rule(const SchemaRule& rule);
 
 // Splits data[0, size) by rule into out (source "schema", detail describe_rule). A rule
 // that does not fit (file too short, a negative or overflowing size, bytes left over with
