@@ -2,6 +2,7 @@
 // variable per field. The bytes are hostile: every size is computed with overflow checks
 // and compared with the bytes left before anything is read, and a repeat count is bounded
 // by the bytes left, so the work done is bounded by the file size times the rule size.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,7 @@ class Walker {
 
   bool run(std::string* why) {
     bool ok = walk(r_.items, false);
-    if (ok && pos_ != size_) {
+    if (ok && pos_ != size_ && !tail_) {  // after a tail: a partial element, residual
       ok = fail(std::to_string(size_ - pos_) + " bytes left over at offset " +
                 std::to_string(pos_) + " after the last field (the rule has no [*] tail)");
     }
@@ -144,6 +145,7 @@ class Walker {
                     std::to_string(left) + " bytes left");
       // As many whole elements as are left; a partial element stays residual.
       dims[0] = row == 0 ? 0 : left / row;
+      tail_ = true;
       bytes = dims[0] * row;
     }
     if (bytes > left)
@@ -227,7 +229,8 @@ class Walker {
   std::vector<int64_t> stack_;
   std::vector<Variable> vars_;
   std::string why_;
-  bool in_iteration_ = false;  // why_ already names the innermost iteration
+  bool in_iteration_ = false;
+  bool tail_ = false;  // the [*] field was walked  // why_ already names the innermost iteration
 };
 
 }  // namespace

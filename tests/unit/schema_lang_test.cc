@@ -62,14 +62,16 @@ struct Applied {
     return nullptr;
   }
 };
-Applied apply(const std::string& text, const std::vector<uint8_t>& data) {
+Applied apply_first(const std::string& text, const std::vector<uint8_t>& data) {
   SchemaSet s;
   std::string err;
   Applied a;
   EXPECT_TRUE(s.add_text(text, "t.schema", &err)) << err;
   if (s.rule_count() == 0) return a;
   a.ok = apply_schema_rule(*s.rule(0), data.data(), data.size(), a.m, &a.why);
-  if (a.ok) EXPECT_EQ(check_variable_map(a.m, data.size()), "");
+  if (a.ok) {
+    EXPECT_EQ(check_variable_map(a.m, data.size()), "");
+  }
   return a;
 }
 
@@ -143,7 +145,7 @@ TEST(SchemaParse, ErrorsHaveExactPositions) {
   EXPECT_EQ(parse_error("file \"*\"\n int8 r[2][*]\n"),
             "t.schema:2:12: [*] must be the first dimension");
   EXPECT_EQ(parse_error("file \"*\"\n repeat 2 { bytes r[*] }\n"),
-            "t.schema:2:20: [*] is not allowed inside a repeat group");
+            "t.schema:2:21: [*] is not allowed inside a repeat group");
   EXPECT_EQ(parse_error("file \"*\"\n repeat 2 { int8 k }\n int8 a[k]\n"),
             "t.schema:3:9: field 'k' belongs to a finished repeat group (line 2) and has no "
             "single value here");
@@ -191,7 +193,7 @@ TEST(SchemaApply, EveryTypeLittleAndBigEndian) {
   for (bool big : {false, true}) {
     Bytes d{big, {}};
     d.raw("hi").i8(-1).i8(200).i16(-2).i16(60000).i32(-3).i32(4000000000).i64(-4).i64(5).f32(1.5f).f64(2.5).raw("xyz");
-    Applied a = apply(std::string("file \"*\" ") + (big ? "big_endian" : "little_endian") + "\n" + fields, d.b);
+    Applied a = apply_first(std::string("file \"*\" ") + (big ? "big_endian" : "little_endian") + "\n" + fields, d.b);
     ASSERT_TRUE(a.ok) << a.why;
     const char* s = big ? "BE" : "LE";
     struct Want {
@@ -233,7 +235,7 @@ TEST(SchemaApply, SizesReadWithTheRuleByteOrderAndSign) {
   for (bool big : {false, true}) {
     Bytes d{big, {}};
     d.i16(3).i8(-2).zeros(3 * 4).zeros(0);
-    Applied a = apply(std::string("file \"*\" ") + (big ? "big_endian" : "") +
+    Applied a = apply_first(std::string("file \"*\" ") + (big ? "big_endian" : "") +
                           "\nint16 n; int8 m; float32 v[n]; int8 w[m + 2]\n",
                       d.b);
     ASSERT_TRUE(a.ok) << a.why;
@@ -244,7 +246,7 @@ TEST(SchemaApply, SizesReadWithTheRuleByteOrderAndSign) {
   // A negative int8 size is negative, not 254.
   Bytes d;
   d.i8(-2);
-  Applied a = apply("file \"*\"\nint8 m; int8 w[m]\n", d.b);
+  Applied a = apply_first("file \"*\"\nint8 m; int8 w[m]\n", d.b);
   EXPECT_FALSE(a.ok);
   EXPECT_EQ(a.why, "field 'w' at offset 1: dimension 1 is negative (-2)");
 }
@@ -254,7 +256,7 @@ TEST(SchemaApply, ExpressionsAndMultipleDimensions) {
   d.i32(4).i32(3);
   // (nx*ny - 2) / 5 + nx % 3 = (12-2)/5 + 1 = 3;  -(-nx) = 4;  grid[nx][ny] = 12
   d.zeros(3 + 4 + 12 * 8);
-  Applied a = apply("file \"*\"\n int32 nx; int32 ny\n int8 e[(nx*ny - 2) / 5 + nx % 3]\n"
+  Applied a = apply_first("file \"*\"\n int32 nx; int32 ny\n int8 e[(nx*ny - 2) / 5 + nx % 3]\n"
                     " int8 f[-(-nx)]\n float64 grid[nx][ny]\n",
                     d.b);
   ASSERT_TRUE(a.ok) << a.why;
@@ -271,7 +273,7 @@ TEST(SchemaApply, ExpressionsAndMultipleDimensions) {
   // 1 - 2 - 3 is (1 - 2) - 3, and 12 / 2 / 3 is (12 / 2) / 3.
   Bytes e;
   e.zeros(2);
-  Applied b = apply("file \"*\"\n int8 a[10 - 2 - 3 - 4]; int8 b[12 / 2 / 3 - 1]\n", e.b);
+  Applied b = apply_first("file \"*\"\n int8 a[10 - 2 - 3 - 4]; int8 b[12 / 2 / 3 - 1]\n", e.b);
   ASSERT_TRUE(b.ok) << b.why;
   EXPECT_EQ(b.var("a")->shape, Dims{1});
   EXPECT_EQ(b.var("b")->shape, Dims{1});
@@ -283,7 +285,7 @@ TEST(SchemaApply, RepeatGroups) {
   d.i32(2).f32(1).f32(2);
   d.i32(0);
   d.i32(1).f32(3);
-  Applied a = apply("file \"*\"\n int32 nb\n repeat nb { int32 n; float32 mass[n] }\n", d.b);
+  Applied a = apply_first("file \"*\"\n int32 nb\n repeat nb { int32 n; float32 mass[n] }\n", d.b);
   ASSERT_TRUE(a.ok) << a.why;
   const Variable* n = a.var("n");
   EXPECT_EQ(n->key, "n_I32LE_Array1D");
@@ -309,7 +311,7 @@ TEST(SchemaApply, NestedRepeatSeesOuterFields) {
   d.i8(2).i8(2);       // scale, outer count
   d.i8(1).i16(7).i16(8);   // iteration 0: k=1, inner repeat 1 x {int16 v[scale]}
   d.i8(2).i16(1).i16(2).i16(3).i16(4);  // iteration 1: k=2
-  Applied a = apply("file \"*\"\n int8 scale; int8 nout\n"
+  Applied a = apply_first("file \"*\"\n int8 scale; int8 nout\n"
                     " repeat nout { int8 k; repeat k { int16 v[scale] } }\n",
                     d.b);
   ASSERT_TRUE(a.ok) << a.why;
@@ -326,7 +328,7 @@ TEST(SchemaApply, NestedRepeatSeesOuterFields) {
 TEST(SchemaApply, RepeatWithVaryingInnerDimension) {
   Bytes d;
   d.i8(1).zeros(1 * 3).i8(2).zeros(2 * 3);
-  Applied a = apply("file \"*\"\n repeat 2 { int8 r; int8 m[3][r] }\n", d.b);
+  Applied a = apply_first("file \"*\"\n repeat 2 { int8 r; int8 m[3][r] }\n", d.b);
   ASSERT_TRUE(a.ok) << a.why;
   const Variable* m = a.var("m");
   EXPECT_EQ(m->shape, (Dims{6, 2}));  // rows stacked, columns bounded by the widest
@@ -338,25 +340,25 @@ TEST(SchemaApply, RepeatWithVaryingInnerDimension) {
 TEST(SchemaApply, Tail) {
   Bytes d;
   d.i32(1).zeros(10);
-  Applied a = apply("file \"*\"\n int32 x\n bytes rest[*]\n", d.b);
+  Applied a = apply_first("file \"*\"\n int32 x\n bytes rest[*]\n", d.b);
   ASSERT_TRUE(a.ok) << a.why;
   EXPECT_EQ(a.var("rest")->shape, Dims{10});
   // Whole elements only; the partial one stays residual.
-  Applied b = apply("file \"*\"\n int32 x\n float64 rest[*]\n", d.b);
+  Applied b = apply_first("file \"*\"\n int32 x\n float64 rest[*]\n", d.b);
   ASSERT_TRUE(b.ok) << b.why;
   EXPECT_EQ(b.var("rest")->shape, Dims{1});
   EXPECT_EQ(residual_ranges(b.m, d.b.size()), (std::vector<std::pair<uint64_t, uint64_t>>{{12, 14}}));
-  Applied c = apply("file \"*\"\n int32 x\n int8 rest[*][5]\n", d.b);
+  Applied c = apply_first("file \"*\"\n int32 x\n int8 rest[*][5]\n", d.b);
   ASSERT_TRUE(c.ok) << c.why;
   EXPECT_EQ(c.var("rest")->shape, (Dims{2, 5}));
   // Nothing left: an empty tail.
   Bytes e;
   e.i32(1);
-  Applied f = apply("file \"*\"\n int32 x\n bytes rest[*]\n", e.b);
+  Applied f = apply_first("file \"*\"\n int32 x\n bytes rest[*]\n", e.b);
   ASSERT_TRUE(f.ok) << f.why;
   EXPECT_EQ(f.var("rest")->shape, Dims{0});
   EXPECT_TRUE(f.var("rest")->extents.empty());
-  Applied g = apply("file \"*\"\n int32 x\n int8 rest[*][0]\n", d.b);
+  Applied g = apply_first("file \"*\"\n int32 x\n int8 rest[*][0]\n", d.b);
   EXPECT_FALSE(g.ok);
   EXPECT_EQ(g.why, "field 'rest' at offset 4: the [*] field has elements of 0 bytes and cannot take the 10 bytes left");
 }
@@ -397,7 +399,7 @@ TEST(SchemaApply, DoesNotFitReasons) {
       {"int64 x", B().i32(1), "file too short: field 'x' at offset 0 needs 8 bytes, only 4 left"},
   };
   for (Case& c : cases) {
-    Applied a = apply("file \"*\"\n" + c.fields + "\n", c.data.b);
+    Applied a = apply_first("file \"*\"\n" + c.fields + "\n", c.data.b);
     EXPECT_FALSE(a.ok) << c.fields;
     EXPECT_EQ(a.why, c.why) << c.fields;
     EXPECT_TRUE(a.m.vars.empty()) << "no partial split: " << c.fields;
@@ -419,19 +421,19 @@ TEST(SchemaApply, HostileCountsEndQuickly) {
   Bytes d;
   d.i64(INT64_MAX).i32(0);
   // Every iteration takes no bytes: counted at once, not looped.
-  Applied a = apply("file \"*\"\n int64 n; int32 z\n repeat n { int8 e[z] }\n", d.b);
+  Applied a = apply_first("file \"*\"\n int64 n; int32 z\n repeat n { int8 e[z] }\n", d.b);
   ASSERT_TRUE(a.ok) << a.why;
   EXPECT_EQ(a.var("e")->shape, Dims{0});
-  Applied b = apply("file \"*\"\n int64 n; int32 z\n repeat n { repeat n { repeat n { int8 e[3][z] } } }\n", d.b);
+  Applied b = apply_first("file \"*\"\n int64 n; int32 z\n repeat n { repeat n { repeat n { int8 e[3][z] } } }\n", d.b);
   EXPECT_FALSE(b.ok);  // n*n*n rows of 3 overflow the shape
   EXPECT_NE(b.why.find("overflows"), std::string::npos) << b.why;
-  Applied c = apply("file \"*\"\n int64 n; int32 z\n repeat n { repeat n { int8 e[z] } }\n", d.b);
+  Applied c = apply_first("file \"*\"\n int64 n; int32 z\n repeat n { repeat n { int8 e[z] } }\n", d.b);
   ASSERT_TRUE(c.ok) << c.why;
   // Iterations that take bytes are bounded by the bytes left.
-  Applied e = apply("file \"*\"\n int64 n; int32 z\n repeat n { int8 e[1] }\n", d.b);
+  Applied e = apply_first("file \"*\"\n int64 n; int32 z\n repeat n { int8 e[1] }\n", d.b);
   EXPECT_FALSE(e.ok);
   EXPECT_NE(e.why.find("file too short"), std::string::npos) << e.why;
-  Applied f = apply("file \"*\"\n int64 n; int32 z\n repeat n { int8 x }\n", d.b);
+  Applied f = apply_first("file \"*\"\n int64 n; int32 z\n repeat n { int8 x }\n", d.b);
   EXPECT_FALSE(f.ok);
   EXPECT_EQ(f.why,
             "repeat (line 3) at offset 12: count 9223372036854775807 needs at least 1 bytes per "
@@ -439,10 +441,10 @@ TEST(SchemaApply, HostileCountsEndQuickly) {
 }
 
 TEST(SchemaApply, EmptyRuleAndEmptyFile) {
-  Applied a = apply("file \"*\"\n", {});
+  Applied a = apply_first("file \"*\"\n", {});
   ASSERT_TRUE(a.ok) << a.why;
   EXPECT_TRUE(a.m.vars.empty());
-  Applied b = apply("file \"*\"\n repeat 0 { int32 x }\n bytes r[*]\n", {});
+  Applied b = apply_first("file \"*\"\n repeat 0 { int32 x }\n bytes r[*]\n", {});
   ASSERT_TRUE(b.ok) << b.why;
   EXPECT_EQ(b.var("x")->shape, Dims{0});
   EXPECT_EQ(b.var("x")->key, "x_I32LE_Array1D");

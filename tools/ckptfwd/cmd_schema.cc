@@ -1,6 +1,8 @@
 // ckptfwd schema check SCHEMA [SAMPLE]: validates a schema file and shows how a sample file
 // splits into variables, exactly as the forwarder would split it.
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
