@@ -60,7 +60,8 @@ class Walker {
   }
 
   std::string at(const Item& it) const {
-    return (it.kind == Item::kField ? "field '" + it.name + "'" : "repeat (line " + std::to_string(it.line) + ")") +
+    return (it.kind == Item::kField ? "field '" + it.name + "'"
+                                    : "repeat (line " + std::to_string(it.line) + ")") +
            " at offset " + std::to_string(pos_);
   }
 
@@ -91,16 +92,23 @@ class Walker {
       int64_t a = stack_.back(), v = 0;
       bool over = false;
       switch (op.kind) {
-        case ExprOp::kAdd: over = __builtin_add_overflow(a, b, &v); break;
-        case ExprOp::kSub: over = __builtin_sub_overflow(a, b, &v); break;
-        case ExprOp::kMul: over = __builtin_mul_overflow(a, b, &v); break;
+        case ExprOp::kAdd:
+          over = __builtin_add_overflow(a, b, &v);
+          break;
+        case ExprOp::kSub:
+          over = __builtin_sub_overflow(a, b, &v);
+          break;
+        case ExprOp::kMul:
+          over = __builtin_mul_overflow(a, b, &v);
+          break;
         case ExprOp::kDiv:
         case ExprOp::kMod:
           if (b == 0) return fail(at(it) + ": division by zero in its " + what);
           over = a == INT64_MIN && b == -1;
           if (!over) v = op.kind == ExprOp::kDiv ? a / b : a % b;
           break;
-        default: break;
+        default:
+          break;
       }
       if (over) return fail(at(it) + ": overflow in its " + what);
       stack_.back() = v;
@@ -118,7 +126,8 @@ class Walker {
     }
     size_t s = static_cast<size_t>(it.slot);
     too_big_[s] = false;
-    if (ti.is_signed && ti.size < 8 && (u >> (8 * ti.size - 1)) & 1) u |= ~uint64_t(0) << (8 * ti.size);
+    if (ti.is_signed && ti.size < 8 && (u >> (8 * ti.size - 1)) & 1)
+      u |= ~uint64_t(0) << (8 * ti.size);
     if (!ti.is_signed && u > static_cast<uint64_t>(INT64_MAX)) too_big_[s] = true;
     vals_[s] = static_cast<int64_t>(u);
   }
@@ -193,7 +202,9 @@ class Walker {
       for (size_t v = it.first_var; v < it.end_var; ++v)
         before[v - it.first_var] = vars_[v].shape.empty() ? 0 : vars_[v].shape[0];
       if (!walk(it.body, true)) {
-        if (!in_iteration_) why_ += " (iteration " + std::to_string(i) + " of the repeat at line " + std::to_string(it.line) + ")";
+        if (!in_iteration_)
+          why_ += " (iteration " + std::to_string(i) + " of the repeat at line " +
+                  std::to_string(it.line) + ")";
         in_iteration_ = true;
         return false;
       }
@@ -235,8 +246,8 @@ class Walker {
 
 }  // namespace
 
-bool apply_schema_rule(const SchemaRule& rule, const uint8_t* data, uint64_t size,
-                       VariableMap& out, std::string* why) {
+bool apply_schema_rule(const SchemaRule& rule, const uint8_t* data, uint64_t size, VariableMap& out,
+                       std::string* why) {
   Walker w(rule, data, size);
   if (!w.run(why)) return false;
   VariableMap m;

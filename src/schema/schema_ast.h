@@ -8,13 +8,24 @@
 namespace ckptfwd::schema {
 
 enum class FieldType : uint8_t {
-  kChar, kI8, kU8, kI16, kU16, kI32, kU32, kI64, kU64, kF32, kF64, kBytes
+  kChar,
+  kI8,
+  kU8,
+  kI16,
+  kU16,
+  kI32,
+  kU32,
+  kI64,
+  kU64,
+  kF32,
+  kF64,
+  kBytes
 };
 
 struct TypeInfo {
-  const char* name;   // as written in a schema
-  uint32_t size;      // bytes per element
-  bool integer;       // usable in size expressions
+  const char* name;  // as written in a schema
+  uint32_t size;     // bytes per element
+  bool integer;      // usable in size expressions
   bool is_signed;
   const char* dtype;  // dtype name stem: "I32" gets LE/BE appended, "CHAR"/"bytes"/"I8" not
   bool ordered;       // the dtype has a byte order suffix
@@ -54,8 +65,8 @@ struct SchemaRule {
   std::string file;  // schema file, for messages
   int line = 0;
   std::vector<Item> items;
-  size_t n_vars = 0;   // fields, counted through repeat groups
-  size_t n_slots = 0;  // integer scalars
+  size_t n_vars = 0;                    // fields, counted through repeat groups
+  size_t n_slots = 0;                   // integer scalars
   std::vector<std::string> slot_names;  // the field of each slot, for messages
 };
 

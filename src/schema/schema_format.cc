@@ -16,8 +16,12 @@ std::string expr_text(const Expr& e, const SchemaRule& r) {
   std::vector<std::pair<std::string, int>> st;
   for (const ExprOp& op : e) {
     switch (op.kind) {
-      case ExprOp::kLiteral: st.push_back({std::to_string(op.value), 3}); break;
-      case ExprOp::kField: st.push_back({r.slot_names[static_cast<size_t>(op.value)], 3}); break;
+      case ExprOp::kLiteral:
+        st.push_back({std::to_string(op.value), 3});
+        break;
+      case ExprOp::kField:
+        st.push_back({r.slot_names[static_cast<size_t>(op.value)], 3});
+        break;
       case ExprOp::kNeg: {
         auto& a = st.back();
         a.first = "-" + (a.second < 3 ? "(" + a.first + ")" : a.first);

@@ -15,6 +15,12 @@
 //     bytes    rest[*]                    (only last: whatever is left)
 //
 // Types: char int8 uint8 int16 uint16 int32 uint32 int64 uint64 float32 float64 bytes.
+// Fields are one per line or separated by ';'. Sizes: + - * / % (C integer semantics), unary
+// '-', parentheses, decimal or 0x literals, and integer scalars defined earlier (inside a
+// repeat: those of the same iteration and those before the group). A field of a repeat
+// group is one variable, its iterations stacked along the first dimension (a scalar: one
+// value per iteration). `[*]` takes as many whole elements as are left; a partial element
+// after it is residual.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -58,7 +64,7 @@ std::string format_rule(const SchemaRule& rule);
 // that does not fit (file too short, a negative or overflowing size, bytes left over with
 // no `[*]` tail, ...) returns false with *why giving the reason and byte offset; it never
 // produces a partial or wrong split. Treats the bytes as hostile input.
-bool apply_schema_rule(const SchemaRule& rule, const uint8_t* data, uint64_t size,
-                       VariableMap& out, std::string* why);
+bool apply_schema_rule(const SchemaRule& rule, const uint8_t* data, uint64_t size, VariableMap& out,
+                       std::string* why);
 
 }  // namespace ckptfwd::schema

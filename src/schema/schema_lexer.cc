@@ -138,12 +138,18 @@ std::vector<Token> lex_schema(const std::string& s) {
 
 std::string describe_token(const Token& t) {
   switch (t.kind) {
-    case Token::kNewline: return "end of line";
-    case Token::kEnd: return "end of file";
-    case Token::kNumber: return "number " + t.text;
-    case Token::kString: return "string \"" + t.text + "\"";
-    case Token::kRaw: return "'" + t.text + "'";
-    default: break;
+    case Token::kNewline:
+      return "end of line";
+    case Token::kEnd:
+      return "end of file";
+    case Token::kNumber:
+      return "number " + t.text;
+    case Token::kString:
+      return "string \"" + t.text + "\"";
+    case Token::kRaw:
+      return "'" + t.text + "'";
+    default:
+      break;
   }
   std::string o = "'";
   for (unsigned char c : t.text) {

@@ -10,9 +10,24 @@ namespace ckptfwd::schema {
 
 struct Token {
   enum Kind : uint8_t {
-    kIdent, kNumber, kString, kRaw, kNewline, kEnd,
-    kLBracket, kRBracket, kLBrace, kRBrace, kLParen, kRParen,
-    kPlus, kMinus, kStar, kSlash, kPercent, kSemicolon,
+    kIdent,
+    kNumber,
+    kString,
+    kRaw,
+    kNewline,
+    kEnd,
+    kLBracket,
+    kRBracket,
+    kLBrace,
+    kRBrace,
+    kLParen,
+    kRParen,
+    kPlus,
+    kMinus,
+    kStar,
+    kSlash,
+    kPercent,
+    kSemicolon,
     kBad,  // a character the language has no use for; the parser reports it
   } kind;
   std::string text;  // identifier, string contents, raw text, or the characters as written

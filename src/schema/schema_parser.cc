@@ -44,7 +44,7 @@ std::string regex_too_costly(const std::string& spec) {
 
 struct NameInfo {
   int line = 0;
-  int slot = -1;  // >= 0: an integer scalar
+  int slot = -1;         // >= 0: an integer scalar
   bool defined = false;  // false while its own dimensions are being parsed
   bool visible = true;   // false once the repeat group that holds it is closed
 };

@@ -1,13 +1,13 @@
 // The schema language (README, "Schemas for raw binary checkpoints"): parse errors with
 // their positions, every type in both byte orders, size expressions, repeat groups, the
 // [*] tail, and each reason a file does not fit, including hostile counts.
+#include "schema/schema_lang.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include "schema/schema_lang.h"
 
 namespace ckptfwd::schema {
 namespace {
@@ -80,15 +80,16 @@ using Dims = std::vector<uint64_t>;
 TEST(SchemaParse, ValidSchemaWithEverything) {
   SchemaSet s;
   std::string err;
-  ASSERT_TRUE(s.add_text("# header comment\n"
-                         "rename s/_r[0-9]+$//\n"
-                         "file \"*/a_*.bin\" big_endian   # trailing comment\n"
-                         "  char magic[8]; int32 n\n"
-                         "  repeat n { int16 k; float32 v[k][2] }\n"
-                         "  bytes rest[*]\n"
-                         "file \"*/b.bin\"\n"
-                         "  uint8 x\n",
-                         "t.schema", &err))
+  ASSERT_TRUE(
+      s.add_text("# header comment\n"
+                 "rename s/_r[0-9]+$//\n"
+                 "file \"*/a_*.bin\" big_endian   # trailing comment\n"
+                 "  char magic[8]; int32 n\n"
+                 "  repeat n { int16 k; float32 v[k][2] }\n"
+                 "  bytes rest[*]\n"
+                 "file \"*/b.bin\"\n"
+                 "  uint8 x\n",
+                 "t.schema", &err))
       << err;
   EXPECT_EQ(s.rule_count(), 2u);
   ASSERT_EQ(s.renames().size(), 1u);
@@ -123,11 +124,11 @@ TEST(SchemaParse, ErrorsHaveExactPositions) {
             "t.schema:2:7: expected a field name, found end of line");
   EXPECT_EQ(parse_error("file \"*\"\n int32 a b\n"),
             "t.schema:2:10: expected ';' or end of line, found 'b'");
-  EXPECT_EQ(parse_error("file \"*\"\n int32 a[3\n"), "t.schema:2:11: expected ']', found end of line");
+  EXPECT_EQ(parse_error("file \"*\"\n int32 a[3\n"),
+            "t.schema:2:11: expected ']', found end of line");
   EXPECT_EQ(parse_error("file \"*\"\n int32 a[]\n"),
             "t.schema:2:10: expected a number, a field name or '(', found ']'");
-  EXPECT_EQ(parse_error("file \"*\"\n int32 a[(2+3]\n"),
-            "t.schema:2:14: expected ')', found ']'");
+  EXPECT_EQ(parse_error("file \"*\"\n int32 a[(2+3]\n"), "t.schema:2:14: expected ')', found ']'");
   EXPECT_EQ(parse_error("file \"*\"\n int32 a[q]\n"),
             "t.schema:2:10: unknown field 'q' in expression");
   EXPECT_EQ(parse_error("file \"*\"\n int32 a[n]\n int32 n\n"),
@@ -151,17 +152,20 @@ TEST(SchemaParse, ErrorsHaveExactPositions) {
             "single value here");
   EXPECT_EQ(parse_error("file \"*\"\n repeat 2 { int8 k\n"),
             "t.schema:3:1: expected '}', found end of file");
-  EXPECT_EQ(parse_error("file \"*\"\n repeat 2 int8 k\n"), "t.schema:2:11: expected '{', found 'int8'");
+  EXPECT_EQ(parse_error("file \"*\"\n repeat 2 int8 k\n"),
+            "t.schema:2:11: expected '{', found 'int8'");
   EXPECT_EQ(parse_error("file \"*\"\n int8 a[99999999999999999999]\n"),
             "t.schema:2:9: number 99999999999999999999 is too large");
   EXPECT_EQ(parse_error("file \"*\"\n int8 a[3x]\n"),
             "t.schema:2:9: expected a number, a field name or '(', found '3x'");
-  EXPECT_EQ(parse_error("file \"*\n"), "t.schema:1:6: expected a glob in double quotes, found '\"*'");
+  EXPECT_EQ(parse_error("file \"*\n"),
+            "t.schema:1:6: expected a glob in double quotes, found '\"*'");
   EXPECT_EQ(parse_error("file \"*\"\n int8 a[2] $\n"),
             "t.schema:2:12: expected ';' or end of line, found '$'");
   EXPECT_EQ(parse_error("rename\n"), "t.schema:1:7: expected s/REGEX/REPLACEMENT/, found ''");
   EXPECT_EQ(parse_error("file \"*\"\n }\n"), "t.schema:2:2: expected a field type, found '}'");
-  EXPECT_NE(parse_error("rename s/(/x/\n").find("t.schema:1:8: bad rename rule"), std::string::npos);
+  EXPECT_NE(parse_error("rename s/(/x/\n").find("t.schema:1:8: bad rename rule"),
+            std::string::npos);
 }
 
 TEST(SchemaParse, FailedTextAddsNothing) {
@@ -177,7 +181,8 @@ TEST(SchemaParse, FailedTextAddsNothing) {
 }
 
 TEST(SchemaParse, HostileNestingIsAnError) {
-  std::string deep = "file \"*\"\n int8 a[" + std::string(5000, '(') + "1" + std::string(5000, ')') + "]\n";
+  std::string deep =
+      "file \"*\"\n int8 a[" + std::string(5000, '(') + "1" + std::string(5000, ')') + "]\n";
   EXPECT_NE(parse_error(deep).find("nested too deeply"), std::string::npos);
   std::string neg = "file \"*\"\n int8 a[" + std::string(5000, '-') + "1]\n";
   EXPECT_NE(parse_error(neg).find("nested too deeply"), std::string::npos);
@@ -192,8 +197,20 @@ TEST(SchemaApply, EveryTypeLittleAndBigEndian) {
       "int64 g64; uint64 h64; float32 fl; float64 db; bytes raw[3]\n";
   for (bool big : {false, true}) {
     Bytes d{big, {}};
-    d.raw("hi").i8(-1).i8(200).i16(-2).i16(60000).i32(-3).i32(4000000000).i64(-4).i64(5).f32(1.5f).f64(2.5).raw("xyz");
-    Applied a = apply_first(std::string("file \"*\" ") + (big ? "big_endian" : "little_endian") + "\n" + fields, d.b);
+    d.raw("hi")
+        .i8(-1)
+        .i8(200)
+        .i16(-2)
+        .i16(60000)
+        .i32(-3)
+        .i32(4000000000)
+        .i64(-4)
+        .i64(5)
+        .f32(1.5f)
+        .f64(2.5)
+        .raw("xyz");
+    Applied a = apply_first(
+        std::string("file \"*\" ") + (big ? "big_endian" : "little_endian") + "\n" + fields, d.b);
     ASSERT_TRUE(a.ok) << a.why;
     const char* s = big ? "BE" : "LE";
     struct Want {
@@ -236,8 +253,8 @@ TEST(SchemaApply, SizesReadWithTheRuleByteOrderAndSign) {
     Bytes d{big, {}};
     d.i16(3).i8(-2).zeros(3 * 4).zeros(0);
     Applied a = apply_first(std::string("file \"*\" ") + (big ? "big_endian" : "") +
-                          "\nint16 n; int8 m; float32 v[n]; int8 w[m + 2]\n",
-                      d.b);
+                                "\nint16 n; int8 m; float32 v[n]; int8 w[m + 2]\n",
+                            d.b);
     ASSERT_TRUE(a.ok) << a.why;
     EXPECT_EQ(a.var("v")->shape, Dims{3});
     EXPECT_EQ(a.var("w")->shape, Dims{0});
@@ -256,9 +273,10 @@ TEST(SchemaApply, ExpressionsAndMultipleDimensions) {
   d.i32(4).i32(3);
   // (nx*ny - 2) / 5 + nx % 3 = (12-2)/5 + 1 = 3;  -(-nx) = 4;  grid[nx][ny] = 12
   d.zeros(3 + 4 + 12 * 8);
-  Applied a = apply_first("file \"*\"\n int32 nx; int32 ny\n int8 e[(nx*ny - 2) / 5 + nx % 3]\n"
-                    " int8 f[-(-nx)]\n float64 grid[nx][ny]\n",
-                    d.b);
+  Applied a = apply_first(
+      "file \"*\"\n int32 nx; int32 ny\n int8 e[(nx*ny - 2) / 5 + nx % 3]\n"
+      " int8 f[-(-nx)]\n float64 grid[nx][ny]\n",
+      d.b);
   ASSERT_TRUE(a.ok) << a.why;
   EXPECT_EQ(a.var("e")->shape, Dims{3});
   EXPECT_EQ(a.var("f")->shape, Dims{4});
@@ -308,12 +326,13 @@ TEST(SchemaApply, RepeatGroups) {
 
 TEST(SchemaApply, NestedRepeatSeesOuterFields) {
   Bytes d;
-  d.i8(2).i8(2);       // scale, outer count
-  d.i8(1).i16(7).i16(8);   // iteration 0: k=1, inner repeat 1 x {int16 v[scale]}
+  d.i8(2).i8(2);                        // scale, outer count
+  d.i8(1).i16(7).i16(8);                // iteration 0: k=1, inner repeat 1 x {int16 v[scale]}
   d.i8(2).i16(1).i16(2).i16(3).i16(4);  // iteration 1: k=2
-  Applied a = apply_first("file \"*\"\n int8 scale; int8 nout\n"
-                    " repeat nout { int8 k; repeat k { int16 v[scale] } }\n",
-                    d.b);
+  Applied a = apply_first(
+      "file \"*\"\n int8 scale; int8 nout\n"
+      " repeat nout { int8 k; repeat k { int16 v[scale] } }\n",
+      d.b);
   ASSERT_TRUE(a.ok) << a.why;
   EXPECT_EQ(a.var("k")->shape, Dims{2});
   const Variable* v = a.var("v");
@@ -347,7 +366,8 @@ TEST(SchemaApply, Tail) {
   Applied b = apply_first("file \"*\"\n int32 x\n float64 rest[*]\n", d.b);
   ASSERT_TRUE(b.ok) << b.why;
   EXPECT_EQ(b.var("rest")->shape, Dims{1});
-  EXPECT_EQ(residual_ranges(b.m, d.b.size()), (std::vector<std::pair<uint64_t, uint64_t>>{{12, 14}}));
+  EXPECT_EQ(residual_ranges(b.m, d.b.size()),
+            (std::vector<std::pair<uint64_t, uint64_t>>{{12, 14}}));
   Applied c = apply_first("file \"*\"\n int32 x\n int8 rest[*][5]\n", d.b);
   ASSERT_TRUE(c.ok) << c.why;
   EXPECT_EQ(c.var("rest")->shape, (Dims{2, 5}));
@@ -360,7 +380,9 @@ TEST(SchemaApply, Tail) {
   EXPECT_TRUE(f.var("rest")->extents.empty());
   Applied g = apply_first("file \"*\"\n int32 x\n int8 rest[*][0]\n", d.b);
   EXPECT_FALSE(g.ok);
-  EXPECT_EQ(g.why, "field 'rest' at offset 4: the [*] field has elements of 0 bytes and cannot take the 10 bytes left");
+  EXPECT_EQ(g.why,
+            "field 'rest' at offset 4: the [*] field has elements of 0 bytes and cannot take the "
+            "10 bytes left");
 }
 
 TEST(SchemaApply, DoesNotFitReasons) {
@@ -376,23 +398,31 @@ TEST(SchemaApply, DoesNotFitReasons) {
       {"int32 n; int8 a[n]", B().i32(1).zeros(3),
        "2 bytes left over at offset 5 after the last field (the rule has no [*] tail)"},
       {"int32 n; int8 a[n - 5]", B().i32(1), "field 'a' at offset 4: dimension 1 is negative (-4)"},
-      {"int32 n; int8 a[10 / n]", B().i32(0), "field 'a' at offset 4: division by zero in its dimension 1"},
-      {"int32 n; int8 a[10 % n]", B().i32(0), "field 'a' at offset 4: division by zero in its dimension 1"},
+      {"int32 n; int8 a[10 / n]", B().i32(0),
+       "field 'a' at offset 4: division by zero in its dimension 1"},
+      {"int32 n; int8 a[10 % n]", B().i32(0),
+       "field 'a' at offset 4: division by zero in its dimension 1"},
       {"int64 n; int8 a[n * n]", B().i64(int64_t(1) << 40),
        "field 'a' at offset 8: overflow in its dimension 1"},
-      {"int64 n; int8 a[n + n]", B().i64(INT64_MAX), "field 'a' at offset 8: overflow in its dimension 1"},
-      {"int64 n; int8 a[0 - n - 2]", B().i64(INT64_MAX), "field 'a' at offset 8: overflow in its dimension 1"},
-      {"int64 n; int8 a[n / -1]", B().i64(INT64_MIN), "field 'a' at offset 8: overflow in its dimension 1"},
-      {"int64 n; int8 a[-n]", B().i64(INT64_MIN), "field 'a' at offset 8: overflow in its dimension 1"},
+      {"int64 n; int8 a[n + n]", B().i64(INT64_MAX),
+       "field 'a' at offset 8: overflow in its dimension 1"},
+      {"int64 n; int8 a[0 - n - 2]", B().i64(INT64_MAX),
+       "field 'a' at offset 8: overflow in its dimension 1"},
+      {"int64 n; int8 a[n / -1]", B().i64(INT64_MIN),
+       "field 'a' at offset 8: overflow in its dimension 1"},
+      {"int64 n; int8 a[-n]", B().i64(INT64_MIN),
+       "field 'a' at offset 8: overflow in its dimension 1"},
       {"int64 n; float64 a[n]", B().i64(int64_t(1) << 62),
        "field 'a' at offset 8: its size in bytes overflows"},
       {"int64 n; int8 a[n][n][n]", B().i64(int64_t(1) << 30),
        "field 'a' at offset 8: its size in bytes overflows"},
       {"uint64 n; int8 a[n]", B().i64(-1),
        "field 'a' at offset 8: the value of 'n' in its dimension 1 is too large for a size"},
-      {"int32 n; repeat n { int32 x }", B().i32(-1), "repeat (line 2) at offset 4: negative count (-1)"},
+      {"int32 n; repeat n { int32 x }", B().i32(-1),
+       "repeat (line 2) at offset 4: negative count (-1)"},
       {"int32 n; repeat n { int32 x }", B().i32(3).i32(0),
-       "repeat (line 2) at offset 4: count 3 needs at least 4 bytes per iteration, only 4 bytes left"},
+       "repeat (line 2) at offset 4: count 3 needs at least 4 bytes per iteration, only 4 bytes "
+       "left"},
       {"int32 n; repeat n { int8 k; int8 a[k] }", B().i32(2).i8(1).i8(0).i8(5),
        "file too short: field 'a' at offset 7 needs 5 bytes, only 0 left (iteration 1 of the "
        "repeat at line 2)"},
@@ -424,10 +454,12 @@ TEST(SchemaApply, HostileCountsEndQuickly) {
   Applied a = apply_first("file \"*\"\n int64 n; int32 z\n repeat n { int8 e[z] }\n", d.b);
   ASSERT_TRUE(a.ok) << a.why;
   EXPECT_EQ(a.var("e")->shape, Dims{0});
-  Applied b = apply_first("file \"*\"\n int64 n; int32 z\n repeat n { repeat n { repeat n { int8 e[3][z] } } }\n", d.b);
+  Applied b = apply_first(
+      "file \"*\"\n int64 n; int32 z\n repeat n { repeat n { repeat n { int8 e[3][z] } } }\n", d.b);
   EXPECT_FALSE(b.ok);  // n*n*n rows of 3 overflow the shape
   EXPECT_NE(b.why.find("overflows"), std::string::npos) << b.why;
-  Applied c = apply_first("file \"*\"\n int64 n; int32 z\n repeat n { repeat n { int8 e[z] } }\n", d.b);
+  Applied c =
+      apply_first("file \"*\"\n int64 n; int32 z\n repeat n { repeat n { int8 e[z] } }\n", d.b);
   ASSERT_TRUE(c.ok) << c.why;
   // Iterations that take bytes are bounded by the bytes left.
   Applied e = apply_first("file \"*\"\n int64 n; int32 z\n repeat n { int8 e[1] }\n", d.b);

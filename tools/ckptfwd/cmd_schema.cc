@@ -72,17 +72,18 @@ std::string offsets_text(const Variable& v) {
   std::string o;
   for (size_t i = 0; i < v.extents.size() && i < kShown; ++i)
     o += (i ? "," : "") + std::to_string(v.extents[i].file_off);
-  if (v.extents.size() > kShown)
-    o += ",... (" + std::to_string(v.extents.size()) + " extents)";
+  if (v.extents.size() > kShown) o += ",... (" + std::to_string(v.extents.size()) + " extents)";
   return o;
 }
 
 void print_table(const VariableMap& m, uint64_t size) {
-  std::vector<std::vector<std::string>> rows = {{"NAME", "KEY", "DTYPE", "SHAPE", "OFFSET", "BYTES"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"NAME", "KEY", "DTYPE", "SHAPE", "OFFSET", "BYTES"}};
   for (const Variable& v : m.vars) {
     uint64_t bytes = 0;
     for (const VarExtent& e : v.extents) bytes += e.len;
-    rows.push_back({v.name, v.key, v.dtype, dims_text(v.shape), offsets_text(v), std::to_string(bytes)});
+    rows.push_back(
+        {v.name, v.key, v.dtype, dims_text(v.shape), offsets_text(v), std::to_string(bytes)});
   }
   std::vector<size_t> w(rows[0].size(), 0);
   for (const auto& r : rows)
@@ -113,7 +114,8 @@ int cmd_schema(const Args& args) {
     fputs(kHelp, stdout);
     return 0;
   }
-  if (args.empty() || args[0] != "check") return usage_error("schema", "expected: schema check SCHEMA [SAMPLE]");
+  if (args.empty() || args[0] != "check")
+    return usage_error("schema", "expected: schema check SCHEMA [SAMPLE]");
   bool json = false;
   long rule_no = 0;
   std::vector<std::string> pos;
@@ -125,7 +127,8 @@ int cmd_schema(const Args& args) {
       if (i + 1 >= args.size()) return usage_error("schema", "--rule needs a rule number");
       char* end = nullptr;
       rule_no = strtol(args[++i].c_str(), &end, 10);
-      if (*end || rule_no < 1) return usage_error("schema", "--rule needs a rule number (1, 2, ...)");
+      if (*end || rule_no < 1)
+        return usage_error("schema", "--rule needs a rule number (1, 2, ...)");
     } else if (a.size() > 1 && a[0] == '-') {
       return usage_error("schema", "unknown option " + a);
     } else {
@@ -147,7 +150,8 @@ int cmd_schema(const Args& args) {
   for (const std::string& r : set.renames()) rename.add(r, &err);  // checked by the parser
   if (!json) {
     printf("%s: valid, %zu rule%s, %zu rename directive%s\n", pos[0].c_str(), set.rule_count(),
-           set.rule_count() == 1 ? "" : "s", set.renames().size(), set.renames().size() == 1 ? "" : "s");
+           set.rule_count() == 1 ? "" : "s", set.renames().size(),
+           set.renames().size() == 1 ? "" : "s");
     for (const std::string& r : set.renames()) printf("rename %s\n", r.c_str());
     for (size_t i = 0; i < set.rule_count(); ++i) {
       printf("rule %zu: %s\n", i + 1, schema::describe_rule(*set.rule(i)).c_str());
@@ -178,17 +182,21 @@ int cmd_schema(const Args& args) {
   } else {
     rule = set.match(abs);
     if (!rule) {
-      error("no rule's glob matches " + abs + " (the forwarder would not use this schema for it; "
+      error("no rule's glob matches " + abs +
+            " (the forwarder would not use this schema for it; "
             "--rule N applies rule N anyway)");
       return 1;
     }
   }
-  if (!json) printf("%s (%zu bytes): rule %s\n", abs.c_str(), bytes.size(), schema::describe_rule(*rule).c_str());
+  if (!json)
+    printf("%s (%zu bytes): rule %s\n", abs.c_str(), bytes.size(),
+           schema::describe_rule(*rule).c_str());
   VariableMap m;
   std::string why;
-  if (!schema::apply_schema_rule(*rule, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), m, &why)) {
-    fprintf(stderr, "%s: does not fit rule %s: %s\n", sample.c_str(), schema::describe_rule(*rule).c_str(),
-            why.c_str());
+  if (!schema::apply_schema_rule(*rule, reinterpret_cast<const uint8_t*>(bytes.data()),
+                                 bytes.size(), m, &why)) {
+    fprintf(stderr, "%s: does not fit rule %s: %s\n", sample.c_str(),
+            schema::describe_rule(*rule).c_str(), why.c_str());
     if (!json) printf("  does not fit: %s\n", why.c_str());
     return 1;
   }
