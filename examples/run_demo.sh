@@ -8,6 +8,9 @@
 # Environment: CKPTFWD_DEMO_DIR (work dir, default BUILD/demo), DEMO_STEPS (default 40),
 # DEMO_EVERY (checkpoint interval, default 5), DEMO_SIZE (cells per rank, default "48 48 48"),
 # DEMO_NP (ranks, default 4). CKPTFWD_STAGE_DIR etc. pass through to the library.
+# CKPTFWD_SCHEMA is set to examples/demo.schema (the layout of stencil3d's files), so the
+# forwarder knows the variables of each raw checkpoint (README, "Schemas for raw binary
+# checkpoints").
 # Exit status: 0 when every check passes, 1 when a check fails, 2 on a setup problem.
 set -uo pipefail
 
@@ -17,10 +20,11 @@ if [ ! -d "$BUILD" ]; then
   exit 2
 fi
 BUILD=$(cd "$BUILD" && pwd)
+SCHEMA=$(cd "$(dirname "$0")" && pwd)/demo.schema
 LIB=$BUILD/lib/libckptfwd.so
 CLI=$BUILD/bin/ckptfwd
 APP=$BUILD/bin/stencil3d
-for f in "$LIB" "$CLI" "$BUILD/bin/ckptfwd-forwarder" "$APP"; do
+for f in "$LIB" "$CLI" "$BUILD/bin/ckptfwd-forwarder" "$APP" "$SCHEMA"; do
   if [ ! -e "$f" ]; then
     echo "run_demo.sh: $f is missing; run 'make' first (it builds everything into $BUILD)" >&2
     exit 2
@@ -49,7 +53,7 @@ APP_CMD=(mpiexec.mpich -n "$NP" "$APP" --size "$NX" "$NY" "$NZ" --ckpt-every "$E
 # like a real restart after the batch system killed the first job.
 with_ckptfwd() {
   local job=$1 stats=$2; shift 2
-  env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CKPT/*" CKPTFWD_STATS_FILE="$stats" \
+  env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CKPT/*" CKPTFWD_STATS_FILE="$stats" CKPTFWD_SCHEMA="$SCHEMA" \
       CKPTFWD_JOB_ID="$job" CKPTFWD_IDLE_EXIT="${CKPTFWD_IDLE_EXIT:-2}" CKPTFWD_LOG="$LOG" "$@"
 }
 
@@ -133,6 +137,14 @@ if "$CLI" restore "$STORE" --to "$WORK/restored" </dev/null 2>&1 | tail -n 3 | s
   [ "$differ" -eq 0 ] && [ "$same" -eq "$want" ] || { echo "FAIL: restored checkpoints"; FAIL=1; }
 else
   echo "FAIL: ckptfwd restore failed"; FAIL=1
+fi
+
+# The schema describes what the application wrote: one of its files splits exactly.
+echo
+sample=$(find "$WORK/ref_ckpt" -type f -name 'ckpt_*_r0.bin' | sort | head -n 1)
+echo "\$ ckptfwd schema check $SCHEMA $sample"
+if [ -n "$sample" ] && "$CLI" schema check "$SCHEMA" "$sample" 2>&1 | tail -n 14 | sed 's/^/  /'; then :; else
+  echo "FAIL: the demo schema does not describe the application's checkpoints"; FAIL=1
 fi
 
 bold "the store"

@@ -15,11 +15,15 @@
 // uses the same arithmetic in the same order whether or not the run was restarted, and the
 // source term depends only on the global cell index and the step number.
 //
-// File layout (little endian, see stencil3d.schema for the same in ckptfwd's schema language):
+// File layout (little endian, see demo.schema for the same in ckptfwd's schema language):
 //   char magic[8] "STNCL3D\0" | int32 version=1 | int32 rank | int32 nranks
 //   int32 nx | int32 ny | int32 nz | int64 step                 (40 bytes)
 //   float64 temperature[nz][ny][nx] | float64 concentration[nz][ny][nx]
 //   uint64 checksum (word hash of everything before it)
+//
+// --dump-values DIR: with each checkpoint, the values it holds as text (DIR/<name>.txt, one
+// "field value..." line per field, doubles with 17 digits so they read back exactly),
+// printed from memory rather than from the file, so tests can check a reader of the file.
 #include <fcntl.h>
 #include <mpi.h>
 #include <sys/stat.h>
@@ -54,6 +58,7 @@ struct Options {
   bool fsync_ckpt = false;
   bool posix_io = false;  // write with open/write instead of fopen/fwrite
   bool quiet = false;
+  std::string dump_dir;  // --dump-values: the values of each checkpoint as text
 };
 
 int g_rank = 0, g_nranks = 1;
@@ -71,7 +76,7 @@ void usage() {
     fprintf(stderr,
             "usage: stencil3d [--steps N] [--ckpt-every K] [--ckpt-dir DIR] [--restart]\n"
             "                 [--size NX NY NZ] [--out FILE] [--keep N] [--fsync]\n"
-            "                 [--io stdio|posix] [--quiet]\n"
+            "                 [--io stdio|posix] [--quiet] [--dump-values DIR]\n"
             "  --steps N        run until global step N (default 40)\n"
             "  --ckpt-every K   write a checkpoint after every K-th step (default 0: never)\n"
             "  --ckpt-dir DIR   checkpoint directory (default ./ckpt), created if missing\n"
@@ -80,7 +85,9 @@ void usage() {
             "  --out FILE       rank 0 writes the final digest line to FILE\n"
             "  --keep N         keep only the newest N checkpoints (default 0: keep all)\n"
             "  --fsync          fsync each checkpoint file before closing it\n"
-            "  --io posix       write checkpoints with open/write instead of fopen/fwrite\n");
+            "  --io posix       write checkpoints with open/write instead of fopen/fwrite\n"
+            "  --dump-values DIR  also write each checkpoint's values as text to\n"
+            "                   DIR/ckpt_<step>_r<rank>.txt (for tests of checkpoint readers)\n");
 }
 
 int parse_int_arg(const char* flag, const char* v, int lo, int hi) {
@@ -123,6 +130,10 @@ Options parse_options(int argc, char** argv) {
       std::string m = v ? v : "";
       if (m != "stdio" && m != "posix") die("--io expects stdio or posix, got '%s'%s", m);
       o.posix_io = (m == "posix");
+    } else if (a == "--dump-values") {
+      const char* v = next();
+      if (!v || !*v) die("--dump-values expects a directory%s%s");
+      o.dump_dir = v;
     } else if (a == "--quiet") {
       o.quiet = true;
     } else if (a == "-h" || a == "--help") {
@@ -256,6 +267,26 @@ void write_all_fd(int fd, const void* p, size_t n, const std::string& path) {
   }
 }
 
+// The text twin of a checkpoint (--dump-values): every field of the file in file order.
+void dump_values(const Options& o, Block& b, long step, uint64_t checksum) {
+  const std::string path =
+      o.dump_dir + "/ckpt_" + std::to_string(step) + "_r" + std::to_string(g_rank) + ".txt";
+  FILE* f = fopen(path.c_str(), "w");
+  if (!f) die("cannot create %s: %s", path, strerror(errno));
+  fprintf(f, "magic");
+  for (char c : kMagic) fprintf(f, " %d", c);
+  fprintf(f, "\nversion %d\nrank %d\nnranks %d\nnx %d\nny %d\nnz %d\nstep %ld\n", kVersion, g_rank,
+          g_nranks, b.nx, b.ny, b.nz, step);
+  for (const char* name : {"temperature", "concentration"}) {
+    const double* v = name[0] == 't' ? b.t_interior() : b.c_interior();
+    fprintf(f, "%s", name);
+    for (size_t i = 0; i < b.interior(); ++i) fprintf(f, " %.17g", v[i]);
+    fprintf(f, "\n");
+  }
+  fprintf(f, "checksum %llu\n", static_cast<unsigned long long>(checksum));
+  if (fclose(f) != 0) die("cannot write %s: %s", path, strerror(errno));
+}
+
 // Writes this rank's checkpoint for `step` to <final>.tmp, then renames it into place.
 // Returns the bytes written.
 size_t write_checkpoint(const Options& o, Block& b, long step) {
@@ -291,6 +322,7 @@ size_t write_checkpoint(const Options& o, Block& b, long step) {
   }
   if (rename(tmp.c_str(), final_path.c_str()) != 0)
     die("cannot rename %s into place: %s", tmp, strerror(errno));
+  if (!o.dump_dir.empty()) dump_values(o, b, step, sum);
 
   if (o.keep > 0 && o.ckpt_every > 0) {
     long old = step - static_cast<long>(o.keep) * o.ckpt_every;
@@ -448,6 +480,8 @@ int main(int argc, char** argv) {
     std::error_code ec;
     std::filesystem::create_directories(o.ckpt_dir, ec);
     if (ec) die("cannot create checkpoint directory %s: %s", o.ckpt_dir, ec.message());
+    if (!o.dump_dir.empty()) std::filesystem::create_directories(o.dump_dir, ec);
+    if (ec) die("cannot create directory %s: %s", o.dump_dir, ec.message());
   }
   MPI_Barrier(MPI_COMM_WORLD);
 

@@ -15,6 +15,12 @@
 //     bytes    rest[*]                    (only last: whatever is left)
 //
 // Types: char int8 uint8 int16 uint16 int32 uint32 int64 uint64 float32 float64 bytes.
+// Fields are one per line or separated by ';'. Sizes: + - * / % (C integer semantics), unary
+// '-', parentheses, decimal or 0x literals, and integer scalars defined earlier (inside a
+// repeat: those of the same iteration and those before the group). A field of a repeat
+// group is one variable, its iterations stacked along the first dimension (a scalar: one
+// value per iteration). `[*]` takes as many whole elements as are left; a partial element
+// after it is residual.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -39,6 +45,8 @@ class SchemaSet {
   // The first rule (in file order, files in list order) whose glob matches path.
   const SchemaRule* match(const std::string& path) const;
   size_t rule_count() const;
+  // Rule i in the order match() tries them (nullptr past the end).
+  const SchemaRule* rule(size_t i) const;
   // The `rename` directives, in file order (each "s/REGEX/REPLACEMENT/").
   const std::vector<std::string>& renames() const;
 
@@ -49,12 +57,14 @@ class SchemaSet {
 
 // "'*/ckpt_*.bin' (demo.schema:3)", for messages.
 std::string describe_rule(const SchemaRule& rule);
+// The rule's field layout as schema text, one field per line (for `ckptfwd schema check`).
+std::string format_rule(const SchemaRule& rule);
 
 // Splits data[0, size) by rule into out (source "schema", detail describe_rule). A rule
 // that does not fit (file too short, a negative or overflowing size, bytes left over with
 // no `[*]` tail, ...) returns false with *why giving the reason and byte offset; it never
 // produces a partial or wrong split. Treats the bytes as hostile input.
-bool apply_schema_rule(const SchemaRule& rule, const uint8_t* data, uint64_t size,
-                       VariableMap& out, std::string* why);
+bool apply_schema_rule(const SchemaRule& rule, const uint8_t* data, uint64_t size, VariableMap& out,
+                       std::string* why);
 
 }  // namespace ckptfwd::schema

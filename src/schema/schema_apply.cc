@@ -1,0 +1,267 @@
+// apply_schema_rule: walks a file's bytes along a parsed rule (schema_ast.h) and makes one
+// variable per field. The bytes are hostile: every size is computed with overflow checks
+// and compared with the bytes left before anything is read, and a repeat count is bounded
+// by the bytes left, so the work done is bounded by the file size times the rule size.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "schema/schema_ast.h"
+#include "schema/schema_lang.h"
+
+namespace ckptfwd::schema {
+
+namespace {
+
+class Walker {
+ public:
+  Walker(const SchemaRule& r, const uint8_t* d, uint64_t n)
+      : r_(r), d_(d), size_(n), vals_(r.n_slots, 0), too_big_(r.n_slots, false) {
+    vars_.resize(r.n_vars);
+    init_vars(r.items, false);
+  }
+
+  bool run(std::string* why) {
+    bool ok = walk(r_.items, false);
+    if (ok && pos_ != size_ && !tail_) {  // after a tail: a partial element, residual
+      ok = fail(std::to_string(size_ - pos_) + " bytes left over at offset " +
+                std::to_string(pos_) + " after the last field (the rule has no [*] tail)");
+    }
+    if (!ok && why) *why = why_;
+    return ok;
+  }
+
+  std::vector<Variable>& vars() { return vars_; }
+
+ private:
+  void init_vars(const std::vector<Item>& items, bool in_repeat) {
+    for (const Item& it : items) {
+      if (it.kind == Item::kRepeat) {
+        init_vars(it.body, true);
+        continue;
+      }
+      const TypeInfo& ti = type_info(it.type);
+      Variable& v = vars_[it.var];
+      v.name = it.name;
+      v.dtype = ti.dtype;
+      if (ti.ordered) v.dtype += r_.big_endian ? "BE" : "LE";
+      v.elem_size = ti.size;
+      // In a repeat group the iterations are stacked along the first dimension; a scalar
+      // becomes an array of one value per iteration.
+      size_t rank = in_repeat && it.dims.empty() ? 1 : it.dims.size();
+      v.shape.assign(rank, 0);
+      v.key = var_key(v.name, v.dtype, rank);
+    }
+  }
+
+  bool fail(const std::string& msg) {
+    why_ = msg;
+    return false;
+  }
+
+  std::string at(const Item& it) const {
+    return (it.kind == Item::kField ? "field '" + it.name + "'"
+                                    : "repeat (line " + std::to_string(it.line) + ")") +
+           " at offset " + std::to_string(pos_);
+  }
+
+  // Evaluates e; false (with the reason) on overflow, division by zero or a value that
+  // does not fit a signed 64-bit number.
+  bool eval(const Expr& e, const Item& it, const std::string& what, int64_t* out) {
+    stack_.clear();
+    for (const ExprOp& op : e) {
+      if (op.kind == ExprOp::kLiteral) {
+        stack_.push_back(op.value);
+        continue;
+      }
+      if (op.kind == ExprOp::kField) {
+        size_t s = static_cast<size_t>(op.value);
+        if (too_big_[s])
+          return fail(at(it) + ": the value of '" + r_.slot_names[s] + "' in its " + what +
+                      " is too large for a size");
+        stack_.push_back(vals_[s]);
+        continue;
+      }
+      if (op.kind == ExprOp::kNeg) {
+        if (stack_.back() == INT64_MIN) return fail(at(it) + ": overflow in its " + what);
+        stack_.back() = -stack_.back();
+        continue;
+      }
+      int64_t b = stack_.back();
+      stack_.pop_back();
+      int64_t a = stack_.back(), v = 0;
+      bool over = false;
+      switch (op.kind) {
+        case ExprOp::kAdd:
+          over = __builtin_add_overflow(a, b, &v);
+          break;
+        case ExprOp::kSub:
+          over = __builtin_sub_overflow(a, b, &v);
+          break;
+        case ExprOp::kMul:
+          over = __builtin_mul_overflow(a, b, &v);
+          break;
+        case ExprOp::kDiv:
+        case ExprOp::kMod:
+          if (b == 0) return fail(at(it) + ": division by zero in its " + what);
+          over = a == INT64_MIN && b == -1;
+          if (!over) v = op.kind == ExprOp::kDiv ? a / b : a % b;
+          break;
+        default:
+          break;
+      }
+      if (over) return fail(at(it) + ": overflow in its " + what);
+      stack_.back() = v;
+    }
+    *out = stack_.back();
+    return true;
+  }
+
+  void read_int(const Item& it) {
+    const TypeInfo& ti = type_info(it.type);
+    uint64_t u = 0;
+    for (uint32_t i = 0; i < ti.size; ++i) {
+      uint32_t shift = 8 * (r_.big_endian ? ti.size - 1 - i : i);
+      u |= uint64_t(d_[pos_ + i]) << shift;
+    }
+    size_t s = static_cast<size_t>(it.slot);
+    too_big_[s] = false;
+    if (ti.is_signed && ti.size < 8 && (u >> (8 * ti.size - 1)) & 1)
+      u |= ~uint64_t(0) << (8 * ti.size);
+    if (!ti.is_signed && u > static_cast<uint64_t>(INT64_MAX)) too_big_[s] = true;
+    vals_[s] = static_cast<int64_t>(u);
+  }
+
+  bool field(const Item& it, bool in_repeat) {
+    const TypeInfo& ti = type_info(it.type);
+    std::vector<uint64_t> dims(it.dims.size());
+    uint64_t row = ti.size;  // bytes of one element, then of one slice along dimension 0
+    for (size_t k = it.dims.size(); k-- > 0;) {
+      if (it.tail && k == 0) break;
+      int64_t v = 0;
+      std::string what = "dimension " + std::to_string(k + 1);
+      if (!eval(it.dims[k], it, what, &v)) return false;
+      if (v < 0) return fail(at(it) + ": " + what + " is negative (" + std::to_string(v) + ")");
+      dims[k] = static_cast<uint64_t>(v);
+      if (__builtin_mul_overflow(row, dims[k], &row))
+        return fail(at(it) + ": its size in bytes overflows");
+    }
+    const uint64_t left = size_ - pos_;
+    uint64_t bytes = row;
+    if (it.tail) {
+      if (row == 0 && left > 0)
+        return fail(at(it) + ": the [*] field has elements of 0 bytes and cannot take the " +
+                    std::to_string(left) + " bytes left");
+      // As many whole elements as are left; a partial element stays residual.
+      dims[0] = row == 0 ? 0 : left / row;
+      tail_ = true;
+      bytes = dims[0] * row;
+    }
+    if (bytes > left)
+      return fail("file too short: " + at(it) + " needs " + std::to_string(bytes) +
+                  " bytes, only " + std::to_string(left) + " left");
+    if (it.slot >= 0) read_int(it);
+    Variable& v = vars_[it.var];
+    VarExtent e;
+    e.file_off = pos_;
+    e.len = bytes;
+    if (!in_repeat) {
+      v.shape = dims;
+      e.start.assign(dims.size(), 0);
+      e.shape = dims;
+    } else if (dims.empty()) {
+      e.start = {v.shape[0]};
+      e.shape = {1};
+      ++v.shape[0];  // bounded by the file size: every iteration read a byte
+    } else {
+      e.start.assign(dims.size(), 0);
+      e.start[0] = v.shape[0];
+      e.shape = dims;
+      if (__builtin_add_overflow(v.shape[0], dims[0], &v.shape[0]))
+        return fail(at(it) + ": its repeated first dimension overflows");
+      // Iterations may differ in the other dimensions: the variable's shape bounds them all.
+      for (size_t k = 1; k < dims.size(); ++k) v.shape[k] = std::max(v.shape[k], dims[k]);
+    }
+    if (bytes > 0) v.extents.push_back(std::move(e));
+    pos_ += bytes;
+    return true;
+  }
+
+  bool repeat(const Item& it) {
+    int64_t c = 0;
+    if (!eval(it.count, it, "count", &c)) return false;
+    if (c < 0) return fail(at(it) + ": negative count (" + std::to_string(c) + ")");
+    const uint64_t count = static_cast<uint64_t>(c), left = size_ - pos_;
+    if (it.min_bytes > 0 && count > left / it.min_bytes)
+      return fail(at(it) + ": count " + std::to_string(count) + " needs at least " +
+                  std::to_string(it.min_bytes) + " bytes per iteration, only " +
+                  std::to_string(left) + " bytes left");
+    std::vector<uint64_t> before(it.end_var - it.first_var);
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t start = pos_;
+      for (size_t v = it.first_var; v < it.end_var; ++v)
+        before[v - it.first_var] = vars_[v].shape.empty() ? 0 : vars_[v].shape[0];
+      if (!walk(it.body, true)) {
+        if (!in_iteration_)
+          why_ += " (iteration " + std::to_string(i) + " of the repeat at line " +
+                  std::to_string(it.line) + ")";
+        in_iteration_ = true;
+        return false;
+      }
+      if (pos_ == start && i + 1 < count) {
+        // An iteration that read no bytes read no field values either, so every later one
+        // is the same: account for them at once instead of looping a hostile count.
+        const uint64_t rest = count - i - 1;
+        for (size_t v = it.first_var; v < it.end_var; ++v) {
+          if (vars_[v].shape.empty()) continue;
+          uint64_t grew = vars_[v].shape[0] - before[v - it.first_var], add = 0;
+          if (__builtin_mul_overflow(grew, rest, &add) ||
+              __builtin_add_overflow(vars_[v].shape[0], add, &vars_[v].shape[0]))
+            return fail(at(it) + ": the shape of '" + vars_[v].name + "' overflows");
+        }
+        break;
+      }
+    }
+    return true;
+  }
+
+  bool walk(const std::vector<Item>& items, bool in_repeat) {
+    for (const Item& it : items)
+      if (!(it.kind == Item::kField ? field(it, in_repeat) : repeat(it))) return false;
+    return true;
+  }
+
+  const SchemaRule& r_;
+  const uint8_t* d_;
+  const uint64_t size_;
+  uint64_t pos_ = 0;
+  std::vector<int64_t> vals_;
+  std::vector<bool> too_big_;  // an unsigned 64-bit value above INT64_MAX
+  std::vector<int64_t> stack_;
+  std::vector<Variable> vars_;
+  std::string why_;
+  bool in_iteration_ = false;
+  bool tail_ = false;  // the [*] field was walked  // why_ already names the innermost iteration
+};
+
+}  // namespace
+
+bool apply_schema_rule(const SchemaRule& rule, const uint8_t* data, uint64_t size, VariableMap& out,
+                       std::string* why) {
+  Walker w(rule, data, size);
+  if (!w.run(why)) return false;
+  VariableMap m;
+  m.source = "schema";
+  m.detail = describe_rule(rule);
+  m.vars = std::move(w.vars());
+  // The walk promises a valid map; a bug here must not become a wrong split.
+  std::string bad = check_variable_map(m, size);
+  if (!bad.empty()) {
+    if (why) *why = "internal error, the split is inconsistent: " + bad;
+    return false;
+  }
+  out = std::move(m);
+  return true;
+}
+
+}  // namespace ckptfwd::schema

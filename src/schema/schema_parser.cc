@@ -1,0 +1,351 @@
+#include "schema/schema_parser.h"
+
+#include <map>
+
+#include "schema/rename.h"
+#include "schema/schema_lexer.h"
+
+namespace ckptfwd::schema {
+
+namespace {
+
+// Limits that keep hostile schema text from exhausting the stack of the parser (nested
+// parentheses) or of the walker (nested repeat groups), or from declaring more dimensions
+// than a variable map holds.
+constexpr int kMaxExprDepth = 200;
+constexpr int kMaxRepeatDepth = 32;
+constexpr size_t kMaxDims = 32;
+
+// std::regex compiles recursively and expands counted repetitions into copies, so a hostile
+// pattern could exhaust the stack or memory of the process that loads the schema (the
+// forwarder). Rename patterns are short in practice; these bounds are far above them.
+std::string regex_too_costly(const std::string& spec) {
+  if (spec.size() > 512) return "longer than 512 characters";
+  int depth = 0;
+  uint64_t copies = 1;
+  for (size_t i = 0; i < spec.size(); ++i) {
+    char c = spec[i];
+    if (c == '\\') {
+      ++i;
+    } else if (c == '(' || c == '[') {
+      if (++depth > 16) return "nested more than 16 deep";
+    } else if (c == ')' || c == ']') {
+      --depth;
+    } else if (c == '{') {
+      uint64_t n = 0;
+      for (size_t k = i + 1; k < spec.size() && spec[k] >= '0' && spec[k] <= '9' && n <= 1000; ++k)
+        n = n * 10 + uint64_t(spec[k] - '0');
+      copies *= n + 1;
+      if (copies > 1000) return "counted repetitions {n} too large";
+    }
+  }
+  return "";
+}
+
+struct NameInfo {
+  int line = 0;
+  int slot = -1;         // >= 0: an integer scalar
+  bool defined = false;  // false while its own dimensions are being parsed
+  bool visible = true;   // false once the repeat group that holds it is closed
+};
+
+class Parser {
+ public:
+  Parser(const std::vector<Token>& toks, const std::string& file) : t_(toks), file_(file) {}
+
+  bool run(std::vector<std::unique_ptr<SchemaRule>>& rules, std::vector<std::string>& renames) {
+    while (true) {
+      skip_separators();
+      const Token& k = cur();
+      if (k.kind == Token::kEnd) return true;
+      if (is_ident(k, "rename")) {
+        if (!parse_rename(renames)) return false;
+      } else if (is_ident(k, "file")) {
+        auto rule = std::make_unique<SchemaRule>();
+        if (!parse_rule(*rule)) return false;
+        rules.push_back(std::move(rule));
+      } else {
+        return expected("'file' or 'rename'");
+      }
+    }
+  }
+
+  const std::string& error() const { return err_; }
+
+ private:
+  const Token& cur() const { return t_[p_]; }
+  // The token list always ends with kEnd, which is never consumed.
+  void next() {
+    if (t_[p_].kind != Token::kEnd) ++p_;
+  }
+  static bool is_ident(const Token& k, const char* s) {
+    return k.kind == Token::kIdent && k.text == s;
+  }
+  bool fail_at(const Token& k, const std::string& msg) {
+    err_ = file_ + ":" + std::to_string(k.line) + ":" + std::to_string(k.col) + ": " + msg;
+    return false;
+  }
+  bool expected(const std::string& what) {
+    return fail_at(cur(), "expected " + what + ", found " + describe_token(cur()));
+  }
+  void skip_separators() {
+    while (cur().kind == Token::kNewline || cur().kind == Token::kSemicolon) next();
+  }
+  bool end_of_statement() const {
+    Token::Kind k = cur().kind;
+    return k == Token::kNewline || k == Token::kSemicolon || k == Token::kEnd;
+  }
+
+  bool parse_rename(std::vector<std::string>& renames) {
+    next();
+    const Token& raw = cur();
+    if (raw.kind != Token::kRaw || raw.text.empty()) return expected("s/REGEX/REPLACEMENT/");
+    std::string why = regex_too_costly(raw.text);
+    if (!why.empty()) return fail_at(raw, "bad rename rule: " + why);
+    VarRename check;
+    if (!check.add(raw.text, &why)) return fail_at(raw, "bad rename rule: " + why);
+    renames.push_back(raw.text);
+    next();
+    return true;
+  }
+
+  bool parse_rule(SchemaRule& rule) {
+    rule.file = file_;
+    rule.line = cur().line;
+    names_.clear();
+    scopes_.clear();
+    tail_name_.clear();
+    next();
+    if (cur().kind != Token::kString) return expected("a glob in double quotes");
+    rule.glob = cur().text;
+    next();
+    if (is_ident(cur(), "little_endian") || is_ident(cur(), "big_endian")) {
+      rule.big_endian = cur().text == "big_endian";
+      next();
+    } else if (!end_of_statement()) {
+      return expected("little_endian, big_endian or end of line");
+    }
+    if (!end_of_statement()) return expected("end of line");
+    rule_ = &rule;
+    return parse_items(rule.items, 0);
+  }
+
+  // Fields and repeat groups up to the next rule (depth 0) or the closing '}' (left for
+  // the caller).
+  bool parse_items(std::vector<Item>& out, int depth) {
+    while (true) {
+      skip_separators();
+      const Token& k = cur();
+      if (depth == 0 && (k.kind == Token::kEnd || is_ident(k, "file") || is_ident(k, "rename")))
+        return true;
+      if (depth > 0 && k.kind == Token::kRBrace) return true;
+      if (!tail_name_.empty())
+        return expected("the end of the rule after the [*] field '" + tail_name_ + "'");
+      if (k.kind == Token::kEnd) return expected("'}'");
+      Item item;
+      if (is_ident(k, "repeat")) {
+        if (!parse_repeat(item, depth)) return false;
+      } else if (!parse_field(item, depth)) {
+        return false;
+      }
+      out.push_back(std::move(item));
+      if (!end_of_statement() && !(depth > 0 && cur().kind == Token::kRBrace))
+        return expected(depth > 0 ? "';', '}' or end of line" : "';' or end of line");
+    }
+  }
+
+  bool parse_field(Item& item, int depth) {
+    const Token& tt = cur();
+    item.kind = Item::kField;
+    item.line = tt.line;
+    item.col = tt.col;
+    if (tt.kind != Token::kIdent) return expected("a field type");
+    if (!type_from_name(tt.text, &item.type)) return fail_at(tt, "unknown type '" + tt.text + "'");
+    next();
+    const Token& nt = cur();
+    if (nt.kind != Token::kIdent) return expected("a field name");
+    item.name = nt.text;
+    auto it = names_.find(item.name);
+    if (it != names_.end())
+      return fail_at(nt, "duplicate field name '" + item.name + "' (first at line " +
+                             std::to_string(it->second.line) + ")");
+    NameInfo& info = names_[item.name];
+    info.line = nt.line;
+    if (!scopes_.empty()) scopes_.back().push_back(item.name);
+    next();
+    while (cur().kind == Token::kLBracket) {
+      const Token& open = cur();
+      next();
+      if (item.dims.size() >= kMaxDims) return fail_at(open, "too many dimensions");
+      if (cur().kind == Token::kStar && t_[p_ + 1].kind == Token::kRBracket) {
+        if (!item.dims.empty()) return fail_at(cur(), "[*] must be the first dimension");
+        if (depth > 0) return fail_at(cur(), "[*] is not allowed inside a repeat group");
+        item.tail = true;
+        item.dims.emplace_back();
+        next();
+      } else {
+        Expr e;
+        if (!parse_expr(e, 0)) return false;
+        item.dims.push_back(std::move(e));
+      }
+      if (cur().kind != Token::kRBracket) return expected("']'");
+      next();
+    }
+    info.defined = true;
+    if (item.dims.empty() && type_info(item.type).integer) {
+      info.slot = item.slot = static_cast<int>(rule_->n_slots++);
+      rule_->slot_names.push_back(item.name);
+    }
+    item.var = rule_->n_vars++;
+    if (item.tail) tail_name_ = item.name;
+    return true;
+  }
+
+  bool parse_repeat(Item& item, int depth) {
+    item.kind = Item::kRepeat;
+    item.line = cur().line;
+    item.col = cur().col;
+    if (depth >= kMaxRepeatDepth) return fail_at(cur(), "repeat groups nested too deeply");
+    next();
+    if (!parse_expr(item.count, 0)) return false;
+    if (cur().kind != Token::kLBrace) return expected("'{'");
+    next();
+    item.first_var = rule_->n_vars;
+    scopes_.emplace_back();
+    if (!parse_items(item.body, depth + 1)) return false;
+    next();  // the '}'
+    // Fields of a finished group: each iteration had its own values, so none is meant.
+    for (const std::string& n : scopes_.back()) names_[n].visible = false;
+    scopes_.pop_back();
+    item.end_var = rule_->n_vars;
+    for (const Item& b : item.body)
+      if (b.kind == Item::kField && b.dims.empty()) item.min_bytes += type_info(b.type).size;
+    return true;
+  }
+
+  // expr := term (('+' | '-') term)*
+  bool parse_expr(Expr& e, int depth) {
+    if (depth > kMaxExprDepth) return fail_at(cur(), "expression nested too deeply");
+    if (!parse_term(e, depth)) return false;
+    while (cur().kind == Token::kPlus || cur().kind == Token::kMinus) {
+      ExprOp::Kind op = cur().kind == Token::kPlus ? ExprOp::kAdd : ExprOp::kSub;
+      next();
+      if (!parse_term(e, depth)) return false;
+      e.push_back({op, 0});
+    }
+    return true;
+  }
+
+  // term := unary (('*' | '/' | '%') unary)*
+  bool parse_term(Expr& e, int depth) {
+    if (!parse_unary(e, depth)) return false;
+    while (cur().kind == Token::kStar || cur().kind == Token::kSlash ||
+           cur().kind == Token::kPercent) {
+      ExprOp::Kind op = cur().kind == Token::kStar    ? ExprOp::kMul
+                        : cur().kind == Token::kSlash ? ExprOp::kDiv
+                                                      : ExprOp::kMod;
+      next();
+      if (!parse_unary(e, depth)) return false;
+      e.push_back({op, 0});
+    }
+    return true;
+  }
+
+  // unary := '-' unary | NUMBER | FIELD | '(' expr ')'
+  bool parse_unary(Expr& e, int depth) {
+    if (depth > kMaxExprDepth) return fail_at(cur(), "expression nested too deeply");
+    const Token& k = cur();
+    if (k.kind == Token::kMinus) {
+      next();
+      if (!parse_unary(e, depth + 1)) return false;
+      e.push_back({ExprOp::kNeg, 0});
+      return true;
+    }
+    if (k.kind == Token::kNumber) {
+      if (k.number_overflow || k.number > static_cast<uint64_t>(INT64_MAX))
+        return fail_at(k, "number " + k.text + " is too large");
+      e.push_back({ExprOp::kLiteral, static_cast<int64_t>(k.number)});
+      next();
+      return true;
+    }
+    if (k.kind == Token::kIdent) {
+      int slot = -1;
+      if (!resolve(k, &slot)) return false;
+      e.push_back({ExprOp::kField, slot});
+      next();
+      return true;
+    }
+    if (k.kind == Token::kLParen) {
+      next();
+      if (!parse_expr(e, depth + 1)) return false;
+      if (cur().kind != Token::kRParen) return expected("')'");
+      next();
+      return true;
+    }
+    return expected("a number, a field name or '('");
+  }
+
+  bool resolve(const Token& k, int* slot) {
+    const std::string& n = k.text;
+    auto it = names_.find(n);
+    if (it == names_.end()) {
+      int later = defined_later(n);
+      if (later > 0)
+        return fail_at(k, "field '" + n + "' is used before its definition (line " +
+                              std::to_string(later) + ")");
+      return fail_at(k, "unknown field '" + n + "' in expression");
+    }
+    const NameInfo& info = it->second;
+    if (!info.defined) return fail_at(k, "field '" + n + "' is used before its definition");
+    if (!info.visible)
+      return fail_at(k, "field '" + n + "' belongs to a finished repeat group (line " +
+                            std::to_string(info.line) + ") and has no single value here");
+    if (info.slot < 0)
+      return fail_at(k, "field '" + n + "' is not an integer scalar and cannot be used in a size");
+    *slot = info.slot;
+    return true;
+  }
+
+  // The line where this rule declares `name` after the current position, or 0: tells "used
+  // before its definition" from "unknown field".
+  int defined_later(const std::string& name) const {
+    for (size_t i = p_ + 1; i + 1 < t_.size(); ++i) {
+      const Token& a = t_[i];
+      if (is_ident(a, "file") && t_[i - 1].kind == Token::kNewline) break;
+      FieldType ft;
+      if (a.kind == Token::kIdent && type_from_name(a.text, &ft) &&
+          t_[i + 1].kind == Token::kIdent && t_[i + 1].text == name)
+        return t_[i + 1].line;
+    }
+    return 0;
+  }
+
+  const std::vector<Token>& t_;
+  const std::string& file_;
+  size_t p_ = 0;
+  std::string err_;
+  SchemaRule* rule_ = nullptr;
+  std::map<std::string, NameInfo> names_;
+  std::vector<std::vector<std::string>> scopes_;  // names declared in each open repeat
+  std::string tail_name_;                         // the rule's [*] field, once seen
+};
+
+}  // namespace
+
+bool parse_schema(const std::string& text, const std::string& file,
+                  std::vector<std::unique_ptr<SchemaRule>>& rules,
+                  std::vector<std::string>& renames, std::string* err) {
+  std::vector<Token> toks = lex_schema(text);
+  Parser parser(toks, file);
+  std::vector<std::unique_ptr<SchemaRule>> new_rules;
+  std::vector<std::string> new_renames;
+  if (!parser.run(new_rules, new_renames)) {
+    if (err) *err = parser.error();
+    return false;
+  }
+  for (auto& r : new_rules) rules.push_back(std::move(r));
+  for (auto& r : new_renames) renames.push_back(std::move(r));
+  return true;
+}
+
+}  // namespace ckptfwd::schema
