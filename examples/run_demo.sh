@@ -158,6 +158,14 @@ if [ "$n_ls" -gt 12 ]; then
 else
   sed 's/^/  /' "$WORK/ls.txt"
 fi
+echo
+echo "\$ ckptfwd ls $STORE --vars     (what the forwarder learnt from the schema)"
+if "$CLI" ls "$STORE" --vars >"$WORK/vars.txt" 2>&1 && grep -q '^temperature_F64LE_Array3D ' "$WORK/vars.txt"; then
+  sed -n '1,/variable keys/p' "$WORK/vars.txt" | sed 's/^/  /'
+else
+  sed 's/^/  /' "$WORK/vars.txt"
+  echo "FAIL: the store's files have no temperature variable from the demo schema"; FAIL=1
+fi
 captured=$(stat_sum files_captured)
 app_files=$(( (STEPS / EVERY) * NP ))
 stored=$(find "$STORE" -type f | wc -l)
