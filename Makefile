@@ -58,7 +58,8 @@ asan: $(STAMP)
 	  echo "make asan: sanitizer reports in $(SAN_DIR) (see above)"; exit 1; \
 	fi; exit $$rc
 
-# Fuzz the parsers of untrusted bytes (containers, manifest) for FUZZ_SECONDS each.
+# Fuzz the parsers of untrusted bytes (containers, manifest, the HDF5 inference path with
+# its helper process) for FUZZ_SECONDS each.
 # Each run's output goes to build-fuzz/fuzz_<target>.log (its end is shown) and a crashing
 # input to build-fuzz/crash-*; the fuzzer's own exit status is make's (sh has no pipefail,
 # so it is not piped into tail).
@@ -66,8 +67,8 @@ FUZZ_SECONDS ?= 60
 fuzz: $(STAMP)
 	@command -v clang++ >/dev/null || { echo "make fuzz needs clang: apt-get install clang libclang-rt-14-dev"; exit 2; }
 	CXX=clang++ CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCKPTFWD_FUZZ=ON
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_container fuzz_manifest
-	@for t in container manifest; do \
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_container fuzz_manifest fuzz_hdf5 ckptfwd-h5infer
+	@for t in container manifest hdf5; do \
 	  mkdir -p build-fuzz/corpus/$$t; \
 	  echo "fuzz_$$t: $(FUZZ_SECONDS) s, log build-fuzz/fuzz_$$t.log"; \
 	  build-fuzz/bin/fuzz_$$t build-fuzz/corpus/$$t tests/fuzz/seeds/$$t \

@@ -37,7 +37,15 @@ bool byte_count(const std::vector<uint64_t>& dims, uint64_t elem_size, uint64_t*
 }
 
 bool contiguous_extent(hid_t dset, Variable& v, std::string* err) {
-  haddr_t addr = H5Dget_offset(dset);  // absolute; HADDR_UNDEF: not allocated or external
+  // H5Dget_offset of 1.10 adds the base address even to HADDR_UNDEF, so in a file with a
+  // userblock an unallocated dataset seems to lie just below the superblock: ask first.
+  H5D_space_status_t status;
+  if (H5Dget_space_status(dset, &status) < 0) {
+    *err = "H5Dget_space_status failed";
+    return false;
+  }
+  if (status == H5D_SPACE_STATUS_NOT_ALLOCATED) return true;
+  haddr_t addr = H5Dget_offset(dset);  // absolute; HADDR_UNDEF: not allocated
   if (addr == HADDR_UNDEF) return true;
   uint64_t len = 0;
   if (!byte_count(v.shape, v.elem_size, &len)) {
