@@ -16,8 +16,14 @@
 #     must be what the library reads: dataset[()] for contiguous data, read_direct_chunk for
 #     each chunk (and the array slice for unfiltered chunks);
 #   - hostile input: truncated files are left agnostic, bit-flipped files give no map or a
-#     valid one, and inputs that crash libhdf5 1.10.8 (and hang it, if one is kept in
-#     tests/integration/data/) fail cleanly within CKPTFWD_INFER_TIMEOUT_MS.
+#     valid one, and two files of tests/integration/data/ that break libhdf5 1.10.8 fail
+#     cleanly within CKPTFWD_INFER_TIMEOUT_MS:
+#       h5_btree_self_loop_crash.h5  h5py file (earliest format, 300 one-element chunks)
+#                                    whose chunk B-tree root has its first child pointing
+#                                    at itself: the library recurses until SIGSEGV;
+#       h5_btree_fanout_hang.h5      the same file with the nodes made a chain of internal
+#                                    nodes whose children all point to the next one:
+#                                    billions of chunk visits, a hang.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 need_cmd h5ls h5dump ncgen
@@ -361,3 +367,34 @@ PYEOF
 "$PY" "$T/hostile.py" any "${HOSTILE_CMD[@]}" -- "$T"/flip/*.h5 >"$T/flip.out" 2>&1 ||
   fail "bit-flipped files: $(head -10 "$T/flip.out")"
 ok "bit-flipped files: $(tail -1 "$T/flip.out")"
+
+# Inputs that crash and hang libhdf5: the caller survives and reports why, in time.
+CRASH=$DATA/h5_btree_self_loop_crash.h5
+HANG=$DATA/h5_btree_fanout_hang.h5
+if [[ $USE_INSPECT == 1 ]]; then
+  for what in crash hang; do
+    f=$CRASH want="crashed with signal 11"
+    [[ $what == hang ]] && f=$HANG want="timed out after 1500 ms"
+    start=$(date +%s%N)
+    CKPTFWD_INFER_TIMEOUT_MS=1500 "$CLI" inspect --json "$f" >"$T/$what.json" 2>"$T/$what.err" ||
+      fail "ckptfwd inspect --json $f exited $? on a file that ${what}es libhdf5: $(head -3 "$T/$what.err")"
+    ms=$((($(date +%s%N) - start) / 1000000))
+    "$PY" - "$T/$what.json" "$want" <<'PYEOF' || fail "inspect of the $what input: $(head -c 400 "$T/$what.json")"
+import json, sys
+m = json.loads(open(sys.argv[1]).read().splitlines()[0])
+sys.exit(0 if not m['source'] and sys.argv[2] in m['detail'] else 1)
+PYEOF
+    [[ $ms -lt 10000 ]] || fail "inspect of the $what input took $ms ms (limit 1500 ms)"
+    ok "$what input: agnostic, inspect says why ($(grep -o "$want" "$T/$what.json")) in $ms ms"
+  done
+else
+  rc=0
+  "$H5INFER" "$CRASH" >/dev/null 2>&1 || rc=$?
+  [[ $rc -gt 128 ]] || fail "ckptfwd-h5infer $CRASH exited $rc; expected a crash of libhdf5 (signal)"
+  rc=0
+  timeout 3 "$H5INFER" "$HANG" >/dev/null 2>&1 || rc=$?
+  [[ $rc -eq 124 ]] || fail "ckptfwd-h5infer $HANG exited $rc; expected libhdf5 to hang"
+  ok "the crash and hang inputs still break libhdf5 (the unit tests check infer_hdf5 on them)"
+fi
+pass_count=$n_checked
+echo "PASS: $pass_count files mapped and checked against the HDF5 tools; hostile inputs handled"

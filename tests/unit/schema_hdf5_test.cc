@@ -212,17 +212,63 @@ TEST_F(Hdf5ClientTest, ConcurrentCallsAllFinishAndLeaveNoChildren) {
   EXPECT_EQ(children(), 0);
 }
 
-// The real helper, when built: a file that is not HDF5 fails cleanly.
-TEST_F(Hdf5ClientTest, RealHelperRejectsNonHdf5) {
-  // Unit test binaries are built into the same bin directory as the helper.
+// The real helper: $CKPTFWD_H5INFER, else next to this binary (unit test binaries are
+// built into the helper's bin directory); "" when it was not built.
+std::string real_helper() {
   const char* env = getenv("CKPTFWD_H5INFER");
   std::string h = env && *env ? env : default_hdf5_helper();
-  if (access(h.c_str(), X_OK) != 0) GTEST_SKIP() << h << " not built";
+  return access(h.c_str(), X_OK) == 0 ? h : "";
+}
+
+// tests/integration/data/NAME, found from this source file's path.
+std::string data_file(const std::string& name) {
+  std::string src = __FILE__;
+  return src.substr(0, src.rfind('/')) + "/../integration/data/" + name;
+}
+
+TEST_F(Hdf5ClientTest, RealHelperRejectsNonHdf5) {
+  std::string h = real_helper();
+  if (h.empty()) GTEST_SKIP() << "ckptfwd-h5infer not built";
   VariableMap m;
   std::string why;
   EXPECT_FALSE(infer_hdf5(h, file_, 4096, 10000, m, &why));
   EXPECT_NE(why.find("exited with status 1"), std::string::npos) << why;
   EXPECT_NE(why.find(file_), std::string::npos) << why;
+}
+
+// A v1 B-tree node of a chunk index whose first child is the node itself: libhdf5 1.10.8
+// recurses until the stack overflows. The helper dies; the caller reports it.
+TEST_F(Hdf5ClientTest, RealHelperCrashInsideLibhdf5IsReported) {
+  std::string h = real_helper();
+  if (h.empty()) GTEST_SKIP() << "ckptfwd-h5infer not built";
+  std::string f = data_file("h5_btree_self_loop_crash.h5");
+  struct stat st;
+  ASSERT_EQ(stat(f.c_str(), &st), 0) << f;
+  VariableMap m;
+  std::string why;
+  EXPECT_FALSE(infer_hdf5(h, f, static_cast<uint64_t>(st.st_size), 10000, m, &why));
+  EXPECT_NE(why.find("crashed with signal 11"), std::string::npos) << why;
+  EXPECT_NE(why.find(f), std::string::npos) << why;
+  EXPECT_EQ(children(), 0);
+}
+
+// B-tree nodes whose children all point to the next node: billions of chunk visits.
+TEST_F(Hdf5ClientTest, RealHelperHangInsideLibhdf5TimesOut) {
+  std::string h = real_helper();
+  if (h.empty()) GTEST_SKIP() << "ckptfwd-h5infer not built";
+  std::string f = data_file("h5_btree_fanout_hang.h5");
+  struct stat st;
+  ASSERT_EQ(stat(f.c_str(), &st), 0) << f;
+  VariableMap m;
+  std::string why;
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_FALSE(infer_hdf5(h, f, static_cast<uint64_t>(st.st_size), 1000, m, &why));
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::steady_clock::now() - t0)
+                .count();
+  EXPECT_LT(ms, 4000);
+  EXPECT_NE(why.find("timed out after 1000 ms"), std::string::npos) << why;
+  EXPECT_EQ(children(), 0);
 }
 
 }  // namespace
