@@ -84,7 +84,7 @@ void add_chunk(const ChunkGrid& g, const hsize_t* coords, unsigned mask, haddr_t
 
 // space: the dataset's dataspace (1.10 refuses H5S_ALL here).
 bool chunked_extents(hid_t dset, hid_t dcpl, hid_t space, uint64_t base, Variable& v,
-                     std::string* err) {
+                     bool* unlisted, std::string* err) {
   const size_t rank = v.shape.size();
   std::vector<hsize_t> cdims(rank > 0 ? rank : 1);
   if (H5Pget_chunk(dcpl, static_cast<int>(rank), cdims.data()) != static_cast<int>(rank)) {
@@ -108,6 +108,10 @@ bool chunked_extents(hid_t dset, hid_t dcpl, hid_t space, uint64_t base, Variabl
   if (H5Dget_num_chunks(dset, space, &n) < 0) {
     *err = "H5Dget_num_chunks failed";
     return false;
+  }
+  if (n > kMaxChunksListed) {
+    *unlisted = true;
+    return true;
   }
   std::vector<hsize_t> coords(rank + 1);
   for (hsize_t i = 0; i < n; ++i) {
@@ -159,13 +163,13 @@ DatasetResult dataset_variable(hid_t dset, const std::string& name, uint64_t chu
   int external = H5Pget_external_count(dcpl.get());
   if (external < 0) return fail("H5Pget_external_count failed");
   if (external > 0) return DatasetResult::kVariable;  // data in other files: no extent
-  bool ok = true;
+  bool ok = true, unlisted = false;
   switch (H5Pget_layout(dcpl.get())) {
     case H5D_CONTIGUOUS:
       ok = contiguous_extent(dset, v, err);
       break;
     case H5D_CHUNKED:
-      ok = chunked_extents(dset, dcpl.get(), space.get(), chunk_base, v, err);
+      ok = chunked_extents(dset, dcpl.get(), space.get(), chunk_base, v, &unlisted, err);
       break;
     case H5D_COMPACT:  // data inside the object header: residual
     case H5D_VIRTUAL:  // data in other datasets
@@ -174,7 +178,7 @@ DatasetResult dataset_variable(hid_t dset, const std::string& name, uint64_t chu
       return fail("unknown storage layout");
   }
   if (!ok) return fail(*err);
-  return DatasetResult::kVariable;
+  return unlisted ? DatasetResult::kUnlisted : DatasetResult::kVariable;
 }
 
 }  // namespace ckptfwd::h5infer

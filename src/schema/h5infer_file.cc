@@ -11,6 +11,7 @@ namespace {
 
 struct Walk {
   uint64_t chunk_base = 0;
+  size_t unlisted = 0;  // datasets with too many chunks to list
   VariableMap* map = nullptr;
   std::string err;
 };
@@ -35,7 +36,8 @@ herr_t visit_object(hid_t root, const char* name, const ObjInfo* info, void* op_
   DatasetResult r = dataset_variable(d, full, w->chunk_base, v, &w->err);
   H5Dclose(d);
   if (r == DatasetResult::kError) return -1;
-  if (r == DatasetResult::kVariable) w->map->vars.push_back(std::move(v));
+  if (r == DatasetResult::kUnlisted) ++w->unlisted;
+  if (r != DatasetResult::kSkipped) w->map->vars.push_back(std::move(v));
   return 0;
 }
 
@@ -96,6 +98,9 @@ bool infer_file(const std::string& path, VariableMap& out, std::string* err) {
   m.source = "hdf5";
   m.detail = std::string(netcdf4 ? "netCDF-4, " : "") + "superblock at " +
              std::to_string(w.chunk_base);
+  if (w.unlisted)
+    m.detail += "; chunks of " + std::to_string(w.unlisted) + " dataset(s) not listed (over " +
+                std::to_string(kMaxChunksListed) + " chunks)";
   std::string bad = check_variable_map(m, static_cast<uint64_t>(st.st_size));
   if (!bad.empty()) {
     *err = path + ": inconsistent map: " + bad;
