@@ -68,8 +68,8 @@ struct ChunkGrid {
 // One allocated chunk as an extent. A chunk whose filters were all skipped holds plain
 // elements, as does one of an unfiltered dataset; anything else is opaque. A chunk of
 // unexpected size is opaque too, so that the map never claims elements it cannot hold.
-void add_chunk(const ChunkGrid& g, const hsize_t* coords, unsigned mask, haddr_t addr,
-               hsize_t size, uint64_t base, Variable& v) {
+void add_chunk(const ChunkGrid& g, const hsize_t* coords, unsigned mask, haddr_t addr, hsize_t size,
+               uint64_t base, Variable& v) {
   if (addr == HADDR_UNDEF || size == 0) return;
   bool filtered = g.has_filters && (mask & g.all_filters) != g.all_filters;
   if (!filtered && size != g.chunk_bytes) filtered = true;

@@ -96,8 +96,8 @@ bool infer_file(const std::string& path, VariableMap& out, std::string* err) {
     return false;
   }
   m.source = "hdf5";
-  m.detail = std::string(netcdf4 ? "netCDF-4, " : "") + "superblock at " +
-             std::to_string(w.chunk_base);
+  m.detail =
+      std::string(netcdf4 ? "netCDF-4, " : "") + "superblock at " + std::to_string(w.chunk_base);
   if (w.unlisted)
     m.detail += "; chunks of " + std::to_string(w.unlisted) + " dataset(s) not listed (over " +
                 std::to_string(kMaxChunksListed) + " chunks)";

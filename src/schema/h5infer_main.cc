@@ -38,7 +38,9 @@ constexpr bool kLimitAddressSpace = true;
 #endif
 
 void set_limit(int what, rlim_t soft, rlim_t hard) {
-  struct rlimit r{soft, hard};
+  struct rlimit r {
+    soft, hard
+  };
   setrlimit(what, &r);  // best effort: the parent's timeout still holds
 }
 

@@ -99,8 +99,8 @@ int spawn_helper(const std::string& helper, const std::string& file, int out_w, 
   posix_spawnattr_setsigmask(&at, &none);
   posix_spawnattr_setsigdefault(&at, &all);
   posix_spawnattr_setpgroup(&at, 0);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-                                    POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&at,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   std::string sep = "--";
   char* argv[] = {const_cast<char*>(helper.c_str()), sep.data(), const_cast<char*>(file.c_str()),
                   nullptr};
@@ -141,8 +141,8 @@ std::string default_hdf5_helper() {
   return (s == std::string::npos ? std::string(".") : exe.substr(0, s)) + "/ckptfwd-h5infer";
 }
 
-bool infer_hdf5(const std::string& helper, const std::string& file, uint64_t size,
-                int timeout_ms, VariableMap& out, std::string* why) {
+bool infer_hdf5(const std::string& helper, const std::string& file, uint64_t size, int timeout_ms,
+                VariableMap& out, std::string* why) {
   const std::string who = base_name(helper.empty() ? "ckptfwd-h5infer" : helper);
   auto fail = [&](const std::string& reason) {
     if (why) *why = who + " on " + file + ": " + reason;

@@ -115,9 +115,9 @@ TEST_F(Hdf5ClientTest, HangingHelperTimesOut) {
   std::string why;
   auto t0 = std::chrono::steady_clock::now();
   EXPECT_FALSE(infer_hdf5(h, file_, 4096, 300, m, &why));
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                std::chrono::steady_clock::now() - t0)
-                .count();
+  auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
   EXPECT_GE(ms, 300);
   EXPECT_LT(ms, 3000);
   EXPECT_NE(why.find("timed out after 300 ms"), std::string::npos) << why;
@@ -167,8 +167,8 @@ TEST_F(Hdf5ClientTest, MapBeyondTheFileRejected) {
   std::vector<uint8_t> enc;
   encode_variable_map(bad, enc);
   std::string blob = dir_ + "/map.bin";
-  std::ofstream(blob, std::ios::binary).write(reinterpret_cast<const char*>(enc.data()),
-                                              static_cast<std::streamsize>(enc.size()));
+  std::ofstream(blob, std::ios::binary)
+      .write(reinterpret_cast<const char*>(enc.data()), static_cast<std::streamsize>(enc.size()));
   std::string h = script("badmap", "cat '" + blob + "'");
   VariableMap m;
   std::string why;
@@ -263,9 +263,9 @@ TEST_F(Hdf5ClientTest, RealHelperHangInsideLibhdf5TimesOut) {
   std::string why;
   auto t0 = std::chrono::steady_clock::now();
   EXPECT_FALSE(infer_hdf5(h, f, static_cast<uint64_t>(st.st_size), 1000, m, &why));
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                std::chrono::steady_clock::now() - t0)
-                .count();
+  auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
   EXPECT_LT(ms, 4000);
   EXPECT_NE(why.find("timed out after 1000 ms"), std::string::npos) << why;
   EXPECT_EQ(children(), 0);
