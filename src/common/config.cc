@@ -125,7 +125,20 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
       return bad("error, warn, info or debug");
     log_level = value;
   } else if (key == "SCHEMA") {
-    schema = value;
+    // Made absolute now: the forwarder, started from the application's directory, leaves
+    // it when it becomes a daemon.
+    std::string list, one;
+    for (size_t b = 0; b <= value.size();) {
+      size_t e = value.find(':', b);
+      if (e == std::string::npos) e = value.size();
+      std::string part = value.substr(b, e - b);
+      if (!part.empty()) {
+        if (!absolute_path(part, one)) return bad("schema files (colon-separated paths)");
+        list += (list.empty() ? "" : ":") + one;
+      }
+      b = e + 1;
+    }
+    schema = list;
   } else if (key == "VAR_RENAME") {
     var_rename = value;
   } else if (key == "INFER_TIMEOUT_MS") {

@@ -11,6 +11,8 @@
 //               per range: u64 file_off | u64 len | u32 stream | u64 stream_off
 //               | u32 n_hints                                   (format version 2 only)
 //               per hint:  u64 file_off | u64 len | u8 dtype    (DtypeCode, 1..kMaxDtypeCode)
+//               | variable map                                  (format version 3 only)
+//                 (encode_variable_map of common/variable_map.h)
 // Ranges of a file are stored sorted by file_off and never overlap (the writer sorts and
 // checks them; the reader rejects anything else), so restore is one walk in file order.
 // Hints likewise: sorted, disjoint, non-empty, inside the file, with a known code.
@@ -40,8 +42,8 @@ namespace {
 
 constexpr char kMagic[8] = {'C', 'K', 'F', 'W', 'D', 'C', '0', '1'};
 constexpr char kEndMagic[8] = {'C', 'K', 'F', 'W', 'D', 'E', 'N', 'D'};
-constexpr uint32_t kFormatVersion = 2;        // written
-constexpr uint32_t kOldestFormatVersion = 1;  // still read (no hints)
+constexpr uint32_t kFormatVersion = 3;        // written
+constexpr uint32_t kOldestFormatVersion = 1;  // still read (no hints, no variable maps)
 constexpr uint64_t kHeaderSize = 16;
 constexpr uint64_t kTrailerSize = 32;
 // Largest chunk a reader accepts (Config::chunk_bytes is at most 256 MiB): keeps a hostile
@@ -57,6 +59,7 @@ constexpr size_t kStreamRecordMin = 4 * 3 + 8 + 4;
 constexpr size_t kRangeRecord = 8 + 8 + 4 + 8;
 constexpr size_t kFileRecordMinV1 = 4 + 4 + 8 + 4 + 8 + 8 + 8 + 4;
 constexpr size_t kFileRecordMinV2 = kFileRecordMinV1 + 4;
+constexpr size_t kFileRecordMinV3 = kFileRecordMinV2 + 4 + 4 + 4;
 constexpr size_t kHintRecord = 8 + 8 + 1;
 
 // Why hint h of a file of `size` bytes cannot follow a hint ending at prev_end, or "".
@@ -122,6 +125,12 @@ class Dec {
     std::string s(reinterpret_cast<const char*>(p_ + pos_), len);
     pos_ += len;
     return s;
+  }
+  // A variable map (decode_variable_map checks it against file_size).
+  bool variable_map(uint64_t file_size, VariableMap& out, std::string* err) {
+    if (!ok_) return false;
+    if (!decode_variable_map(p_, n_, &pos_, file_size, out, err)) ok_ = false;
+    return ok_;
   }
 
  private:
@@ -357,6 +366,8 @@ bool ContainerWriter::commit(std::string* err) {
                     std::to_string(h.file_off) + " " + why);
       hend = h.file_off + h.len;
     }
+    std::string why = check_variable_map(f.vars, f.size);
+    if (!why.empty()) return fail(m.final_path + ": file '" + f.path + "': " + why);
   }
   Enc x;
   x.u32(static_cast<uint32_t>(m.streams.size()));
@@ -397,6 +408,7 @@ bool ContainerWriter::commit(std::string* err) {
       x.u64(h.len);
       x.u8(h.dtype);
     }
+    encode_variable_map(f.vars, x.buf);
   }
   uint64_t index_off = m.pos;
   uint64_t index_len = x.buf.size();
@@ -543,8 +555,9 @@ bool ContainerReader::Impl::decode_chunk(size_t s, size_t i, std::vector<uint8_t
 
 bool ContainerReader::Impl::parse_index(const uint8_t* p, size_t n, uint64_t index_off,
                                         uint32_t version, std::string* err) {
-  const bool has_hints = version >= 2;
-  const size_t file_record_min = has_hints ? kFileRecordMinV2 : kFileRecordMinV1;
+  const bool has_hints = version >= 2, has_vars = version >= 3;
+  const size_t file_record_min =
+      has_vars ? kFileRecordMinV3 : has_hints ? kFileRecordMinV2 : kFileRecordMinV1;
   auto fail = [&](const std::string& why) {
     if (err) *err = path + ": corrupt index: " + why;
     return false;
@@ -635,6 +648,9 @@ bool ContainerReader::Impl::parse_index(const uint8_t* p, size_t n, uint64_t ind
         return fail("file '" + fe.path + "' dtype hint " + std::to_string(k) + " " + why);
       hend = h.file_off + h.len;
     }
+    if (!has_vars) continue;
+    std::string why;
+    if (!d.variable_map(fe.size, fe.vars, &why)) return fail("file '" + fe.path + "' " + why);
   }
   if (d.left() != 0) return fail("trailing bytes after the file table");
   return true;

@@ -2,8 +2,9 @@
 // nothing but the container to give every file back.
 //
 // Layout (all integers little endian):
-//   header   "CKFWDC01" | u32 format_version(2) | u32 flags(0)
-//            (version 1: the same without dtype hints per file; still read)
+//   header   "CKFWDC01" | u32 format_version(3) | u32 flags(0)
+//            (version 1: without dtype hints per file; version 2: without variable
+//            maps per file; both still read)
 //   chunks   compressed chunk bytes, back to back
 //   index    streams, then files (see StreamInfo, FileEntry; encoding in container.cc)
 //   trailer  u64 index_offset | u64 index_len | u64 xxh64(index) | "CKFWDEND"
@@ -14,6 +15,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "common/variable_map.h"
 
 namespace ckptfwd {
 
@@ -89,6 +92,10 @@ struct FileEntry {
   // Element types of parts of the file: sorted by file_off, disjoint, within [0, size),
   // valid non-zero codes (the writer refuses anything else; version 1 containers: none).
   std::vector<DtypeHint> hints;
+  // Which bytes of the file are which variable (common/variable_map.h), as structure
+  // inference found them when the version was committed; empty for a file stored agnostic
+  // (and in containers of versions 1 and 2). Checked against size like the ranges.
+  VariableMap vars;
 };
 
 // A chunk compressed and hashed, ready to append. Thread-safe to produce in parallel.

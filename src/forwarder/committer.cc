@@ -28,12 +28,19 @@ void settle(Core& c, const BatchResult& res, const std::vector<CatalogEntry>& en
     c.stats.containers_written++;
     c.stats.bytes_stored += res.bytes_stored;
   }
+  c.stats.infer_ns += res.infer_ns;
   c.stats.compress_ns += res.compress_ns;
   c.stats.write_ns += res.write_ns;
   c.stats.files_committed += entries.size();
   c.stats.bytes_committed += committed_bytes(entries);
-  for (const CatalogEntry& e : entries)
+  for (const CatalogEntry& e : entries) {
     if (e.file_index < res.typed.size()) c.stats.bytes_typed += res.typed[e.file_index];
+    if (e.file_index < res.mapped.size() && res.mapped[e.file_index]) {
+      c.stats.files_mapped++;
+      c.stats.bytes_mapped += res.mapped[e.file_index];
+    }
+    if (e.file_index < res.infer_failed.size()) c.stats.infer_failures += res.infer_failed[e.file_index];
+  }
   for (uint64_t vid : committed) s.forget(vid);
   s.done_cv.notify_all();
 }

@@ -5,13 +5,19 @@
 #include "common/config.h"
 #include "forwarder/state.h"
 #include "forwarder/stats.h"
+#include "schema/infer.h"
 
 namespace ckptfwd::fwd {
 
 struct Core {
   Core(const Config& c, std::string dir, std::string node_name)
       : cfg(c), session_dir(std::move(dir)), node(std::move(node_name)),
-        state(cfg, stats, session_dir) {}
+        state(cfg, stats, session_dir) {
+    // main() checked the settings with the same call before it got here; a Core built
+    // elsewhere (tests) with bad ones infers without schemas rather than failing.
+    std::string err;
+    inferrer.configure(cfg, &err);
+  }
   Core(const Core&) = delete;
   Core& operator=(const Core&) = delete;
 
@@ -21,6 +27,7 @@ struct Core {
   std::string job;  // this session's job (SessionPaths::job): close-to-open is per job
   Stats stats;
   State state;
+  schema::Inferrer inferrer;  // variable maps of sealed versions (pipeline.h)
 };
 
 }  // namespace ckptfwd::fwd

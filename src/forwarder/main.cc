@@ -15,6 +15,7 @@
 #include "forwarder/daemonize.h"
 #include "forwarder/forwarder.h"
 #include "forwarder/log.h"
+#include "schema/infer.h"
 
 using namespace ckptfwd;
 
@@ -62,6 +63,12 @@ int main(int argc, char** argv) {
   Config cfg;
   std::string err;
   if (!Config::load(cfg, &err)) {
+    report_bad_config(err);
+    return 2;
+  }
+  // A schema that does not parse is a configuration error, reported before anything is
+  // captured (with its file, line and column), like any other bad setting.
+  if (schema::Inferrer probe; !probe.configure(cfg, &err)) {
     report_bad_config(err);
     return 2;
   }

@@ -131,8 +131,52 @@ bool created_ranges(const BatchFile& f, const uint8_t* bytes, uint64_t size, Ext
 }
 }  // namespace
 
+namespace {
+// Runs work(i) for i in [0, n) on up to `threads` threads (the caller's included).
+template <class Work>
+void parallel_for(size_t n, int threads, Work&& work) {
+  std::atomic<size_t> next{0};
+  auto run = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) work(i);
+  };
+  std::vector<std::thread> pool;
+  int nt = static_cast<int>(std::min<size_t>(std::max(1, threads), n));
+  for (int t = 1; t < nt; ++t) pool.emplace_back(run);
+  run();
+  for (auto& t : pool) t.join();
+}
+
+// The variable maps of the whole files of a batch. Each file is looked at once, in
+// parallel; an HDF5 file costs a helper process, so the work is spread over threads.
+void infer_maps(const schema::Inferrer& inferrer, const std::vector<BatchFile>& files,
+                const std::vector<MappedFile>& maps, std::vector<FileEntry>& entries,
+                BatchResult& out, int threads) {
+  int64_t t0 = monotonic_ns();
+  out.mapped.assign(files.size(), 0);
+  out.infer_failed.assign(files.size(), 0);
+  parallel_for(files.size(), threads, [&](size_t i) {
+    if (files[i].partial) return;
+    FileEntry& e = entries[i];
+    std::string note;
+    e.vars = inferrer.infer(files[i].path, files[i].data_path, maps[i].data(), maps[i].size(),
+                            e.hints, &note);
+    out.mapped[i] = mapped_bytes(e.vars);
+    if (note.empty()) return;
+    out.infer_failed[i] = 1;
+    if (e.vars.source.empty())
+      LOG_WARN("%s (v%llu): stored agnostic: %s", files[i].path.c_str(),
+               static_cast<unsigned long long>(files[i].vid), note.c_str());
+    else
+      LOG_INFO("%s (v%llu): variables from %s after: %s", files[i].path.c_str(),
+               static_cast<unsigned long long>(files[i].vid), e.vars.source.c_str(), note.c_str());
+  });
+  out.infer_ns += monotonic_ns() - t0;
+}
+}  // namespace
+
 bool write_container(const Config& cfg, const std::string& store, const std::string& node,
-                     const std::vector<BatchFile>& files, BatchResult& out, std::string* err) {
+                     const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
+                     const schema::Inferrer* inferrer) {
   // A store another user planted (or can write into) is not ours to fill: the batch fails
   // like any store write, so the staged versions stay (README, "Other users on the node").
   if (!manifest::ensure_store(store, err) || !check_store_dir(store, err)) return false;
@@ -187,6 +231,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     out.sizes[i] = n;
     out.hashes[i] = e.hash;
   }
+  if (inferrer) infer_maps(*inferrer, files, st.maps, entries, out, cfg.writers);
 
   out.container = new_container_name(node);
   ContainerWriter w;
@@ -201,21 +246,12 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     uint64_t count = std::min(wave, nchunks - first);
     enc.assign(count, EncodedChunk{});
     int64_t t0 = monotonic_ns();
-    std::atomic<uint64_t> next{0};
-    auto work = [&] {
-      std::vector<uint8_t> own;
-      for (uint64_t j; (j = next.fetch_add(1)) < count;) {
-        uint64_t a = (first + j) * cb;
-        uint64_t n = std::min(cb, st.total - a);
-        const uint8_t* p = st.view(a, n, own);
-        enc[j] = encode_chunk(p, n, cfg.codec, cfg.level);
-      }
-    };
-    std::vector<std::thread> pool;
-    int nt = static_cast<int>(std::min<uint64_t>(threads, count));
-    for (int t = 1; t < nt; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
+    parallel_for(count, threads, [&](size_t j) {
+      thread_local std::vector<uint8_t> own;
+      uint64_t a = (first + j) * cb;
+      uint64_t n = std::min(cb, st.total - a);
+      enc[j] = encode_chunk(st.view(a, n, own), n, cfg.codec, cfg.level);
+    });
     int64_t t1 = monotonic_ns();
     out.compress_ns += t1 - t0;
     for (uint64_t j = 0; j < count; ++j)

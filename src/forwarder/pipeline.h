@@ -12,6 +12,7 @@
 #include "common/container.h"
 #include "forwarder/extents.h"
 #include "forwarder/hints.h"
+#include "schema/infer.h"
 
 namespace ckptfwd::fwd {
 
@@ -41,10 +42,16 @@ struct BatchResult {
   std::vector<uint64_t> sizes;   // bytes actually stored per file
   std::vector<uint64_t> hashes;  // XXH64 of each file's bytes (a partial file: of its extents)
   std::vector<uint64_t> typed;   // bytes covered by each file's committed dtype hints
-  int64_t compress_ns = 0, write_ns = 0;
+  std::vector<uint64_t> mapped;  // bytes in the variables of each file's variable map
+  std::vector<uint8_t> infer_failed;  // 1: a source was tried and failed (logged)
+  int64_t infer_ns = 0, compress_ns = 0, write_ns = 0;
 };
 
+// With an inferrer, each whole file's variable map is inferred (in parallel, Config.writers
+// threads) and stored with it; an overlay (partial file) gets none: it lacks the bytes
+// other nodes wrote.
 bool write_container(const Config& cfg, const std::string& store, const std::string& node,
-                     const std::vector<BatchFile>& files, BatchResult& out, std::string* err);
+                     const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
+                     const schema::Inferrer* inferrer = nullptr);
 
 }  // namespace ckptfwd::fwd

@@ -81,6 +81,9 @@ size_t Stats::format_json(char* buf, size_t cap) const {
               {"files_committed", &files_committed},
               {"bytes_committed", &bytes_committed},
               {"bytes_typed", &bytes_typed},
+              {"files_mapped", &files_mapped},
+              {"bytes_mapped", &bytes_mapped},
+              {"infer_failures", &infer_failures},
               {"bytes_stored", &bytes_stored},
               {"containers_written", &containers_written},
               {"fallbacks", &fallbacks},
@@ -99,6 +102,8 @@ size_t Stats::format_json(char* buf, size_t cap) const {
   // committed/stored with 3 decimals; 0 before anything was stored.
   unsigned __int128 r = stored ? (static_cast<unsigned __int128>(committed) * 1000) / stored : 0;
   o.fixed(static_cast<uint64_t>(r), 3);
+  o.key("time_infer_s");
+  o.fixed(infer_ns.load() / 1000, 6);
   o.key("time_compress_s");
   o.fixed(compress_ns.load() / 1000, 6);
   o.key("time_write_s");

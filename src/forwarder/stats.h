@@ -12,12 +12,16 @@ struct Stats {
   std::atomic<uint64_t> files_captured{0}, bytes_captured{0};
   std::atomic<uint64_t> files_committed{0}, bytes_committed{0};
   std::atomic<uint64_t> bytes_typed{0};  // committed bytes covered by dtype hints
+  // Structure inference: committed files with a variable map, the bytes in their
+  // variables, and files where a source was tried and failed (stored agnostic or by a
+  // later source; each logged with its reason).
+  std::atomic<uint64_t> files_mapped{0}, bytes_mapped{0}, infer_failures{0};
   std::atomic<uint64_t> bytes_stored{0}, containers_written{0};
   std::atomic<uint64_t> fallbacks{0}, errors{0};
   std::atomic<uint64_t> restores{0}, bytes_restored{0};
   std::atomic<uint64_t> containers_removed{0};  // CKPTFWD_KEEP garbage collection
   std::atomic<uint64_t> refreshes{0};  // staged copies of shared files updated at MPI_File_sync
-  std::atomic<uint64_t> compress_ns{0}, write_ns{0}, commit_ns{0};
+  std::atomic<uint64_t> infer_ns{0}, compress_ns{0}, write_ns{0}, commit_ns{0};
   std::atomic<uint64_t> pending_versions{0};
   int64_t start_ns = 0;  // CLOCK_MONOTONIC at start
 

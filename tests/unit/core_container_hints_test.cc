@@ -140,13 +140,13 @@ TEST(ContainerHints, NoHintsRoundTrip) {
   EXPECT_TRUE(r.files()[0].hints.empty());
 }
 
-TEST(ContainerHints, WrittenAsVersion2) {
+TEST(ContainerHints, WrittenAsTheCurrentVersion3) {
   TempDir d;
   std::string err;
   ASSERT_TRUE(write_with_hints(d.path() + "/c.ckc", pattern(10), {}, &err)) << err;
   auto bytes = test::read_all(d.path() + "/c.ckc");
   ASSERT_GE(bytes.size(), 12u);
-  EXPECT_EQ(bytes[8], 2);
+  EXPECT_EQ(bytes[8], 3);  // version 3 added variable maps after the hints
 }
 
 TEST(ContainerHints, Version1StillReadable) {
@@ -183,7 +183,7 @@ TEST(ContainerHints, HandmadeVersion2Readable) {
 TEST(ContainerHints, UnknownVersionsRejected) {
   TempDir d;
   std::string err;
-  for (uint32_t v : {0u, 3u}) {
+  for (uint32_t v : {0u, 4u}) {
     test::write_all(d.path() + "/v.ckc", handmade(v, pattern(10), [](Blob& x) { x.u32(0); }));
     ContainerReader r;
     EXPECT_FALSE(r.open(d.path() + "/v.ckc", &err)) << v;

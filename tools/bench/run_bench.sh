@@ -165,3 +165,7 @@ for v in ckptfwd ckptfwd-started ckptfwd+fsync; do
 done
 echo "load average (other work on this machine): $LOAD0 at the start, $(load) at the end; $(nproc) cores"
 echo "raw timings: $WORK/*.times, store figures: $WORK/*.store, forwarder stats: $STATS_FILE"
+
+echo
+echo "structure inference (tools/bench/bench_infer.sh):"
+"$(dirname "$0")/bench_infer.sh" "$BUILD" "$WORK" || exit 1

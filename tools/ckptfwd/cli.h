@@ -15,6 +15,7 @@ int cmd_stats(const Args& args);
 int cmd_drain(const Args& args);
 int cmd_run(const Args& args, const std::string& self_exe);
 int cmd_schema(const Args& args);
+int cmd_inspect(const Args& args);
 
 // Prints "ckptfwd: <msg>" on stderr.
 void error(const std::string& msg);

@@ -8,15 +8,17 @@
 
 #include "cli.h"
 #include "common/dtype.h"
+#include "common/variable_map.h"
 #include "restore_paths.h"
 #include "store.h"
+#include "vars_format.h"
 
 namespace ckptfwd::cli {
 
 namespace {
 
 const char kHelp[] =
-    "usage: ckptfwd ls STORE [--all]\n"
+    "usage: ckptfwd ls STORE [--all | --vars [--json]]\n"
     "\n"
     "Lists the live files of a store (the newest committed version of each path, after\n"
     "renames and unlinks): size, mode, modification time, container, overlays, path.\n"
@@ -30,7 +32,17 @@ const char kHelp[] =
     "           and containers in the directory that no MANIFEST record names (left by an\n"
     "           interrupted commit; ignored by restore). A file with dtype hints (element\n"
     "           types the library learnt, e.g. from MPI-IO views) gets a line 'typed:'\n"
-    "           with the bytes per type, e.g. 'typed: F64LE 1.5 MiB'\n";
+    "           with the bytes per type, e.g. 'typed: F64LE 1.5 MiB'\n"
+    "  --vars   the variables of the live files, as structure inference found them when\n"
+    "           they were committed (HDF5 and netCDF headers, schemas, MPI-IO views): per\n"
+    "           variable key (Group/Name_Dtype_Class) its dtype, how many files hold it,\n"
+    "           its bytes in all of them and its shape per rank; then per file where its\n"
+    "           map came from (or why it has none: it is stored agnostic), the bytes in\n"
+    "           variables and the residual bytes\n"
+    "  --json   with --vars: one JSON object {\"keys\": [{\"key\", \"dtype\", \"files\",\n"
+    "           \"bytes\", \"shapes\": [{\"path\", \"rank\", \"shape\"}]}], \"files\":\n"
+    "           [{\"path\", \"rank\", \"size\", \"source\", \"detail\", \"mapped_bytes\",\n"
+    "           \"residual_bytes\"}]}\n";
 
 std::string fmt_time(int64_t ns) {
   time_t t = static_cast<time_t>(ns / 1000000000);
@@ -135,6 +147,107 @@ int list_all(const Store& st) {
   return rc;
 }
 
+// --vars: the live files' variable maps, grouped by key.
+int list_vars(const Store& st, bool json) {
+  ContainerCache cache(st.dir);
+  struct Holder {
+    std::string path;
+    int rank;
+    std::vector<uint64_t> shape;
+  };
+  struct Key {
+    std::string dtype;
+    uint64_t bytes = 0;
+    std::vector<Holder> holders;
+  };
+  std::map<std::string, Key> keys;
+  std::string files_json, file_lines;
+  int rc = 0;
+  for (const auto& [path, e] : st.catalog.entries()) {
+    VariableMap none;
+    const VariableMap* m = &none;
+    int rank = -1;
+    if (e.container.empty()) {
+      none.detail = "only overlays (a file shared across nodes has no map)";
+    } else {
+      std::string err;
+      ContainerReader* r = cache.get(e.container, &err);
+      if (!r || e.file_index >= r->files().size()) {
+        error(e.container + ": " + (r ? "file index out of range" : err));
+        rc = 1;
+        continue;
+      }
+      m = &r->files()[e.file_index].vars;
+      rank = r->files()[e.file_index].rank;
+    }
+    for (const Variable& v : m->vars) {
+      Key& k = keys[v.key];
+      k.dtype = v.dtype;
+      for (const VarExtent& x : v.extents) k.bytes += x.len;
+      k.holders.push_back({path, rank, v.shape});
+    }
+    uint64_t mapped = mapped_bytes(*m), size = e.size;
+    uint64_t residual = mapped <= size ? size - mapped : 0;
+    if (json) {
+      files_json += std::string(files_json.empty() ? "" : ",") + "{\"path\":" + json_quote(path) +
+                    ",\"rank\":" + std::to_string(rank) + ",\"size\":" + std::to_string(size) +
+                    ",\"source\":" + json_quote(m->source) + ",\"detail\":" +
+                    json_quote(m->detail) + ",\"mapped_bytes\":" + std::to_string(mapped) +
+                    ",\"residual_bytes\":" + std::to_string(residual) + "}";
+    } else {
+      char buf[160];
+      snprintf(buf, sizeof(buf), "  %-7s %5d %12s %12s  ", m->source.empty() ? "-" : m->source.c_str(),
+               rank, human_bytes(mapped).c_str(), human_bytes(residual).c_str());
+      file_lines += buf + printable(path) +
+                    (m->source.empty() ? "  (agnostic: " + printable(m->detail) + ")" : "") + "\n";
+    }
+  }
+  if (json) {
+    std::string o = "{\"keys\":[";
+    bool first = true;
+    for (const auto& [key, k] : keys) {
+      o += std::string(first ? "" : ",") + "{\"key\":" + json_quote(key) + ",\"dtype\":" +
+           json_quote(k.dtype) + ",\"files\":" + std::to_string(k.holders.size()) +
+           ",\"bytes\":" + std::to_string(k.bytes) + ",\"shapes\":[";
+      first = false;
+      for (size_t i = 0; i < k.holders.size(); ++i) {
+        const Holder& h = k.holders[i];
+        std::string dims;
+        for (size_t d = 0; d < h.shape.size(); ++d) dims += (d ? "," : "") + std::to_string(h.shape[d]);
+        o += std::string(i ? "," : "") + "{\"path\":" + json_quote(h.path) +
+             ",\"rank\":" + std::to_string(h.rank) + ",\"shape\":[" + dims + "]}";
+      }
+      o += "]}";
+    }
+    printf("%s],\"files\":[%s]}\n", o.c_str(), files_json.c_str());
+    return rc;
+  }
+  size_t w = 3;
+  for (const auto& [key, k] : keys) w = std::max(w, printable(key).size());
+  printf("%-*s  %-7s  %5s  %12s  %s\n", static_cast<int>(w), "KEY", "DTYPE", "FILES", "BYTES",
+         "SHAPE PER RANK");
+  for (const auto& [key, k] : keys) {
+    // One shape for all holders is the common case: say it once.
+    bool same = true;
+    for (const Holder& h : k.holders) same = same && h.shape == k.holders.front().shape;
+    std::string shapes;
+    if (same) {
+      shapes = fmt_shape(k.holders.front().shape) + (k.holders.size() > 1 ? " (each)" : "");
+    } else {
+      for (size_t i = 0; i < k.holders.size() && i < 8; ++i)
+        shapes += (i ? ", r" : "r") + std::to_string(k.holders[i].rank) + ": " +
+                  fmt_shape(k.holders[i].shape);
+      if (k.holders.size() > 8) shapes += ", ...";
+    }
+    printf("%-*s  %-7s  %5zu  %12s  %s\n", static_cast<int>(w), printable(key).c_str(),
+           k.dtype.c_str(), k.holders.size(), human_bytes(k.bytes).c_str(), shapes.c_str());
+  }
+  printf("%zu variable keys in %zu files\n", keys.size(), st.catalog.entries().size());
+  printf("\n  %-7s %5s %12s %12s  %s\n%s", "SOURCE", "RANK", "IN VARS", "RESIDUAL", "PATH",
+         file_lines.c_str());
+  return rc;
+}
+
 }  // namespace
 
 int cmd_ls(const Args& args) {
@@ -143,10 +256,14 @@ int cmd_ls(const Args& args) {
     return 0;
   }
   std::string store;
-  bool all = false;
+  bool all = false, vars = false, json = false;
   for (const std::string& a : args) {
     if (a == "--all" || a == "-a")
       all = true;
+    else if (a == "--vars")
+      vars = true;
+    else if (a == "--json")
+      json = true;
     else if (!a.empty() && a[0] == '-')
       return usage_error("ls", "unknown option " + a);
     else if (store.empty())
@@ -155,11 +272,14 @@ int cmd_ls(const Args& args) {
       return usage_error("ls", "more than one STORE given");
   }
   if (store.empty()) return usage_error("ls", "missing STORE");
+  if (json && !vars) return usage_error("ls", "--json goes with --vars");
+  if (all && vars) return usage_error("ls", "--all and --vars are separate listings");
   Store st;
   if (!open_store(store, st)) return 1;
   for (const std::string& p : st.catalog.problems())
     error(st.dir + "/" + p + " (run ckptfwd verify " + st.dir + ")");
   if (all) return list_all(st);
+  if (vars) return list_vars(st, json);
   list_live(st);
   return 0;
 }

@@ -29,6 +29,9 @@ const char kHelp[] =
     "  drain                               wait until everything captured is committed\n"
     "  run [--capture GLOBS] -- CMD...     run CMD under the preload library, then drain\n"
     "\n"
+    "Structure (what the forwarder learns about a checkpoint file's variables):\n"
+    "  inspect [--json] FILE...            the variable map of HDF5, netCDF and raw files\n"
+    "\n"
     "Other:\n"
     "  schema check FILE                   (placeholder: schema support arrives later)\n"
     "  help, --help, -h                    this text; `ckptfwd COMMAND --help` for details\n"
@@ -67,6 +70,7 @@ int main(int argc, char** argv) {
   if (cmd == "drain") return cmd_drain(args);
   if (cmd == "run") return cmd_run(args, self_exe(argv[0]));
   if (cmd == "schema") return cmd_schema(args);
+  if (cmd == "inspect") return cmd_inspect(args);
   error("unknown command '" + cmd + "' (see ckptfwd --help)");
   return 2;
 }

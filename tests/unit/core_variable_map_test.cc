@@ -1,0 +1,199 @@
+// Variable maps (common/variable_map.h): the checks every map passes before use, the
+// residual, the binary encoding (round trip, and hostile bytes rejected without a crash or
+// a huge allocation), and the map stored per file in a container (format version 3).
+#include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <random>
+
+#include "common/container.h"
+#include "common/variable_map.h"
+#include "core_test_util.h"
+
+namespace ckptfwd {
+namespace {
+
+using test::TempDir;
+
+Variable var(const std::string& name, const std::string& dtype, std::vector<uint64_t> shape,
+             std::vector<VarExtent> ext) {
+  Variable v;
+  v.name = name;
+  v.dtype = dtype;
+  v.elem_size = dtype_name_size(dtype);
+  v.shape = std::move(shape);
+  v.key = var_key(name, dtype, v.shape.size());
+  v.extents = std::move(ext);
+  return v;
+}
+
+// A 1000-byte file: a 3-D float array at 100, two 8-row chunks of a 2-D double array,
+// and a scalar.
+VariableMap sample() {
+  VariableMap m;
+  m.source = "hdf5";
+  m.detail = "test";
+  m.vars.push_back(var("/fields/T", "F32LE", {2, 3, 4}, {{100, 96, {0, 0, 0}, {2, 3, 4}, false}}));
+  m.vars.push_back(var("/g/P", "F64BE", {16, 2},
+                       {{300, 128, {0, 0}, {8, 2}, false}, {500, 40, {8, 0}, {8, 2}, true}}));
+  m.vars.push_back(var("step", "I64LE", {}, {{8, 8, {}, {}, false}}));
+  return m;
+}
+
+TEST(VariableMap, KeysNameDtypeAndClass) {
+  EXPECT_EQ(var_key("/fields/Temperature", "F32LE", 3), "fields/Temperature_F32LE_Array3D");
+  EXPECT_EQ(var_key("nx", "I32BE", 0), "nx_I32BE_Scalar");
+  EXPECT_EQ(dtype_name_size("CMP24"), 24u);
+  EXPECT_EQ(dtype_name_size("STR0"), 0u);
+  EXPECT_EQ(dtype_name_size("F16LE"), 0u);
+}
+
+TEST(VariableMap, SampleIsValidAndResidualIsTheRest) {
+  VariableMap m = sample();
+  EXPECT_EQ(check_variable_map(m, 1000), "");
+  EXPECT_EQ(mapped_bytes(m), 96u + 128 + 40 + 8);
+  auto res = residual_ranges(m, 1000);
+  std::vector<std::pair<uint64_t, uint64_t>> want = {{0, 8}, {16, 100}, {196, 300}, {428, 500}, {540, 1000}};
+  EXPECT_EQ(res, want);
+}
+
+TEST(VariableMap, ChecksNameTheProblem) {
+  struct Case {
+    const char* what;
+    void (*edit)(VariableMap&);
+    const char* want;
+  };
+  const Case cases[] = {
+      {"overlap", [](VariableMap& m) { m.vars[2].extents[0].file_off = 190; }, "overlap"},
+      {"beyond", [](VariableMap& m) { m.vars[0].extents[0].file_off = 950; }, "beyond the file"},
+      {"wraps", [](VariableMap& m) { m.vars[2].extents[0].file_off = UINT64_MAX - 2; }, "beyond the file"},
+      {"empty", [](VariableMap& m) { m.vars[2].extents[0].len = 0; }, "empty"},
+      {"shape/len", [](VariableMap& m) { m.vars[0].extents[0].shape[2] = 3; }, "disagree"},
+      {"shape overflow", [](VariableMap& m) { m.vars[0].extents[0].shape = {1ull << 40, 1ull << 40, 1}; }, "more bytes"},
+      {"rank", [](VariableMap& m) { m.vars[1].extents[1].start.pop_back(); }, "rank"},
+      {"dtype", [](VariableMap& m) { m.vars[0].dtype = "F16LE"; }, "unknown dtype"},
+      {"elem size", [](VariableMap& m) { m.vars[0].elem_size = 8; }, "element size"},
+      {"no key", [](VariableMap& m) { m.vars[0].key.clear(); }, "no key"},
+  };
+  for (const Case& c : cases) {
+    VariableMap m = sample();
+    c.edit(m);
+    std::string why = check_variable_map(m, 1000);
+    EXPECT_NE(why.find(c.want), std::string::npos) << c.what << ": " << why;
+  }
+  // A filtered chunk's length is free.
+  VariableMap m = sample();
+  m.vars[1].extents[1].len = 3;
+  EXPECT_EQ(check_variable_map(m, 1000), "");
+}
+
+TEST(VariableMap, EncodingRoundTrips) {
+  VariableMap m = sample();
+  std::vector<uint8_t> b;
+  encode_variable_map(m, b);
+  b.push_back(0xAB);  // bytes after the map are the caller's
+  size_t pos = 0;
+  VariableMap back;
+  std::string err;
+  ASSERT_TRUE(decode_variable_map(b.data(), b.size(), &pos, 1000, back, &err)) << err;
+  EXPECT_EQ(back, m);
+  EXPECT_EQ(pos, b.size() - 1);
+  // Checked against the file size given.
+  pos = 0;
+  EXPECT_FALSE(decode_variable_map(b.data(), b.size(), &pos, 500, back, &err));
+  EXPECT_NE(err.find("beyond the file"), std::string::npos) << err;
+  EXPECT_EQ(pos, 0u);
+}
+
+TEST(VariableMap, HostileEncodingsRejected) {
+  VariableMap m = sample();
+  std::vector<uint8_t> good;
+  encode_variable_map(m, good);
+  // Every truncation fails cleanly.
+  for (size_t n = 0; n < good.size(); ++n) {
+    size_t pos = 0;
+    VariableMap out;
+    std::string err;
+    EXPECT_FALSE(decode_variable_map(good.data(), n, &pos, 1000, out, &err)) << n;
+  }
+  // Random byte flips never crash, and whatever decodes passes the checks.
+  std::mt19937 rng(42);
+  for (int i = 0; i < 20000; ++i) {
+    std::vector<uint8_t> b = good;
+    for (int k = 0; k < 3; ++k) b[rng() % b.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    size_t pos = 0;
+    VariableMap out;
+    std::string err;
+    if (decode_variable_map(b.data(), b.size(), &pos, 1000, out, &err)) {
+      EXPECT_EQ(check_variable_map(out, 1000), "");
+    }
+  }
+  // Huge counts are bounded by the bytes left, not allocated.
+  std::vector<uint8_t> huge = {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f};
+  size_t pos = 0;
+  VariableMap out;
+  std::string err;
+  EXPECT_FALSE(decode_variable_map(huge.data(), huge.size(), &pos, 1000, out, &err));
+  EXPECT_NE(err.find("count"), std::string::npos) << err;
+}
+
+TEST(VariableMap, JsonNamesEveryVariable) {
+  std::string j = variable_map_json(sample(), 1000);
+  EXPECT_NE(j.find("\"key\":\"fields/T_F32LE_Array3D\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"shape\":[16,2]"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"filtered\":true"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"residual_bytes\":728"), std::string::npos) << j;
+  EXPECT_EQ(json_quote("a\"b\\\n"), "\"a\\\"b\\\\\\u000a\"");
+}
+
+TEST(ContainerVars, StoredWithTheFileAndReadBack) {
+  TempDir d;
+  std::vector<uint8_t> content(1000);
+  for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<uint8_t>(i * 7);
+  ContainerWriter w;
+  std::string err;
+  ASSERT_TRUE(w.open(d / "c.ckc", &err)) << err;
+  uint32_t s = w.add_stream("agnostic", "bytes", "agnostic");
+  ASSERT_TRUE(w.append_chunk(s, encode_chunk(content.data(), content.size(), "zstd", 3), &err));
+  for (int i = 0; i < 2; ++i) {
+    FileEntry f;
+    f.path = "/ckpt/r" + std::to_string(i) + ".h5";
+    f.rank = i;
+    f.size = content.size();
+    f.hash = XXH64(content.data(), content.size(), 0);
+    f.ranges.push_back({0, content.size(), 0, 0});
+    if (i == 0) f.vars = sample();
+    w.add_file(std::move(f));
+  }
+  ASSERT_TRUE(w.commit(&err)) << err;
+  ContainerReader r;
+  ASSERT_TRUE(r.open(d / "c.ckc", &err)) << err;
+  ASSERT_EQ(r.files().size(), 2u);
+  EXPECT_EQ(r.files()[0].vars, sample());
+  EXPECT_TRUE(r.files()[1].vars.empty());
+  std::vector<uint8_t> back;
+  ASSERT_TRUE(r.read_file(0, back, &err)) << err;
+  EXPECT_EQ(back, content);
+}
+
+TEST(ContainerVars, WriterRefusesAMapThatDoesNotFitTheFile) {
+  TempDir d;
+  std::vector<uint8_t> content(100, 1);
+  ContainerWriter w;
+  std::string err;
+  ASSERT_TRUE(w.open(d / "c.ckc", &err)) << err;
+  uint32_t s = w.add_stream("agnostic", "bytes", "agnostic");
+  ASSERT_TRUE(w.append_chunk(s, encode_chunk(content.data(), content.size(), "raw", 0), &err));
+  FileEntry f;
+  f.path = "/ckpt/small.bin";
+  f.size = content.size();
+  f.hash = XXH64(content.data(), content.size(), 0);
+  f.ranges.push_back({0, content.size(), 0, 0});
+  f.vars = sample();  // extents up to byte 540
+  w.add_file(std::move(f));
+  EXPECT_FALSE(w.commit(&err));
+  EXPECT_NE(err.find("beyond the file"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace ckptfwd
