@@ -1,6 +1,6 @@
 // ckptfwd-h5infer FILE: prints the variable map of the HDF5 file FILE (binary encoding of
 // common/variable_map.h) on stdout and exits 0; any failure: a message on stderr and a
-// non-zero exit. `--json` prints variable_map_json() instead, for people and tests.
+// non-zero exit. (`ckptfwd inspect FILE` shows the same map readably.)
 //
 // The forwarder runs this program per sealed HDF5 file (schema/hdf5_client.h) so that a
 // file which crashes, hangs or exhausts the HDF5 library costs only its own inference.
@@ -8,7 +8,6 @@
 // limit and bounds the output.
 #include <hdf5.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -64,7 +63,7 @@ bool write_all(int fd, const void* p, size_t n) {
 }
 
 int usage() {
-  fprintf(stderr, "usage: ckptfwd-h5infer [--json] [--] FILE\n");
+  fprintf(stderr, "usage: ckptfwd-h5infer [--] FILE\n");
   return 2;
 }
 
@@ -76,12 +75,7 @@ int main(int argc, char** argv) {
   set_limit(RLIMIT_CPU, kCpuSeconds, kCpuSeconds + 1);
   if (kLimitAddressSpace) set_limit(RLIMIT_AS, kAddressSpace, kAddressSpace);
 
-  bool json = false;
   int i = 1;
-  if (i < argc && strcmp(argv[i], "--json") == 0) {
-    json = true;
-    ++i;
-  }
   if (i < argc && strcmp(argv[i], "--") == 0) ++i;  // FILE may begin with '-'
   if (i + 1 != argc) return usage();
   const std::string file = argv[i];
@@ -93,12 +87,6 @@ int main(int argc, char** argv) {
   if (!ckptfwd::h5infer::infer_file(file, m, &err)) {
     fprintf(stderr, "%s\n", err.c_str());
     return 1;
-  }
-  if (json) {
-    struct stat st;
-    uint64_t size = stat(file.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-    std::string j = ckptfwd::variable_map_json(m, size) + "\n";
-    return write_all(1, j.data(), j.size()) ? 0 : 1;
   }
   std::vector<uint8_t> out;
   ckptfwd::encode_variable_map(m, out);

@@ -82,7 +82,8 @@ std::string base_name(const std::string& p) {
 
 // Starts `helper file` with stdout and stderr on the write ends of two pipes, stdin from
 // /dev/null, no other descriptor of ours (the forwarder's sockets and staged files), the
-// default signal dispositions and an empty mask, in a process group of its own.
+// default signal dispositions and an empty mask, in a process group of its own (so that a
+// timeout kills whatever it started too).
 int spawn_helper(const std::string& helper, const std::string& file, int out_w, int err_w,
                  pid_t* pid) {
   posix_spawn_file_actions_t fa;
@@ -104,7 +105,13 @@ int spawn_helper(const std::string& helper, const std::string& file, int out_w, 
   std::string sep = "--";
   char* argv[] = {const_cast<char*>(helper.c_str()), sep.data(), const_cast<char*>(file.c_str()),
                   nullptr};
-  int rc = posix_spawn(pid, helper.c_str(), &fa, &at, argv, environ);
+  // Our environment without LD_PRELOAD: the helper reads staged files, which the capture
+  // library must never intercept, whoever started the forwarder with it.
+  std::vector<char*> env;
+  for (char** e = environ; e && *e; ++e)
+    if (strncmp(*e, "LD_PRELOAD=", 11) != 0) env.push_back(*e);
+  env.push_back(nullptr);
+  int rc = posix_spawn(pid, helper.c_str(), &fa, &at, argv, env.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
   return rc;

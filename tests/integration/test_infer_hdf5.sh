@@ -9,10 +9,10 @@
 #     the same content in the default, earliest (old-style groups) and latest formats and
 #     behind 512- and 1024-byte userblocks; a netCDF-4 file (ncgen -k nc4); the two files
 #     of the HDF Group's ph5example run over 4 MPICH ranks through the MPI-IO driver;
-#   - each file's map (`ckptfwd inspect --json FILE`, which runs the helper; the helper's own
-#     --json while inspect is not built) must agree with h5ls -r -v and h5dump -H -p (names,
-#     shapes, dtypes, chunk dims, filters, allocated bytes, layout, contiguous offsets), its
-#     extents and the residual must cover the file exactly once, and every extent's bytes
+#   - each file's map (`ckptfwd inspect FILE --json`, which runs the helper) must agree
+#     with h5ls -r -v and h5dump -H -p (names, shapes, dtypes, chunk dims, filters,
+#     allocated bytes, layout, contiguous offsets), its extents and the residual must
+#     cover the file exactly once, and every extent's bytes
 #     must be what the library reads: dataset[()] for contiguous data, read_direct_chunk for
 #     each chunk (and the array slice for unfiltered chunks);
 #   - hostile input: truncated files are left agnostic, bit-flipped files give no map or a
@@ -35,18 +35,11 @@ DATA=$(cd "$(dirname "$0")/data" && pwd)
 F=$T/files
 mkdir -p "$F"
 
-# map_json FILE OUT: the file's variable map as JSON in OUT (stderr in OUT.err); returns
-# the command's status.
-USE_INSPECT=0
-if "$CLI" inspect --help >/dev/null 2>&1; then
-  USE_INSPECT=1
-  MAP_VIA="ckptfwd inspect --json"
-  map_json() { "$CLI" inspect --json "$1" >"$2" 2>"$2.err"; }
-else
-  MAP_VIA="ckptfwd-h5infer --json (ckptfwd inspect is not built)"
-  map_json() { "$H5INFER" --json "$1" >"$2" 2>"$2.err"; }
-fi
-echo "maps from: $MAP_VIA"
+# map_json FILE OUT: the file's variable map as `ckptfwd inspect FILE --json` prints it
+# (the forwarder's Inferrer, which runs the helper) in OUT, its stderr in OUT.err.
+"$CLI" inspect --help >/dev/null 2>&1 || fail "$CLI has no inspect command"
+map_json() { "$CLI" inspect "$1" --json >"$2" 2>"$2.err"; }
+MAP_VIA="ckptfwd inspect --json"
 
 cat >"$T/check_map.py" <<'PYEOF'
 # check_map.py FILE MAP_JSON [DETAIL]: the variable map of FILE against h5ls -r -v,
@@ -316,14 +309,13 @@ else
 fi
 
 # --- hostile input --------------------------------------------------------------------
-# agnostic JSON: the map names no source (inspect) or the helper failed with a reason.
 cat >"$T/hostile.py" <<'PYEOF'
-# hostile.py MODE CMD... -- FILE...: runs CMD FILE for each FILE; MODE "agnostic": every
-# result must be a failure (helper: non-zero exit with a reason; inspect: exit 0 and no
-# source); MODE "any": a result may also be a valid map (inside the file, no overlap).
+# hostile.py MODE CMD... -- FILE...: runs CMD FILE (ckptfwd inspect --json) for each FILE,
+# which must exit 0 (its --help: 0 = the file was read, with or without structure). MODE
+# "agnostic": no map (no source, with a reason); MODE "any": a map may also be given, and
+# must lie inside the file without overlaps.
 import json, subprocess, sys
 mode = sys.argv[1]; i = sys.argv.index('--'); cmd = sys.argv[2:i]; files = sys.argv[i + 1:]
-inspect = 'inspect' in cmd
 problems = []; maps = failures = 0
 for f in files:
     size = len(open(f, 'rb').read())
@@ -331,14 +323,8 @@ for f in files:
         r = subprocess.run(cmd + [f], capture_output=True, timeout=60)
     except subprocess.TimeoutExpired:
         problems.append(f"{f}: {' '.join(cmd)} did not finish in 60 s"); continue
-    if inspect and r.returncode != 0:
-        problems.append(f"{f}: inspect exited {r.returncode}: {r.stderr[:200]!r}"); continue
     if r.returncode != 0:
-        # The helper alone: a crash is the helper's (infer_hdf5 reports it); a failure
-        # must say why.
-        if r.returncode > 0 and not r.stderr.strip():
-            problems.append(f"{f}: helper exited {r.returncode} without a reason")
-        failures += 1; continue
+        problems.append(f"{f}: inspect exited {r.returncode}: {r.stderr[:200]!r}"); continue
     m = json.loads(r.stdout.decode().splitlines()[0])
     if not m.get('source'):
         if not m.get('detail'): problems.append(f"{f}: agnostic without a reason")
@@ -355,7 +341,7 @@ for p in problems: print(p)
 print(f"{len(files)} files: {failures} without a map, {maps} with a valid map")
 sys.exit(1 if problems else 0)
 PYEOF
-if [[ $USE_INSPECT == 1 ]]; then HOSTILE_CMD=("$CLI" inspect --json); else HOSTILE_CMD=("$H5INFER" --json); fi
+HOSTILE_CMD=("$CLI" inspect --json)
 
 mkdir -p "$T/trunc"
 for f in nested earliest latest userblock512; do
@@ -389,30 +375,19 @@ ok "bit-flipped files: $(tail -1 "$T/flip.out")"
 # Inputs that crash and hang libhdf5: the caller survives and reports why, in time.
 CRASH=$DATA/h5_btree_self_loop_crash.h5
 HANG=$DATA/h5_btree_fanout_hang.h5
-if [[ $USE_INSPECT == 1 ]]; then
-  for what in crash hang; do
-    f=$CRASH want="crashed with signal 11"
-    [[ $what == hang ]] && f=$HANG want="timed out after 1500 ms"
-    start=$(date +%s%N)
-    CKPTFWD_INFER_TIMEOUT_MS=1500 "$CLI" inspect --json "$f" >"$T/$what.json" 2>"$T/$what.err" ||
-      fail "ckptfwd inspect --json $f exited $? on a file that ${what}es libhdf5: $(head -3 "$T/$what.err")"
-    ms=$((($(date +%s%N) - start) / 1000000))
-    "$PY" - "$T/$what.json" "$want" <<'PYEOF' || fail "inspect of the $what input: $(head -c 400 "$T/$what.json")"
+for what in crash hang; do
+  f=$CRASH want="crashed with signal 11"
+  [[ $what == hang ]] && f=$HANG want="timed out after 1500 ms"
+  start=$(date +%s%N)
+  CKPTFWD_INFER_TIMEOUT_MS=1500 "$CLI" inspect --json "$f" >"$T/$what.json" 2>"$T/$what.err" ||
+    fail "ckptfwd inspect --json $f exited $? on the $what input: $(head -3 "$T/$what.err")"
+  ms=$((($(date +%s%N) - start) / 1000000))
+  "$PY" - "$T/$what.json" "$want" <<'PYEOF' || fail "inspect of the $what input: $(head -c 400 "$T/$what.json")"
 import json, sys
 m = json.loads(open(sys.argv[1]).read().splitlines()[0])
 sys.exit(0 if not m['source'] and sys.argv[2] in m['detail'] else 1)
 PYEOF
-    [[ $ms -lt 10000 ]] || fail "inspect of the $what input took $ms ms (limit 1500 ms)"
-    ok "$what input: agnostic, inspect says why ($(grep -o "$want" "$T/$what.json")) in $ms ms"
-  done
-else
-  rc=0
-  "$H5INFER" "$CRASH" >/dev/null 2>&1 || rc=$?
-  [[ $rc -gt 128 ]] || fail "ckptfwd-h5infer $CRASH exited $rc; expected a crash of libhdf5 (signal)"
-  rc=0
-  timeout 3 "$H5INFER" "$HANG" >/dev/null 2>&1 || rc=$?
-  [[ $rc -eq 124 ]] || fail "ckptfwd-h5infer $HANG exited $rc; expected libhdf5 to hang"
-  ok "the crash and hang inputs still break libhdf5 (the unit tests check infer_hdf5 on them)"
-fi
-pass_count=$n_checked
-echo "PASS: $pass_count files mapped and checked against the HDF5 tools; hostile inputs handled"
+  [[ $ms -lt 10000 ]] || fail "inspect of the $what input took $ms ms (limit 1500 ms)"
+  ok "$what input: agnostic, inspect says why ($(grep -o "$want" "$T/$what.json")) in $ms ms"
+done
+echo "PASS: $n_checked files mapped and checked against the HDF5 tools; hostile inputs handled"

@@ -195,6 +195,19 @@ TEST_F(Hdf5ClientTest, HelperInheritsNoDescriptors) {
   EXPECT_EQ(why.find(" 77"), std::string::npos) << why;
 }
 
+TEST_F(Hdf5ClientTest, HelperRunsWithoutLdPreload) {
+  setenv("LD_PRELOAD", "", 1);
+  setenv("CKPTFWD_TEST_MARK", "kept", 1);
+  std::string h =
+      script("env", "echo \"mark=$CKPTFWD_TEST_MARK preload=${LD_PRELOAD-unset}\" >&2; exit 1");
+  VariableMap m;
+  std::string why;
+  EXPECT_FALSE(infer_hdf5(h, file_, 4096, 5000, m, &why));
+  unsetenv("LD_PRELOAD");
+  unsetenv("CKPTFWD_TEST_MARK");
+  EXPECT_NE(why.find("mark=kept preload=unset"), std::string::npos) << why;
+}
+
 TEST_F(Hdf5ClientTest, ConcurrentCallsAllFinishAndLeaveNoChildren) {
   std::string crash = script("crash", "kill -SEGV $$");
   std::string hang = script("hang", "exec sleep 30");
