@@ -70,7 +70,8 @@ struct ChunkGrid {
 // unexpected size is opaque too, so that the map never claims elements it cannot hold.
 void add_chunk(const ChunkGrid& g, const hsize_t* coords, unsigned mask, haddr_t addr, hsize_t size,
                uint64_t base, Variable& v) {
-  if (addr == HADDR_UNDEF || size == 0) return;
+  // A hostile address could wrap around to a plausible offset once the base is added.
+  if (addr == HADDR_UNDEF || size == 0 || addr > UINT64_MAX - base) return;
   bool filtered = g.has_filters && (mask & g.all_filters) != g.all_filters;
   if (!filtered && size != g.chunk_bytes) filtered = true;
   VarExtent e;
