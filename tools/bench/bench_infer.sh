@@ -54,7 +54,7 @@ with open(path, "r+b") as f:
         p = (1e5 + 500 * np.cos(x / 70 - r / 7) + y).astype(">f8")
         f.write(t.tobytes()); f.write(p.tobytes())
 PY
-ncdump -h "$D/big.nc" | grep -q 'UNLIMITED ; // (170 currently)' || { echo "bench_infer: big.nc is not what ncdump expects" >&2; exit 1; }
+ncdump -h "$D/big.nc" >"$D/big.header" && grep -q 'UNLIMITED ; // (170 currently)' "$D/big.header" || { echo "bench_infer: big.nc is not what ncdump expects" >&2; exit 1; }
 
 now() { date +%s.%N; }
 median() { sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
