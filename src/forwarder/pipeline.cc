@@ -231,7 +231,18 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     out.sizes[i] = n;
     out.hashes[i] = e.hash;
   }
-  if (inferrer) infer_maps(*inferrer, files, st.maps, entries, out, cfg.writers);
+  // Inference runs beside compression (the agnostic stream does not depend on the maps,
+  // which only go into the index): its cost, mostly waiting for the HDF5 helper, hides
+  // behind the compression of the batch. Joined on every path out.
+  struct Joiner {
+    std::thread t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } inference;
+  if (inferrer)
+    inference.t = std::thread(
+        [&] { infer_maps(*inferrer, files, st.maps, entries, out, std::max(1, cfg.writers / 2)); });
 
   out.container = new_container_name(node);
   ContainerWriter w;
@@ -258,6 +269,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
       if (!w.append_chunk(sid, enc[j], err)) return false;
     out.write_ns += monotonic_ns() - t1;
   }
+  if (inference.t.joinable()) inference.t.join();
   int64_t t2 = monotonic_ns();
   for (FileEntry& e : entries) w.add_file(std::move(e));
   if (!w.commit(err)) return false;
