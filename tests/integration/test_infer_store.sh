@@ -7,6 +7,9 @@
 #    the good files have one (hdf5, netcdf);
 #  - the malformed files are stored agnostic or mapped consistently, the forwarder stays
 #    up (it still serves a read after them) and its stats count maps and failures;
+#  - HDF5 files that crash (a B-tree node that is its own child) or hang (a B-tree whose
+#    fan-out never ends) libhdf5 cost only their own maps: stored agnostic, the hang cut
+#    off by CKPTFWD_INFER_TIMEOUT_MS;
 #  - every file restores byte for byte.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
@@ -19,6 +22,7 @@ CAP=$T/ckpt
 OUT=$T/restored
 mkdir -p "$DIRECT" "$CAP" "$OUT"
 CAPTURE="$CAP/*"
+export CKPTFWD_INFER_TIMEOUT_MS=1500
 
 # The same writes into both directories: directly, then under the library.
 write_all() {  # DIR RUNNER...
@@ -27,6 +31,7 @@ write_all() {  # DIR RUNNER...
   "$@" /usr/bin/python3 "$HERE/make_h5.py" "$dir/ckpt.h5" || return 1
   "$@" ncgen -k classic -b -o "$dir/x_classic.nc" "$HERE/data_x.cdl" || return 1
   "$@" ncgen -k nc4 -b -o "$dir/x_nc4.nc" "$HERE/data_x.cdl" || return 1
+  "$@" cp "$HERE/data/h5_btree_self_loop_crash.h5" "$HERE/data/h5_btree_fanout_hang.h5" "$dir/" || return 1
   # Malformed copies, made from the direct files (deterministic bytes).
   "$@" /usr/bin/python3 - "$DIRECT" "$dir" <<'PY' || return 1
 import sys
@@ -85,7 +90,7 @@ for m in inspected:
     expect = {"ckpt.h5": "hdf5", "x_nc4.nc": "hdf5", "x_classic.nc": "netcdf"}.get(name)
     if expect and m["source"] != expect:
         bad.append(f"{name}: expected a map from {expect}, got {m['source']!r}: {m['detail']}")
-    if name.startswith("trunc_") and m["source"]:
+    if (name.startswith("trunc_") or name.startswith("h5_btree_")) and m["source"]:
         bad.append(f"{name}: a truncated file got a map from {m['source']}")
 for b in bad:
     print(b)
@@ -93,6 +98,10 @@ sys.exit(1 if bad else 0)
 PY
 grep -q "x_classic.nc" "$T/ls.txt" || fail "ls --vars text names no file: $(head "$T/ls.txt")"
 grep -q "agnostic" "$T/ls.txt" || fail "ls --vars text does not say which files are agnostic: $(cat "$T/ls.txt")"
+grep -q "h5_btree_self_loop_crash.h5 .*crashed with signal" "$CKPTFWD_LOG" ||
+  fail "the forwarder's log does not say the HDF5 helper crashed on h5_btree_self_loop_crash.h5: $(grep h5_btree "$CKPTFWD_LOG")"
+grep -q "h5_btree_fanout_hang.h5 .*timed out after 1500 ms" "$CKPTFWD_LOG" ||
+  fail "the forwarder's log does not say the HDF5 helper timed out on h5_btree_fanout_hang.h5: $(grep h5_btree "$CKPTFWD_LOG")"
 ok "ls --vars of the store agrees with inspect of the direct files; malformed files agnostic"
 
 "$CLI" stats --json >"$T/stats.json" 2>&1 || fail "ckptfwd stats failed: $(cat "$T/stats.json")"
