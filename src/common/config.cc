@@ -24,11 +24,20 @@ bool parse_size(const std::string& s, uint64_t& out) {
   int shift = 0;
   if (i < s.size()) {
     switch (toupper(static_cast<unsigned char>(s[i]))) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      case 'T': shift = 40; break;
-      default: return false;
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      default:
+        return false;
     }
     ++i;
     if (i < s.size() && toupper(static_cast<unsigned char>(s[i])) == 'I') ++i;
@@ -161,8 +170,8 @@ static std::string trim(const std::string& s) {
 
 bool Config::load(Config& out, std::string* err) {
   // Keys the preload library reads itself; allowed in the file, ignored here.
-  static const char* lib_only[] = {"CAPTURE", "DISABLE", "FORWARDER", "NO_SPAWN", "EXIT_WAIT",
-                                   "STAGE_DIR", "NODE_ID", "JOB_ID", "CONFIG"};
+  static const char* lib_only[] = {"CAPTURE",   "DISABLE", "FORWARDER", "NO_SPAWN", "EXIT_WAIT",
+                                   "STAGE_DIR", "NODE_ID", "JOB_ID",    "CONFIG"};
   auto is_lib_only = [](std::string k) {
     std::transform(k.begin(), k.end(), k.begin(), ::toupper);
     if (k.rfind("CKPTFWD_", 0) == 0) k = k.substr(8);

@@ -35,6 +35,7 @@
 
 #include "codec/codec.h"
 #include "common/dtype.h"
+#include "common/le_codec.h"
 
 namespace ckptfwd {
 
@@ -74,71 +75,19 @@ std::string bad_hint(const DtypeHint& h, uint64_t prev_end, uint64_t size) {
 
 std::string errno_text(int e) { return strerror(e); }
 
-// ---- little-endian encoding ----
-class Enc {
- public:
-  std::vector<uint8_t> buf;
-  void u8(uint8_t v) { buf.push_back(v); }
-  void u32(uint32_t v) {
-    for (int i = 0; i < 4; ++i) buf.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void u64(uint64_t v) {
-    for (int i = 0; i < 8; ++i) buf.push_back(static_cast<uint8_t>(v >> (8 * i)));
-  }
-  void str(const std::string& s) {
-    u32(static_cast<uint32_t>(s.size()));
-    raw(s.data(), s.size());
-  }
-  // A byte loop rather than vector::insert: GCC 12 reports a false stringop-overflow for
-  // the insert of a small constant array into an empty vector.
-  void raw(const char* p, size_t n) {
-    for (size_t i = 0; i < n; ++i) buf.push_back(static_cast<uint8_t>(p[i]));
-  }
-};
+// The index's encoding (common/le_codec.h).
+using Enc = LeEncoder;
+using Dec = LeDecoder;
 
-// Bounds-checked little-endian decoding: once a read fails, every later read fails too.
-class Dec {
- public:
-  Dec(const uint8_t* p, size_t n) : p_(p), n_(n) {}
-  bool ok() const { return ok_; }
-  size_t left() const { return n_ - pos_; }
-  bool need(size_t k) {
-    if (!ok_ || k > n_ - pos_) ok_ = false;
-    return ok_;
-  }
-  uint8_t u8() { return need(1) ? p_[pos_++] : 0; }
-  uint32_t u32() {
-    if (!need(4)) return 0;
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p_[pos_++]) << (8 * i);
-    return v;
-  }
-  uint64_t u64() {
-    if (!need(8)) return 0;
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p_[pos_++]) << (8 * i);
-    return v;
-  }
-  std::string str() {
-    uint32_t len = u32();
-    if (!need(len)) return {};
-    std::string s(reinterpret_cast<const char*>(p_ + pos_), len);
-    pos_ += len;
-    return s;
-  }
-  // A variable map (decode_variable_map checks it against file_size).
-  bool variable_map(uint64_t file_size, VariableMap& out, std::string* err) {
-    if (!ok_) return false;
-    if (!decode_variable_map(p_, n_, &pos_, file_size, out, err)) ok_ = false;
-    return ok_;
-  }
-
- private:
-  const uint8_t* p_;
-  size_t n_;
-  size_t pos_ = 0;
-  bool ok_ = true;
-};
+// A variable map inside the index: decode_variable_map checks it against file_size and
+// advances d past it.
+bool read_variable_map(Dec& d, const uint8_t* index, size_t index_len, uint64_t file_size,
+                       VariableMap& out, std::string* err) {
+  if (!d.ok()) return false;
+  size_t pos = d.pos();
+  if (!decode_variable_map(index, index_len, &pos, file_size, out, err)) return false;
+  return d.skip(pos - d.pos());
+}
 
 uint64_t get_u64(const uint8_t* p) {
   uint64_t v = 0;
@@ -556,8 +505,9 @@ bool ContainerReader::Impl::decode_chunk(size_t s, size_t i, std::vector<uint8_t
 bool ContainerReader::Impl::parse_index(const uint8_t* p, size_t n, uint64_t index_off,
                                         uint32_t version, std::string* err) {
   const bool has_hints = version >= 2, has_vars = version >= 3;
-  const size_t file_record_min =
-      has_vars ? kFileRecordMinV3 : has_hints ? kFileRecordMinV2 : kFileRecordMinV1;
+  const size_t file_record_min = has_vars    ? kFileRecordMinV3
+                                 : has_hints ? kFileRecordMinV2
+                                             : kFileRecordMinV1;
   auto fail = [&](const std::string& why) {
     if (err) *err = path + ": corrupt index: " + why;
     return false;
@@ -650,7 +600,8 @@ bool ContainerReader::Impl::parse_index(const uint8_t* p, size_t n, uint64_t ind
     }
     if (!has_vars) continue;
     std::string why;
-    if (!d.variable_map(fe.size, fe.vars, &why)) return fail("file '" + fe.path + "' " + why);
+    if (!read_variable_map(d, p, n, fe.size, fe.vars, &why))
+      return fail("file '" + fe.path + "' " + why);
   }
   if (d.left() != 0) return fail("trailing bytes after the file table");
   return true;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/le_codec.h"
+
 namespace ckptfwd {
 
 namespace {
@@ -21,50 +23,6 @@ bool parse_suffix_size(const std::string& s, size_t prefix, uint32_t& out) {
   out = v;
   return v > 0;
 }
-
-void put_u32(std::vector<uint8_t>& b, uint32_t v) {
-  for (int i = 0; i < 4; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-void put_u64(std::vector<uint8_t>& b, uint64_t v) {
-  for (int i = 0; i < 8; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-void put_str(std::vector<uint8_t>& b, const std::string& s) {
-  put_u32(b, static_cast<uint32_t>(s.size()));
-  b.insert(b.end(), s.begin(), s.end());
-}
-
-// Bounds-checked reader: once a read fails every later read fails too.
-struct Reader {
-  const uint8_t* p;
-  size_t n;
-  size_t pos;
-  bool ok = true;
-  bool need(size_t k) {
-    if (!ok || k > n - pos) ok = false;
-    return ok;
-  }
-  size_t left() const { return n - pos; }
-  uint8_t u8() { return need(1) ? p[pos++] : 0; }
-  uint32_t u32() {
-    if (!need(4)) return 0;
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p[pos++]) << (8 * i);
-    return v;
-  }
-  uint64_t u64() {
-    if (!need(8)) return 0;
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[pos++]) << (8 * i);
-    return v;
-  }
-  std::string str() {
-    uint32_t len = u32();
-    if (!need(len)) return {};
-    std::string s(reinterpret_cast<const char*>(p + pos), len);
-    pos += len;
-    return s;
-  }
-};
 
 }  // namespace
 
@@ -159,25 +117,28 @@ std::vector<std::pair<uint64_t, uint64_t>> residual_ranges(const VariableMap& m,
 }
 
 void encode_variable_map(const VariableMap& m, std::vector<uint8_t>& out) {
-  put_str(out, m.source);
-  put_str(out, m.detail);
-  put_u32(out, static_cast<uint32_t>(m.vars.size()));
+  LeEncoder x;
+  x.buf.swap(out);
+  x.str(m.source);
+  x.str(m.detail);
+  x.u32(static_cast<uint32_t>(m.vars.size()));
   for (const Variable& v : m.vars) {
-    put_str(out, v.key);
-    put_str(out, v.name);
-    put_str(out, v.dtype);
-    put_u32(out, v.elem_size);
-    put_u32(out, static_cast<uint32_t>(v.shape.size()));
-    for (uint64_t d : v.shape) put_u64(out, d);
-    put_u32(out, static_cast<uint32_t>(v.extents.size()));
+    x.str(v.key);
+    x.str(v.name);
+    x.str(v.dtype);
+    x.u32(v.elem_size);
+    x.u32(static_cast<uint32_t>(v.shape.size()));
+    for (uint64_t d : v.shape) x.u64(d);
+    x.u32(static_cast<uint32_t>(v.extents.size()));
     for (const VarExtent& e : v.extents) {
-      put_u64(out, e.file_off);
-      put_u64(out, e.len);
-      out.push_back(e.filtered ? 1 : 0);
-      for (size_t k = 0; k < v.shape.size(); ++k) put_u64(out, k < e.start.size() ? e.start[k] : 0);
-      for (size_t k = 0; k < v.shape.size(); ++k) put_u64(out, k < e.shape.size() ? e.shape[k] : 0);
+      x.u64(e.file_off);
+      x.u64(e.len);
+      x.u8(e.filtered ? 1 : 0);
+      for (size_t k = 0; k < v.shape.size(); ++k) x.u64(k < e.start.size() ? e.start[k] : 0);
+      for (size_t k = 0; k < v.shape.size(); ++k) x.u64(k < e.shape.size() ? e.shape[k] : 0);
     }
   }
+  out.swap(x.buf);
 }
 
 bool decode_variable_map(const uint8_t* p, size_t n, size_t* pos, uint64_t file_size,
@@ -186,13 +147,13 @@ bool decode_variable_map(const uint8_t* p, size_t n, size_t* pos, uint64_t file_
     if (err) *err = "variable map: " + why;
     return false;
   };
-  Reader r{p, n, *pos};
+  LeDecoder r(p, n, *pos);
   VariableMap m;
   m.source = r.str();
   m.detail = r.str();
   uint32_t nv = r.u32();
   constexpr size_t kVarMin = 4 * 3 + 4 + 4 + 4;
-  if (!r.ok || nv > r.left() / kVarMin) return fail("variable count out of range");
+  if (!r.ok() || nv > r.left() / kVarMin) return fail("variable count out of range");
   m.vars.resize(nv);
   for (uint32_t i = 0; i < nv; ++i) {
     Variable& v = m.vars[i];
@@ -201,13 +162,13 @@ bool decode_variable_map(const uint8_t* p, size_t n, size_t* pos, uint64_t file_
     v.dtype = r.str();
     v.elem_size = r.u32();
     uint32_t rank = r.u32();
-    if (!r.ok || rank > kMaxRank || rank > r.left() / 8)
+    if (!r.ok() || rank > kMaxRank || rank > r.left() / 8)
       return fail("rank of variable " + std::to_string(i) + " out of range");
     v.shape.resize(rank);
     for (uint64_t& d : v.shape) d = r.u64();
     uint32_t ne = r.u32();
     const size_t ext_bytes = 8 + 8 + 1 + 16 * static_cast<size_t>(rank);
-    if (!r.ok || ne > r.left() / ext_bytes)
+    if (!r.ok() || ne > r.left() / ext_bytes)
       return fail("extent count of variable " + std::to_string(i) + " out of range");
     v.extents.resize(ne);
     for (VarExtent& e : v.extents) {
@@ -221,12 +182,12 @@ bool decode_variable_map(const uint8_t* p, size_t n, size_t* pos, uint64_t file_
       for (uint64_t& d : e.start) d = r.u64();
       for (uint64_t& d : e.shape) d = r.u64();
     }
-    if (!r.ok) return fail("truncated");
+    if (!r.ok()) return fail("truncated");
   }
-  if (!r.ok) return fail("truncated");
+  if (!r.ok()) return fail("truncated");
   std::string why = check_variable_map(m, file_size);
   if (!why.empty()) return fail(why);
-  *pos = r.pos;
+  *pos = r.pos();
   out = std::move(m);
   return true;
 }

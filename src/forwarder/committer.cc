@@ -39,7 +39,8 @@ void settle(Core& c, const BatchResult& res, const std::vector<CatalogEntry>& en
       c.stats.files_mapped++;
       c.stats.bytes_mapped += res.mapped[e.file_index];
     }
-    if (e.file_index < res.infer_failed.size()) c.stats.infer_failures += res.infer_failed[e.file_index];
+    if (e.file_index < res.infer_failed.size())
+      c.stats.infer_failures += res.infer_failed[e.file_index];
   }
   for (uint64_t vid : committed) s.forget(vid);
   s.done_cv.notify_all();

@@ -11,7 +11,9 @@ namespace ckptfwd::fwd {
 
 struct Core {
   Core(const Config& c, std::string dir, std::string node_name)
-      : cfg(c), session_dir(std::move(dir)), node(std::move(node_name)),
+      : cfg(c),
+        session_dir(std::move(dir)),
+        node(std::move(node_name)),
         state(cfg, stats, session_dir) {
     // main() checked the settings with the same call before it got here; a Core built
     // elsewhere (tests) with bad ones infers without schemas rather than failing.

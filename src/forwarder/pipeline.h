@@ -36,13 +36,13 @@ struct BatchFile {
 };
 
 struct BatchResult {
-  std::string container;         // file name inside the store
-  uint64_t bytes_stored = 0;     // container size
-  ContainerIdentity identity;    // what its MANIFEST records carry (manifest.h)
-  std::vector<uint64_t> sizes;   // bytes actually stored per file
-  std::vector<uint64_t> hashes;  // XXH64 of each file's bytes (a partial file: of its extents)
-  std::vector<uint64_t> typed;   // bytes covered by each file's committed dtype hints
-  std::vector<uint64_t> mapped;  // bytes in the variables of each file's variable map
+  std::string container;              // file name inside the store
+  uint64_t bytes_stored = 0;          // container size
+  ContainerIdentity identity;         // what its MANIFEST records carry (manifest.h)
+  std::vector<uint64_t> sizes;        // bytes actually stored per file
+  std::vector<uint64_t> hashes;       // XXH64 of each file's bytes (a partial file: of its extents)
+  std::vector<uint64_t> typed;        // bytes covered by each file's committed dtype hints
+  std::vector<uint64_t> mapped;       // bytes in the variables of each file's variable map
   std::vector<uint8_t> infer_failed;  // 1: a source was tried and failed (logged)
   int64_t infer_ns = 0, compress_ns = 0, write_ns = 0;
 };

@@ -19,7 +19,7 @@ std::string default_hdf5_helper();
 
 // Runs helper on file (size bytes) and fills out. False with *why on any failure: helper
 // missing, killed by a signal, timed out after timeout_ms, bad output.
-bool infer_hdf5(const std::string& helper, const std::string& file, uint64_t size,
-                int timeout_ms, VariableMap& out, std::string* why);
+bool infer_hdf5(const std::string& helper, const std::string& file, uint64_t size, int timeout_ms,
+                VariableMap& out, std::string* why);
 
 }  // namespace ckptfwd::schema

@@ -53,7 +53,8 @@ TEST(VariableMap, SampleIsValidAndResidualIsTheRest) {
   EXPECT_EQ(check_variable_map(m, 1000), "");
   EXPECT_EQ(mapped_bytes(m), 96u + 128 + 40 + 8);
   auto res = residual_ranges(m, 1000);
-  std::vector<std::pair<uint64_t, uint64_t>> want = {{0, 8}, {16, 100}, {196, 300}, {428, 500}, {540, 1000}};
+  std::vector<std::pair<uint64_t, uint64_t>> want = {
+      {0, 8}, {16, 100}, {196, 300}, {428, 500}, {540, 1000}};
   EXPECT_EQ(res, want);
 }
 
@@ -66,10 +67,15 @@ TEST(VariableMap, ChecksNameTheProblem) {
   const Case cases[] = {
       {"overlap", [](VariableMap& m) { m.vars[2].extents[0].file_off = 190; }, "overlap"},
       {"beyond", [](VariableMap& m) { m.vars[0].extents[0].file_off = 950; }, "beyond the file"},
-      {"wraps", [](VariableMap& m) { m.vars[2].extents[0].file_off = UINT64_MAX - 2; }, "beyond the file"},
+      {"wraps", [](VariableMap& m) { m.vars[2].extents[0].file_off = UINT64_MAX - 2; },
+       "beyond the file"},
       {"empty", [](VariableMap& m) { m.vars[2].extents[0].len = 0; }, "empty"},
       {"shape/len", [](VariableMap& m) { m.vars[0].extents[0].shape[2] = 3; }, "disagree"},
-      {"shape overflow", [](VariableMap& m) { m.vars[0].extents[0].shape = {1ull << 40, 1ull << 40, 1}; }, "more bytes"},
+      {"shape overflow",
+       [](VariableMap& m) {
+         m.vars[0].extents[0].shape = {1ull << 40, 1ull << 40, 1};
+       },
+       "more bytes"},
       {"rank", [](VariableMap& m) { m.vars[1].extents[1].start.pop_back(); }, "rank"},
       {"dtype", [](VariableMap& m) { m.vars[0].dtype = "F16LE"; }, "unknown dtype"},
       {"elem size", [](VariableMap& m) { m.vars[0].elem_size = 8; }, "element size"},

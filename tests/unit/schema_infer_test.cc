@@ -60,7 +60,7 @@ TEST(Rename, SedSyntaxWithGroupsAndFlags) {
 }
 
 TEST(Rename, BadRulesSayWhy) {
-  const char* bad[][2] = {{"x/a/b/", "'s'"},       {"s/a/b", "three delimiters"},
+  const char* bad[][2] = {{"x/a/b/", "'s'"},        {"s/a/b", "three delimiters"},
                           {"s//b/", "empty REGEX"}, {"s/a/b/q", "unknown flag"},
                           {"s/(/b/", "bad REGEX"},  {"sa/b/c", "delimiter"}};
   for (auto& c : bad) {

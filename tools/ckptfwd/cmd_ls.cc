@@ -72,8 +72,7 @@ std::string fmt_mode(uint32_t m) {
 }
 
 void list_live(const Store& st) {
-  printf("%14s  %4s  %-19s  %-28s  %3s  %s\n", "SIZE", "MODE", "MTIME", "CONTAINER", "OVL",
-         "PATH");
+  printf("%14s  %4s  %-19s  %-28s  %3s  %s\n", "SIZE", "MODE", "MTIME", "CONTAINER", "OVL", "PATH");
   unsigned long long total = 0;
   for (const auto& [path, e] : st.catalog.entries()) {
     std::string ovl = e.overlays.empty() ? "-" : "+" + std::to_string(e.overlays.size());
@@ -203,13 +202,15 @@ int list_vars(const Store& st, bool json) {
     if (json) {
       files_json += std::string(files_json.empty() ? "" : ",") + "{\"path\":" + json_quote(path) +
                     ",\"rank\":" + std::to_string(rank) + ",\"size\":" + std::to_string(size) +
-                    ",\"source\":" + json_quote(m->source) + ",\"detail\":" +
-                    json_quote(m->detail) + ",\"mapped_bytes\":" + std::to_string(mapped) +
+                    ",\"source\":" + json_quote(m->source) +
+                    ",\"detail\":" + json_quote(m->detail) +
+                    ",\"mapped_bytes\":" + std::to_string(mapped) +
                     ",\"residual_bytes\":" + std::to_string(residual) + "}";
     } else {
       char buf[160];
-      snprintf(buf, sizeof(buf), "  %-7s %5d %12s %12s  ", m->source.empty() ? "-" : m->source.c_str(),
-               rank, human_bytes(mapped).c_str(), human_bytes(residual).c_str());
+      snprintf(buf, sizeof(buf), "  %-7s %5d %12s %12s  ",
+               m->source.empty() ? "-" : m->source.c_str(), rank, human_bytes(mapped).c_str(),
+               human_bytes(residual).c_str());
       file_lines += buf + printable(path) +
                     (m->source.empty() ? "  (agnostic: " + printable(m->detail) + ")" : "") + "\n";
     }
@@ -218,14 +219,15 @@ int list_vars(const Store& st, bool json) {
     std::string o = "{\"keys\":[";
     bool first = true;
     for (const auto& [key, k] : keys) {
-      o += std::string(first ? "" : ",") + "{\"key\":" + json_quote(key) + ",\"dtype\":" +
-           json_quote(k.dtype) + ",\"files\":" + std::to_string(k.holders.size()) +
+      o += std::string(first ? "" : ",") + "{\"key\":" + json_quote(key) +
+           ",\"dtype\":" + json_quote(k.dtype) + ",\"files\":" + std::to_string(k.holders.size()) +
            ",\"bytes\":" + std::to_string(k.bytes) + ",\"shapes\":[";
       first = false;
       for (size_t i = 0; i < k.holders.size(); ++i) {
         const Holder& h = k.holders[i];
         std::string dims;
-        for (size_t d = 0; d < h.shape.size(); ++d) dims += (d ? "," : "") + std::to_string(h.shape[d]);
+        for (size_t d = 0; d < h.shape.size(); ++d)
+          dims += (d ? "," : "") + std::to_string(h.shape[d]);
         o += std::string(i ? "," : "") + "{\"path\":" + json_quote(h.path) +
              ",\"rank\":" + std::to_string(h.rank) + ",\"shape\":[" + dims + "]}";
       }

@@ -20,15 +20,15 @@ void print_variable_map(FILE* out, const VariableMap& m, uint64_t file_size) {
   fprintf(out, "source: %s (%s)\n", m.source.c_str(), printable(m.detail).c_str());
   size_t w = 3;
   for (const Variable& v : m.vars) w = std::max(w, printable(v.key).size());
-  fprintf(out, "%-*s  %-7s  %-16s  %7s  %14s  %12s\n", static_cast<int>(w), "KEY", "DTYPE",
-          "SHAPE", "EXTENTS", "BYTES", "OFFSET");
+  fprintf(out, "%-*s  %-7s  %-16s  %7s  %14s  %12s\n", static_cast<int>(w), "KEY", "DTYPE", "SHAPE",
+          "EXTENTS", "BYTES", "OFFSET");
   for (const Variable& v : m.vars) {
     uint64_t bytes = 0;
     for (const VarExtent& e : v.extents) bytes += e.len;
     std::string first = v.extents.empty() ? "-" : std::to_string(v.extents.front().file_off);
     fprintf(out, "%-*s  %-7s  %-16s  %7zu  %14llu  %12s\n", static_cast<int>(w),
-            printable(v.key).c_str(), v.dtype.c_str(), fmt_shape(v.shape).c_str(),
-            v.extents.size(), static_cast<unsigned long long>(bytes), first.c_str());
+            printable(v.key).c_str(), v.dtype.c_str(), fmt_shape(v.shape).c_str(), v.extents.size(),
+            static_cast<unsigned long long>(bytes), first.c_str());
   }
   auto res = residual_ranges(m, file_size);
   uint64_t rb = 0;
