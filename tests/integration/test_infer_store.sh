@@ -104,14 +104,14 @@ grep -q "h5_btree_fanout_hang.h5 .*timed out after 1500 ms" "$CKPTFWD_LOG" ||
   fail "the forwarder's log does not say the HDF5 helper timed out on h5_btree_fanout_hang.h5: $(grep h5_btree "$CKPTFWD_LOG")"
 ok "ls --vars of the store agrees with inspect of the direct files; malformed files agnostic"
 
-"$CLI" stats --json >"$T/stats.json" 2>&1 || fail "ckptfwd stats failed: $(cat "$T/stats.json")"
-/usr/bin/python3 - "$T/stats.json" <<'PY' || fail "stats do not count inference: $(cat "$T/stats.json")"
-import json, sys
-s = json.loads(open(sys.argv[1]).read().splitlines()[-1])
-assert s["files_mapped"] >= 3, s
-assert s["infer_failures"] >= 2, s
-assert s["bytes_mapped"] > 0, s
-PY
+# The forwarder's counters reach the stats file when it exits idle (its socket may be gone
+# by now on a slow machine, so `ckptfwd stats` is not asked).
+wait_for '[[ -z "$(session_forwarders)" ]]' 30 || fail "the forwarder did not exit after going idle"
+mapped=$(stats_sum "$CKPTFWD_STATS_FILE" forwarder files_mapped) || fail "stats file: $mapped"
+failures=$(stats_sum "$CKPTFWD_STATS_FILE" forwarder infer_failures) || fail "stats file: $failures"
+bytes=$(stats_sum "$CKPTFWD_STATS_FILE" forwarder bytes_mapped) || fail "stats file: $bytes"
+[[ $mapped -ge 3 && $failures -ge 4 && $bytes -gt 0 ]] ||
+  fail "stats: files_mapped $mapped (want >= 3), infer_failures $failures (want >= 4), bytes_mapped $bytes: $(cat "$CKPTFWD_STATS_FILE")"
 ok "stats count mapped files and inference failures"
 
 restore_store "$STORE" "$OUT"
