@@ -14,6 +14,8 @@
 #   ckptfwd-started  the same with the forwarder started by the job script before mpiexec
 #             (ckptfwd-forwarder --daemon, not timed), instead of by the first checkpoint
 #   ckptfwd+fsync the same, fsync returning only once the version is committed
+# The ckptfwd runs set CKPTFWD_SCHEMA to examples/demo.schema, as run_demo.sh does, so the
+# forwarder maps every file's variables (files mapped and time inferring are printed).
 # Compression: ckptfwd's store (bytes captured / bytes stored, from its stats) against
 # gzip -6 and zstd -3 (single thread) on the concatenation of the same files.
 #
@@ -30,6 +32,8 @@ BUILD=$(cd "$BUILD" && pwd)
 LIB=$BUILD/lib/libckptfwd.so
 CLI=$BUILD/bin/ckptfwd
 APP=$BUILD/bin/stencil3d
+# The demo's schema, as a job script would set it: the forwarder maps every file's variables.
+SCHEMA=$(cd "$(dirname "$0")/../../examples" && pwd)/demo.schema
 VARIANTS=(${BENCH_VARIANTS:-compute direct direct+fsync ckptfwd ckptfwd-started ckptfwd+fsync})
 need=("$APP")
 [[ " ${VARIANTS[*]} " == *" ckptfwd"* ]] && need+=("$LIB" "$CLI" "$BUILD/bin/ckptfwd-forwarder")
@@ -75,7 +79,8 @@ run_variant() {
   local envs=()
   if [[ $v == ckptfwd* ]]; then
     envs=(LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$dir/*" CKPTFWD_STATS_FILE="$STATS_FILE"
-          CKPTFWD_JOB_ID="bench-$$-$v-$rep" CKPTFWD_IDLE_EXIT=1 CKPTFWD_LOG="$LOG")
+          CKPTFWD_JOB_ID="bench-$$-$v-$rep" CKPTFWD_IDLE_EXIT=1 CKPTFWD_LOG="$LOG"
+          CKPTFWD_SCHEMA="$SCHEMA")
   fi
   local before
   before=$(fwd_lines)
@@ -99,7 +104,8 @@ run_variant() {
     for i in $(seq 1 80); do [ "$(fwd_lines)" -gt "$before" ] && break; sleep 0.25; done
     [ "$(fwd_lines)" -gt "$before" ] || echo "run_bench.sh: no forwarder stats line after $v round $rep" >&2
     echo "$(last_stat bytes_captured) $(last_stat bytes_stored) $(last_stat files_captured) \
-$(find "$dir/.ckptfwd" -type f 2>/dev/null | wc -l) $(last_stat time_compress_s)" >>"$WORK/$v.store"
+$(find "$dir/.ckptfwd" -type f 2>/dev/null | wc -l) $(last_stat time_compress_s) $(last_stat time_infer_s) \
+$(last_stat files_mapped)" >>"$WORK/$v.store"
   fi
 }
 
@@ -161,7 +167,8 @@ echo
 echo "files: the application wrote $files checkpoint files per run (each as .tmp, then renamed)"
 for v in ckptfwd ckptfwd-started ckptfwd+fsync; do
   [ -s "$WORK/$v.store" ] || continue
-  echo "  $v: captured $(scol "$v" 3) file versions; the store holds $(scol "$v" 4) files (containers + MANIFEST)"
+  echo "  $v: captured $(scol "$v" 3) file versions; the store holds $(scol "$v" 4) files (containers + MANIFEST);"
+  echo "    $(scol "$v" 7) files mapped by the demo schema, $(scol "$v" 6) s inferring (beside $(scol "$v" 5) s compressing)"
 done
 echo "load average (other work on this machine): $LOAD0 at the start, $(load) at the end; $(nproc) cores"
 echo "raw timings: $WORK/*.times, store figures: $WORK/*.store, forwarder stats: $STATS_FILE"
