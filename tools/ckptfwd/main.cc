@@ -18,6 +18,7 @@ const char kHelp[] =
     "Store commands (need nothing but the store directory):\n"
     "  ls STORE [--all]                    list the live files of a store (--all: every\n"
     "                                      container and every file version in it)\n"
+    "  ls STORE --vars [--json]            the variables of the live files, by key\n"
     "  restore STORE --to DIR [--full-paths] [PATH...]\n"
     "                                      restore files byte for byte into DIR\n"
     "  verify STORE|FILE.ckc               check manifest and every chunk checksum\n"
