@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The spine of issue 2, against the oracle (a run without the library).
+# The capture spine, against the oracle (a run without the library).
 #
 # 4 MPICH ranks of ckpt_writer write 32 files with every write path (write, pwrite at
 # scattered offsets, writev/pwritev, fwrite, std::ofstream, O_APPEND across opens,

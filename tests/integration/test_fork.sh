@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fork safety (issue 2: "fork safe"): a captured fd shared across fork() (child writes
+# fork safety (the library must be fork safe): a captured fd shared across fork() (child writes
 # through the inherited descriptor and leaves with _exit), a forked child creating its own
 # captured file, fork+exec of a shell, and a multiprocessing pool whose workers end with
 # _exit (so only the library's _exit hook can hand their files over). The program must

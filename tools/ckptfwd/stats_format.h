@@ -1,5 +1,5 @@
 // Reading and printing the forwarder's stats object (a flat JSON object of numbers and
-// strings, see notes/common.md for the keys).
+// strings; the keys are listed in stats_format.cc and in src/forwarder/stats.cc).
 #pragma once
 #include <string>
 #include <utility>
