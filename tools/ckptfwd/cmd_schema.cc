@@ -11,6 +11,7 @@
 #include "common/variable_map.h"
 #include "schema/rename.h"
 #include "schema/schema_lang.h"
+#include "vars_format.h"
 
 namespace ckptfwd::cli {
 
@@ -57,54 +58,6 @@ bool read_whole(const std::string& path, std::string& out) {
   if (in.bad()) return false;
   out = s.str();
   return true;
-}
-
-std::string dims_text(const std::vector<uint64_t>& d) {
-  if (d.empty()) return "scalar";
-  std::string o;
-  for (uint64_t x : d) o += "[" + std::to_string(x) + "]";
-  return o;
-}
-
-std::string offsets_text(const Variable& v) {
-  if (v.extents.empty()) return "-";
-  const size_t kShown = 4;
-  std::string o;
-  for (size_t i = 0; i < v.extents.size() && i < kShown; ++i)
-    o += (i ? "," : "") + std::to_string(v.extents[i].file_off);
-  if (v.extents.size() > kShown) o += ",... (" + std::to_string(v.extents.size()) + " extents)";
-  return o;
-}
-
-void print_table(const VariableMap& m, uint64_t size) {
-  std::vector<std::vector<std::string>> rows = {
-      {"NAME", "KEY", "DTYPE", "SHAPE", "OFFSET", "BYTES"}};
-  for (const Variable& v : m.vars) {
-    uint64_t bytes = 0;
-    for (const VarExtent& e : v.extents) bytes += e.len;
-    rows.push_back(
-        {v.name, v.key, v.dtype, dims_text(v.shape), offsets_text(v), std::to_string(bytes)});
-  }
-  std::vector<size_t> w(rows[0].size(), 0);
-  for (const auto& r : rows)
-    for (size_t i = 0; i < r.size(); ++i) w[i] = std::max(w[i], r[i].size());
-  for (const auto& r : rows) {
-    std::string line = " ";
-    for (size_t i = 0; i < r.size(); ++i) {
-      line += " " + r[i];
-      if (i + 1 < r.size()) line += std::string(w[i] - r[i].size(), ' ');
-    }
-    printf("%s\n", line.c_str());
-  }
-  uint64_t mapped = mapped_bytes(m);
-  auto residual = residual_ranges(m, size);
-  printf("  %llu of %llu bytes in %zu variables; residual %llu bytes",
-         static_cast<unsigned long long>(mapped), static_cast<unsigned long long>(size),
-         m.vars.size(), static_cast<unsigned long long>(size - mapped));
-  for (size_t i = 0; i < residual.size(); ++i)
-    printf("%s[%llu, %llu)", i ? " " : ": ", static_cast<unsigned long long>(residual[i].first),
-           static_cast<unsigned long long>(residual[i].second));
-  printf("\n");
 }
 
 }  // namespace
@@ -204,7 +157,7 @@ int cmd_schema(const Args& args) {
   if (json) {
     printf("%s\n", variable_map_json(m, bytes.size()).c_str());
   } else {
-    print_table(m, bytes.size());
+    print_variable_map(stdout, m, bytes.size());
   }
   return 0;
 }
