@@ -24,20 +24,11 @@ bool parse_size(const std::string& s, uint64_t& out) {
   int shift = 0;
   if (i < s.size()) {
     switch (toupper(static_cast<unsigned char>(s[i]))) {
-      case 'K':
-        shift = 10;
-        break;
-      case 'M':
-        shift = 20;
-        break;
-      case 'G':
-        shift = 30;
-        break;
-      case 'T':
-        shift = 40;
-        break;
-      default:
-        return false;
+      case 'K': shift = 10; break;
+      case 'M': shift = 20; break;
+      case 'G': shift = 30; break;
+      case 'T': shift = 40; break;
+      default: return false;
     }
     ++i;
     if (i < s.size() && toupper(static_cast<unsigned char>(s[i])) == 'I') ++i;

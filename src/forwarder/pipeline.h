@@ -47,9 +47,9 @@ struct BatchResult {
   int64_t infer_ns = 0, compress_ns = 0, write_ns = 0;
 };
 
-// With an inferrer, each whole file's variable map is inferred (in parallel, Config.writers
-// threads) and stored with it; an overlay (partial file) gets none: it lacks the bytes
-// other nodes wrote.
+// With an inferrer, each whole file's variable map is inferred (on a thread beside the
+// compression, itself using half of Config.writers threads) and stored with it; an overlay
+// (partial file) gets none: it lacks the bytes other nodes wrote.
 bool write_container(const Config& cfg, const std::string& store, const std::string& node,
                      const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
                      const schema::Inferrer* inferrer = nullptr);
