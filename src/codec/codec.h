@@ -9,7 +9,8 @@
 
 namespace ckptfwd {
 
-enum class CodecId : uint8_t { kRaw = 0, kZstd = 1, kZlib = 2 };
+// kChain: a typed codec chain (codec/typed.h), self-describing in the chunk bytes.
+enum class CodecId : uint8_t { kRaw = 0, kZstd = 1, kZlib = 2, kChain = 3 };
 
 class Codec {
  public:

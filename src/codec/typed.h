@@ -1,0 +1,68 @@
+// Typed codec chains: what the forwarder uses for bytes whose element type (and often
+// shape) structure inference learnt. A chain is a list of transforms (byte order to native,
+// exact fixed-point for floats holding decimal numbers, dictionary, predictors along the
+// real dimensions, byte shuffle, byte delta, ...) followed by an entropy stage (zstd at a
+// level, zlib, fpzip for floats, or none).
+//
+// A chunk encoded with a chain is stored under CodecId::kChain; its bytes begin with a
+// header that names the chain and its parameters, so decoding needs nothing but the chunk
+// (codec_by_id(kChain)->decompress). Every chain is lossless unless the Chain was selected
+// with a LossyBound; a lossy chain checks its bound on every value when it encodes.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ckptfwd::codec {
+
+// What is known of a stream's bytes. The stream is a sequence of arrays of elements of
+// dtype; inner are the dimensions after the first one of those arrays (row-major, the last
+// varies fastest): {ny, nx} for [nz][ny][nx], {} for a 1-D array or unknown. A chunk handed
+// to encode() starts at an element boundary (at a row boundary when inner is known).
+struct Layout {
+  std::string dtype = "bytes";  // a dtype name of common/variable_map.h: F32BE, I32LE, ...
+  std::vector<uint64_t> inner;
+};
+
+// An error bound a user opted into for one variable: every decoded value v' of v satisfies
+// |v' - v| <= abs (when abs > 0) and |v' - v| <= rel * |v| (when rel > 0).
+struct LossyBound {
+  double abs = 0;
+  double rel = 0;
+};
+
+// A chosen chain. Value type; opaque to callers except name and the figures of the trial.
+struct Chain {
+  std::vector<uint8_t> spec;  // codec-owned encoding of the transforms and parameters
+  std::string name;           // for people: "fixed(e=2)+delta+shuffle+zstd-1", "zstd-3"
+  double sample_ratio = 0;    // raw / encoded on the trial sample (0: not tried)
+  double sample_mbps = 0;     // encode MB/s on the trial sample
+  std::optional<LossyBound> lossy;
+};
+
+struct SelectOptions {
+  double min_mbps = 300;         // candidates slower than this (per core) are not chosen
+  size_t max_sample = 1u << 20;  // bytes of the sample used for the trial
+  std::optional<LossyBound> lossy;
+};
+
+// The plain byte chain (zstd at level, no transform): the default for untyped bytes.
+Chain bytes_chain(int zstd_level = 3);
+
+// Tries the candidate chains for layout on sample[0, n) and returns the best one that
+// keeps the speed floor; never worse than bytes_chain(3) on the sample by more than noise.
+Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
+                   const SelectOptions& opt = {});
+
+// Encodes in[0, n) with chain into out (appended): the bytes of a kChain chunk. Thread-safe
+// (one codec context per thread). False with *err on failure (e.g. a lossy bound that
+// cannot hold); the caller then stores the chunk another way.
+bool encode(const Chain& chain, const Layout& layout, const uint8_t* in, size_t n,
+            std::vector<uint8_t>& out, std::string* err = nullptr);
+
+// The chain name recorded in a kChain chunk's header ("" when it is not one).
+std::string describe_payload(const uint8_t* p, size_t n);
+
+}  // namespace ckptfwd::codec
