@@ -34,6 +34,7 @@
 #include <new>
 
 #include "codec/codec.h"
+#include "codec/typed.h"
 #include "common/dtype.h"
 #include "common/le_codec.h"
 
@@ -749,6 +750,21 @@ const std::vector<StreamInfo>& ContainerReader::streams() const { return impl_->
 const std::vector<FileEntry>& ContainerReader::files() const { return impl_->files; }
 ContainerIdentity ContainerReader::identity() const {
   return ContainerIdentity{impl_->file_size, impl_->index_hash};
+}
+
+std::string ContainerReader::chunk_chain(size_t s, size_t i) const {
+  const Impl& m = *impl_;
+  if (s >= m.streams.size() || i >= m.streams[s].chunks.size()) return "?";
+  const ChunkInfo& c = m.streams[s].chunks[i];
+  if (c.codec != static_cast<uint8_t>(CodecId::kChain)) {
+    const Codec* codec = codec_by_id(c.codec);
+    return codec ? codec->name() : "?";
+  }
+  // A chain's header is short; its name needs no more than the first bytes.
+  std::vector<uint8_t> head(std::min<uint32_t>(c.comp_size, 4096));
+  if (!pread_all(m.fd, head.data(), head.size(), c.offset)) return "?";
+  std::string name = codec::describe_payload(head.data(), head.size());
+  return name.empty() ? "?" : name;
 }
 
 bool ContainerReader::restore_file(size_t i, int fd, std::string* err) {

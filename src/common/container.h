@@ -132,6 +132,10 @@ class ContainerReader {
   const std::vector<FileEntry>& files() const;
   // The size and index checksum of the open container (see ContainerIdentity).
   ContainerIdentity identity() const;
+  // The codec chain chunk i of stream s was stored with, for people: the chain's name for
+  // a typed chain ("fixed(e=2)+delta+shuffle+zstd-1"), else the codec's ("zstd", "raw").
+  // Reads only the start of the chunk; "?" when it cannot be read or named.
+  std::string chunk_chain(size_t s, size_t i) const;
   // Reconstructs file i and writes it to fd (pwrite from offset 0; holes left as holes
   // and the size set with ftruncate). Checks chunk hashes and the file hash.
   bool restore_file(size_t i, int fd, std::string* err);

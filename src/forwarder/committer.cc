@@ -30,6 +30,17 @@ void settle(Core& c, const BatchResult& res, const std::vector<CatalogEntry>& en
   }
   c.stats.infer_ns += res.infer_ns;
   c.stats.compress_ns += res.compress_ns;
+  c.stats.bytes_deduped += res.dedup_bytes;
+  for (const StreamReport& r : res.streams) {
+    if (r.dtype == "bytes") continue;
+    c.stats.typed_bytes_in += r.raw;
+    c.stats.typed_bytes_out += r.stored;
+    c.stats.typed_encode_ns += static_cast<uint64_t>(r.encode_ns);
+    LOG_INFO("%s: stream %s (%s): %s, ratio %.2f at %.0f MB/s per core", res.container.c_str(),
+             r.key.c_str(), r.dtype.c_str(), r.chain.c_str(),
+             r.stored ? static_cast<double>(r.raw) / r.stored : 0.0,
+             r.encode_ns ? r.raw * 1e3 / r.encode_ns : 0.0);
+  }
   c.stats.write_ns += res.write_ns;
   c.stats.files_committed += entries.size();
   c.stats.bytes_committed += committed_bytes(entries);

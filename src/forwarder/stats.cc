@@ -84,6 +84,9 @@ size_t Stats::format_json(char* buf, size_t cap) const {
               {"files_mapped", &files_mapped},
               {"bytes_mapped", &bytes_mapped},
               {"infer_failures", &infer_failures},
+              {"bytes_deduped", &bytes_deduped},
+              {"typed_bytes_in", &typed_bytes_in},
+              {"typed_bytes_out", &typed_bytes_out},
               {"bytes_stored", &bytes_stored},
               {"containers_written", &containers_written},
               {"fallbacks", &fallbacks},
@@ -104,6 +107,8 @@ size_t Stats::format_json(char* buf, size_t cap) const {
   o.fixed(static_cast<uint64_t>(r), 3);
   o.key("time_infer_s");
   o.fixed(infer_ns.load() / 1000, 6);
+  o.key("time_typed_encode_s");
+  o.fixed(typed_encode_ns.load() / 1000, 6);
   o.key("time_compress_s");
   o.fixed(compress_ns.load() / 1000, 6);
   o.key("time_write_s");

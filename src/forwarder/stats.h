@@ -16,6 +16,11 @@ struct Stats {
   // variables, and files where a source was tried and failed (stored agnostic or by a
   // later source; each logged with its reason).
   std::atomic<uint64_t> files_mapped{0}, bytes_mapped{0}, infer_failures{0};
+  // Merge schemes and typed codecs: bytes stored once for several places (a grid every
+  // rank holds), and the bytes of typed streams (one variable merged across ranks) before
+  // and after their codec chains, with the time the chains took (summed over threads).
+  std::atomic<uint64_t> bytes_deduped{0}, typed_bytes_in{0}, typed_bytes_out{0};
+  std::atomic<uint64_t> typed_encode_ns{0};
   std::atomic<uint64_t> bytes_stored{0}, containers_written{0};
   std::atomic<uint64_t> fallbacks{0}, errors{0};
   std::atomic<uint64_t> restores{0}, bytes_restored{0};

@@ -36,11 +36,14 @@ const char kHelp[] =
     "  --vars   the variables of the live files, as structure inference found them when\n"
     "           they were committed (HDF5 and netCDF headers, schemas, MPI-IO views): per\n"
     "           variable key (Group/Name_Dtype_Class) its dtype, how many files hold it,\n"
-    "           its bytes in all of them and its shape per rank; then per file where its\n"
-    "           map came from (or why it has none: it is stored agnostic), the bytes in\n"
-    "           variables and the residual bytes\n"
+    "           its bytes in all of them, the codec chain its merged streams were stored\n"
+    "           with and their ratio (stream bytes / stored bytes; '-' when the scheme\n"
+    "           did not merge it by variable) and its shape per rank; then per file where\n"
+    "           its map came from (or why it has none: it is stored agnostic), the bytes\n"
+    "           in variables and the residual bytes\n"
     "  --json   with --vars: one JSON object {\"keys\": [{\"key\", \"dtype\", \"files\",\n"
-    "           \"bytes\", \"shapes\": [{\"path\", \"rank\", \"shape\"}]}], \"files\":\n"
+    "           \"bytes\", \"chain\", \"stream_bytes\", \"stored_bytes\", \"shapes\":\n"
+    "           [{\"path\", \"rank\", \"shape\"}]}], \"files\":\n"
     "           [{\"path\", \"rank\", \"size\", \"source\", \"detail\", \"mapped_bytes\",\n"
     "           \"residual_bytes\"}]}\n";
 
@@ -158,8 +161,13 @@ int list_vars(const Store& st, bool json) {
     std::string dtype;
     uint64_t bytes = 0;
     std::vector<Holder> holders;
+    // Over the container streams that hold the key (its groups' streams): their bytes
+    // before and after encoding, and the chains their first chunks name.
+    uint64_t stream_raw = 0, stream_stored = 0;
+    std::set<std::string> chains;
   };
   std::map<std::string, Key> keys;
+  std::set<std::string> holding;  // containers of the listed maps
   std::string files_json, file_lines;
   int rc = 0;
   for (const auto& [path, e] : st.catalog.entries()) {
@@ -190,6 +198,7 @@ int list_vars(const Store& st, bool json) {
       }
       m = &r->files()[index].vars;
       rank = r->files()[index].rank;
+      holding.insert(holder);
     }
     for (const Variable& v : m->vars) {
       Key& k = keys[v.key];
@@ -215,13 +224,41 @@ int list_vars(const Store& st, bool json) {
                     (m->source.empty() ? "  (agnostic: " + printable(m->detail) + ")" : "") + "\n";
     }
   }
+  // A stream "KEY" or "KEY@g<k>" (merge group k) holds that key's bytes; streams of
+  // containers no longer live count too when they hold live files of the key.
+  for (const std::string& c : holding) {
+    std::string err;
+    ContainerReader* r = cache.get(c, &err);
+    if (!r) continue;
+    for (size_t s = 0; s < r->streams().size(); ++s) {
+      const StreamInfo& si = r->streams()[s];
+      auto it = keys.find(si.key.substr(0, si.key.rfind("@g")));
+      if (it == keys.end() || si.chunks.empty()) continue;
+      it->second.stream_raw += si.raw_size;
+      for (const ChunkInfo& ch : si.chunks) it->second.stream_stored += ch.comp_size;
+      it->second.chains.insert(r->chunk_chain(s, 0));
+    }
+  }
+  auto chains_of = [](const Key& k) {
+    std::string out;
+    for (const std::string& c : k.chains) out += (out.empty() ? "" : ", ") + c;
+    return out.empty() ? std::string("-") : out;
+  };
+  auto ratio_of = [](const Key& k) {
+    char b[32];
+    if (!k.stream_stored) return std::string("-");
+    snprintf(b, sizeof b, "%.2f", static_cast<double>(k.stream_raw) / k.stream_stored);
+    return std::string(b);
+  };
   if (json) {
     std::string o = "{\"keys\":[";
     bool first = true;
     for (const auto& [key, k] : keys) {
       o += std::string(first ? "" : ",") + "{\"key\":" + json_quote(key) +
            ",\"dtype\":" + json_quote(k.dtype) + ",\"files\":" + std::to_string(k.holders.size()) +
-           ",\"bytes\":" + std::to_string(k.bytes) + ",\"shapes\":[";
+           ",\"bytes\":" + std::to_string(k.bytes) + ",\"chain\":" + json_quote(chains_of(k)) +
+           ",\"stream_bytes\":" + std::to_string(k.stream_raw) +
+           ",\"stored_bytes\":" + std::to_string(k.stream_stored) + ",\"shapes\":[";
       first = false;
       for (size_t i = 0; i < k.holders.size(); ++i) {
         const Holder& h = k.holders[i];
@@ -238,8 +275,10 @@ int list_vars(const Store& st, bool json) {
   }
   size_t w = 3;
   for (const auto& [key, k] : keys) w = std::max(w, printable(key).size());
-  printf("%-*s  %-7s  %5s  %12s  %s\n", static_cast<int>(w), "KEY", "DTYPE", "FILES", "BYTES",
-         "SHAPE PER RANK");
+  size_t cw = 5;
+  for (const auto& [key, k] : keys) cw = std::max(cw, chains_of(k).size());
+  printf("%-*s  %-7s  %5s  %12s  %-*s  %6s  %s\n", static_cast<int>(w), "KEY", "DTYPE", "FILES",
+         "BYTES", static_cast<int>(cw), "CHAIN", "RATIO", "SHAPE PER RANK");
   for (const auto& [key, k] : keys) {
     // One shape for all holders is the common case: say it once.
     bool same = true;
@@ -253,8 +292,9 @@ int list_vars(const Store& st, bool json) {
                   fmt_shape(k.holders[i].shape);
       if (k.holders.size() > 8) shapes += ", ...";
     }
-    printf("%-*s  %-7s  %5zu  %12s  %s\n", static_cast<int>(w), printable(key).c_str(),
-           k.dtype.c_str(), k.holders.size(), human_bytes(k.bytes).c_str(), shapes.c_str());
+    printf("%-*s  %-7s  %5zu  %12s  %-*s  %6s  %s\n", static_cast<int>(w), printable(key).c_str(),
+           k.dtype.c_str(), k.holders.size(), human_bytes(k.bytes).c_str(), static_cast<int>(cw),
+           chains_of(k).c_str(), ratio_of(k).c_str(), shapes.c_str());
   }
   printf("%zu variable keys in %zu files\n", keys.size(), st.catalog.entries().size());
   printf("\n  %-7s %5s %12s %12s  %s\n%s", "SOURCE", "RANK", "IN VARS", "RESIDUAL", "PATH",
