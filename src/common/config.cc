@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "common/lossy_rules.h"
 #include "common/session.h"
 
 namespace ckptfwd {
@@ -114,6 +115,14 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
   } else if (key == "SMALL_VAR") {
     if (!size_key(small_var_bytes)) return false;
     if (small_var_bytes > (1ull << 30)) return bad("0..1G");
+  } else if (key == "LOSSY") {
+    std::vector<LossyRule> rules;
+    std::string why;
+    if (!parse_lossy_rules(value, rules, &why)) {
+      if (err) *err = "CKPTFWD_LOSSY='" + value + "': " + why;
+      return false;
+    }
+    lossy = value;
   } else if (key == "CODEC_MIN_MBPS") {
     return int_key(codec_min_mbps, 0, 100000, "MB/s 0..100000");
   } else if (key == "STAGE_LIMIT") {

@@ -17,7 +17,8 @@ struct Config {
   uint64_t block_bytes = 64 << 10;  // CKPTFWD_BLOCK: block size of the block schemes
   uint64_t small_var_bytes = 100;   // CKPTFWD_SMALL_VAR: smaller variables go to the residual
   int codec_min_mbps = 300;         // CKPTFWD_CODEC_MIN_MBPS: speed floor of codec chains
-  uint64_t stage_limit = 0;         // CKPTFWD_STAGE_LIMIT: bytes (suffix K/M/G), 0: unlimited
+  std::string lossy;  // CKPTFWD_LOSSY: opt-in lossy rules per variable (common/lossy_rules.h)
+  uint64_t stage_limit = 0;           // CKPTFWD_STAGE_LIMIT: bytes (suffix K/M/G), 0: unlimited
   uint64_t batch_bytes = 1ull << 30;  // CKPTFWD_BATCH_BYTES: seal a batch at this size
   int batch_window_ms = 300;          // CKPTFWD_BATCH_WINDOW_MS: seal after this quiet time
   int idle_exit_s = 10;               // CKPTFWD_IDLE_EXIT: exit when idle this long (0: never)

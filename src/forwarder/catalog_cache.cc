@@ -23,8 +23,8 @@ Catalog& CatalogCache::get(const std::string& store) {
   Catalog fresh;
   fresh.keep_versions(keep_);
   std::string err;
-  // Never read back what another user could have forged (README, "Other users on the node"): a foreign
-  // store reads as empty, and its MANIFEST must not be a symbolic link.
+  // Never read back what another user could have forged (README, "Other users on the node"): a
+  // foreign store reads as empty, and its MANIFEST must not be a symbolic link.
   struct stat lst;
   if (size >= 0 && (!check_store_dir(store, &err) ||
                     (lstat((store + "/MANIFEST").c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)))) {

@@ -48,8 +48,8 @@ void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid) {
     long n = wire::recv_frame(fd, in.data(), in.size(), read_fn);
     if (n < 0) break;  // hung up, or a frame over the limit: either way the connection ends
     wire::Fields f;
-    Reply r = wire::decode(in.data(), static_cast<size_t>(n), f) ? svc.handle(cl, f)
-                                                                 : reply_err(EINVAL);
+    Reply r =
+        wire::decode(in.data(), static_cast<size_t>(n), f) ? svc.handle(cl, f) : reply_err(EINVAL);
     if (!send_reply(fd, r, out)) break;
   }
   svc.disconnect(cl);

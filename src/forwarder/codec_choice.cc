@@ -8,15 +8,17 @@
 namespace ckptfwd::fwd {
 
 namespace {
-std::string cache_key(const PlannedStream& s) {
+std::string cache_key(const PlannedStream& s, const codec::SelectOptions& opt) {
   std::string k = s.var_key + "|" + s.layout.dtype;
   for (uint64_t d : s.layout.inner) k += "|" + std::to_string(d);
+  if (opt.lossy)
+    k += "|lossy " + std::to_string(opt.lossy->abs) + " " + std::to_string(opt.lossy->rel);
   return k;
 }
 }  // namespace
 
 codec::Chain CodecChoices::choose(const PlannedStream& s, const codec::SelectOptions& opt) {
-  std::string key = cache_key(s);
+  std::string key = cache_key(s, opt);
   {
     std::lock_guard<std::mutex> g(mu_);
     auto it = chosen_.find(key);

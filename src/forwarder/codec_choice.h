@@ -1,7 +1,7 @@
 // The codec chain of each variable, chosen once by trial on a sample of its bytes and
 // remembered for the job (the forwarder lives as long as the job), so later checkpoints of
-// the same variable skip the trial. Keyed by variable key, dtype and inner dimensions: a
-// variable whose shape changes is tried again.
+// the same variable skip the trial. Keyed by variable key, dtype, inner dimensions and
+// lossy bound: a variable whose shape changes is tried again.
 #pragma once
 #include <map>
 #include <mutex>

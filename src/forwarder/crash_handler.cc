@@ -72,7 +72,7 @@ void install_crash_handler(const Stats* stats) {
   ss.ss_sp = g_altstack;
   ss.ss_size = sizeof(g_altstack);
   sigaltstack(&ss, nullptr);
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_fatal;
   sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
   sigemptyset(&sa.sa_mask);

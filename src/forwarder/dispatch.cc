@@ -1,7 +1,7 @@
 // Request parsing: turns one decoded frame into a Service call. Never trusts the client:
 // every number is checked and every path must be absolute (it is normalised again).
-#include <climits>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 
 #include "common/session.h"

@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <iterator>
 #include <cstring>
+#include <iterator>
 
 namespace ckptfwd::fwd {
 
@@ -175,7 +175,8 @@ bool is_extents_file_name(const std::string& name, uint64_t vid) {
   if (name.compare(0, head.size(), head) != 0) return false;
   std::string rest = name.substr(head.size());
   size_t dot = rest.find('.');
-  if (dot == std::string::npos || dot == 0 || dot + 1 >= rest.size() || rest.size() > 40) return false;
+  if (dot == std::string::npos || dot == 0 || dot + 1 >= rest.size() || rest.size() > 40)
+    return false;
   for (size_t i = 0; i < rest.size(); ++i)
     if (i != dot && !isdigit(static_cast<unsigned char>(rest[i]))) return false;
   return true;

@@ -63,8 +63,10 @@ bool read_hints_file(const std::string& path, std::vector<DtypeHint>& records, s
   for (size_t at = 0; at < buf.size(); at += kHintRecordBytes) {
     DtypeHint h{get_le64(&buf[at]), get_le64(&buf[at + 8]), buf[at + 16]};
     std::string why;
-    if (h.dtype == 0 || h.dtype > kMaxDtypeCode) why = "unknown dtype code " + std::to_string(h.dtype);
-    else if (h.len == 0) why = "empty range";
+    if (h.dtype == 0 || h.dtype > kMaxDtypeCode)
+      why = "unknown dtype code " + std::to_string(h.dtype);
+    else if (h.len == 0)
+      why = "empty range";
     else if (h.file_off > kMaxExtentEnd || h.len > kMaxExtentEnd - h.file_off)
       why = "range beyond 2^62";
     if (!why.empty()) {
@@ -127,7 +129,7 @@ void hints_apply(Hints& set, const std::vector<DtypeHint>& records) {
       uint8_t xd = it->second.second;
       it = m.erase(it);
       if (xb < b) m.emplace(xb, std::make_pair(b, xd));  // the part before survives
-      if (xe > e) {                                       // the part after survives
+      if (xe > e) {                                      // the part after survives
         m.emplace(e, std::make_pair(xe, xd));
         break;
       }

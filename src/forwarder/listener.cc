@@ -40,7 +40,8 @@ int connect_control_socket(const std::string& path) {
 BindResult bind_control_socket(const std::string& path, int* fd_out, ino_t* ino, std::string* err) {
   sockaddr_un a;
   if (!fill_addr(path, a)) {
-    if (err) *err = "socket path too long: " + path + ". Fix: set CKPTFWD_STAGE_DIR to a shorter path";
+    if (err)
+      *err = "socket path too long: " + path + ". Fix: set CKPTFWD_STAGE_DIR to a shorter path";
     return BindResult::kFailed;
   }
   int probe = connect_control_socket(path);

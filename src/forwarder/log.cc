@@ -32,8 +32,10 @@ void log_init(const std::string& dest, const std::string& level) {
   }
   int fd = open(dest.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
-    dprintf(2, "ckptfwd-forwarder: warn: cannot open log file %s (%s); logging to stderr. "
-               "Fix: set CKPTFWD_LOG to a writable file\n", dest.c_str(), strerror(errno));
+    dprintf(2,
+            "ckptfwd-forwarder: warn: cannot open log file %s (%s); logging to stderr. "
+            "Fix: set CKPTFWD_LOG to a writable file\n",
+            dest.c_str(), strerror(errno));
     return;
   }
   // Keep the fd above 2 so a later dup2 onto stderr does not close it.
@@ -61,7 +63,8 @@ void log_msg(LogLevel l, const char* fmt, ...) {
     return;
   }
   char line[2200];
-  int n = snprintf(line, sizeof(line), "ckptfwd-forwarder: %s: %s\n", kNames[static_cast<int>(l)], msg);
+  int n =
+      snprintf(line, sizeof(line), "ckptfwd-forwarder: %s: %s\n", kNames[static_cast<int>(l)], msg);
   if (n > static_cast<int>(sizeof(line)) - 1) {
     n = sizeof(line) - 1;
     line[n - 1] = '\n';

@@ -49,9 +49,9 @@ Clock::time_point Service::reap_orphans() {
         v.extents_unknown = true;
         if (!v.created)
           LOG_WARN(
-            "pid %ld died with %s (shared across nodes) open: its extents are unknown; "
-            "committing the staged file's data extents",
-            gone.back().second, v.path.c_str());
+              "pid %ld died with %s (shared across nodes) open: its extents are unknown; "
+              "committing the staged file's data extents",
+              gone.back().second, v.path.c_str());
       }
     }
     if (v.holders.empty() && v.orphans.empty())

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/container.h"
+#include "common/lossy_rules.h"
 #include "common/manifest.h"
 #include "common/owner_check.h"
 #include "common/variable_map.h"
@@ -247,11 +248,19 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   std::vector<codec::Chain> chains(plan.streams.size());
   codec::SelectOptions so;
   so.min_mbps = cfg.codec_min_mbps;
+  std::vector<LossyRule> lossy;
+  parse_lossy_rules(cfg.lossy, lossy, nullptr);  // checked when the setting was read
   parallel_for(plan.streams.size(), threads, [&](size_t s) {
     const PlannedStream& ps = plan.streams[s];
     if (!ps.typed || ps.bytes.total == 0) return;
+    codec::SelectOptions mine = so;
+    // Lossy only where the user opted in, and only for floats.
+    std::optional<LossyRule> rule = lossy_rule_for(lossy, ps.var_key);
+    if (rule && ps.layout.dtype.size() == 5 && ps.layout.dtype[0] == 'F')
+      mine.lossy =
+          codec::LossyBound{rule->relative ? 0 : rule->bound, rule->relative ? rule->bound : 0};
     CodecChoices local;
-    chains[s] = (choices ? *choices : local).choose(ps, so);
+    chains[s] = (choices ? *choices : local).choose(ps, mine);
   });
   out.compress_ns += monotonic_ns() - t0;
 

@@ -150,9 +150,10 @@ size_t recover_staged(Core& c) {
         // Its writers go on staging it: the path's fate is staged again, under this
         // forwarder (a process that found no forwarder meanwhile may have made it direct).
         if (claim_staged_fate(c.session_dir, m.path) == fate::Fate::kDirect)
-          LOG_ERROR("%s: its writers still stage it, but a process wrote it directly while no "
-                    "forwarder ran: the store and the real file each hold only part of it",
-                    m.path.c_str());
+          LOG_ERROR(
+              "%s: its writers still stage it, but a process wrote it directly while no "
+              "forwarder ran: the store and the real file each hold only part of it",
+              m.path.c_str());
         ++open;
         LOG_INFO("recovered open version v%llu of %s: waiting for its writers (pids%s)",
                  static_cast<unsigned long long>(vid), m.path.c_str(), pid_list(v.orphans).c_str());
@@ -162,7 +163,7 @@ size_t recover_staged(Core& c) {
                m.path.c_str());
     }
     v.closer_pid = m.closer;
-    v.pending_store = store_for(c.cfg, m.path);  // its forwarder noted it at CLOSE
+    v.pending_store = store_for(c.cfg, m.path);               // its forwarder noted it at CLOSE
     if (m.closer > 0) s.closed_by_pid[m.closer].insert(vid);  // its exit wait waits for it
     s.mark_closed(v, false);  // files of older forwarders were plain 0600
     c.stats.files_captured++;

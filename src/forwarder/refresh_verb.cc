@@ -84,9 +84,10 @@ Reply Service::refresh(const std::string& path) {
   if (v->extents_unknown) {
     // Its commit takes every data byte of the staged file as this node's: other nodes'
     // bytes copied in would go back to the store as if written here, possibly over newer.
-    LOG_WARN("%s (shared across nodes): this node's extents are unknown, so other nodes' "
-             "writes are not brought into its staged copy at MPI_File_sync",
-             path.c_str());
+    LOG_WARN(
+        "%s (shared across nodes): this node's extents are unknown, so other nodes' "
+        "writes are not brought into its staged copy at MPI_File_sync",
+        path.c_str());
     return reply_ok();
   }
   std::string store = store_for(c_.cfg, path);
@@ -100,15 +101,15 @@ Reply Service::refresh(const std::string& path) {
   lk.unlock();
   std::string err;
   if (!rewrite_staged(store, e, staged, tmp, &err)) {
-    LOG_ERROR("cannot bring other nodes' writes of %s into its staged copy: %s. Fix: run "
-              "`ckptfwd verify %s`",
-              path.c_str(), err.c_str(), store.c_str());
+    LOG_ERROR(
+        "cannot bring other nodes' writes of %s into its staged copy: %s. Fix: run "
+        "`ckptfwd verify %s`",
+        path.c_str(), err.c_str(), store.c_str());
     c_.stats.errors++;
     return reply_err(EIO);
   }
   c_.stats.refreshes++;
-  LOG_DEBUG("refreshed staged %s of %s from store %s", staged.c_str(), path.c_str(),
-            store.c_str());
+  LOG_DEBUG("refreshed staged %s of %s from store %s", staged.c_str(), path.c_str(), store.c_str());
   return reply_ok();
 }
 
