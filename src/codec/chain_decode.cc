@@ -2,9 +2,10 @@
 // against the widths it implies before anything is allocated; all body lengths follow
 // from the header (none is read from the body), the decoded body is bounded by a small
 // multiple of raw_n, and the inverse steps write only within out[0, raw_n).
+#include "codec/chain_decode.h"
+
 #include <cstring>
 
-#include "codec/chain_decode.h"
 #include "codec/entropy.h"
 #include "codec/transforms.h"
 
@@ -50,16 +51,27 @@ bool plan_widths(const ChunkHeader& h, uint64_t m, std::vector<uint32_t>& width_
   return true;
 }
 
-bool invert(const StepRecord& r, const uint8_t* in, const uint8_t* side, uint8_t* out,
-            uint64_t m, uint32_t w, uint64_t row) {
+bool invert(const StepRecord& r, const uint8_t* in, const uint8_t* side, uint8_t* out, uint64_t m,
+            uint32_t w, uint64_t row) {
   switch (r.spec.kind) {
-    case Step::kSwap: swap_bytes(in, out, m, w); return true;
-    case Step::kFixed: return fixed_decode(r, in, side, out, m, w);
-    case Step::kQuant: return quant_decode(r, in, side, out, m, w);
-    case Step::kDict: return dict_decode(r, in, side, out, m, w);
-    case Step::kShuffle: unshuffle(in, out, m, w); return true;
-    case Step::kByteDelta: byte_undelta(in, out, m * w); return true;
-    default: unpredict(r.spec.kind, r.spec.param == 1, in, out, m, w, row); return true;
+    case Step::kSwap:
+      swap_bytes(in, out, m, w);
+      return true;
+    case Step::kFixed:
+      return fixed_decode(r, in, side, out, m, w);
+    case Step::kQuant:
+      return quant_decode(r, in, side, out, m, w);
+    case Step::kDict:
+      return dict_decode(r, in, side, out, m, w);
+    case Step::kShuffle:
+      unshuffle(in, out, m, w);
+      return true;
+    case Step::kByteDelta:
+      byte_undelta(in, out, m * w);
+      return true;
+    default:
+      unpredict(r.spec.kind, r.spec.param == 1, in, out, m, w, row);
+      return true;
   }
 }
 

@@ -71,17 +71,20 @@ bool encode(const Chain& chain, const Layout& layout, const uint8_t* in, size_t 
     dst = dst == &buf_a ? &buf_b : &buf_a;
   };
 
+  // Fixed-point, quantization and the float order of dictionaries need the values
+  // themselves: only a byte order step may come before them.
+  bool values_intact = true;
   for (const StepSpec& s : plan.steps) {
     StepRecord rec;
     rec.spec = s;
     size_t side_before = side.size();
     switch (s.kind) {
       case Step::kSwap:
-        if (w != elem || (w != 2 && w != 4 && w != 8)) continue;
+        if (!h.dtype.big_endian || !values_intact || (w != 2 && w != 4 && w != 8)) continue;
         swap_bytes(src, dst->data(), m, w);
         break;
       case Step::kFixed:
-        if (!is_float || w != elem) continue;
+        if (!is_float || !values_intact) continue;
         fixed_encode(s.param, src, dst->data(), m, w, rec, side);
         if (too_many_exceptions(rec, m)) {
           side.resize(side_before);
@@ -91,7 +94,7 @@ bool encode(const Chain& chain, const Layout& layout, const uint8_t* in, size_t 
       case Step::kQuant: {
         if (!chain.lossy) return fail(err, "lossy step in a chain without a LossyBound");
         const LossyBound& b = *chain.lossy;
-        if (!is_float || w != elem || !(b.abs > 0 || b.rel > 0)) continue;
+        if (!is_float || !values_intact || !(b.abs > 0 || b.rel > 0)) continue;
         uint8_t mode = b.abs > 0 ? 0 : 1;
         quant_encode(mode, b.abs, b.rel, src, dst->data(), m, w, rec, side);
         if (too_many_exceptions(rec, m)) {
@@ -102,7 +105,7 @@ bool encode(const Chain& chain, const Layout& layout, const uint8_t* in, size_t 
       }
       case Step::kDict:
         if (!is_int_width(w)) continue;
-        if (!dict_encode(src, dst->data(), m, w, is_float && w == elem, rec, side)) {
+        if (!dict_encode(src, dst->data(), m, w, is_float && values_intact, rec, side)) {
           side.resize(side_before);
           continue;
         }
@@ -121,25 +124,29 @@ bool encode(const Chain& chain, const Layout& layout, const uint8_t* in, size_t 
         break;
     }
     if (rec.width) w = rec.width;
+    values_intact = values_intact && s.kind == Step::kSwap;
     h.steps.push_back(rec);
     advance();
   }
 
   const size_t out_start = out.size();
-  write_header(h, out);
-  auto undo = [&](const char* what) {
-    out.resize(out_start);
-    return fail(err, what);
-  };
-  if (plan.entropy == Entropy::kFpzip) {
+  if (h.entropy == Entropy::kFpzip) {
+    // fpzip codes floats only; for anything else, when it is not trusted (typed.h) or if it
+    // fails, the chunk gets zstd -3.
     bool only_native = std::all_of(h.steps.begin(), h.steps.end(),
                                    [](const StepRecord& r) { return r.spec.kind == Step::kSwap; });
-    if (!is_float || w != elem || !only_native)
-      return undo("fpzip needs floats with no transform but byte order");
-    if (!fpzip_encode(src, m, w, h.inner, out)) return undo("fpzip failed");
-    out.insert(out.end(), in + m * elem, in + n);  // the tail, verbatim
-    return true;
+    if (is_float && w == elem && only_native) {
+      write_header(h, out);
+      if (fpzip_encode(src, m, w, h.inner, out)) {
+        out.insert(out.end(), in + m * elem, in + n);  // the tail, verbatim
+        return true;
+      }
+      out.resize(out_start);
+    }
+    h.entropy = Entropy::kZstd;
+    h.level = 3;
   }
+  write_header(h, out);
   // Body: main stream, side data, tail, in one buffer for the entropy stage.
   const size_t main = m * w, tail = n - m * elem;
   std::vector<uint8_t>& body = *dst;
@@ -147,8 +154,10 @@ bool encode(const Chain& chain, const Layout& layout, const uint8_t* in, size_t 
   if (main) memmove(body.data(), src, main);
   if (!side.empty()) memcpy(body.data() + main, side.data(), side.size());
   if (tail) memcpy(body.data() + main + side.size(), in + m * elem, tail);
-  if (!entropy_encode(plan.entropy, plan.level, body.data(), main + side.size() + tail, out))
-    return undo("entropy stage failed");
+  if (!entropy_encode(h.entropy, h.level, body.data(), main + side.size() + tail, out)) {
+    out.resize(out_start);
+    return fail(err, "entropy stage failed");
+  }
   return true;
 }
 

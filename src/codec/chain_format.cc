@@ -77,8 +77,9 @@ Dtype parse_dtype(const std::string& name) {
     if (b == "32") bits = 32;
     if (b == "64") bits = 64;
     if (bits && (order == "LE" || order == "BE") && !(name[0] == 'F' && bits == 16)) {
-      d.kind = name[0] == 'I' ? DtypeKind::kSigned
-                              : name[0] == 'U' ? DtypeKind::kUnsigned : DtypeKind::kFloat;
+      d.kind = name[0] == 'I'   ? DtypeKind::kSigned
+               : name[0] == 'U' ? DtypeKind::kUnsigned
+                                : DtypeKind::kFloat;
       d.elem = bits / 8;
       d.big_endian = order == "BE";
       return d;
@@ -128,24 +129,52 @@ std::string plan_name(const Plan& plan) {
   for (const StepSpec& st : plan.steps) {
     const bool zz = st.param == 1;
     switch (st.kind) {
-      case Step::kSwap: s += "native"; break;
-      case Step::kFixed: s += "fixed(e=" + std::to_string(st.param) + ")"; break;
-      case Step::kDict: s += "dict"; break;
-      case Step::kQuant: s += st.param ? "quant(rel)" : "quant(abs)"; break;
-      case Step::kDelta: s += zz ? "delta+zigzag" : "delta"; break;
-      case Step::kXor: s += "xor"; break;
-      case Step::kPrevRow: s += zz ? "prevrow+zigzag" : "prevrow"; break;
-      case Step::kLorenzo: s += zz ? "lorenzo+zigzag" : "lorenzo"; break;
-      case Step::kShuffle: s += "shuffle"; break;
-      case Step::kByteDelta: s += "bytedelta"; break;
+      case Step::kSwap:
+        s += "native";
+        break;
+      case Step::kFixed:
+        s += "fixed(e=" + std::to_string(st.param) + ")";
+        break;
+      case Step::kDict:
+        s += "dict";
+        break;
+      case Step::kQuant:
+        s += st.param ? "quant(rel)" : "quant(abs)";
+        break;
+      case Step::kDelta:
+        s += zz ? "delta+zigzag" : "delta";
+        break;
+      case Step::kXor:
+        s += "xor";
+        break;
+      case Step::kPrevRow:
+        s += zz ? "prevrow+zigzag" : "prevrow";
+        break;
+      case Step::kLorenzo:
+        s += zz ? "lorenzo+zigzag" : "lorenzo";
+        break;
+      case Step::kShuffle:
+        s += "shuffle";
+        break;
+      case Step::kByteDelta:
+        s += "bytedelta";
+        break;
     }
     s += "+";
   }
   switch (plan.entropy) {
-    case Entropy::kNone: s += "none"; break;
-    case Entropy::kZstd: s += "zstd-" + std::to_string(plan.level); break;
-    case Entropy::kZlib: s += "zlib-" + std::to_string(plan.level); break;
-    case Entropy::kFpzip: s += "fpzip"; break;
+    case Entropy::kNone:
+      s += "none";
+      break;
+    case Entropy::kZstd:
+      s += "zstd-" + std::to_string(plan.level);
+      break;
+    case Entropy::kZlib:
+      s += "zlib-" + std::to_string(plan.level);
+      break;
+    case Entropy::kFpzip:
+      s += "fpzip";
+      break;
   }
   return s;
 }

@@ -2,17 +2,27 @@
 // F32/F64 with the real dims. Body: u64 length | fpzip stream (no fpzip header: the dims
 // and type come from the chunk header, so a hostile stream cannot declare its own).
 //
-// fpzip_read_from_buffer takes no buffer size: its range decoder would read past the end
-// of a truncated or hostile stream. So decoding copies the stream into a zero-padded
-// buffer; the range coder reads at most a few bytes per decoded value, and the padding
-// covers twice the output size.
+// fpzip_read_from_buffer takes no buffer size and its range decoder reads without bound
+// on a hostile stream (a zero range never renormalises), so no padding makes it safe:
+// fpzip is used only after set_fpzip_trusted(true) (typed.h). The zero padding below only
+// keeps a truncated trusted stream from reading past its buffer.
 #include <fpzip.h>
 
+#include <atomic>
 #include <climits>
 #include <cstring>
 
 #include "codec/entropy.h"
 #include "codec/load_store.h"
+#include "codec/typed.h"
+
+namespace ckptfwd::codec {
+namespace {
+std::atomic<bool> g_fpzip_trusted{false};
+}  // namespace
+void set_fpzip_trusted(bool on) { g_fpzip_trusted = on; }
+bool fpzip_trusted() { return g_fpzip_trusted; }
+}  // namespace ckptfwd::codec
 
 namespace ckptfwd::codec::chain {
 namespace {
@@ -46,6 +56,7 @@ void set_fields(FPZ* f, uint32_t w, const Dims& d) {
 
 bool fpzip_encode(const uint8_t* in, uint64_t m, uint32_t w, const std::vector<uint64_t>& inner,
                   std::vector<uint8_t>& out) {
+  if (!fpzip_trusted()) return false;
   size_t at = out.size();
   out.resize(at + 8);
   if (m == 0) {
@@ -72,7 +83,7 @@ bool fpzip_encode(const uint8_t* in, uint64_t m, uint32_t w, const std::vector<u
 
 bool fpzip_decode(const uint8_t* in, size_t n, uint8_t* out, uint64_t m, uint32_t w,
                   const std::vector<uint64_t>& inner, size_t* consumed) {
-  if (n < 8) return false;
+  if (!fpzip_trusted() || n < 8) return false;
   uint64_t len = load<uint64_t>(in);
   if (len > n - 8) return false;
   *consumed = 8 + len;

@@ -50,10 +50,12 @@ int fixed_exponent(const std::vector<uint8_t>& values, uint32_t w) {
   uint64_t m = values.size() / w;
   uint64_t stride = std::max<uint64_t>(1, m / 4096);
   std::vector<uint8_t> picked;
-  for (uint64_t i = 0; i < m; i += stride) picked.insert(picked.end(), &values[i * w], &values[i * w] + w);
+  for (uint64_t i = 0; i < m; i += stride)
+    picked.insert(picked.end(), &values[i * w], &values[i * w] + w);
   const int max_e = w == 4 ? 10 : 18;
   for (int e = 0; e <= max_e; ++e)
-    if (fixed_miss_rate(static_cast<uint8_t>(e), picked.data(), picked.size() / w, w) <= kFixedMissLimit)
+    if (fixed_miss_rate(static_cast<uint8_t>(e), picked.data(), picked.size() / w, w) <=
+        kFixedMissLimit)
       return e;
   return -1;
 }
@@ -111,7 +113,7 @@ std::vector<Plan> candidates(const Dtype& d, const std::vector<uint8_t>& values,
     if (two_d) with({}, {{Step::kLorenzo, 1}});
     int e = fixed_exponent(values, d.elem);
     if (e >= 0) int_predictors({{Step::kFixed, static_cast<uint8_t>(e)}});
-    if (opt.min_mbps < 150) out.push_back(make(head, Entropy::kFpzip, 0));
+    if (opt.min_mbps < 150 && fpzip_trusted()) out.push_back(make(head, Entropy::kFpzip, 0));
   }
   uint64_t distinct = count_distinct(values.data(), m, d.elem, 4096);
   if (distinct <= 4096 && distinct * 8 <= m) {
@@ -123,7 +125,8 @@ std::vector<Plan> candidates(const Dtype& d, const std::vector<uint8_t>& values,
 
 }  // namespace
 
-Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n, const SelectOptions& opt) {
+Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
+                   const SelectOptions& opt) {
   const Dtype d = parse_dtype(layout.dtype);
   n = std::min(n, opt.max_sample);
   const uint64_t row = layout.inner.empty() ? 0 : layout.inner.back();

@@ -48,8 +48,8 @@ uint64_t count_distinct(const uint8_t* in, uint64_t m, uint32_t w, uint64_t limi
 
 // Error-bounded quantization of floats (lossy, opt-in): every value is checked against
 // the bound after quantization; the ones that miss it are kept verbatim as exceptions.
-void quant_encode(uint8_t mode, double abs, double rel, const uint8_t* in, uint8_t* out,
-                  uint64_t m, uint32_t w, StepRecord& rec, std::vector<uint8_t>& side);
+void quant_encode(uint8_t mode, double abs, double rel, const uint8_t* in, uint8_t* out, uint64_t m,
+                  uint32_t w, StepRecord& rec, std::vector<uint8_t>& side);
 bool quant_decode(const StepRecord& rec, const uint8_t* in, const uint8_t* side, uint8_t* out,
                   uint64_t m, uint32_t w);
 

@@ -40,9 +40,12 @@ void unshuffle_fixed(const uint8_t* in, uint8_t* out, uint64_t m) {
 
 void shuffle(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w) {
   switch (w) {
-    case 2: return shuffle_fixed<2>(in, out, m);
-    case 4: return shuffle_fixed<4>(in, out, m);
-    case 8: return shuffle_fixed<8>(in, out, m);
+    case 2:
+      return shuffle_fixed<2>(in, out, m);
+    case 4:
+      return shuffle_fixed<4>(in, out, m);
+    case 8:
+      return shuffle_fixed<8>(in, out, m);
     default:
       for (uint64_t i = 0; i < m; ++i)
         for (uint32_t b = 0; b < w; ++b) out[b * m + i] = in[i * w + b];
@@ -51,9 +54,12 @@ void shuffle(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w) {
 
 void unshuffle(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w) {
   switch (w) {
-    case 2: return unshuffle_fixed<2>(in, out, m);
-    case 4: return unshuffle_fixed<4>(in, out, m);
-    case 8: return unshuffle_fixed<8>(in, out, m);
+    case 2:
+      return unshuffle_fixed<2>(in, out, m);
+    case 4:
+      return unshuffle_fixed<4>(in, out, m);
+    case 8:
+      return unshuffle_fixed<8>(in, out, m);
     default:
       for (uint64_t i = 0; i < m; ++i)
         for (uint32_t b = 0; b < w; ++b) out[i * w + b] = in[b * m + i];

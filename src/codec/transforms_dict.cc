@@ -51,7 +51,9 @@ class ValueIndex {
   std::vector<T>& values() { return values_; }
 
  private:
-  static size_t hash(T v) { return static_cast<size_t>((uint64_t(v) * 0x9E3779B97F4A7C15ull) >> 20); }
+  static size_t hash(T v) {
+    return static_cast<size_t>((uint64_t(v) * 0x9E3779B97F4A7C15ull) >> 20);
+  }
   size_t find(T v) const {
     size_t mask = keys_.size() - 1, h = hash(v) & mask;
     while (keys_[h] != v) h = (h + 1) & mask;
@@ -110,11 +112,16 @@ uint64_t distinct_typed(const uint8_t* in, uint64_t m, uint64_t limit) {
 bool dict_encode(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, bool is_float,
                  StepRecord& rec, std::vector<uint8_t>& side) {
   switch (w) {
-    case 1: return encode_typed<uint8_t>(in, out, m, false, rec, side);
-    case 2: return encode_typed<uint16_t>(in, out, m, false, rec, side);
-    case 4: return encode_typed<uint32_t>(in, out, m, is_float, rec, side);
-    case 8: return encode_typed<uint64_t>(in, out, m, is_float, rec, side);
-    default: return false;
+    case 1:
+      return encode_typed<uint8_t>(in, out, m, false, rec, side);
+    case 2:
+      return encode_typed<uint16_t>(in, out, m, false, rec, side);
+    case 4:
+      return encode_typed<uint32_t>(in, out, m, is_float, rec, side);
+    case 8:
+      return encode_typed<uint64_t>(in, out, m, is_float, rec, side);
+    default:
+      return false;
   }
 }
 
@@ -133,11 +140,16 @@ bool dict_decode(const StepRecord& rec, const uint8_t* in, const uint8_t* side, 
 
 uint64_t count_distinct(const uint8_t* in, uint64_t m, uint32_t w, uint64_t limit) {
   switch (w) {
-    case 1: return distinct_typed<uint8_t>(in, m, limit);
-    case 2: return distinct_typed<uint16_t>(in, m, limit);
-    case 4: return distinct_typed<uint32_t>(in, m, limit);
-    case 8: return distinct_typed<uint64_t>(in, m, limit);
-    default: return limit + 1;
+    case 1:
+      return distinct_typed<uint8_t>(in, m, limit);
+    case 2:
+      return distinct_typed<uint16_t>(in, m, limit);
+    case 4:
+      return distinct_typed<uint32_t>(in, m, limit);
+    case 8:
+      return distinct_typed<uint64_t>(in, m, limit);
+    default:
+      return limit + 1;
   }
 }
 

@@ -101,7 +101,8 @@ void run(bool forward, Step kind, const uint8_t* in, uint8_t* out, uint64_t m, u
   if (row == 0 || row >= m) row = m ? m : 1;  // one row: 2-D kinds become previous value
   switch (kind) {
     case Step::kXor:
-      return forward ? forward_1d<T, false, true>(in, out, m) : inverse_1d<T, false, true>(in, out, m);
+      return forward ? forward_1d<T, false, true>(in, out, m)
+                     : inverse_1d<T, false, true>(in, out, m);
     case Step::kPrevRow:
       return forward ? forward_2d<T, Zig, false>(in, out, m, row)
                      : inverse_2d<T, Zig, false>(in, out, m, row);
@@ -109,7 +110,8 @@ void run(bool forward, Step kind, const uint8_t* in, uint8_t* out, uint64_t m, u
       return forward ? forward_2d<T, Zig, true>(in, out, m, row)
                      : inverse_2d<T, Zig, true>(in, out, m, row);
     default:
-      return forward ? forward_1d<T, Zig, false>(in, out, m) : inverse_1d<T, Zig, false>(in, out, m);
+      return forward ? forward_1d<T, Zig, false>(in, out, m)
+                     : inverse_1d<T, Zig, false>(in, out, m);
   }
 }
 
@@ -117,10 +119,14 @@ template <bool Zig>
 void dispatch(bool forward, Step kind, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
               uint64_t row) {
   switch (w) {
-    case 1: return run<uint8_t, Zig>(forward, kind, in, out, m, row);
-    case 2: return run<uint16_t, Zig>(forward, kind, in, out, m, row);
-    case 4: return run<uint32_t, Zig>(forward, kind, in, out, m, row);
-    default: return run<uint64_t, Zig>(forward, kind, in, out, m, row);
+    case 1:
+      return run<uint8_t, Zig>(forward, kind, in, out, m, row);
+    case 2:
+      return run<uint16_t, Zig>(forward, kind, in, out, m, row);
+    case 4:
+      return run<uint32_t, Zig>(forward, kind, in, out, m, row);
+    default:
+      return run<uint64_t, Zig>(forward, kind, in, out, m, row);
   }
 }
 

@@ -49,8 +49,8 @@ bool encode_value(uint8_t mode, double step, F v, int64_t* code) {
 }
 
 template <class F>
-void encode_typed(uint8_t mode, double abs, double rel, const uint8_t* in, uint8_t* out,
-                  uint64_t m, StepRecord& rec, std::vector<uint8_t>& side) {
+void encode_typed(uint8_t mode, double abs, double rel, const uint8_t* in, uint8_t* out, uint64_t m,
+                  StepRecord& rec, std::vector<uint8_t>& side) {
   const double step = mode == 0 ? 2 * abs * kStepMargin : 2 * std::log2(1 + rel) * kStepMargin;
   Exceptions ex;
   int64_t prev = 0, lo = 0, hi = 0;
@@ -92,8 +92,8 @@ void decode_typed(const StepRecord& rec, const uint8_t* in, uint8_t* out, uint64
 
 }  // namespace
 
-void quant_encode(uint8_t mode, double abs, double rel, const uint8_t* in, uint8_t* out,
-                  uint64_t m, uint32_t w, StepRecord& rec, std::vector<uint8_t>& side) {
+void quant_encode(uint8_t mode, double abs, double rel, const uint8_t* in, uint8_t* out, uint64_t m,
+                  uint32_t w, StepRecord& rec, std::vector<uint8_t>& side) {
   w == 4 ? encode_typed<float>(mode, abs, rel, in, out, m, rec, side)
          : encode_typed<double>(mode, abs, rel, in, out, m, rec, side);
 }

@@ -77,18 +77,27 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-    if (a == "--chunk") chunk = std::strtoull(next().c_str(), nullptr, 10);
-    else if (a == "--reps") reps = std::atoi(next().c_str());
-    else if (a == "--min-mbps") opt.min_mbps = std::atof(next().c_str());
-    else if (a == "--abs") opt.lossy = codec::LossyBound{std::atof(next().c_str()), opt.lossy ? opt.lossy->rel : 0};
-    else if (a == "--rel") opt.lossy = codec::LossyBound{opt.lossy ? opt.lossy->abs : 0, std::atof(next().c_str())};
-    else if (a == "--dtype") dtype_arg = next();
-    else if (a == "--dims") dims_arg = next();
-    else files.push_back(a);
+    if (a == "--chunk")
+      chunk = std::strtoull(next().c_str(), nullptr, 10);
+    else if (a == "--reps")
+      reps = std::atoi(next().c_str());
+    else if (a == "--min-mbps")
+      opt.min_mbps = std::atof(next().c_str());
+    else if (a == "--abs")
+      opt.lossy = codec::LossyBound{std::atof(next().c_str()), opt.lossy ? opt.lossy->rel : 0};
+    else if (a == "--rel")
+      opt.lossy = codec::LossyBound{opt.lossy ? opt.lossy->abs : 0, std::atof(next().c_str())};
+    else if (a == "--dtype")
+      dtype_arg = next();
+    else if (a == "--dims")
+      dims_arg = next();
+    else
+      files.push_back(a);
   }
   if (files.empty() || chunk == 0 || reps < 1) {
-    fprintf(stderr, "usage: codec_trial [--chunk B] [--reps N] [--min-mbps X] [--abs A] [--rel R] "
-                    "[--dtype D --dims AxB] FILE...\n");
+    fprintf(stderr,
+            "usage: codec_trial [--chunk B] [--reps N] [--min-mbps X] [--abs A] [--rel R] "
+            "[--dtype D --dims AxB] FILE...\n");
     return 2;
   }
   const Codec& zstd = *codec_by_id(static_cast<uint8_t>(CodecId::kZstd));
@@ -100,22 +109,27 @@ int main(int argc, char** argv) {
          "d MB/s", "z1", "z1MB/s", "z3", "z3MB/s");
   for (const std::string& path : files) {
     std::ifstream f(path, std::ios::binary);
-    std::vector<uint8_t> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::vector<uint8_t> data((std::istreambuf_iterator<char>(f)),
+                              std::istreambuf_iterator<char>());
     codec::Layout layout;
     std::vector<uint64_t> dims;
-    if (!dtype_arg.empty()) layout.dtype = dtype_arg, dims = parse_dims(dims_arg);
-    else if (!from_name(path, layout.dtype, dims)) layout.dtype = "bytes";
+    if (!dtype_arg.empty())
+      layout.dtype = dtype_arg, dims = parse_dims(dims_arg);
+    else if (!from_name(path, layout.dtype, dims))
+      layout.dtype = "bytes";
     // inner: the dims after the first, dropping leading 1s of the shape.
     while (dims.size() > 1 && dims.front() == 1) dims.erase(dims.begin());
     if (dims.size() > 1) layout.inner.assign(dims.begin() + 1, dims.end());
     uint64_t row_bytes = 1;
     for (uint64_t d : layout.inner) row_bytes *= d;
-    uint32_t elem = layout.dtype.size() >= 3 && layout.dtype[0] == 'F' ? (layout.dtype[1] == '3' ? 4 : 8) : 1;
+    uint32_t elem =
+        layout.dtype.size() >= 3 && layout.dtype[0] == 'F' ? (layout.dtype[1] == '3' ? 4 : 8) : 1;
     row_bytes *= elem;
     size_t chunk_bytes = row_bytes <= chunk ? chunk / row_bytes * row_bytes : chunk / elem * elem;
 
     codec::Chain ch;
-    select_s += best_seconds(1, [&] { ch = codec::select_chain(layout, data.data(), data.size(), opt); });
+    select_s +=
+        best_seconds(1, [&] { ch = codec::select_chain(layout, data.data(), data.size(), opt); });
     std::vector<std::vector<uint8_t>> packed;
     double enc = best_seconds(reps, [&] {
       packed.clear();
@@ -167,10 +181,11 @@ int main(int argc, char** argv) {
            data.size() / 1e6 / dec, z_ratio[0], z_mbps[0], z_ratio[1], z_mbps[1],
            exact ? "" : (opt.lossy ? " (lossy)" : " MISMATCH"));
   }
-  printf("TOTAL %.1f MB: chain ratio %.3f, compress %.0f MB/s, decompress %.0f MB/s | zstd-1 %.3f "
-         "%.0f MB/s | zstd-3 %.3f %.0f MB/s | select %.1f ms total\n",
-         t_chain.raw / 1e6, t_chain.raw / t_chain.packed, t_chain.raw / 1e6 / t_chain.enc_s,
-         t_chain.raw / 1e6 / t_chain.dec_s, t_z1.raw / t_z1.packed, t_z1.raw / 1e6 / t_z1.enc_s,
-         t_z3.raw / t_z3.packed, t_z3.raw / 1e6 / t_z3.enc_s, select_s * 1e3);
+  printf(
+      "TOTAL %.1f MB: chain ratio %.3f, compress %.0f MB/s, decompress %.0f MB/s | zstd-1 %.3f "
+      "%.0f MB/s | zstd-3 %.3f %.0f MB/s | select %.1f ms total\n",
+      t_chain.raw / 1e6, t_chain.raw / t_chain.packed, t_chain.raw / 1e6 / t_chain.enc_s,
+      t_chain.raw / 1e6 / t_chain.dec_s, t_z1.raw / t_z1.packed, t_z1.raw / 1e6 / t_z1.enc_s,
+      t_z3.raw / t_z3.packed, t_z3.raw / 1e6 / t_z3.enc_s, select_s * 1e3);
   return all_exact ? 0 : 1;
 }
