@@ -371,3 +371,51 @@ TEST(TypedCodec, SelectorNeverLosesMoreThanTwoPercentToZstd3OnHardData) {
 
 }  // namespace
 }  // namespace ckptfwd::codec
+
+namespace ckptfwd::codec {
+namespace {
+
+// With CKPTFWD_WRITE_CODEC_SEEDS=DIR, writes the fuzz seeds of tests/fuzz/seeds/codec/:
+// a 2-byte little-endian raw size, then a kChain chunk (fuzz_codec.cc's input format).
+TEST(TypedCodec, WritesFuzzSeedsWhenAsked) {
+  const char* dir = getenv("CKPTFWD_WRITE_CODEC_SEEDS");
+  if (!dir) GTEST_SKIP() << "CKPTFWD_WRITE_CODEC_SEEDS not set";
+  std::vector<uint8_t> dec = as_dtype(decimal(300, 20), "F32BE");
+  std::vector<uint8_t> specials = special_floats(200, true, false);
+  Chain lossy = chain_of({{Step::kQuant}, {Step::kDelta, 1}, {Step::kShuffle}});
+  lossy.lossy = LossyBound{0.01, 0};
+  struct Seed {
+    const char* name;
+    Chain chain;
+    Layout layout;
+    const std::vector<uint8_t>* data;
+  } seeds[] = {
+      {"fixed_lorenzo",
+       chain_of({{Step::kSwap}, {Step::kFixed, 2}, {Step::kLorenzo, 1}, {Step::kShuffle}}),
+       {"F32BE", {20}},
+       &dec},
+      {"dict_delta",
+       chain_of({{Step::kSwap}, {Step::kDict}, {Step::kDelta, 1}}),
+       {"F32BE", {20}},
+       &dec},
+      {"prevrow_bytedelta_zlib",
+       chain_of({{Step::kPrevRow, 0}, {Step::kShuffle}, {Step::kByteDelta}}, Entropy::kZlib, 6),
+       {"F32BE", {20}},
+       &dec},
+      {"xor_none", chain_of({{Step::kXor}}, Entropy::kNone, 0), {"F64LE", {}}, &specials},
+      {"quant", lossy, {"F64LE", {}}, &specials},
+      {"bytes_zstd3", bytes_chain(3), {"bytes", {}}, &dec},
+  };
+  for (const Seed& s : seeds) {
+    std::vector<uint8_t> out = {static_cast<uint8_t>(s.data->size()),
+                                static_cast<uint8_t>(s.data->size() >> 8)};
+    ASSERT_TRUE(encode(s.chain, s.layout, s.data->data(), s.data->size(), out)) << s.name;
+    FILE* f = fopen((std::string(dir) + "/" + s.name).c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    fwrite(out.data(), 1, out.size(), f);
+    fclose(f);
+  }
+}
+
+}  // namespace
+}  // namespace ckptfwd::codec
