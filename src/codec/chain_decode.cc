@@ -120,8 +120,16 @@ bool decode_chunk(const uint8_t* in, size_t n, uint8_t* out, size_t raw_n) {
     side_at[i] = at;
     at += side_bytes[i];
   }
+  // A predictor right after the byte order step writes swapped values straight into out.
+  const bool fuse_swap = h.steps.size() >= 2 && h.steps[0].spec.kind == Step::kSwap &&
+                         is_predictor(h.steps[1].spec.kind);
   const uint8_t* src = decoded.data();
   for (size_t k = h.steps.size(); k-- > 0;) {
+    if (fuse_swap && k == 1) {
+      const StepRecord& r = h.steps[1];
+      unpredict(r.spec.kind, r.spec.param == 1, src, out, m, width_in[1], row, true);
+      break;
+    }
     uint8_t* dst;
     if (k == 0) {
       dst = out;

@@ -23,10 +23,11 @@ void byte_undelta(const uint8_t* in, uint8_t* out, uint64_t n);
 
 // Predictors on the integer bit pattern of w-byte elements (w in {1, 2, 4, 8}); row is the
 // row width for kPrevRow and kLorenzo. zigzag maps small signed residuals to small codes.
+// swap_out: unpredict stores its values byte-swapped (the inverse of a kSwap before it).
 void predict(Step kind, bool zigzag, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
              uint64_t row);
 void unpredict(Step kind, bool zigzag, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
-               uint64_t row);
+               uint64_t row, bool swap_out = false);
 
 // Exact fixed-point (floats w in {4, 8}): out gets rec.width-byte integers, side the
 // exceptions (u64 positions, then the w-byte values). rec.count and rec.width are set.
