@@ -8,7 +8,8 @@ namespace ckptfwd {
 namespace {
 const Codec* const* all_codecs() {
   static const Codec* const table[] = {&codec_detail::raw_codec(), &codec_detail::zstd_codec(),
-                                       &codec_detail::zlib_codec(), nullptr};
+                                       &codec_detail::zlib_codec(), &codec_detail::chain_codec(),
+                                       nullptr};
   return table;
 }
 }  // namespace

@@ -18,7 +18,8 @@ class Codec {
   virtual CodecId id() const = 0;
   virtual const char* name() const = 0;
   // Appends the compressed form of in[0..n) to out. False on codec failure.
-  virtual bool compress(const uint8_t* in, size_t n, int level, std::vector<uint8_t>& out) const = 0;
+  virtual bool compress(const uint8_t* in, size_t n, int level,
+                        std::vector<uint8_t>& out) const = 0;
   // Decompresses in[0..n) into exactly raw_n bytes at out. False on corrupt input or a size
   // mismatch; never writes past out + raw_n.
   virtual bool decompress(const uint8_t* in, size_t n, uint8_t* out, size_t raw_n) const = 0;

@@ -8,5 +8,6 @@ namespace ckptfwd::codec_detail {
 const Codec& raw_codec();
 const Codec& zstd_codec();
 const Codec& zlib_codec();
+const Codec& chain_codec();  // typed chains (typed.h), chain_codec.cc
 
 }  // namespace ckptfwd::codec_detail

@@ -65,4 +65,11 @@ bool encode(const Chain& chain, const Layout& layout, const uint8_t* in, size_t 
 // The chain name recorded in a kChain chunk's header ("" when it is not one).
 std::string describe_payload(const uint8_t* p, size_t n);
 
+// fpzip as an entropy stage, off by default: libfpzip's decoder takes no input length and
+// reads without bound on a hostile stream, so chunks that use it are only safe to decode
+// from a trusted store. While off, encode() gives fpzip chains zstd -3 instead, the
+// selector does not try fpzip, and decoding refuses fpzip chunks. Process-wide.
+void set_fpzip_trusted(bool on);
+bool fpzip_trusted();
+
 }  // namespace ckptfwd::codec

@@ -21,7 +21,8 @@ class ZlibCodec final : public Codec {
     out.resize(start + bound);
     uLongf len = bound;
     uint8_t dummy = 0;
-    if (compress2(out.data() + start, &len, n ? in : &dummy, static_cast<uLong>(n), level) != Z_OK) {
+    if (compress2(out.data() + start, &len, n ? in : &dummy, static_cast<uLong>(n), level) !=
+        Z_OK) {
       out.resize(start);
       return false;
     }

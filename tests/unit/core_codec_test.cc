@@ -24,8 +24,8 @@ class CodecTest : public ::testing::TestWithParam<const char*> {
 };
 
 TEST_P(CodecTest, RoundTripsEmptySmallLargeAndRandom) {
-  for (const auto& in : {std::vector<uint8_t>{}, std::vector<uint8_t>{42},
-                         smooth_bytes(1 << 20, 1), random_bytes(300000, 2)}) {
+  for (const auto& in : {std::vector<uint8_t>{}, std::vector<uint8_t>{42}, smooth_bytes(1 << 20, 1),
+                         random_bytes(300000, 2)}) {
     std::vector<uint8_t> packed = pack(codec(), in);
     std::vector<uint8_t> back(in.size() + 1, 0xEE);
     ASSERT_TRUE(codec().decompress(packed.data(), packed.size(), back.data(), in.size()))
@@ -81,7 +81,7 @@ TEST_P(CodecTest, TruncatedAndGarbageInputIsRejected) {
   EXPECT_FALSE(codec().decompress(longer.data(), longer.size(), back.data(), back.size()));
 }
 
-INSTANTIATE_TEST_SUITE_P(All, CodecTest, ::testing::Values("raw", "zstd", "zlib"));
+INSTANTIATE_TEST_SUITE_P(All, CodecTest, ::testing::Values("raw", "zstd", "zlib", "chain"));
 
 TEST(Codec, ZlibDetectsAFlippedByte) {
   const Codec& z = *codec_by_name("zlib");
@@ -95,13 +95,13 @@ TEST(Codec, ZlibDetectsAFlippedByte) {
 
 TEST(Codec, LookupByIdAndName) {
   for (auto [id, name] : {std::pair{CodecId::kRaw, "raw"}, std::pair{CodecId::kZstd, "zstd"},
-                          std::pair{CodecId::kZlib, "zlib"}}) {
+                          std::pair{CodecId::kZlib, "zlib"}, std::pair{CodecId::kChain, "chain"}}) {
     const Codec* c = codec_by_id(static_cast<uint8_t>(id));
     ASSERT_NE(c, nullptr);
     EXPECT_STREQ(c->name(), name);
     EXPECT_EQ(codec_by_name(name), c);
   }
-  EXPECT_EQ(codec_by_id(3), nullptr);
+  EXPECT_EQ(codec_by_id(4), nullptr);
   EXPECT_EQ(codec_by_id(255), nullptr);
   EXPECT_EQ(codec_by_name("lz4"), nullptr);
   EXPECT_EQ(codec_by_name(""), nullptr);

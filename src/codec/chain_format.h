@@ -1,0 +1,93 @@
+// The bytes of a kChain chunk and of Chain::spec (typed.h). A chain is a list of steps
+// applied in order to a stream of m elements, then an entropy stage; decoding inverts the
+// steps in reverse order.
+//
+// Chain::spec:  u8 version | u8 step count | per step: u8 kind, u8 param | u8 entropy | i8 level
+// kChain chunk: "CKCH" | u8 version | u8 dtype kind | u32 elem size | u8 big endian |
+//               u8 inner count | u64 inner[] | u64 raw size | u8 step count |
+//               per step: u8 kind, u8 param, and for fixed/dict/quant also u8 width,
+//               u64 count (exceptions or dictionary entries), and for quant f64 scale,
+//               f64 achieved max error | u8 entropy | i8 level | body
+// The body is the entropy-coded concatenation of: the main stream (m elements of the last
+// step's width), each step's side data in step order (exceptions, dictionary), and the
+// raw_size % elem_size tail bytes verbatim. Every length of it follows from the header, so
+// the decoder never trusts a stored length (fpzip's body is the exception: see
+// entropy_fpzip.cc).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ckptfwd::codec::chain {
+
+inline constexpr uint8_t kSpecVersion = 1;
+inline constexpr uint8_t kChunkVersion = 1;
+inline constexpr size_t kMaxSteps = 12;
+inline constexpr size_t kMaxInner = 8;
+inline constexpr uint32_t kMaxElemSize = 1u << 16;
+inline constexpr uint64_t kMaxDictEntries = 1u << 16;
+
+enum class DtypeKind : uint8_t { kBytes = 0, kUnsigned = 1, kSigned = 2, kFloat = 3 };
+
+struct Dtype {
+  DtypeKind kind = DtypeKind::kBytes;
+  uint32_t elem = 1;  // bytes per element
+  bool big_endian = false;
+};
+// The dtype of a variable_map.h name; "bytes" (elem 1) for an unknown name.
+Dtype parse_dtype(const std::string& name);
+
+enum class Step : uint8_t {
+  kSwap = 1,       // byte order to native (little-endian hosts only)
+  kFixed = 2,      // param e: floats as integers rint(v*10^e), exceptions verbatim
+  kDict = 3,       // distinct values as indices into a sorted table
+  kQuant = 4,      // lossy; param 0: step 2*abs, 1: log2 steps for a relative bound
+  kDelta = 5,      // previous value (param 1: zigzag the residual)
+  kXor = 6,        // previous value, XOR
+  kPrevRow = 7,    // value one row back (param 1: zigzag)
+  kLorenzo = 8,    // 2-D Lorenzo a + b - c (param 1: zigzag)
+  kShuffle = 9,    // bytes grouped by their position in the element
+  kByteDelta = 10  // each byte minus the previous byte
+};
+enum class Entropy : uint8_t { kNone = 0, kZstd = 1, kZlib = 2, kFpzip = 3 };
+
+struct StepSpec {
+  Step kind;
+  uint8_t param = 0;
+};
+
+struct Plan {
+  std::vector<StepSpec> steps;
+  Entropy entropy = Entropy::kZstd;
+  int8_t level = 3;
+};
+
+// What one chunk recorded about a step beyond its spec.
+struct StepRecord {
+  StepSpec spec;
+  uint8_t width = 0;   // element width after the step (fixed, dict, quant)
+  uint64_t count = 0;  // exceptions (fixed, quant) or dictionary entries (dict)
+  double scale = 0;    // quant: the quantization step
+  double max_err = 0;  // quant: the largest error of the chunk (relative in log mode)
+};
+
+struct ChunkHeader {
+  Dtype dtype;
+  std::vector<uint64_t> inner;
+  uint64_t raw_size = 0;
+  std::vector<StepRecord> steps;
+  Entropy entropy = Entropy::kNone;
+  int8_t level = 0;
+};
+
+std::vector<uint8_t> serialize_plan(const Plan& plan);
+bool parse_plan(const std::vector<uint8_t>& spec, Plan& plan);
+std::string plan_name(const Plan& plan);
+
+void write_header(const ChunkHeader& h, std::vector<uint8_t>& out);
+// Parses and validates the header (known kinds, bounded counts); *body_offset is where the
+// body starts. False on anything malformed.
+bool parse_header(const uint8_t* p, size_t n, ChunkHeader& h, size_t* body_offset);
+
+}  // namespace ckptfwd::codec::chain

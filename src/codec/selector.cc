@@ -1,0 +1,167 @@
+// select_chain(): a trial of candidate chains on blocks of the sample. Candidates depend on
+// the dtype: for floats, a representation (raw bits, exact fixed-point with the smallest
+// exponent that fits nearly every value, a dictionary when there are few distinct values,
+// or quantization when lossy was opted into), then a predictor along the real dimensions,
+// byte shuffle and zstd -1; and plain zstd -3 and shuffle + byte delta + zstd -1 as
+// baselines. The best ratio among candidates at least opt.min_mbps fast wins, but zstd -3
+// wins whenever the others lose more than 2% to it.
+#include <algorithm>
+#include <chrono>
+
+#include "codec/chain_format.h"
+#include "codec/transforms.h"
+#include "codec/typed.h"
+
+namespace ckptfwd::codec {
+namespace {
+
+using namespace chain;
+
+constexpr size_t kTrialBlocks = 4;
+constexpr size_t kTrialBlockBytes = 64 << 10;
+constexpr double kFixedMissLimit = 0.01;
+
+// Up to kTrialBlocks blocks of whole rows (or elements), evenly spread over the sample.
+std::vector<uint8_t> trial_bytes(const uint8_t* p, size_t n, uint32_t elem, uint64_t row) {
+  size_t unit = elem;
+  if (row && row * elem <= kTrialBlockBytes) unit = row * elem;
+  size_t block = std::max(unit, kTrialBlockBytes / unit * unit);
+  n = n / elem * elem;
+  if (n <= kTrialBlocks * block) return std::vector<uint8_t>(p, p + n);
+  std::vector<uint8_t> out;
+  size_t units = n / unit, per = block / unit;
+  for (size_t b = 0; b < kTrialBlocks; ++b) {
+    size_t first = (units - per) * b / (kTrialBlocks - 1);
+    out.insert(out.end(), p + first * unit, p + (first + per) * unit);
+  }
+  return out;
+}
+
+// Native-order copy of the trial values (for the representation tests).
+std::vector<uint8_t> native(const std::vector<uint8_t>& t, const Dtype& d) {
+  if (!d.big_endian || d.elem < 2 || d.elem > 8) return t;
+  std::vector<uint8_t> out(t.size());
+  swap_bytes(t.data(), out.data(), t.size() / d.elem, d.elem);
+  return out;
+}
+
+// Smallest exponent with at most kFixedMissLimit misses on ~4096 values; -1 when none.
+int fixed_exponent(const std::vector<uint8_t>& values, uint32_t w) {
+  uint64_t m = values.size() / w;
+  uint64_t stride = std::max<uint64_t>(1, m / 4096);
+  std::vector<uint8_t> picked;
+  for (uint64_t i = 0; i < m; i += stride)
+    picked.insert(picked.end(), &values[i * w], &values[i * w] + w);
+  const int max_e = w == 4 ? 10 : 18;
+  for (int e = 0; e <= max_e; ++e)
+    if (fixed_miss_rate(static_cast<uint8_t>(e), picked.data(), picked.size() / w, w) <=
+        kFixedMissLimit)
+      return e;
+  return -1;
+}
+
+struct Candidate {
+  Plan plan;
+  double ratio = 0, mbps = 0;
+};
+
+Plan make(std::vector<StepSpec> steps, Entropy e, int level) {
+  Plan p;
+  p.steps = std::move(steps);
+  p.entropy = e;
+  p.level = static_cast<int8_t>(level);
+  return p;
+}
+
+std::vector<Plan> candidates(const Dtype& d, const std::vector<uint8_t>& values, bool two_d,
+                             const SelectOptions& opt) {
+  std::vector<Plan> out;
+  out.push_back(make({}, Entropy::kZstd, 3));
+  const bool is_float = d.kind == DtypeKind::kFloat;
+  const bool is_int = d.kind == DtypeKind::kSigned || d.kind == DtypeKind::kUnsigned;
+  if (d.elem > 1) {
+    out.push_back(make({{Step::kShuffle}}, Entropy::kZstd, 1));
+    out.push_back(make({{Step::kShuffle}, {Step::kByteDelta}}, Entropy::kZstd, 1));
+  }
+  if ((!is_float && !is_int) || (d.elem != 1 && d.elem != 2 && d.elem != 4 && d.elem != 8))
+    return out;
+  std::vector<StepSpec> head;
+  if (d.big_endian && d.elem > 1) head.push_back({Step::kSwap});
+  auto with = [&](std::vector<StepSpec> rep, std::vector<StepSpec> tail) {
+    std::vector<StepSpec> s = head;
+    s.insert(s.end(), rep.begin(), rep.end());
+    s.insert(s.end(), tail.begin(), tail.end());
+    if (d.elem > 1 || !rep.empty()) s.push_back({Step::kShuffle});
+    out.push_back(make(s, Entropy::kZstd, 1));
+  };
+  // Integer representations get zigzagged residuals along the real dimensions.
+  auto int_predictors = [&](std::vector<StepSpec> rep) {
+    with(rep, {{Step::kDelta, 1}});
+    if (two_d) with(rep, {{Step::kLorenzo, 1}});
+    if (two_d) with(rep, {{Step::kPrevRow, 1}});
+  };
+  if (is_float && opt.lossy && (opt.lossy->abs > 0 || opt.lossy->rel > 0)) {
+    int_predictors({{Step::kQuant}});
+    return out;  // the lossless candidates stay in as a floor
+  }
+  const uint64_t m = values.size() / d.elem;
+  if (is_int) {
+    int_predictors({});
+  } else {
+    with({}, {{Step::kDelta, 1}});
+    with({}, {{Step::kXor}});
+    if (two_d) with({}, {{Step::kLorenzo, 1}});
+    int e = fixed_exponent(values, d.elem);
+    if (e >= 0) int_predictors({{Step::kFixed, static_cast<uint8_t>(e)}});
+    if (opt.min_mbps < 150 && fpzip_trusted()) out.push_back(make(head, Entropy::kFpzip, 0));
+  }
+  uint64_t distinct = count_distinct(values.data(), m, d.elem, 4096);
+  if (distinct <= 4096 && distinct * 8 <= m) {
+    with({{Step::kDict}}, {});
+    int_predictors({{Step::kDict}});
+  }
+  return out;
+}
+
+}  // namespace
+
+Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
+                   const SelectOptions& opt) {
+  const Dtype d = parse_dtype(layout.dtype);
+  n = std::min(n, opt.max_sample);
+  const uint64_t row = layout.inner.empty() ? 0 : layout.inner.back();
+  std::vector<uint8_t> trial = trial_bytes(sample, n, d.elem, row);
+  if (trial.size() < 64) return bytes_chain(3);
+  const bool two_d = row > 1 && trial.size() / d.elem > 2 * row;
+  std::vector<Candidate> tried;
+  for (const Plan& p : candidates(d, native(trial, d), two_d, opt)) {
+    Chain c;
+    c.spec = serialize_plan(p);
+    c.lossy = opt.lossy;
+    std::vector<uint8_t> out;
+    out.reserve(trial.size() + 1024);
+    auto t0 = std::chrono::steady_clock::now();
+    if (!encode(c, layout, trial.data(), trial.size(), out)) continue;
+    double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    tried.push_back({p, double(trial.size()) / double(out.size()),
+                     double(trial.size()) / 1e6 / std::max(sec, 1e-9)});
+  }
+  if (tried.empty()) return bytes_chain(3);
+  const Candidate& zstd3 = tried.front();  // candidates() puts plain zstd -3 first
+  const Candidate* best = nullptr;
+  for (const Candidate& c : tried)
+    if (c.mbps >= opt.min_mbps && (!best || c.ratio > best->ratio)) best = &c;
+  if (!best)  // none fast enough: the fastest
+    for (const Candidate& c : tried)
+      if (!best || c.mbps > best->mbps) best = &c;
+  if (best->ratio < 0.98 * zstd3.ratio) best = &zstd3;
+  Chain out;
+  out.spec = serialize_plan(best->plan);
+  out.name = plan_name(best->plan);
+  out.sample_ratio = best->ratio;
+  out.sample_mbps = best->mbps;
+  out.lossy = opt.lossy;
+  return out;
+}
+
+}  // namespace ckptfwd::codec

@@ -1,0 +1,61 @@
+// The transforms of a chain, forward (encode) and inverse (decode). A stream is m elements
+// of width w bytes; in and out never overlap. Inverses run on hostile bytes: they check
+// what they read (indices, positions) and return false rather than write out of bounds.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "codec/chain_format.h"
+
+namespace ckptfwd::codec::chain {
+
+// Byte order reversal of each element (its own inverse); w in {2, 4, 8}.
+void swap_bytes(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w);
+
+// Byte shuffle: byte b of element i goes to out[b * m + i].
+void shuffle(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w);
+void unshuffle(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w);
+
+// Byte delta over the whole buffer of n bytes.
+void byte_delta(const uint8_t* in, uint8_t* out, uint64_t n);
+void byte_undelta(const uint8_t* in, uint8_t* out, uint64_t n);
+
+// Predictors on the integer bit pattern of w-byte elements (w in {1, 2, 4, 8}); row is the
+// row width for kPrevRow and kLorenzo. zigzag maps small signed residuals to small codes.
+// swap_out: unpredict stores its values byte-swapped (the inverse of a kSwap before it).
+void predict(Step kind, bool zigzag, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
+             uint64_t row);
+void unpredict(Step kind, bool zigzag, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
+               uint64_t row, bool swap_out = false);
+
+// Exact fixed-point (floats w in {4, 8}): out gets rec.width-byte integers, side the
+// exceptions (u64 positions, then the w-byte values). rec.count and rec.width are set.
+void fixed_encode(uint8_t e, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
+                  StepRecord& rec, std::vector<uint8_t>& side);
+bool fixed_decode(const StepRecord& rec, const uint8_t* in, const uint8_t* side, uint8_t* out,
+                  uint64_t m, uint32_t w);
+// Fraction of the first m values that fixed-point with exponent e does not represent.
+double fixed_miss_rate(uint8_t e, const uint8_t* in, uint64_t m, uint32_t w);
+
+// Dictionary: false (nothing written) when there are more than kMaxDictEntries distinct
+// values. side gets the table (rec.count entries of w bytes, ordered by value).
+bool dict_encode(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, bool is_float,
+                 StepRecord& rec, std::vector<uint8_t>& side);
+bool dict_decode(const StepRecord& rec, const uint8_t* in, const uint8_t* side, uint8_t* out,
+                 uint64_t m, uint32_t w);
+// Distinct values among the first m (stops counting past limit).
+uint64_t count_distinct(const uint8_t* in, uint64_t m, uint32_t w, uint64_t limit);
+
+// Error-bounded quantization of floats (lossy, opt-in): every value is checked against
+// the bound after quantization; the ones that miss it are kept verbatim as exceptions.
+void quant_encode(uint8_t mode, double abs, double rel, const uint8_t* in, uint8_t* out, uint64_t m,
+                  uint32_t w, StepRecord& rec, std::vector<uint8_t>& side);
+bool quant_decode(const StepRecord& rec, const uint8_t* in, const uint8_t* side, uint8_t* out,
+                  uint64_t m, uint32_t w);
+
+// Bytes of side data a step record implies (for fixed, dict and quant), with overflow and
+// bounds checks; false when the record is impossible for m elements of width w.
+bool side_size(const StepRecord& rec, uint64_t m, uint32_t w, uint64_t* bytes);
+
+}  // namespace ckptfwd::codec::chain

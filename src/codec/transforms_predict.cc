@@ -1,0 +1,165 @@
+// Predictors along the real dimensions, on the integer bit pattern of each element
+// (arithmetic wraps modulo 2^bits, so any bit pattern round-trips, NaNs included).
+// Residual r = x - pred (or x ^ pred for kXor), optionally zigzagged. Rows are row
+// elements wide; the first row predicts from the previous value, the first column of a
+// row from the value above.
+#include <type_traits>
+
+#include "codec/load_store.h"
+#include "codec/transforms.h"
+
+namespace ckptfwd::codec::chain {
+namespace {
+
+template <class T>
+inline T zig(T r) {
+  using S = std::make_signed_t<T>;
+  return static_cast<T>((r << 1) ^ static_cast<T>(static_cast<S>(r) >> (sizeof(T) * 8 - 1)));
+}
+template <class T>
+inline T unzig(T z) {
+  return static_cast<T>((z >> 1) ^ static_cast<T>(T(0) - (z & 1)));
+}
+
+// pred(i) for the kinds; x is the original stream (forward) or the decoded prefix (inverse).
+template <class T>
+inline T predicted(Step kind, const uint8_t* x, uint64_t i, uint64_t row) {
+  auto at = [&](uint64_t k) { return load<T>(x + k * sizeof(T)); };
+  if (kind == Step::kDelta || kind == Step::kXor || i < row) return i ? at(i - 1) : T(0);
+  if (kind == Step::kPrevRow || i % row == 0) return at(i - row);
+  return static_cast<T>(at(i - 1) + at(i - row) - at(i - row - 1));
+}
+
+template <class T, bool Zig, bool Xor>
+void forward_1d(const uint8_t* in, uint8_t* out, uint64_t m) {
+  T prev = 0;
+  for (uint64_t i = 0; i < m; ++i) {
+    T x = load<T>(in + i * sizeof(T));
+    T r = Xor ? static_cast<T>(x ^ prev) : static_cast<T>(x - prev);
+    store<T>(out + i * sizeof(T), Zig ? zig(r) : r);
+    prev = x;
+  }
+}
+
+template <class T>
+inline T bswap(T v) {
+  if constexpr (sizeof(T) == 2) return __builtin_bswap16(v);
+  if constexpr (sizeof(T) == 4) return __builtin_bswap32(v);
+  if constexpr (sizeof(T) == 8) return __builtin_bswap64(v);
+  return v;
+}
+
+// Swap: the output is stored in the other byte order (a fused inverse of kSwap), saving
+// the decoder a pass over the chunk.
+template <class T, bool Zig, bool Xor, bool Swap>
+void inverse_1d(const uint8_t* in, uint8_t* out, uint64_t m) {
+  T prev = 0;
+  for (uint64_t i = 0; i < m; ++i) {
+    T r = load<T>(in + i * sizeof(T));
+    if (Zig) r = unzig(r);
+    prev = Xor ? static_cast<T>(r ^ prev) : static_cast<T>(r + prev);
+    store<T>(out + i * sizeof(T), Swap ? bswap(prev) : prev);
+  }
+}
+
+// 2-D kinds: the first row (and column) go through predicted(); the body loop is branch-free.
+template <class T, bool Zig, bool Lorenzo>
+void forward_2d(const uint8_t* in, uint8_t* out, uint64_t m, uint64_t row) {
+  const Step kind = Lorenzo ? Step::kLorenzo : Step::kPrevRow;
+  for (uint64_t start = 0; start < m; start += row) {
+    uint64_t end = start + row < m ? start + row : m;
+    for (uint64_t i = start; i < end; ++i) {
+      T p;
+      if (start == 0 || i == start) {
+        p = predicted<T>(kind, in, i, row);
+      } else {
+        const uint8_t* x = in + i * sizeof(T);
+        p = Lorenzo ? static_cast<T>(load<T>(x - sizeof(T)) + load<T>(x - row * sizeof(T)) -
+                                     load<T>(x - (row + 1) * sizeof(T)))
+                    : load<T>(x - row * sizeof(T));
+      }
+      T r = static_cast<T>(load<T>(in + i * sizeof(T)) - p);
+      store<T>(out + i * sizeof(T), Zig ? zig(r) : r);
+    }
+  }
+}
+
+// Predicts from the decoded values in out; with Swap, out holds them byte-swapped, so they
+// are swapped back when read (the swap of a row's values is cheap next to the memory pass).
+template <class T, bool Zig, bool Lorenzo, bool Swap>
+void inverse_2d(const uint8_t* in, uint8_t* out, uint64_t m, uint64_t row) {
+  auto at = [&](uint64_t k) {
+    T v = load<T>(out + k * sizeof(T));
+    return Swap ? bswap(v) : v;
+  };
+  for (uint64_t start = 0; start < m; start += row) {
+    uint64_t end = start + row < m ? start + row : m;
+    for (uint64_t i = start; i < end; ++i) {
+      T p;
+      if (start == 0) {
+        p = i ? at(i - 1) : T(0);
+      } else if (i == start) {
+        p = at(i - row);
+      } else {
+        p = Lorenzo ? static_cast<T>(at(i - 1) + at(i - row) - at(i - row - 1)) : at(i - row);
+      }
+      T r = load<T>(in + i * sizeof(T));
+      if (Zig) r = unzig(r);
+      T x = static_cast<T>(r + p);
+      store<T>(out + i * sizeof(T), Swap ? bswap(x) : x);
+    }
+  }
+}
+
+template <class T, bool Zig, bool Swap>
+void run(bool forward, Step kind, const uint8_t* in, uint8_t* out, uint64_t m, uint64_t row) {
+  if (row == 0 || row >= m) row = m ? m : 1;  // one row: 2-D kinds become previous value
+  switch (kind) {
+    case Step::kXor:
+      return forward ? forward_1d<T, false, true>(in, out, m)
+                     : inverse_1d<T, false, true, Swap>(in, out, m);
+    case Step::kPrevRow:
+      return forward ? forward_2d<T, Zig, false>(in, out, m, row)
+                     : inverse_2d<T, Zig, false, Swap>(in, out, m, row);
+    case Step::kLorenzo:
+      return forward ? forward_2d<T, Zig, true>(in, out, m, row)
+                     : inverse_2d<T, Zig, true, Swap>(in, out, m, row);
+    default:
+      return forward ? forward_1d<T, Zig, false>(in, out, m)
+                     : inverse_1d<T, Zig, false, Swap>(in, out, m);
+  }
+}
+
+template <bool Zig, bool Swap>
+void dispatch(bool forward, Step kind, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
+              uint64_t row) {
+  switch (w) {
+    case 1:
+      return run<uint8_t, Zig, false>(forward, kind, in, out, m, row);
+    case 2:
+      return run<uint16_t, Zig, Swap>(forward, kind, in, out, m, row);
+    case 4:
+      return run<uint32_t, Zig, Swap>(forward, kind, in, out, m, row);
+    default:
+      return run<uint64_t, Zig, Swap>(forward, kind, in, out, m, row);
+  }
+}
+
+}  // namespace
+
+void predict(Step kind, bool zigzag, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
+             uint64_t row) {
+  zigzag ? dispatch<true, false>(true, kind, in, out, m, w, row)
+         : dispatch<false, false>(true, kind, in, out, m, w, row);
+}
+
+void unpredict(Step kind, bool zigzag, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
+               uint64_t row, bool swap_out) {
+  if (swap_out)
+    return zigzag ? dispatch<true, true>(false, kind, in, out, m, w, row)
+                  : dispatch<false, true>(false, kind, in, out, m, w, row);
+  zigzag ? dispatch<true, false>(false, kind, in, out, m, w, row)
+         : dispatch<false, false>(false, kind, in, out, m, w, row);
+}
+
+}  // namespace ckptfwd::codec::chain

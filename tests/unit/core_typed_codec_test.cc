@@ -1,0 +1,421 @@
+// Typed codec chains (codec/typed.h): bit-exact round trips for every dtype, step and
+// entropy stage (special floats, random and smooth data, odd lengths, big-endian data);
+// hostile chunks rejected without crashing; lossy bounds hold on every value and nothing
+// is lossy without opt-in; the selector's choices.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "codec/chain_format.h"
+#include "codec/codec.h"
+#include "codec/typed.h"
+
+namespace ckptfwd::codec {
+namespace {
+
+using chain::Entropy;
+using chain::Plan;
+using chain::Step;
+using chain::StepSpec;
+
+const Codec& chain_codec() { return *codec_by_id(static_cast<uint8_t>(CodecId::kChain)); }
+
+Chain chain_of(std::vector<StepSpec> steps, Entropy e = Entropy::kZstd, int level = 1) {
+  Plan p;
+  p.steps = std::move(steps);
+  p.entropy = e;
+  p.level = static_cast<int8_t>(level);
+  Chain c;
+  c.spec = chain::serialize_plan(p);
+  c.name = chain::plan_name(p);
+  return c;
+}
+
+// Stores values (native doubles) as elements of dtype: floats, integers, either byte order.
+std::vector<uint8_t> as_dtype(const std::vector<double>& v, const std::string& dtype) {
+  chain::Dtype d = chain::parse_dtype(dtype);
+  std::vector<uint8_t> out(v.size() * d.elem);
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint8_t* p = out.data() + i * d.elem;
+    if (d.kind == chain::DtypeKind::kFloat && d.elem == 4) {
+      float f = static_cast<float>(v[i]);
+      memcpy(p, &f, 4);
+    } else if (d.kind == chain::DtypeKind::kFloat) {
+      memcpy(p, &v[i], 8);
+    } else {
+      int64_t x = std::isfinite(v[i]) ? static_cast<int64_t>(std::fmod(v[i], 1e15)) : 7;
+      memcpy(p, &x, std::min<uint32_t>(d.elem, 8));
+      for (uint32_t b = 8; b < d.elem; ++b) p[b] = static_cast<uint8_t>(i * 31 + b);
+    }
+    if (d.big_endian) std::reverse(p, p + d.elem);
+  }
+  return out;
+}
+
+std::vector<double> smooth(size_t n, size_t row) {
+  std::vector<double> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = 280 + 10 * std::sin(double(i % row) / 9) + 5 * std::cos(double(i / row) / 7);
+  return v;
+}
+std::vector<double> decimal(size_t n, size_t row) {
+  std::vector<double> v = smooth(n, row);
+  for (double& x : v) x = std::round(x * 100) / 100;
+  return v;
+}
+std::vector<double> random_values(size_t n, uint32_t seed) {
+  std::mt19937_64 g(seed);
+  std::normal_distribution<double> nd(0, 1e3);
+  std::vector<double> v(n);
+  for (double& x : v) x = nd(g);
+  return v;
+}
+// -0.0, NaNs with payloads, infinities, denormals, extremes, among decimals.
+std::vector<uint8_t> special_floats(size_t n, bool f64, bool be) {
+  std::vector<uint8_t> out = as_dtype(decimal(n, 17), f64 ? "F64LE" : "F32LE");
+  const uint64_t specials64[] = {
+      0x8000000000000000ull, 0x7FF8000000000123ull, 0xFFF0000000000001ull, 0x7FF0000000000000ull,
+      0xFFF0000000000000ull, 0x0000000000000001ull, 0x000FFFFFFFFFFFFFull, 0x7FEFFFFFFFFFFFFFull};
+  const uint32_t specials32[] = {0x80000000u, 0x7FC00123u, 0xFF800001u, 0x7F800000u,
+                                 0xFF800000u, 0x00000001u, 0x007FFFFFu, 0x7F7FFFFFu};
+  for (size_t i = 0; i < n; i += 5) {
+    size_t k = (i / 5) % 8;
+    if (f64)
+      memcpy(&out[i * 8], &specials64[k], 8);
+    else
+      memcpy(&out[i * 4], &specials32[k], 4);
+  }
+  const uint32_t w = f64 ? 8 : 4;
+  if (be)
+    for (size_t i = 0; i < n; ++i) std::reverse(&out[i * w], &out[i * w] + w);
+  return out;
+}
+
+// Encodes and decodes; the output buffer has a guard byte past raw_n.
+void expect_round_trip(const Chain& c, const Layout& l, const std::vector<uint8_t>& in,
+                       const std::string& what) {
+  std::vector<uint8_t> packed;
+  std::string err;
+  ASSERT_TRUE(encode(c, l, in.data(), in.size(), packed, &err)) << what << ": " << err;
+  std::vector<uint8_t> back(in.size() + 1, 0xA5);
+  ASSERT_TRUE(chain_codec().decompress(packed.data(), packed.size(), back.data(), in.size()))
+      << what << " chain " << c.name << " n=" << in.size();
+  EXPECT_EQ(back[in.size()], 0xA5) << what << ": wrote past raw_n";
+  back.resize(in.size());
+  EXPECT_TRUE(back == in) << what << " chain " << c.name << " n=" << in.size();
+}
+
+std::vector<Chain> every_chain() {
+  std::vector<Chain> out;
+  const std::vector<std::vector<StepSpec>> reps = {{}, {{Step::kFixed, 2}}, {{Step::kDict}}};
+  const std::vector<std::vector<StepSpec>> preds = {{},
+                                                    {{Step::kDelta, 1}},
+                                                    {{Step::kDelta, 0}},
+                                                    {{Step::kXor}},
+                                                    {{Step::kPrevRow, 1}},
+                                                    {{Step::kLorenzo, 1}},
+                                                    {{Step::kLorenzo, 0}}};
+  for (bool swap : {false, true})
+    for (const auto& r : reps)
+      for (const auto& p : preds)
+        for (int tail = 0; tail < 3; ++tail) {
+          std::vector<StepSpec> s;
+          if (swap) s.push_back({Step::kSwap});
+          s.insert(s.end(), r.begin(), r.end());
+          s.insert(s.end(), p.begin(), p.end());
+          if (tail >= 1) s.push_back({Step::kShuffle});
+          if (tail == 2) s.push_back({Step::kByteDelta});
+          out.push_back(chain_of(s));
+        }
+  out.push_back(chain_of({{Step::kShuffle}}, Entropy::kZlib, 6));
+  out.push_back(chain_of({{Step::kLorenzo, 1}}, Entropy::kNone, 0));
+  out.push_back(chain_of({{Step::kSwap}}, Entropy::kFpzip, 0));
+  out.push_back(chain_of({}, Entropy::kFpzip, 0));
+  out.push_back(bytes_chain(3));
+  return out;
+}
+
+const char* const kDtypes[] = {"F32LE", "F32BE", "F64LE", "F64BE", "I8",    "U8",
+                               "I16LE", "U16BE", "I32LE", "I32BE", "U64LE", "I64BE",
+                               "CHAR",  "STR7",  "CMP12", "B3",    "bytes"};
+
+// fpzip is trusted in the round-trip tests only (see set_fpzip_trusted in typed.h).
+struct TrustFpzip {
+  TrustFpzip() { set_fpzip_trusted(true); }
+  ~TrustFpzip() { set_fpzip_trusted(false); }
+};
+
+TEST(TypedCodec, EveryChainRoundTripsEveryDtypeBitExact) {
+  TrustFpzip trust;
+  const std::vector<Chain> chains = every_chain();
+  for (const char* dtype : kDtypes) {
+    const uint32_t elem = chain::parse_dtype(dtype).elem;
+    Layout l{dtype, {3, 37}};
+    std::vector<std::vector<uint8_t>> inputs = {as_dtype(smooth(2000, 37), dtype),
+                                                as_dtype(random_values(999, 5), dtype),
+                                                as_dtype(decimal(37 * 9, 37), dtype)};
+    if (std::string(dtype).rfind("F", 0) == 0)
+      inputs.push_back(
+          special_floats(1111, elem == 8, std::string(dtype).find("BE") != std::string::npos));
+    for (std::vector<uint8_t>& in : inputs)
+      for (const Chain& c : chains) {
+        expect_round_trip(c, l, in, dtype);
+        // Odd lengths: not a multiple of the element, no element, one element, empty.
+        if (elem > 1) {
+          std::vector<uint8_t> odd(in.begin(), in.begin() + (in.size() - elem / 2 - 1));
+          expect_round_trip(c, l, odd, std::string(dtype) + " odd");
+        }
+        expect_round_trip(c, l, std::vector<uint8_t>(in.begin(), in.begin() + elem), "one");
+        if (elem > 1)
+          expect_round_trip(c, l, std::vector<uint8_t>(in.begin(), in.begin() + 1), "tail");
+        expect_round_trip(c, l, {}, "empty");
+        if (HasFatalFailure()) return;
+      }
+  }
+}
+
+TEST(TypedCodec, LayoutsWithoutRowsAndUnknownDtypes) {
+  TrustFpzip trust;
+  std::vector<uint8_t> in = as_dtype(smooth(5000, 100), "F32BE");
+  for (const Chain& c : every_chain()) {
+    expect_round_trip(c, Layout{"F32BE", {}}, in, "no inner");
+    expect_round_trip(c, Layout{"F32BE", {100000}}, in, "row longer than the chunk");
+    expect_round_trip(c, Layout{"NOPE", {}}, in, "unknown dtype");
+  }
+}
+
+TEST(TypedCodec, DescribePayloadNamesTheChain) {
+  std::vector<uint8_t> in = as_dtype(decimal(4096, 64), "F32BE"), packed;
+  Chain c = chain_of({{Step::kSwap}, {Step::kFixed, 2}, {Step::kLorenzo, 1}, {Step::kShuffle}});
+  ASSERT_TRUE(encode(c, Layout{"F32BE", {64}}, in.data(), in.size(), packed));
+  EXPECT_EQ(describe_payload(packed.data(), packed.size()),
+            "native+fixed(e=2)+lorenzo+zigzag+shuffle+zstd-1");
+  EXPECT_EQ(describe_payload(in.data(), in.size()), "");
+  EXPECT_EQ(bytes_chain(3).name, "zstd-3");
+}
+
+TEST(TypedCodec, CorruptAndTruncatedChunksAreRejectedWithoutCrashing) {
+  std::mt19937 g(7);
+  std::vector<std::pair<Chain, std::vector<uint8_t>>> cases;
+  for (const Chain& c : every_chain()) cases.push_back({c, as_dtype(decimal(700, 35), "F64BE")});
+  for (auto& [c, in] : cases) {
+    std::vector<uint8_t> packed;
+    ASSERT_TRUE(encode(c, Layout{"F64BE", {35}}, in.data(), in.size(), packed));
+    std::vector<uint8_t> back(in.size() + 1, 0xA5);
+    for (size_t cut = 0; cut < packed.size(); cut += 1 + packed.size() / 97)
+      EXPECT_FALSE(chain_codec().decompress(packed.data(), cut, back.data(), in.size()))
+          << c.name << " cut " << cut;
+    EXPECT_FALSE(
+        chain_codec().decompress(packed.data(), packed.size(), back.data(), in.size() - 1));
+    for (int k = 0; k < 300; ++k) {
+      std::vector<uint8_t> bad = packed;
+      int flips = 1 + g() % 3;
+      for (int f = 0; f < flips; ++f) bad[g() % bad.size()] ^= static_cast<uint8_t>(1 + g() % 255);
+      chain_codec().decompress(bad.data(), bad.size(), back.data(), in.size());  // no crash
+      EXPECT_EQ(back[in.size()], 0xA5);
+    }
+  }
+  // fpzip chunks (written while trusted) are refused while it is not.
+  std::vector<uint8_t> in = as_dtype(decimal(700, 35), "F64LE"), packed, back(in.size());
+  {
+    TrustFpzip trust;
+    ASSERT_TRUE(encode(chain_of({}, Entropy::kFpzip, 0), Layout{"F64LE", {35}}, in.data(),
+                       in.size(), packed));
+    EXPECT_EQ(describe_payload(packed.data(), packed.size()), "fpzip");
+    EXPECT_TRUE(chain_codec().decompress(packed.data(), packed.size(), back.data(), in.size()));
+  }
+  EXPECT_FALSE(chain_codec().decompress(packed.data(), packed.size(), back.data(), in.size()));
+  std::vector<uint8_t> junk(1000, 0xFF), out(64);
+  EXPECT_FALSE(chain_codec().decompress(junk.data(), junk.size(), out.data(), out.size()));
+  EXPECT_FALSE(chain_codec().decompress(nullptr, 0, out.data(), 0));
+}
+
+// Headers that lie about counts must fail before allocating or reading past the body.
+TEST(TypedCodec, HostileHeaderCountsAreRefused) {
+  chain::ChunkHeader h;
+  h.dtype = chain::parse_dtype("F64LE");
+  h.raw_size = 800;
+  chain::StepRecord fixed;
+  fixed.spec = {Step::kFixed, 2};
+  fixed.width = 8;
+  fixed.count = 100;  // exceptions for every value... of 100 values: too large a body
+  h.steps = {fixed};
+  h.entropy = Entropy::kNone;
+  for (uint64_t count : {uint64_t(100), uint64_t(1) << 62, ~uint64_t(0)}) {
+    h.steps[0].count = count;
+    std::vector<uint8_t> chunk;
+    chain::write_header(h, chunk);
+    chunk.resize(chunk.size() + 800 + 100 * 16);
+    std::vector<uint8_t> out(800);
+    EXPECT_FALSE(chain_codec().decompress(chunk.data(), chunk.size(), out.data(), out.size()));
+  }
+  h.steps[0].spec = {Step::kDict, 0};
+  h.steps[0].width = 1;
+  h.steps[0].count = 1;  // one entry; the indices below say 200
+  std::vector<uint8_t> chunk;
+  chain::write_header(h, chunk);
+  chunk.resize(chunk.size() + 100, 200);
+  chunk.resize(chunk.size() + 8, 0);
+  std::vector<uint8_t> out(800);
+  EXPECT_FALSE(chain_codec().decompress(chunk.data(), chunk.size(), out.data(), out.size()));
+}
+
+TEST(TypedCodec, LossyBoundHoldsOnEveryValueAndNeedsOptIn) {
+  for (const char* dtype : {"F32LE", "F64BE"}) {
+    std::vector<uint8_t> in =
+        special_floats(20000, std::string(dtype) == "F64BE", std::string(dtype) == "F64BE");
+    std::vector<double> rnd = random_values(20000, 3);
+    std::vector<uint8_t> r = as_dtype(rnd, dtype);
+    in.insert(in.end(), r.begin(), r.end());
+    const bool be = std::string(dtype) == "F64BE";
+    const uint32_t w = be ? 8 : 4;
+    auto value = [&](const std::vector<uint8_t>& b, size_t i) {
+      uint8_t tmp[8];
+      memcpy(tmp, &b[i * w], w);
+      if (be) std::reverse(tmp, tmp + w);
+      if (w == 4) {
+        float f;
+        memcpy(&f, tmp, 4);
+        return double(f);
+      }
+      double d;
+      memcpy(&d, tmp, 8);
+      return d;
+    };
+    for (LossyBound bound : {LossyBound{0.01, 0}, LossyBound{0, 1e-3}, LossyBound{0.5, 1e-4}}) {
+      SelectOptions opt;
+      opt.lossy = bound;
+      Chain c = select_chain(Layout{dtype, {}}, in.data(), in.size(), opt);
+      Chain q = chain_of({{Step::kSwap}, {Step::kQuant}, {Step::kDelta, 1}, {Step::kShuffle}});
+      q.lossy = bound;
+      for (const Chain& ch : {c, q}) {
+        std::vector<uint8_t> packed, back(in.size());
+        ASSERT_TRUE(encode(ch, Layout{dtype, {}}, in.data(), in.size(), packed)) << ch.name;
+        ASSERT_TRUE(
+            chain_codec().decompress(packed.data(), packed.size(), back.data(), back.size()));
+        for (size_t i = 0; i < in.size() / w; ++i) {
+          double v = value(in, i), b = value(back, i);
+          if (!std::isfinite(v)) {
+            EXPECT_EQ(memcmp(&in[i * w], &back[i * w], w), 0) << "non-finite kept verbatim";
+            continue;
+          }
+          double e = std::fabs(b - v);
+          if (bound.abs > 0) {
+            ASSERT_LE(e, bound.abs) << ch.name << " value " << v;
+          }
+          if (bound.rel > 0) {
+            ASSERT_LE(e, bound.rel * std::fabs(v)) << ch.name << " value " << v;
+          }
+        }
+      }
+      EXPECT_NE(q.name.find("quant"), std::string::npos);
+    }
+    // A lossy step without a LossyBound is refused; the selector never picks one unasked.
+    Chain q = chain_of({{Step::kQuant}, {Step::kShuffle}});
+    std::vector<uint8_t> packed;
+    std::string err;
+    EXPECT_FALSE(encode(q, Layout{dtype, {}}, in.data(), in.size(), packed, &err));
+    EXPECT_TRUE(packed.empty());
+    Chain s = select_chain(Layout{dtype, {}}, in.data(), in.size());
+    EXPECT_EQ(s.name.find("quant"), std::string::npos) << s.name;
+    EXPECT_FALSE(s.lossy.has_value());
+    expect_round_trip(s, Layout{dtype, {}}, in, "selected lossless");
+  }
+}
+
+double ratio(const Chain& c, const Layout& l, const std::vector<uint8_t>& in) {
+  std::vector<uint8_t> packed;
+  EXPECT_TRUE(encode(c, l, in.data(), in.size(), packed));
+  return double(in.size()) / double(packed.size());
+}
+
+TEST(TypedCodec, SelectorPicksFixedPointOrDictionaryOnDecimalData) {
+  SelectOptions opt;
+  opt.min_mbps = 0;  // the choice, not this machine's speed, is under test
+  Layout l{"F32BE", {180, 360}};
+  std::vector<uint8_t> dec = as_dtype(decimal(180 * 360 * 2, 360), "F32BE");
+  Chain c = select_chain(l, dec.data(), dec.size(), opt);
+  EXPECT_TRUE(c.name.find("fixed") != std::string::npos || c.name.find("dict") != std::string::npos)
+      << c.name;
+  EXPECT_GT(ratio(c, l, dec), 1.2 * ratio(bytes_chain(3), l, dec));
+  std::vector<double> cats(100000);
+  std::mt19937 g(3);
+  for (double& v : cats) v = (g() % 13) * 0.37;
+  std::vector<uint8_t> cat_bytes = as_dtype(cats, "F64LE");
+  Chain d = select_chain(Layout{"F64LE", {}}, cat_bytes.data(), cat_bytes.size(), opt);
+  EXPECT_TRUE(d.name.find("dict") != std::string::npos || d.name.find("fixed") != std::string::npos)
+      << d.name;
+}
+
+TEST(TypedCodec, SelectorNeverLosesMoreThanTwoPercentToZstd3OnHardData) {
+  std::mt19937_64 g(11);
+  std::vector<uint8_t> bytes(1 << 20);
+  for (auto& b : bytes) b = static_cast<uint8_t>(g());
+  std::vector<uint8_t> floats = as_dtype(random_values(1 << 18, 9), "F32LE");
+  std::vector<uint8_t> doubles = as_dtype(random_values(1 << 17, 10), "F64LE");
+  std::vector<double> walk(1 << 17);
+  double x = 0;
+  for (double& v : walk) v = x += std::normal_distribution<double>(0, 1)(g);
+  std::vector<uint8_t> particles = as_dtype(walk, "F64LE");
+  for (auto [dtype, data] :
+       {std::pair{"bytes", &bytes}, std::pair{"F32LE", &floats}, std::pair{"F64LE", &doubles},
+        std::pair{"F64LE", &particles}, std::pair{"F32LE", &bytes}}) {
+    Layout l{dtype, {}};
+    Chain c = select_chain(l, data->data(), data->size());
+    EXPECT_GE(ratio(c, l, *data), 0.98 * ratio(bytes_chain(3), l, *data)) << dtype << " " << c.name;
+  }
+}
+
+}  // namespace
+}  // namespace ckptfwd::codec
+
+namespace ckptfwd::codec {
+namespace {
+
+// With CKPTFWD_WRITE_CODEC_SEEDS=DIR, writes the fuzz seeds of tests/fuzz/seeds/codec/:
+// a 2-byte little-endian raw size, then a kChain chunk (fuzz_codec.cc's input format).
+TEST(TypedCodec, WritesFuzzSeedsWhenAsked) {
+  const char* dir = getenv("CKPTFWD_WRITE_CODEC_SEEDS");
+  if (!dir) GTEST_SKIP() << "CKPTFWD_WRITE_CODEC_SEEDS not set";
+  std::vector<uint8_t> dec = as_dtype(decimal(300, 20), "F32BE");
+  std::vector<uint8_t> specials = special_floats(200, true, false);
+  Chain lossy = chain_of({{Step::kQuant}, {Step::kDelta, 1}, {Step::kShuffle}});
+  lossy.lossy = LossyBound{0.01, 0};
+  struct Seed {
+    const char* name;
+    Chain chain;
+    Layout layout;
+    const std::vector<uint8_t>* data;
+  } seeds[] = {
+      {"fixed_lorenzo",
+       chain_of({{Step::kSwap}, {Step::kFixed, 2}, {Step::kLorenzo, 1}, {Step::kShuffle}}),
+       {"F32BE", {20}},
+       &dec},
+      {"dict_delta",
+       chain_of({{Step::kSwap}, {Step::kDict}, {Step::kDelta, 1}}),
+       {"F32BE", {20}},
+       &dec},
+      {"prevrow_bytedelta_zlib",
+       chain_of({{Step::kPrevRow, 0}, {Step::kShuffle}, {Step::kByteDelta}}, Entropy::kZlib, 6),
+       {"F32BE", {20}},
+       &dec},
+      {"xor_none", chain_of({{Step::kXor}}, Entropy::kNone, 0), {"F64LE", {}}, &specials},
+      {"quant", lossy, {"F64LE", {}}, &specials},
+      {"bytes_zstd3", bytes_chain(3), {"bytes", {}}, &dec},
+  };
+  for (const Seed& s : seeds) {
+    std::vector<uint8_t> out = {static_cast<uint8_t>(s.data->size()),
+                                static_cast<uint8_t>(s.data->size() >> 8)};
+    ASSERT_TRUE(encode(s.chain, s.layout, s.data->data(), s.data->size(), out)) << s.name;
+    FILE* f = fopen((std::string(dir) + "/" + s.name).c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    fwrite(out.data(), 1, out.size(), f);
+    fclose(f);
+  }
+}
+
+}  // namespace
+}  // namespace ckptfwd::codec
