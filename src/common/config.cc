@@ -24,11 +24,20 @@ bool parse_size(const std::string& s, uint64_t& out) {
   int shift = 0;
   if (i < s.size()) {
     switch (toupper(static_cast<unsigned char>(s[i]))) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      case 'T': shift = 40; break;
-      default: return false;
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      default:
+        return false;
     }
     ++i;
     if (i < s.size() && toupper(static_cast<unsigned char>(s[i])) == 'I') ++i;
@@ -98,7 +107,15 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
   } else if (key == "WRITERS") {
     return int_key(writers, 1, 256, "an integer 1..256");
   } else if (key == "GROUP_SIZE") {
-    return int_key(group_size, 0, 1 << 20, "a file count, 0 for unlimited");
+    return int_key(group_size, 0, 1 << 20, "a rank count, 0 for all ranks of a batch");
+  } else if (key == "BLOCK") {
+    if (!size_key(block_bytes)) return false;
+    if (block_bytes < 64 || block_bytes > (256ull << 20)) return bad("64..256M");
+  } else if (key == "SMALL_VAR") {
+    if (!size_key(small_var_bytes)) return false;
+    if (small_var_bytes > (1ull << 30)) return bad("0..1G");
+  } else if (key == "CODEC_MIN_MBPS") {
+    return int_key(codec_min_mbps, 0, 100000, "MB/s 0..100000");
   } else if (key == "STAGE_LIMIT") {
     return size_key(stage_limit);
   } else if (key == "BATCH_BYTES") {

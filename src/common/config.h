@@ -8,21 +8,24 @@
 namespace ckptfwd {
 
 struct Config {
-  std::string store;               // CKPTFWD_STORE; empty: <dir of captured file>/.ckptfwd
-  std::string scheme = "agnostic"; // CKPTFWD_SCHEME
-  std::string codec = "zstd";      // CKPTFWD_CODEC: zstd | zlib | raw
-  int level = 3;                   // CKPTFWD_LEVEL: codec level
-  int writers = 2;                 // CKPTFWD_WRITERS: compression/write threads
-  int group_size = 0;              // CKPTFWD_GROUP_SIZE: max files per batch (0: unlimited)
-  uint64_t stage_limit = 0;        // CKPTFWD_STAGE_LIMIT: bytes (suffix K/M/G), 0: unlimited
+  std::string store;                // CKPTFWD_STORE; empty: <dir of captured file>/.ckptfwd
+  std::string scheme = "auto";      // CKPTFWD_SCHEME: merge scheme (forwarder/merge_plan.h)
+  std::string codec = "zstd";       // CKPTFWD_CODEC: zstd | zlib | raw
+  int level = 3;                    // CKPTFWD_LEVEL: codec level
+  int writers = 2;                  // CKPTFWD_WRITERS: compression/write threads
+  int group_size = 0;               // CKPTFWD_GROUP_SIZE: ranks merged together (0: all of a batch)
+  uint64_t block_bytes = 64 << 10;  // CKPTFWD_BLOCK: block size of the block schemes
+  uint64_t small_var_bytes = 100;   // CKPTFWD_SMALL_VAR: smaller variables go to the residual
+  int codec_min_mbps = 300;         // CKPTFWD_CODEC_MIN_MBPS: speed floor of codec chains
+  uint64_t stage_limit = 0;         // CKPTFWD_STAGE_LIMIT: bytes (suffix K/M/G), 0: unlimited
   uint64_t batch_bytes = 1ull << 30;  // CKPTFWD_BATCH_BYTES: seal a batch at this size
-  int batch_window_ms = 300;       // CKPTFWD_BATCH_WINDOW_MS: seal after this quiet time
-  int idle_exit_s = 10;            // CKPTFWD_IDLE_EXIT: exit when idle this long (0: never)
+  int batch_window_ms = 300;          // CKPTFWD_BATCH_WINDOW_MS: seal after this quiet time
+  int idle_exit_s = 10;               // CKPTFWD_IDLE_EXIT: exit when idle this long (0: never)
   uint64_t chunk_bytes = 4ull << 20;  // CKPTFWD_CHUNK: chunk size of streams
-  int keep = 0;                    // CKPTFWD_KEEP: committed versions kept per path (0: all)
-  std::string stats_file;          // CKPTFWD_STATS_FILE
-  std::string log;                 // CKPTFWD_LOG: file, "stderr" (default) or "syslog"
-  std::string log_level = "warn";  // CKPTFWD_LOG_LEVEL: error|warn|info|debug
+  int keep = 0;                       // CKPTFWD_KEEP: committed versions kept per path (0: all)
+  std::string stats_file;             // CKPTFWD_STATS_FILE
+  std::string log;                    // CKPTFWD_LOG: file, "stderr" (default) or "syslog"
+  std::string log_level = "warn";     // CKPTFWD_LOG_LEVEL: error|warn|info|debug
   // Structure inference (src/schema/): schema files for raw binary checkpoints
   // (CKPTFWD_SCHEMA, colon-separated paths), the variable rename rule
   // (CKPTFWD_VAR_RENAME, "s/REGEX/REPLACEMENT/"), the time limit of the HDF5 inference of

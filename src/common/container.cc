@@ -163,37 +163,6 @@ struct NullSink {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
-// encode_chunk
-
-EncodedChunk encode_chunk(const uint8_t* raw, size_t n, const std::string& codec_name, int level) {
-  EncodedChunk c;
-  if (n > UINT32_MAX) {
-    // The format cannot describe it; append_chunk rejects codec 0xFF with a clear error.
-    c.codec = 0xFF;
-    return c;
-  }
-  c.raw_size = static_cast<uint32_t>(n);
-  c.raw_hash = XXH64(raw, n, 0);
-  const Codec* codec = codec_by_name(codec_name);
-  bool packed = false;
-  if (codec && codec->id() != CodecId::kRaw && n > 0) {
-    std::vector<uint8_t> out;
-    // Keep the compressed form only when it saves at least ~5 %: raw chunks restore faster.
-    if (codec->compress(raw, n, level, out) && static_cast<double>(out.size()) * 1.05 <= n) {
-      c.codec = static_cast<uint8_t>(codec->id());
-      c.bytes = std::move(out);
-      packed = true;
-    }
-  }
-  if (!packed) {
-    c.codec = static_cast<uint8_t>(CodecId::kRaw);
-    c.bytes.assign(raw, raw + n);
-  }
-  c.comp_hash = XXH64(c.bytes.data(), c.bytes.size(), 0);
-  return c;
-}
-
-// ---------------------------------------------------------------------------------------
 // ContainerWriter
 
 struct ContainerWriter::Impl {
@@ -636,9 +605,33 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
       len -= k;
     }
   };
-  // One decoded chunk is cached: consecutive ranges usually continue in the same chunk.
-  std::vector<uint8_t> chunk;
-  size_t cached_s = SIZE_MAX, cached_i = SIZE_MAX;
+  // The last decoded chunk of each of a few streams is cached: consecutive ranges usually
+  // continue in the same chunk, and a file merged by variables alternates between the
+  // streams of its variables (a netCDF record variable once per record).
+  struct Cached {
+    size_t s = SIZE_MAX, i = SIZE_MAX;
+    uint64_t used = 0;
+    std::vector<uint8_t> bytes;
+  };
+  constexpr size_t kCachedChunks = 8;
+  std::vector<Cached> cache(kCachedChunks);
+  uint64_t tick = 0;
+  auto chunk_of = [&](size_t s, size_t i) -> Cached* {
+    Cached* victim = &cache[0];
+    for (Cached& c : cache) {
+      if (c.s == s && c.i == i) {
+        c.used = ++tick;
+        return &c;
+      }
+      if (c.used < victim->used) victim = &c;
+    }
+    victim->s = victim->i = SIZE_MAX;
+    if (!decode_chunk(s, i, victim->bytes, err)) return nullptr;
+    victim->s = s;
+    victim->i = i;
+    victim->used = ++tick;
+    return victim;
+  };
   uint64_t pos = 0;
   for (const FileRange& r : f.ranges) {
     if (r.file_off > pos) hole(pos, r.file_off - pos);
@@ -649,15 +642,12 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
       size_t i = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), soff) -
                                      starts.begin()) -
                  1;
-      if (cached_s != r.stream || cached_i != i) {
-        cached_s = cached_i = SIZE_MAX;
-        if (!decode_chunk(r.stream, i, chunk, err)) {
-          if (err) *err += " (needed by file '" + f.path + "')";
-          return false;
-        }
-        cached_s = r.stream;
-        cached_i = i;
+      const Cached* c = chunk_of(r.stream, i);
+      if (!c) {
+        if (err) *err += " (needed by file '" + f.path + "')";
+        return false;
       }
+      const std::vector<uint8_t>& chunk = c->bytes;
       uint64_t in_chunk = soff - starts[i];
       uint64_t k = std::min<uint64_t>(left, chunk.size() - in_chunk);
       if (!sink(foff, chunk.data() + in_chunk, k)) {

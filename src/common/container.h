@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/chunk_encode.h"
 #include "common/variable_map.h"
 
 namespace ckptfwd {
@@ -97,17 +98,6 @@ struct FileEntry {
   // (and in containers of versions 1 and 2). Checked against size like the ranges.
   VariableMap vars;
 };
-
-// A chunk compressed and hashed, ready to append. Thread-safe to produce in parallel.
-struct EncodedChunk {
-  uint8_t codec = 0;
-  uint32_t raw_size = 0;
-  uint64_t raw_hash = 0;
-  uint64_t comp_hash = 0;
-  std::vector<uint8_t> bytes;
-};
-// Compresses with codec_name at level; stores raw when the ratio is under 1.05.
-EncodedChunk encode_chunk(const uint8_t* raw, size_t n, const std::string& codec_name, int level);
 
 class ContainerWriter {
  public:

@@ -138,7 +138,7 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
   for (size_t attempt = 0;; ++attempt) {
     BatchResult res;
     err.clear();
-    bool ok = write_container(c_.cfg, store, c_.node, files, res, &err, &c_.inferrer);
+    bool ok = write_container(c_.cfg, store, c_.node, files, res, &err, &c_.inferrer, &c_.codec_choices);
     {
       std::lock_guard lk(s.mu);
       if (ok) ok = commit_batch(c_, store, files, res, &err);

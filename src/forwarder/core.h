@@ -3,6 +3,7 @@
 #include <string>
 
 #include "common/config.h"
+#include "forwarder/codec_choice.h"
 #include "forwarder/state.h"
 #include "forwarder/stats.h"
 #include "schema/infer.h"
@@ -30,6 +31,7 @@ struct Core {
   Stats stats;
   State state;
   schema::Inferrer inferrer;  // variable maps of sealed versions (pipeline.h)
+  CodecChoices codec_choices;  // codec chain per variable, kept for the job (codec_choice.h)
 };
 
 }  // namespace ckptfwd::fwd

@@ -10,7 +10,9 @@
 #include "common/container.h"
 #include "common/manifest.h"
 #include "common/owner_check.h"
+#include "common/variable_map.h"
 #include "forwarder/log.h"
+#include "forwarder/merge_plan.h"
 #include "forwarder/staging.h"
 #include "forwarder/stats.h"
 #include "forwarder/store_paths.h"
@@ -18,41 +20,6 @@
 namespace ckptfwd::fwd {
 
 namespace {
-// The concatenated stream, read through the mappings without copying except for the
-// chunks that straddle two pieces. A piece is a whole file or one extent of a partial one;
-// empty pieces are never added, so the starts are strictly increasing.
-struct Stream {
-  std::vector<MappedFile> maps;
-  std::vector<uint64_t> start;      // stream offset of each piece
-  std::vector<const uint8_t*> ptr;  // its bytes
-  std::vector<uint64_t> len;
-  uint64_t total = 0;
-
-  void add(const uint8_t* p, uint64_t n) {
-    if (!n) return;
-    start.push_back(total);
-    ptr.push_back(p);
-    len.push_back(n);
-    total += n;
-  }
-
-  // Bytes [a, a+n) of the stream: a direct pointer, or a copy in `own`.
-  const uint8_t* view(uint64_t a, uint64_t n, std::vector<uint8_t>& own) const {
-    size_t k = std::upper_bound(start.begin(), start.end(), a) - start.begin() - 1;
-    if (a + n <= start[k] + len[k]) return ptr[k] + (a - start[k]);
-    own.resize(n);
-    uint64_t done = 0;
-    while (done < n) {
-      uint64_t off = a + done - start[k];
-      uint64_t take = std::min<uint64_t>(len[k] - off, n - done);
-      memcpy(own.data() + done, ptr[k] + off, take);
-      done += take;
-      ++k;
-    }
-    return own.data();
-  }
-};
-
 // The staged file's data pages that no recorded extent touches: bytes written through a
 // path the library does not see (mmap, a forked child, io_uring). Page granular, as
 // SEEK_DATA is.
@@ -172,25 +139,64 @@ void infer_maps(const schema::Inferrer& inferrer, const std::vector<BatchFile>& 
   });
   out.infer_ns += monotonic_ns() - t0;
 }
+
+// The bytes file f commits (FileEntry fields other than the map and ranges filled in):
+// all of it, a partial file's extents, or a new file's ranges written over zeros.
+bool commit_extents(const BatchFile& f, const uint8_t* base, uint64_t n, FileEntry& e, Extents& ext,
+                    std::string* err) {
+  if (f.partial) {
+    // Overlay: the ranges are its extents; the hash covers their bytes in file order.
+    if (!partial_extents(f, n, ext, err)) return false;
+    XXH64_state_t* h = XXH64_createState();
+    XXH64_reset(h, 0);
+    for (const Extent& x : ext) XXH64_update(h, base + x.begin, x.end - x.begin);
+    e.hash = XXH64_digest(h);
+    XXH64_freeState(h);
+    // Hints of bytes another node wrote would describe bytes this overlay lacks.
+    e.hints = hints_within(hints_clip(f.hints, n), ext);
+    return true;
+  }
+  // A whole file; a new one (`create`) as the bytes written over zeros, with the same
+  // whole-file hash.
+  e.hash = XXH64(n ? base : nullptr, n, 0);
+  if (f.created && !created_ranges(f, base, n, ext, err)) return false;
+  if (!f.created && n) ext.push_back({0, n});
+  e.hints = hints_clip(f.hints, n);
+  return true;
+}
+
+// Element-aligned chunk length of a stream: whole rows where the layout has them, so
+// that every chunk starts at a row and the predictors see the real dimensions.
+uint64_t chunk_len(const PlannedStream& s, uint64_t chunk_bytes) {
+  if (!s.typed) return chunk_bytes;
+  uint64_t unit = std::max<uint32_t>(1, dtype_name_size(s.layout.dtype));
+  if (!s.layout.inner.empty() && s.layout.inner.back() * unit <= chunk_bytes)
+    unit *= s.layout.inner.back();
+  return std::max(unit, chunk_bytes / unit * unit);
+}
+
+struct ChunkJob {
+  uint32_t stream = 0;
+  uint64_t off = 0, len = 0;
+};
 }  // namespace
 
 bool write_container(const Config& cfg, const std::string& store, const std::string& node,
                      const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
-                     const schema::Inferrer* inferrer) {
+                     const schema::Inferrer* inferrer, CodecChoices* choices) {
   // A store another user planted (or can write into) is not ours to fill: the batch fails
   // like any store write, so the staged versions stay (README, "Other users on the node").
   if (!manifest::ensure_store(store, err) || !check_store_dir(store, err)) return false;
-  Stream st;
-  st.maps.resize(files.size());
+  std::vector<MappedFile> maps(files.size());
   std::vector<FileEntry> entries(files.size());
+  std::vector<MergeInput> inputs(files.size());
   out.sizes.assign(files.size(), 0);
   out.hashes.assign(files.size(), 0);
   out.typed.assign(files.size(), 0);
   for (size_t i = 0; i < files.size(); ++i) {
     const BatchFile& f = files[i];
-    if (!st.maps[i].open(f.data_path, f.size, err)) return false;
-    uint64_t n = st.maps[i].size();
-    const uint8_t* base = st.maps[i].data();
+    if (!maps[i].open(f.data_path, f.size, err)) return false;
+    uint64_t n = maps[i].size();
     FileEntry& e = entries[i];
     e.path = f.path;
     e.rank = f.rank;
@@ -198,82 +204,111 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     e.mode = f.mode;
     e.mtime_ns = f.mtime_ns;
     e.version = f.vid;
-    // The bytes [b, e) of the staged file go into the container as one range of e.
-    auto add_range = [&](uint64_t b, uint64_t end) {
-      e.ranges.push_back(FileRange{b, end - b, 0, st.total});
-      st.add(base + b, end - b);
-    };
-    if (f.partial) {
-      // Overlay: the ranges are its extents; the hash covers their bytes in file order.
-      Extents ext;
-      if (!partial_extents(f, n, ext, err)) return false;
-      XXH64_state_t* h = XXH64_createState();
-      XXH64_reset(h, 0);
-      for (const Extent& x : ext) {
-        add_range(x.begin, x.end);
-        XXH64_update(h, base + x.begin, x.end - x.begin);
-      }
-      e.hash = XXH64_digest(h);
-      XXH64_freeState(h);
-      // Hints of bytes another node wrote would describe bytes this overlay lacks.
-      e.hints = hints_within(hints_clip(f.hints, n), ext);
-    } else {
-      // A whole file; a new one (`create`) as the bytes written over zeros, with the same
-      // whole-file hash.
-      e.hash = XXH64(n ? base : nullptr, n, 0);
-      Extents ext;
-      if (f.created && !created_ranges(f, base, n, ext, err)) return false;
-      if (!f.created && n) ext.push_back({0, n});
-      for (const Extent& x : ext) add_range(x.begin, x.end);
-      e.hints = hints_clip(f.hints, n);
-    }
+    MergeInput& in = inputs[i];
+    in.base = maps[i].data();
+    in.size = n;
+    in.rank = f.rank;
+    in.vars = &e.vars;
+    in.mergeable = !f.partial && !f.created;
+    if (!commit_extents(f, in.base, n, e, in.commit, err)) return false;
     out.typed[i] = hints_bytes(e.hints);
     out.sizes[i] = n;
     out.hashes[i] = e.hash;
   }
-  // Inference runs beside compression (the agnostic stream does not depend on the maps,
-  // which only go into the index): its cost, mostly waiting for the HDF5 helper, hides
-  // behind the compression of the batch. Joined on every path out.
+  // The agnostic schemes do not need the maps, which then only go into the index: their
+  // inference runs beside the compression, where its cost (mostly waiting for the HDF5
+  // helper) hides. The aware schemes lay streams out by the maps, so they infer first.
+  const bool aware = cfg.scheme != "agnostic" && cfg.scheme != "agnostic-block";
+  const int threads = std::max(1, cfg.writers);
   struct Joiner {
     std::thread t;
     ~Joiner() {
       if (t.joinable()) t.join();
     }
   } inference;
-  if (inferrer)
-    inference.t = std::thread(
-        [&] { infer_maps(*inferrer, files, st.maps, entries, out, std::max(1, cfg.writers / 2)); });
+  if (inferrer) {
+    auto run = [&] { infer_maps(*inferrer, files, maps, entries, out, std::max(1, threads / 2)); };
+    if (aware)
+      run();
+    else
+      inference.t = std::thread(run);
+  }
+  MergeOptions mo;
+  mo.scheme = cfg.scheme;
+  mo.group_size = cfg.group_size;
+  mo.block_bytes = cfg.block_bytes;
+  mo.small_var_bytes = cfg.small_var_bytes;
+  MergePlan plan;
+  if (!plan_merge(inputs, mo, plan, err)) return false;
+  out.dedup_bytes = plan.dedup_bytes;
+
+  int64_t t0 = monotonic_ns();
+  // One chain per typed stream, chosen by trial on a sample (cached across batches).
+  std::vector<codec::Chain> chains(plan.streams.size());
+  codec::SelectOptions so;
+  so.min_mbps = cfg.codec_min_mbps;
+  parallel_for(plan.streams.size(), threads, [&](size_t s) {
+    const PlannedStream& ps = plan.streams[s];
+    if (!ps.typed || ps.bytes.total == 0) return;
+    CodecChoices local;
+    chains[s] = (choices ? *choices : local).choose(ps, so);
+  });
+  out.compress_ns += monotonic_ns() - t0;
 
   out.container = new_container_name(node);
   ContainerWriter w;
   if (!w.open(store + "/" + out.container, err)) return false;
-  uint32_t sid = w.add_stream("agnostic", "bytes", "agnostic");
-  const uint64_t cb = cfg.chunk_bytes;
-  const uint64_t nchunks = (st.total + cb - 1) / cb;
-  const int threads = std::max(1, cfg.writers);
+  std::vector<ChunkJob> jobs;
+  out.streams.assign(plan.streams.size(), StreamReport{});
+  for (size_t s = 0; s < plan.streams.size(); ++s) {
+    const PlannedStream& ps = plan.streams[s];
+    uint32_t sid = w.add_stream(ps.key, ps.layout.dtype, ps.scheme);
+    uint64_t cl = chunk_len(ps, cfg.chunk_bytes);
+    for (uint64_t a = 0; a < ps.bytes.total; a += cl)
+      jobs.push_back(ChunkJob{sid, a, std::min(cl, ps.bytes.total - a)});
+    StreamReport& r = out.streams[s];
+    r.key = ps.key;
+    r.dtype = ps.layout.dtype;
+    r.chain = ps.typed ? chains[s].name : cfg.codec + "-" + std::to_string(cfg.level);
+    r.raw = ps.bytes.total;
+  }
   const uint64_t wave = static_cast<uint64_t>(threads) * 2;  // bounds memory held in flight
   std::vector<EncodedChunk> enc;
-  for (uint64_t first = 0; first < nchunks; first += wave) {
-    uint64_t count = std::min(wave, nchunks - first);
+  std::vector<int64_t> enc_ns;
+  for (uint64_t first = 0; first < jobs.size(); first += wave) {
+    uint64_t count = std::min<uint64_t>(wave, jobs.size() - first);
     enc.assign(count, EncodedChunk{});
-    int64_t t0 = monotonic_ns();
+    enc_ns.assign(count, 0);
+    int64_t t1 = monotonic_ns();
     parallel_for(count, threads, [&](size_t j) {
       thread_local std::vector<uint8_t> own;
-      uint64_t a = (first + j) * cb;
-      uint64_t n = std::min(cb, st.total - a);
-      enc[j] = encode_chunk(st.view(a, n, own), n, cfg.codec, cfg.level);
+      const ChunkJob& job = jobs[first + j];
+      const PlannedStream& ps = plan.streams[job.stream];
+      int64_t c0 = monotonic_ns();
+      const uint8_t* raw = ps.bytes.view(job.off, job.len, own);
+      enc[j] = ps.typed ? encode_chunk_typed(raw, job.len, chains[job.stream], ps.layout, cfg.codec,
+                                             cfg.level)
+                        : encode_chunk(raw, job.len, cfg.codec, cfg.level);
+      enc_ns[j] = monotonic_ns() - c0;
     });
-    int64_t t1 = monotonic_ns();
-    out.compress_ns += t1 - t0;
-    for (uint64_t j = 0; j < count; ++j)
-      if (!w.append_chunk(sid, enc[j], err)) return false;
-    out.write_ns += monotonic_ns() - t1;
+    int64_t t2 = monotonic_ns();
+    out.compress_ns += t2 - t1;
+    for (uint64_t j = 0; j < count; ++j) {
+      const ChunkJob& job = jobs[first + j];
+      out.streams[job.stream].stored += enc[j].bytes.size();
+      out.streams[job.stream].encode_ns += enc_ns[j];
+      if (!w.append_chunk(job.stream, enc[j], err)) return false;
+    }
+    out.write_ns += monotonic_ns() - t2;
   }
   if (inference.t.joinable()) inference.t.join();
-  int64_t t2 = monotonic_ns();
-  for (FileEntry& e : entries) w.add_file(std::move(e));
+  int64_t t3 = monotonic_ns();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    entries[i].ranges = std::move(plan.ranges[i]);
+    w.add_file(std::move(entries[i]));
+  }
   if (!w.commit(err)) return false;
-  out.write_ns += monotonic_ns() - t2;
+  out.write_ns += monotonic_ns() - t3;
   out.bytes_stored = w.bytes_written();
   out.identity = w.identity();
   return true;

@@ -1,8 +1,9 @@
-// Turns one sealed batch into one container on the store (agnostic scheme for now): the
-// staged files are mapped, concatenated in close order into the stream "agnostic" (a
-// partial file contributes only its extents), cut
-// into Config.chunk_bytes chunks that Config.writers threads encode in parallel, and
-// appended in order. Runs without the state lock.
+// Turns one sealed batch into one container on the store: the staged files are mapped,
+// their variable maps inferred, laid out in streams by the merge scheme (Config.scheme,
+// merge_plan.h; a partial file contributes only its extents), each typed stream given the
+// codec chain chosen for its variable (codec_choice.h), cut into chunks of about
+// Config.chunk_bytes (whole rows of typed streams) that Config.writers threads encode in
+// parallel, and appended in order. Runs without the state lock.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "common/config.h"
 #include "common/container.h"
+#include "forwarder/codec_choice.h"
 #include "forwarder/extents.h"
 #include "forwarder/hints.h"
 #include "schema/infer.h"
@@ -35,6 +37,13 @@ struct BatchFile {
   Hints hints{};
 };
 
+// What one stream of a container holds and what its codec made of it.
+struct StreamReport {
+  std::string key, dtype, chain;
+  uint64_t raw = 0, stored = 0;  // bytes before and after encoding
+  int64_t encode_ns = 0;         // summed over the threads that encoded its chunks
+};
+
 struct BatchResult {
   std::string container;              // file name inside the store
   uint64_t bytes_stored = 0;          // container size
@@ -44,14 +53,18 @@ struct BatchResult {
   std::vector<uint64_t> typed;        // bytes covered by each file's committed dtype hints
   std::vector<uint64_t> mapped;       // bytes in the variables of each file's variable map
   std::vector<uint8_t> infer_failed;  // 1: a source was tried and failed (logged)
+  std::vector<StreamReport> streams;  // per container stream
+  uint64_t dedup_bytes = 0;           // bytes stored once for several places (merge_plan.h)
   int64_t infer_ns = 0, compress_ns = 0, write_ns = 0;
 };
 
-// With an inferrer, each whole file's variable map is inferred (on a thread beside the
-// compression, itself using half of Config.writers threads) and stored with it; an overlay
-// (partial file) gets none: it lacks the bytes other nodes wrote.
+// With an inferrer, each whole file's variable map is inferred (with half of
+// Config.writers threads; for the agnostic schemes on a thread beside the compression) and
+// stored with it; an overlay (partial file) gets none: it lacks the bytes other nodes
+// wrote. With choices, codec chains chosen for a variable are reused by later batches.
+// False with *err for a store failure or an unknown scheme.
 bool write_container(const Config& cfg, const std::string& store, const std::string& node,
                      const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
-                     const schema::Inferrer* inferrer = nullptr);
+                     const schema::Inferrer* inferrer = nullptr, CodecChoices* choices = nullptr);
 
 }  // namespace ckptfwd::fwd

@@ -183,7 +183,8 @@ bool infer_hdf5(const std::string& helper, const std::string& file, uint64_t siz
   std::string data, err;
   bool over = false, err_over = false;
   while (out_r.fd >= 0 || err_r.fd >= 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    // Rounded up: a truncated 0.7 ms would give up before the deadline.
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       child.kill_and_reap();
       return fail("timed out after " + std::to_string(timeout_ms) + " ms");

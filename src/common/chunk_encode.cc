@@ -1,0 +1,60 @@
+#include "common/chunk_encode.h"
+
+#include <xxhash.h>
+
+#include <cstdint>
+
+#include "codec/codec.h"
+
+namespace ckptfwd {
+
+namespace {
+// Keeps the compressed form only when it saves at least ~5 %.
+bool pays(size_t packed, size_t n) { return static_cast<double>(packed) * 1.05 <= n; }
+
+void finish(EncodedChunk& c) { c.comp_hash = XXH64(c.bytes.data(), c.bytes.size(), 0); }
+}  // namespace
+
+EncodedChunk encode_chunk(const uint8_t* raw, size_t n, const std::string& codec_name, int level) {
+  EncodedChunk c;
+  if (n > UINT32_MAX) {
+    c.codec = 0xFF;  // the format cannot describe it; append_chunk says so
+    return c;
+  }
+  c.raw_size = static_cast<uint32_t>(n);
+  c.raw_hash = XXH64(raw, n, 0);
+  const Codec* codec = codec_by_name(codec_name);
+  if (codec && codec->id() != CodecId::kRaw && n > 0) {
+    std::vector<uint8_t> out;
+    if (codec->compress(raw, n, level, out) && pays(out.size(), n)) {
+      c.codec = static_cast<uint8_t>(codec->id());
+      c.bytes = std::move(out);
+      finish(c);
+      return c;
+    }
+  }
+  c.codec = static_cast<uint8_t>(CodecId::kRaw);
+  c.bytes.assign(raw, raw + n);
+  finish(c);
+  return c;
+}
+
+EncodedChunk encode_chunk_typed(const uint8_t* raw, size_t n, const codec::Chain& chain,
+                                const codec::Layout& layout, const std::string& codec_name,
+                                int level) {
+  if (n > 0 && n <= UINT32_MAX) {
+    std::vector<uint8_t> out;
+    if (codec::encode(chain, layout, raw, n, out) && pays(out.size(), n)) {
+      EncodedChunk c;
+      c.codec = static_cast<uint8_t>(CodecId::kChain);
+      c.raw_size = static_cast<uint32_t>(n);
+      c.raw_hash = XXH64(raw, n, 0);
+      c.bytes = std::move(out);
+      finish(c);
+      return c;
+    }
+  }
+  return encode_chunk(raw, n, codec_name, level);
+}
+
+}  // namespace ckptfwd

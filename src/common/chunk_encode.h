@@ -1,0 +1,32 @@
+// Chunks of a container stream, compressed and hashed, ready for ContainerWriter::append_chunk.
+// Safe to call from many threads at once (the pipeline encodes chunks in parallel).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codec/typed.h"
+
+namespace ckptfwd {
+
+struct EncodedChunk {
+  uint8_t codec = 0;  // CodecId
+  uint32_t raw_size = 0;
+  uint64_t raw_hash = 0;   // xxh64(raw bytes, seed 0)
+  uint64_t comp_hash = 0;  // xxh64(bytes, seed 0)
+  std::vector<uint8_t> bytes;
+};
+
+// Compresses with codec_name at level; stores raw when the ratio is under 1.05 (raw chunks
+// restore faster). A chunk over 4 GiB gets codec 0xFF, which append_chunk refuses.
+EncodedChunk encode_chunk(const uint8_t* raw, size_t n, const std::string& codec_name, int level);
+
+// Encodes with a typed codec chain (codec/typed.h) as a CodecId::kChain chunk; when the
+// chain fails (a lossy bound that cannot hold) or does not pay, falls back to
+// encode_chunk(codec_name, level), which may store raw.
+EncodedChunk encode_chunk_typed(const uint8_t* raw, size_t n, const codec::Chain& chain,
+                                const codec::Layout& layout, const std::string& codec_name,
+                                int level);
+
+}  // namespace ckptfwd

@@ -1,0 +1,44 @@
+#include "forwarder/codec_choice.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "common/variable_map.h"
+
+namespace ckptfwd::fwd {
+
+namespace {
+std::string cache_key(const PlannedStream& s) {
+  std::string k = s.var_key + "|" + s.layout.dtype;
+  for (uint64_t d : s.layout.inner) k += "|" + std::to_string(d);
+  return k;
+}
+}  // namespace
+
+codec::Chain CodecChoices::choose(const PlannedStream& s, const codec::SelectOptions& opt) {
+  std::string key = cache_key(s);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = chosen_.find(key);
+    if (it != chosen_.end()) return it->second;
+  }
+  // The sample: whole rows from the middle of the stream (its start is often a boundary
+  // region, its middle more like the rest).
+  uint64_t row = std::max<uint32_t>(1, dtype_name_size(s.layout.dtype));
+  if (!s.layout.inner.empty() && s.layout.inner.back() * row <= opt.max_sample / 4)
+    row *= s.layout.inner.back();
+  uint64_t n = std::min<uint64_t>(s.bytes.total, opt.max_sample) / row * row;
+  uint64_t at = (s.bytes.total - n) / 2 / row * row;
+  std::vector<uint8_t> own;
+  const uint8_t* sample = n ? s.bytes.view(at, n, own) : nullptr;
+  codec::Chain c = codec::select_chain(s.layout, sample, n, opt);
+  std::lock_guard<std::mutex> g(mu_);
+  return chosen_.emplace(key, std::move(c)).first->second;
+}
+
+size_t CodecChoices::size() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return chosen_.size();
+}
+
+}  // namespace ckptfwd::fwd

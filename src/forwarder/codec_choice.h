@@ -1,0 +1,27 @@
+// The codec chain of each variable, chosen once by trial on a sample of its bytes and
+// remembered for the job (the forwarder lives as long as the job), so later checkpoints of
+// the same variable skip the trial. Keyed by variable key, dtype and inner dimensions: a
+// variable whose shape changes is tried again.
+#pragma once
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "codec/typed.h"
+#include "forwarder/merge_plan.h"
+
+namespace ckptfwd::fwd {
+
+class CodecChoices {
+ public:
+  // The chain for stream s: cached, or tried on a sample of at most opt.max_sample bytes
+  // from the middle of the stream (whole rows where the layout has them).
+  codec::Chain choose(const PlannedStream& s, const codec::SelectOptions& opt);
+  size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, codec::Chain> chosen_;
+};
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,85 @@
+// Merge schemes: how the bytes of a batch's files are laid out in the streams of its
+// container (after mcrEngine's four schemes, Islam et al., SC12):
+//
+//   agnostic        each group's files concatenated whole, in rank order
+//   agnostic-block  each group's files interleaved in blocks of Config.block_bytes
+//   aware           each variable key concatenated across the group's ranks in rank order
+//                   (one stream per key and group); residual bytes in one bytes stream
+//   aware-block     each variable interleaved across the group's ranks in blocks
+//   auto            aware (the typed codecs of each stream are chosen by trial on a sample)
+//
+// A group is up to Config.group_size files in rank order (0: the whole batch). In the
+// aware schemes a file without a variable map, an overlay (partial) or a new file stacked
+// on another node's (created) goes into its group's bytes stream "agnostic" as the ranges
+// it commits; variables whose bytes in a file are under Config.small_var_bytes, filtered
+// chunks and everything no variable covers go to the bytes stream "residual". A piece of at least kDedupMin bytes equal to
+// one placed before (a grid every rank holds, a file written twice) is not stored again:
+// its file range points at the earlier bytes.
+//
+// The plan only decides where bytes go; it never changes them: every file's ranges cover
+// exactly the bytes it commits, so restore is exact whatever the maps say.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codec/typed.h"
+#include "common/container.h"
+#include "common/variable_map.h"
+#include "forwarder/extents.h"
+
+namespace ckptfwd::fwd {
+
+// The bytes of one stream: pieces of mapped files, read without copying except for the
+// chunks that straddle two pieces. Empty pieces are never added.
+struct StreamPieces {
+  std::vector<uint64_t> start;      // stream offset of each piece
+  std::vector<const uint8_t*> ptr;  // its bytes
+  std::vector<uint64_t> len;
+  uint64_t total = 0;
+
+  void add(const uint8_t* p, uint64_t n);
+  // Bytes [a, a+n) of the stream: a direct pointer, or a copy in `own`.
+  const uint8_t* view(uint64_t a, uint64_t n, std::vector<uint8_t>& own) const;
+};
+
+struct PlannedStream {
+  std::string key;       // variable key ("@g<k>" appended for groups after the first), or
+                         // "agnostic" / "residual"
+  std::string scheme;    // the scheme that laid it out
+  codec::Layout layout;  // dtype "bytes" for byte streams
+  bool typed = false;    // holds one variable's elements (typed codecs apply)
+  std::string var_key;   // the variable key without the group suffix (codec choice cache)
+  StreamPieces bytes;
+};
+
+struct MergeInput {
+  const uint8_t* base = nullptr;  // the file's bytes (mapped)
+  uint64_t size = 0;
+  int rank = -1;
+  const VariableMap* vars = nullptr;  // may be null or empty
+  Extents commit;          // the bytes it commits (all of [0, size) for a plain whole file)
+  bool mergeable = false;  // a plain whole file: may be split by its variables
+};
+
+struct MergeOptions {
+  std::string scheme = "auto";
+  int group_size = 0;               // 0: one group
+  uint64_t block_bytes = 64 << 10;  // block schemes
+  uint64_t small_var_bytes = 100;   // smaller variables go to the bytes stream
+};
+
+struct MergePlan {
+  std::vector<PlannedStream> streams;
+  std::vector<std::vector<FileRange>> ranges;  // per input file, in file order
+  uint64_t dedup_bytes = 0;                    // bytes stored once for several places
+};
+
+// Pieces shorter than this are never looked up for duplicates (not worth a hash).
+inline constexpr uint64_t kDedupMin = 4096;
+
+// Lays out files under opt. False with *err for an unknown scheme.
+bool plan_merge(const std::vector<MergeInput>& files, const MergeOptions& opt, MergePlan& out,
+                std::string* err);
+
+}  // namespace ckptfwd::fwd

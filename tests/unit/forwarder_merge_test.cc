@@ -1,0 +1,208 @@
+// The merge schemes end to end through write_container: raw checkpoints of several ranks
+// described by a schema are laid out by every scheme and group size, and every file reads
+// back byte for byte; the streams are the ones the scheme promises (merge_plan.h).
+#include <xxhash.h>
+
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "common/container.h"
+#include "forwarder/merge_plan.h"
+#include "forwarder/pipeline.h"
+#include "forwarder_test_util.h"
+#include "schema/infer.h"
+
+namespace ckptfwd::fwd::test {
+
+namespace {
+template <class T>
+void put(std::string& s, T v) {
+  s.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+// One rank's checkpoint: header, a smooth float64 field, a float32 field of decimal
+// values, a grid every rank holds identically, then a tail of bytes.
+std::string checkpoint(int rank, int n) {
+  std::string s = "CKPT0001";
+  put<int32_t>(s, n);
+  for (int i = 0; i < n; ++i) put<double>(s, std::sin(0.01 * (i + rank * n)) * 300.0 + rank);
+  for (int i = 0; i < n; ++i)
+    put<float>(s, static_cast<float>(std::round((i % 97 + rank) * 1.5 * 10) / 10));
+  for (int i = 0; i < n; ++i) put<double>(s, i * 0.125);  // the same in every rank
+  s += payload(333 + rank, rank);
+  return s;
+}
+
+const char* kSchema =
+    "file \"*/rank_*.bin\" little_endian\n"
+    "  char magic[8]\n"
+    "  int32 n\n"
+    "  float64 temperature[n]\n"
+    "  float32 pressure[n]\n"
+    "  float64 grid[n]\n"
+    "  bytes rest[*]\n";
+}  // namespace
+
+class MergeSchemes : public ForwarderTest {
+ protected:
+  void SetUp() override {
+    ForwarderTest::SetUp();
+    std::string schema = root_ + "/ckpt.schema";
+    write_file(schema, kSchema);
+    cfg_.schema = schema;
+    std::string err;
+    ASSERT_TRUE(inferrer_.configure(cfg_, &err)) << err;
+    // Ranks out of order; one file the schema does not describe.
+    for (int rank : {3, 0, 5, 1, 4, 2})
+      add(data_ + "/rank_" + std::to_string(rank) + ".bin", rank, checkpoint(rank, 3000));
+    add(data_ + "/notes.txt", 6, payload(7000, 9));
+  }
+
+  void add(const std::string& path, int rank, const std::string& bytes) {
+    std::string staged = root_ + "/staged" + std::to_string(files_.size());
+    write_file(staged, bytes);
+    files_.push_back(BatchFile{files_.size() + 1, staged, path, rank, 0644, 0, bytes.size()});
+    contents_.push_back(bytes);
+  }
+
+  // Writes the batch under scheme/group and checks every file reads back exactly.
+  BatchResult write_and_check(const std::string& scheme, int group, ContainerReader& r) {
+    cfg_.scheme = scheme;
+    cfg_.group_size = group;
+    cfg_.block_bytes = 1024;
+    BatchResult res;
+    std::string err;
+    EXPECT_TRUE(write_container(cfg_, store(), "n", files_, res, &err, &inferrer_)) << err;
+    EXPECT_TRUE(r.open(store() + "/" + res.container, &err)) << err;
+    EXPECT_EQ(r.files().size(), contents_.size());
+    for (size_t i = 0; i < r.files().size(); ++i) {
+      std::vector<uint8_t> got;
+      EXPECT_TRUE(r.read_file(i, got, &err)) << scheme << " " << group << ": " << err;
+      EXPECT_TRUE(std::string(got.begin(), got.end()) == contents_[i])
+          << scheme << " group " << group << " file " << i;
+    }
+    std::vector<std::string> problems;
+    EXPECT_TRUE(r.verify(problems)) << (problems.empty() ? "" : problems[0]);
+    return res;
+  }
+
+  static std::set<std::string> keys(const ContainerReader& r) {
+    std::set<std::string> k;
+    for (const StreamInfo& s : r.streams()) k.insert(s.key);
+    return k;
+  }
+
+  schema::Inferrer inferrer_;
+  std::vector<BatchFile> files_;
+  std::vector<std::string> contents_;
+};
+
+TEST_F(MergeSchemes, EverySchemeAndGroupSizeRestoresExactly) {
+  for (const char* scheme : {"agnostic", "agnostic-block", "aware", "aware-block", "auto"})
+    for (int group : {0, 1, 2, 4, 16}) {
+      ContainerReader r;
+      write_and_check(scheme, group, r);
+      for (const StreamInfo& s : r.streams()) EXPECT_EQ(s.scheme, scheme);
+    }
+}
+
+TEST_F(MergeSchemes, AwareMergesEachVariableAcrossRanksInRankOrder) {
+  ContainerReader r;
+  BatchResult res = write_and_check("aware", 0, r);
+  std::set<std::string> k = keys(r);
+  EXPECT_TRUE(k.count("temperature_F64LE_Array1D"));
+  EXPECT_TRUE(k.count("pressure_F32LE_Array1D"));
+  EXPECT_TRUE(k.count("residual"));
+  // The temperature stream is rank 0's, then rank 1's, ... (ranks came out of order).
+  size_t t = 0;
+  for (; t < r.streams().size(); ++t)
+    if (r.streams()[t].key == "temperature_F64LE_Array1D") break;
+  ASSERT_LT(t, r.streams().size());
+  uint64_t expect_off = 0;
+  for (int rank = 0; rank < 6; ++rank) {
+    for (const FileEntry& f : r.files()) {
+      if (f.rank != rank) continue;
+      bool found = false;
+      for (const FileRange& x : f.ranges)
+        if (x.stream == t) {
+          EXPECT_EQ(x.file_off, 12u);
+          EXPECT_EQ(x.stream_off, expect_off) << "rank " << rank;
+          expect_off += x.len;
+          found = true;
+        }
+      EXPECT_TRUE(found) << rank;
+    }
+  }
+  // The grid every rank holds is stored once.
+  EXPECT_EQ(res.dedup_bytes, 5u * 3000 * 8);
+  for (const StreamReport& s : res.streams) {
+    EXPECT_GT(s.raw, 0u) << s.key;
+    EXPECT_FALSE(s.chain.empty()) << s.key;
+  }
+}
+
+TEST_F(MergeSchemes, GroupsGetTheirOwnStreams) {
+  ContainerReader r;
+  write_and_check("aware", 2, r);
+  std::set<std::string> k = keys(r);
+  EXPECT_TRUE(k.count("temperature_F64LE_Array1D"));
+  EXPECT_TRUE(k.count("temperature_F64LE_Array1D@g1"));
+  EXPECT_TRUE(k.count("temperature_F64LE_Array1D@g2"));
+  EXPECT_FALSE(k.count("temperature_F64LE_Array1D@g3"));
+  // The file of rank 6 (no schema) is in the last group's agnostic stream.
+  EXPECT_TRUE(k.count("agnostic@g3"));
+  EXPECT_FALSE(k.count("residual@g3"));
+}
+
+TEST_F(MergeSchemes, BlockSchemesInterleaveRanks) {
+  ContainerReader r;
+  write_and_check("agnostic-block", 0, r);
+  ASSERT_EQ(r.streams().size(), 1u);
+  // Blocks of 1 KiB: each file is many ranges, and rank 0's second block comes after
+  // every rank's first.
+  for (const FileEntry& f : r.files()) EXPECT_GT(f.ranges.size(), 5u) << f.path;
+  ContainerReader a;
+  write_and_check("aware-block", 0, a);
+  EXPECT_TRUE(keys(a).count("pressure_F32LE_Array1D"));
+}
+
+TEST_F(MergeSchemes, UnknownSchemeIsAnError) {
+  cfg_.scheme = "smart";
+  BatchResult res;
+  std::string err;
+  EXPECT_FALSE(write_container(cfg_, store(), "n", files_, res, &err, &inferrer_));
+  EXPECT_NE(err.find("unknown merge scheme 'smart'"), std::string::npos) << err;
+}
+
+TEST_F(MergeSchemes, AFlippedByteNamesContainerStreamAndChunk) {
+  ContainerReader r;
+  BatchResult res = write_and_check("aware", 0, r);
+  size_t t = 0;
+  for (; t < r.streams().size(); ++t)
+    if (r.streams()[t].key == "pressure_F32LE_Array1D") break;
+  ASSERT_LT(t, r.streams().size());
+  ASSERT_FALSE(r.streams()[t].chunks.empty());
+  const ChunkInfo& c = r.streams()[t].chunks.back();
+  std::string path = store() + "/" + res.container;
+  std::string bytes = read_file(path);
+  bytes[c.offset + c.comp_size / 2] ^= 0x10;
+  write_file(path, bytes);
+  ContainerReader bad;
+  std::string err;
+  ASSERT_TRUE(bad.open(path, &err)) << err;
+  bool any_failed = false;
+  for (size_t i = 0; i < bad.files().size(); ++i) {
+    std::vector<uint8_t> got;
+    if (bad.read_file(i, got, &err)) continue;
+    any_failed = true;
+    EXPECT_NE(err.find(path), std::string::npos) << err;
+    EXPECT_NE(err.find("stream 'pressure_F32LE_Array1D'"), std::string::npos) << err;
+    EXPECT_NE(err.find("chunk " + std::to_string(r.streams()[t].chunks.size() - 1)),
+              std::string::npos)
+        << err;
+  }
+  EXPECT_TRUE(any_failed);
+}
+
+}  // namespace ckptfwd::fwd::test
