@@ -44,7 +44,7 @@ ANCHORS=$BUILD/bin/bench_anchors
 DATA=$BUILD/bench-ratio-data
 WORK=$BUILD/bench-ratio-tmp
 RECORDS=$WORK/records.jsonl
-SETS=(${BENCH_RATIO_SETS:-ncarg-seg-nc ncarg-str-nc ncarg-seg-h5 ncarg-str-h5 demo-stencil3d particles})
+read -r -a SETS <<<"${BENCH_RATIO_SETS:-ncarg-seg-nc ncarg-str-nc ncarg-seg-h5 ncarg-str-h5 demo-stencil3d particles}"
 SCHEMES=${BENCH_RATIO_SCHEMES:-agnostic,agnostic-block,aware,aware-block,auto}
 GROUPS_=${BENCH_RATIO_GROUPS:-1,2,4,8,16}
 SLOW=${BENCH_RATIO_SLOW:-1}
@@ -109,7 +109,7 @@ for s in "${SETS[@]}"; do
   if [ "$(cat "$DATA/$s/.recipe" 2>/dev/null)" != "$(recipe "$s")" ]; then
     printf 'preparing %s ... ' "$s"
     make_set "$s"
-    echo done
+    echo "done"
   fi
   n=$(set_files "$s" | wc -l)
   [ "$n" -eq "$RANKS" ] || { echo "bench_ratio.sh: $DATA/$s has $n files, expected $RANKS" >&2; exit 2; }

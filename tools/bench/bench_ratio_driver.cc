@@ -9,7 +9,9 @@
 // One JSON line per (scheme, group size) on stdout. A group size g cuts the files into
 // batches of g consecutive ranks, one write_container call (one container) each, as
 // CKPTFWD_GROUP_SIZE does in the forwarder; cfg.group_size is set to g too. Scheme names
-// are passed through unchecked: the pipeline decides what they mean. One writer thread
+// are passed through unchecked: the pipeline decides what they mean. The codec chains
+// chosen for a variable are remembered across the batches of one run (as the forwarder
+// does for a job), never across runs. One writer thread
 // (cfg.writers = 1), so the MB/s figures are per core. Exit status 1 when a batch fails
 // or a file does not come back byte-exact (it says which), 2 on a usage error.
 #include <fcntl.h>
@@ -27,6 +29,7 @@
 #include "common/config.h"
 #include "common/container.h"
 #include "common/variable_map.h"
+#include "forwarder/codec_choice.h"
 #include "forwarder/pipeline.h"
 #include "schema/infer.h"
 
@@ -93,8 +96,8 @@ bool parse_args(int argc, char** argv, Args& a) {
 
 // What one (scheme, group size) run measured.
 struct Run {
-  uint64_t raw = 0, stored = 0, mapped = 0;
-  int containers = 0;
+  uint64_t raw = 0, stored = 0, mapped = 0, dedup = 0;
+  int containers = 0, streams = 0;
   double compress_s = 0, wall_s = 0, decompress_s = 0;
   std::string error;  // empty: every file came back byte-exact
 };
@@ -113,6 +116,7 @@ Run run_one(const Args& a, const ckptfwd::schema::Inferrer& inferrer,
   std::error_code ec;
   fs::remove_all(store, ec);
   std::vector<std::string> containers;
+  ckptfwd::fwd::CodecChoices choices;
   for (size_t first = 0; first < a.files.size(); first += g) {
     std::vector<ckptfwd::fwd::BatchFile> batch;
     for (size_t i = first; i < std::min(a.files.size(), first + g); ++i) {
@@ -135,7 +139,8 @@ Run run_one(const Args& a, const ckptfwd::schema::Inferrer& inferrer,
     ckptfwd::fwd::BatchResult res;
     std::string err;
     double t0 = now_s();
-    bool ok = ckptfwd::fwd::write_container(cfg, store, "bench", batch, res, &err, &inferrer);
+    bool ok =
+        ckptfwd::fwd::write_container(cfg, store, "bench", batch, res, &err, &inferrer, &choices);
     r.wall_s += now_s() - t0;
     if (!ok) {
       r.error = "write_container (ranks " + std::to_string(first) + "..): " + err;
@@ -143,6 +148,8 @@ Run run_one(const Args& a, const ckptfwd::schema::Inferrer& inferrer,
     }
     r.compress_s += res.compress_ns / 1e9;
     r.stored += res.bytes_stored;
+    r.dedup += res.dedup_bytes;
+    r.streams += static_cast<int>(res.streams.size());
     for (uint64_t m : res.mapped) r.mapped += m;
     containers.push_back(store + "/" + res.container);
   }
@@ -235,14 +242,16 @@ int main(int argc, char** argv) {
         rc = 1;
       } else {
         printf(
-            "\"ok\":true,\"containers\":%d,\"raw_bytes\":%llu,\"stored_bytes\":%llu,"
+            "\"ok\":true,\"containers\":%d,\"streams\":%d,\"dedup_bytes\":%llu,\"raw_bytes\":%llu,"
+            "\"stored_bytes\":%llu,"
             "\"mapped_bytes\":%llu,\"ratio\":%.4f,\"compress_s\":%.4f,\"wall_s\":%.4f,"
             "\"decompress_s\":%.4f,\"compress_mbs\":%.2f,\"wall_mbs\":%.2f,"
             "\"decompress_mbs\":%.2f}\n",
-            r.containers, static_cast<unsigned long long>(r.raw),
-            static_cast<unsigned long long>(r.stored), static_cast<unsigned long long>(r.mapped),
-            static_cast<double>(r.raw) / r.stored, r.compress_s, r.wall_s, r.decompress_s,
-            mbs(r.raw, r.compress_s), mbs(r.raw, r.wall_s), mbs(r.raw, r.decompress_s));
+            r.containers, r.streams, static_cast<unsigned long long>(r.dedup),
+            static_cast<unsigned long long>(r.raw), static_cast<unsigned long long>(r.stored),
+            static_cast<unsigned long long>(r.mapped), static_cast<double>(r.raw) / r.stored,
+            r.compress_s, r.wall_s, r.decompress_s, mbs(r.raw, r.compress_s), mbs(r.raw, r.wall_s),
+            mbs(r.raw, r.decompress_s));
       }
       fflush(stdout);
     }

@@ -69,7 +69,8 @@ def table_iv(recs, sets, schemes, groups):
 def speed_table(recs, sets, schemes, gmax):
     for s in sets:
         print(f"\n{s}: ratio and per-core MB/s (of the raw bytes)")
-        print(f"  {'compressor':<30} {'ratio':>7} {'compress':>9} {'decompress':>11}")
+        print(f"  {'compressor':<30} {'ratio':>7} {'compress':>9} {'decompress':>11} "
+              f"{'wall':>7}")
         entries = [r for r in recs if r["set"] == s and r["kind"] in ("cli", "anchor")]
         entries.sort(key=lambda r: -r.get("ratio", 0))
         for sc in schemes:
@@ -83,8 +84,9 @@ def speed_table(recs, sets, schemes, gmax):
             if not r.get("ok"):
                 print(f"  {name:<30} FAILED: {r.get('error', '?')}")
                 continue
+            wall = f"{r['wall_mbs']:>7.1f}" if "wall_mbs" in r else f"{'':>7}"
             print(f"  {name:<30} {r['ratio']:>7.3f} {r['compress_mbs']:>9.1f} "
-                  f"{r['decompress_mbs']:>11.1f}")
+                  f"{r['decompress_mbs']:>11.1f} {wall}".rstrip())
 
 
 def svg(recs, sets, schemes, groups, path):
@@ -192,8 +194,9 @@ def main():
     print("\n== Ratio per scheme and group size; in parentheses the improvement over "
           "Agnostic (gzip -6 of the concatenated files)")
     rows = table_iv(recs, sets, schemes, groups)
-    print("\n== Anchors and ckptfwd on the same bytes (one thread each; ckptfwd compress = "
-          "its compression time, decompress = reading every file back)")
+    print("\n== Anchors and ckptfwd on the same bytes (MB/s per core; ckptfwd: compress = "
+          "its compression time, wall = the whole write_container with inference and fsync, "
+          "decompress = reading every file back)")
     speed_table(recs, sets, schemes, max(groups) if groups else 0)
     failed = [r for r in recs if not r.get("ok")]
     with open(json_path, "w") as f:
