@@ -6,7 +6,8 @@
 #   2. per data set, ratio and per-core compress / decompress MB/s of every anchor and of
 #      each ckptfwd scheme at the largest group size;
 # writes all records and the table as JSON, and an SVG: per data set, ratio against group
-# size per scheme, and ratio against compress MB/s for anchors and schemes.
+# size per scheme, and ratio against compress MB/s for anchors and schemes; and the two
+# tables as Markdown (OUT.md, next to OUT.json) for the README.
 #   bench_ratio_report.py RECORDS.jsonl OUT.json OUT.svg
 # Exit status 1 when a record says a run failed (a restore not byte-exact included).
 import datetime
@@ -185,6 +186,50 @@ def svg(recs, sets, schemes, groups, path):
         f.write("\n".join(out) + "\n")
 
 
+def mbs(v):
+    return f"{v:.0f}" if v >= 10 else f"{v:.1f}"
+
+
+def markdown(recs, sets, schemes, groups, path):
+    """The two tables in the README's layout (README, "Compression benchmark")."""
+    gmax = max(groups)
+    out = ["| set | Agnostic (gzip -6) | scheme | " + " | ".join(f"g={g}" for g in groups) + " |",
+           "|---|---|---|" + "---|" * len(groups)]
+    for s in sets:
+        base = next((r for r in recs if r["set"] == s and r.get("anchor") == BASELINE), None)
+        b = base["ratio"] if base and base.get("ok") else None
+        for sc in schemes:
+            cells = []
+            for g in groups:
+                r = next((r for r in recs if r["set"] == s and r.get("scheme") == sc
+                          and r.get("group") == g), None)
+                if r is None or not r.get("ok"):
+                    cells.append("FAIL" if r else "-")
+                    continue
+                imp = f" ({(r['ratio'] / b - 1) * 100:+.1f}%)" if b else ""
+                cells.append(f"{r['ratio']:.3f}{imp}")
+            out.append(f"| {s} | {b:.3f} | {sc} | " + " | ".join(cells) + " |" if b else
+                       f"| {s} | - | {sc} | " + " | ".join(cells) + " |")
+    out += ["", "| compressor | " + " | ".join(sets) + " |", "|---|" + "---|" * len(sets)]
+    names = [("ckptfwd", sc) for sc in schemes] + ordered(
+        (r["kind"], r["anchor"]) for r in recs if r["kind"] in ("cli", "anchor"))
+    for kind, name in names:
+        cells = []
+        for s in sets:
+            if kind == "ckptfwd":
+                r = next((r for r in recs if r["set"] == s and r.get("scheme") == name
+                          and r.get("group") == gmax), None)
+            else:
+                r = next((r for r in recs if r["set"] == s and r.get("anchor") == name), None)
+            ok = r and r.get("ok")
+            cells.append(f"{r['ratio']:.3f}, {mbs(r['compress_mbs'])} / {mbs(r['decompress_mbs'])}"
+                         if ok else ("FAIL" if r else "-"))
+        label = f"ckptfwd {name} g={gmax}" if kind == "ckptfwd" else name
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
 def main():
     recs_path, json_path, svg_path = sys.argv[1:4]
     recs = load(recs_path)
@@ -203,9 +248,11 @@ def main():
         json.dump({"date": datetime.datetime.now().isoformat(timespec="seconds"),
                    "cores": os.cpu_count(), "baseline": BASELINE + " (concatenated)",
                    "table": rows, "records": recs, "failed": len(failed)}, f, indent=1)
+    md_path = os.path.splitext(json_path)[0] + ".md"
     if groups:
         svg(recs, sets, schemes, groups, svg_path)
-    print(f"\nJSON: {json_path}; plot: {svg_path}")
+        markdown(recs, sets, schemes, groups, md_path)
+    print(f"\nJSON: {json_path}; plot: {svg_path}; tables for the README: {md_path}")
     if failed:
         print(f"{len(failed)} run(s) FAILED", file=sys.stderr)
         return 1
