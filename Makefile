@@ -1,15 +1,17 @@
 # ckptfwd top-level driver. CMake does the building; this file is the user's interface.
-# make deps | make | make test | make demo | make bench | make asan | make install PREFIX=...
+# make deps | make | make test | make demo | make bench | make bench-ratio | make asan |
+# make install PREFIX=...
 BUILD  ?= build
 PREFIX ?= /usr/local
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 DEB_PKGS := mpich libmpich-dev libunwind-dev zlib1g-dev libfpzip-dev libxxhash-dev \
             libjemalloc-dev googletest libgtest-dev libzstd-dev libhdf5-dev cmake g++ \
             libhdf5-mpich-dev hdf5-tools netcdf-bin python3-h5py python3-numpy zstd \
-            libopenmpi-dev openmpi-bin libhdf5-doc
+            libopenmpi-dev openmpi-bin libhdf5-doc libncarg-data libblosc-dev libzfp-dev \
+            python3-netcdf4
 STAMP  := $(BUILD)/.deps-ok
 
-.PHONY: all deps build test demo bench asan fuzz install clean format
+.PHONY: all deps build test demo bench bench-ratio asan fuzz install clean format
 all: build
 
 # Installs the Debian packages only when one is missing (dpkg-query is cheap).
@@ -39,6 +41,11 @@ demo: build
 
 bench: build
 	@tools/bench/run_bench.sh $(BUILD)
+
+# Compression ratio and speed of the merge schemes against gzip/zstd/xz, Blosc, fpzip and
+# zfp on the same bytes (data sets cached in $(BUILD)/bench-ratio-data/).
+bench-ratio: build
+	@tools/bench/bench_ratio.sh $(BUILD)
 
 # The forwarder runs as a daemon whose stderr is CKPTFWD_LOG, which a passing test deletes,
 # and UBSan only prints: so every sanitizer report of every process (forwarder, CLI, unit

@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# make bench-ratio: compression ratio and speed of ckptfwd's merge schemes against
+# general-purpose and floating-point compressors, on the same bytes, in one run.
+#
+#   tools/bench/bench_ratio.sh BUILD     (BUILD: the cmake build dir, default ./build)
+#
+# Data sets, 16 per-rank files each, made once and kept in BUILD/bench-ratio-data/
+# (remade when missing or when their generator changed):
+#   ncarg-seg-nc ncarg-str-nc ncarg-seg-h5 ncarg-str-h5
+#       every float variable of >= 64 KiB of Debian's libncarg-data (104 variables,
+#       47 MB), split across the ranks segmented (contiguous slabs) or strided (rows r,
+#       r+16, ...), written as netCDF classic or HDF5 (tools/bench/bench_ratio_data.py)
+#   demo-stencil3d
+#       the demo application's raw checkpoints (16 ranks, mpiexec.mpich oversubscribed),
+#       described by examples/demo.schema
+#   particles
+#       float64 positions (random walk) and velocities (noise) in raw files, described by
+#       tools/bench/bench_particles.schema: the hard case
+# On each set:
+#   ckptfwd     bench_ratio_driver: fwd::write_container for every scheme and group size,
+#               one writer thread, every file read back and compared byte for byte
+#   CLI anchors gzip -6 per file and concatenated (mcrEngine's Agnostic baseline),
+#               zstd -1/-3/-19 and xz -6 concatenated, single-threaded, timed both ways,
+#               each checked to give the concatenation back
+#   lib anchors bench_anchors: Blosc (zstd 1, shuffle), fpzip and zfp reversible on each
+#               float variable merged across ranks (when built)
+# Output: tables on stdout, BUILD/bench-ratio.json, BUILD/bench-ratio.svg
+# (tools/bench/bench_ratio_report.py). Exit status 1 when any restore is not byte-exact
+# or a run fails, 2 on a setup problem.
+# Environment: BENCH_RATIO_SETS (a subset of the sets above), BENCH_RATIO_SCHEMES
+# (comma-separated), BENCH_RATIO_GROUPS (comma-separated), BENCH_RATIO_SLOW=0 (skip the
+# slow anchors zstd -19 and xz -6), BENCH_RATIO_DEMO_SIZE ("48 48 48": cells per rank),
+# BENCH_RATIO_PARTICLES (32768 per rank).
+set -euo pipefail
+
+BUILD=${1:-build}
+[ -d "$BUILD" ] || { echo "bench_ratio.sh: build dir '$BUILD' does not exist; run 'make'" >&2; exit 2; }
+BUILD=$(cd "$BUILD" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+EXAMPLES=$(cd "$HERE/../../examples" && pwd)
+PY=/usr/bin/python3  # Debian's: netCDF4, h5py and numpy are installed for it
+DRIVER=$BUILD/bin/bench_ratio_driver
+ANCHORS=$BUILD/bin/bench_anchors
+DATA=$BUILD/bench-ratio-data
+WORK=$BUILD/bench-ratio-tmp
+RECORDS=$WORK/records.jsonl
+read -r -a SETS <<<"${BENCH_RATIO_SETS:-ncarg-seg-nc ncarg-str-nc ncarg-seg-h5 ncarg-str-h5 demo-stencil3d particles}"
+SCHEMES=${BENCH_RATIO_SCHEMES:-agnostic,agnostic-block,aware,aware-block,auto}
+GROUPS_=${BENCH_RATIO_GROUPS:-1,2,4,8,16}
+SLOW=${BENCH_RATIO_SLOW:-1}
+RANKS=16
+
+for f in "$DRIVER" "$BUILD/bin/stencil3d" "$BUILD/bin/ckptfwd-h5infer"; do
+  [ -x "$f" ] || { echo "bench_ratio.sh: $f is missing; run 'make'" >&2; exit 2; }
+done
+for t in gzip zstd xz mpiexec.mpich cmp; do
+  command -v "$t" >/dev/null || { echo "bench_ratio.sh: '$t' not found; run 'make deps'" >&2; exit 2; }
+done
+"$PY" -c 'import netCDF4, h5py, numpy' 2>/dev/null ||
+  { echo "bench_ratio.sh: $PY lacks netCDF4, h5py or numpy (make deps)" >&2; exit 2; }
+[ -x "$ANCHORS" ] || echo "bench_ratio.sh: $ANCHORS not built (Blosc, fpzip or zfp missing): no library anchors" >&2
+
+rm -rf "$WORK" && mkdir -p "$WORK" "$DATA"
+: >"$RECORDS"
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.4f", b-a}'; }
+
+# --- data sets ---------------------------------------------------------------------------
+# A set is reused when its stamp records the same recipe (generator source and options).
+recipe() {
+  case $1 in
+    ncarg-*) cat "$HERE/bench_ratio_data.py" ;;
+    demo-stencil3d) echo "${BENCH_RATIO_DEMO_SIZE:-48 48 48}"; cat "$EXAMPLES/stencil3d.cc" ;;
+    particles) echo "${BENCH_RATIO_PARTICLES:-32768}"; cat "$HERE/bench_ratio_data.py" ;;
+  esac | md5sum | cut -d' ' -f1
+}
+make_set() {
+  local set=$1 dir=$DATA/$1
+  rm -rf "$dir" && mkdir -p "$dir"
+  case $set in
+    ncarg-*)
+      local dist fmt
+      dist=$(cut -d- -f2 <<<"$set"); fmt=$(cut -d- -f3 <<<"$set")
+      "$PY" "$HERE/bench_ratio_data.py" ncarg "$dir" "$dist" "$fmt" >/dev/null ;;
+    demo-stencil3d)
+      local nx ny nz
+      read -r nx ny nz <<<"${BENCH_RATIO_DEMO_SIZE:-48 48 48}"
+      # One checkpoint after 10 steps, without the library: the files as the application
+      # writes them (ckpt_10_r<rank>.bin).
+      mpiexec.mpich -n "$RANKS" "$BUILD/bin/stencil3d" --size "$nx" "$ny" "$nz" --steps 10 \
+        --ckpt-every 10 --ckpt-dir "$dir" --quiet >/dev/null ;;
+    particles)
+      "$PY" "$HERE/bench_ratio_data.py" particles "$dir" "${BENCH_RATIO_PARTICLES:-32768}" ;;
+    *) echo "bench_ratio.sh: unknown data set '$set'" >&2; return 2 ;;
+  esac
+  recipe "$set" >"$dir/.recipe"
+}
+set_files() {  # the set's files in rank order
+  find "$DATA/$1" -maxdepth 1 -type f ! -name '.*' | sort -V
+}
+set_schema() {
+  case $1 in
+    demo-stencil3d) echo "$EXAMPLES/demo.schema" ;;
+    particles) echo "$HERE/bench_particles.schema" ;;
+  esac
+}
+
+for s in "${SETS[@]}"; do
+  if [ "$(cat "$DATA/$s/.recipe" 2>/dev/null)" != "$(recipe "$s")" ]; then
+    printf 'preparing %s ... ' "$s"
+    make_set "$s"
+    echo "done"
+  fi
+  n=$(set_files "$s" | wc -l)
+  [ "$n" -eq "$RANKS" ] || { echo "bench_ratio.sh: $DATA/$s has $n files, expected $RANKS" >&2; exit 2; }
+done
+
+# --- CLI anchors ---------------------------------------------------------------------------
+# cli_anchor SET NAME LEVEL_ARGS...: the tool on the concatenation, timed one thread both
+# ways; the decompressed bytes must be the concatenation.
+cli_record() {  # SET NAME RAW STORED CSEC DSEC
+  awk -v s="$1" -v n="$2" -v r="$3" -v o="$4" -v c="$5" -v d="$6" 'BEGIN{
+    printf "{\"kind\":\"cli\",\"set\":\"%s\",\"anchor\":\"%s\",\"ok\":true,\"raw_bytes\":%d,\"stored_bytes\":%d,\"ratio\":%.4f,\"compress_s\":%.4f,\"decompress_s\":%.4f,\"compress_mbs\":%.2f,\"decompress_mbs\":%.2f}\n",
+      s, n, r, o, r/o, c, d, r/1e6/c, r/1e6/d }' >>"$RECORDS"
+}
+cli_anchor() {
+  local set=$1 name=$2 tool=$3
+  shift 3
+  local cat=$WORK/cat.bin out=$WORK/cat.z back=$WORK/cat.back t0 t1 t2
+  t0=$(now); "$tool" "$@" -c <"$cat" >"$out"; t1=$(now)
+  "$tool" -d -c <"$out" >"$back"; t2=$(now)
+  cmp -s "$cat" "$back" || { echo "bench_ratio.sh: $set: $name does not give the bytes back" >&2; return 1; }
+  cli_record "$set" "$name" "$(stat -c %s "$cat")" "$(stat -c %s "$out")" "$(elapsed "$t0" "$t1")" "$(elapsed "$t1" "$t2")"
+}
+gzip_per_file() {
+  local set=$1 f out=$WORK/one.gz raw=0 stored=0 cs=0 ds=0 t0 t1 t2
+  while read -r f; do
+    t0=$(now); gzip -6 -c <"$f" >"$out"; t1=$(now)
+    gzip -d -c <"$out" >"$WORK/one.back"; t2=$(now)
+    cmp -s "$f" "$WORK/one.back" || { echo "bench_ratio.sh: $set: gzip -6 of $f does not give the bytes back" >&2; return 1; }
+    raw=$((raw + $(stat -c %s "$f"))); stored=$((stored + $(stat -c %s "$out")))
+    cs=$(awk -v a="$cs" -v b="$(elapsed "$t0" "$t1")" 'BEGIN{print a+b}')
+    ds=$(awk -v a="$ds" -v b="$(elapsed "$t1" "$t2")" 'BEGIN{print a+b}')
+  done < <(set_files "$set")
+  cli_record "$set" "gzip-6-per-file" "$raw" "$stored" "$cs" "$ds"
+}
+
+# --- runs ----------------------------------------------------------------------------------
+rc=0
+start=$(now)
+echo "bench-ratio: ${#SETS[@]} data sets x ($SCHEMES) x groups $GROUPS_; $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
+for s in "${SETS[@]}"; do
+  mapfile -t files < <(set_files "$s")
+  schema=$(set_schema "$s")
+  sargs=()
+  [ -n "$schema" ] && sargs=(--schema "$schema")
+  printf '%-16s %s MB: ckptfwd' "$s" "$(cat "${files[@]}" | wc -c | awk '{printf "%.1f", $1/1e6}')"
+  "$DRIVER" --set "$s" --work "$WORK" --schemes "$SCHEMES" --groups "$GROUPS_" "${sargs[@]}" \
+    "${files[@]}" >>"$RECORDS" || rc=1
+  if [ -x "$ANCHORS" ]; then
+    printf ', blosc/fpzip/zfp'
+    "$ANCHORS" --set "$s" "${sargs[@]}" "${files[@]}" >>"$RECORDS" || rc=1
+  fi
+  printf ', gzip'
+  cat "${files[@]}" >"$WORK/cat.bin"
+  gzip_per_file "$s" || rc=1
+  cli_anchor "$s" gzip-6 gzip -6 || rc=1
+  printf ', zstd'
+  cli_anchor "$s" zstd-1 zstd -q -1 -T1 || rc=1
+  cli_anchor "$s" zstd-3 zstd -q -3 -T1 || rc=1
+  if [ "$SLOW" != 0 ]; then
+    printf ' -19'
+    cli_anchor "$s" zstd-19 zstd -q -19 -T1 || rc=1
+    printf ', xz'
+    cli_anchor "$s" xz-6 xz -6 -T1 || rc=1
+  fi
+  echo " ($(elapsed "$start" "$(now)" | cut -d. -f1) s)"
+done
+rm -f "$WORK"/cat.* "$WORK"/one.*
+
+"$PY" "$HERE/bench_ratio_report.py" "$RECORDS" "$BUILD/bench-ratio.json" "$BUILD/bench-ratio.svg" || rc=1
+echo "load average at the end: $(cut -d' ' -f1 /proc/loadavg); records: $RECORDS"
+[ "$rc" -eq 0 ] || echo "bench_ratio.sh: FAILED: some run failed or some restore was not byte-exact (see above)" >&2
+exit "$rc"

@@ -1,0 +1,259 @@
+// make bench-ratio's driver of ckptfwd's own pipeline (tools/bench/bench_ratio.sh): the
+// per-rank files of one data set go through fwd::write_container, as the forwarder's
+// batcher hands them over, once per merge scheme and group size; every file is then read
+// back with ContainerReader and compared byte for byte with its input.
+//
+//   bench_ratio_driver --set NAME --work DIR [--schema FILE] [--schemes a,b,..]
+//                      [--groups 1,2,..] FILE...      (FILEs in rank order)
+//
+// One JSON line per (scheme, group size) on stdout. A group size g cuts the files into
+// batches of g consecutive ranks, one write_container call (one container) each, as
+// CKPTFWD_GROUP_SIZE does in the forwarder; cfg.group_size is set to g too. Scheme names
+// are passed through unchecked: the pipeline decides what they mean. The codec chains
+// chosen for a variable are remembered across the batches of one run (as the forwarder
+// does for a job), never across runs. One writer thread
+// (cfg.writers = 1), so the MB/s figures are per core. Exit status 1 when a batch fails
+// or a file does not come back byte-exact (it says which), 2 on a usage error.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/container.h"
+#include "common/variable_map.h"
+#include "forwarder/codec_choice.h"
+#include "forwarder/pipeline.h"
+#include "schema/infer.h"
+
+namespace {
+
+using ckptfwd::json_quote;
+namespace fs = std::filesystem;
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t b = 0;
+  while (b <= s.size()) {
+    size_t e = s.find(',', b);
+    if (e == std::string::npos) e = s.size();
+    if (e > b) out.push_back(s.substr(b, e - b));
+    b = e + 1;
+  }
+  return out;
+}
+
+bool read_whole(const std::string& path, std::vector<uint8_t>& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return !in.bad();
+}
+
+struct Args {
+  std::string set, work, schema;
+  std::vector<std::string> schemes{"agnostic", "agnostic-block", "aware", "aware-block", "auto"};
+  std::vector<int> groups{1, 2, 4, 8, 16};
+  std::vector<std::string> files;
+};
+
+bool parse_args(int argc, char** argv, Args& a) {
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    bool has_value = i + 1 < argc;
+    if (s == "--set" && has_value) {
+      a.set = argv[++i];
+    } else if (s == "--work" && has_value) {
+      a.work = argv[++i];
+    } else if (s == "--schema" && has_value) {
+      a.schema = argv[++i];
+    } else if (s == "--schemes" && has_value) {
+      a.schemes = split_list(argv[++i]);
+    } else if (s == "--groups" && has_value) {
+      a.groups.clear();
+      for (const std::string& g : split_list(argv[++i])) a.groups.push_back(std::stoi(g));
+    } else if (!s.empty() && s[0] == '-') {
+      return false;
+    } else {
+      a.files.push_back(fs::absolute(s).string());
+    }
+  }
+  for (int g : a.groups)
+    if (g < 1) return false;
+  return !a.set.empty() && !a.work.empty() && !a.files.empty() && !a.schemes.empty();
+}
+
+// What one (scheme, group size) run measured.
+struct Run {
+  uint64_t raw = 0, stored = 0, mapped = 0, dedup = 0;
+  int containers = 0, streams = 0;
+  double compress_s = 0, wall_s = 0, decompress_s = 0;
+  std::string error;  // empty: every file came back byte-exact
+};
+
+// Writes the files in batches of g into a fresh store, reads every file back (timed) and
+// compares it with its input.
+Run run_one(const Args& a, const ckptfwd::schema::Inferrer& inferrer,
+            const std::vector<std::vector<uint8_t>>& inputs, const std::string& scheme, int g) {
+  Run r;
+  ckptfwd::Config cfg;
+  cfg.scheme = scheme;
+  cfg.group_size = g;
+  cfg.writers = 1;
+  cfg.schema = a.schema;
+  std::string store = a.work + "/store-" + a.set + "-" + scheme + "-g" + std::to_string(g);
+  std::error_code ec;
+  fs::remove_all(store, ec);
+  std::vector<std::string> containers;
+  ckptfwd::fwd::CodecChoices choices;
+  for (size_t first = 0; first < a.files.size(); first += g) {
+    std::vector<ckptfwd::fwd::BatchFile> batch;
+    for (size_t i = first; i < std::min(a.files.size(), first + g); ++i) {
+      struct stat st {};
+      if (stat(a.files[i].c_str(), &st) != 0) {
+        r.error = "cannot stat " + a.files[i];
+        return r;
+      }
+      ckptfwd::fwd::BatchFile f;
+      f.vid = i + 1;
+      f.data_path = a.files[i];
+      f.path = a.files[i];
+      f.rank = static_cast<int>(i);
+      f.mode = st.st_mode & 07777;
+      f.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+      f.size = static_cast<uint64_t>(st.st_size);
+      r.raw += f.size;
+      batch.push_back(std::move(f));
+    }
+    ckptfwd::fwd::BatchResult res;
+    std::string err;
+    double t0 = now_s();
+    bool ok =
+        ckptfwd::fwd::write_container(cfg, store, "bench", batch, res, &err, &inferrer, &choices);
+    r.wall_s += now_s() - t0;
+    if (!ok) {
+      r.error = "write_container (ranks " + std::to_string(first) + "..): " + err;
+      return r;
+    }
+    r.compress_s += res.compress_ns / 1e9;
+    r.stored += res.bytes_stored;
+    r.dedup += res.dedup_bytes;
+    r.streams += static_cast<int>(res.streams.size());
+    for (uint64_t m : res.mapped) r.mapped += m;
+    containers.push_back(store + "/" + res.container);
+  }
+  r.containers = static_cast<int>(containers.size());
+  // Read back: every file of every container, into memory (what `ckptfwd restore` does,
+  // hashes checked), timed; the comparison with the input is not.
+  std::vector<bool> seen(a.files.size(), false);
+  std::vector<uint8_t> out;
+  for (const std::string& c : containers) {
+    ckptfwd::ContainerReader rd;
+    std::string err;
+    double t0 = now_s();
+    if (!rd.open(c, &err)) {
+      r.error = "open " + c + ": " + err;
+      return r;
+    }
+    r.decompress_s += now_s() - t0;
+    for (size_t i = 0; i < rd.files().size(); ++i) {
+      t0 = now_s();
+      bool ok = rd.read_file(i, out, &err);
+      r.decompress_s += now_s() - t0;
+      const std::string& path = rd.files()[i].path;
+      if (!ok) {
+        r.error = "read_file " + path + " from " + c + ": " + err;
+        return r;
+      }
+      size_t k = 0;
+      while (k < a.files.size() && a.files[k] != path) ++k;
+      if (k == a.files.size() || seen[k]) {
+        r.error = c + " holds an unexpected file " + path;
+        return r;
+      }
+      seen[k] = true;
+      if (out != inputs[k]) {
+        size_t at = 0;
+        while (at < out.size() && at < inputs[k].size() && out[at] == inputs[k][at]) ++at;
+        r.error = path + " restored from " + c + " differs from the input at byte " +
+                  std::to_string(at) + " (restored " + std::to_string(out.size()) +
+                  " bytes, input " + std::to_string(inputs[k].size()) + ")";
+        return r;
+      }
+    }
+  }
+  for (size_t k = 0; k < seen.size(); ++k)
+    if (!seen[k]) {
+      r.error = "no container holds " + a.files[k];
+      return r;
+    }
+  fs::remove_all(store, ec);
+  return r;
+}
+
+double mbs(uint64_t bytes, double s) { return s > 0 ? bytes / 1e6 / s : 0; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  if (!parse_args(argc, argv, a)) {
+    fprintf(stderr,
+            "usage: bench_ratio_driver --set NAME --work DIR [--schema FILE] "
+            "[--schemes a,b,..] [--groups 1,2,..] FILE...\n");
+    return 2;
+  }
+  ckptfwd::Config cfg;
+  cfg.schema = a.schema;
+  ckptfwd::schema::Inferrer inferrer;
+  std::string err;
+  if (!inferrer.configure(cfg, &err)) {
+    fprintf(stderr, "bench_ratio_driver: %s\n", err.c_str());
+    return 2;
+  }
+  std::vector<std::vector<uint8_t>> inputs(a.files.size());
+  for (size_t i = 0; i < a.files.size(); ++i)
+    if (!read_whole(a.files[i], inputs[i])) {
+      fprintf(stderr, "bench_ratio_driver: cannot read %s\n", a.files[i].c_str());
+      return 2;
+    }
+  fs::create_directories(a.work);
+  int rc = 0;
+  for (const std::string& scheme : a.schemes)
+    for (int g : a.groups) {
+      Run r = run_one(a, inferrer, inputs, scheme, g);
+      printf("{\"kind\":\"ckptfwd\",\"set\":%s,\"scheme\":%s,\"group\":%d,\"files\":%zu,",
+             json_quote(a.set).c_str(), json_quote(scheme).c_str(), g, a.files.size());
+      if (!r.error.empty()) {
+        printf("\"ok\":false,\"error\":%s}\n", json_quote(r.error).c_str());
+        fprintf(stderr, "bench_ratio_driver: %s, scheme %s, group %d: %s\n", a.set.c_str(),
+                scheme.c_str(), g, r.error.c_str());
+        rc = 1;
+      } else {
+        printf(
+            "\"ok\":true,\"containers\":%d,\"streams\":%d,\"dedup_bytes\":%llu,\"raw_bytes\":%llu,"
+            "\"stored_bytes\":%llu,"
+            "\"mapped_bytes\":%llu,\"ratio\":%.4f,\"compress_s\":%.4f,\"wall_s\":%.4f,"
+            "\"decompress_s\":%.4f,\"compress_mbs\":%.2f,\"wall_mbs\":%.2f,"
+            "\"decompress_mbs\":%.2f}\n",
+            r.containers, r.streams, static_cast<unsigned long long>(r.dedup),
+            static_cast<unsigned long long>(r.raw), static_cast<unsigned long long>(r.stored),
+            static_cast<unsigned long long>(r.mapped), static_cast<double>(r.raw) / r.stored,
+            r.compress_s, r.wall_s, r.decompress_s, mbs(r.raw, r.compress_s), mbs(r.raw, r.wall_s),
+            mbs(r.raw, r.decompress_s));
+      }
+      fflush(stdout);
+    }
+  return rc;
+}
