@@ -31,6 +31,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <new>
 
 #include "codec/codec.h"
@@ -421,6 +424,24 @@ struct ContainerReader::Impl {
   // raw_start[s][i]: stream offset of chunk i of stream s (prefix sums of raw sizes).
   std::vector<std::vector<uint64_t>> raw_start;
 
+  // Decoded chunks kept across the files read through this reader, least recently used
+  // dropped first: the files of a batch merged by variable share chunks (and a file
+  // alternates between its variables' streams), so restoring them one after another
+  // decodes each chunk about once. Shared pointers: a walk keeps its chunk even when
+  // another thread's walk drops it from the cache.
+  using ChunkBytes = std::shared_ptr<const std::vector<uint8_t>>;
+  struct CachedChunk {
+    uint64_t used = 0;
+    ChunkBytes bytes;
+  };
+  static constexpr uint64_t kChunkCacheBytes = 64ull << 20;
+  static constexpr size_t kChunkCacheMinEntries = 8, kChunkCacheMaxEntries = 4096;
+  mutable std::mutex cache_mu;
+  mutable std::map<std::pair<size_t, size_t>, CachedChunk> cache;
+  mutable uint64_t cache_bytes = 0, cache_tick = 0;
+  // Chunk i of stream s decoded (from the cache or the file); null with *err on failure.
+  ChunkBytes cached_chunk(size_t s, size_t i, std::string* err) const;
+
   ~Impl() {
     if (fd >= 0) ::close(fd);
   }
@@ -577,6 +598,33 @@ bool ContainerReader::Impl::parse_index(const uint8_t* p, size_t n, uint64_t ind
   return true;
 }
 
+ContainerReader::Impl::ChunkBytes ContainerReader::Impl::cached_chunk(size_t s, size_t i,
+                                                                      std::string* err) const {
+  {
+    std::lock_guard<std::mutex> g(cache_mu);
+    auto it = cache.find({s, i});
+    if (it != cache.end()) {
+      it->second.used = ++cache_tick;
+      return it->second.bytes;
+    }
+  }
+  auto bytes = std::make_shared<std::vector<uint8_t>>();
+  if (!decode_chunk(s, i, *bytes, err)) return nullptr;
+  std::lock_guard<std::mutex> g(cache_mu);
+  while (!cache.empty() && (cache.size() >= kChunkCacheMaxEntries ||
+                            (cache.size() >= kChunkCacheMinEntries &&
+                             cache_bytes + bytes->size() > kChunkCacheBytes))) {
+    auto oldest = cache.begin();
+    for (auto it = cache.begin(); it != cache.end(); ++it)
+      if (it->second.used < oldest->second.used) oldest = it;
+    cache_bytes -= oldest->second.bytes->size();
+    cache.erase(oldest);
+  }
+  auto [it, fresh] = cache.insert({{s, i}, CachedChunk{++cache_tick, bytes}});
+  if (fresh) cache_bytes += bytes->size();
+  return it->second.bytes;
+}
+
 template <class Sink>
 bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
                                       std::string* err) const {
@@ -606,33 +654,8 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
       len -= k;
     }
   };
-  // The last decoded chunk of each of a few streams is cached: consecutive ranges usually
-  // continue in the same chunk, and a file merged by variables alternates between the
-  // streams of its variables (a netCDF record variable once per record).
-  struct Cached {
-    size_t s = SIZE_MAX, i = SIZE_MAX;
-    uint64_t used = 0;
-    std::vector<uint8_t> bytes;
-  };
-  constexpr size_t kCachedChunks = 8;
-  std::vector<Cached> cache(kCachedChunks);
-  uint64_t tick = 0;
-  auto chunk_of = [&](size_t s, size_t i) -> Cached* {
-    Cached* victim = &cache[0];
-    for (Cached& c : cache) {
-      if (c.s == s && c.i == i) {
-        c.used = ++tick;
-        return &c;
-      }
-      if (c.used < victim->used) victim = &c;
-    }
-    victim->s = victim->i = SIZE_MAX;
-    if (!decode_chunk(s, i, victim->bytes, err)) return nullptr;
-    victim->s = s;
-    victim->i = i;
-    victim->used = ++tick;
-    return victim;
-  };
+  ChunkBytes held;  // the chunk being read
+  size_t cached_s = SIZE_MAX, cached_i = SIZE_MAX;
   uint64_t pos = 0;
   for (const FileRange& r : f.ranges) {
     if (r.file_off > pos) hole(pos, r.file_off - pos);
@@ -643,12 +666,16 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
       size_t i = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), soff) -
                                      starts.begin()) -
                  1;
-      const Cached* c = chunk_of(r.stream, i);
-      if (!c) {
-        if (err) *err += " (needed by file '" + f.path + "')";
-        return false;
+      if (cached_s != r.stream || cached_i != i) {
+        held = cached_chunk(r.stream, i, err);
+        if (!held) {
+          if (err) *err += " (needed by file '" + f.path + "')";
+          return false;
+        }
+        cached_s = r.stream;
+        cached_i = i;
       }
-      const std::vector<uint8_t>& chunk = c->bytes;
+      const std::vector<uint8_t>& chunk = *held;
       uint64_t in_chunk = soff - starts[i];
       uint64_t k = std::min<uint64_t>(left, chunk.size() - in_chunk);
       if (!sink(foff, chunk.data() + in_chunk, k)) {

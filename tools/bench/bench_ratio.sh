@@ -123,24 +123,33 @@ cli_record() {  # SET NAME RAW STORED CSEC DSEC
     printf "{\"kind\":\"cli\",\"set\":\"%s\",\"anchor\":\"%s\",\"ok\":true,\"raw_bytes\":%d,\"stored_bytes\":%d,\"ratio\":%.4f,\"compress_s\":%.4f,\"decompress_s\":%.4f,\"compress_mbs\":%.2f,\"decompress_mbs\":%.2f}\n",
       s, n, r, o, r/o, c, d, r/1e6/c, r/1e6/d }' >>"$RECORDS"
 }
+# cpu_of IN OUT CMD...: runs CMD <IN >OUT and prints the CPU seconds (user + system) it
+# took, like the thread CPU time of the in-process figures: MB/s per core, not skewed by
+# other processes on the machine.
+cpu_of() {
+  local in=$1 out=$2 TIMEFORMAT='%3U %3S'
+  shift 2
+  { time "$@" <"$in" >"$out" ; } 2>"$WORK/cpu.t"
+  awk '{printf "%.4f", $1 + $2}' "$WORK/cpu.t"
+}
 cli_anchor() {
   local set=$1 name=$2 tool=$3
   shift 3
-  local cat=$WORK/cat.bin out=$WORK/cat.z back=$WORK/cat.back t0 t1 t2
-  t0=$(now); "$tool" "$@" -c <"$cat" >"$out"; t1=$(now)
-  "$tool" -d -c <"$out" >"$back"; t2=$(now)
+  local cat=$WORK/cat.bin out=$WORK/cat.z back=$WORK/cat.back cs ds
+  cs=$(cpu_of "$cat" "$out" "$tool" "$@" -c)
+  ds=$(cpu_of "$out" "$back" "$tool" -d -c)
   cmp -s "$cat" "$back" || { echo "bench_ratio.sh: $set: $name does not give the bytes back" >&2; return 1; }
-  cli_record "$set" "$name" "$(stat -c %s "$cat")" "$(stat -c %s "$out")" "$(elapsed "$t0" "$t1")" "$(elapsed "$t1" "$t2")"
+  cli_record "$set" "$name" "$(stat -c %s "$cat")" "$(stat -c %s "$out")" "$cs" "$ds"
 }
 gzip_per_file() {
-  local set=$1 f out=$WORK/one.gz raw=0 stored=0 cs=0 ds=0 t0 t1 t2
+  local set=$1 f out=$WORK/one.gz raw=0 stored=0 cs=0 ds=0 c d
   while read -r f; do
-    t0=$(now); gzip -6 -c <"$f" >"$out"; t1=$(now)
-    gzip -d -c <"$out" >"$WORK/one.back"; t2=$(now)
+    c=$(cpu_of "$f" "$out" gzip -6 -c)
+    d=$(cpu_of "$out" "$WORK/one.back" gzip -d -c)
     cmp -s "$f" "$WORK/one.back" || { echo "bench_ratio.sh: $set: gzip -6 of $f does not give the bytes back" >&2; return 1; }
     raw=$((raw + $(stat -c %s "$f"))); stored=$((stored + $(stat -c %s "$out")))
-    cs=$(awk -v a="$cs" -v b="$(elapsed "$t0" "$t1")" 'BEGIN{print a+b}')
-    ds=$(awk -v a="$ds" -v b="$(elapsed "$t1" "$t2")" 'BEGIN{print a+b}')
+    cs=$(awk -v a="$cs" -v b="$c" 'BEGIN{print a+b}')
+    ds=$(awk -v a="$ds" -v b="$d" 'BEGIN{print a+b}')
   done < <(set_files "$set")
   cli_record "$set" "gzip-6-per-file" "$raw" "$stored" "$cs" "$ds"
 }
