@@ -48,8 +48,16 @@ EncodedChunk encode_chunk_typed(const uint8_t* raw, size_t n, const codec::Chain
       EncodedChunk c;
       c.codec = static_cast<uint8_t>(CodecId::kChain);
       c.raw_size = static_cast<uint32_t>(n);
-      c.raw_hash = XXH64(raw, n, 0);
       c.bytes = std::move(out);
+      if (chain.lossy) {
+        c.lossy_raw.resize(n);
+        const Codec* dec = codec_by_id(c.codec);
+        if (!dec || !dec->decompress(c.bytes.data(), c.bytes.size(), c.lossy_raw.data(), n))
+          return encode_chunk(raw, n, codec_name, level);  // never store what cannot decode
+        c.raw_hash = XXH64(c.lossy_raw.data(), n, 0);
+      } else {
+        c.raw_hash = XXH64(raw, n, 0);
+      }
       finish(c);
       return c;
     }

@@ -16,6 +16,9 @@ struct EncodedChunk {
   uint64_t raw_hash = 0;   // xxh64(raw bytes, seed 0)
   uint64_t comp_hash = 0;  // xxh64(bytes, seed 0)
   std::vector<uint8_t> bytes;
+  // A lossy chain's chunk: the bytes a restore gives back (raw_hash is theirs), which the
+  // caller needs for the hash of every file that holds them. Empty for exact chunks.
+  std::vector<uint8_t> lossy_raw;
 };
 
 // Compresses with codec_name at level; stores raw when the ratio is under 1.05 (raw chunks
@@ -24,7 +27,8 @@ EncodedChunk encode_chunk(const uint8_t* raw, size_t n, const std::string& codec
 
 // Encodes with a typed codec chain (codec/typed.h) as a CodecId::kChain chunk; when the
 // chain fails (a lossy bound that cannot hold) or does not pay, falls back to
-// encode_chunk(codec_name, level), which may store raw.
+// encode_chunk(codec_name, level), which may store raw. A lossy chain's chunk is decoded
+// once here: raw_hash covers the bytes a restore gives back (lossy_raw).
 EncodedChunk encode_chunk_typed(const uint8_t* raw, size_t n, const codec::Chain& chain,
                                 const codec::Layout& layout, const std::string& codec_name,
                                 int level);

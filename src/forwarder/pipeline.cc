@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <map>
 #include <thread>
 
 #include "common/container.h"
@@ -176,6 +177,34 @@ uint64_t chunk_len(const PlannedStream& s, uint64_t chunk_bytes) {
   return std::max(unit, chunk_bytes / unit * unit);
 }
 
+// A file holding bytes of a lossy stream restores to other bytes than it was written
+// with: its hash (FileEntry.hash, checked by every restore) becomes the hash of what a
+// restore gives back.
+void rehash_lossy_files(const MergePlan& plan,
+                        const std::map<uint32_t, std::vector<uint8_t>>& lossy,
+                        std::vector<FileEntry>& entries, BatchResult& out) {
+  if (lossy.empty()) return;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const std::vector<FileRange>& ranges = plan.ranges[i];
+    bool touched = false;
+    for (const FileRange& r : ranges) touched = touched || lossy.count(r.stream);
+    if (!touched) continue;
+    // Only whole files are merged by variable, and their ranges cover them (no holes).
+    XXH64_state_t* h = XXH64_createState();
+    XXH64_reset(h, 0);
+    std::vector<uint8_t> own;
+    for (const FileRange& r : ranges) {
+      auto it = lossy.find(r.stream);
+      const uint8_t* p = it != lossy.end()
+                             ? it->second.data() + r.stream_off
+                             : plan.streams[r.stream].bytes.view(r.stream_off, r.len, own);
+      XXH64_update(h, p, r.len);
+    }
+    entries[i].hash = out.hashes[i] = XXH64_digest(h);
+    XXH64_freeState(h);
+  }
+}
+
 struct ChunkJob {
   uint32_t stream = 0;
   uint64_t off = 0, len = 0;
@@ -248,14 +277,14 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   std::vector<codec::Chain> chains(plan.streams.size());
   codec::SelectOptions so;
   so.min_mbps = cfg.codec_min_mbps;
-  std::vector<LossyRule> lossy;
-  parse_lossy_rules(cfg.lossy, lossy, nullptr);  // checked when the setting was read
+  std::vector<LossyRule> lossy_rules;
+  parse_lossy_rules(cfg.lossy, lossy_rules, nullptr);  // checked when the setting was read
   parallel_for(plan.streams.size(), threads, [&](size_t s) {
     const PlannedStream& ps = plan.streams[s];
     if (!ps.typed || ps.bytes.total == 0) return;
     codec::SelectOptions mine = so;
     // Lossy only where the user opted in, and only for floats.
-    std::optional<LossyRule> rule = lossy_rule_for(lossy, ps.var_key);
+    std::optional<LossyRule> rule = lossy_rule_for(lossy_rules, ps.var_key);
     if (rule && ps.layout.dtype.size() == 5 && ps.layout.dtype[0] == 'F')
       mine.lossy =
           codec::LossyBound{rule->relative ? 0 : rule->bound, rule->relative ? rule->bound : 0};
@@ -281,6 +310,8 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     r.chain = ps.typed ? chains[s].name : cfg.codec + "-" + std::to_string(cfg.level);
     r.raw = ps.bytes.total;
   }
+  // What a restore gives back of the streams whose chains were lossy (opted in).
+  std::map<uint32_t, std::vector<uint8_t>> lossy;
   const uint64_t wave = static_cast<uint64_t>(threads) * 2;  // bounds memory held in flight
   std::vector<EncodedChunk> enc;
   std::vector<int64_t> enc_ns;
@@ -304,6 +335,11 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     out.compress_ns += t2 - t1;
     for (uint64_t j = 0; j < count; ++j) {
       const ChunkJob& job = jobs[first + j];
+      if (!enc[j].lossy_raw.empty()) {
+        std::vector<uint8_t>& back = lossy[job.stream];
+        back.resize(plan.streams[job.stream].bytes.total);
+        memcpy(back.data() + job.off, enc[j].lossy_raw.data(), job.len);
+      }
       out.streams[job.stream].stored += enc[j].bytes.size();
       out.streams[job.stream].encode_ns += enc_ns[j];
       if (!w.append_chunk(job.stream, enc[j], err)) return false;
@@ -311,6 +347,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     out.write_ns += monotonic_ns() - t2;
   }
   if (inference.t.joinable()) inference.t.join();
+  rehash_lossy_files(plan, lossy, entries, out);
   int64_t t3 = monotonic_ns();
   for (size_t i = 0; i < entries.size(); ++i) {
     entries[i].ranges = std::move(plan.ranges[i]);

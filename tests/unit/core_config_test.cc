@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "common/config.h"
+#include "common/lossy_rules.h"
 
 namespace ckptfwd {
 namespace {
@@ -91,6 +92,16 @@ TEST(Config, RejectsInvalidValuesNamingKeyValueAndExpectation) {
                {"IDLE_EXIT", "-1"},
                {"KEEP", "many"},
                {"GROUP_SIZE", "+3"},
+               {"BLOCK", "1"},
+               {"SMALL_VAR", "2G"},
+               {"CODEC_MIN_MBPS", "fast"},
+               {"LOSSY", "temperature"},
+               {"LOSSY", "t*=abs:"},
+               {"LOSSY", "t*=abs:-1"},
+               {"LOSSY", "t*=abs:nan"},
+               {"LOSSY", "t*=rel:2"},
+               {"LOSSY", "t*=max:0.1"},
+               {"LOSSY", "=abs:0.1"},
                {"LOG_LEVEL", "verbose"}};
   for (const Case& c : cases) {
     Config cfg;
@@ -138,4 +149,22 @@ TEST(Config, PathSettingsBecomeAbsoluteAgainstTheCwd) {
 }
 
 }  // namespace
+TEST(Config, LossyRulesMatchTheFirstGlobAndDefaultToExact) {
+  Config cfg;
+  std::string err;
+  EXPECT_TRUE(cfg.lossy.empty());  // nothing lossy without opt-in
+  ASSERT_TRUE(cfg.set("LOSSY", "fields/T_*=abs:0.01,*_F32LE_*=rel:1e-4", &err)) << err;
+  std::vector<LossyRule> rules;
+  ASSERT_TRUE(parse_lossy_rules(cfg.lossy, rules, &err)) << err;
+  ASSERT_EQ(rules.size(), 2u);
+  auto t = lossy_rule_for(rules, "fields/T_F64LE_Array3D");
+  ASSERT_TRUE(t);
+  EXPECT_FALSE(t->relative);
+  EXPECT_DOUBLE_EQ(t->bound, 0.01);
+  auto p = lossy_rule_for(rules, "p_F32LE_Array1D");
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->relative);
+  EXPECT_FALSE(lossy_rule_for(rules, "p_F64LE_Array1D"));
+}
+
 }  // namespace ckptfwd

@@ -167,6 +167,41 @@ TEST_F(MergeSchemes, BlockSchemesInterleaveRanks) {
   EXPECT_TRUE(keys(a).count("pressure_F32LE_Array1D"));
 }
 
+TEST_F(MergeSchemes, LossyOnlyWhereOptedInAndWithinItsBound) {
+  cfg_.lossy = "temperature_*=abs:0.01";
+  cfg_.scheme = "auto";
+  BatchResult res;
+  std::string err;
+  ASSERT_TRUE(write_container(cfg_, store(), "n", files_, res, &err, &inferrer_)) << err;
+  ContainerReader r;
+  ASSERT_TRUE(r.open(store() + "/" + res.container, &err)) << err;
+  std::vector<std::string> problems;
+  EXPECT_TRUE(r.verify(problems)) << (problems.empty() ? "" : problems[0]);
+  size_t changed = 0;
+  for (size_t i = 0; i < r.files().size(); ++i) {
+    std::vector<uint8_t> got;
+    ASSERT_TRUE(r.read_file(i, got, &err)) << err;
+    const std::string& in = contents_[i];
+    ASSERT_EQ(got.size(), in.size());
+    if (r.files()[i].rank == 6) {  // no schema: no variables, nothing lossy
+      EXPECT_TRUE(std::string(got.begin(), got.end()) == in);
+      continue;
+    }
+    const int n = 3000;
+    const size_t t0 = 12, t1 = t0 + 8 * n;  // temperature: the only lossy bytes
+    EXPECT_EQ(memcmp(got.data(), in.data(), t0), 0) << "header of file " << i;
+    EXPECT_EQ(memcmp(got.data() + t1, in.data() + t1, in.size() - t1), 0) << "after temperature";
+    for (int k = 0; k < n; ++k) {
+      double a, b;
+      memcpy(&a, in.data() + t0 + 8 * k, 8);
+      memcpy(&b, got.data() + t0 + 8 * k, 8);
+      ASSERT_LE(std::fabs(a - b), 0.01) << "file " << i << " value " << k;
+      changed += a != b;
+    }
+  }
+  EXPECT_GT(changed, 0u) << "the opted-in variable was stored exactly";
+}
+
 TEST_F(MergeSchemes, UnknownSchemeIsAnError) {
   cfg_.scheme = "smart";
   BatchResult res;
