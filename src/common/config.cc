@@ -98,7 +98,7 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
   } else if (key == "WRITERS") {
     return int_key(writers, 1, 256, "an integer 1..256");
   } else if (key == "GROUP_SIZE") {
-    return int_key(group_size, 0, 1 << 20, "a file count, 0 for unlimited");
+    return int_key(group_size, 0, 1 << 20, "a rank count, 0 for all ranks of a batch");
   } else if (key == "STAGE_LIMIT") {
     return size_key(stage_limit);
   } else if (key == "BATCH_BYTES") {
@@ -108,6 +108,8 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
     if (chunk_bytes < 4096 || chunk_bytes > (256ull << 20)) return bad("4K..256M");
   } else if (key == "BATCH_WINDOW_MS") {
     return int_key(batch_window_ms, 0, 600000, "milliseconds 0..600000");
+  } else if (key == "WAVE_WINDOW_MS") {
+    return int_key(wave_window_ms, 0, 600000, "milliseconds 0..600000");
   } else if (key == "IDLE_EXIT") {
     return int_key(idle_exit_s, 0, 86400 * 30, "seconds, 0 for never");
   } else if (key == "KEEP") {
