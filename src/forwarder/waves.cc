@@ -63,7 +63,7 @@ std::string wave_pattern(const std::string& path, int rank) {
       continue;
     }
     if (contains(cand, r))
-      out += cand.size() == 1 ? "<rank>" : "<?>";
+      out += cand.size() == 1 && run_value(d.runs[r]) == rank ? "<rank>" : "<?>";
     else
       out += d.runs[r];
     ++r;

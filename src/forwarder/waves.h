@@ -42,9 +42,10 @@ DigitSplit split_digits(const std::string& path);
 std::vector<size_t> rank_candidates(const DigitSplit& d, int rank);
 
 // The pattern of one file for logs and tests: its path with the rank field written as
-// "<rank>" when one file alone decides it (exactly one candidate), else the path with
-// every candidate written as "<?>"; a path without digits is returned as it is.
-// "/c/step_0040/r0003.h5", rank 3 -> "/c/step_0040/r<rank>.h5".
+// "<rank>" when its rank decides it (exactly one run equals it), else every candidate
+// written as "<?>" (the next file of the wave decides); a path without digits is returned
+// as it is. "/c/step_0040/r0003.h5", rank 3 -> "/c/step_0040/r<rank>.h5". Digits of an
+// extension are a run like any other (.h5): a fixed one, as the rank field is not there.
 std::string wave_pattern(const std::string& path, int rank);
 
 class Waves {
