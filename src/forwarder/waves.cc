@@ -76,8 +76,8 @@ std::string Waves::family_key(const Wave& w) {
 }
 
 bool Waves::joins(const Wave& w, const std::string& store, const DigitSplit& d,
-                  const std::vector<size_t>& cand) const {
-  if (w.sealed || w.time || w.store != store || w.skeleton != d.skeleton ||
+                  const std::vector<size_t>& cand, bool sealed) const {
+  if (w.sealed != sealed || w.time || w.store != store || w.skeleton != d.skeleton ||
       w.runs.size() != d.runs.size())
     return false;
   if (w.field >= 0) {
@@ -144,6 +144,11 @@ uint64_t Waves::add(const std::string& store, const std::string& path, int rank,
       w.sealed = false;
       return member(w);
     }
+    for (auto& [id, w] : waves_)
+      if (w.field < 0 && (joins(w, store, d, cand, true) || joins(w, store, d, all, true))) {
+        w.sealed = false;
+        return member(w);
+      }
   }
   uint64_t id = next_id_++;
   Wave& w = waves_[id];
@@ -196,8 +201,15 @@ Waves::SealResult Waves::seal(uint64_t id, bool whole) {
   }
   w.seals++;
   w.sealed = true;
-  if (w.time || w.field < 0) {
-    waves_.erase(it);  // no family to tell: its leftovers are due as soon as they are seen
+  if (w.time) {
+    waves_.erase(it);  // nothing to tell: its leftovers are due as soon as they are seen
+    return r;
+  }
+  if (w.field < 0) {
+    std::vector<uint64_t> undecided;
+    for (const auto& [i, u] : waves_)
+      if (u.sealed && u.field < 0) undecided.push_back(i);
+    if (undecided.size() > kMaxUndecided) waves_.erase(undecided.front());
     return r;
   }
   Family& f = families_[family_key(w)];

@@ -16,7 +16,8 @@
 //   - A wave's family is its store, skeleton and rank field (one checkpoint series). A
 //     family's last sealed wave tells how many files the next one is expected to have (its
 //     distinct paths); a version that matches the last sealed wave itself (a late rank)
-//     reopens it, so the late file counts as a split of that wave, not a new one.
+//     reopens it, so the late file counts as a split of that wave, not a new one; so does
+//     a file that would have decided the rank field of a sealed wave of one path.
 //
 // Not thread-safe: lives in State, under State::mu.
 #pragma once
@@ -98,8 +99,9 @@ class Waves {
     uint64_t used = 0;   // seal counter when last sealed (the oldest is evicted first)
   };
   static std::string family_key(const Wave& w);
+  // sealed: also a sealed wave (a late member reopening it).
   bool joins(const Wave& w, const std::string& store, const DigitSplit& d,
-             const std::vector<size_t>& cand) const;
+             const std::vector<size_t>& cand, bool sealed = false) const;
   void set_field(Wave& w, int field);
 
   std::map<uint64_t, Wave> waves_;
@@ -107,6 +109,9 @@ class Waves {
   uint64_t next_id_ = 1;
   uint64_t seals_ = 0;
   static constexpr size_t kMaxFamilies = 4096;
+  // Sealed waves of one path whose rank field is undecided (rank 0 of /run0/r0000: two
+  // candidates), kept so the next rank's file reopens them rather than starting a wave.
+  static constexpr size_t kMaxUndecided = 64;
 };
 
 }  // namespace ckptfwd::fwd

@@ -129,6 +129,22 @@ TEST(Waves, SplitsAreCountedOncePerWave) {
   EXPECT_TRUE(r.split);
 }
 
+TEST(Waves, TheNextRankReopensASealedWaveWhoseRankFieldWasUndecided) {
+  // Rank 0 under /run0: two runs equal its rank. Its wave was sealed alone (the window).
+  Waves w;
+  auto t = T::now();
+  uint64_t a = w.add("S", "/run0/s0040_r0000", 0, t);
+  EXPECT_EQ(w.find(a)->field, -1);
+  EXPECT_TRUE(w.seal(a, true).first);
+  ASSERT_NE(w.find(a), nullptr);
+  EXPECT_EQ(w.add("S", "/run0/s0050_r0000", 0, t + 1s), a + 1);  // not another rank
+  EXPECT_EQ(w.add("S", "/run0/s0040_r0001", 1, t + 1s), a);
+  EXPECT_EQ(w.find(a)->field, 2);
+  auto r = w.seal(a, true);
+  EXPECT_FALSE(r.first);
+  EXPECT_TRUE(r.split);
+}
+
 TEST(Waves, OpenWavesWithoutMembersAreForgotten) {
   Waves w;
   uint64_t a = w.add("S", "/c/s10/r0", 0, T::now());
