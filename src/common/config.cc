@@ -134,6 +134,8 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
     if (chunk_bytes < 4096 || chunk_bytes > (256ull << 20)) return bad("4K..256M");
   } else if (key == "BATCH_WINDOW_MS") {
     return int_key(batch_window_ms, 0, 600000, "milliseconds 0..600000");
+  } else if (key == "WAVE_WINDOW_MS") {
+    return int_key(wave_window_ms, 0, 600000, "milliseconds 0..600000");
   } else if (key == "IDLE_EXIT") {
     return int_key(idle_exit_s, 0, 86400 * 30, "seconds, 0 for never");
   } else if (key == "KEEP") {

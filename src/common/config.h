@@ -21,6 +21,7 @@ struct Config {
   uint64_t stage_limit = 0;           // CKPTFWD_STAGE_LIMIT: bytes (suffix K/M/G), 0: unlimited
   uint64_t batch_bytes = 1ull << 30;  // CKPTFWD_BATCH_BYTES: seal a batch at this size
   int batch_window_ms = 300;          // CKPTFWD_BATCH_WINDOW_MS: seal after this quiet time
+  int wave_window_ms = 3000;          // CKPTFWD_WAVE_WINDOW_MS: a wave waits this long for a member
   int idle_exit_s = 10;               // CKPTFWD_IDLE_EXIT: exit when idle this long (0: never)
   uint64_t chunk_bytes = 4ull << 20;  // CKPTFWD_CHUNK: chunk size of streams
   int keep = 0;                       // CKPTFWD_KEEP: committed versions kept per path (0: all)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "forwarder/committer.h"
 #include "forwarder/gc.h"
@@ -58,7 +59,10 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
   auto now = Clock::now();
   *wake = now + std::chrono::hours(1);
   const auto window = std::chrono::milliseconds(cfg.batch_window_ms);
-  const auto max_age = window * 10 + std::chrono::seconds(1);
+  // A wave waits for a new member at least as long as a batch waits for quiet, so a long
+  // batch window (tests that keep versions staged) holds waves too.
+  const auto wave_window = std::max(window, std::chrono::milliseconds(cfg.wave_window_ms));
+  const auto max_age = std::max(window * 10 + std::chrono::seconds(1), wave_window * 4);
   std::map<std::string, std::vector<Version*>> groups;
   // Per store: is a file of the same checkpoint wave still being written (opened within
   // the batch window, never fsync'd)? A waiter then gives it until the 100 ms bound to
@@ -80,31 +84,80 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
     if (v.state == VState::kClosed && v.ready && !v.dropped)
       groups[store_for(cfg, v.path)].push_back(&v);
   }
-  if (groups.empty()) return false;
   // The store whose oldest version closed first goes first.
   auto by_close = [](const Version* a, const Version* b) { return a->close_seq < b->close_seq; };
   std::vector<std::pair<uint64_t, const std::string*>> order;
+  std::vector<std::pair<Version*, const std::string*>> fresh;
+  std::set<uint64_t> live;
   for (auto& [st, vs] : groups) {
     std::sort(vs.begin(), vs.end(), by_close);
     order.push_back({vs.front()->close_seq, &st});
+    for (Version* v : vs) {
+      if (!v->wave) fresh.push_back({v, &st});
+      live.insert(v->wave);
+    }
   }
+  // Newly closed versions join their checkpoint waves, in close order.
+  std::sort(fresh.begin(), fresh.end(),
+            [](auto& a, auto& b) { return a.first->close_seq < b.first->close_seq; });
+  for (auto& [v, st] : fresh)
+    live.insert(v->wave = s.waves.add(*st, v->path, v->rank, v->closed_at));
+  s.waves.retain_open(live);
+  if (groups.empty()) return false;
   std::sort(order.begin(), order.end());
+  // Is a version still open that would join wave w (a rank still writing its file)?
+  auto member_open = [&](const Waves::Wave& w) {
+    for (auto& [vid, v] : s.versions)
+      if (v.state == VState::kOpen && !v.dropped &&
+          s.waves.accepts(w.id, w.store, v.path, v.rank) && store_for(cfg, v.path) == w.store)
+        return true;
+    return false;
+  };
+  struct Part {  // the closed versions of one wave in this store
+    uint64_t wave = 0;
+    std::vector<Version*> vs;
+    uint64_t bytes = 0;
+    bool due = false;
+  };
   for (auto& [seq, st] : order) {
     std::vector<Version*>& vs = groups[*st];
     uint64_t bytes = 0;
     auto oldest = vs.front()->closed_at;
+    std::vector<Part> parts;  // in the order of their first close
+    std::map<uint64_t, size_t> part_of;
     for (Version* v : vs) {
       bytes += v->size;
       oldest = std::min(oldest, v->closed_at);
+      auto [it, added] = part_of.try_emplace(v->wave, parts.size());
+      if (added) parts.push_back(Part{v->wave, {}, 0, false});
+      parts[it->second].vs.push_back(v);
+      parts[it->second].bytes += v->size;
     }
     auto quiet = now - s.last_close;
-    bool full = bytes >= cfg.batch_bytes ||
-                (cfg.group_size > 0 && vs.size() >= static_cast<size_t>(cfg.group_size));
+    bool full = bytes >= cfg.batch_bytes;
     bool waited = s.waiters > 0 && ((quiet >= t_.waiter_quiet && !wave_open[*st]) ||
                                     now - oldest >= std::chrono::milliseconds(100));
-    bool seal = s.draining || full || waited || quiet >= window || now - oldest >= max_age;
-    if (!seal) {
-      *wake = std::min({*wake, s.last_close + window, oldest + max_age});
+    bool everything = s.draining || full || waited;
+    bool any_due = false;
+    for (Part& p : parts) {
+      const Waves::Wave* w = s.waves.find(p.wave);
+      if (!w || w->sealed) {  // the rest of a wave a batch took before (or a retry)
+        p.due = any_due = true;
+        continue;
+      }
+      auto first = p.vs.front()->closed_at;
+      for (Version* v : p.vs) first = std::min(first, v->closed_at);
+      size_t expected = s.waves.expected(*w);
+      bool complete = expected > 0 && w->paths.size() >= expected && !member_open(*w);
+      p.due = (complete && quiet >= window) || now - w->last_close >= wave_window ||
+              now - first >= max_age;
+      any_due = any_due || p.due;
+      if (!p.due) {
+        *wake = std::min({*wake, w->last_close + wave_window, first + max_age});
+        if (complete) *wake = std::min(*wake, s.last_close + window);
+      }
+    }
+    if (!everything && !any_due) {
       if (s.waiters > 0)
         *wake = std::min(
             {*wake, s.last_close + t_.waiter_quiet, oldest + std::chrono::milliseconds(100)});
@@ -112,20 +165,28 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
     }
     store = *st;
     uint64_t taken_bytes = 0;
-    for (Version* v : vs) {
-      if (!files.empty() &&
-          ((cfg.group_size > 0 && files.size() >= static_cast<size_t>(cfg.group_size)) ||
-           taken_bytes + v->size > cfg.batch_bytes))
-        break;
-      v->state = VState::kCommitting;
-      BatchFile bf{v->vid, v->data_path, v->path, v->rank, v->mode, v->mtime_ns, v->size};
-      bf.partial = v->partial;
-      bf.extents_unknown = v->extents_unknown;
-      bf.created = v->created;
-      if (v->partial || v->created) bf.extents = v->extents;
-      bf.hints = v->hints;
-      files.push_back(std::move(bf));
-      taken_bytes += v->size;
+    for (Part& p : parts) {
+      if (!everything && !p.due) continue;
+      // Whole waves while they fit in batch_bytes: only a wave bigger than that is cut.
+      if (!files.empty() && taken_bytes + p.bytes > cfg.batch_bytes) break;
+      size_t n = 0;
+      for (Version* v : p.vs) {
+        if (!files.empty() && taken_bytes + v->size > cfg.batch_bytes) break;
+        v->state = VState::kCommitting;
+        BatchFile bf{v->vid, v->data_path, v->path, v->rank, v->mode, v->mtime_ns, v->size};
+        bf.partial = v->partial;
+        bf.extents_unknown = v->extents_unknown;
+        bf.created = v->created;
+        if (v->partial || v->created) bf.extents = v->extents;
+        bf.hints = v->hints;
+        files.push_back(std::move(bf));
+        taken_bytes += v->size;
+        ++n;
+      }
+      Waves::SealResult r = s.waves.seal(p.wave, n == p.vs.size());
+      if (r.first) s.stats().waves_sealed++;
+      if (r.split) s.stats().waves_split++;
+      if (n < p.vs.size()) break;
     }
     return true;
   }

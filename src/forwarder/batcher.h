@@ -1,14 +1,25 @@
 // The batcher thread: seals closed versions into batches (one store per batch) and runs
 // each through the pipeline and the committer, retrying with backoff when the store fails.
 //
-// A batch of a store is sealed when
-//   - no version was closed for Config.batch_window_ms (quiet), or
+// Batches follow checkpoint waves (waves.h): the files of one checkpoint step of the
+// node's ranks go into one batch, so the data-aware merge sees them together. A wave of a
+// store is due when
+//   - it has all the files it is expected to have (as many as its family's previous wave)
+//     with none of its pattern still open, and no version was closed for
+//     Config.batch_window_ms (quiet), or
+//   - no member joined it for Config.wave_window_ms (at least the batch window), or
+//   - its oldest closed version is max(10 batch windows + 1 s, 4 wave windows) old
+//     (steady streams still commit), or
+//   - a batch took part of it before (its rest, or a retry after a failed commit).
+// A batch of a store is sealed with its due waves, or with all its waves when
 //   - someone waits (SYNC, WAITALL, DRAIN) and it was quiet for ~20 ms with no other file
-//     of the store opened within the window still being written (or the oldest closed
-//     version waits for 100 ms already), or
-//   - its bytes reach Config.batch_bytes or its files Config.group_size, or
-//   - the oldest closed version is 10 windows + 1 s old (steady streams still commit), or
+//     of the store opened within the batch window still being written (or the oldest
+//     closed version waits for 100 ms already): waiters never wait for a wave, or
+//   - its closed bytes reach Config.batch_bytes, or
 //   - the forwarder drains for exit.
+// Whole waves go in while they fit in Config.batch_bytes; only a wave bigger than that is
+// cut (a split, counted in Stats::waves_split). Config.group_size does not bound a batch:
+// it is how many ranks the pipeline merges together.
 #pragma once
 #include <chrono>
 #include <string>

@@ -19,6 +19,7 @@
 #include "forwarder/pending_journal.h"
 #include "forwarder/staging.h"
 #include "forwarder/stats.h"
+#include "forwarder/waves.h"
 
 namespace ckptfwd::fwd {
 
@@ -102,6 +103,7 @@ struct Version {
   uint64_t size = 0;
   int64_t mtime_ns = 0;
   uint64_t close_seq = 0;  // batches take versions in close order
+  uint64_t wave = 0;       // its checkpoint wave (waves.h), assigned by the batcher once closed
   Clock::time_point closed_at{};
   Clock::time_point opened_at{};
   uint32_t failures = 0;  // failed commit attempts (waiters compare against it)
@@ -125,6 +127,7 @@ class State {
   std::map<long, std::set<uint64_t>> closed_by_pid;
   CatalogCache catalogs;
   PendingJournal pending;  // close-to-open across nodes (pending_journal.h)
+  Waves waves;             // checkpoint waves of the closed versions (the batcher's)
   // Stores with containers that may have become garbage (CKPTFWD_KEEP, forwarder/gc.h).
   std::set<std::string> gc_due;
   bool gc_running = false;  // collect_due_garbage is at work (DRAIN waits for it)

@@ -95,7 +95,9 @@ size_t Stats::format_json(char* buf, size_t cap) const {
               {"bytes_restored", &bytes_restored},
               {"refreshes", &refreshes},
               {"containers_removed", &containers_removed},
-              {"pending_versions", &pending_versions}};
+              {"pending_versions", &pending_versions},
+              {"waves_sealed", &waves_sealed},
+              {"waves_split", &waves_split}};
   for (auto& kv : ints) {
     o.key(kv.k);
     o.u64(kv.v->load());
@@ -105,6 +107,10 @@ size_t Stats::format_json(char* buf, size_t cap) const {
   // committed/stored with 3 decimals; 0 before anything was stored.
   unsigned __int128 r = stored ? (static_cast<unsigned __int128>(committed) * 1000) / stored : 0;
   o.fixed(static_cast<uint64_t>(r), 3);
+  uint64_t sealed = waves_sealed.load(), split = waves_split.load();
+  o.key("split_rate");
+  // waves_split/waves_sealed with 3 decimals; 0 before a wave was sealed.
+  o.fixed(sealed ? split * 1000 / sealed : 0, 3);
   o.key("time_infer_s");
   o.fixed(infer_ns.load() / 1000, 6);
   o.key("time_typed_encode_s");

@@ -28,6 +28,9 @@ struct Stats {
   std::atomic<uint64_t> refreshes{0};  // staged copies of shared files updated at MPI_File_sync
   std::atomic<uint64_t> infer_ns{0}, compress_ns{0}, write_ns{0}, commit_ns{0};
   std::atomic<uint64_t> pending_versions{0};
+  // Checkpoint waves (waves.h) sealed, and those whose files went into more than one
+  // batch (split_rate in the JSON is their ratio).
+  std::atomic<uint64_t> waves_sealed{0}, waves_split{0};
   int64_t start_ns = 0;  // CLOCK_MONOTONIC at start
 
   Stats();

@@ -89,6 +89,8 @@ TEST(Config, RejectsInvalidValuesNamingKeyValueAndExpectation) {
                {"STAGE_LIMIT", "-5"},
                {"BATCH_BYTES", "1.5G"},
                {"BATCH_WINDOW_MS", "1e3"},
+               {"WAVE_WINDOW_MS", "3s"},
+               {"WAVE_WINDOW_MS", "600001"},
                {"IDLE_EXIT", "-1"},
                {"KEEP", "many"},
                {"GROUP_SIZE", "+3"},
@@ -121,6 +123,9 @@ TEST(Config, AcceptsPlainNumbersAtTheBounds) {
   EXPECT_EQ(c.level, 19);
   EXPECT_TRUE(c.set("IDLE_EXIT", "0", &err)) << err;
   EXPECT_TRUE(c.set("WRITERS", "256", &err)) << err;
+  EXPECT_TRUE(c.set("WAVE_WINDOW_MS", "0", &err)) << err;
+  EXPECT_TRUE(c.set("WAVE_WINDOW_MS", "600000", &err)) << err;
+  EXPECT_EQ(c.wave_window_ms, 600000);
   EXPECT_FALSE(c.set("WRITERS", "257", &err));
 }
 

@@ -5,7 +5,6 @@
 #include "forwarder_test_util.h"
 
 #include <map>
-#include <set>
 
 namespace ckptfwd::fwd::test {
 
@@ -203,24 +202,6 @@ TEST_F(ForwarderTest, NewestOpenWinsWhenClosedOutOfOrder) {
   EXPECT_EQ(read_through(*c, p), "newer");
   ASSERT_EQ(c->call({"WAITALL"})[0], "OK");
   EXPECT_EQ(read_through(*c, p), "newer");
-}
-
-TEST_F(ForwarderTest, BatchesSplitByGroupSize) {
-  cfg_.group_size = 2;
-  cfg_.chunk_bytes = 4096;
-  start();
-  auto c = client();
-  for (int i = 0; i < 5; ++i) write_version(*c, data_ + "/g" + std::to_string(i), payload(6000, i));
-  ASSERT_EQ(c->call({"WAITALL"})[0], "OK");
-  Catalog cat;
-  std::string err;
-  ASSERT_TRUE(cat.load(store(), &err));
-  std::set<std::string> containers;
-  for (auto& [p, e] : cat.entries()) containers.insert(e.container);
-  EXPECT_EQ(cat.entries().size(), 5u);
-  EXPECT_GE(containers.size(), 3u);
-  for (int i = 0; i < 5; ++i)
-    EXPECT_EQ(read_through(*c, data_ + "/g" + std::to_string(i)), payload(6000, i));
 }
 
 }  // namespace ckptfwd::fwd::test

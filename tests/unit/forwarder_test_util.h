@@ -100,6 +100,7 @@ class ForwarderTest : public ::testing::Test {
     setenv("CKPTFWD_NODE_ID", "testnode", 1);
     ASSERT_TRUE(session_paths(paths_));
     cfg_.batch_window_ms = 50;
+    cfg_.wave_window_ms = 50;  // waves (waves.h) wait no longer than a batch window here
     cfg_.idle_exit_s = 0;
     cfg_.writers = 2;
     cfg_.chunk_bytes = 4096;

@@ -65,9 +65,15 @@ TEST(ForwarderStats, JsonHasEveryKey) {
   for (const char* k : {"files_captured", "bytes_captured", "files_committed", "bytes_committed",
                         "bytes_stored", "containers_written", "ratio", "fallbacks", "errors",
                         "restores", "bytes_restored", "time_compress_s", "time_write_s",
-                        "time_commit_s", "uptime_s", "pending_versions"})
+                        "time_commit_s", "uptime_s", "pending_versions", "waves_sealed",
+                        "waves_split", "split_rate"})
     EXPECT_NE(j.find(std::string("\"") + k + "\":"), std::string::npos) << k << " in " << j;
   EXPECT_NE(j.find("\"ratio\":3.000"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"split_rate\":0.000"), std::string::npos) << j;  // no wave yet
+  s.waves_sealed = 8;
+  s.waves_split = 1;
+  j = s.to_json();
+  EXPECT_NE(j.find("\"split_rate\":0.125"), std::string::npos) << j;
   EXPECT_NE(j.find("\"time_compress_s\":1.500000"), std::string::npos) << j;
   EXPECT_EQ(j.front(), '{');
   EXPECT_EQ(j.back(), '}');

@@ -89,7 +89,7 @@ class Parser {
 struct Known {
   const char* key;
   const char* label;
-  char unit;  // 'b' bytes, 's' seconds, 'x' ratio, 'n' count
+  char unit;  // 'b' bytes, 's' seconds, 'x' ratio, 'p' fraction shown as percent, 'n' count
 };
 
 const Known kKnown[] = {
@@ -120,6 +120,9 @@ const Known kKnown[] = {
     {"time_commit_s", "time committing", 's'},
     {"uptime_s", "uptime", 's'},
     {"pending_versions", "pending versions", 'n'},
+    {"waves_sealed", "checkpoint waves sealed", 'n'},
+    {"waves_split", "waves split in batches", 'n'},
+    {"split_rate", "wave split rate", 'p'},
 };
 
 std::string with_unit(const std::string& v, char unit) {
@@ -135,6 +138,9 @@ std::string with_unit(const std::string& v, char unit) {
       return buf;
     case 'x':
       snprintf(buf, sizeof(buf), "%.2fx", d);
+      return buf;
+    case 'p':
+      snprintf(buf, sizeof(buf), "%s (%.1f%%)", v.c_str(), d * 100);
       return buf;
     default:
       return v;

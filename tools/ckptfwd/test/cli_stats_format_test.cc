@@ -1,0 +1,28 @@
+// `ckptfwd stats` tables: the checkpoint wave counters of a forwarder record, and a stats
+// file line written before they existed (its missing keys shown as "-").
+#include <gtest/gtest.h>
+
+#include "stats_format.h"
+
+namespace ckptfwd::cli {
+
+TEST(StatsFormat, ShowsWaveCountersAndSplitRate) {
+  StatsKV kv;
+  ASSERT_TRUE(parse_flat_json(
+      R"({"source":"forwarder","pid":7,"waves_sealed":8,"waves_split":1,"split_rate":0.125})",
+      &kv));
+  std::string t = format_stats_table(kv);
+  EXPECT_NE(t.find("checkpoint waves sealed 8\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("waves split in batches 1\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("wave split rate        0.125 (12.5%)\n"), std::string::npos) << t;
+}
+
+TEST(StatsFormat, OlderRecordsWithoutWaveKeysStillPrint) {
+  StatsKV kv;
+  ASSERT_TRUE(parse_flat_json(R"({"source":"forwarder","pid":7,"files_committed":3})", &kv));
+  std::string t = format_stats_table(kv);
+  EXPECT_NE(t.find("files committed        3\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("wave split rate        -\n"), std::string::npos) << t;
+}
+
+}  // namespace ckptfwd::cli
