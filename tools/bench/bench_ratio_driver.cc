@@ -6,13 +6,14 @@
 //   bench_ratio_driver --set NAME --work DIR [--schema FILE] [--schemes a,b,..]
 //                      [--groups 1,2,..] FILE...      (FILEs in rank order)
 //
-// One JSON line per (scheme, group size) on stdout. A group size g cuts the files into
-// batches of g consecutive ranks, one write_container call (one container) each, as
-// CKPTFWD_GROUP_SIZE does in the forwarder; cfg.group_size is set to g too. Scheme names
-// are passed through unchecked: the pipeline decides what they mean. The codec chains
-// chosen for a variable are remembered across the batches of one run (as the forwarder
-// does for a job), never across runs. One writer thread
-// (cfg.writers = 1), so the MB/s figures are per core. Exit status 1 when a batch fails
+// One JSON line per (scheme, group size) on stdout. The 16 files are one batch (one
+// checkpoint wave, as the forwarder seals it: one write_container call, one container)
+// with cfg.group_size = g: the pipeline merges groups of g consecutive ranks, as
+// CKPTFWD_GROUP_SIZE does in the forwarder. Scheme names are passed through unchecked:
+// the pipeline decides what they mean. The batch is written twice, as a job's first
+// checkpoint (codec chains tried) and as its next (chains remembered, as the forwarder
+// does for a job); the second is measured and read back. One writer thread
+// (cfg.writers = 1) and CPU time, so the MB/s figures are per core. Exit status 1 when a batch fails
 // or a file does not come back byte-exact (it says which), 2 on a usage error.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -115,8 +116,8 @@ struct Run {
   std::string error;  // empty: every file came back byte-exact
 };
 
-// Writes the files in batches of g into a fresh store, reads every file back (timed) and
-// compares it with its input.
+// Writes the files as one batch merged in groups of g into a fresh store, reads every file
+// back (timed) and compares it with its input.
 Run run_one(const Args& a, const ckptfwd::schema::Inferrer& inferrer,
             const std::vector<std::vector<uint8_t>>& inputs, const std::string& scheme, int g) {
   Run r;
@@ -130,9 +131,9 @@ Run run_one(const Args& a, const ckptfwd::schema::Inferrer& inferrer,
   fs::remove_all(store, ec);
   std::vector<std::string> containers;
   ckptfwd::fwd::CodecChoices choices;
-  for (size_t first = 0; first < a.files.size(); first += g) {
+  for (size_t first = 0; first < a.files.size(); first += a.files.size()) {
     std::vector<ckptfwd::fwd::BatchFile> batch;
-    for (size_t i = first; i < std::min(a.files.size(), first + g); ++i) {
+    for (size_t i = first; i < a.files.size(); ++i) {
       struct stat st {};
       if (stat(a.files[i].c_str(), &st) != 0) {
         r.error = "cannot stat " + a.files[i];

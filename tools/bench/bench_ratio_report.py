@@ -71,7 +71,7 @@ def speed_table(recs, sets, schemes, gmax):
     for s in sets:
         print(f"\n{s}: ratio and per-core MB/s (of the raw bytes)")
         print(f"  {'compressor':<30} {'ratio':>7} {'compress':>9} {'decompress':>11} "
-              f"{'wall':>7}")
+              f"{'wall':>7} {'first':>7}")
         entries = [r for r in recs if r["set"] == s and r["kind"] in ("cli", "anchor")]
         entries.sort(key=lambda r: -r.get("ratio", 0))
         for sc in schemes:
@@ -86,8 +86,10 @@ def speed_table(recs, sets, schemes, gmax):
                 print(f"  {name:<30} FAILED: {r.get('error', '?')}")
                 continue
             wall = f"{r['wall_mbs']:>7.1f}" if "wall_mbs" in r else f"{'':>7}"
+            first = (f"{r['compress_first_mbs']:>7.1f}" if "compress_first_mbs" in r
+                     else f"{'':>7}")
             print(f"  {name:<30} {r['ratio']:>7.3f} {r['compress_mbs']:>9.1f} "
-                  f"{r['decompress_mbs']:>11.1f} {wall}".rstrip())
+                  f"{r['decompress_mbs']:>11.1f} {wall} {first}".rstrip())
 
 
 def svg(recs, sets, schemes, groups, path):
@@ -239,9 +241,11 @@ def main():
     print("\n== Ratio per scheme and group size; in parentheses the improvement over "
           "Agnostic (gzip -6 of the concatenated files)")
     rows = table_iv(recs, sets, schemes, groups)
-    print("\n== Anchors and ckptfwd on the same bytes (MB/s per core; ckptfwd: compress = "
-          "its compression time, wall = the whole write_container with inference and fsync, "
-          "decompress = reading every file back)")
+    print("\n== Anchors and ckptfwd on the same bytes (MB/s per core = raw bytes / CPU "
+          "seconds; ckptfwd: compress = the whole write_container of a job's later "
+          "checkpoint (inference, merge, codec chains remembered, write), first = the "
+          "same for its first checkpoint (codec chains tried on samples), wall = wall "
+          "time of the later one with fsync, decompress = reading every file back)")
     speed_table(recs, sets, schemes, max(groups) if groups else 0)
     failed = [r for r in recs if not r.get("ok")]
     with open(json_path, "w") as f:
