@@ -169,8 +169,10 @@ class Planner {
                std::vector<uint64_t>(seqs.size(), std::max<uint64_t>(1, opt_.block_bytes)));
   }
 
-  // One file's bytes split into (stream, piece) in file order: its variables' extents and
-  // the residual around them.
+  // One file's committed bytes split into (stream, piece) in file order: its variables'
+  // extents and the residual around them. A new file commits the bytes written over
+  // zeros (its holes stay holes); a variable extent that is not wholly committed (a hole
+  // inside it) goes to the residual, so that typed streams hold whole elements only.
   std::vector<std::pair<size_t, Piece>> split_file(size_t f) {
     const MergeInput& in = files_[f];
     std::vector<std::pair<size_t, Piece>> out;
@@ -179,13 +181,19 @@ class Planner {
       for (const Extent& x : in.commit) out.push_back({s, Piece{f, x.begin, x.end - x.begin}});
       return out;
     }
+    // The committed extent holding [off, off+len) whole, if one does.
+    auto committed = [&](uint64_t off, uint64_t len) {
+      auto it = std::upper_bound(in.commit.begin(), in.commit.end(), off,
+                                 [](uint64_t o, const Extent& x) { return o < x.end; });
+      return it != in.commit.end() && it->begin <= off && off + len <= it->end;
+    };
     std::vector<std::pair<size_t, Piece>> typed;
     for (const Variable& v : in.vars->vars) {
       uint64_t total = 0;
       for (const VarExtent& x : v.extents) total += x.len;
       if (total < opt_.small_var_bytes) continue;
       for (const VarExtent& x : v.extents) {
-        if (x.filtered) continue;
+        if (x.filtered || !committed(x.file_off, x.len)) continue;
         size_t s = stream(v.key, v.dtype, true);
         note_inner(s, x.shape.size() > 1 ? std::vector<uint64_t>(x.shape.begin() + 1, x.shape.end())
                                          : std::vector<uint64_t>{});
@@ -194,14 +202,21 @@ class Planner {
     }
     std::sort(typed.begin(), typed.end(),
               [](const auto& a, const auto& b) { return a.second.off < b.second.off; });
+    // The committed bytes between the typed pieces are residual.
     size_t residual = bytes_stream("residual");
+    auto add_residual = [&](uint64_t b, uint64_t e) {
+      for (const Extent& x : in.commit) {
+        uint64_t lo = std::max(b, x.begin), hi = std::min(e, x.end);
+        if (lo < hi) out.push_back({residual, Piece{f, lo, hi - lo}});
+      }
+    };
     uint64_t pos = 0;
     for (const auto& t : typed) {
-      if (t.second.off > pos) out.push_back({residual, Piece{f, pos, t.second.off - pos}});
+      if (t.second.off > pos) add_residual(pos, t.second.off);
       out.push_back(t);
       pos = t.second.off + t.second.len;
     }
-    if (in.size > pos) out.push_back({residual, Piece{f, pos, in.size - pos}});
+    if (in.size > pos) add_residual(pos, in.size);
     return out;
   }
 

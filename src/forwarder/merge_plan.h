@@ -9,12 +9,12 @@
 //   auto            aware (the typed codecs of each stream are chosen by trial on a sample)
 //
 // A group is up to Config.group_size files in rank order (0: the whole batch). In the
-// aware schemes a file without a variable map, an overlay (partial) or a new file stacked
-// on another node's (created) goes into its group's bytes stream "agnostic" as the ranges
+// aware schemes a file without a variable map or an overlay (partial: the extents one
+// node wrote of a shared file) goes into its group's bytes stream "agnostic" as the ranges
 // it commits; variables whose bytes in a file are under Config.small_var_bytes, filtered
-// chunks and everything no variable covers go to the bytes stream "residual". A piece of at least kDedupMin bytes equal to
-// one placed before (a grid every rank holds, a file written twice) is not stored again:
-// its file range points at the earlier bytes.
+// chunks and everything no variable covers go to the bytes stream "residual". A piece of at least
+// kDedupMin bytes equal to one placed before (a grid every rank holds, a file written twice) is not
+// stored again: its file range points at the earlier bytes.
 //
 // The plan only decides where bytes go; it never changes them: every file's ranges cover
 // exactly the bytes it commits, so restore is exact whatever the maps say.
@@ -58,8 +58,10 @@ struct MergeInput {
   uint64_t size = 0;
   int rank = -1;
   const VariableMap* vars = nullptr;  // may be null or empty
-  Extents commit;          // the bytes it commits (all of [0, size) for a plain whole file)
-  bool mergeable = false;  // a plain whole file: may be split by its variables
+  // The bytes it commits: [0, size) for a whole file, the bytes written over zeros for a
+  // new one (its holes stay holes), the extents of an overlay.
+  Extents commit;
+  bool mergeable = false;  // not an overlay: may be split by its variables
 };
 
 struct MergeOptions {

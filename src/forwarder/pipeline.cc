@@ -189,17 +189,27 @@ void rehash_lossy_files(const MergePlan& plan,
     bool touched = false;
     for (const FileRange& r : ranges) touched = touched || lossy.count(r.stream);
     if (!touched) continue;
-    // Only whole files are merged by variable, and their ranges cover them (no holes).
+    // Only whole files are merged by variable: their hash covers every byte, a hole (a new
+    // file's bytes never written) as zeros.
     XXH64_state_t* h = XXH64_createState();
     XXH64_reset(h, 0);
     std::vector<uint8_t> own;
+    static const uint8_t zeros[64 * 1024] = {};
+    auto hole = [&](uint64_t len) {
+      for (; len > 0; len -= std::min<uint64_t>(len, sizeof zeros))
+        XXH64_update(h, zeros, std::min<uint64_t>(len, sizeof zeros));
+    };
+    uint64_t pos = 0;
     for (const FileRange& r : ranges) {
+      hole(r.file_off - pos);
+      pos = r.file_off + r.len;
       auto it = lossy.find(r.stream);
       const uint8_t* p = it != lossy.end()
                              ? it->second.data() + r.stream_off
                              : plan.streams[r.stream].bytes.view(r.stream_off, r.len, own);
       XXH64_update(h, p, r.len);
     }
+    hole(entries[i].size - pos);
     entries[i].hash = out.hashes[i] = XXH64_digest(h);
     XXH64_freeState(h);
   }
@@ -239,7 +249,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     in.size = n;
     in.rank = f.rank;
     in.vars = &e.vars;
-    in.mergeable = !f.partial && !f.created;
+    in.mergeable = !f.partial;
     if (!commit_extents(f, in.base, n, e, in.commit, err)) return false;
     out.typed[i] = hints_bytes(e.hints);
     out.sizes[i] = n;

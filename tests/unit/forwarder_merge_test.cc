@@ -202,6 +202,43 @@ TEST_F(MergeSchemes, LossyOnlyWhereOptedInAndWithinItsBound) {
   EXPECT_GT(changed, 0u) << "the opted-in variable was stored exactly";
 }
 
+TEST_F(MergeSchemes, NewFilesWithHolesMergeTheirWrittenVariables) {
+  // Every file is new (a `create`: the bytes written over zeros); rank 2 never wrote a
+  // page in the middle of its temperature, which stays a hole.
+  for (BatchFile& f : files_) {
+    f.created = true;
+    f.extents = {{0, f.size}};
+  }
+  size_t two = 0;
+  while (files_[two].rank != 2) ++two;
+  const uint64_t hole_b = 8192, hole_e = 12288;
+  std::string& c = contents_[two];
+  std::fill(c.begin() + hole_b, c.begin() + hole_e, '\0');
+  // Staged as a sparse file: the hole is never written, as in the application's file.
+  ::unlink(files_[two].data_path.c_str());
+  int fd = ::open(files_[two].data_path.c_str(), O_WRONLY | O_CREAT, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, c.data(), hole_b, 0), static_cast<ssize_t>(hole_b));
+  ASSERT_EQ(::pwrite(fd, c.data() + hole_e, c.size() - hole_e, hole_e),
+            static_cast<ssize_t>(c.size() - hole_e));
+  ::close(fd);
+  files_[two].extents = {{0, hole_b}, {hole_e, files_[two].size}};
+  for (const char* scheme : {"aware", "aware-block", "auto", "agnostic"}) {
+    ContainerReader r;
+    write_and_check(scheme, 0, r);
+    const FileEntry* f = nullptr;
+    for (const FileEntry& e : r.files())
+      if (e.rank == 2) f = &e;
+    ASSERT_TRUE(f);
+    for (const FileRange& x : f->ranges)
+      EXPECT_FALSE(x.file_off < hole_e && hole_b < x.file_off + x.len)
+          << scheme << ": a range covers the hole";
+    if (std::string(scheme) != "agnostic") {
+      EXPECT_TRUE(keys(r).count("pressure_F32LE_Array1D")) << scheme;
+    }
+  }
+}
+
 TEST_F(MergeSchemes, UnknownSchemeIsAnError) {
   cfg_.scheme = "smart";
   BatchResult res;
