@@ -5,6 +5,7 @@
 #include "common/config.h"
 #include "forwarder/codec_choice.h"
 #include "forwarder/state.h"
+#include "forwarder/var_stats.h"
 #include "forwarder/stats.h"
 #include "schema/infer.h"
 
@@ -31,6 +32,7 @@ struct Core {
   Stats stats;
   State state;
   schema::Inferrer inferrer;  // variable maps of sealed versions (pipeline.h)
+  VariableStats var_stats;     // per variable: chain, bytes in/out, time (var_stats.h)
   CodecChoices codec_choices;  // codec chain per variable, kept for the job (codec_choice.h)
 };
 

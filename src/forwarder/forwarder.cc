@@ -238,6 +238,8 @@ int Forwarder::run() {
   reap_clients(true);
   remove_read_views(paths_.dir);
   append_stats_line(core_.cfg.stats_file, core_.stats.to_json());
+  for (const std::string& v : core_.var_stats.json_lines(kStatsVarsMax))
+    append_stats_line(core_.cfg.stats_file, v);
   remove_session_dir();
   LOG_INFO("exit");
   return 0;

@@ -207,6 +207,11 @@ Reply Service::chmod(const std::string& path, uint32_t mode) {
   return reply_ok();
 }
 
-Reply Service::stats() { return reply_ok({c_.stats.to_json()}); }
+// The counters, then one line per variable (the CLI's --vars; older CLIs read the first).
+Reply Service::stats() {
+  std::vector<std::string> fields{c_.stats.to_json()};
+  for (std::string& v : c_.var_stats.json_lines(kStatsVarsMax)) fields.push_back(std::move(v));
+  return reply_ok(std::move(fields));
+}
 
 }  // namespace ckptfwd::fwd
