@@ -99,30 +99,6 @@ bool match_fused(const ChunkHeader& h, Fused& f) {
   return k == st.size() && (f.rep || f.pred || f.shuffle);
 }
 
-template <class T>
-void swap_copy(const uint8_t* in, uint8_t* out, uint64_t n) {
-  for (uint64_t i = 0; i < n; ++i) {
-    T v = load<T>(in + i * sizeof(T));
-    if constexpr (sizeof(T) == 2) v = __builtin_bswap16(v);
-    if constexpr (sizeof(T) == 4) v = __builtin_bswap32(v);
-    if constexpr (sizeof(T) == 8) v = __builtin_bswap64(v);
-    store<T>(out + i * sizeof(T), v);
-  }
-}
-
-// Values of a dictionary (indices of rec.width bytes) into out, byte-swapped when swap;
-// an index past the table is corruption (flagged, as dict_decode does).
-bool dict_range(const StepRecord& rec, const uint8_t* in, const uint8_t* table, uint8_t* out,
-                uint64_t n, uint32_t w, bool swap) {
-  if (!dict_decode(rec, in, table, out, n, w)) return false;
-  if (swap) {
-    if (w == 2) swap_copy<uint16_t>(out, out, n);
-    if (w == 4) swap_copy<uint32_t>(out, out, n);
-    if (w == 8) swap_copy<uint64_t>(out, out, n);
-  }
-  return true;
-}
-
 // main: the entropy-decoded main stream (m elements of width ws), side: where the
 // representation step's side data starts. Writes out[0, m * elem).
 bool decode_fused(const ChunkHeader& h, const Fused& f, const uint8_t* main, const uint8_t* side,
@@ -175,11 +151,9 @@ bool decode_fused(const ChunkHeader& h, const Fused& f, const uint8_t* main, con
     if (f.rep && f.rep->spec.kind == Step::kFixed) {
       fixed_decode_range(*f.rep, v, o, n, elem, swap);
     } else if (f.rep) {
-      if (!dict_range(*f.rep, v, side, o, n, elem, swap)) return false;
+      if (!dict_decode(*f.rep, v, side, o, n, elem, swap)) return false;
     } else if (swap) {
-      if (elem == 2) swap_copy<uint16_t>(v, o, n);
-      if (elem == 4) swap_copy<uint32_t>(v, o, n);
-      if (elem == 8) swap_copy<uint64_t>(v, o, n);
+      swap_bytes(v, o, n, elem);
     } else if (v != o) {
       memcpy(o, v, n * elem);
     }
@@ -221,6 +195,9 @@ bool decode_chunk(const uint8_t* in, size_t n, uint8_t* out, size_t raw_n) {
     if (!fpzip_decode(body, body_n, decoded.data(), m, elem, h.inner, &used)) return false;
     if (body_n - used != tail) return false;
     if (tail) memcpy(out + m * elem, body + used, tail);
+  } else if (h.steps.empty()) {
+    // No steps: the body is the chunk's bytes (main stream, then the tail).
+    return entropy_decode(h.entropy, body, body_n, out, raw_n);
   } else {
     if (decoded.size() < total) decoded.resize(total);
     if (!entropy_decode(h.entropy, body, body_n, decoded.data(), total)) return false;

@@ -10,7 +10,8 @@
 
 namespace ckptfwd::codec::chain {
 
-// Byte order reversal of each element (its own inverse); w in {2, 4, 8}.
+// Byte order reversal of each element (its own inverse); w in {2, 4, 8}. in == out is
+// allowed.
 void swap_bytes(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w);
 
 // Byte shuffle: byte b of element i goes to out[b * m + i].
@@ -64,8 +65,9 @@ double fixed_miss_rate(uint8_t e, const uint8_t* in, uint64_t m, uint32_t w);
 // values. side gets the table (rec.count entries of w bytes, ordered by value).
 bool dict_encode(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, bool is_float,
                  StepRecord& rec, std::vector<uint8_t>& side);
+// w in {1, 2, 4, 8} (side_size checks it); swap_out stores the values byte-swapped.
 bool dict_decode(const StepRecord& rec, const uint8_t* in, const uint8_t* side, uint8_t* out,
-                 uint64_t m, uint32_t w);
+                 uint64_t m, uint32_t w, bool swap_out = false);
 // Distinct values among the first m (stops counting past limit).
 uint64_t count_distinct(const uint8_t* in, uint64_t m, uint32_t w, uint64_t limit);
 

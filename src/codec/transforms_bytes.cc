@@ -14,10 +14,20 @@ void swap_bytes(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w) {
       for (uint64_t i = 0; i < m; ++i)
         store<uint16_t>(out + 2 * i, __builtin_bswap16(load<uint16_t>(in + 2 * i)));
       return;
-    case 4:
-      for (uint64_t i = 0; i < m; ++i)
+    case 4: {
+      uint64_t i = 0;
+#if defined(__SSE2__)
+      for (; i + 4 <= m; i += 4) {
+        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 4 * i));
+        v = _mm_or_si128(_mm_slli_epi16(v, 8), _mm_srli_epi16(v, 8));
+        v = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0xB1), 0xB1);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 4 * i), v);
+      }
+#endif
+      for (; i < m; ++i)
         store<uint32_t>(out + 4 * i, __builtin_bswap32(load<uint32_t>(in + 4 * i)));
       return;
+    }
     case 8:
       for (uint64_t i = 0; i < m; ++i)
         store<uint64_t>(out + 8 * i, __builtin_bswap64(load<uint64_t>(in + 8 * i)));

@@ -3,6 +3,10 @@
 // Residual r = x - pred (or x ^ pred for kXor), optionally zigzagged. Rows are row
 // elements wide; the first row predicts from the previous value, the first column of a
 // row from the value above.
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <type_traits>
 
 #include "codec/load_store.h"
@@ -149,10 +153,44 @@ void dispatch(bool forward, Step kind, const uint8_t* in, uint8_t* out, uint64_t
 // points at element i0's slot, and the slots before it hold the decoded values of the
 // elements before i0 (as far back as the kind looks: one, or row + 1). Same predictions
 // as inverse_1d / inverse_2d; row is already normalized (1 <= row, m when one row).
+#if defined(__SSE2__)
+// 32-bit lanes with SSE2 (baseline x86-64): residuals are unzigzagged four at a time, and
+// the running sum of the previous-value kinds is a prefix sum of four lanes plus the
+// last value of the four before.
+template <bool Zig>
+inline __m128i load_res4(const uint8_t* p) {
+  __m128i z = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  if (!Zig) return z;
+  __m128i neg = _mm_sub_epi32(_mm_setzero_si128(), _mm_and_si128(z, _mm_set1_epi32(1)));
+  return _mm_xor_si128(_mm_srli_epi32(z, 1), neg);
+}
+inline __m128i prefix4(__m128i v, __m128i carry) {
+  v = _mm_add_epi32(v, _mm_slli_si128(v, 4));
+  v = _mm_add_epi32(v, _mm_slli_si128(v, 8));
+  return _mm_add_epi32(v, carry);
+}
+inline void store4(uint8_t* p, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
+inline __m128i load4(const uint8_t* p) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
+#endif
+
 template <class T, bool Zig, bool Xor>
 void inverse_1d_range(const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n) {
   T prev = i0 ? load<T>(x - sizeof(T)) : T(0);
-  for (uint64_t j = 0; j < n; ++j) {
+  uint64_t j = 0;
+#if defined(__SSE2__)
+  if constexpr (sizeof(T) == 4 && !Xor) {
+    __m128i carry = _mm_set1_epi32(static_cast<int>(prev));
+    for (; j + 4 <= n; j += 4) {
+      __m128i v = prefix4(load_res4<Zig>(in + 4 * j), carry);
+      store4(x + 4 * j, v);
+      carry = _mm_shuffle_epi32(v, 0xFF);
+    }
+    prev = static_cast<T>(_mm_cvtsi128_si32(carry));
+  }
+#endif
+  for (; j < n; ++j) {
     T r = load<T>(in + j * sizeof(T));
     if (Zig) r = unzig(r);
     prev = Xor ? static_cast<T>(r ^ prev) : static_cast<T>(r + prev);
@@ -185,10 +223,30 @@ void inverse_2d_range(const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n, ui
       store<T>(p, static_cast<T>(res(j) + load<T>(p - up)));
       ++j, p += S;
     }
+#if defined(__SSE2__)
+    // Four lanes at a time when the row above them is complete (row >= 4).
+    if constexpr (sizeof(T) == 4) {
+      if (row >= 4 && Lorenzo && j < end) {
+        __m128i carry = _mm_set1_epi32(static_cast<int>(load<T>(p - S)));
+        for (; j + 4 <= end; j += 4, p += 16) {
+          __m128i d = _mm_add_epi32(load_res4<Zig>(in + 4 * j),
+                                    _mm_sub_epi32(load4(p - up), load4(p - up - S)));
+          __m128i v = prefix4(d, carry);
+          store4(p, v);
+          carry = _mm_shuffle_epi32(v, 0xFF);
+        }
+      } else if (row >= 4 && !Lorenzo) {
+        for (; j + 4 <= end; j += 4, p += 16)
+          store4(p, _mm_add_epi32(load_res4<Zig>(in + 4 * j), load4(p - up)));
+      }
+    }
+#endif
     if (Lorenzo) {
       T prev = load<T>(p - S);
       for (; j < end; ++j, p += S) {
-        prev = static_cast<T>(res(j) + prev + load<T>(p - up) - load<T>(p - up - S));
+        // The sum of the residual and the row above first: one add depends on prev.
+        prev =
+            static_cast<T>(static_cast<T>(res(j) + load<T>(p - up) - load<T>(p - up - S)) + prev);
         store<T>(p, prev);
       }
     } else {
