@@ -58,8 +58,11 @@ bool fixed_decode(const StepRecord& rec, const uint8_t* in, const uint8_t* side,
 // rec must have passed side_size.
 void fixed_decode_range(const StepRecord& rec, const uint8_t* in, uint8_t* out, uint64_t n,
                         uint32_t w, bool swap_out);
-// Fraction of the first m values that fixed-point with exponent e does not represent.
-double fixed_miss_rate(uint8_t e, const uint8_t* in, uint64_t m, uint32_t w);
+// Fraction of the first m values that fixed-point with exponent e does not represent; it
+// stops counting once the fraction is sure to exceed stop_above (the selector's limit), so
+// a larger result only means "above stop_above".
+double fixed_miss_rate(uint8_t e, const uint8_t* in, uint64_t m, uint32_t w,
+                       double stop_above = 1.0);
 
 // Dictionary: false (nothing written) when there are more than kMaxDictEntries distinct
 // values. side gets the table (rec.count entries of w bytes, ordered by value).

@@ -134,12 +134,14 @@ bool fixed_decode(const StepRecord& rec, const uint8_t* in, const uint8_t* side,
   return patch_exceptions(side, rec.count, out, m, w);
 }
 
-double fixed_miss_rate(uint8_t e, const uint8_t* in, uint64_t m, uint32_t w) {
+double fixed_miss_rate(uint8_t e, const uint8_t* in, uint64_t m, uint32_t w, double stop_above) {
   if (m == 0) return 1;
   const double p10 = pow10(e > kMaxExponent ? kMaxExponent : e);
+  // Past this many misses the rate is above stop_above whatever the rest holds.
+  const double budget = stop_above * double(m);
   uint64_t miss = 0;
   int64_t q;
-  for (uint64_t i = 0; i < m; ++i)
+  for (uint64_t i = 0; i < m && double(miss) <= budget; ++i)
     miss += w == 4 ? !to_fixed(load<float>(in + 4 * i), p10, 2147483647.0, &q)
                    : !to_fixed(load<double>(in + 8 * i), p10, 9007199254740992.0, &q);
   return double(miss) / double(m);
