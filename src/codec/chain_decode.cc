@@ -4,9 +4,11 @@
 // multiple of raw_n, and the inverse steps write only within out[0, raw_n).
 #include "codec/chain_decode.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "codec/entropy.h"
+#include "codec/exceptions.h"
 #include "codec/transforms.h"
 
 namespace ckptfwd::codec::chain {
@@ -75,6 +77,92 @@ bool invert(const StepRecord& r, const uint8_t* in, const uint8_t* side, uint8_t
   }
 }
 
+// The common chains, [native] [fixed | dict] [predictor] [shuffle] + entropy, inverted in
+// one pass over blocks of elements that stay in cache (unshuffle, predictor, fixed-point
+// or dictionary, byte order), instead of one pass over the whole chunk per step.
+struct Fused {
+  bool swap = false;
+  const StepRecord* rep = nullptr;   // kFixed or kDict
+  const StepRecord* pred = nullptr;  // a predictor
+  bool shuffle = false;
+  size_t rep_index = 0;
+};
+
+bool match_fused(const ChunkHeader& h, Fused& f) {
+  size_t k = 0;
+  const auto& st = h.steps;
+  if (k < st.size() && st[k].spec.kind == Step::kSwap) f.swap = true, ++k;
+  if (k < st.size() && (st[k].spec.kind == Step::kFixed || st[k].spec.kind == Step::kDict))
+    f.rep = &st[k], f.rep_index = k, ++k;
+  if (k < st.size() && is_predictor(st[k].spec.kind)) f.pred = &st[k], ++k;
+  if (k < st.size() && st[k].spec.kind == Step::kShuffle) f.shuffle = true, ++k;
+  return k == st.size() && (f.rep || f.pred || f.shuffle);
+}
+
+// main: the entropy-decoded main stream (m elements of width ws), side: where the
+// representation step's side data starts. Writes out[0, m * elem).
+bool decode_fused(const ChunkHeader& h, const Fused& f, const uint8_t* main, const uint8_t* side,
+                  uint8_t* out, uint64_t m, uint32_t ws, uint64_t row_in) {
+  const uint32_t elem = h.dtype.elem;
+  const bool swap = f.swap;
+  const uint64_t row = predictor_row(row_in, m);
+  const bool two_d =
+      f.pred && (f.pred->spec.kind == Step::kPrevRow || f.pred->spec.kind == Step::kLorenzo);
+  // How far back the predictor looks, and where its values go: straight into out when
+  // nothing follows it, else a window holding the history and one block (or a whole-chunk
+  // buffer when rows are too long for a window to pay).
+  const uint64_t history = two_d ? row + 1 : 1;
+  const bool pred_to_out = f.pred && !f.rep && !swap;
+  const bool window = f.pred && !pred_to_out && history <= (64u << 10) / ws;
+  uint64_t block = std::max<uint64_t>((32u << 10) / ws, 4 * history);
+  if (!f.pred || pred_to_out || !window) block = std::max<uint64_t>(1, (32u << 10) / ws);
+  thread_local std::vector<uint8_t> resid, values;
+  if (f.shuffle && resid.size() < block * ws) resid.resize(block * ws);
+  if (f.pred && !pred_to_out) {
+    const uint64_t slots = window ? history + block : m;
+    if (values.size() < slots * ws) values.resize(slots * ws);
+  }
+  uint64_t kept = 0;  // window: elements of history before the block's first slot
+  for (uint64_t i0 = 0; i0 < m; i0 += block) {
+    const uint64_t n = std::min(block, m - i0);
+    const uint8_t* r = main + i0 * ws;
+    if (f.shuffle && !f.pred && !f.rep && !swap) {  // shuffle alone: straight into out
+      unshuffle_range(main, out + i0 * elem, m, ws, i0, n);
+      continue;
+    }
+    if (f.shuffle) {
+      unshuffle_range(main, resid.data(), m, ws, i0, n);
+      r = resid.data();
+    }
+    const uint8_t* v = r;  // the block's values in the representation's width
+    if (f.pred) {
+      uint8_t* x = pred_to_out ? out + i0 * ws
+                   : window    ? values.data() + history * ws
+                               : values.data() + i0 * ws;
+      unpredict_range(f.pred->spec.kind, f.pred->spec.param == 1, r, x, i0, n, ws, row);
+      v = x;
+      if (window) {  // the last history elements move in front of the next block's slot
+        const uint64_t keep = std::min(history, kept + n);
+        memmove(values.data() + (history - keep) * ws, (x + n * ws) - keep * ws, keep * ws);
+        kept = keep;
+      }
+    }
+    uint8_t* o = out + i0 * elem;
+    if (f.rep && f.rep->spec.kind == Step::kFixed) {
+      fixed_decode_range(*f.rep, v, o, n, elem, swap);
+    } else if (f.rep) {
+      if (!dict_decode(*f.rep, v, side, o, n, elem, swap)) return false;
+    } else if (swap) {
+      swap_bytes(v, o, n, elem);
+    } else if (v != o) {
+      memcpy(o, v, n * elem);
+    }
+  }
+  if (f.rep && f.rep->spec.kind == Step::kFixed)
+    return patch_exceptions(side, f.rep->count, out, m, elem, swap);
+  return true;
+}
+
 }  // namespace
 
 bool decode_chunk(const uint8_t* in, size_t n, uint8_t* out, size_t raw_n) {
@@ -107,6 +195,9 @@ bool decode_chunk(const uint8_t* in, size_t n, uint8_t* out, size_t raw_n) {
     if (!fpzip_decode(body, body_n, decoded.data(), m, elem, h.inner, &used)) return false;
     if (body_n - used != tail) return false;
     if (tail) memcpy(out + m * elem, body + used, tail);
+  } else if (h.steps.empty()) {
+    // No steps: the body is the chunk's bytes (main stream, then the tail).
+    return entropy_decode(h.entropy, body, body_n, out, raw_n);
   } else {
     if (decoded.size() < total) decoded.resize(total);
     if (!entropy_decode(h.entropy, body, body_n, decoded.data(), total)) return false;
@@ -120,6 +211,10 @@ bool decode_chunk(const uint8_t* in, size_t n, uint8_t* out, size_t raw_n) {
     side_at[i] = at;
     at += side_bytes[i];
   }
+  Fused f;
+  if (h.entropy != Entropy::kFpzip && match_fused(h, f))
+    return decode_fused(h, f, decoded.data(), decoded.data() + side_at[f.rep_index], out, m, w,
+                        row);
   // A predictor right after the byte order step writes swapped values straight into out.
   const bool fuse_swap = h.steps.size() >= 2 && h.steps[0].spec.kind == Step::kSwap &&
                          is_predictor(h.steps[1].spec.kind);

@@ -28,14 +28,19 @@ struct Exceptions {
 };
 
 // Writes the count exceptions of side over out; false on a position out of order or range.
+// swap_out: out holds its values byte-swapped (w 2, 4 or 8), and so do the patched ones.
 inline bool patch_exceptions(const uint8_t* side, uint64_t count, uint8_t* out, uint64_t m,
-                             uint32_t w) {
+                             uint32_t w, bool swap_out = false) {
   const uint8_t* values = side + count * 8;
   uint64_t next_min = 0;
   for (uint64_t k = 0; k < count; ++k) {
     uint64_t pos = load<uint64_t>(side + 8 * k);
     if (pos < next_min || pos >= m) return false;
-    memcpy(out + pos * w, values + k * w, w);
+    if (swap_out) {
+      for (uint32_t b = 0; b < w; ++b) out[pos * w + b] = values[k * w + (w - 1 - b)];
+    } else {
+      memcpy(out + pos * w, values + k * w, w);
+    }
     next_min = pos + 1;
   }
   return true;

@@ -10,12 +10,20 @@
 
 namespace ckptfwd::codec::chain {
 
-// Byte order reversal of each element (its own inverse); w in {2, 4, 8}.
+// Byte order reversal of each element (its own inverse); w in {2, 4, 8}. in == out is
+// allowed.
 void swap_bytes(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w);
 
 // Byte shuffle: byte b of element i goes to out[b * m + i].
 void shuffle(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w);
 void unshuffle(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w);
+// Elements [i0, i0 + n) of a stream of m elements: shuffle_range takes them interleaved
+// from in[0, n * w) and writes their bytes into the m-byte planes of out; unshuffle_range
+// reads them from the planes of in and writes them interleaved to out[0, n * w).
+void shuffle_range(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint64_t i0,
+                   uint64_t n);
+void unshuffle_range(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint64_t i0,
+                     uint64_t n);
 
 // Byte delta over the whole buffer of n bytes.
 void byte_delta(const uint8_t* in, uint8_t* out, uint64_t n);
@@ -29,21 +37,40 @@ void predict(Step kind, bool zigzag, const uint8_t* in, uint8_t* out, uint64_t m
 void unpredict(Step kind, bool zigzag, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
                uint64_t row, bool swap_out = false);
 
+// The row width the 2-D predictors use for m elements: row, or m when there is one row
+// (0 or at least m), where they become the previous value.
+uint64_t predictor_row(uint64_t row, uint64_t m);
+// unpredict on elements [i0, i0 + n) of a stream, one block at a time (chain_decode.cc):
+// in holds the n residuals; x points at element i0's slot of the decoded values, the
+// slots before it holding the elements before i0 (back to i0 - 1 for kDelta and kXor,
+// i0 - row - 1 for the 2-D kinds, or to element 0); row as predictor_row gives it.
+void unpredict_range(Step kind, bool zigzag, const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n,
+                     uint32_t w, uint64_t row);
+
 // Exact fixed-point (floats w in {4, 8}): out gets rec.width-byte integers, side the
 // exceptions (u64 positions, then the w-byte values). rec.count and rec.width are set.
 void fixed_encode(uint8_t e, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
                   StepRecord& rec, std::vector<uint8_t>& side);
 bool fixed_decode(const StepRecord& rec, const uint8_t* in, const uint8_t* side, uint8_t* out,
                   uint64_t m, uint32_t w);
-// Fraction of the first m values that fixed-point with exponent e does not represent.
-double fixed_miss_rate(uint8_t e, const uint8_t* in, uint64_t m, uint32_t w);
+// The values of fixed_decode for n elements (in: rec.width-byte integers), without the
+// exceptions, stored byte-swapped when swap_out (the inverse of a kSwap before the step).
+// rec must have passed side_size.
+void fixed_decode_range(const StepRecord& rec, const uint8_t* in, uint8_t* out, uint64_t n,
+                        uint32_t w, bool swap_out);
+// Fraction of the first m values that fixed-point with exponent e does not represent; it
+// stops counting once the fraction is sure to exceed stop_above (the selector's limit), so
+// a larger result only means "above stop_above".
+double fixed_miss_rate(uint8_t e, const uint8_t* in, uint64_t m, uint32_t w,
+                       double stop_above = 1.0);
 
 // Dictionary: false (nothing written) when there are more than kMaxDictEntries distinct
 // values. side gets the table (rec.count entries of w bytes, ordered by value).
 bool dict_encode(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, bool is_float,
                  StepRecord& rec, std::vector<uint8_t>& side);
+// w in {1, 2, 4, 8} (side_size checks it); swap_out stores the values byte-swapped.
 bool dict_decode(const StepRecord& rec, const uint8_t* in, const uint8_t* side, uint8_t* out,
-                 uint64_t m, uint32_t w);
+                 uint64_t m, uint32_t w, bool swap_out = false);
 // Distinct values among the first m (stops counting past limit).
 uint64_t count_distinct(const uint8_t* in, uint64_t m, uint32_t w, uint64_t limit);
 

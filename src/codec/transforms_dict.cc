@@ -125,17 +125,49 @@ bool dict_encode(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, bool i
   }
 }
 
-bool dict_decode(const StepRecord& rec, const uint8_t* in, const uint8_t* side, uint8_t* out,
-                 uint64_t m, uint32_t w) {
+namespace {
+// Fixed widths turn the copy of each value into one load and store.
+template <class T, class I, bool Swap>
+bool decode_typed(const StepRecord& rec, const uint8_t* in, const uint8_t* side, uint8_t* out,
+                  uint64_t m) {
   // An index past the table is corruption: checked per value, flagged once at the end.
   bool bad = false;
   for (uint64_t i = 0; i < m; ++i) {
-    uint64_t s = rec.width == 1 ? in[i] : load<uint16_t>(in + 2 * i);
+    uint64_t s = load<I>(in + i * sizeof(I));
     bad |= s >= rec.count;
     s = s < rec.count ? s : 0;
-    memcpy(out + i * w, side + s * w, w);
+    T v = load<T>(side + s * sizeof(T));
+    if constexpr (Swap && sizeof(T) == 2) v = __builtin_bswap16(v);
+    if constexpr (Swap && sizeof(T) == 4) v = __builtin_bswap32(v);
+    if constexpr (Swap && sizeof(T) == 8) v = __builtin_bswap64(v);
+    store<T>(out + i * sizeof(T), v);
   }
   return !bad;
+}
+
+template <class T, bool Swap>
+bool decode_width(const StepRecord& rec, const uint8_t* in, const uint8_t* side, uint8_t* out,
+                  uint64_t m) {
+  return rec.width == 1 ? decode_typed<T, uint8_t, Swap>(rec, in, side, out, m)
+                        : decode_typed<T, uint16_t, Swap>(rec, in, side, out, m);
+}
+}  // namespace
+
+bool dict_decode(const StepRecord& rec, const uint8_t* in, const uint8_t* side, uint8_t* out,
+                 uint64_t m, uint32_t w, bool swap_out) {
+  switch (w) {
+    case 1:
+      return decode_width<uint8_t, false>(rec, in, side, out, m);
+    case 2:
+      return swap_out ? decode_width<uint16_t, true>(rec, in, side, out, m)
+                      : decode_width<uint16_t, false>(rec, in, side, out, m);
+    case 4:
+      return swap_out ? decode_width<uint32_t, true>(rec, in, side, out, m)
+                      : decode_width<uint32_t, false>(rec, in, side, out, m);
+    default:
+      return swap_out ? decode_width<uint64_t, true>(rec, in, side, out, m)
+                      : decode_width<uint64_t, false>(rec, in, side, out, m);
+  }
 }
 
 uint64_t count_distinct(const uint8_t* in, uint64_t m, uint32_t w, uint64_t limit) {

@@ -2,7 +2,12 @@
 // SIGMOD 2024): q = rint(v * 10^e) is kept when (float)(q / 10^e) gives v back bit for
 // bit; any other value (-0.0, NaN, inf, denormals, more digits) is an exception. Division
 // by an exact power of ten is correctly rounded, so decoding repeats the encoder's check.
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <cmath>
+#include <cstring>
 
 #include "codec/exceptions.h"
 #include "codec/transforms.h"
@@ -60,7 +65,60 @@ void decode_typed(const StepRecord& rec, const uint8_t* in, uint8_t* out, uint64
              static_cast<F>(static_cast<double>(load_int(in, i, rec.width)) / p10));
 }
 
+template <class T>
+inline T bswap(T v) {
+  if constexpr (sizeof(T) == 4) return __builtin_bswap32(v);
+  return __builtin_bswap64(v);
+}
+
+// decode_typed on a block, with the values stored in either byte order. The int32 to
+// float case (the common one) takes two values per SSE2 division: the same correctly
+// rounded double quotient, then the same conversion to float as the scalar code.
+template <class F, class I, class U, bool Swap>
+void decode_range(const uint8_t* in, uint8_t* out, uint64_t n, double p10) {
+  uint64_t i = 0;
+#if defined(__SSE2__)
+  if constexpr (sizeof(F) == 4 && sizeof(I) == 4) {
+    const __m128d d = _mm_set1_pd(p10);
+    for (; i + 4 <= n; i += 4) {
+      __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 4 * i));
+      __m128 lo = _mm_cvtpd_ps(_mm_div_pd(_mm_cvtepi32_pd(q), d));
+      __m128 hi = _mm_cvtpd_ps(_mm_div_pd(_mm_cvtepi32_pd(_mm_srli_si128(q, 8)), d));
+      __m128i v = _mm_castps_si128(_mm_movelh_ps(lo, hi));
+      if (Swap) {  // reverse the bytes of each 32-bit lane
+        v = _mm_or_si128(_mm_slli_epi16(v, 8), _mm_srli_epi16(v, 8));
+        v = _mm_shufflehi_epi16(_mm_shufflelo_epi16(v, 0xB1), 0xB1);
+      }
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 4 * i), v);
+    }
+  }
+#endif
+  for (; i < n; ++i) {
+    F f = static_cast<F>(static_cast<double>(load<I>(in + i * sizeof(I))) / p10);
+    U u;
+    memcpy(&u, &f, sizeof u);
+    store<U>(out + i * sizeof(F), Swap ? bswap(u) : u);
+  }
+}
+
+template <class F, class U, bool Swap>
+void decode_range_width(uint8_t width, const uint8_t* in, uint8_t* out, uint64_t n, double p10) {
+  width == 4 ? decode_range<F, int32_t, U, Swap>(in, out, n, p10)
+             : decode_range<F, int64_t, U, Swap>(in, out, n, p10);
+}
+
 }  // namespace
+
+void fixed_decode_range(const StepRecord& rec, const uint8_t* in, uint8_t* out, uint64_t n,
+                        uint32_t w, bool swap_out) {
+  const double p10 = pow10(rec.spec.param);
+  if (w == 4)
+    swap_out ? decode_range_width<float, uint32_t, true>(rec.width, in, out, n, p10)
+             : decode_range_width<float, uint32_t, false>(rec.width, in, out, n, p10);
+  else
+    swap_out ? decode_range_width<double, uint64_t, true>(rec.width, in, out, n, p10)
+             : decode_range_width<double, uint64_t, false>(rec.width, in, out, n, p10);
+}
 
 void fixed_encode(uint8_t e, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
                   StepRecord& rec, std::vector<uint8_t>& side) {
@@ -76,12 +134,14 @@ bool fixed_decode(const StepRecord& rec, const uint8_t* in, const uint8_t* side,
   return patch_exceptions(side, rec.count, out, m, w);
 }
 
-double fixed_miss_rate(uint8_t e, const uint8_t* in, uint64_t m, uint32_t w) {
+double fixed_miss_rate(uint8_t e, const uint8_t* in, uint64_t m, uint32_t w, double stop_above) {
   if (m == 0) return 1;
   const double p10 = pow10(e > kMaxExponent ? kMaxExponent : e);
+  // Past this many misses the rate is above stop_above whatever the rest holds.
+  const double budget = stop_above * double(m);
   uint64_t miss = 0;
   int64_t q;
-  for (uint64_t i = 0; i < m; ++i)
+  for (uint64_t i = 0; i < m && double(miss) <= budget; ++i)
     miss += w == 4 ? !to_fixed(load<float>(in + 4 * i), p10, 2147483647.0, &q)
                    : !to_fixed(load<double>(in + 8 * i), p10, 9007199254740992.0, &q);
   return double(miss) / double(m);

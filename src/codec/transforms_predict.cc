@@ -3,6 +3,10 @@
 // Residual r = x - pred (or x ^ pred for kXor), optionally zigzagged. Rows are row
 // elements wide; the first row predicts from the previous value, the first column of a
 // row from the value above.
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <type_traits>
 
 #include "codec/load_store.h"
@@ -113,7 +117,7 @@ void inverse_2d(const uint8_t* in, uint8_t* out, uint64_t m, uint64_t row) {
 
 template <class T, bool Zig, bool Swap>
 void run(bool forward, Step kind, const uint8_t* in, uint8_t* out, uint64_t m, uint64_t row) {
-  if (row == 0 || row >= m) row = m ? m : 1;  // one row: 2-D kinds become previous value
+  row = predictor_row(row, m);
   switch (kind) {
     case Step::kXor:
       return forward ? forward_1d<T, false, true>(in, out, m)
@@ -145,7 +149,152 @@ void dispatch(bool forward, Step kind, const uint8_t* in, uint8_t* out, uint64_t
   }
 }
 
+// Inverse over elements [i0, i0 + n) for the block decoder: in holds their residuals, x
+// points at element i0's slot, and the slots before it hold the decoded values of the
+// elements before i0 (as far back as the kind looks: one, or row + 1). Same predictions
+// as inverse_1d / inverse_2d; row is already normalized (1 <= row, m when one row).
+#if defined(__SSE2__)
+// 32-bit lanes with SSE2 (baseline x86-64): residuals are unzigzagged four at a time, and
+// the running sum of the previous-value kinds is a prefix sum of four lanes plus the
+// last value of the four before.
+template <bool Zig>
+inline __m128i load_res4(const uint8_t* p) {
+  __m128i z = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  if (!Zig) return z;
+  __m128i neg = _mm_sub_epi32(_mm_setzero_si128(), _mm_and_si128(z, _mm_set1_epi32(1)));
+  return _mm_xor_si128(_mm_srli_epi32(z, 1), neg);
+}
+inline __m128i prefix4(__m128i v, __m128i carry) {
+  v = _mm_add_epi32(v, _mm_slli_si128(v, 4));
+  v = _mm_add_epi32(v, _mm_slli_si128(v, 8));
+  return _mm_add_epi32(v, carry);
+}
+inline void store4(uint8_t* p, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
+inline __m128i load4(const uint8_t* p) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
+#endif
+
+template <class T, bool Zig, bool Xor>
+void inverse_1d_range(const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n) {
+  T prev = i0 ? load<T>(x - sizeof(T)) : T(0);
+  uint64_t j = 0;
+#if defined(__SSE2__)
+  if constexpr (sizeof(T) == 4 && !Xor) {
+    __m128i carry = _mm_set1_epi32(static_cast<int>(prev));
+    for (; j + 4 <= n; j += 4) {
+      __m128i v = prefix4(load_res4<Zig>(in + 4 * j), carry);
+      store4(x + 4 * j, v);
+      carry = _mm_shuffle_epi32(v, 0xFF);
+    }
+    prev = static_cast<T>(_mm_cvtsi128_si32(carry));
+  }
+#endif
+  for (; j < n; ++j) {
+    T r = load<T>(in + j * sizeof(T));
+    if (Zig) r = unzig(r);
+    prev = Xor ? static_cast<T>(r ^ prev) : static_cast<T>(r + prev);
+    store<T>(x + j * sizeof(T), prev);
+  }
+}
+
+template <class T, bool Zig, bool Lorenzo>
+void inverse_2d_range(const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n, uint64_t row) {
+  constexpr uint64_t S = sizeof(T);
+  const uint64_t up = row * S;
+  auto res = [&](uint64_t j) {
+    T r = load<T>(in + j * S);
+    return Zig ? unzig(r) : r;
+  };
+  uint64_t j = 0;
+  if (i0 < row) {  // the first row: previous value
+    const uint64_t end = row - i0 < n ? row - i0 : n;
+    T prev = i0 ? load<T>(x - S) : T(0);
+    for (; j < end; ++j) {
+      prev = static_cast<T>(res(j) + prev);
+      store<T>(x + j * S, prev);
+    }
+  }
+  while (j < n) {
+    const uint64_t col = (i0 + j) % row;
+    const uint64_t end = n - j < row - col ? n : j + (row - col);
+    uint8_t* p = x + j * S;
+    if (col == 0) {  // the first column: the value above
+      store<T>(p, static_cast<T>(res(j) + load<T>(p - up)));
+      ++j, p += S;
+    }
+#if defined(__SSE2__)
+    // Four lanes at a time when the row above them is complete (row >= 4).
+    if constexpr (sizeof(T) == 4) {
+      if (row >= 4 && Lorenzo && j < end) {
+        __m128i carry = _mm_set1_epi32(static_cast<int>(load<T>(p - S)));
+        for (; j + 4 <= end; j += 4, p += 16) {
+          __m128i d = _mm_add_epi32(load_res4<Zig>(in + 4 * j),
+                                    _mm_sub_epi32(load4(p - up), load4(p - up - S)));
+          __m128i v = prefix4(d, carry);
+          store4(p, v);
+          carry = _mm_shuffle_epi32(v, 0xFF);
+        }
+      } else if (row >= 4 && !Lorenzo) {
+        for (; j + 4 <= end; j += 4, p += 16)
+          store4(p, _mm_add_epi32(load_res4<Zig>(in + 4 * j), load4(p - up)));
+      }
+    }
+#endif
+    if (Lorenzo) {
+      T prev = load<T>(p - S);
+      for (; j < end; ++j, p += S) {
+        // The sum of the residual and the row above first: one add depends on prev.
+        prev =
+            static_cast<T>(static_cast<T>(res(j) + load<T>(p - up) - load<T>(p - up - S)) + prev);
+        store<T>(p, prev);
+      }
+    } else {
+      for (; j < end; ++j, p += S) store<T>(p, static_cast<T>(res(j) + load<T>(p - up)));
+    }
+  }
+}
+
+template <class T, bool Zig>
+void range_kind(Step kind, const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n, uint64_t row) {
+  switch (kind) {
+    case Step::kXor:
+      return inverse_1d_range<T, false, true>(in, x, i0, n);
+    case Step::kPrevRow:
+      return inverse_2d_range<T, Zig, false>(in, x, i0, n, row);
+    case Step::kLorenzo:
+      return inverse_2d_range<T, Zig, true>(in, x, i0, n, row);
+    default:
+      return inverse_1d_range<T, Zig, false>(in, x, i0, n);
+  }
+}
+
+template <bool Zig>
+void range_width(Step kind, const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n, uint32_t w,
+                 uint64_t row) {
+  switch (w) {
+    case 1:
+      return range_kind<uint8_t, Zig>(kind, in, x, i0, n, row);
+    case 2:
+      return range_kind<uint16_t, Zig>(kind, in, x, i0, n, row);
+    case 4:
+      return range_kind<uint32_t, Zig>(kind, in, x, i0, n, row);
+    default:
+      return range_kind<uint64_t, Zig>(kind, in, x, i0, n, row);
+  }
+}
+
 }  // namespace
+
+uint64_t predictor_row(uint64_t row, uint64_t m) {
+  return row == 0 || row >= m ? (m ? m : 1) : row;
+}
+
+void unpredict_range(Step kind, bool zigzag, const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n,
+                     uint32_t w, uint64_t row) {
+  zigzag ? range_width<true>(kind, in, x, i0, n, w, row)
+         : range_width<false>(kind, in, x, i0, n, w, row);
+}
 
 void predict(Step kind, bool zigzag, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
              uint64_t row) {
