@@ -89,7 +89,8 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 //   file shared across nodes, by one process per node while all that node's processes
 //   wait in a barrier, after each has synced (src/forwarder/refresh_verb.cc). Nothing open
 //   here, or not partial: OK without change.
-// STATS                                 -> OK json [variable-json...] (var_stats.h)
+// STATS                                 -> OK json
+// STATS vars                            -> OK json-lines (one object per variable, var_stats.h)
 // DRAIN                                 -> OK | ERR errno (all pending versions committed)
 inline constexpr const char* kHello = "HELLO";
 inline constexpr const char* kOpen = "OPEN";

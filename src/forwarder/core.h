@@ -5,8 +5,8 @@
 #include "common/config.h"
 #include "forwarder/codec_choice.h"
 #include "forwarder/state.h"
-#include "forwarder/var_stats.h"
 #include "forwarder/stats.h"
+#include "forwarder/var_stats.h"
 #include "schema/infer.h"
 
 namespace ckptfwd::fwd {
@@ -31,7 +31,7 @@ struct Core {
   std::string job;  // this session's job (SessionPaths::job): close-to-open is per job
   Stats stats;
   State state;
-  schema::Inferrer inferrer;  // variable maps of sealed versions (pipeline.h)
+  schema::Inferrer inferrer;   // variable maps of sealed versions (pipeline.h)
   VariableStats var_stats;     // per variable: chain, bytes in/out, time (var_stats.h)
   CodecChoices codec_choices;  // codec chain per variable, kept for the job (codec_choice.h)
 };

@@ -114,7 +114,7 @@ Reply Service::handle(ClientCtx& cl, const wire::Fields& f) {
     if (f.n < 2 || !get_path(f[1], p1)) return bad();
     return refresh(p1);
   }
-  if (verb == wire::kStats) return stats();
+  if (verb == wire::kStats) return stats(f.n >= 2 && std::string(f[1]) == "vars");
   if (verb == wire::kDrain) return drain();
   LOG_WARN("unknown verb '%.40s' from pid %ld", verb.c_str(), cl.pid);
   return reply_err(ENOSYS);

@@ -207,11 +207,15 @@ Reply Service::chmod(const std::string& path, uint32_t mode) {
   return reply_ok();
 }
 
-// The counters, then one line per variable (the CLI's --vars; older CLIs read the first).
-Reply Service::stats() {
-  std::vector<std::string> fields{c_.stats.to_json()};
-  for (std::string& v : c_.var_stats.json_lines(kStatsVarsMax)) fields.push_back(std::move(v));
-  return reply_ok(std::move(fields));
+Reply Service::stats(bool vars) {
+  if (!vars) return reply_ok({c_.stats.to_json()});
+  // One field of JSON lines, the largest variables first, cut to fit one frame.
+  std::string lines;
+  for (const std::string& v : c_.var_stats.json_lines(kStatsVarsMax)) {
+    if (lines.size() + v.size() + 1 > wire::kMaxFrame - 64) break;
+    lines += v + "\n";
+  }
+  return reply_ok({lines});
 }
 
 }  // namespace ckptfwd::fwd

@@ -49,7 +49,8 @@ class Service {
   Reply chmod(const std::string& path, uint32_t mode);
   // REFRESH (refresh_verb.cc): path's open partial version takes in the store's content.
   Reply refresh(const std::string& path);
-  Reply stats();
+  // The counters; with vars, the per-variable lines instead (var_stats.h).
+  Reply stats(bool vars = false);
   Reply drain();
   // The connection went away: its still-open versions are closed as they are (a killed
   // rank leaves the partial file a direct write would have left).

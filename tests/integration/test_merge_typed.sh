@@ -54,6 +54,16 @@ for k in floats:
     if k["files"] != 16:
         sys.exit(f"{k['key']} is held by {k['files']} files, not 16")
 PY
+# The forwarder's per-variable stats: chain, bytes in and out.
+"$CLI" stats --vars --json >"$T/vars-stats.jsonl" 2>"$T/stats.err" || fail "ckptfwd stats --vars failed: $(cat "$T/stats.err")"
+/usr/bin/python3 - "$T/vars-stats.jsonl" <<'PY' || fail "ckptfwd stats --vars does not list the merged variables"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+typed = [r for r in recs if r["source"] == "variable" and "+" in r["chain"] and r["bytes_out"] < r["bytes_in"]]
+print(f"stats --vars: {len(recs)} variables, {len(typed)} with a typed chain that shrinks them")
+if len(typed) < 50:
+    sys.exit(1)
+PY
 stored=$(find "$STORE" -maxdepth 1 -name '*.ckc' -printf '%s\n' | awk '{s += $1} END {print s + 0}')
 cat "$DIRECT"/rank*.nc | zstd -3 -q -c >"$T/cat.zst"
 zsize=$(stat -c %s "$T/cat.zst")

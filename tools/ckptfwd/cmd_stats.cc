@@ -1,6 +1,8 @@
 // ckptfwd stats [--json] | stats --file STATS_FILE, and ckptfwd drain
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <vector>
 
 #include "cli.h"
 #include "common/protocol.h"
@@ -12,7 +14,7 @@ namespace ckptfwd::cli {
 namespace {
 
 const char kStatsHelp[] =
-    "usage: ckptfwd stats [--json]\n"
+    "usage: ckptfwd stats [--vars] [--json]\n"
     "       ckptfwd stats --file STATS_FILE [--json]\n"
     "\n"
     "Asks the running forwarder of this job on this node for its counters and prints them\n"
@@ -20,8 +22,12 @@ const char kStatsHelp[] =
     "environment the preload library uses: CKPTFWD_JOB_ID (or SLURM_JOB_ID, PBS_JOBID),\n"
     "CKPTFWD_NODE_ID (or the host name) and CKPTFWD_STAGE_DIR (default /dev/shm).\n"
     "\n"
+    "  --vars     per variable key (the largest 256), what its merged streams made of it\n"
+    "             in this job: the codec chain, bytes in and out, ratio and encode MB/s\n"
+    "             per core (--json: one JSON object per line)\n"
     "  --file F   print the records of a CKPTFWD_STATS_FILE (JSON lines: the forwarder's\n"
-    "             counters at exit or SIGUSR1, and client records of fallbacks)\n"
+    "             counters at exit or SIGUSR1, its variables at exit (\"source\":\n"
+    "             \"variable\", shown as one table) and client records of fallbacks)\n"
     "\n"
     "Counters: files_captured, bytes_captured, files_committed, bytes_committed,\n"
     "bytes_typed (committed bytes with dtype hints), bytes_stored, containers_written, ratio,\n"
@@ -38,6 +44,32 @@ const char kDrainHelp[] =
     "version it holds. Prints \"nothing to drain\" and exits 0 when no forwarder runs.\n"
     "Exit status 1 if the forwarder reports that a commit failed.\n";
 
+// The per-variable records ({"source":"variable",...}) as one table.
+void print_variable_table(const std::vector<StatsKV>& vars) {
+  if (vars.empty()) return;
+  auto get = [](const StatsKV& kv, const char* k) {
+    for (const auto& [key, v] : kv)
+      if (key == k) return v;
+    return std::string("-");
+  };
+  size_t kw = 3, cw = 5;
+  for (const StatsKV& v : vars) {
+    kw = std::max(kw, get(v, "key").size());
+    cw = std::max(cw, get(v, "chain").size());
+  }
+  printf("  %-*s  %-6s  %-*s  %12s  %12s  %6s  %8s\n", static_cast<int>(kw), "KEY", "DTYPE",
+         static_cast<int>(cw), "CHAIN", "BYTES IN", "BYTES OUT", "RATIO", "MB/S");
+  for (const StatsKV& v : vars)
+    printf("  %-*s  %-6s  %-*s  %12s  %12s  %6s  %8s\n", static_cast<int>(kw),
+           get(v, "key").c_str(), get(v, "dtype").c_str(), static_cast<int>(cw),
+           get(v, "chain").c_str(), get(v, "bytes_in").c_str(), get(v, "bytes_out").c_str(),
+           get(v, "ratio").c_str(), get(v, "encode_mbs").c_str());
+}
+
+bool is_variable_record(const StatsKV& kv) {
+  return !kv.empty() && kv[0].first == "source" && kv[0].second == "variable";
+}
+
 int stats_file(const std::string& path, bool json) {
   std::ifstream in(path);
   if (!in) {
@@ -47,6 +79,7 @@ int stats_file(const std::string& path, bool json) {
   std::string line;
   int rc = 0;
   size_t records = 0;
+  std::vector<StatsKV> vars;
   for (size_t lineno = 1; std::getline(in, line); ++lineno) {
     if (line.empty()) continue;
     StatsKV kv;
@@ -55,15 +88,22 @@ int stats_file(const std::string& path, bool json) {
       rc = 1;
       continue;
     }
-    ++records;
     if (json) {
       printf("%s\n", line.c_str());
+      ++records;
+    } else if (is_variable_record(kv)) {
+      vars.push_back(std::move(kv));
     } else {
+      ++records;
       printf("%s--- record %zu (line %zu)\n%s", records > 1 ? "\n" : "", records, lineno,
              format_stats_table(kv).c_str());
     }
   }
-  if (records == 0 && rc == 0) printf("%s holds no stats records\n", path.c_str());
+  if (!vars.empty()) {
+    printf("\n--- variables (%zu)\n", vars.size());
+    print_variable_table(vars);
+  }
+  if (records == 0 && vars.empty() && rc == 0) printf("%s holds no stats records\n", path.c_str());
   return rc;
 }
 
@@ -74,11 +114,13 @@ int cmd_stats(const Args& args) {
     fputs(kStatsHelp, stdout);
     return 0;
   }
-  bool json = false;
+  bool json = false, vars = false;
   std::string file;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--json") {
       json = true;
+    } else if (args[i] == "--vars") {
+      vars = true;
     } else if (args[i] == "--file") {
       if (i + 1 >= args.size()) return usage_error("stats", "--file needs a path");
       file = args[++i];
@@ -88,6 +130,9 @@ int cmd_stats(const Args& args) {
       return usage_error("stats", "unexpected argument " + args[i]);
     }
   }
+  if (!file.empty() && vars)
+    return usage_error(
+        "stats", "--vars asks the running forwarder; a stats file lists its variables anyway");
   if (!file.empty()) return stats_file(file, json);
 
   ForwarderClient c;
@@ -98,13 +143,39 @@ int cmd_stats(const Args& args) {
   }
   std::vector<std::string> reply;
   std::string err;
-  if (!c.request({wire::kStats}, &reply, &err)) {
+  std::vector<std::string> ask{wire::kStats};
+  if (vars) ask.push_back("vars");
+  if (!c.request(ask, &reply, &err)) {
     error("stats: " + err);
     return 1;
   }
   if (reply.size() < 2 || reply[0] != wire::kOk) {
     error("stats: the forwarder refused STATS (" + (reply.empty() ? "" : reply[0]) + ")");
     return 1;
+  }
+  if (vars) {
+    // One JSON object per line (forwarder/var_stats.h).
+    std::vector<StatsKV> table;
+    for (size_t b = 0; b < reply[1].size();) {
+      size_t e = reply[1].find('\n', b);
+      if (e == std::string::npos) e = reply[1].size();
+      std::string line = reply[1].substr(b, e - b);
+      b = e + 1;
+      StatsKV kv;
+      if (line.empty() || !parse_flat_json(line, &kv)) continue;
+      if (json) printf("%s\n", line.c_str());
+      table.push_back(std::move(kv));
+    }
+    if (json) return 0;
+    if (table.empty()) {
+      printf(
+          "no variables merged by this forwarder yet (files stored agnostic, or none "
+          "committed)\n");
+      return 0;
+    }
+    printf("forwarder variables (%zu)\n", table.size());
+    print_variable_table(table);
+    return 0;
   }
   if (json) {
     printf("%s\n", reply[1].c_str());
