@@ -10,6 +10,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "common/materialize.h"
 #include "forwarder/staging.h"
@@ -30,8 +34,60 @@ std::string read_view_of(const std::string& dir, const std::string& store, const
   return dir + "/r" + hex + ".data";
 }
 
+namespace {
+// The containers restored from last, kept open with their decoded chunks (the reader's
+// chunk cache, at most 64 MiB each): the ranks of a node restarting read the files of one
+// batch one after another, and in a batch merged by variable those files share chunks, so
+// each chunk is decoded about once per node instead of once per rank. Containers are
+// immutable once committed and their names unique, so a cached reader never goes stale;
+// materialize_entry still checks each one's identity against its MANIFEST record.
+class RecentContainers {
+ public:
+  std::shared_ptr<ContainerReader> get(const std::string& path, std::string* err) {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      for (auto it = open_.begin(); it != open_.end(); ++it)
+        if (it->first == path) {
+          auto hit = *it;
+          open_.erase(it);
+          open_.push_back(hit);  // most recent last
+          return hit.second;
+        }
+    }
+    auto r = std::make_shared<ContainerReader>();
+    if (!r->open(path, err)) return nullptr;
+    std::lock_guard<std::mutex> g(mu_);
+    if (open_.size() >= kKept) open_.erase(open_.begin());
+    open_.emplace_back(path, r);
+    return r;
+  }
+
+ private:
+  static constexpr size_t kKept = 2;
+  std::mutex mu_;
+  std::vector<std::pair<std::string, std::shared_ptr<ContainerReader>>> open_;
+};
+
+RecentContainers& recent_containers() {
+  static RecentContainers r;
+  return r;
+}
+}  // namespace
+
 bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std::string* err) {
-  return materialize_entry(store, e, fd, err);
+  std::map<std::string, std::shared_ptr<ContainerReader>> held;  // alive for this restore
+  ContainerSource source = [&](const std::string& name, std::string* why) -> ContainerReader* {
+    if (!is_plain_container_name(name)) {
+      if (why)
+        *why = "the MANIFEST names an invalid container '" + name +
+               "' (not a file in the store " + store + ")";
+      return nullptr;
+    }
+    auto r = recent_containers().get(store + "/" + name, why);
+    if (!r) return nullptr;
+    return (held[name] = std::move(r)).get();
+  };
+  return materialize_entry(e, source, fd, err);
 }
 
 std::string ensure_read_view(const std::string& view, const std::string& store,
