@@ -131,9 +131,9 @@ Run run_one(const Args& a, const ckptfwd::schema::Inferrer& inferrer,
   fs::remove_all(store, ec);
   std::vector<std::string> containers;
   ckptfwd::fwd::CodecChoices choices;
-  for (size_t first = 0; first < a.files.size(); first += a.files.size()) {
+  {  // one batch: the checkpoint wave of every rank
     std::vector<ckptfwd::fwd::BatchFile> batch;
-    for (size_t i = first; i < a.files.size(); ++i) {
+    for (size_t i = 0; i < a.files.size(); ++i) {
       struct stat st {};
       if (stat(a.files[i].c_str(), &st) != 0) {
         r.error = "cannot stat " + a.files[i];
@@ -167,7 +167,7 @@ Run run_one(const Args& a, const ckptfwd::schema::Inferrer& inferrer,
     r.compress_s += cpu_s() - c0;
     r.wall_s += now_s() - t0;
     if (!ok) {
-      r.error = "write_container (ranks " + std::to_string(first) + "..): " + err;
+      r.error = "write_container: " + err;
       return r;
     }
     r.stored += res.bytes_stored;
