@@ -569,7 +569,7 @@ bool ContainerReader::Impl::resolve_ref(size_t s, size_t i, std::vector<uint8_t>
       "chunk " + std::to_string(r.chunk) + " of stream '" + r.stream_key + "' in " + r.container;
   auto fail = [&](const std::string& which, const std::string& why) {
     if (err)
-      *err = chunk_where(s, i) + ": refers to " + target + ", which " + which + " (" + why + ")";
+      *err = chunk_where(s, i) + " refers to " + target + ", which " + which + " (" + why + ")";
     return false;
   };
   std::string why;
