@@ -77,6 +77,11 @@ const std::string& work_dir() {
     std::string d = "/dev/shm/fuzz_container." + std::to_string(getpid());
     ::mkdir(d.c_str(), 0700);
     if (!make_target(d + "/target.ckc")) abort();
+    atexit([] {
+      std::string dir = "/dev/shm/fuzz_container." + std::to_string(getpid());
+      ::unlink((dir + "/target.ckc").c_str());
+      ::rmdir(dir.c_str());
+    });
     return d;
   }();
   return dir;
