@@ -1,10 +1,10 @@
 // Reference chunks (common/chunk_ref.h, container format version 4): the encoding and its
 // hostile-input checks, and the reader resolving a reference in the container it names,
 // with an error naming both containers when that one is missing, replaced or corrupt.
+#include <gtest/gtest.h>
 #include <xxhash.h>
 
 #include <cstdio>
-#include <gtest/gtest.h>
 
 #include "codec/codec.h"
 #include "common/chunk_encode.h"
@@ -52,17 +52,15 @@ ContainerIdentity write_original(const std::string& path, const std::vector<uint
 
 // A container whose first chunk refers to chunk `chunk` of `target` (raw bytes `a`) and
 // whose second chunk holds `b` itself.
-void write_referrer(const std::string& path, const std::string& target,
-                    const ContainerIdentity& id, uint32_t chunk, const std::vector<uint8_t>& a,
-                    const std::vector<uint8_t>& b) {
+void write_referrer(const std::string& path, const std::string& target, const ContainerIdentity& id,
+                    uint32_t chunk, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
   ContainerWriter w;
   std::string err;
   ASSERT_TRUE(w.open(path, &err)) << err;
   uint32_t s = w.add_stream(kKey, "F64LE", "aware");
   ChunkRef r{target, id, kKey, 0, chunk};
-  ASSERT_TRUE(
-      w.append_chunk(s, make_ref_chunk(r, static_cast<uint32_t>(a.size()), XXH64(a.data(), a.size(), 0)),
-                     &err))
+  ASSERT_TRUE(w.append_chunk(
+      s, make_ref_chunk(r, static_cast<uint32_t>(a.size()), XXH64(a.data(), a.size(), 0)), &err))
       << err;
   ASSERT_TRUE(w.append_chunk(s, encode_chunk(b.data(), b.size(), "zstd", 1), &err)) << err;
   FileEntry f;
@@ -97,8 +95,9 @@ TEST(ChunkRef, RoundTrip) {
 }
 
 TEST(ChunkRef, HostileNamesRejectedByTheParser) {
-  for (const std::string& name : std::vector<std::string>{"../x.ckc", "/etc/passwd", "a/b.ckc", ".", "..", "", "x.ckc.tmp", ".ckc",
-        std::string("a\0b.ckc", 7), std::string(300, 'a') + ".ckc"}) {
+  for (const std::string& name : std::vector<std::string>{
+           "../x.ckc", "/etc/passwd", "a/b.ckc", ".", "..", "", "x.ckc.tmp", ".ckc",
+           std::string("a\0b.ckc", 7), std::string(300, 'a') + ".ckc"}) {
     ChunkRef r{name, {100, 1}, kKey, 0, 0};
     std::vector<uint8_t> enc = encode_chunk_ref(r);
     ChunkRef back;

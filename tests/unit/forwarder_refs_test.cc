@@ -63,10 +63,10 @@ class ChunkRefs : public ForwarderTest {
       std::string bytes = checkpoint(rank, step, 8192);
       std::string staged = root_ + "/s" + std::to_string(step) + "_" + std::to_string(rank);
       write_file(staged, bytes);
-      files.push_back(BatchFile{static_cast<uint64_t>(step * 10 + rank + 1), staged,
-                                data_ + "/step" + std::to_string(step) + "/rank_" +
-                                    std::to_string(rank) + ".bin",
-                                rank, 0644, 0, bytes.size()});
+      files.push_back(BatchFile{
+          static_cast<uint64_t>(step * 10 + rank + 1), staged,
+          data_ + "/step" + std::to_string(step) + "/rank_" + std::to_string(rank) + ".bin", rank,
+          0644, 0, bytes.size()});
       contents.push_back(bytes);
     }
     BatchResult res;
