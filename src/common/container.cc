@@ -38,6 +38,7 @@
 
 #include "codec/codec.h"
 #include "codec/typed.h"
+#include "common/chunk_ref.h"
 #include "common/dtype.h"
 #include "common/le_codec.h"
 
@@ -47,8 +48,15 @@ namespace {
 
 constexpr char kMagic[8] = {'C', 'K', 'F', 'W', 'D', 'C', '0', '1'};
 constexpr char kEndMagic[8] = {'C', 'K', 'F', 'W', 'D', 'E', 'N', 'D'};
-constexpr uint32_t kFormatVersion = 3;        // written
+// Written: 4 when a chunk is a reference (common/chunk_ref.h), else 3, so that a store
+// without references stays readable by a ckptfwd that predates them.
+constexpr uint32_t kFormatVersion = 4;
+constexpr uint32_t kFormatVersionNoRefs = 3;
 constexpr uint32_t kOldestFormatVersion = 1;  // still read (no hints, no variable maps)
+// A reader opens at most this many other containers to resolve references: the writer
+// refers only to the few containers of the previous versions of a batch's paths, and a
+// hostile container must not make a reader hold thousands of descriptors.
+constexpr size_t kMaxRefContainers = 64;
 constexpr uint64_t kHeaderSize = 16;
 constexpr uint64_t kTrailerSize = 32;
 // Largest chunk a reader accepts (Config::chunk_bytes is at most 256 MiB): keeps a hostile
@@ -175,6 +183,7 @@ struct ContainerWriter::Impl {
   int fd = -1;
   uint64_t pos = 0;
   bool committed = false;
+  bool has_refs = false;    // a chunk is a reference: format version 4
   uint64_t index_hash = 0;  // set by commit()
   std::vector<StreamInfo> streams;
   std::vector<FileEntry> files;
@@ -202,7 +211,7 @@ bool ContainerWriter::open(const std::string& final_path, std::string* err) {
   }
   Enc h;
   h.raw(kMagic, 8);
-  h.u32(kFormatVersion);
+  h.u32(kFormatVersionNoRefs);  // commit() raises it when a chunk is a reference
   h.u32(0);
   if (!write_all(m.fd, h.buf.data(), h.buf.size())) {
     if (err) *err = m.tmp_path + ": write failed: " + errno_text(errno);
@@ -231,7 +240,16 @@ bool ContainerWriter::append_chunk(uint32_t s, const EncodedChunk& c, std::strin
   };
   if (m.fd < 0) return fail("append_chunk on a container that is not open");
   if (s >= m.streams.size()) return fail("append_chunk to unknown stream " + std::to_string(s));
-  if (!codec_by_id(c.codec)) return fail("chunk with unknown codec id " + std::to_string(c.codec));
+  const bool is_ref = c.codec == static_cast<uint8_t>(CodecId::kRef);
+  if (!is_ref && !codec_by_id(c.codec))
+    return fail("chunk with unknown codec id " + std::to_string(c.codec));
+  if (is_ref) {
+    ChunkRef r;
+    std::string why;
+    if (!decode_chunk_ref(c.bytes.data(), c.bytes.size(), r, &why))
+      return fail("reference chunk of stream '" + m.streams[s].key + "': " + why);
+    m.has_refs = true;
+  }
   if (c.bytes.size() > UINT32_MAX || c.raw_size > kMaxChunkRaw)
     return fail("chunk too large (" + std::to_string(c.raw_size) + " raw bytes; at most " +
                 std::to_string(kMaxChunkRaw) + ", lower CKPTFWD_CHUNK)");
@@ -342,6 +360,12 @@ bool ContainerWriter::commit(std::string* err) {
   m.index_hash = index_hash;
   if (!write_all(m.fd, x.buf.data(), x.buf.size()))
     return fail(m.tmp_path + ": write failed: " + errno_text(errno));
+  if (m.has_refs) {
+    Enc v;
+    v.u32(kFormatVersion);
+    if (!pwrite_all(m.fd, v.buf.data(), v.buf.size(), 8))
+      return fail(m.tmp_path + ": write failed: " + errno_text(errno));
+  }
   m.pos += x.buf.size();
   // Only we write this file (O_EXCL, O_CLOEXEC): any other size means bytes that are not
   // ours went in through a descriptor mix-up, and the container must not be published.
@@ -442,6 +466,21 @@ struct ContainerReader::Impl {
   // Chunk i of stream s decoded (from the cache or the file); null with *err on failure.
   ChunkBytes cached_chunk(size_t s, size_t i, std::string* err) const;
 
+  // The containers references were resolved in, opened once each (by file name in the
+  // directory of path), and why the ones that could not be opened could not: at most
+  // kMaxRefContainers names in all. Readers are never removed while this one lives.
+  mutable std::mutex refs_mu;
+  mutable std::map<std::string, std::unique_ptr<ContainerReader>> ref_readers;
+  mutable std::map<std::string, std::string> ref_failures;
+  // The open reader of the container a reference names, or nullptr with *why.
+  const ContainerReader* ref_reader(const std::string& name, std::string* why) const;
+  // Reads the stored bytes of chunk i of stream s and checks their hash.
+  bool read_stored(size_t s, size_t i, std::vector<uint8_t>& stored, std::string* err) const;
+  // Chunk i of stream s is a reference: parses it.
+  bool read_ref(size_t s, size_t i, ChunkRef& r, std::string* err) const;
+  // Decodes reference chunk i of stream s into out from the container it names.
+  bool resolve_ref(size_t s, size_t i, std::vector<uint8_t>& out, std::string* err) const;
+
   ~Impl() {
     if (fd >= 0) ::close(fd);
   }
@@ -466,17 +505,15 @@ struct ContainerReader::Impl {
   bool walk_file(size_t i, Sink&& sink, HashKind kind, std::string* err) const;
 };
 
-bool ContainerReader::Impl::decode_chunk(size_t s, size_t i, std::vector<uint8_t>& out,
-                                         std::string* err) const {
+bool ContainerReader::Impl::read_stored(size_t s, size_t i, std::vector<uint8_t>& stored,
+                                        std::string* err) const {
   const ChunkInfo& c = streams[s].chunks[i];
   auto fail = [&](const std::string& why) {
     if (err) *err = chunk_where(s, i) + ": " + why;
     return false;
   };
-  std::vector<uint8_t> stored;
   try {
     stored.resize(c.comp_size);
-    out.resize(c.raw_size);
   } catch (const std::bad_alloc&) {
     return fail("out of memory");
   }
@@ -484,6 +521,101 @@ bool ContainerReader::Impl::decode_chunk(size_t s, size_t i, std::vector<uint8_t
     return fail("read failed: " + errno_text(errno));
   if (XXH64(stored.data(), stored.size(), 0) != c.comp_hash)
     return fail("stored bytes do not match their checksum (corrupt container)");
+  return true;
+}
+
+bool ContainerReader::Impl::read_ref(size_t s, size_t i, ChunkRef& r, std::string* err) const {
+  if (streams[s].chunks[i].codec != static_cast<uint8_t>(CodecId::kRef)) {
+    if (err) *err = chunk_where(s, i) + ": not a reference";
+    return false;
+  }
+  std::vector<uint8_t> stored;
+  if (!read_stored(s, i, stored, err)) return false;
+  std::string why;
+  if (decode_chunk_ref(stored.data(), stored.size(), r, &why)) return true;
+  if (err) *err = chunk_where(s, i) + ": " + why;
+  return false;
+}
+
+const ContainerReader* ContainerReader::Impl::ref_reader(const std::string& name,
+                                                         std::string* why) const {
+  std::lock_guard<std::mutex> g(refs_mu);
+  if (auto it = ref_readers.find(name); it != ref_readers.end()) return it->second.get();
+  if (auto it = ref_failures.find(name); it != ref_failures.end()) {
+    *why = it->second;
+    return nullptr;
+  }
+  if (ref_readers.size() + ref_failures.size() >= kMaxRefContainers) {
+    *why = "more than " + std::to_string(kMaxRefContainers) +
+           " containers are referred to: refusing to open more";
+    return nullptr;
+  }
+  // name passed bad_ref_container_name: a plain file name, never a path elsewhere.
+  auto r = std::make_unique<ContainerReader>();
+  std::string err;
+  if (!r->open(dir_of(path) + "/" + name, &err)) {
+    ref_failures[name] = *why = err;
+    return nullptr;
+  }
+  return ref_readers.emplace(name, std::move(r)).first->second.get();
+}
+
+bool ContainerReader::Impl::resolve_ref(size_t s, size_t i, std::vector<uint8_t>& out,
+                                        std::string* err) const {
+  const ChunkInfo& c = streams[s].chunks[i];
+  ChunkRef r;
+  if (!read_ref(s, i, r, err)) return false;
+  std::string target =
+      "chunk " + std::to_string(r.chunk) + " of stream '" + r.stream_key + "' in " + r.container;
+  auto fail = [&](const std::string& which, const std::string& why) {
+    if (err)
+      *err = chunk_where(s, i) + " refers to " + target + ", which " + which + " (" + why + ")";
+    return false;
+  };
+  std::string why;
+  const ContainerReader* other = ref_reader(r.container, &why);
+  if (!other) {
+    bool missing = why.find(strerror(ENOENT)) != std::string::npos;
+    return fail(missing ? "is missing" : "cannot be read", why);
+  }
+  const Impl& o = *other->impl_;
+  const ContainerIdentity on_disk{o.file_size, o.index_hash};
+  if (on_disk != r.id)
+    return fail("was replaced",
+                describe(on_disk) + " on disk, the reference says " + describe(r.id));
+  if (r.stream >= o.streams.size() || r.chunk >= o.streams[r.stream].chunks.size())
+    return fail("is corrupt", "it has no such chunk");
+  const StreamInfo& os = o.streams[r.stream];
+  const ChunkInfo& oc = os.chunks[r.chunk];
+  if (os.key != r.stream_key)
+    return fail("is corrupt", "its stream " + std::to_string(r.stream) + " is '" + os.key + "'");
+  // Depth 1: the writer always refers to the original, so a reference to a reference is
+  // damage, and following it could loop.
+  if (oc.codec == static_cast<uint8_t>(CodecId::kRef))
+    return fail("is corrupt", "that chunk is itself a reference");
+  if (oc.raw_size != c.raw_size || oc.raw_hash != c.raw_hash)
+    return fail("is corrupt", "that chunk holds other bytes (size or checksum differ)");
+  if (!o.decode_chunk(r.stream, r.chunk, out, &why)) return fail("is corrupt", why);
+  if (XXH64(out.data(), out.size(), 0) != c.raw_hash)
+    return fail("is corrupt", "its bytes do not match the checksum");
+  return true;
+}
+
+bool ContainerReader::Impl::decode_chunk(size_t s, size_t i, std::vector<uint8_t>& out,
+                                         std::string* err) const {
+  const ChunkInfo& c = streams[s].chunks[i];
+  auto fail = [&](const std::string& why) {
+    if (err) *err = chunk_where(s, i) + ": " + why;
+    return false;
+  };
+  if (c.codec == static_cast<uint8_t>(CodecId::kRef)) return resolve_ref(s, i, out, err);
+  std::vector<uint8_t> stored;
+  try {
+    out.resize(c.raw_size);
+  } catch (const std::bad_alloc&) {
+    return fail("out of memory");
+  }
+  if (!read_stored(s, i, stored, err)) return false;
   const Codec* codec = codec_by_id(c.codec);
   if (!codec) return fail("unknown codec id " + std::to_string(c.codec));
   if (!codec->decompress(stored.data(), stored.size(), out.data(), out.size()))
@@ -533,6 +665,12 @@ bool ContainerReader::Impl::parse_index(const uint8_t* p, size_t n, uint64_t ind
       if (c.offset < kHeaderSize || c.offset > index_off || c.comp_size > index_off - c.offset)
         return fail(where + " lies outside the chunk area");
       if (c.raw_size > kMaxChunkRaw) return fail(where + " is implausibly large");
+      if (c.codec == static_cast<uint8_t>(CodecId::kRef)) {
+        if (version < 4)
+          return fail(where + " is a reference, which format version " + std::to_string(version) +
+                      " does not have");
+        if (c.comp_size > kMaxChunkRefBytes) return fail(where + " is a reference too long");
+      }
       raw_start[s][i] = sum;
       sum += c.raw_size;  // cannot overflow: at most 2^32 chunks of at most 2^28 bytes
     }
@@ -783,6 +921,7 @@ std::string ContainerReader::chunk_chain(size_t s, size_t i) const {
   const Impl& m = *impl_;
   if (s >= m.streams.size() || i >= m.streams[s].chunks.size()) return "?";
   const ChunkInfo& c = m.streams[s].chunks[i];
+  if (c.codec == static_cast<uint8_t>(CodecId::kRef)) return "ref";
   if (c.codec != static_cast<uint8_t>(CodecId::kChain)) {
     const Codec* codec = codec_by_id(c.codec);
     return codec ? codec->name() : "?";
@@ -792,6 +931,34 @@ std::string ContainerReader::chunk_chain(size_t s, size_t i) const {
   if (!pread_all(m.fd, head.data(), head.size(), c.offset)) return "?";
   std::string name = codec::describe_payload(head.data(), head.size());
   return name.empty() ? "?" : name;
+}
+
+bool ContainerReader::chunk_ref(size_t s, size_t i, ChunkRef& out, std::string* err) const {
+  const Impl& m = *impl_;
+  if (s >= m.streams.size() || i >= m.streams[s].chunks.size()) {
+    if (err) *err = m.path + ": no chunk " + std::to_string(i) + " of stream " + std::to_string(s);
+    return false;
+  }
+  return m.read_ref(s, i, out, err);
+}
+
+size_t ContainerReader::ref_chunks() const {
+  size_t n = 0;
+  for (const StreamInfo& st : impl_->streams)
+    for (const ChunkInfo& c : st.chunks) n += c.codec == static_cast<uint8_t>(CodecId::kRef);
+  return n;
+}
+
+bool ContainerReader::referenced_containers(std::set<std::string>& out, std::string* err) const {
+  const Impl& m = *impl_;
+  for (size_t s = 0; s < m.streams.size(); ++s)
+    for (size_t i = 0; i < m.streams[s].chunks.size(); ++i) {
+      if (m.streams[s].chunks[i].codec != static_cast<uint8_t>(CodecId::kRef)) continue;
+      ChunkRef r;
+      if (!m.read_ref(s, i, r, err)) return false;
+      out.insert(r.container);
+    }
+  return true;
 }
 
 bool ContainerReader::restore_file(size_t i, int fd, std::string* err) {

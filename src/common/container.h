@@ -2,17 +2,28 @@
 // nothing but the container to give every file back.
 //
 // Layout (all integers little endian):
-//   header   "CKFWDC01" | u32 format_version(3) | u32 flags(0)
+//   header   "CKFWDC01" | u32 format_version(3 or 4) | u32 flags(0)
 //            (version 1: without dtype hints per file; version 2: without variable
-//            maps per file; both still read)
+//            maps per file; version 3: without reference chunks; all still read; the
+//            writer writes 4 only when a chunk is a reference)
 //   chunks   compressed chunk bytes, back to back
 //   index    streams, then files (see StreamInfo, FileEntry; encoding in container.cc)
 //   trailer  u64 index_offset | u64 index_len | u64 xxh64(index) | "CKFWDEND"
 // Every chunk carries its codec id, raw and compressed sizes, xxh64 of its compressed
 // bytes (to locate corruption without decompressing) and xxh64 of its raw bytes.
+// A reference chunk (codec CodecId::kRef, version 4; common/chunk_ref.h) stores instead of
+// bytes the name of an equal chunk in another container of the same store directory
+// (file name, that container's identity, stream and chunk index); its raw size and raw
+// hash are the referenced chunk's. The reader resolves it by opening that container next
+// to this one (once per reader, at most 64 of them), checks its identity, that the chunk
+// there is not itself a reference (depth 1) and the raw hash of what it decodes: a
+// missing, replaced or corrupt referenced container is an error naming both containers.
+// So a container with references restores only from its store, beside the containers it
+// names; CKPTFWD_KEEP keeps a referenced container while a kept one refers to it.
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,6 +31,8 @@
 #include "common/variable_map.h"
 
 namespace ckptfwd {
+
+struct ChunkRef;  // common/chunk_ref.h
 
 // What a MANIFEST commit or overlay record says about its container, so that a reader can
 // tell the container it opens is the one the record was written for (a container copied
@@ -136,6 +149,13 @@ class ContainerReader {
   // a typed chain ("fixed(e=2)+delta+shuffle+zstd-1"), else the codec's ("zstd", "raw").
   // Reads only the start of the chunk; "?" when it cannot be read or named.
   std::string chunk_chain(size_t s, size_t i) const;
+  // How many chunks are references (CodecId::kRef), from the index alone.
+  size_t ref_chunks() const;
+  // Chunk i of stream s is a reference: what it names (read and parsed, not resolved).
+  bool chunk_ref(size_t s, size_t i, ChunkRef& out, std::string* err) const;
+  // Adds the file names of the containers this one's reference chunks name (each read and
+  // parsed; false with *err when one cannot be).
+  bool referenced_containers(std::set<std::string>& out, std::string* err) const;
   // Reconstructs file i and writes it to fd (pwrite from offset 0; holes left as holes
   // and the size set with ftruncate). Checks chunk hashes and the file hash.
   bool restore_file(size_t i, int fd, std::string* err);

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "forwarder/chunk_index.h"
 #include "forwarder/committer.h"
 #include "forwarder/gc.h"
 #include "forwarder/log.h"
@@ -199,12 +200,17 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
   for (size_t attempt = 0;; ++attempt) {
     BatchResult res;
     err.clear();
-    bool ok =
-        write_container(c_.cfg, store, c_.node, files, res, &err, &c_.inferrer, &c_.codec_choices);
+    // Chunks unchanged since an earlier container of the store become references to it.
+    std::shared_ptr<const ChunkIndex> refs = chunk_index_for(c_, store, files);
+    bool ok = write_container(c_.cfg, store, c_.node, files, res, &err, &c_.inferrer,
+                              &c_.codec_choices, refs.get());
     {
       std::lock_guard lk(s.mu);
       if (ok) ok = commit_batch(c_, store, files, res, &err);
-      if (ok) return;
+      if (ok) {
+        c_.chunk_indexes.committed(store, {res.container, res.identity});
+        return;
+      }
       // A batch of whole files and overlays is two manifest records: if the first went in,
       // its versions are committed (forgotten); only the rest is tried again.
       std::erase_if(files, [&](const BatchFile& f) {

@@ -32,6 +32,7 @@ void settle(Core& c, const BatchResult& res, const std::vector<CatalogEntry>& en
   c.stats.compress_ns += res.compress_ns;
   c.stats.bytes_deduped += res.dedup_bytes;
   c.var_stats.add(res.streams);
+  c.stats.bytes_referenced += res.referenced_bytes;
   for (const StreamReport& r : res.streams) {
     if (r.dtype == "bytes") continue;
     c.stats.typed_bytes_in += r.raw;

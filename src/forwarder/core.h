@@ -3,7 +3,9 @@
 #include <string>
 
 #include "common/config.h"
+#include "forwarder/chunk_index.h"
 #include "forwarder/codec_choice.h"
+#include "forwarder/ref_keep.h"
 #include "forwarder/state.h"
 #include "forwarder/stats.h"
 #include "forwarder/var_stats.h"
@@ -31,9 +33,11 @@ struct Core {
   std::string job;  // this session's job (SessionPaths::job): close-to-open is per job
   Stats stats;
   State state;
-  schema::Inferrer inferrer;   // variable maps of sealed versions (pipeline.h)
-  VariableStats var_stats;     // per variable: chain, bytes in/out, time (var_stats.h)
-  CodecChoices codec_choices;  // codec chain per variable, kept for the job (codec_choice.h)
+  schema::Inferrer inferrer;      // variable maps of sealed versions (pipeline.h)
+  VariableStats var_stats;        // per variable: chain, bytes in/out, time (var_stats.h)
+  CodecChoices codec_choices;     // codec chain per variable, kept for the job (codec_choice.h)
+  ChunkIndexCache chunk_indexes;  // earlier chunks new ones may refer to (chunk_index.h)
+  RefKeep ref_keep;               // what kept containers refer to (CKPTFWD_KEEP, ref_keep.h)
 };
 
 }  // namespace ckptfwd::fwd

@@ -36,6 +36,8 @@ void drop_containers(Core& c, const std::string& store, const std::vector<std::s
       continue;
     }
     c.stats.containers_removed++;
+    c.chunk_indexes.forget(store, name);
+    c.ref_keep.forget(store, name);
     LOG_INFO(
         "deleted %s: it holds no live file nor one of the %d newest versions of any "
         "path (CKPTFWD_KEEP)",
@@ -54,12 +56,24 @@ bool collect_due_garbage(Core& c, std::unique_lock<std::mutex>& lk) {
     s.gc_due.erase(s.gc_due.begin());
     // Reloaded if another node's forwarder or the CLI appended meanwhile. No record of
     // theirs makes an older container needed again: commits and overlays name new ones.
+    const Catalog& cat = s.catalogs.get(store);
     std::vector<std::string> names;
-    for (const std::string& n : s.catalogs.get(store).garbage())
+    for (const std::string& n : cat.garbage())
       if (is_plain_container_name(n)) names.push_back(n);  // never a path outside the store
     if (names.empty()) continue;
-    lk.unlock();  // an fdatasync and unlinks: not under the lock the verbs need
-    drop_containers(c, store, names);
+    std::vector<std::string> all = cat.containers();
+    lk.unlock();  // reads, an fdatasync and unlinks: not under the lock the verbs need
+    // Reference chunks (common/chunk_ref.h): what a kept container refers to stays.
+    std::string err;
+    size_t before = names.size();
+    if (!c.ref_keep.spare_referenced(store, all, names, &err))
+      LOG_WARN("%s: nothing deleted (CKPTFWD_KEEP=%d): %s", store.c_str(), c.cfg.keep, err.c_str());
+    else {
+      if (names.size() < before)
+        LOG_INFO("%s: %zu old containers stay: kept containers refer to their chunks",
+                 store.c_str(), before - names.size());
+      if (!names.empty()) drop_containers(c, store, names);
+    }
     lk.lock();
     unlocked = true;
   }

@@ -8,11 +8,13 @@
 #include <map>
 #include <thread>
 
+#include "codec/codec.h"
 #include "common/container.h"
 #include "common/lossy_rules.h"
 #include "common/manifest.h"
 #include "common/owner_check.h"
 #include "common/variable_map.h"
+#include "forwarder/chunk_index.h"
 #include "forwarder/log.h"
 #include "forwarder/merge_plan.h"
 #include "forwarder/staging.h"
@@ -223,7 +225,8 @@ struct ChunkJob {
 
 bool write_container(const Config& cfg, const std::string& store, const std::string& node,
                      const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
-                     const schema::Inferrer* inferrer, CodecChoices* choices) {
+                     const schema::Inferrer* inferrer, CodecChoices* choices,
+                     const ChunkIndex* refs) {
   // A store another user planted (or can write into) is not ours to fill: the batch fails
   // like any store write, so the staged versions stay (README, "Other users on the node").
   if (!manifest::ensure_store(store, err) || !check_store_dir(store, err)) return false;
@@ -336,9 +339,15 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
       const PlannedStream& ps = plan.streams[job.stream];
       int64_t c0 = monotonic_ns();
       const uint8_t* raw = ps.bytes.view(job.off, job.len, own);
-      enc[j] = ps.typed ? encode_chunk_typed(raw, job.len, chains[job.stream], ps.layout, cfg.codec,
-                                             cfg.level)
-                        : encode_chunk(raw, job.len, cfg.codec, cfg.level);
+      // A lossy stream's chunks must each carry the bytes a restore gives back
+      // (rehash_lossy_files): they are never references.
+      bool lossy_chain = ps.typed && chains[job.stream].lossy;
+      bool referred =
+          refs && !lossy_chain && refs->refer(ps.key, ps.layout.dtype, raw, job.len, enc[j]);
+      if (!referred)
+        enc[j] = ps.typed ? encode_chunk_typed(raw, job.len, chains[job.stream], ps.layout,
+                                               cfg.codec, cfg.level)
+                          : encode_chunk(raw, job.len, cfg.codec, cfg.level);
       enc_ns[j] = monotonic_ns() - c0;
     });
     int64_t t2 = monotonic_ns();
@@ -351,6 +360,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
         memcpy(back.data() + job.off, enc[j].lossy_raw.data(), job.len);
       }
       out.streams[job.stream].stored += enc[j].bytes.size();
+      if (enc[j].codec == static_cast<uint8_t>(CodecId::kRef)) out.referenced_bytes += job.len;
       out.streams[job.stream].encode_ns += enc_ns[j];
       if (!w.append_chunk(job.stream, enc[j], err)) return false;
     }

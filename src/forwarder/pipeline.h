@@ -18,6 +18,8 @@
 
 namespace ckptfwd::fwd {
 
+class ChunkIndex;  // chunk_index.h
+
 struct BatchFile {
   uint64_t vid = 0;
   std::string data_path;  // staged bytes
@@ -55,6 +57,7 @@ struct BatchResult {
   std::vector<uint8_t> infer_failed;  // 1: a source was tried and failed (logged)
   std::vector<StreamReport> streams;  // per container stream
   uint64_t dedup_bytes = 0;           // bytes stored once for several places (merge_plan.h)
+  uint64_t referenced_bytes = 0;      // raw bytes of chunks stored as references (chunk_index.h)
   int64_t infer_ns = 0, compress_ns = 0, write_ns = 0;
 };
 
@@ -62,9 +65,12 @@ struct BatchResult {
 // Config.writers threads; for the agnostic schemes on a thread beside the compression) and
 // stored with it; an overlay (partial file) gets none: it lacks the bytes other nodes
 // wrote. With choices, codec chains chosen for a variable are reused by later batches.
+// With refs, a chunk equal to one of an earlier container of the store (chunk_index.h) is
+// stored as a reference to it (not for streams with a lossy chain).
 // False with *err for a store failure or an unknown scheme.
 bool write_container(const Config& cfg, const std::string& store, const std::string& node,
                      const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
-                     const schema::Inferrer* inferrer = nullptr, CodecChoices* choices = nullptr);
+                     const schema::Inferrer* inferrer = nullptr, CodecChoices* choices = nullptr,
+                     const ChunkIndex* refs = nullptr);
 
 }  // namespace ckptfwd::fwd

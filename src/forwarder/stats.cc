@@ -85,6 +85,7 @@ size_t Stats::format_json(char* buf, size_t cap) const {
               {"bytes_mapped", &bytes_mapped},
               {"infer_failures", &infer_failures},
               {"bytes_deduped", &bytes_deduped},
+              {"bytes_referenced", &bytes_referenced},
               {"typed_bytes_in", &typed_bytes_in},
               {"typed_bytes_out", &typed_bytes_out},
               {"bytes_stored", &bytes_stored},

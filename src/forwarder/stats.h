@@ -21,6 +21,9 @@ struct Stats {
   // and after their codec chains, with the time the chains took (summed over threads).
   std::atomic<uint64_t> bytes_deduped{0}, typed_bytes_in{0}, typed_bytes_out{0};
   std::atomic<uint64_t> typed_encode_ns{0};
+  // Raw bytes of chunks stored as references to equal chunks of earlier containers
+  // (unchanged since the previous checkpoint: chunk_index.h).
+  std::atomic<uint64_t> bytes_referenced{0};
   std::atomic<uint64_t> bytes_stored{0}, containers_written{0};
   std::atomic<uint64_t> fallbacks{0}, errors{0};
   std::atomic<uint64_t> restores{0}, bytes_restored{0};

@@ -11,13 +11,23 @@
 //
 // Standalone build (from the repository root; needs clang with libFuzzer):
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
-//     tests/fuzz/fuzz_container.cc src/common/container.cc src/codec/*.cc \
-//     -lzstd -lz -lxxhash -o /tmp/fuzz_container
+//     tests/fuzz/fuzz_container.cc src/common/container.cc src/common/chunk_ref.cc \
+//     src/common/chunk_encode.cc src/common/variable_map.cc src/codec/*.cc \
+//     -lzstd -lz -lfpzip -lxxhash -o /tmp/fuzz_container
 //   mkdir -p /tmp/fuzz_container_corpus && /tmp/fuzz_container /tmp/fuzz_container_corpus \
 //     tests/fuzz/seeds/container -max_total_time=60 -rss_limit_mb=2048
 // Seeds: tests/fuzz/seeds/container/ (three small valid containers: zstd, zlib, raw; holes,
 // two streams, an empty file), made with ContainerWriter like tests/unit/core_test_util.h.
+//
+// Reference chunks (common/chunk_ref.h) name another container in the same directory: every
+// input is written into a directory of its own that also holds "target.ckc", a container
+// this file builds the same way every time (make_target), so references reach a real
+// container; ref_*.ckc seeds refer to its chunks (and one to a chunk of a missing
+// container). Both are made by the same code: build this file with
+// -DFUZZ_CONTAINER_MAKE_SEEDS (without -fsanitize=fuzzer) and run it with the seed
+// directory to write them again.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -28,14 +38,56 @@
 #include <string>
 #include <vector>
 
+#include "common/chunk_encode.h"
+#include "common/chunk_ref.h"
 #include "common/container.h"
 
 namespace {
 
-// tmpfs: the writer's fsyncs cost nothing there.
-std::string temp_path(const char* tag) {
-  return std::string("/dev/shm/fuzz_container.") + std::to_string(getpid()) + "." + tag + ".ckc";
+// The referenced container of the ref_*.ckc seeds: the same bytes on every run (its
+// identity is in the seeds). Two streams of two chunks, one zstd, one raw.
+bool make_target(const std::string& path) {
+  using namespace ckptfwd;
+  std::vector<uint8_t> a(6000), b(3000);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(i % 7);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>(i * 131 + 17);
+  ContainerWriter w;
+  std::string err;
+  if (!w.open(path, &err)) return false;
+  uint32_t s0 = w.add_stream("grid_F64LE_Array1D", "F64LE", "aware");
+  uint32_t s1 = w.add_stream("residual", "bytes", "aware");
+  bool ok = w.append_chunk(s0, encode_chunk(a.data(), 4000, "zstd", 1), &err) &&
+            w.append_chunk(s0, encode_chunk(a.data() + 4000, 2000, "zstd", 1), &err) &&
+            w.append_chunk(s1, encode_chunk(b.data(), 3000, "raw", 0), &err);
+  FileEntry f;
+  f.path = "/ckpt/target";
+  f.size = 9000;
+  f.ranges = {{0, 6000, 0, 0}, {6000, 3000, 1, 0}};
+  std::vector<uint8_t> all(a);
+  all.insert(all.end(), b.begin(), b.end());
+  f.hash = XXH64(all.data(), all.size(), 0);
+  w.add_file(f);
+  return ok && w.commit(&err);
 }
+
+// A directory of this process (tmpfs: the writer's fsyncs cost nothing there) holding
+// target.ckc.
+const std::string& work_dir() {
+  static const std::string dir = [] {
+    std::string d = "/dev/shm/fuzz_container." + std::to_string(getpid());
+    ::mkdir(d.c_str(), 0700);
+    if (!make_target(d + "/target.ckc")) abort();
+    atexit([] {
+      std::string dir = "/dev/shm/fuzz_container." + std::to_string(getpid());
+      ::unlink((dir + "/target.ckc").c_str());
+      ::rmdir(dir.c_str());
+    });
+    return d;
+  }();
+  return dir;
+}
+
+std::string temp_path(const char* tag) { return work_dir() + "/" + tag + ".ckc"; }
 
 bool put(const std::string& path, const uint8_t* data, size_t size) {
   FILE* f = fopen(path.c_str(), "wb");
@@ -121,6 +173,7 @@ void rebuild(const std::string& src, ckptfwd::ContainerReader& r) {
 
 }  // namespace
 
+#ifndef FUZZ_CONTAINER_MAKE_SEEDS
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = temp_path("in");
   if (!put(path, data, size)) return 0;
@@ -148,3 +201,43 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ::unlink(path.c_str());
   return 0;
 }
+#endif
+
+#ifdef FUZZ_CONTAINER_MAKE_SEEDS
+// Writes the ref_*.ckc seeds into argv[1] (see the top of this file).
+int main(int argc, char** argv) {
+  using namespace ckptfwd;
+  if (argc != 2) return 2;
+  std::string out = argv[1], err;
+  ContainerReader t;
+  if (!t.open(work_dir() + "/target.ckc", &err)) return 1;
+  auto ref_to = [&](const std::string& name, uint32_t s, uint32_t c) {
+    const ChunkInfo& ci = t.streams()[s].chunks[c];
+    return make_ref_chunk(ChunkRef{name, t.identity(), t.streams()[s].key, s, c}, ci.raw_size,
+                          ci.raw_hash);
+  };
+  std::vector<uint8_t> a(6000);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(i % 7);
+  // ref_mixed: a stream of a reference and a compressed chunk; ref_missing: a reference to
+  // a container that is not there.
+  for (const char* which : {"ref_mixed", "ref_missing"}) {
+    ContainerWriter w;
+    if (!w.open(out + "/" + which + ".ckc", &err)) return 1;
+    uint32_t s0 = w.add_stream("grid_F64LE_Array1D", "F64LE", "aware");
+    bool missing = std::string(which) == "ref_missing";
+    bool ok = w.append_chunk(s0, ref_to(missing ? "gone.ckc" : "target.ckc", 0, 0), &err) &&
+              w.append_chunk(s0, encode_chunk(a.data() + 4000, 2000, "zlib", 1), &err);
+    FileEntry f;
+    f.path = std::string("/ckpt/") + which;
+    f.size = 6000;
+    f.ranges = {{0, 6000, 0, 0}};
+    f.hash = XXH64(a.data(), a.size(), 0);
+    w.add_file(f);
+    if (!ok || !w.commit(&err)) {
+      fprintf(stderr, "%s\n", err.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+#endif

@@ -183,7 +183,7 @@ TEST(ContainerHints, HandmadeVersion2Readable) {
 TEST(ContainerHints, UnknownVersionsRejected) {
   TempDir d;
   std::string err;
-  for (uint32_t v : {0u, 4u}) {
+  for (uint32_t v : {0u, 5u}) {
     test::write_all(d.path() + "/v.ckc", handmade(v, pattern(10), [](Blob& x) { x.u32(0); }));
     ContainerReader r;
     EXPECT_FALSE(r.open(d.path() + "/v.ckc", &err)) << v;

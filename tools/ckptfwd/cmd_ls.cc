@@ -33,6 +33,8 @@ const char kHelp[] =
     "           interrupted commit; ignored by restore). A file with dtype hints (element\n"
     "           types the library learnt, e.g. from MPI-IO views) gets a line 'typed:'\n"
     "           with the bytes per type, e.g. 'typed: F64LE 1.5 MiB'\n"
+    "           A container whose chunks refer to equal chunks of earlier containers (data\n"
+    "           unchanged since the previous checkpoint) says how many and to which\n"
     "  --vars   the variables of the live files, as structure inference found them when\n"
     "           they were committed (HDF5 and netCDF headers, schemas, MPI-IO views): per\n"
     "           variable key (Group/Name_Dtype_Class) its dtype, how many files hold it,\n"
@@ -106,8 +108,21 @@ int list_all(const Store& st) {
       rc = 1;
       continue;
     }
-    printf("%s: %zu streams, %zu files\n", printable(name).c_str(), r->streams().size(),
+    printf("%s: %zu streams, %zu files", printable(name).c_str(), r->streams().size(),
            r->files().size());
+    // Reference chunks (chunks unchanged since an earlier container, stored as its name).
+    if (size_t nref = r->ref_chunks()) {
+      size_t nchunks = 0;
+      for (const StreamInfo& s : r->streams()) nchunks += s.chunks.size();
+      std::set<std::string> targets;
+      std::string why, list;
+      if (r->referenced_containers(targets, &why))
+        for (const std::string& t : targets) list += (list.empty() ? "" : ", ") + printable(t);
+      else
+        list = "unreadable: " + printable(why);
+      printf(", %zu of %zu chunks are references (to %s)", nref, nchunks, list.c_str());
+    }
+    printf("\n");
     const auto& files = r->files();
     for (size_t i = 0; i < files.size(); ++i) {
       const FileEntry& f = files[i];

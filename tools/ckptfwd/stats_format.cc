@@ -102,6 +102,7 @@ const Known kKnown[] = {
     {"bytes_mapped", "bytes in variables", 'b'},
     {"infer_failures", "infer failures", 'n'},
     {"bytes_deduped", "bytes stored once", 'b'},
+    {"bytes_referenced", "bytes as references", 'b'},
     {"typed_bytes_in", "typed stream bytes", 'b'},
     {"typed_bytes_out", "typed bytes stored", 'b'},
     {"time_typed_encode_s", "time typed encoding", 's'},
