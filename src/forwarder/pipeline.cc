@@ -354,10 +354,16 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     out.compress_ns += t2 - t1;
     for (uint64_t j = 0; j < count; ++j) {
       const ChunkJob& job = jobs[first + j];
-      if (!enc[j].lossy_raw.empty()) {
+      const PlannedStream& ps = plan.streams[job.stream];
+      if (ps.typed && chains[job.stream].lossy) {
+        // Every chunk of a lossy stream, also one that fell back to an exact codec, so
+        // that the stream's bytes as a restore gives them back are whole.
         std::vector<uint8_t>& back = lossy[job.stream];
-        back.resize(plan.streams[job.stream].bytes.total);
-        memcpy(back.data() + job.off, enc[j].lossy_raw.data(), job.len);
+        back.resize(ps.bytes.total);
+        std::vector<uint8_t> own;
+        const uint8_t* given = enc[j].lossy_raw.empty() ? ps.bytes.view(job.off, job.len, own)
+                                                        : enc[j].lossy_raw.data();
+        memcpy(back.data() + job.off, given, job.len);
       }
       out.streams[job.stream].stored += enc[j].bytes.size();
       if (enc[j].codec == static_cast<uint8_t>(CodecId::kRef)) out.referenced_bytes += job.len;
