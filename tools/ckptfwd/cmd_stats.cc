@@ -33,8 +33,13 @@ const char kStatsHelp[] =
     "bytes_typed (committed bytes with dtype hints), bytes_stored, containers_written, ratio,\n"
     "fallbacks, errors, restores, bytes_restored, refreshes (staged copies of files shared\n"
     "across nodes brought up to date with other nodes' writes at MPI_File_sync),\n"
-    "containers_removed (old containers deleted under CKPTFWD_KEEP),\n"
-    "time_compress_s, time_write_s, time_commit_s, uptime_s, pending_versions.\n"
+    "containers_removed (old containers deleted under CKPTFWD_KEEP), files_mapped,\n"
+    "bytes_mapped, infer_failures (structure inference), bytes_deduped (pieces stored once\n"
+    "for several places), bytes_referenced (chunks stored as references to earlier\n"
+    "containers), typed_bytes_in, typed_bytes_out, time_typed_encode_s (streams of one\n"
+    "variable and their codec chains), waves_sealed, waves_split, split_rate (checkpoint\n"
+    "waves cut into more than one batch), time_infer_s, time_compress_s, time_write_s,\n"
+    "time_commit_s, uptime_s, pending_versions.\n"
     "Exit status: 0 printed, 1 no forwarder running or the file is unreadable.\n";
 
 const char kDrainHelp[] =

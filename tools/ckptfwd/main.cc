@@ -26,6 +26,7 @@ const char kHelp[] =
     "Forwarder commands (the job and node come from CKPTFWD_JOB_ID / SLURM_JOB_ID /\n"
     "PBS_JOBID, CKPTFWD_NODE_ID or the host name, and CKPTFWD_STAGE_DIR):\n"
     "  stats [--json]                      counters of the running forwarder\n"
+    "  stats --vars [--json]               its variables: codec chain, bytes in/out, ratio\n"
     "  stats --file STATS_FILE             pretty-print a CKPTFWD_STATS_FILE\n"
     "  drain                               wait until everything captured is committed\n"
     "  run [--capture GLOBS] -- CMD...     run CMD under the preload library, then drain\n"
