@@ -217,6 +217,28 @@ void rehash_lossy_files(const MergePlan& plan,
   }
 }
 
+// One chain per typed stream, chosen by trial on a sample (cached across batches when
+// choices is given); lossy only where the user opted in, and only for floats.
+std::vector<codec::Chain> choose_chains(const Config& cfg, const MergePlan& plan,
+                                        CodecChoices* choices, int threads) {
+  std::vector<codec::Chain> chains(plan.streams.size());
+  std::vector<LossyRule> lossy_rules;
+  parse_lossy_rules(cfg.lossy, lossy_rules, nullptr);  // checked when the setting was read
+  parallel_for(plan.streams.size(), threads, [&](size_t s) {
+    const PlannedStream& ps = plan.streams[s];
+    if (!ps.typed || ps.bytes.total == 0) return;
+    codec::SelectOptions opt;
+    opt.min_mbps = cfg.codec_min_mbps;
+    std::optional<LossyRule> rule = lossy_rule_for(lossy_rules, ps.var_key);
+    if (rule && ps.layout.dtype.size() == 5 && ps.layout.dtype[0] == 'F')
+      opt.lossy =
+          codec::LossyBound{rule->relative ? 0 : rule->bound, rule->relative ? rule->bound : 0};
+    CodecChoices local;
+    chains[s] = (choices ? *choices : local).choose(ps, opt);
+  });
+  return chains;
+}
+
 struct ChunkJob {
   uint32_t stream = 0;
   uint64_t off = 0, len = 0;
@@ -286,24 +308,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   out.dedup_bytes = plan.dedup_bytes;
 
   int64_t t0 = monotonic_ns();
-  // One chain per typed stream, chosen by trial on a sample (cached across batches).
-  std::vector<codec::Chain> chains(plan.streams.size());
-  codec::SelectOptions so;
-  so.min_mbps = cfg.codec_min_mbps;
-  std::vector<LossyRule> lossy_rules;
-  parse_lossy_rules(cfg.lossy, lossy_rules, nullptr);  // checked when the setting was read
-  parallel_for(plan.streams.size(), threads, [&](size_t s) {
-    const PlannedStream& ps = plan.streams[s];
-    if (!ps.typed || ps.bytes.total == 0) return;
-    codec::SelectOptions mine = so;
-    // Lossy only where the user opted in, and only for floats.
-    std::optional<LossyRule> rule = lossy_rule_for(lossy_rules, ps.var_key);
-    if (rule && ps.layout.dtype.size() == 5 && ps.layout.dtype[0] == 'F')
-      mine.lossy =
-          codec::LossyBound{rule->relative ? 0 : rule->bound, rule->relative ? rule->bound : 0};
-    CodecChoices local;
-    chains[s] = (choices ? *choices : local).choose(ps, mine);
-  });
+  std::vector<codec::Chain> chains = choose_chains(cfg, plan, choices, threads);
   out.compress_ns += monotonic_ns() - t0;
 
   out.container = new_container_name(node);
