@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -480,9 +481,11 @@ TEST(TypedCodec, ChunksOfEarlierVersionsStillDecode) {
   }
 }
 
-TEST(TypedCodec, WritesFuzzSeedsWhenAsked) {
+// The seeds of fuzz_codec (tests/fuzz/seeds/codec/: a u16 raw size, then a kChain chunk)
+// are chunks of these chains: each must still decode to the data it was made from (the
+// quantized one within its bound). CKPTFWD_WRITE_CODEC_SEEDS=DIR writes them anew.
+TEST(TypedCodec, FuzzSeedsDecodeToTheirData) {
   const char* dir = getenv("CKPTFWD_WRITE_CODEC_SEEDS");
-  if (!dir) GTEST_SKIP() << "CKPTFWD_WRITE_CODEC_SEEDS not set";
   std::vector<uint8_t> dec = as_dtype(decimal(300, 20), "F32BE");
   std::vector<uint8_t> specials = special_floats(200, true, false);
   Chain lossy = chain_of({{Step::kQuant}, {Step::kDelta, 1}, {Step::kShuffle}});
@@ -510,13 +513,40 @@ TEST(TypedCodec, WritesFuzzSeedsWhenAsked) {
       {"bytes_zstd3", bytes_chain(3), {"bytes", {}}, &dec},
   };
   for (const Seed& s : seeds) {
-    std::vector<uint8_t> out = {static_cast<uint8_t>(s.data->size()),
-                                static_cast<uint8_t>(s.data->size() >> 8)};
-    ASSERT_TRUE(encode(s.chain, s.layout, s.data->data(), s.data->size(), out)) << s.name;
-    FILE* f = fopen((std::string(dir) + "/" + s.name).c_str(), "wb");
-    ASSERT_NE(f, nullptr);
-    fwrite(out.data(), 1, out.size(), f);
+    if (dir) {
+      std::vector<uint8_t> out = {static_cast<uint8_t>(s.data->size()),
+                                  static_cast<uint8_t>(s.data->size() >> 8)};
+      ASSERT_TRUE(encode(s.chain, s.layout, s.data->data(), s.data->size(), out)) << s.name;
+      FILE* f = fopen((std::string(dir) + "/" + s.name).c_str(), "wb");
+      ASSERT_NE(f, nullptr);
+      fwrite(out.data(), 1, out.size(), f);
+      fclose(f);
+    }
+    std::string path = std::string(CKPTFWD_SOURCE_DIR) + "/tests/fuzz/seeds/codec/" + s.name;
+    FILE* f = fopen(path.c_str(), "rb");
+    ASSERT_NE(f, nullptr) << path;
+    std::vector<uint8_t> seed(1 << 20);
+    seed.resize(fread(seed.data(), 1, seed.size(), f));
     fclose(f);
+    ASSERT_GE(seed.size(), 2u) << path;
+    size_t raw_n = seed[0] | (static_cast<size_t>(seed[1]) << 8);
+    ASSERT_EQ(raw_n, s.data->size()) << path;
+    std::vector<uint8_t> back(raw_n);
+    const Codec* chain = codec_by_id(static_cast<uint8_t>(CodecId::kChain));
+    ASSERT_TRUE(chain->decompress(seed.data() + 2, seed.size() - 2, back.data(), raw_n)) << path;
+    if (!s.chain.lossy) {
+      EXPECT_TRUE(back == *s.data) << path;
+      continue;
+    }
+    for (size_t k = 0; k + 8 <= raw_n; k += 8) {
+      double a, b;
+      memcpy(&a, s.data->data() + k, 8);
+      memcpy(&b, back.data() + k, 8);
+      if (std::isfinite(a))
+        EXPECT_LE(std::fabs(a - b), 0.01) << path << " value " << k / 8;
+      else
+        EXPECT_EQ(memcmp(&a, &b, 8), 0) << path << " value " << k / 8;
+    }
   }
 }
 
