@@ -2,7 +2,7 @@
 # The CLI around a run: `ckptfwd run --capture GLOB -- CMD` runs CMD under the library and
 # returns with the checkpoint committed (relative glob made absolute, CMD's exit status
 # passed on); `ckptfwd stats --json` asks the running forwarder for its counters (every
-# CONTRACT key of notes/common.md present, the numbers consistent with what was written);
+# counter `ckptfwd stats --help` lists present, the numbers consistent with what was written);
 # SIGUSR1 and the forwarder's exit each append one complete JSON line to CKPTFWD_STATS_FILE.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"

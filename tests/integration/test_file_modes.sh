@@ -6,7 +6,7 @@
 #   `umask 077; cmd > file`); tar -x, which creates its files 0600 and fchmod()s them to the
 #   archive's modes (0644, 0755); chmod(1) on a closed captured file.
 # All cases are run and every mismatch is listed before the test fails, so one gap does not
-# hide the others. Note: chmod/fchmod are not in issue 2's list of wrapped calls; the cases
+# hide the others. Note: chmod/fchmod were not among the first wrapped calls; the cases
 # that need them are here because real tools (tar, cp -p, rsync) depend on them.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The store cannot be written (DESIGN.md failure model: "store write fails"): CKPTFWD_STORE
+# The store cannot be written (README "What survives what": the store write fails): CKPTFWD_STORE
 # lies under a regular file, so creating it fails with ENOTDIR (a permission trick would not
 # work: tests may run as root). Then:
 #   - fsync() on a captured file returns EIO (never success), within a bounded time;

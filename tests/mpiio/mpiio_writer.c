@@ -1,4 +1,4 @@
-/* mpiio_writer: an MPI-IO checkpoint writer for the tests of issue 3 (built with MPICH).
+/* mpiio_writer: an MPI-IO checkpoint writer for the MPI-IO capture tests (built with MPICH).
  *
  *   mpiio_writer write DIR   writes every test file (see mpiio_patterns.h) into DIR
  *   mpiio_writer writeread DIR  both in one job: the read-back of a job that reopens its

@@ -16,11 +16,6 @@
 namespace ckptfwd::fwd::test {
 
 namespace {
-template <class T>
-void put(std::string& s, T v) {
-  s.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-
 // One rank's checkpoint: header, a smooth float64 field, a float32 field of decimal
 // values, a grid every rank holds identically, then a tail of bytes.
 std::string checkpoint(int rank, int n) {

@@ -17,11 +17,6 @@
 namespace ckptfwd::fwd::test {
 namespace {
 
-template <class T>
-void put(std::string& s, T v) {
-  s.append(reinterpret_cast<const char*>(&v), sizeof v);
-}
-
 // One rank's checkpoint of step `step`: the temperature changes every step, the grid never.
 std::string checkpoint(int rank, int step, int n) {
   std::string s = "CKPT0001";

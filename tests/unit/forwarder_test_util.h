@@ -38,6 +38,12 @@ inline void write_file(const std::string& path, const std::string& bytes) {
   out << bytes;
 }
 
+// Appends the bytes of v (host order): raw binary checkpoints as a C writer makes them.
+template <class T>
+void put(std::string& s, T v) {
+  s.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
 // A pseudo-random but compressible payload.
 inline std::string payload(size_t n, unsigned seed) {
   std::string s(n, '\0');
