@@ -150,7 +150,10 @@ def svg(recs, sets, schemes, groups, path):
             out.append(f'<polyline fill="none" stroke="{c}" stroke-width="1.5" points="'
                        + " ".join(f"{x:.1f},{y:.1f}" for x, y in pts) + '"/>')
             out += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{c}"/>' for x, y in pts]
-            out.append(f'<text x="{ml + 8}" y="{y0 + mt + 14 + 12 * k}" fill="{c}">{sc}</text>')
+            # The legend in the middle of the height, where the agnostic and the aware
+            # curves leave room between them.
+            ly = y0 + mt + (ph - mt - 40) / 2 - 6 * len(schemes) + 12 * k
+            out.append(f'<text x="{pw - 130}" y="{ly:.1f}" fill="{c}">{sc}</text>')
 
         # Right: ratio against compress MB/s, log x.
         x0 = pw + 20
@@ -159,7 +162,8 @@ def svg(recs, sets, schemes, groups, path):
         gmax = max(groups)
         pts = [r for r in mine if r["kind"] != "ckptfwd" or r["group"] == gmax]
         speeds = [r["compress_mbs"] for r in pts if r.get("compress_mbs", 0) > 0]
-        s0, s1 = math.log10(min(speeds)) - 0.1, math.log10(max(speeds)) + 0.1
+        # Room on the right for the labels of the fastest points.
+        s0, s1 = math.log10(min(speeds)) - 0.1, math.log10(max(speeds)) + 0.5
 
         def xs(v):
             return x0 + ml + (pw - ml - 20) * (math.log10(v) - s0) / (s1 - s0)
@@ -175,9 +179,9 @@ def svg(recs, sets, schemes, groups, path):
             if r["kind"] == "ckptfwd":
                 c = COLORS[schemes.index(r["scheme"]) % len(COLORS)]
                 out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{c}"/>')
-                if r["scheme"] == schemes[0]:
-                    out.append(f'<text x="{x + 5:.1f}" y="{y + 12:.1f}" fill="{c}">ckptfwd '
-                               f'g={gmax}</text>')
+                if r["scheme"] in (schemes[0], schemes[-1]):
+                    out.append(f'<text x="{x + 6:.1f}" y="{y + 4:.1f}" fill="{c}">ckptfwd '
+                               f'{r["scheme"]}</text>')
             else:
                 out.append(f'<rect x="{x - 3:.1f}" y="{y - 3:.1f}" width="6" height="6" '
                            f'fill="#444"/>')
