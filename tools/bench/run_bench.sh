@@ -156,7 +156,7 @@ printf '%-34s %12s %12s %8s %9s\n' "compression of the same $files files" "in by
 for v in ckptfwd ckptfwd-started ckptfwd+fsync; do
   [ -s "$WORK/$v.store" ] || continue
   cap=$(scol "$v" 1); sto=$(scol "$v" 2); csec=$(scol "$v" 5)
-  printf '%-34s %12s %12s %8s %9s\n' "$v store (${CKPTFWD_CODEC:-zstd} -${CKPTFWD_LEVEL:-3})" \
+  printf '%-34s %12s %12s %8s %9s\n' "$v store (scheme ${CKPTFWD_SCHEME:-auto})" \
     "${cap:-?}" "${sto:-?}" "$(ratio "${cap:-0}" "${sto:-0}")" "${csec:-?}"
 done
 printf '%-34s %12s %12s %8s %9s\n' "gzip -6 (concatenated)" "$raw_bytes" "$gz_bytes" "$(ratio "$raw_bytes" "$gz_bytes")" "$gz_s"
