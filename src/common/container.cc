@@ -609,7 +609,9 @@ bool ContainerReader::Impl::decode_chunk(size_t s, size_t i, std::vector<uint8_t
     return false;
   };
   if (c.codec == static_cast<uint8_t>(CodecId::kRef)) return resolve_ref(s, i, out, err);
-  std::vector<uint8_t> stored;
+  // The stored bytes of one chunk at a time per thread: a fresh buffer per chunk would cost
+  // page faults (a chunk is megabytes, which malloc maps anew each time) on every decode.
+  thread_local std::vector<uint8_t> stored;
   try {
     out.resize(c.raw_size);
   } catch (const std::bad_alloc&) {
@@ -746,18 +748,27 @@ ContainerReader::Impl::ChunkBytes ContainerReader::Impl::cached_chunk(size_t s, 
       return it->second.bytes;
     }
   }
-  auto bytes = std::make_shared<std::vector<uint8_t>>();
+  // Room first: the least recently used chunks leave, and the buffer of one no walk
+  // holds any more is decoded into again (its pages are mapped already).
+  std::shared_ptr<std::vector<uint8_t>> bytes;
+  const uint64_t need = streams[s].chunks[i].raw_size;
+  {
+    std::lock_guard<std::mutex> g(cache_mu);
+    while (!cache.empty() &&
+           (cache.size() >= kChunkCacheMaxEntries ||
+            (cache.size() >= kChunkCacheMinEntries && cache_bytes + need > kChunkCacheBytes))) {
+      auto oldest = cache.begin();
+      for (auto it = cache.begin(); it != cache.end(); ++it)
+        if (it->second.used < oldest->second.used) oldest = it;
+      cache_bytes -= oldest->second.bytes->size();
+      if (!bytes && oldest->second.bytes.use_count() == 1)
+        bytes = std::const_pointer_cast<std::vector<uint8_t>>(oldest->second.bytes);
+      cache.erase(oldest);
+    }
+  }
+  if (!bytes) bytes = std::make_shared<std::vector<uint8_t>>();
   if (!decode_chunk(s, i, *bytes, err)) return nullptr;
   std::lock_guard<std::mutex> g(cache_mu);
-  while (!cache.empty() && (cache.size() >= kChunkCacheMaxEntries ||
-                            (cache.size() >= kChunkCacheMinEntries &&
-                             cache_bytes + bytes->size() > kChunkCacheBytes))) {
-    auto oldest = cache.begin();
-    for (auto it = cache.begin(); it != cache.end(); ++it)
-      if (it->second.used < oldest->second.used) oldest = it;
-    cache_bytes -= oldest->second.bytes->size();
-    cache.erase(oldest);
-  }
   auto [it, fresh] = cache.insert({{s, i}, CachedChunk{++cache_tick, bytes}});
   if (fresh) cache_bytes += bytes->size();
   return it->second.bytes;

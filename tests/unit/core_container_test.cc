@@ -1,9 +1,11 @@
 // Container: write -> read -> restore byte equality (holes, many files, several streams,
 // chunk boundaries), corruption found by verify at the right offset, and hostile or
 // truncated containers rejected with an error instead of undefined behaviour.
-#include <gtest/gtest.h>
-
 #include <dirent.h>
+#include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <cstring>
 
 #include "codec/codec.h"
 #include "common/container.h"
@@ -107,7 +109,9 @@ TEST(Container, ManyFilesAndRangesCrossingChunkBoundaries) {
   std::vector<TestFile> files;
   for (int i = 0; i < 300; ++i) {
     TestFile f{"/ckpt/rank" + std::to_string(i) + ".dat",
-               i % 3 ? smooth_bytes(1000 + 37 * i, i) : random_bytes(777 + i, i), {}, 0};
+               i % 3 ? smooth_bytes(1000 + 37 * i, i) : random_bytes(777 + i, i),
+               {},
+               0};
     // Several extents per file, each crossing the 1000-byte chunk grid somewhere.
     if (f.content.size() > 900) {
       f.extents = {{0, 300}, {300, 500}, {800, f.content.size() - 800}};
@@ -159,6 +163,44 @@ TEST(Container, NothingAtFinalPathBeforeCommitAndNoTemporaryAfter) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
+// More decoded chunks than the reader keeps (64 MiB): two files over the same 80 MiB.
+// Reading the first evicts its first chunks, whose buffers the last ones are decoded
+// into; the second then decodes its first chunks again into evicted buffers. Every byte
+// still comes back right.
+TEST(Container, ReadsPastTheChunkCacheComeBackExact) {
+  TempDir dir;
+  std::string err, path = dir / "c.ckc";
+  const size_t chunk = 4u << 20, n = 20;
+  std::vector<uint8_t> data(chunk * n);
+  for (size_t i = 0; i < data.size(); i += 8) {
+    uint64_t v = i * 0x9e3779b97f4a7c15ull;
+    memcpy(&data[i], &v, 8);
+  }
+  {
+    ContainerWriter w;
+    ASSERT_TRUE(w.open(path, &err)) << err;
+    uint32_t s = w.add_stream("s", "bytes", "agnostic");
+    for (size_t k = 0; k < n; ++k)
+      ASSERT_TRUE(w.append_chunk(s, encode_chunk(data.data() + k * chunk, chunk, "raw", 0), &err));
+    for (const char* name : {"/first", "/second"}) {
+      FileEntry f;
+      f.path = name;
+      f.size = data.size();
+      f.hash = XXH64(data.data(), data.size(), 0);
+      f.ranges = {{0, data.size(), s, 0}};
+      w.add_file(f);
+    }
+    ASSERT_TRUE(w.commit(&err)) << err;
+  }
+  ContainerReader r;
+  ASSERT_TRUE(r.open(path, &err)) << err;
+  for (size_t i = 0; i < 2; ++i) {
+    std::vector<uint8_t> got;
+    ASSERT_TRUE(r.read_file(i, got, &err)) << err;
+    EXPECT_TRUE(got == data) << "file " << i;
+  }
+}
+
 TEST(Container, WriterRejectsABadFileMap) {
   TempDir dir;
   std::string err;
@@ -179,9 +221,9 @@ TEST(Container, WriterRejectsABadFileMap) {
   };
   EXPECT_FALSE(attempt({{0, 600, 0, 0}, {500, 100, 0, 0}}, 1000));  // overlap
   EXPECT_NE(err.find("overlaps"), std::string::npos) << err;
-  EXPECT_FALSE(attempt({{0, 100, 1, 0}}, 1000));     // unknown stream
-  EXPECT_FALSE(attempt({{0, 100, 0, 950}}, 1000));   // beyond the stream
-  EXPECT_FALSE(attempt({{950, 100, 0, 0}}, 1000));   // beyond the file
+  EXPECT_FALSE(attempt({{0, 100, 1, 0}}, 1000));    // unknown stream
+  EXPECT_FALSE(attempt({{0, 100, 0, 950}}, 1000));  // beyond the stream
+  EXPECT_FALSE(attempt({{950, 100, 0, 0}}, 1000));  // beyond the file
   EXPECT_TRUE(list_dir(dir.path()).empty()) << "a failed commit leaves nothing behind";
   // Ranges given out of order are sorted, not rejected.
   EXPECT_TRUE(attempt({{500, 100, 0, 0}, {0, 100, 0, 0}}, 1000)) << err;
@@ -230,8 +272,8 @@ TEST(ContainerCorruption, OneFlippedChunkByteIsFoundAtItsOffsetAndOnlyItsFileFai
   std::vector<std::string> problems;
   EXPECT_FALSE(r.verify(problems));
   ASSERT_EQ(problems.size(), 1u);
-  std::string want = c.path + ": offset " + std::to_string(victim.offset) +
-                     ": chunk 7 of stream 'stream0': ";
+  std::string want =
+      c.path + ": offset " + std::to_string(victim.offset) + ": chunk 7 of stream 'stream0': ";
   EXPECT_EQ(problems[0].rfind(want, 0), 0u) << problems[0];
 
   bool ok = true;
@@ -428,13 +470,23 @@ TEST_F(HostileIndex, OutOfBoundsValuesAreRejected) {
   bad([](Params& p) { p.chunk_off = 20; }, "chunk running into the index");
   bad([](Params& p) { p.chunk_off = ~0ull - 4; }, "chunk offset overflow");
   bad([](Params& p) { p.chunk_comp = 0xFFFFFFFF; }, "chunk size beyond the file");
-  bad([](Params& p) { p.chunk_raw = 0xFFFFFFF0; p.stream_raw = 0xFFFFFFF0; }, "giant raw chunk");
+  bad(
+      [](Params& p) {
+        p.chunk_raw = 0xFFFFFFF0;
+        p.stream_raw = 0xFFFFFFF0;
+      },
+      "giant raw chunk");
   bad([](Params& p) { p.stream_raw = 13; }, "stream size disagrees with chunks");
   bad([](Params& p) { p.r_stream = 1; }, "range names a missing stream");
   bad([](Params& p) { p.r_soff = 1; }, "range beyond its stream");
   bad([](Params& p) { p.r_soff = ~0ull; }, "range stream offset overflow");
   bad([](Params& p) { p.r_off = 1; }, "range beyond the file size");
-  bad([](Params& p) { p.r_len = ~0ull; p.file_size = ~0ull; }, "range length overflow");
+  bad(
+      [](Params& p) {
+        p.r_len = ~0ull;
+        p.file_size = ~0ull;
+      },
+      "range length overflow");
 }
 
 TEST_F(HostileIndex, BadCodecOrSizesFailAtRestoreNotBefore) {
