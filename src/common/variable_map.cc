@@ -36,6 +36,18 @@ std::string var_key(const std::string& name, const std::string& dtype, size_t ra
   return base + "_" + dtype + "_" + var_class(rank);
 }
 
+std::string grouped_key(const std::string& key, size_t group) {
+  return group ? key + "@g" + std::to_string(group) : key;
+}
+
+std::string ungrouped_key(const std::string& key) {
+  size_t at = key.rfind("@g");
+  if (at == std::string::npos || at + 2 == key.size()) return key;
+  for (size_t i = at + 2; i < key.size(); ++i)
+    if (key[i] < '0' || key[i] > '9') return key;
+  return key.substr(0, at);
+}
+
 uint32_t dtype_name_size(const std::string& d) {
   static const struct {
     const char* name;

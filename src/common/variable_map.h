@@ -68,6 +68,13 @@ std::string var_class(size_t rank);
 // The key of a variable named `name` ("/fields/T" or "T"): leading '/' removed.
 std::string var_key(const std::string& name, const std::string& dtype, size_t rank);
 
+// The container stream key of variable key `key` in merge group `group` of a batch
+// (forwarder/merge_plan.h): the key itself in group 0, "KEY@g<group>" after it.
+// ungrouped_key inverts it ("x@g2" -> "x"; "a@gx" stays): a variable lands in another
+// group when the batch has other ranks, and is the same variable.
+std::string grouped_key(const std::string& key, size_t group);
+std::string ungrouped_key(const std::string& key);
+
 // Element size of a dtype name (0 for an unknown name).
 uint32_t dtype_name_size(const std::string& dtype);
 

@@ -4,23 +4,15 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <cctype>
 #include <set>
 
 #include "codec/codec.h"
+#include "common/variable_map.h"
 #include "forwarder/core.h"
 #include "forwarder/log.h"
 #include "forwarder/pipeline.h"
 
 namespace ckptfwd::fwd {
-
-std::string ungrouped_key(const std::string& key) {
-  size_t at = key.rfind("@g");
-  if (at == std::string::npos || at + 2 == key.size()) return key;
-  for (size_t i = at + 2; i < key.size(); ++i)
-    if (!isdigit(static_cast<unsigned char>(key[i]))) return key;
-  return key.substr(0, at);
-}
 
 void ChunkIndex::add(const Entry& e) {
   map_.emplace(std::make_tuple(e.key, e.dtype, e.raw_size, e.raw_hash), e.ref);

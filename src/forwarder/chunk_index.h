@@ -32,9 +32,6 @@ struct RefSource {
   bool operator==(const RefSource&) const = default;
 };
 
-// "x@g2" -> "x": a variable lands in another group when the batch has other ranks.
-std::string ungrouped_key(const std::string& key);
-
 class ChunkIndex {
  public:
   static constexpr size_t kRefMinBytes = 4096;  // smaller chunks are always stored

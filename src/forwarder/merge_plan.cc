@@ -64,7 +64,7 @@ class Planner {
     for (size_t first = 0, k = 0; first < order.size(); first += g, ++k) {
       std::vector<size_t> group(order.begin() + first,
                                 order.begin() + std::min(order.size(), first + g));
-      suffix_ = k ? "@g" + std::to_string(k) : "";
+      group_ = k;
       streams_.clear();
       if (opt_.scheme == "agnostic" || opt_.scheme == "agnostic-block")
         plan_agnostic(group);
@@ -80,7 +80,7 @@ class Planner {
     auto it = streams_.find(var_key);
     if (it != streams_.end()) return it->second;
     PlannedStream s;
-    s.key = var_key + suffix_;
+    s.key = grouped_key(var_key, group_);
     s.var_key = var_key;
     s.scheme = opt_.scheme;
     s.layout.dtype = dtype;
@@ -273,7 +273,7 @@ class Planner {
   const std::vector<MergeInput>& files_;
   const MergeOptions& opt_;
   MergePlan& out_;
-  std::string suffix_;
+  size_t group_ = 0;  // the current group (its streams' keys: grouped_key)
   std::unordered_map<std::string, size_t> streams_;  // of the current group, by var key
   std::vector<bool> inner_known_;                    // per out_.streams entry
   std::unordered_multimap<uint64_t, Seen> seen_;

@@ -11,8 +11,8 @@ void VariableStats::add(const std::vector<StreamReport>& streams) {
   std::lock_guard<std::mutex> g(mu_);
   for (const StreamReport& r : streams) {
     if (r.dtype == "bytes" || !r.raw) continue;
-    // The streams of merge groups after the first ("KEY@g2") are the same variable.
-    Entry& e = vars_[r.key.substr(0, r.key.rfind("@g"))];
+    // The streams of every merge group ("KEY", "KEY@g2") are the same variable.
+    Entry& e = vars_[ungrouped_key(r.key)];
     e.dtype = r.dtype;
     e.chain = r.chain;  // the latest batch's choice
     e.in += r.raw;

@@ -29,6 +29,18 @@ std::vector<uint8_t> bytes_of(size_t n, unsigned seed) {
 
 const char* kKey = "grid_F64LE_Array1D";
 
+// The one file of the test containers: `a` then `b`, all of stream 0.
+FileEntry file_of(const char* path, const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  FileEntry f;
+  f.path = path;
+  f.size = a.size() + b.size();
+  f.ranges = {{0, f.size, 0, 0}};
+  std::vector<uint8_t> all(a);
+  all.insert(all.end(), b.begin(), b.end());
+  f.hash = XXH64(all.data(), all.size(), 0);
+  return f;
+}
+
 // A container of one file, stream kKey cut in two chunks of `a` and `b` (zstd).
 ContainerIdentity write_original(const std::string& path, const std::vector<uint8_t>& a,
                                  const std::vector<uint8_t>& b) {
@@ -38,14 +50,7 @@ ContainerIdentity write_original(const std::string& path, const std::vector<uint
   uint32_t s = w.add_stream(kKey, "F64LE", "aware");
   EXPECT_TRUE(w.append_chunk(s, encode_chunk(a.data(), a.size(), "zstd", 1), &err)) << err;
   EXPECT_TRUE(w.append_chunk(s, encode_chunk(b.data(), b.size(), "zstd", 1), &err)) << err;
-  FileEntry f;
-  f.path = "/ckpt/orig";
-  f.size = a.size() + b.size();
-  f.ranges = {{0, f.size, 0, 0}};
-  std::vector<uint8_t> all(a);
-  all.insert(all.end(), b.begin(), b.end());
-  f.hash = XXH64(all.data(), all.size(), 0);
-  w.add_file(f);
+  w.add_file(file_of("/ckpt/orig", a, b));
   EXPECT_TRUE(w.commit(&err)) << err;
   return w.identity();
 }
@@ -63,14 +68,7 @@ void write_referrer(const std::string& path, const std::string& target, const Co
       s, make_ref_chunk(r, static_cast<uint32_t>(a.size()), XXH64(a.data(), a.size(), 0)), &err))
       << err;
   ASSERT_TRUE(w.append_chunk(s, encode_chunk(b.data(), b.size(), "zstd", 1), &err)) << err;
-  FileEntry f;
-  f.path = "/ckpt/new";
-  f.size = a.size() + b.size();
-  f.ranges = {{0, f.size, 0, 0}};
-  std::vector<uint8_t> all(a);
-  all.insert(all.end(), b.begin(), b.end());
-  f.hash = XXH64(all.data(), all.size(), 0);
-  w.add_file(f);
+  w.add_file(file_of("/ckpt/new", a, b));
   ASSERT_TRUE(w.commit(&err)) << err;
 }
 

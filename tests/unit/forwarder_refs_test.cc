@@ -9,6 +9,7 @@
 #include "codec/codec.h"
 #include "common/container.h"
 #include "common/manifest.h"
+#include "common/variable_map.h"
 #include "forwarder/chunk_index.h"
 #include "forwarder/pipeline.h"
 #include "forwarder_test_util.h"
@@ -138,6 +139,8 @@ TEST(ChunkIndexKeys, GroupSuffixIsDropped) {
   EXPECT_EQ(ungrouped_key("residual@g12"), "residual");
   EXPECT_EQ(ungrouped_key("a@gx"), "a@gx");
   EXPECT_EQ(ungrouped_key("agnostic"), "agnostic");
+  EXPECT_EQ(grouped_key("t_F32LE_Array1D", 0), "t_F32LE_Array1D");
+  EXPECT_EQ(ungrouped_key(grouped_key("t_F32LE_Array1D", 4)), "t_F32LE_Array1D");
 }
 
 size_t container_files(const std::string& store) {

@@ -247,7 +247,7 @@ int list_vars(const Store& st, bool json) {
     if (!r) continue;
     for (size_t s = 0; s < r->streams().size(); ++s) {
       const StreamInfo& si = r->streams()[s];
-      auto it = keys.find(si.key.substr(0, si.key.rfind("@g")));
+      auto it = keys.find(ungrouped_key(si.key));
       if (it == keys.end() || si.chunks.empty()) continue;
       it->second.stream_raw += si.raw_size;
       for (const ChunkInfo& ch : si.chunks) it->second.stream_stored += ch.comp_size;
