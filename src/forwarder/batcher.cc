@@ -203,10 +203,10 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
     // Chunks unchanged since an earlier container of the store become references to it.
     std::shared_ptr<const ChunkIndex> refs = chunk_index_for(c_, store, files);
     bool ok = write_container(c_.cfg, store, c_.node, files, res, &err, &c_.inferrer,
-                              &c_.codec_choices, refs.get());
+                              &c_.codec_choices, refs.get(), &c_.workers);
     {
-      std::lock_guard lk(s.mu);
-      if (ok) ok = commit_batch(c_, store, files, res, &err);
+      std::unique_lock lk(s.mu);
+      if (ok) ok = commit_batch(c_, lk, store, files, res, &err);
       if (ok) {
         c_.chunk_indexes.committed(store, {res.container, res.identity});
         return;

@@ -9,6 +9,7 @@ namespace ckptfwd::fwd {
 
 Catalog& CatalogCache::get(const std::string& store) {
   Entry& e = stores_[store];
+  if (e.frozen && e.loaded) return e.cat;
   e.cat.keep_versions(keep_);  // also for a new entry whose first load fails
   struct stat st;
   off_t size = -1;
@@ -43,6 +44,11 @@ Catalog& CatalogCache::get(const std::string& store) {
   e.size = size;
   e.mtime = mtime;
   return e.cat;
+}
+
+void CatalogCache::freeze(const std::string& store, bool frozen) {
+  if (frozen) get(store);  // loaded before anything is appended
+  stores_[store].frozen = frozen;
 }
 
 }  // namespace ckptfwd::fwd

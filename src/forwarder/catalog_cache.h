@@ -21,6 +21,10 @@ class CatalogCache {
     return get(store).find(path);
   }
   void clear() { stores_.clear(); }
+  // While frozen, get(store) returns the catalog as it is without looking at the MANIFEST
+  // (loading it first if it never was): records being appended are not read back before
+  // they are durable (manifest_turn.h). Thawing makes the next get() look again.
+  void freeze(const std::string& store, bool frozen);
   // CKPTFWD_KEEP for every catalog loaded from now on (Catalog::keep_versions).
   void keep_versions(int keep) { keep_ = keep; }
 
@@ -31,6 +35,7 @@ class CatalogCache {
     off_t size = -1;
     timespec mtime{};
     bool refused_logged = false;  // a foreign store is reported once, not per lookup
+    bool frozen = false;
   };
   std::map<std::string, Entry> stores_;
   int keep_ = 0;

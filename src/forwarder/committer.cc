@@ -9,6 +9,7 @@
 #include "common/manifest.h"
 #include "forwarder/gc.h"
 #include "forwarder/log.h"
+#include "forwarder/manifest_turn.h"
 #include "forwarder/store_paths.h"
 
 namespace ckptfwd::fwd {
@@ -30,6 +31,7 @@ void settle(Core& c, const BatchResult& res, const std::vector<CatalogEntry>& en
   }
   c.stats.infer_ns += res.infer_ns;
   c.stats.compress_ns += res.compress_ns;
+  c.stats.hash_ns += res.hash_ns;
   c.stats.bytes_deduped += res.dedup_bytes;
   c.var_stats.add(res.streams);
   c.stats.bytes_referenced += res.referenced_bytes;
@@ -60,14 +62,18 @@ void settle(Core& c, const BatchResult& res, const std::vector<CatalogEntry>& en
 }
 }  // namespace
 
-bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile>& files,
-                  const BatchResult& res, std::string* err) {
+bool commit_batch(Core& c, std::unique_lock<std::mutex>& lk, const std::string& store,
+                  const std::vector<BatchFile>& files, const BatchResult& res, std::string* err) {
   State& s = c.state;
+  // Held until the catalog shows what went in: the verbs that would change what the
+  // records say wait for it (manifest_turn.h).
+  ManifestTurn turn(s, lk, {store});
   // Up to three manifest records: commit (whole files), create (new files, manifest.h),
   // overlay (files shared across nodes), appended in that order.
   std::vector<CatalogEntry> entries, creates, overlays;
   std::vector<uint64_t> committed, committed_creates, committed_overlays, gone;
   std::vector<uint64_t> overlay_order;
+  std::vector<std::pair<uint64_t, Version::Synced>> snapshots;  // fsync snapshots committed
   // Several versions of one path in a batch: the newest whole version (by open order, not
   // close order) is the one the catalog must name, and partial versions newer than it are
   // stacked on it as overlays, in version order.
@@ -112,13 +118,9 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
       committed_overlays.push_back(v->vid);
       continue;
     }
-    if (v->snapshot_of) {
-      // The open version it copies may close unchanged: then this commit is enough.
-      Version* o = s.find(v->snapshot_of);
-      if (o && o->state == VState::kOpen && o->last_snapshot == v->vid && i < res.hashes.size())
-        o->synced = Version::Synced{true,   e.path, e.container,   e.file_index,
-                                    e.mode, e.size, res.hashes[i], e.mtime_ns};
-    }
+    if (v->snapshot_of && i < res.hashes.size())  // noted once its record is durable
+      snapshots.push_back({v->vid, Version::Synced{true, e.path, e.container, e.file_index, e.mode,
+                                                   e.size, res.hashes[i], e.mtime_ns}});
     if (v->created) {
       creates.push_back(std::move(e));
       committed_creates.push_back(v->vid);
@@ -148,19 +150,30 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
   auto append = [&](AppendFn append_record, ApplyFn apply, std::vector<CatalogEntry>& files,
                     std::vector<uint64_t>& vids) {
     if (files.empty()) return true;
+    // The append and its fdatasync without the state lock: the versions stay kCommitting
+    // and the catalog frozen until it is durable (manifest_turn.h).
+    lk.unlock();
+    if (c.before_manifest_append) c.before_manifest_append();
     int64_t t0 = monotonic_ns();
     bool ok = append_record(store, res.container, res.identity, files, err);
     c.stats.commit_ns += monotonic_ns() - t0;
+    if (!ok && done.empty()) ::unlink(cpath.c_str());  // unreferenced; the retry writes a fresh one
+    lk.lock();
     if (!ok) {
-      if (done.empty()) {
-        ::unlink(cpath.c_str());  // unreferenced; the retry writes a fresh one
-      } else {
+      if (!done.empty()) {
         settle(c, res, done, done_vids);
         for (uint64_t vid : gone) s.forget(vid);
       }
       return false;
     }
     (s.catalogs.get(store).*apply)(res.container, files, res.identity);
+    for (auto& [vid, synced] : snapshots) {
+      // The open version it copies may close unchanged: then this commit is enough.
+      if (std::find(vids.begin(), vids.end(), vid) == vids.end()) continue;
+      Version* v = s.find(vid);
+      Version* o = v ? s.find(v->snapshot_of) : nullptr;
+      if (o && o->state == VState::kOpen && o->last_snapshot == vid) o->synced = synced;
+    }
     done.insert(done.end(), files.begin(), files.end());
     done_vids.insert(done_vids.end(), vids.begin(), vids.end());
     return true;
@@ -170,7 +183,11 @@ bool commit_batch(Core& c, const std::string& store, const std::vector<BatchFile
       !append(manifest::append_create, &Catalog::apply_create, creates, committed_creates) ||
       !append(manifest::append_overlay, &Catalog::apply_overlay, overlays, committed_overlays))
     return false;
-  if (done.empty()) ::unlink(cpath.c_str());  // all dropped meanwhile
+  if (done.empty()) {  // all dropped meanwhile
+    lk.unlock();
+    ::unlink(cpath.c_str());
+    lk.lock();
+  }
   entries.swap(done);
   committed.swap(done_vids);
   settle(c, res, entries, committed);

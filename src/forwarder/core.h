@@ -1,5 +1,6 @@
 // Everything one forwarder instance owns, in one place (tests build one in-process).
 #pragma once
+#include <functional>
 #include <string>
 
 #include "common/config.h"
@@ -9,6 +10,7 @@
 #include "forwarder/state.h"
 #include "forwarder/stats.h"
 #include "forwarder/var_stats.h"
+#include "forwarder/worker_pool.h"
 #include "schema/infer.h"
 
 namespace ckptfwd::fwd {
@@ -18,7 +20,8 @@ struct Core {
       : cfg(c),
         session_dir(std::move(dir)),
         node(std::move(node_name)),
-        state(cfg, stats, session_dir) {
+        state(cfg, stats, session_dir),
+        workers(cfg.writers) {
     // main() checked the settings with the same call before it got here; a Core built
     // elsewhere (tests) with bad ones infers without schemas rather than failing.
     std::string err;
@@ -38,6 +41,10 @@ struct Core {
   CodecChoices codec_choices;     // codec chain per variable, kept for the job (codec_choice.h)
   ChunkIndexCache chunk_indexes;  // earlier chunks new ones may refer to (chunk_index.h)
   RefKeep ref_keep;               // what kept containers refer to (CKPTFWD_KEEP, ref_keep.h)
+  WorkerPool workers;             // compression workers of every batch (worker_pool.h)
+  // Tests: called by the committer just before each MANIFEST append, without the state
+  // lock (to observe that the lock is free over the append and its fdatasync).
+  std::function<void()> before_manifest_append;
 };
 
 }  // namespace ckptfwd::fwd

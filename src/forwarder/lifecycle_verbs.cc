@@ -4,6 +4,7 @@
 #include <xxhash.h>
 
 #include <cerrno>
+#include <optional>
 #include <thread>
 
 #include "common/manifest.h"
@@ -11,6 +12,7 @@
 #include "forwarder/fate_file.h"
 #include "forwarder/kill_point.h"
 #include "forwarder/log.h"
+#include "forwarder/manifest_turn.h"
 #include "forwarder/orphans.h"
 #include "forwarder/service.h"
 #include "forwarder/staging.h"
@@ -136,8 +138,16 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
 
 Reply Service::abandon(ClientCtx& cl, uint64_t vid) {
   State& s = c_.state;
-  std::lock_guard lk(s.mu);
+  std::unique_lock lk(s.mu);
   Version* v = s.find(vid);
+  // It drops older versions of its path, which a record in flight may name: the turn of
+  // the path's store first (waiting for it lets a RENAME move the path: look again).
+  std::optional<ManifestTurn> turn;
+  for (std::string store; v && store != store_for(c_.cfg, v->path); v = s.find(vid)) {
+    turn.reset();
+    store = store_for(c_.cfg, v->path);
+    turn.emplace(s, lk, std::vector<std::string>{store});
+  }
   if (!v) {
     c_.stats.fallbacks++;
     return reply_ok();

@@ -103,17 +103,45 @@ class Planner {
     }
   }
 
+  // Bytes are read in windows whose pages are given back after each (opt_.release).
+  static constexpr uint64_t kWindow = 8ull << 20;
+  void release(const uint8_t* p, uint64_t n) const {
+    if (opt_.release) opt_.release(p, n);
+  }
+  uint64_t hash(const uint8_t* p, uint64_t n) const {
+    if (n <= kWindow || !opt_.release) return XXH3_64bits(p, n);
+    XXH3_state_t* st = XXH3_createState();
+    XXH3_64bits_reset(st);
+    for (uint64_t a = 0; a < n; a += kWindow) {
+      uint64_t take = std::min(kWindow, n - a);
+      XXH3_64bits_update(st, p + a, take);
+      release(p + a, take);
+    }
+    uint64_t h = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    return h;
+  }
+  bool equal(const uint8_t* a, const uint8_t* b, uint64_t n) const {
+    for (uint64_t o = 0; o < n; o += kWindow) {
+      uint64_t take = std::min(kWindow, n - o);
+      if (memcmp(a + o, b + o, take) != 0) return false;
+      release(a + o, take);
+      release(b + o, take);
+    }
+    return true;
+  }
+
   // Puts bytes [off, off+len) of file f into stream s (or points at an equal run placed
   // before).
   void place(size_t s, const Piece& p) {
     if (!p.len) return;
     const uint8_t* bytes = files_[p.file].base + p.off;
     if (p.len >= kDedupMin) {
-      uint64_t h = XXH3_64bits(bytes, p.len);
+      uint64_t h = hash(bytes, p.len);
       auto [lo, hi] = seen_.equal_range(h);
       for (auto it = lo; it != hi; ++it) {
         const Seen& e = it->second;
-        if (e.len == p.len && memcmp(e.ptr, bytes, p.len) == 0) {
+        if (e.len == p.len && equal(e.ptr, bytes, p.len)) {
           out_.ranges[p.file].push_back(FileRange{p.off, p.len, e.stream, e.stream_off});
           out_.dedup_bytes += p.len;
           return;

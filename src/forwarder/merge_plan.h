@@ -20,6 +20,8 @@
 // exactly the bytes it commits, so restore is exact whatever the maps say.
 #pragma once
 #include <cstdint>
+#include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,7 +43,20 @@ struct StreamPieces {
   void add(const uint8_t* p, uint64_t n);
   // Bytes [a, a+n) of the stream: a direct pointer, or a copy in `own`.
   const uint8_t* view(uint64_t a, uint64_t n, std::vector<uint8_t>& own) const;
+  // fn(ptr, len) for each piece's part of bytes [a, a+n), in stream order.
+  template <class Fn>
+  void for_each(uint64_t a, uint64_t n, Fn&& fn) const;
 };
+
+template <class Fn>
+void StreamPieces::for_each(uint64_t a, uint64_t n, Fn&& fn) const {
+  if (!n) return;
+  size_t k = std::upper_bound(start.begin(), start.end(), a) - start.begin() - 1;
+  for (uint64_t end = a + n; k < ptr.size() && start[k] < end; ++k) {
+    uint64_t b = std::max(a, start[k]), e = std::min(end, start[k] + len[k]);
+    if (b < e) fn(ptr[k] + (b - start[k]), e - b);
+  }
+}
 
 struct PlannedStream {
   std::string key;       // variable key ("@g<k>" appended for groups after the first), or
@@ -69,6 +84,10 @@ struct MergeOptions {
   int group_size = 0;               // 0: one group
   uint64_t block_bytes = 64 << 10;  // block schemes
   uint64_t small_var_bytes = 100;   // smaller variables go to the bytes stream
+  // Called with input bytes the planner has read (the duplicate check hashes every piece)
+  // and will not read again: the pipeline gives their pages back (MappedFile::release),
+  // so planning a batch larger than memory does not hold all of it resident.
+  std::function<void(const uint8_t*, uint64_t)> release;
 };
 
 struct MergePlan {

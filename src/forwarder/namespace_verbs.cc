@@ -15,6 +15,7 @@
 #include "common/manifest.h"
 #include "forwarder/gc.h"
 #include "forwarder/log.h"
+#include "forwarder/manifest_turn.h"
 #include "forwarder/restore.h"
 #include "forwarder/service.h"
 #include "forwarder/staging.h"
@@ -84,6 +85,7 @@ Reply Service::rename(const std::string& from, const std::string& to) {
   State& s = c_.state;
   std::unique_lock lk(s.mu);
   std::string store_from = store_for(c_.cfg, from), store_to = store_for(c_.cfg, to);
+  ManifestTurn turn(s, lk, {store_from, store_to});  // records in flight name these paths
   bool has_pending = !s.pending_of(from).empty();
   const CatalogEntry* found = s.catalogs.find(store_from, from);
   if (!has_pending && !found) return reply_pass();
@@ -140,8 +142,9 @@ Reply Service::rename(const std::string& from, const std::string& to) {
 
 Reply Service::unlink(const std::string& path) {
   State& s = c_.state;
-  std::lock_guard lk(s.mu);
+  std::unique_lock lk(s.mu);
   std::string store = store_for(c_.cfg, path);
+  ManifestTurn turn(s, lk, {store});  // a record in flight may name the path
   std::vector<uint64_t> pending;
   for (Version* p : s.pending_of(path)) pending.push_back(p->vid);
   bool in_catalog = s.catalogs.find(store, path) != nullptr;
@@ -186,7 +189,9 @@ Reply Service::list(const std::string& dir) {
 
 Reply Service::chmod(const std::string& path, uint32_t mode) {
   State& s = c_.state;
-  std::lock_guard lk(s.mu);
+  std::unique_lock lk(s.mu);
+  // A record in flight carries the mode of the version it commits.
+  ManifestTurn turn(s, lk, {store_for(c_.cfg, path)});
   if (Version* v = s.newest(path)) {
     // The newest version is what commits and what readers see; older staged ones are
     // superseded in the catalog by it anyway.

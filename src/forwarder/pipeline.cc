@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "codec/codec.h"
@@ -20,6 +21,7 @@
 #include "forwarder/staging.h"
 #include "forwarder/stats.h"
 #include "forwarder/store_paths.h"
+#include "forwarder/worker_pool.h"
 
 namespace ckptfwd::fwd {
 
@@ -144,29 +146,52 @@ void infer_maps(const schema::Inferrer& inferrer, const std::vector<BatchFile>& 
   out.infer_ns += monotonic_ns() - t0;
 }
 
-// The bytes file f commits (FileEntry fields other than the map and ranges filled in):
-// all of it, a partial file's extents, or a new file's ranges written over zeros.
+// The bytes file f commits (FileEntry fields other than the map, the hash and the ranges
+// filled in): all of it, a partial file's extents, or a new file's ranges written over
+// zeros. *hashed: what its FileEntry.hash covers (hash_ranges computes it on the pool).
 bool commit_extents(const BatchFile& f, const uint8_t* base, uint64_t n, FileEntry& e, Extents& ext,
-                    std::string* err) {
+                    Extents* hashed, std::string* err) {
   if (f.partial) {
     // Overlay: the ranges are its extents; the hash covers their bytes in file order.
     if (!partial_extents(f, n, ext, err)) return false;
-    XXH64_state_t* h = XXH64_createState();
-    XXH64_reset(h, 0);
-    for (const Extent& x : ext) XXH64_update(h, base + x.begin, x.end - x.begin);
-    e.hash = XXH64_digest(h);
-    XXH64_freeState(h);
+    *hashed = ext;
     // Hints of bytes another node wrote would describe bytes this overlay lacks.
     e.hints = hints_within(hints_clip(f.hints, n), ext);
     return true;
   }
   // A whole file; a new one (`create`) as the bytes written over zeros, with the same
   // whole-file hash.
-  e.hash = XXH64(n ? base : nullptr, n, 0);
+  hashed->clear();
+  if (n) hashed->push_back({0, n});
   if (f.created && !created_ranges(f, base, n, ext, err)) return false;
   if (!f.created && n) ext.push_back({0, n});
   e.hints = hints_clip(f.hints, n);
   return true;
+}
+
+// XXH64 of the bytes of `ranges` in order, read in windows whose pages are given back as
+// soon as they are hashed (the pages are read again by the encoders: a minor fault each,
+// against holding a whole checkpoint resident).
+uint64_t hash_ranges(const MappedFile& m, const Extents& ranges) {
+  constexpr uint64_t kWindow = 8ull << 20;
+  XXH64_state_t* h = XXH64_createState();
+  if (!h) throw std::bad_alloc();
+  XXH64_reset(h, 0);
+  for (const Extent& x : ranges)
+    for (uint64_t a = x.begin; a < x.end; a += kWindow) {
+      uint64_t take = std::min(kWindow, x.end - a);
+      XXH64_update(h, m.data() + a, take);
+      m.release(m.data() + a, take);
+    }
+  uint64_t v = XXH64_digest(h);
+  XXH64_freeState(h);
+  return v;
+}
+
+// Gives back the pages of bytes of any of the batch's mapped files (each clips to its own
+// mapping, so bytes of the plan's own buffers are never touched).
+void release_mapped(const std::vector<MappedFile>& maps, const uint8_t* p, uint64_t n) {
+  for (const MappedFile& m : maps) m.release(p, n);
 }
 
 // Element-aligned chunk length of a stream: whole rows where the layout has them, so
@@ -220,11 +245,11 @@ void rehash_lossy_files(const MergePlan& plan,
 // One chain per typed stream, chosen by trial on a sample (cached across batches when
 // choices is given); lossy only where the user opted in, and only for floats.
 std::vector<codec::Chain> choose_chains(const Config& cfg, const MergePlan& plan,
-                                        CodecChoices* choices, int threads) {
+                                        CodecChoices* choices, WorkerPool& pool) {
   std::vector<codec::Chain> chains(plan.streams.size());
   std::vector<LossyRule> lossy_rules;
   parse_lossy_rules(cfg.lossy, lossy_rules, nullptr);  // checked when the setting was read
-  parallel_for(plan.streams.size(), threads, [&](size_t s) {
+  pool_for(pool, plan.streams.size(), [&](size_t s) {
     const PlannedStream& ps = plan.streams[s];
     if (!ps.typed || ps.bytes.total == 0) return;
     codec::SelectOptions opt;
@@ -243,18 +268,28 @@ struct ChunkJob {
   uint32_t stream = 0;
   uint64_t off = 0, len = 0;
 };
+
+struct EncodedJob {
+  EncodedChunk enc;
+  int64_t ns = 0;  // encode time on its worker
+};
 }  // namespace
 
 bool write_container(const Config& cfg, const std::string& store, const std::string& node,
                      const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
                      const schema::Inferrer* inferrer, CodecChoices* choices,
-                     const ChunkIndex* refs) {
+                     const ChunkIndex* refs, WorkerPool* workers) {
   // A store another user planted (or can write into) is not ours to fill: the batch fails
   // like any store write, so the staged versions stay (README, "Other users on the node").
   if (!manifest::ensure_store(store, err) || !check_store_dir(store, err)) return false;
+  const int threads = std::max(1, cfg.writers);
+  std::optional<WorkerPool> own_pool;  // callers without the forwarder's (tests)
+  if (!workers) workers = &own_pool.emplace(threads);
+  WorkerPool& pool = *workers;
   std::vector<MappedFile> maps(files.size());
   std::vector<FileEntry> entries(files.size());
   std::vector<MergeInput> inputs(files.size());
+  std::vector<Extents> hashed(files.size());
   out.sizes.assign(files.size(), 0);
   out.hashes.assign(files.size(), 0);
   out.typed.assign(files.size(), 0);
@@ -275,16 +310,24 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     in.rank = f.rank;
     in.vars = &e.vars;
     in.mergeable = !f.partial;
-    if (!commit_extents(f, in.base, n, e, in.commit, err)) return false;
+    if (!commit_extents(f, in.base, n, e, in.commit, &hashed[i], err)) return false;
     out.typed[i] = hints_bytes(e.hints);
     out.sizes[i] = n;
-    out.hashes[i] = e.hash;
   }
+  // Every file's hash on the workers, beside planning and before the chunks (the pool is
+  // FIFO): no serial pass over the whole batch before compression starts.
+  std::atomic<int64_t> hash_ns{0};
+  TaskGroup hashing(pool);
+  for (size_t i = 0; i < files.size(); ++i)
+    hashing.run([&, i] {
+      int64_t h0 = monotonic_ns();
+      entries[i].hash = hash_ranges(maps[i], hashed[i]);
+      hash_ns += monotonic_ns() - h0;
+    });
   // The agnostic schemes do not need the maps, which then only go into the index: their
   // inference runs beside the compression, where its cost (mostly waiting for the HDF5
   // helper) hides. The aware schemes lay streams out by the maps, so they infer first.
   const bool aware = cfg.scheme != "agnostic" && cfg.scheme != "agnostic-block";
-  const int threads = std::max(1, cfg.writers);
   struct Joiner {
     std::thread t;
     ~Joiner() {
@@ -303,13 +346,20 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   mo.group_size = cfg.group_size;
   mo.block_bytes = cfg.block_bytes;
   mo.small_var_bytes = cfg.small_var_bytes;
+  mo.release = [&maps](const uint8_t* p, uint64_t n) { release_mapped(maps, p, n); };
   MergePlan plan;
   if (!plan_merge(inputs, mo, plan, err)) return false;
   out.dedup_bytes = plan.dedup_bytes;
 
   int64_t t0 = monotonic_ns();
-  std::vector<codec::Chain> chains = choose_chains(cfg, plan, choices, threads);
-  out.compress_ns += monotonic_ns() - t0;
+  int64_t writing_ns = 0;  // of the writer, inside [t0, end of the chunks)
+  std::vector<codec::Chain> chains;
+  try {
+    chains = choose_chains(cfg, plan, choices, pool);
+  } catch (const std::exception& x) {
+    if (err) *err = std::string("choosing codec chains: ") + x.what();
+    return false;
+  }
 
   out.container = new_container_name(node);
   ContainerWriter w;
@@ -330,35 +380,38 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   }
   // What a restore gives back of the streams whose chains were lossy (opted in).
   std::map<uint32_t, std::vector<uint8_t>> lossy;
-  const uint64_t wave = static_cast<uint64_t>(threads) * 2;  // bounds memory held in flight
-  std::vector<EncodedChunk> enc;
-  std::vector<int64_t> enc_ns;
-  for (uint64_t first = 0; first < jobs.size(); first += wave) {
-    uint64_t count = std::min<uint64_t>(wave, jobs.size() - first);
-    enc.assign(count, EncodedChunk{});
-    enc_ns.assign(count, 0);
-    int64_t t1 = monotonic_ns();
-    parallel_for(count, threads, [&](size_t j) {
-      thread_local std::vector<uint8_t> own;
-      const ChunkJob& job = jobs[first + j];
-      const PlannedStream& ps = plan.streams[job.stream];
-      int64_t c0 = monotonic_ns();
-      const uint8_t* raw = ps.bytes.view(job.off, job.len, own);
-      // A lossy stream's chunks must each carry the bytes a restore gives back
-      // (rehash_lossy_files): they are never references.
-      bool lossy_chain = ps.typed && chains[job.stream].lossy;
-      bool referred =
-          refs && !lossy_chain && refs->refer(ps.key, ps.layout.dtype, raw, job.len, enc[j]);
-      if (!referred)
-        enc[j] = ps.typed ? encode_chunk_typed(raw, job.len, chains[job.stream], ps.layout,
-                                               cfg.codec, cfg.level)
-                          : encode_chunk(raw, job.len, cfg.codec, cfg.level);
-      enc_ns[j] = monotonic_ns() - c0;
-    });
-    int64_t t2 = monotonic_ns();
-    out.compress_ns += t2 - t1;
-    for (uint64_t j = 0; j < count; ++j) {
-      const ChunkJob& job = jobs[first + j];
+  auto encode = [&](size_t j) {
+    thread_local std::vector<uint8_t> own;
+    const ChunkJob& job = jobs[j];
+    const PlannedStream& ps = plan.streams[job.stream];
+    EncodedJob r;
+    int64_t c0 = monotonic_ns();
+    const uint8_t* raw = ps.bytes.view(job.off, job.len, own);
+    // A lossy stream's chunks must each carry the bytes a restore gives back
+    // (rehash_lossy_files): they are never references.
+    bool lossy_chain = ps.typed && chains[job.stream].lossy;
+    bool referred =
+        refs && !lossy_chain && refs->refer(ps.key, ps.layout.dtype, raw, job.len, r.enc);
+    if (!referred)
+      r.enc = ps.typed ? encode_chunk_typed(raw, job.len, chains[job.stream], ps.layout,
+                                            cfg.codec, cfg.level)
+                       : encode_chunk(raw, job.len, cfg.codec, cfg.level);
+    if (!lossy_chain)  // a lossy stream's bytes are read again by the writer
+      ps.bytes.for_each(job.off, job.len,
+                        [&](const uint8_t* p, uint64_t n) { release_mapped(maps, p, n); });
+    r.ns = monotonic_ns() - c0;
+    return r;
+  };
+  // The writer (this thread) appends chunks in order while later ones are encoded; at most
+  // two per worker plus two wait encoded or in work, which bounds the memory in flight
+  // whatever the batch's size.
+  const size_t window = static_cast<size_t>(pool.size()) * 2 + 2;
+  try {
+    OrderedResults<EncodedJob> encoded(pool, jobs.size(), window, encode);
+    EncodedJob r;
+    for (size_t j = 0; encoded.next(r); ++j) {
+      int64_t t1 = monotonic_ns();
+      const ChunkJob& job = jobs[j];
       const PlannedStream& ps = plan.streams[job.stream];
       if (ps.typed && chains[job.stream].lossy) {
         // Every chunk of a lossy stream, also one that fell back to an exact codec, so
@@ -366,18 +419,28 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
         std::vector<uint8_t>& back = lossy[job.stream];
         back.resize(ps.bytes.total);
         std::vector<uint8_t> own;
-        const uint8_t* given = enc[j].lossy_raw.empty() ? ps.bytes.view(job.off, job.len, own)
-                                                        : enc[j].lossy_raw.data();
+        const uint8_t* given = r.enc.lossy_raw.empty() ? ps.bytes.view(job.off, job.len, own)
+                                                        : r.enc.lossy_raw.data();
         memcpy(back.data() + job.off, given, job.len);
       }
-      out.streams[job.stream].stored += enc[j].bytes.size();
-      if (enc[j].codec == static_cast<uint8_t>(CodecId::kRef)) out.referenced_bytes += job.len;
-      out.streams[job.stream].encode_ns += enc_ns[j];
-      if (!w.append_chunk(job.stream, enc[j], err)) return false;
+      out.streams[job.stream].stored += r.enc.bytes.size();
+      if (r.enc.codec == static_cast<uint8_t>(CodecId::kRef)) out.referenced_bytes += job.len;
+      out.streams[job.stream].encode_ns += r.ns;
+      if (!w.append_chunk(job.stream, r.enc, err)) return false;
+      r = EncodedJob{};  // its memory goes now, not when the next one arrives
+      writing_ns += monotonic_ns() - t1;
     }
-    out.write_ns += monotonic_ns() - t2;
+    hashing.wait();
+  } catch (const std::exception& x) {
+    if (err) *err = std::string("encoding the chunks of ") + out.container + ": " + x.what();
+    return false;
   }
+  // Compression: what the writer waited for the encoders; writing: what it spent writing.
+  out.compress_ns += monotonic_ns() - t0 - writing_ns;
+  out.write_ns += writing_ns;
+  out.hash_ns += hash_ns.load();
   if (inference.t.joinable()) inference.t.join();
+  for (size_t i = 0; i < entries.size(); ++i) out.hashes[i] = entries[i].hash;
   rehash_lossy_files(plan, lossy, entries, out);
   int64_t t3 = monotonic_ns();
   for (size_t i = 0; i < entries.size(); ++i) {

@@ -2,8 +2,9 @@
 // their variable maps inferred, laid out in streams by the merge scheme (Config.scheme,
 // merge_plan.h; a partial file contributes only its extents), each typed stream given the
 // codec chain chosen for its variable (codec_choice.h), cut into chunks of about
-// Config.chunk_bytes (whole rows of typed streams) that Config.writers threads encode in
-// parallel, and appended in order. Runs without the state lock.
+// Config.chunk_bytes (whole rows of typed streams) that the forwarder's Config.writers
+// worker threads encode in parallel while the calling thread appends them in order.
+// Runs without the state lock.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -19,6 +20,7 @@
 namespace ckptfwd::fwd {
 
 class ChunkIndex;  // chunk_index.h
+class WorkerPool;  // worker_pool.h
 
 struct BatchFile {
   uint64_t vid = 0;
@@ -59,6 +61,7 @@ struct BatchResult {
   uint64_t dedup_bytes = 0;           // bytes stored once for several places (merge_plan.h)
   uint64_t referenced_bytes = 0;      // raw bytes of chunks stored as references (chunk_index.h)
   int64_t infer_ns = 0, compress_ns = 0, write_ns = 0;
+  int64_t hash_ns = 0;  // summed over the workers that hashed the files
 };
 
 // With an inferrer, each whole file's variable map is inferred (with half of
@@ -66,11 +69,15 @@ struct BatchResult {
 // stored with it; an overlay (partial file) gets none: it lacks the bytes other nodes
 // wrote. With choices, codec chains chosen for a variable are reused by later batches.
 // With refs, a chunk equal to one of an earlier container of the store (chunk_index.h) is
-// stored as a reference to it (not for streams with a lossy chain).
+// stored as a reference to it (not for streams with a lossy chain). Hashing, codec trials
+// and encoding run on `workers` (the forwarder's pool; without one, a pool of
+// Config.writers threads is made for the call) while this thread writes the chunks in
+// order; the pages of staged bytes are given back once hashed and encoded, so the memory
+// a batch holds does not grow with its size (except the whole streams of lossy chains).
 // False with *err for a store failure or an unknown scheme.
 bool write_container(const Config& cfg, const std::string& store, const std::string& node,
                      const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
                      const schema::Inferrer* inferrer = nullptr, CodecChoices* choices = nullptr,
-                     const ChunkIndex* refs = nullptr);
+                     const ChunkIndex* refs = nullptr, WorkerPool* workers = nullptr);
 
 }  // namespace ckptfwd::fwd

@@ -55,6 +55,11 @@ class MappedFile {
   bool open(const std::string& path, uint64_t size, std::string* err);
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
+  // Gives back the pages of [p, p+n) (clipped to the mapping; nothing outside it is ever
+  // touched): the bytes stay in the staged file and are read again on the next access.
+  // The pages of a tmpfs file mapped count in the process's RSS; without this a batch
+  // larger than memory would hold all of it resident until the mapping goes away.
+  void release(const uint8_t* p, uint64_t n) const;
 
  private:
   const uint8_t* data_ = nullptr;

@@ -118,6 +118,7 @@ class State {
   std::mutex mu;
   std::condition_variable work_cv;  // the batcher: a close, a waiter, a stop
   std::condition_variable done_cv;  // waiters: a version committed, failed or dropped
+  std::condition_variable manifest_cv;  // a store's manifest turn was given back (manifest_turn.h)
 
   // ---- everything below: mu held ----
   std::map<uint64_t, Version> versions;
@@ -126,6 +127,8 @@ class State {
   // waits for them too, so the exit wait survives a reconnect. Pruned by forget().
   std::map<long, std::set<uint64_t>> closed_by_pid;
   CatalogCache catalogs;
+  // Stores whose MANIFEST a thread is appending to without the lock (manifest_turn.h).
+  std::set<std::string> manifest_busy;
   PendingJournal pending;  // close-to-open across nodes (pending_journal.h)
   Waves waves;             // checkpoint waves of the closed versions (the batcher's)
   // Stores with containers that may have become garbage (CKPTFWD_KEEP, forwarder/gc.h).

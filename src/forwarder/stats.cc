@@ -1,6 +1,7 @@
 #include "forwarder/stats.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +19,12 @@ int64_t monotonic_ns() {
 }
 
 Stats::Stats() : start_ns(monotonic_ns()) {}
+
+uint64_t peak_rss_bytes() {
+  struct rusage ru {};
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return static_cast<uint64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
+}
 
 namespace {
 // A tiny bounded appender that never allocates (usable inside a signal handler).
@@ -122,6 +129,10 @@ size_t Stats::format_json(char* buf, size_t cap) const {
   o.fixed(write_ns.load() / 1000, 6);
   o.key("time_commit_s");
   o.fixed(commit_ns.load() / 1000, 6);
+  o.key("time_hash_s");
+  o.fixed(hash_ns.load() / 1000, 6);
+  o.key("peak_rss_bytes");
+  o.u64(peak_rss_bytes());
   o.key("uptime_s");
   int64_t up = monotonic_ns() - start_ns;
   o.fixed(static_cast<uint64_t>(up > 0 ? up : 0) / 1000000, 3);

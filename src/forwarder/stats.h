@@ -29,7 +29,14 @@ struct Stats {
   std::atomic<uint64_t> restores{0}, bytes_restored{0};
   std::atomic<uint64_t> containers_removed{0};  // CKPTFWD_KEEP garbage collection
   std::atomic<uint64_t> refreshes{0};  // staged copies of shared files updated at MPI_File_sync
+  // Time of the batches' steps, which add up to their wall time: inference before
+  // planning (aware schemes), compression (codec trials, and the writer waiting for the
+  // worker pool's encoders), writing (the writer appending chunks and committing the
+  // container, while later chunks are encoded), commit (MANIFEST records, fdatasync
+  // included). hash_ns: the files' whole-file hashes, summed over the workers that
+  // computed them beside the planning and the encoding.
   std::atomic<uint64_t> infer_ns{0}, compress_ns{0}, write_ns{0}, commit_ns{0};
+  std::atomic<uint64_t> hash_ns{0};
   std::atomic<uint64_t> pending_versions{0};
   // Checkpoint waves (waves.h) sealed, and those whose files went into more than one
   // batch (split_rate in the JSON is their ratio).
@@ -38,7 +45,8 @@ struct Stats {
 
   Stats();
   // One JSON object, no newline: {"source":"forwarder",...}. Async-signal-safe (no
-  // allocation, no locale). Returns the length written (0 if cap is too small).
+  // allocation, no locale). Includes peak_rss_bytes, the process's peak resident set
+  // (getrusage) when it is formatted. Returns the length written (0 if cap is too small).
   size_t format_json(char* buf, size_t cap) const;
   std::string to_json() const;
 };
@@ -47,5 +55,7 @@ struct Stats {
 void append_stats_line(const std::string& file, const std::string& json);
 
 int64_t monotonic_ns();
+// The process's peak resident set size so far (getrusage ru_maxrss), async-signal-safe.
+uint64_t peak_rss_bytes();
 
 }  // namespace ckptfwd::fwd

@@ -66,7 +66,7 @@ TEST(ForwarderStats, JsonHasEveryKey) {
                         "bytes_stored", "containers_written", "ratio", "fallbacks", "errors",
                         "restores", "bytes_restored", "time_compress_s", "time_write_s",
                         "time_commit_s", "uptime_s", "pending_versions", "waves_sealed",
-                        "waves_split", "split_rate"})
+                        "waves_split", "split_rate", "time_hash_s", "peak_rss_bytes"})
     EXPECT_NE(j.find(std::string("\"") + k + "\":"), std::string::npos) << k << " in " << j;
   EXPECT_NE(j.find("\"ratio\":3.000"), std::string::npos) << j;
   EXPECT_NE(j.find("\"split_rate\":0.000"), std::string::npos) << j;  // no wave yet
@@ -75,6 +75,8 @@ TEST(ForwarderStats, JsonHasEveryKey) {
   j = s.to_json();
   EXPECT_NE(j.find("\"split_rate\":0.125"), std::string::npos) << j;
   EXPECT_NE(j.find("\"time_compress_s\":1.500000"), std::string::npos) << j;
+  // This test process is resident: its peak RSS is not zero.
+  EXPECT_EQ(j.find("\"peak_rss_bytes\":0,"), std::string::npos) << j;
   EXPECT_EQ(j.front(), '{');
   EXPECT_EQ(j.back(), '}');
   char tiny[16];

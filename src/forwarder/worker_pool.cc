@@ -1,0 +1,81 @@
+#include "forwarder/worker_pool.h"
+
+#include <algorithm>
+
+namespace ckptfwd::fwd {
+
+WorkerPool::WorkerPool(int threads) {
+  for (int t = 0; t < std::max(1, threads); ++t) threads_.emplace_back([this] { loop(); });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void WorkerPool::submit(std::function<void()> task) {
+  {
+    std::lock_guard lk(mu_);
+    queue_.push_back(std::move(task));
+  }
+  cv_.notify_one();
+}
+
+void WorkerPool::loop() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock lk(mu_);
+      cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and everything queued has run
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    task();
+  }
+}
+
+TaskGroup::~TaskGroup() {
+  std::unique_lock lk(mu_);
+  cv_.wait(lk, [&] { return running_ == 0; });
+}
+
+void TaskGroup::run(std::function<void()> task) {
+  {
+    std::lock_guard lk(mu_);
+    ++running_;
+  }
+  pool_.submit([this, task = std::move(task)] {
+    std::exception_ptr e;
+    try {
+      task();
+    } catch (...) {
+      e = std::current_exception();
+    }
+    std::lock_guard lk(mu_);
+    if (e && !error_) error_ = e;
+    if (--running_ == 0) cv_.notify_all();
+  });
+}
+
+void TaskGroup::wait() {
+  std::unique_lock lk(mu_);
+  cv_.wait(lk, [&] { return running_ == 0; });
+  if (error_) {
+    std::exception_ptr e = error_;
+    error_ = nullptr;
+    std::rethrow_exception(e);
+  }
+}
+
+void pool_for(WorkerPool& pool, size_t n, const std::function<void(size_t)>& work) {
+  TaskGroup g(pool);
+  for (size_t i = 0; i < n; ++i) g.run([&work, i] { work(i); });
+  g.wait();
+}
+
+}  // namespace ckptfwd::fwd

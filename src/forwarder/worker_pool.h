@@ -1,0 +1,147 @@
+// The forwarder's compression workers: threads created once per forwarder (Config.writers
+// of them) and reused by every batch, so that each keeps its codec contexts and scratch
+// buffers (thread_local in src/codec) warm instead of a thread being started per wave.
+//
+// TaskGroup waits for a set of tasks; OrderedResults hands the results of n jobs to one
+// consumer in job order while keeping at most `window` of them produced but not taken:
+// the backpressure that bounds the encoded chunks held in memory while the writer is
+// slower than the encoders.
+#pragma once
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace ckptfwd::fwd {
+
+class WorkerPool {
+ public:
+  explicit WorkerPool(int threads);
+  // Runs what is queued, then joins the threads.
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  int size() const { return static_cast<int>(threads_.size()); }
+  // Queues task (FIFO). A task must not wait for another task of the pool (the pool may
+  // have a single thread); it must not throw (TaskGroup and OrderedResults catch for it).
+  void submit(std::function<void()> task);
+
+ private:
+  void loop();
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// Tasks run on a pool; wait() returns when all have run and rethrows the first exception
+// one of them threw. The destructor waits too (never leaving a task with dangling
+// references to the caller's frame).
+class TaskGroup {
+ public:
+  explicit TaskGroup(WorkerPool& pool) : pool_(pool) {}
+  ~TaskGroup();
+  TaskGroup(const TaskGroup&) = delete;
+  TaskGroup& operator=(const TaskGroup&) = delete;
+
+  void run(std::function<void()> task);
+  void wait();
+
+ private:
+  WorkerPool& pool_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t running_ = 0;
+  std::exception_ptr error_;
+};
+
+// work(i) for i in [0, n) on the pool; the calling thread waits (it does not take part,
+// so the pool's size is the parallelism). Rethrows the first exception.
+void pool_for(WorkerPool& pool, size_t n, const std::function<void(size_t)>& work);
+
+// The results of make(0), ..., make(n-1), computed on the pool and taken in order by one
+// consumer with next(). At most `window` jobs are queued, running or done but not taken:
+// a job is submitted only when the consumer took an earlier one.
+template <class T>
+class OrderedResults {
+ public:
+  OrderedResults(WorkerPool& pool, size_t n, size_t window, std::function<T(size_t)> make)
+      : pool_(pool), n_(n), window_(window ? window : 1), make_(std::move(make)) {
+    std::lock_guard lk(mu_);
+    fill();
+  }
+  // Waits for the jobs already submitted (their results are dropped).
+  ~OrderedResults() {
+    std::unique_lock lk(mu_);
+    n_ = submitted_;  // submit nothing more
+    cv_.wait(lk, [&] { return in_pool_ == 0; });
+  }
+  OrderedResults(const OrderedResults&) = delete;
+  OrderedResults& operator=(const OrderedResults&) = delete;
+
+  // The next result in job order; false when all n were taken. Rethrows the exception its
+  // job threw (the jobs after it still run to completion, their results dropped).
+  bool next(T& out) {
+    std::unique_lock lk(mu_);
+    if (taken_ >= n_) return false;
+    cv_.wait(lk, [&] { return done_.count(taken_) > 0; });
+    auto it = done_.find(taken_);
+    Slot slot = std::move(it->second);
+    done_.erase(it);
+    ++taken_;
+    fill();
+    if (slot.error) {
+      n_ = submitted_;  // the consumer stops here: nothing more is started
+      std::rethrow_exception(slot.error);
+    }
+    out = std::move(*slot.value);
+    return true;
+  }
+  // Jobs submitted and not taken yet (for tests: never more than the window).
+  size_t outstanding() {
+    std::lock_guard lk(mu_);
+    return submitted_ - taken_;
+  }
+
+ private:
+  struct Slot {
+    std::optional<T> value;
+    std::exception_ptr error;
+  };
+  void fill() {  // mu_ held
+    while (submitted_ < n_ && submitted_ - taken_ < window_) {
+      size_t i = submitted_++;
+      ++in_pool_;
+      pool_.submit([this, i] {
+        Slot slot;
+        try {
+          slot.value.emplace(make_(i));
+        } catch (...) {
+          slot.error = std::current_exception();
+        }
+        std::lock_guard lk(mu_);
+        done_.emplace(i, std::move(slot));
+        --in_pool_;
+        cv_.notify_all();
+      });
+    }
+  }
+
+  WorkerPool& pool_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t n_, window_;
+  std::function<T(size_t)> make_;
+  size_t submitted_ = 0, taken_ = 0, in_pool_ = 0;
+  std::map<size_t, Slot> done_;
+};
+
+}  // namespace ckptfwd::fwd
