@@ -74,8 +74,20 @@ echo "pipe_memory: $NP ranks x ${NX}x${NY}x${NZ} float64 x 2 fields, writers=$WR
 for rep in $(seq 1 "$REPS"); do
   for k in "${!FWDS[@]}"; do run_one "${FWDS[$k]}" "fwd$k" "$rep" || exit 1; done
 done
-for k in "${!FWDS[@]}"; do
-  awk -v tag="fwd$k" '$1 == tag { for (i = 3; i <= NF; ++i) { split($i, kv, "="); v[kv[1]][NR] = kv[2] } }
-    END { printf "%s median:", tag; for (k in v) { n = asort(v[k], s); printf " %s=%s", k, s[int((n + 1) / 2)] } printf "\n" }' "$RESULTS"
-done
+/usr/bin/python3 - "$RESULTS" "${#FWDS[@]}" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+for k in range(int(sys.argv[2])):
+    vals = {}
+    for r in rows:
+        if r[0] != f"fwd{k}":
+            continue
+        for kv in r[2:]:
+            key, v = kv.split("=")
+            try:
+                vals.setdefault(key, []).append(float(v))
+            except ValueError:
+                pass
+    print(f"fwd{k} median:", " ".join(f"{key}={statistics.median(v):g}" for key, v in vals.items()))
+PY
 rm -f "$RESULTS"
