@@ -1,10 +1,15 @@
 #include "forwarder/pipeline.h"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
+#include <memory>
+#include <stdexcept>
 #include <map>
 #include <optional>
 #include <thread>
@@ -169,23 +174,38 @@ bool commit_extents(const BatchFile& f, const uint8_t* base, uint64_t n, FileEnt
   return true;
 }
 
-// XXH64 of the bytes of `ranges` in order, read in windows whose pages are given back as
-// soon as they are hashed (the pages are read again by the encoders: a minor fault each,
-// against holding a whole checkpoint resident).
-uint64_t hash_ranges(const MappedFile& m, const Extents& ranges) {
-  constexpr uint64_t kWindow = 8ull << 20;
-  XXH64_state_t* h = XXH64_createState();
-  if (!h) throw std::bad_alloc();
-  XXH64_reset(h, 0);
+// XXH64 of the bytes of `ranges` of the staged file, in order, read with pread into one
+// buffer per worker: hashing neither faults the file's pages into the mapping (the RSS a
+// batch holds stays bounded) nor competes with the encoders for them. Throws on a read
+// error (the batch fails and is retried like a store error).
+uint64_t hash_ranges(const std::string& data_path, const Extents& ranges) {
+  constexpr uint64_t kWindow = 4ull << 20;
+  thread_local std::vector<uint8_t> buf;
+  if (ranges.empty()) return XXH64(nullptr, 0, 0);
+  buf.resize(kWindow);
+  int fd = ::open(data_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) throw std::runtime_error("cannot open staged file " + data_path + ": " + strerror(errno));
+  std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(),
+                                                                      XXH64_freeState);
+  if (!h) {
+    ::close(fd);
+    throw std::bad_alloc();
+  }
+  XXH64_reset(h.get(), 0);
   for (const Extent& x : ranges)
-    for (uint64_t a = x.begin; a < x.end; a += kWindow) {
-      uint64_t take = std::min(kWindow, x.end - a);
-      XXH64_update(h, m.data() + a, take);
-      m.release(m.data() + a, take);
+    for (uint64_t a = x.begin; a < x.end;) {
+      ssize_t r = ::pread(fd, buf.data(), std::min(kWindow, x.end - a), static_cast<off_t>(a));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        std::string why = r < 0 ? strerror(errno) : "the file is shorter than when it was mapped";
+        ::close(fd);
+        throw std::runtime_error("reading staged file " + data_path + ": " + why);
+      }
+      XXH64_update(h.get(), buf.data(), static_cast<size_t>(r));
+      a += static_cast<uint64_t>(r);
     }
-  uint64_t v = XXH64_digest(h);
-  XXH64_freeState(h);
-  return v;
+  ::close(fd);
+  return XXH64_digest(h.get());
 }
 
 // Gives back the pages of bytes of any of the batch's mapped files (each clips to its own
@@ -321,7 +341,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   for (size_t i = 0; i < files.size(); ++i)
     hashing.run([&, i] {
       int64_t h0 = monotonic_ns();
-      entries[i].hash = hash_ranges(maps[i], hashed[i]);
+      entries[i].hash = hash_ranges(files[i].data_path, hashed[i]);
       hash_ns += monotonic_ns() - h0;
     });
   // The agnostic schemes do not need the maps, which then only go into the index: their
@@ -432,7 +452,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     }
     hashing.wait();
   } catch (const std::exception& x) {
-    if (err) *err = std::string("encoding the chunks of ") + out.container + ": " + x.what();
+    if (err) *err = "writing " + out.container + " (hashing or encoding): " + x.what();
     return false;
   }
   // Compression: what the writer waited for the encoders; writing: what it spent writing.

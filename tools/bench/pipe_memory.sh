@@ -44,6 +44,21 @@ run_one() {
   rm -rf "$dir" && mkdir -p "$dir"
   local stats=$dir/stats.jsonl job="pipe-$$-$tag-$rep"
   local t0 t1
+  # VmHWM of this job's forwarder, sampled until it exits: the peak RSS of a forwarder
+  # that has no peak_rss_bytes counter (a baseline binary).
+  (
+    hwm=0
+    for _ in $(seq 1 3000); do
+      for p in $(pgrep -u "$(id -u)" -f ckptfwd-forwarder); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$job" || continue
+        v=$(awk '/^VmHWM/ {print $2}' "/proc/$p/status" 2>/dev/null)
+        [ -n "$v" ] && [ "$v" -gt "$hwm" ] && hwm=$v && echo "$hwm" >"$dir/hwm"
+      done
+      grep -q '"source":"forwarder"' "$stats" 2>/dev/null && break
+      sleep 0.2
+    done
+  ) &
+  local sampler=$!
   t0=$(date +%s.%N)
   env LD_PRELOAD="$LIB" CKPTFWD_FORWARDER="$fwd" CKPTFWD_CAPTURE="$dir/ckpt/*" \
     CKPTFWD_STATS_FILE="$stats" CKPTFWD_JOB_ID="$job" CKPTFWD_IDLE_EXIT=1 \
@@ -54,6 +69,9 @@ run_one() {
   t1=$(date +%s.%N)
   local i
   for i in $(seq 1 240); do grep -q '"source":"forwarder"' "$stats" 2>/dev/null && break; sleep 0.25; done
+  wait "$sampler"
+  local hwm_kib
+  hwm_kib=$(cat "$dir/hwm" 2>/dev/null || echo 0)
   local line
   line=$(grep '"source":"forwarder"' "$stats" | tail -n 1)
   [ -n "$line" ] || { echo "pipe_memory.sh: no forwarder stats line (see $dir/fwd.log)" >&2; return 1; }
@@ -61,11 +79,12 @@ run_one() {
   rss=$(stat_of peak_rss_bytes "$line"); cap=$(stat_of bytes_captured "$line")
   comp=$(stat_of time_compress_s "$line"); wr=$(stat_of time_write_s "$line")
   com=$(stat_of time_commit_s "$line"); hs=$(stat_of time_hash_s "$line")
-  # The baseline forwarder has no peak_rss_bytes: its log's last VmHWM is not kept, so "-".
+  # rss_mib: the forwarder's own peak_rss_bytes ("-" for a baseline without it); hwm_mib:
+  # its VmHWM as last sampled from /proc (may miss the very end of its life).
   awk -v tag="$tag" -v rep="$rep" -v rss="${rss:-}" -v cap="$cap" -v comp="$comp" -v wr="$wr" \
-    -v com="$com" -v hs="${hs:-}" -v w="$WRITERS" -v wall="$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')" \
-    'BEGIN { printf "%s %s rss_mib=%s captured_mib=%.0f compress_s=%.3f write_s=%.3f commit_s=%.3f hash_s=%s mbps_per_core=%.1f wall_s=%.2f\n",
-      tag, rep, (rss == "" ? "-" : sprintf("%.1f", rss / 1048576)), cap / 1048576, comp, wr, com,
+    -v com="$com" -v hs="${hs:-}" -v w="$WRITERS" -v hwm="$hwm_kib" -v wall="$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')" \
+    'BEGIN { printf "%s %s rss_mib=%s hwm_mib=%.1f captured_mib=%.0f compress_s=%.3f write_s=%.3f commit_s=%.3f hash_s=%s mbps_per_core=%.1f wall_s=%.2f\n",
+      tag, rep, (rss == "" ? "-" : sprintf("%.1f", rss / 1048576)), hwm / 1024, cap / 1048576, comp, wr, com,
       (hs == "" ? "-" : hs), (comp > 0 ? cap / 1e6 / comp / w : 0), wall }' | tee -a "$RESULTS"
   rm -rf "$dir" /dev/shm/ckptfwd-"$(id -u)"-"$job"-* 2>/dev/null
 }
