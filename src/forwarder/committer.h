@@ -1,6 +1,7 @@
 // The last step of a batch: the manifest entry (with each file's CURRENT path; versions
 // dropped meanwhile are left out), the cached catalog, and the release of the staged
-// files; the state lock is held for the state, never over the manifest I/O. Or, when the store keeps failing, the failed state.
+// files; the state lock is held for the state, never over the manifest I/O. Or, when the store
+// keeps failing, the failed state.
 #pragma once
 #include <mutex>
 #include <string>

@@ -19,8 +19,8 @@
 // The plan only decides where bytes go; it never changes them: every file's ranges cover
 // exactly the bytes it commits, so restore is exact whatever the maps say.
 #pragma once
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>

@@ -8,10 +8,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <memory>
-#include <stdexcept>
 #include <map>
+#include <memory>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include "codec/codec.h"
@@ -184,7 +184,8 @@ uint64_t hash_ranges(const std::string& data_path, const Extents& ranges) {
   if (ranges.empty()) return XXH64(nullptr, 0, 0);
   buf.resize(kWindow);
   int fd = ::open(data_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) throw std::runtime_error("cannot open staged file " + data_path + ": " + strerror(errno));
+  if (fd < 0)
+    throw std::runtime_error("cannot open staged file " + data_path + ": " + strerror(errno));
   std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(),
                                                                       XXH64_freeState);
   if (!h) {
@@ -413,8 +414,8 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     bool referred =
         refs && !lossy_chain && refs->refer(ps.key, ps.layout.dtype, raw, job.len, r.enc);
     if (!referred)
-      r.enc = ps.typed ? encode_chunk_typed(raw, job.len, chains[job.stream], ps.layout,
-                                            cfg.codec, cfg.level)
+      r.enc = ps.typed ? encode_chunk_typed(raw, job.len, chains[job.stream], ps.layout, cfg.codec,
+                                            cfg.level)
                        : encode_chunk(raw, job.len, cfg.codec, cfg.level);
     if (!lossy_chain)  // a lossy stream's bytes are read again by the writer
       ps.bytes.for_each(job.off, job.len,
@@ -439,8 +440,8 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
         std::vector<uint8_t>& back = lossy[job.stream];
         back.resize(ps.bytes.total);
         std::vector<uint8_t> own;
-        const uint8_t* given = r.enc.lossy_raw.empty() ? ps.bytes.view(job.off, job.len, own)
-                                                        : r.enc.lossy_raw.data();
+        const uint8_t* given =
+            r.enc.lossy_raw.empty() ? ps.bytes.view(job.off, job.len, own) : r.enc.lossy_raw.data();
         memcpy(back.data() + job.off, given, job.len);
       }
       out.streams[job.stream].stored += r.enc.bytes.size();

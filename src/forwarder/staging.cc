@@ -204,7 +204,8 @@ void MappedFile::release(const uint8_t* p, uint64_t n) const {
   if (!data_ || p >= data_ + size_ || p + n <= data_) return;
   constexpr uintptr_t kPage = 4096;
   uintptr_t lo = std::max(reinterpret_cast<uintptr_t>(p), reinterpret_cast<uintptr_t>(data_));
-  uintptr_t hi = std::min(reinterpret_cast<uintptr_t>(p + n), reinterpret_cast<uintptr_t>(data_ + size_));
+  uintptr_t hi =
+      std::min(reinterpret_cast<uintptr_t>(p + n), reinterpret_cast<uintptr_t>(data_ + size_));
   // Whole pages only, outward: a page shared with bytes still to be read is read again
   // (a shared file mapping loses nothing), and the mapping covers whole pages.
   lo = lo / kPage * kPage;

@@ -116,8 +116,8 @@ class State {
   State(const Config& cfg, Stats& stats, std::string session_dir);
 
   std::mutex mu;
-  std::condition_variable work_cv;  // the batcher: a close, a waiter, a stop
-  std::condition_variable done_cv;  // waiters: a version committed, failed or dropped
+  std::condition_variable work_cv;      // the batcher: a close, a waiter, a stop
+  std::condition_variable done_cv;      // waiters: a version committed, failed or dropped
   std::condition_variable manifest_cv;  // a store's manifest turn was given back (manifest_turn.h)
 
   // ---- everything below: mu held ----

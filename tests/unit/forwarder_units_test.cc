@@ -10,7 +10,7 @@
 namespace ckptfwd::fwd::test {
 
 TEST_F(ForwarderTest, PipelineChunksStraddleFilesAndRestoreExactly) {
-  std::vector<std::string> contents = {payload(5000, 1), "", payload(100, 2), "",
+  std::vector<std::string> contents = {payload(5000, 1),  "",           payload(100, 2), "",
                                        payload(12288, 3), payload(1, 4)};
   std::vector<BatchFile> files;
   for (size_t i = 0; i < contents.size(); ++i) {
@@ -62,11 +62,13 @@ TEST(ForwarderStats, JsonHasEveryKey) {
   s.bytes_stored = 1000;
   s.compress_ns = 1500000000;
   std::string j = s.to_json();
-  for (const char* k : {"files_captured", "bytes_captured", "files_committed", "bytes_committed",
-                        "bytes_stored", "containers_written", "ratio", "fallbacks", "errors",
-                        "restores", "bytes_restored", "time_compress_s", "time_write_s",
-                        "time_commit_s", "uptime_s", "pending_versions", "waves_sealed",
-                        "waves_split", "split_rate", "time_hash_s", "peak_rss_bytes"})
+  for (const char* k :
+       {"files_captured", "bytes_captured",     "files_committed", "bytes_committed",
+        "bytes_stored",   "containers_written", "ratio",           "fallbacks",
+        "errors",         "restores",           "bytes_restored",  "time_compress_s",
+        "time_write_s",   "time_commit_s",      "uptime_s",        "pending_versions",
+        "waves_sealed",   "waves_split",        "split_rate",      "time_hash_s",
+        "peak_rss_bytes"})
     EXPECT_NE(j.find(std::string("\"") + k + "\":"), std::string::npos) << k << " in " << j;
   EXPECT_NE(j.find("\"ratio\":3.000"), std::string::npos) << j;
   EXPECT_NE(j.find("\"split_rate\":0.000"), std::string::npos) << j;  // no wave yet

@@ -50,7 +50,7 @@ run_one() {
     hwm=0
     for _ in $(seq 1 3000); do
       for p in $(pgrep -u "$(id -u)" -f ckptfwd-forwarder); do
-        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$job" || continue
+        { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$job" || continue
         v=$(awk '/^VmHWM/ {print $2}' "/proc/$p/status" 2>/dev/null)
         [ -n "$v" ] && [ "$v" -gt "$hwm" ] && hwm=$v && echo "$hwm" >"$dir/hwm"
       done
@@ -107,6 +107,6 @@ for k in range(int(sys.argv[2])):
                 vals.setdefault(key, []).append(float(v))
             except ValueError:
                 pass
-    print(f"fwd{k} median:", " ".join(f"{key}={statistics.median(v):g}" for key, v in vals.items()))
+    print(f"fwd{k} median:", " ".join(f"{key}={statistics.median(v):g}" for key, v in vals.items() if v))
 PY
 rm -f "$RESULTS"
