@@ -1,5 +1,7 @@
 #include "forwarder/batcher.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -49,7 +51,15 @@ void Batcher::loop() {
     // Collecting releases the lock: what was closed or notified meanwhile needs a new pick.
     if (collect_due_garbage(c_, lk)) continue;
     if (stop_) break;
-    wake = std::min({wake, s.purge_retired(false), Service(c_).reap_orphans()});
+    std::vector<std::string> doomed;
+    Clock::time_point purge_at = s.purge_retired(false, &doomed);
+    if (!doomed.empty()) {
+      lk.unlock();  // unlinking a large staged file frees its pages: not under the lock
+      for (const std::string& path : doomed) ::unlink(path.c_str());
+      lk.lock();
+      continue;  // what was closed or notified meanwhile needs a new pick
+    }
+    wake = std::min({wake, purge_at, Service(c_).reap_orphans()});
     s.work_cv.wait_until(lk, wake);
   }
 }

@@ -117,13 +117,16 @@ void State::forget(uint64_t vid) {
   done_cv.notify_all();
 }
 
-Clock::time_point State::purge_retired(bool all) {
+Clock::time_point State::purge_retired(bool all, std::vector<std::string>* doomed) {
   auto now = Clock::now();
   auto next = Clock::time_point::max();
   std::vector<std::pair<Clock::time_point, std::string>> keep;
   for (auto& r : retired_) {
     if (all || r.first <= now) {
-      remove_staged(r.second, "");
+      if (doomed)
+        doomed->push_back(std::move(r.second));
+      else
+        remove_staged(r.second, "");
     } else {
       next = std::min(next, r.first);
       keep.push_back(std::move(r));
@@ -134,6 +137,7 @@ Clock::time_point State::purge_retired(bool all) {
     if (all || it->second <= now) {
       LOG_DEBUG("read view %s released (unused for %lld ms)", it->first.c_str(),
                 static_cast<long long>(view_grace.count()));
+      // Under the lock: a view's name is reused by the next restore of its file.
       ::unlink(it->first.c_str());
       it = views_.erase(it);
     } else {

@@ -178,8 +178,10 @@ class State {
   // restored (restoring: its deadline is set again when the restore is done).
   void serve_view(const std::string& view, bool restoring);
   // Deletes retired data files and read views whose grace ended (all of them with
-  // all=true). Returns the next deadline, or Clock::time_point::max().
-  Clock::time_point purge_retired(bool all);
+  // all=true). Returns the next deadline, or Clock::time_point::max(). With doomed, the
+  // data files' paths (each a version's own name, never reused) are handed over instead,
+  // for the caller to unlink without the lock (freeing a large tmpfs file takes a while).
+  Clock::time_point purge_retired(bool all, std::vector<std::string>* doomed = nullptr);
   // Re-writes v's .meta (after RENAME, or when v becomes partial) so a recovery uses the
   // current path and kind.
   void rewrite_meta(const Version& v);
