@@ -61,7 +61,7 @@ struct BatchResult {
   uint64_t dedup_bytes = 0;           // bytes stored once for several places (merge_plan.h)
   uint64_t referenced_bytes = 0;      // raw bytes of chunks stored as references (chunk_index.h)
   int64_t infer_ns = 0, compress_ns = 0, write_ns = 0;
-  int64_t hash_ns = 0;  // summed over the workers that hashed the files
+  int64_t hash_ns = 0;  // CPU time of the workers that hashed the files
 };
 
 // With an inferrer, each whole file's variable map is inferred (with half of

@@ -33,7 +33,7 @@ struct Stats {
   // planning (aware schemes), compression (codec trials, and the writer waiting for the
   // worker pool's encoders), writing (the writer appending chunks and committing the
   // container, while later chunks are encoded), commit (MANIFEST records, fdatasync
-  // included). hash_ns: the files' whole-file hashes, summed over the workers that
+  // included). hash_ns: the files' whole-file hashes, the CPU time of the workers that
   // computed them beside the planning and the encoding.
   std::atomic<uint64_t> infer_ns{0}, compress_ns{0}, write_ns{0}, commit_ns{0};
   std::atomic<uint64_t> hash_ns{0};

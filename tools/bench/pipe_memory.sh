@@ -9,7 +9,9 @@
 # Each FORWARDER binary (default BUILD/bin/ckptfwd-forwarder; CKPTFWD_FORWARDER selects it)
 # is run PIPE_REPS times, interleaved round by round. Prints per run: peak_rss_bytes,
 # bytes_captured, time_compress_s/_write_s/_commit_s/_hash_s and the MB/s per core of
-# compression (bytes_captured / time_compress_s / CKPTFWD_WRITERS); then medians.
+# compression (bytes_captured / time_compress_s / CKPTFWD_WRITERS), the forwarder's CPU
+# seconds (user + system, sampled from /proc shortly before it exits: robust to other load
+# on the node), its VmHWM; then medians.
 # It reports; it asserts nothing about time.
 # Environment: PIPE_DIR (store parent, default /work/tmp-pipe: a disk), PIPE_SIZE (cells
 # per rank, default "256 256 1024": 2 fields x 8 bytes = 1 GiB per rank), PIPE_NP (4
@@ -53,6 +55,9 @@ run_one() {
         { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$job" || continue
         v=$(awk '/^VmHWM/ {print $2}' "/proc/$p/status" 2>/dev/null)
         [ -n "$v" ] && [ "$v" -gt "$hwm" ] && hwm=$v && echo "$hwm" >"$dir/hwm"
+        # Its CPU time (user + system, clock ticks): robust to other load on the node.
+        t=$(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null)
+        [ -n "$t" ] && echo "$t" >"$dir/cpu"
       done
       grep -q '"source":"forwarder"' "$stats" 2>/dev/null && break
       sleep 0.2
@@ -72,6 +77,8 @@ run_one() {
   wait "$sampler"
   local hwm_kib
   hwm_kib=$(cat "$dir/hwm" 2>/dev/null || echo 0)
+  local cpu_s
+  cpu_s=$(awk -v t="$(cat "$dir/cpu" 2>/dev/null || echo 0)" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.2f", t / hz}')
   local line
   line=$(grep '"source":"forwarder"' "$stats" | tail -n 1)
   [ -n "$line" ] || { echo "pipe_memory.sh: no forwarder stats line (see $dir/fwd.log)" >&2; return 1; }
@@ -82,10 +89,10 @@ run_one() {
   # rss_mib: the forwarder's own peak_rss_bytes ("-" for a baseline without it); hwm_mib:
   # its VmHWM as last sampled from /proc (may miss the very end of its life).
   awk -v tag="$tag" -v rep="$rep" -v rss="${rss:-}" -v cap="$cap" -v comp="$comp" -v wr="$wr" \
-    -v com="$com" -v hs="${hs:-}" -v w="$WRITERS" -v hwm="$hwm_kib" -v wall="$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')" \
-    'BEGIN { printf "%s %s rss_mib=%s hwm_mib=%.1f captured_mib=%.0f compress_s=%.3f write_s=%.3f commit_s=%.3f hash_s=%s mbps_per_core=%.1f wall_s=%.2f\n",
+    -v com="$com" -v hs="${hs:-}" -v w="$WRITERS" -v hwm="$hwm_kib" -v cpu="$cpu_s" -v wall="$(awk -v a="$t0" -v b="$t1" 'BEGIN{print b-a}')" \
+    'BEGIN { printf "%s %s rss_mib=%s hwm_mib=%.1f captured_mib=%.0f compress_s=%.3f write_s=%.3f commit_s=%.3f hash_s=%s mbps_per_core=%.1f fwd_cpu_s=%s wall_s=%.2f\n",
       tag, rep, (rss == "" ? "-" : sprintf("%.1f", rss / 1048576)), hwm / 1024, cap / 1048576, comp, wr, com,
-      (hs == "" ? "-" : hs), (comp > 0 ? cap / 1e6 / comp / w : 0), wall }' | tee -a "$RESULTS"
+      (hs == "" ? "-" : hs), (comp > 0 ? cap / 1e6 / comp / w : 0), cpu, wall }' | tee -a "$RESULTS"
   rm -rf "$dir" /dev/shm/ckptfwd-"$(id -u)"-"$job"-* 2>/dev/null
 }
 

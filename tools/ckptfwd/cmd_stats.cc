@@ -39,7 +39,7 @@ const char kStatsHelp[] =
     "containers), typed_bytes_in, typed_bytes_out, time_typed_encode_s (streams of one\n"
     "variable and their codec chains), waves_sealed, waves_split, split_rate (checkpoint\n"
     "waves cut into more than one batch), time_infer_s, time_compress_s, time_write_s,\n"
-    "time_commit_s, time_hash_s (whole-file hashes, summed over the worker threads),\n"
+    "time_commit_s, time_hash_s (CPU time of the whole-file hashes, summed over the workers),\n"
     "peak_rss_bytes (the forwarder's peak resident memory), uptime_s, pending_versions.\n"
     "Exit status: 0 printed, 1 no forwarder running or the file is unreadable.\n";
 

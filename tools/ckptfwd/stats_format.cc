@@ -119,7 +119,7 @@ const Known kKnown[] = {
     {"time_compress_s", "time compressing", 's'},
     {"time_write_s", "time writing", 's'},
     {"time_commit_s", "time committing", 's'},
-    {"time_hash_s", "time hashing (summed over workers)", 's'},
+    {"time_hash_s", "CPU time hashing (all workers)", 's'},
     {"peak_rss_bytes", "forwarder peak RSS", 'b'},
     {"uptime_s", "uptime", 's'},
     {"pending_versions", "pending versions", 'n'},
