@@ -2,7 +2,8 @@
 # The forwarder's commit pipeline on a multi-batch job of tens of MiB: the batch budget
 # (CKPTFWD_BATCH_BYTES) cuts the files into several batches, each encoded on the worker
 # pool in many 1 MiB chunks while the writer appends the earlier ones (the bounded window),
-# with hashing on the workers and the staged pages given back as they are consumed. Every
+# with hashing on the workers and the staged pages given back as they are consumed
+# (CKPTFWD_TEST_RESIDENT_BUDGET: as for a batch larger than memory should hold). Every
 # file restores byte-identical to the direct run, reads back identical through the library,
 # and the stats carry the pipeline's counters (time_hash_s, peak_rss_bytes).
 source "$(dirname "$0")/lib.sh"
@@ -14,6 +15,9 @@ OUT=$T/restored
 mkdir -p "$DIRECT" "$CAP" "$OUT"
 CAPTURE="$CAP/*"
 export CKPTFWD_BATCH_BYTES=16M CKPTFWD_CHUNK=1M CKPTFWD_WRITERS=3
+# Batches over 1 MiB take the bounded-memory path (pread hashing, pages given back) that
+# the forwarder uses for batches over 128 MiB.
+export CKPTFWD_TEST_RESIDENT_BUDGET=1048576
 
 sizes=(9M 7M 13M 5M 11M 3M)
 for d in "$DIRECT" "$CAP"; do
