@@ -105,6 +105,8 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
     codec = value;
   } else if (key == "LEVEL") {
     return int_key(level, 0, 19, "an integer 0..19");
+  } else if (key == "SYNC_LEVEL") {
+    return int_key(sync_level, -7, 19, "an integer -7..19 (negative: zstd's fast levels)");
   } else if (key == "WRITERS") {
     return int_key(writers, 1, 256, "an integer 1..256");
   } else if (key == "GROUP_SIZE") {

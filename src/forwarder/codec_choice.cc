@@ -38,6 +38,14 @@ codec::Chain CodecChoices::choose(const PlannedStream& s, const codec::SelectOpt
   return chosen_.emplace(key, std::move(c)).first->second;
 }
 
+std::optional<codec::Chain> CodecChoices::chosen(const PlannedStream& s,
+                                                 const codec::SelectOptions& opt) const {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = chosen_.find(cache_key(s, opt));
+  if (it == chosen_.end()) return std::nullopt;
+  return it->second;
+}
+
 size_t CodecChoices::size() const {
   std::lock_guard<std::mutex> g(mu_);
   return chosen_.size();

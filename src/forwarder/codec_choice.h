@@ -5,6 +5,7 @@
 #pragma once
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "codec/typed.h"
@@ -17,6 +18,8 @@ class CodecChoices {
   // The chain for stream s: cached, or tried on a sample of at most opt.max_sample bytes
   // from the middle of the stream (whole rows where the layout has them).
   codec::Chain choose(const PlannedStream& s, const codec::SelectOptions& opt);
+  // The chain chosen for stream s's variable before, if any (no trial).
+  std::optional<codec::Chain> chosen(const PlannedStream& s, const codec::SelectOptions& opt) const;
   size_t size() const;
 
  private:

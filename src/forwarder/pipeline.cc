@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "codec/codec.h"
@@ -161,8 +162,7 @@ bool commit_extents(const BatchFile& f, const uint8_t* base, uint64_t n, FileEnt
     return true;
   }
   // A whole file; a new one (`create`) as the bytes written over zeros, with the same
-  // whole-file hash.
-  e.hash = XXH64(n ? base : nullptr, n, 0);
+  // whole-file hash (hash_whole_files, beside the compression).
   if (f.created && !created_ranges(f, base, n, ext, err)) return false;
   if (!f.created && n) ext.push_back({0, n});
   e.hints = hints_clip(f.hints, n);
@@ -219,8 +219,10 @@ void rehash_lossy_files(const MergePlan& plan,
 
 // One chain per typed stream, chosen by trial on a sample (cached across batches when
 // choices is given); lossy only where the user opted in, and only for floats.
+// For an fsync (urgent): only a chain chosen before; else the fast byte chain, not
+// remembered, so a later batch still tries the candidates.
 std::vector<codec::Chain> choose_chains(const Config& cfg, const MergePlan& plan,
-                                        CodecChoices* choices, int threads) {
+                                        CodecChoices* choices, int threads, bool urgent) {
   std::vector<codec::Chain> chains(plan.streams.size());
   std::vector<LossyRule> lossy_rules;
   parse_lossy_rules(cfg.lossy, lossy_rules, nullptr);  // checked when the setting was read
@@ -233,6 +235,11 @@ std::vector<codec::Chain> choose_chains(const Config& cfg, const MergePlan& plan
     if (rule && ps.layout.dtype.size() == 5 && ps.layout.dtype[0] == 'F')
       opt.lossy =
           codec::LossyBound{rule->relative ? 0 : rule->bound, rule->relative ? rule->bound : 0};
+    if (urgent && !opt.lossy) {  // a lossy opt-in is always tried: its bound needs checking
+      std::optional<codec::Chain> c = choices ? choices->chosen(ps, opt) : std::nullopt;
+      chains[s] = c ? *c : codec::bytes_chain(cfg.sync_level);
+      return;
+    }
     CodecChoices local;
     chains[s] = (choices ? *choices : local).choose(ps, opt);
   });
@@ -260,7 +267,9 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   out.typed.assign(files.size(), 0);
   for (size_t i = 0; i < files.size(); ++i) {
     const BatchFile& f = files[i];
-    if (!maps[i].open(f.data_path, f.size, err)) return false;
+    bool opened = f.live ? maps[i].read_private(f.data_path, f.size, std::max(1, cfg.writers), err)
+                         : maps[i].open(f.data_path, f.size, err);
+    if (!opened) return false;
     uint64_t n = maps[i].size();
     FileEntry& e = entries[i];
     e.path = f.path;
@@ -278,19 +287,26 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     if (!commit_extents(f, in.base, n, e, in.commit, err)) return false;
     out.typed[i] = hints_bytes(e.hints);
     out.sizes[i] = n;
-    out.hashes[i] = e.hash;
   }
-  // The agnostic schemes do not need the maps, which then only go into the index: their
-  // inference runs beside the compression, where its cost (mostly waiting for the HDF5
-  // helper) hides. The aware schemes lay streams out by the maps, so they infer first.
-  const bool aware = cfg.scheme != "agnostic" && cfg.scheme != "agnostic-block";
-  const int threads = std::max(1, cfg.writers);
+  // The whole files' hashes are needed only for the index, at the end: one thread reads
+  // them beside the inference and the compression instead of before them (an fsync of a
+  // large file waits for the slowest of these, not for their sum).
   struct Joiner {
     std::thread t;
     ~Joiner() {
       if (t.joinable()) t.join();
     }
-  } inference;
+  } hashing, inference;
+  hashing.t = std::thread([&] {
+    for (size_t i = 0; i < files.size(); ++i)
+      if (!files[i].partial)
+        entries[i].hash = XXH64(maps[i].size() ? maps[i].data() : nullptr, maps[i].size(), 0);
+  });
+  // The agnostic schemes do not need the maps, which then only go into the index: their
+  // inference runs beside the compression, where its cost (mostly waiting for the HDF5
+  // helper) hides. The aware schemes lay streams out by the maps, so they infer first.
+  const bool aware = cfg.scheme != "agnostic" && cfg.scheme != "agnostic-block";
+  const int threads = std::max(1, cfg.writers);
   if (inferrer) {
     auto run = [&] { infer_maps(*inferrer, files, maps, entries, out, std::max(1, threads / 2)); };
     if (aware)
@@ -308,7 +324,11 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   out.dedup_bytes = plan.dedup_bytes;
 
   int64_t t0 = monotonic_ns();
-  std::vector<codec::Chain> chains = choose_chains(cfg, plan, choices, threads);
+  // What an fsync waits for is encoded to keep up with the disk (BatchFile.synced).
+  const bool urgent = !files.empty() && std::all_of(files.begin(), files.end(),
+                                                    [](const BatchFile& f) { return f.synced; });
+  const int byte_level = urgent && cfg.codec == "zstd" ? cfg.sync_level : cfg.level;
+  std::vector<codec::Chain> chains = choose_chains(cfg, plan, choices, threads, urgent);
   out.compress_ns += monotonic_ns() - t0;
 
   out.container = new_container_name(node);
@@ -325,7 +345,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     StreamReport& r = out.streams[s];
     r.key = ps.key;
     r.dtype = ps.layout.dtype;
-    r.chain = ps.typed ? chains[s].name : cfg.codec + "-" + std::to_string(cfg.level);
+    r.chain = ps.typed ? chains[s].name : cfg.codec + "-" + std::to_string(byte_level);
     r.raw = ps.bytes.total;
   }
   // What a restore gives back of the streams whose chains were lossy (opted in).
@@ -351,8 +371,8 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
           refs && !lossy_chain && refs->refer(ps.key, ps.layout.dtype, raw, job.len, enc[j]);
       if (!referred)
         enc[j] = ps.typed ? encode_chunk_typed(raw, job.len, chains[job.stream], ps.layout,
-                                               cfg.codec, cfg.level)
-                          : encode_chunk(raw, job.len, cfg.codec, cfg.level);
+                                               cfg.codec, byte_level)
+                          : encode_chunk(raw, job.len, cfg.codec, byte_level);
       enc_ns[j] = monotonic_ns() - c0;
     });
     int64_t t2 = monotonic_ns();
@@ -378,6 +398,8 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     out.write_ns += monotonic_ns() - t2;
   }
   if (inference.t.joinable()) inference.t.join();
+  hashing.t.join();
+  for (size_t i = 0; i < entries.size(); ++i) out.hashes[i] = entries[i].hash;
   rehash_lossy_files(plan, lossy, entries, out);
   int64_t t3 = monotonic_ns();
   for (size_t i = 0; i < entries.size(); ++i) {
