@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -220,8 +221,41 @@ void remove_staged(const std::string& data_path, const std::string& meta_path) {
   if (!meta_path.empty()) unlink(meta_path.c_str());
 }
 
+namespace {
+// The private memory of the last read_private, kept for the next one: its pages are
+// already faulted in and zeroed, which is much of the cost of reading a large file
+// (an fsync of the same file again and again). MADV_FREE lets the kernel take them back
+// under memory pressure, so an idle forwarder does not pin them.
+std::mutex g_spare_mu;
+void* g_spare = nullptr;
+uint64_t g_spare_len = 0;
+
+void* take_spare(uint64_t want, uint64_t* len) {
+  std::lock_guard<std::mutex> g(g_spare_mu);
+  if (g_spare && g_spare_len >= want && g_spare_len <= 2 * want) {
+    void* p = g_spare;
+    *len = g_spare_len;
+    g_spare = nullptr;
+    return p;
+  }
+  return nullptr;
+}
+
+void give_spare(void* p, uint64_t len) {
+  madvise(p, len, MADV_FREE);
+  std::lock_guard<std::mutex> g(g_spare_mu);
+  if (g_spare) munmap(g_spare, g_spare_len);  // the newest is the likeliest to fit again
+  g_spare = p;
+  g_spare_len = len;
+}
+}  // namespace
+
 MappedFile::~MappedFile() {
-  if (data_) munmap(const_cast<uint8_t*>(data_), std::max(size_, mapped_));
+  if (!data_) return;
+  if (mapped_)
+    give_spare(const_cast<uint8_t*>(data_), mapped_);
+  else
+    munmap(const_cast<uint8_t*>(data_), size_);
 }
 
 MappedFile::MappedFile(MappedFile&& o) noexcept
@@ -278,13 +312,17 @@ bool MappedFile::read_private(const std::string& path, uint64_t size, int thread
     close(fd);
     return true;
   }
-  void* p = mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) {
-    if (err) *err = why("cannot allocate memory to read", path);
-    close(fd);
-    return false;
+  uint64_t len = want;
+  void* p = take_spare(want, &len);
+  if (!p) {
+    p = mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      if (err) *err = why("cannot allocate memory to read", path);
+      close(fd);
+      return false;
+    }
+    madvise(p, want, MADV_HUGEPAGE);  // fewer page faults filling it, where allowed
   }
-  madvise(p, want, MADV_HUGEPAGE);  // fewer page faults filling it, where allowed
   uint8_t* buf = static_cast<uint8_t*>(p);
   // Slices of 8 MiB taken in turn by the threads; a slice read short means the file was
   // cut meanwhile: what it holds ends there (the least end any thread saw).
@@ -318,12 +356,12 @@ bool MappedFile::read_private(const std::string& path, uint64_t size, int thread
   if (failed) {
     errno = failed;
     if (err) *err = why("cannot read", path);
-    munmap(p, want);
+    give_spare(p, len);
     return false;
   }
   data_ = buf;
-  size_ = end.load();  // the mapping stays `want` long: munmap of the shorter size frees it
-  mapped_ = want;
+  size_ = end.load();  // cut short by a writer: what it held when read
+  mapped_ = len;
   return true;
 }
 

@@ -59,7 +59,8 @@ class MappedFile {
   bool open(const std::string& path, uint64_t size, std::string* err);
   // Reads the first `size` bytes (clamped to what the file holds when they are read) into
   // private memory, with `threads` threads: bytes that stay as they were read while the
-  // file goes on being written (or is truncated, which would fault a mapping).
+  // file goes on being written (or is truncated, which would fault a mapping). The memory
+  // is kept for the next call when this object goes (one spare region per process).
   bool read_private(const std::string& path, uint64_t size, int threads, std::string* err);
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
@@ -67,7 +68,7 @@ class MappedFile {
  private:
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
-  uint64_t mapped_ = 0;  // bytes mapped when more than size_ (a private read cut short)
+  uint64_t mapped_ = 0;  // read_private: the length of its private memory (else 0)
 };
 
 }  // namespace ckptfwd::fwd
