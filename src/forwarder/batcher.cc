@@ -252,21 +252,26 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
     {
       std::lock_guard lk(s.mu);
       if (ok) ok = commit_batch(c_, store, files, res, &err);
-      if (ok) {
-        c_.chunk_indexes.committed(store, {res.container, res.identity});
-        return;
+      if (ok) c_.chunk_indexes.committed(store, {res.container, res.identity});
+      if (!ok) {
+        // A batch of whole files and overlays is two manifest records: if the first went in,
+        // its versions are committed (forgotten); only the rest is tried again.
+        std::erase_if(files, [&](const BatchFile& f) {
+          const Version* v = s.find(f.vid);
+          return !v || v->state != VState::kCommitting;
+        });
+        if (files.empty()) return;
+        if (attempt >= t_.retry_delays.size() || stop_) {
+          fail_batch(c_, files, t_.failed_retry);
+          break;
+        }
       }
-      // A batch of whole files and overlays is two manifest records: if the first went in,
-      // its versions are committed (forgotten); only the rest is tried again.
-      std::erase_if(files, [&](const BatchFile& f) {
-        const Version* v = s.find(f.vid);
-        return !v || v->state != VState::kCommitting;
-      });
-      if (files.empty()) return;
-      if (attempt >= t_.retry_delays.size() || stop_) {
-        fail_batch(c_, files, t_.failed_retry);
-        break;
-      }
+    }
+    if (ok) {
+      // Codec trials an fsync did not wait for (pipeline.cc), now that it has returned:
+      // the next checkpoint of those variables gets their tuned chains.
+      c_.codec_choices.run_deferred();
+      return;
     }
     LOG_WARN("writing %zu files to store %s failed (attempt %zu): %s; retrying", files.size(),
              store.c_str(), attempt + 1, err.c_str());

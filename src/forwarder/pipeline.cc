@@ -162,7 +162,7 @@ bool commit_extents(const BatchFile& f, const uint8_t* base, uint64_t n, FileEnt
     return true;
   }
   // A whole file; a new one (`create`) as the bytes written over zeros, with the same
-  // whole-file hash (hash_whole_files, beside the compression).
+  // whole-file hash (computed beside the compression, in write_container).
   if (f.created && !created_ranges(f, base, n, ext, err)) return false;
   if (!f.created && n) ext.push_back({0, n});
   e.hints = hints_clip(f.hints, n);
@@ -219,8 +219,8 @@ void rehash_lossy_files(const MergePlan& plan,
 
 // One chain per typed stream, chosen by trial on a sample (cached across batches when
 // choices is given); lossy only where the user opted in, and only for floats.
-// For an fsync (urgent): only a chain chosen before; else the fast byte chain, not
-// remembered, so a later batch still tries the candidates.
+// For an fsync (urgent): only a chain chosen before; else the fast byte chain, and the
+// trial is deferred (CodecChoices::defer) until after the commit the fsync waits for.
 std::vector<codec::Chain> choose_chains(const Config& cfg, const MergePlan& plan,
                                         CodecChoices* choices, int threads, bool urgent) {
   std::vector<codec::Chain> chains(plan.streams.size());
@@ -237,6 +237,7 @@ std::vector<codec::Chain> choose_chains(const Config& cfg, const MergePlan& plan
           codec::LossyBound{rule->relative ? 0 : rule->bound, rule->relative ? rule->bound : 0};
     if (urgent && !opt.lossy) {  // a lossy opt-in is always tried: its bound needs checking
       std::optional<codec::Chain> c = choices ? choices->chosen(ps, opt) : std::nullopt;
+      if (!c && choices) choices->defer(ps, opt);  // tried after the commit (batcher.cc)
       chains[s] = c ? *c : codec::bytes_chain(cfg.sync_level);
       return;
     }
