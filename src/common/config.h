@@ -8,13 +8,11 @@
 namespace ckptfwd {
 
 struct Config {
-  std::string store;            // CKPTFWD_STORE; empty: <dir of captured file>/.ckptfwd
-  std::string scheme = "auto";  // CKPTFWD_SCHEME: merge scheme (forwarder/merge_plan.h)
-  std::string codec = "zstd";   // CKPTFWD_CODEC: zstd | zlib | raw
-  int level = 3;                // CKPTFWD_LEVEL: codec level
-  // CKPTFWD_SYNC_LEVEL: zstd level of what an fsync waits for (its byte streams, and typed
-  // streams whose chain is not chosen yet): a fast one, so the commit keeps up with the disk.
-  int sync_level = -1;
+  std::string store;                // CKPTFWD_STORE; empty: <dir of captured file>/.ckptfwd
+  std::string scheme = "auto";      // CKPTFWD_SCHEME: merge scheme (forwarder/merge_plan.h)
+  std::string codec = "zstd";       // CKPTFWD_CODEC: zstd | zlib | raw
+  int level = 3;                    // CKPTFWD_LEVEL: codec level
+  int sync_level = -1;              // CKPTFWD_SYNC_LEVEL: zstd level of what an fsync waits for
   int writers = 2;                  // CKPTFWD_WRITERS: compression/write threads
   int group_size = 0;               // CKPTFWD_GROUP_SIZE: ranks merged together (0: all of a batch)
   uint64_t block_bytes = 64 << 10;  // CKPTFWD_BLOCK: block size of the block schemes
