@@ -105,6 +105,13 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
     codec = value;
   } else if (key == "LEVEL") {
     return int_key(level, 0, 19, "an integer 0..19");
+  } else if (key == "SYNC_LEVEL") {
+    // zstd's fast levels are negative: the one setting where a leading '-' is allowed.
+    bool neg = !value.empty() && value[0] == '-';
+    int x = 0;
+    if (!parse_int(neg ? value.substr(1) : value, 0, neg ? 7 : 19, x))
+      return bad("an integer -7..19 (negative: zstd's fast levels)");
+    sync_level = neg ? -x : x;
   } else if (key == "WRITERS") {
     return int_key(writers, 1, 256, "an integer 1..256");
   } else if (key == "GROUP_SIZE") {

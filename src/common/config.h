@@ -12,6 +12,7 @@ struct Config {
   std::string scheme = "auto";      // CKPTFWD_SCHEME: merge scheme (forwarder/merge_plan.h)
   std::string codec = "zstd";       // CKPTFWD_CODEC: zstd | zlib | raw
   int level = 3;                    // CKPTFWD_LEVEL: codec level
+  int sync_level = -1;              // CKPTFWD_SYNC_LEVEL: zstd level of what an fsync waits for
   int writers = 2;                  // CKPTFWD_WRITERS: compression/write threads
   int group_size = 0;               // CKPTFWD_GROUP_SIZE: ranks merged together (0: all of a batch)
   uint64_t block_bytes = 64 << 10;  // CKPTFWD_BLOCK: block size of the block schemes

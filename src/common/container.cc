@@ -182,6 +182,7 @@ struct ContainerWriter::Impl {
   std::string tmp_path;
   int fd = -1;
   uint64_t pos = 0;
+  uint64_t written_back = 0;  // bytes handed to writeback early (append_chunk)
   bool committed = false;
   bool has_refs = false;    // a chunk is a reference: format version 4
   uint64_t index_hash = 0;  // set by commit()
@@ -255,6 +256,16 @@ bool ContainerWriter::append_chunk(uint32_t s, const EncodedChunk& c, std::strin
                 std::to_string(kMaxChunkRaw) + ", lower CKPTFWD_CHUNK)");
   if (!write_all(m.fd, c.bytes.data(), c.bytes.size()))
     return fail("write failed: " + errno_text(errno));
+  // Start the disk writing what is appended while later chunks are still being encoded,
+  // so the fsync of commit() waits for the tail only (an fsync of a large file waits for
+  // it). Asynchronous; its errors show in that fsync.
+  constexpr uint64_t kWriteBehind = 8u << 20;
+  if (m.pos + c.bytes.size() - m.written_back >= kWriteBehind) {
+    uint64_t end = m.pos + c.bytes.size();
+    ::sync_file_range(m.fd, static_cast<off_t>(m.written_back),
+                      static_cast<off_t>(end - m.written_back), SYNC_FILE_RANGE_WRITE);
+    m.written_back = end;
+  }
   ChunkInfo ci;
   ci.codec = c.codec;
   ci.raw_size = c.raw_size;

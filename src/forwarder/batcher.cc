@@ -116,6 +116,7 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
   s.waves.retain_open(live);
   if (groups.empty()) return false;
   std::sort(order.begin(), order.end());
+  if (pick_synced(groups, order, store, files)) return true;
   // Is a version still open that would join wave w (a rank still writing its file)?
   auto member_open = [&](const Waves::Wave& w) {
     for (auto& [vid, v] : s.versions)
@@ -183,14 +184,7 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
       size_t n = 0;
       for (Version* v : p.vs) {
         if (!files.empty() && taken_bytes + v->size > cfg.batch_bytes) break;
-        v->state = VState::kCommitting;
-        BatchFile bf{v->vid, v->data_path, v->path, v->rank, v->mode, v->mtime_ns, v->size};
-        bf.partial = v->partial;
-        bf.extents_unknown = v->extents_unknown;
-        bf.created = v->created;
-        if (v->partial || v->created) bf.extents = v->extents;
-        bf.hints = v->hints;
-        files.push_back(std::move(bf));
+        files.push_back(take(*v));
         taken_bytes += v->size;
         ++n;
       }
@@ -199,6 +193,57 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
       if (r.split) s.stats().waves_split++;
       if (n < p.vs.size()) break;
     }
+    return true;
+  }
+  return false;
+}
+
+BatchFile Batcher::take(Version& v) {
+  v.state = VState::kCommitting;
+  BatchFile bf{v.vid, v.data_path, v.path, v.rank, v.mode, v.mtime_ns, v.size};
+  bf.partial = v.partial;
+  bf.extents_unknown = v.extents_unknown;
+  bf.created = v.created;
+  if (v.partial || v.created) bf.extents = v.extents;
+  bf.hints = v.hints;
+  bf.live = v.live_source;
+  return bf;
+}
+
+bool Batcher::pick_synced(std::map<std::string, std::vector<Version*>>& groups,
+                          const std::vector<std::pair<uint64_t, const std::string*>>& order,
+                          std::string& store, std::vector<BatchFile>& files) {
+  State& s = c_.state;
+  for (auto& [seq, st] : order) {
+    std::vector<Version*>& vs = groups[*st];
+    // Only the fsync'd versions (and older ones of their paths): any other file in the
+    // batch would make them wait for its compression. Their waves' other members follow
+    // in later batches.
+    std::map<uint64_t, std::pair<size_t, size_t>> taken_of_wave;  // wave: taken, closed
+    for (Version* v : vs) taken_of_wave[v->wave].second++;
+    // An older closed version of an fsync'd path goes with it (the commit names the
+    // newest of a batch): committed after it, it would replace the fsync'd bytes.
+    std::map<std::string, uint64_t> synced_order;  // path: newest fsync'd version's order
+    for (Version* v : vs)
+      if (v->sync_waiters > 0) synced_order[v->path] = std::max(synced_order[v->path], v->order);
+    uint64_t bytes = 0;
+    for (Version* v : vs) {
+      auto it = synced_order.find(v->path);
+      if (it == synced_order.end() || v->order > it->second) continue;
+      if (!files.empty() && bytes + v->size > c_.cfg.batch_bytes) break;
+      files.push_back(take(*v));
+      files.back().synced = true;
+      bytes += v->size;
+      taken_of_wave[v->wave].first++;
+    }
+    if (files.empty()) continue;
+    for (auto& [wave, n] : taken_of_wave) {
+      if (!n.first) continue;
+      Waves::SealResult r = s.waves.seal(wave, n.first == n.second);
+      if (r.first) s.stats().waves_sealed++;
+      if (r.split) s.stats().waves_split++;
+    }
+    store = *st;
     return true;
   }
   return false;
@@ -217,21 +262,26 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
     {
       std::unique_lock lk(s.mu);
       if (ok) ok = commit_batch(c_, lk, store, files, res, &err);
-      if (ok) {
-        c_.chunk_indexes.committed(store, {res.container, res.identity});
-        return;
+      if (ok) c_.chunk_indexes.committed(store, {res.container, res.identity});
+      if (!ok) {
+        // A batch of whole files and overlays is two manifest records: if the first went in,
+        // its versions are committed (forgotten); only the rest is tried again.
+        std::erase_if(files, [&](const BatchFile& f) {
+          const Version* v = s.find(f.vid);
+          return !v || v->state != VState::kCommitting;
+        });
+        if (files.empty()) return;
+        if (attempt >= t_.retry_delays.size() || stop_) {
+          fail_batch(c_, files, t_.failed_retry);
+          break;
+        }
       }
-      // A batch of whole files and overlays is two manifest records: if the first went in,
-      // its versions are committed (forgotten); only the rest is tried again.
-      std::erase_if(files, [&](const BatchFile& f) {
-        const Version* v = s.find(f.vid);
-        return !v || v->state != VState::kCommitting;
-      });
-      if (files.empty()) return;
-      if (attempt >= t_.retry_delays.size() || stop_) {
-        fail_batch(c_, files, t_.failed_retry);
-        break;
-      }
+    }
+    if (ok) {
+      // Codec trials an fsync did not wait for (pipeline.cc), now that it has returned:
+      // the next checkpoint of those variables gets their tuned chains.
+      c_.codec_choices.run_deferred();
+      return;
     }
     LOG_WARN("writing %zu files to store %s failed (attempt %zu): %s; retrying", files.size(),
              store.c_str(), attempt + 1, err.c_str());

@@ -11,6 +11,8 @@
 //   - its oldest closed version is max(10 batch windows + 1 s, 4 wave windows) old
 //     (steady streams still commit), or
 //   - a batch took part of it before (its rest, or a retry after a failed commit).
+// A version an fsync waits for is sealed at once, in a batch of the fsync'd versions
+// only (no batch window, no quiet wait, no other file to compress before it returns).
 // A batch of a store is sealed with its due waves, or with all its waves when
 //   - someone waits (SYNC, WAITALL, DRAIN) and it was quiet for ~20 ms with no other file
 //     of the store opened within the batch window still being written (or the oldest
@@ -22,12 +24,14 @@
 // it is how many ranks the pipeline merges together.
 #pragma once
 #include <chrono>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "forwarder/core.h"
 #include "forwarder/pipeline.h"
+#include "forwarder/state.h"
 
 namespace ckptfwd::fwd {
 
@@ -54,6 +58,13 @@ class Batcher {
   // State lock held: a batch to write now (versions marked kCommitting), else false and
   // *wake set to when to look again.
   bool pick(std::string& store, std::vector<BatchFile>& files, Clock::time_point* wake);
+  // A batch of the closed versions an fsync waits for (Version::sync_waiters), of the
+  // first store in `order` that has any: sealed at once, alone. False if none waits.
+  bool pick_synced(std::map<std::string, std::vector<Version*>>& groups,
+                   const std::vector<std::pair<uint64_t, const std::string*>>& order,
+                   std::string& store, std::vector<BatchFile>& files);
+  // v as a member of the batch being sealed (marked kCommitting).
+  static BatchFile take(Version& v);
   void process(const std::string& store, std::vector<BatchFile> files);
 
   Core& c_;

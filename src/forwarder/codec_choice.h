@@ -5,7 +5,9 @@
 #pragma once
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "codec/typed.h"
 #include "forwarder/merge_plan.h"
@@ -17,11 +19,26 @@ class CodecChoices {
   // The chain for stream s: cached, or tried on a sample of at most opt.max_sample bytes
   // from the middle of the stream (whole rows where the layout has them).
   codec::Chain choose(const PlannedStream& s, const codec::SelectOptions& opt);
+  // The chain chosen for stream s's variable before, if any (no trial).
+  std::optional<codec::Chain> chosen(const PlannedStream& s, const codec::SelectOptions& opt) const;
+  // An fsync could not wait for stream s's trial: a copy of its sample is kept for
+  // run_deferred(), so that later checkpoints of the variable get the tuned chain.
+  void defer(const PlannedStream& s, const codec::SelectOptions& opt);
+  // Runs the trials defer() kept, on the caller's thread (the batcher's, after the commit
+  // the fsync waited for). True if there were any.
+  bool run_deferred();
   size_t size() const;
 
  private:
+  struct Deferred {
+    std::string key;
+    codec::Layout layout;
+    std::vector<uint8_t> sample;
+    codec::SelectOptions opt;
+  };
   mutable std::mutex mu_;
   std::map<std::string, codec::Chain> chosen_;
+  std::map<std::string, Deferred> deferred_;
 };
 
 }  // namespace ckptfwd::fwd

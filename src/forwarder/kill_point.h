@@ -6,7 +6,8 @@
 //
 // Steps:
 //   open-copy   a write open is about to copy the path's current bytes into staging
-//   sync-copy   an fsync is about to copy the open version into its snapshot
+//   sync-copy   an fsync is about to make the open version's snapshot (a second name of
+//               its staged file, or a copy)
 //   close-done  a CLOSE has been recorded, before its reply
 #pragma once
 #include <string>

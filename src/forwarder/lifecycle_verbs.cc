@@ -1,7 +1,6 @@
 // CLOSE, ABANDON and a connection going away: the end of a write version's life on the
 // client side.
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <cerrno>
 #include <optional>
@@ -24,21 +23,23 @@ bool Service::unchanged_since_sync(Version& v) {
   // A partial version commits an overlay of its extents: a whole-file comparison with the
   // snapshot says nothing about them (the snapshot may hold fewer extents).
   if (v.partial) return unchanged_partial(v);
-  const Version::Synced& sy = v.synced;
-  if (!sy.valid || sy.path != v.path || sy.size != v.size || sy.mode != v.mode ||
-      sy.mtime_ns != v.mtime_ns)
-    return false;
-  const CatalogEntry* e = c_.state.catalogs.find(store_for(c_.cfg, v.path), v.path);
-  if (!e || e->container != sy.container || e->file_index != sy.file_index || e->size != sy.size)
-    return false;  // renamed, unlinked or replaced meanwhile
-  MappedFile m;
-  std::string err;
-  if (!m.open(v.data_path, v.size, &err) || m.size() != v.size) return false;
-  if (XXH64(v.size ? m.data() : nullptr, v.size, 0) != sy.hash) return false;
+  if (!matches_synced(v, v.size, v.mtime_ns)) return false;
   LOG_DEBUG("v%llu of %s closed unchanged since its fsync: its committed snapshot stands",
             static_cast<unsigned long long>(v.vid), v.path.c_str());
   c_.state.forget(v.vid);
   return true;
+}
+
+bool Service::matches_synced(const Version& v, uint64_t size, int64_t mtime_ns) {
+  const Version::Synced& sy = v.synced;
+  if (v.partial || !sy.valid || sy.path != v.path || sy.size != size || sy.mode != v.mode ||
+      sy.mtime_ns != mtime_ns)
+    return false;
+  const CatalogEntry* e = c_.state.catalogs.find(store_for(c_.cfg, v.path), v.path);
+  if (!e || e->container != sy.container || e->file_index != sy.file_index || e->size != sy.size)
+    return false;  // renamed, unlinked or replaced meanwhile
+  uint64_t hash = 0;
+  return hash_staged(v.data_path, size, &hash) && hash == sy.hash;
 }
 
 // A partial version that started from the path's current bytes, got no writes and kept

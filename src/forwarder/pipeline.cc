@@ -296,8 +296,10 @@ void rehash_lossy_files(const MergePlan& plan,
 
 // One chain per typed stream, chosen by trial on a sample (cached across batches when
 // choices is given); lossy only where the user opted in, and only for floats.
+// For an fsync (urgent): only a chain chosen before; else the fast byte chain, and the
+// trial is deferred (CodecChoices::defer) until after the commit the fsync waits for.
 std::vector<codec::Chain> choose_chains(const Config& cfg, const MergePlan& plan,
-                                        CodecChoices* choices, WorkerPool& pool) {
+                                        CodecChoices* choices, WorkerPool& pool, bool urgent) {
   std::vector<codec::Chain> chains(plan.streams.size());
   std::vector<LossyRule> lossy_rules;
   parse_lossy_rules(cfg.lossy, lossy_rules, nullptr);  // checked when the setting was read
@@ -310,6 +312,12 @@ std::vector<codec::Chain> choose_chains(const Config& cfg, const MergePlan& plan
     if (rule && ps.layout.dtype.size() == 5 && ps.layout.dtype[0] == 'F')
       opt.lossy =
           codec::LossyBound{rule->relative ? 0 : rule->bound, rule->relative ? rule->bound : 0};
+    if (urgent && !opt.lossy) {  // a lossy opt-in is always tried: its bound needs checking
+      std::optional<codec::Chain> c = choices ? choices->chosen(ps, opt) : std::nullopt;
+      if (!c && choices) choices->defer(ps, opt);  // tried after the commit (batcher.cc)
+      chains[s] = c ? *c : codec::bytes_chain(cfg.sync_level);
+      return;
+    }
     CodecChoices local;
     chains[s] = (choices ? *choices : local).choose(ps, opt);
   });
@@ -347,7 +355,9 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   out.typed.assign(files.size(), 0);
   for (size_t i = 0; i < files.size(); ++i) {
     const BatchFile& f = files[i];
-    if (!maps[i].open(f.data_path, f.size, err)) return false;
+    bool opened = f.live ? maps[i].read_private(f.data_path, f.size, std::max(1, cfg.writers), err)
+                         : maps[i].open(f.data_path, f.size, err);
+    if (!opened) return false;
     uint64_t n = maps[i].size();
     FileEntry& e = entries[i];
     e.path = f.path;
@@ -381,7 +391,9 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     hashing.run([&, i] {
       int64_t h0 = thread_cpu_ns();
       entries[i].hash =
-          bounded ? hash_ranges(files[i].data_path, hashed[i]) : hash_mapped(maps[i], hashed[i]);
+          // A live snapshot's file may have changed since it was read: hash what was read.
+          bounded && !maps[i].is_private() ? hash_ranges(files[i].data_path, hashed[i])
+                                           : hash_mapped(maps[i], hashed[i]);
       hash_ns += thread_cpu_ns() - h0;
     });
   // The agnostic schemes do not need the maps, which then only go into the index: their
@@ -413,9 +425,13 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
 
   int64_t t0 = monotonic_ns();
   int64_t writing_ns = 0;  // of the writer, inside [t0, end of the chunks)
+  // What an fsync waits for is encoded to keep up with the disk (BatchFile.synced).
+  const bool urgent = !files.empty() && std::all_of(files.begin(), files.end(),
+                                                    [](const BatchFile& f) { return f.synced; });
+  const int byte_level = urgent && cfg.codec == "zstd" ? cfg.sync_level : cfg.level;
   std::vector<codec::Chain> chains;
   try {
-    chains = choose_chains(cfg, plan, choices, pool);
+    chains = choose_chains(cfg, plan, choices, pool, urgent);
   } catch (const std::exception& x) {
     if (err) *err = std::string("choosing codec chains: ") + x.what();
     return false;
@@ -435,7 +451,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     StreamReport& r = out.streams[s];
     r.key = ps.key;
     r.dtype = ps.layout.dtype;
-    r.chain = ps.typed ? chains[s].name : cfg.codec + "-" + std::to_string(cfg.level);
+    r.chain = ps.typed ? chains[s].name : cfg.codec + "-" + std::to_string(byte_level);
     r.raw = ps.bytes.total;
   }
   // What a restore gives back of the streams whose chains were lossy (opted in).
@@ -454,8 +470,8 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
         refs && !lossy_chain && refs->refer(ps.key, ps.layout.dtype, raw, job.len, r.enc);
     if (!referred)
       r.enc = ps.typed ? encode_chunk_typed(raw, job.len, chains[job.stream], ps.layout, cfg.codec,
-                                            cfg.level)
-                       : encode_chunk(raw, job.len, cfg.codec, cfg.level);
+                                            byte_level)
+                       : encode_chunk(raw, job.len, cfg.codec, byte_level);
     if (bounded && !lossy_chain)  // a lossy stream's bytes are read again by the writer
       ps.bytes.for_each(job.off, job.len,
                         [&](const uint8_t* p, uint64_t n) { release_mapped(maps, p, n); });

@@ -39,6 +39,15 @@ struct BatchFile {
   Extents extents{};
   // Dtype hints handed over (FileEntry.hints after clipping to the committed bytes).
   Hints hints{};
+  // The staged file may still be written (an fsync snapshot of an open version,
+  // Version::live_source): its bytes are read once into private memory and everything
+  // (hash, inference input, chunks) comes from that one read, never from the live file.
+  bool live = false;
+  // An fsync waits for it. A batch of such files only is encoded for speed: byte streams
+  // with zstd at Config.sync_level, typed streams with the chain chosen for their variable
+  // before, or else the same fast byte chain (no trial on the fsync's path; a later batch
+  // runs it and remembers the choice).
+  bool synced = false;
 };
 
 // What one stream of a container holds and what its codec made of it.

@@ -77,11 +77,16 @@ class Service {
   // v (just closed) holds exactly the bytes its last fsync snapshot committed, and the
   // catalog still names that snapshot: v is forgotten instead of committed again.
   bool unchanged_since_sync(Version& v);
+  // v's staged file, with this size and mtime, holds exactly the bytes its last fsync
+  // snapshot committed, and the catalog still names that snapshot (not for partial
+  // versions). Reads the file with pread (a writer may cut it meanwhile). Lock held.
+  bool matches_synced(const Version& v, uint64_t size, int64_t mtime_ns);
   // v (partial, just closed) started from the path's bytes and changed nothing: forgotten.
   bool unchanged_partial(Version& v);
   // CLOSE of a partial version: its extents file, or none (extents unknown then). Lock held.
   void take_extents(Version& v, const std::string& ext);
-  // A closed copy of still-open version v (fsync mid-write); returns its vid or 0.
+  // A closed snapshot of still-open version v (fsync mid-write): a second name of its
+  // staged file (Version::live_source), or a copy where none can be made; its vid or 0.
   uint64_t snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid);
   // Close-to-open across nodes (pending_journal.h): v, just closed, is noted as not on
   // the store yet; an open here of a path another node closed waits for its commit.

@@ -4,12 +4,16 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 namespace ckptfwd::fwd {
@@ -191,17 +195,64 @@ bool copy_fd(int src, int dst, std::string* err) {
   return true;
 }
 
+bool hash_staged(const std::string& path, uint64_t size, uint64_t* hash) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  XXH64_state_t* h = XXH64_createState();
+  XXH64_reset(h, 0);
+  std::vector<uint8_t> buf(std::min<uint64_t>(size, 4u << 20));
+  uint64_t pos = 0;
+  while (pos < size) {
+    ssize_t n =
+        pread(fd, buf.data(), std::min<uint64_t>(buf.size(), size - pos), static_cast<off_t>(pos));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    XXH64_update(h, buf.data(), static_cast<size_t>(n));
+    pos += static_cast<uint64_t>(n);
+  }
+  close(fd);
+  *hash = XXH64_digest(h);
+  XXH64_freeState(h);
+  return pos == size;
+}
+
 void remove_staged(const std::string& data_path, const std::string& meta_path) {
   if (!data_path.empty()) unlink(data_path.c_str());
   if (!meta_path.empty()) unlink(meta_path.c_str());
 }
 
-MappedFile::~MappedFile() {
-  if (data_) munmap(const_cast<uint8_t*>(data_), size_);
+namespace {
+// The private memory of the last read_private, kept for the next one: its pages are
+// already faulted in and zeroed, which is much of the cost of reading a large file
+// (an fsync of the same file again and again). MADV_FREE lets the kernel take them back
+// under memory pressure, so an idle forwarder does not pin them.
+std::mutex g_spare_mu;
+void* g_spare = nullptr;
+uint64_t g_spare_len = 0;
+
+void* take_spare(uint64_t want, uint64_t* len) {
+  std::lock_guard<std::mutex> g(g_spare_mu);
+  if (g_spare && g_spare_len >= want && g_spare_len <= 2 * want) {
+    void* p = g_spare;
+    *len = g_spare_len;
+    g_spare = nullptr;
+    return p;
+  }
+  return nullptr;
 }
 
+void give_spare(void* p, uint64_t len) {
+  madvise(p, len, MADV_FREE);
+  std::lock_guard<std::mutex> g(g_spare_mu);
+  if (g_spare) munmap(g_spare, g_spare_len);  // the newest is the likeliest to fit again
+  g_spare = p;
+  g_spare_len = len;
+}
+}  // namespace
+
 void MappedFile::release(const uint8_t* p, uint64_t n) const {
-  if (!data_ || p >= data_ + size_ || p + n <= data_) return;
+  // Private memory (read_private) holds the only copy of its bytes: never dropped.
+  if (!data_ || mapped_ || p >= data_ + size_ || p + n <= data_) return;
   constexpr uintptr_t kPage = 4096;
   uintptr_t lo = std::max(reinterpret_cast<uintptr_t>(p), reinterpret_cast<uintptr_t>(data_));
   uintptr_t hi =
@@ -213,9 +264,19 @@ void MappedFile::release(const uint8_t* p, uint64_t n) const {
   madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
 }
 
-MappedFile::MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_) {
+MappedFile::~MappedFile() {
+  if (!data_) return;
+  if (mapped_)
+    give_spare(const_cast<uint8_t*>(data_), mapped_);
+  else
+    munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+MappedFile::MappedFile(MappedFile&& o) noexcept
+    : data_(o.data_), size_(o.size_), mapped_(o.mapped_) {
   o.data_ = nullptr;
   o.size_ = 0;
+  o.mapped_ = 0;
 }
 
 bool MappedFile::open(const std::string& path, uint64_t size, std::string* err) {
@@ -244,6 +305,77 @@ bool MappedFile::open(const std::string& path, uint64_t size, std::string* err) 
     data_ = static_cast<const uint8_t*>(p);
   }
   close(fd);
+  return true;
+}
+
+bool MappedFile::read_private(const std::string& path, uint64_t size, int threads,
+                              std::string* err) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    if (err) *err = why("cannot open staged file", path);
+    return false;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    if (err) *err = why("cannot stat", path);
+    close(fd);
+    return false;
+  }
+  uint64_t want = std::min<uint64_t>(size, static_cast<uint64_t>(st.st_size));
+  if (want == 0) {
+    close(fd);
+    return true;
+  }
+  uint64_t len = want;
+  void* p = take_spare(want, &len);
+  if (!p) {
+    p = mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      if (err) *err = why("cannot allocate memory to read", path);
+      close(fd);
+      return false;
+    }
+    madvise(p, want, MADV_HUGEPAGE);  // fewer page faults filling it, where allowed
+  }
+  uint8_t* buf = static_cast<uint8_t*>(p);
+  // Slices of 8 MiB taken in turn by the threads; a slice read short means the file was
+  // cut meanwhile: what it holds ends there (the least end any thread saw).
+  constexpr uint64_t kSlice = 8u << 20;
+  const uint64_t slices = (want + kSlice - 1) / kSlice;
+  std::atomic<uint64_t> next{0}, end{want};
+  std::atomic<int> failed{0};
+  auto run = [&] {
+    for (uint64_t i; (i = next.fetch_add(1)) < slices;) {
+      uint64_t pos = i * kSlice, stop = std::min(want, pos + kSlice);
+      while (pos < stop) {
+        ssize_t n = pread(fd, buf + pos, stop - pos, static_cast<off_t>(pos));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) failed = errno;
+        if (n <= 0) break;
+        pos += static_cast<uint64_t>(n);
+      }
+      if (pos < stop) {
+        uint64_t e = end.load();
+        while (pos < e && !end.compare_exchange_weak(e, pos)) {
+        }
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  int nt = static_cast<int>(std::min<uint64_t>(std::max(1, threads), slices));
+  for (int t = 1; t < nt; ++t) pool.emplace_back(run);
+  run();
+  for (auto& t : pool) t.join();
+  close(fd);
+  if (failed) {
+    errno = failed;
+    if (err) *err = why("cannot read", path);
+    give_spare(p, len);
+    return false;
+  }
+  data_ = buf;
+  size_ = end.load();  // cut short by a writer: what it held when read
+  mapped_ = len;
   return true;
 }
 

@@ -44,6 +44,10 @@ inline constexpr uint32_t kStagedFileMode = 0600;
 void remove_staged(const std::string& data_path, const std::string& meta_path);
 
 // A read-only mapping of a whole file (empty files map nothing).
+// XXH64 of the first `size` bytes of path, read with pread (no mapping: a writer may cut
+// the file meanwhile). False if it cannot be read or holds fewer bytes.
+bool hash_staged(const std::string& path, uint64_t size, uint64_t* hash);
+
 class MappedFile {
  public:
   MappedFile() = default;
@@ -53,17 +57,26 @@ class MappedFile {
   MappedFile(MappedFile&& o) noexcept;
   // Maps the first `size` bytes (clamped to the file's actual size).
   bool open(const std::string& path, uint64_t size, std::string* err);
+  // Reads the first `size` bytes (clamped to what the file holds when they are read) into
+  // private memory, with `threads` threads: bytes that stay as they were read while the
+  // file goes on being written (or is truncated, which would fault a mapping). The memory
+  // is kept for the next call when this object goes (one spare region per process).
+  bool read_private(const std::string& path, uint64_t size, int threads, std::string* err);
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
+  // True after read_private: the bytes live only in this object's memory.
+  bool is_private() const { return mapped_ != 0; }
   // Gives back the pages of [p, p+n) (clipped to the mapping; nothing outside it is ever
   // touched): the bytes stay in the staged file and are read again on the next access.
   // The pages of a tmpfs file mapped count in the process's RSS; without this a batch
   // larger than memory would hold all of it resident until the mapping goes away.
+  // No-op on private memory, which holds the only copy of its bytes.
   void release(const uint8_t* p, uint64_t n) const;
 
  private:
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
+  uint64_t mapped_ = 0;  // read_private: the length of its private memory (else 0)
 };
 
 }  // namespace ckptfwd::fwd

@@ -155,8 +155,9 @@ void State::serve_view(const std::string& view, bool restoring) {
 
 void State::rewrite_meta(const Version& v) {
   // Still copying its starting bytes (or an fsync snapshot's): it has no .meta yet, and
-  // gets one with everything current once the copy is complete (staging.h).
-  if (!v.ready) return;
+  // gets one with everything current once the copy is complete (staging.h). A snapshot
+  // of a live source never gets one (its open version is what a recovery commits).
+  if (!v.ready || v.live_source) return;
   std::string err;
   if (!write_meta(v.meta_path, meta_of(v), &err))
     LOG_WARN("%s (a recovery after a crash would use the old name)", err.c_str());
@@ -268,6 +269,7 @@ bool State::busy() const {
 uint64_t State::staged_bytes() const {
   uint64_t sum = 0;
   for (const auto& [vid, v] : versions) {
+    if (v.live_source) continue;  // its open version's bytes: counted there
     if (v.state == VState::kOpen) {
       struct stat st;
       if (stat(v.data_path.c_str(), &st) == 0) sum += static_cast<uint64_t>(st.st_blocks) * 512;

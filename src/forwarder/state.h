@@ -61,6 +61,14 @@ struct Version {
   // keep: it is not committed a second time (fsync, close, rename pays once).
   uint64_t snapshot_of = 0;    // on a snapshot: the open version it copies
   uint64_t last_snapshot = 0;  // on an open version: its newest snapshot
+  // A snapshot whose staged file is a hard link to its open version's, not a copy (an
+  // fsync costs no copy): its bytes may still change while it is committed, so the
+  // pipeline reads them into private memory once (BatchFile.live) and commits exactly
+  // what it read, bytes of the fsync's time or later. It has no .meta: a recovery
+  // commits the open version instead, which holds every byte it has.
+  bool live_source = false;
+  // SYNC calls waiting for this version: the batcher seals it at once (batcher.h).
+  int sync_waiters = 0;
   struct Synced {
     bool valid = false;
     std::string path, container;  // what the catalog names after the snapshot's commit

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "forwarder/kill_point.h"
 #include "forwarder/log.h"
@@ -11,6 +12,29 @@
 #include "forwarder/staging.h"
 
 namespace ckptfwd::fwd {
+
+namespace {
+// The fallback of an fsync snapshot where a second name cannot be made: a copy, with the
+// file's own mtime. No .meta until it is complete (mark_closed writes it): a crash
+// mid-copy leaves a staged file without one, which a recovery deletes.
+bool copy_snapshot(const std::string& src_path, const std::string& dst_path, std::string* err) {
+  int src = ::open(src_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (src < 0) {
+    *err = "cannot open " + src_path + ": " + strerror(errno);
+    return false;
+  }
+  int fd = create_staged(dst_path, err);
+  bool ok = fd >= 0 && copy_fd(src, fd, err);
+  struct stat st;
+  if (ok && ::fstat(src, &st) == 0) {  // the snapshot shows the file's own mtime
+    struct timespec ts[2] = {st.st_atim, st.st_mtim};
+    ::futimens(fd, ts);
+  }
+  if (fd >= 0) ::close(fd);
+  ::close(src);
+  return ok;
+}
+}  // namespace
 
 int Service::wait_committed(std::unique_lock<std::mutex>& lk, const std::vector<uint64_t>& vids) {
   State& s = c_.state;
@@ -61,8 +85,6 @@ int Service::wait_committed(std::unique_lock<std::mutex>& lk, const std::vector<
 uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   State& s = c_.state;
   Version* v = s.find(vid);
-  int src = ::open(v->data_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (src < 0) return 0;
   Version& snap = s.add(v->path, v->rank, v->pid, v->client, v->mode);
   snap.snapshot_of = vid;
   // A partial version's snapshot commits the extents handed over so far (the writers'
@@ -78,26 +100,21 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   std::swap(snap.order, v->order);
   snap.ready = false;
   uint64_t svid = snap.vid;
-  std::string err;
-  int fd = create_staged(snap.data_path, &err);
-  // No .meta until the copy is complete (mark_closed below writes it): a crash mid-copy
-  // leaves a staged file without one, which a recovery deletes.
-  bool ok = fd >= 0;
-  if (ok && (snap.partial || snap.created) && !snap.extents.empty()) s.persist_extents(snap);
-  if (ok) s.persist_hints(snap);
-  if (ok) {
-    lk.unlock();
-    kill_point(c_.session_dir, "sync-copy");
-    ok = copy_fd(src, fd, &err);
-    struct stat st;
-    if (ok && ::fstat(src, &st) == 0) {  // the snapshot shows the file's own mtime
-      struct timespec ts[2] = {st.st_atim, st.st_mtim};
-      ::futimens(fd, ts);
-    }
-    lk.lock();
+  std::string src_path = v->data_path, dst_path = snap.data_path, err;
+  lk.unlock();
+  kill_point(c_.session_dir, "sync-copy");
+  // No copy: the snapshot's staged file is a second name of the open version's, and the
+  // pipeline reads its bytes once into private memory (Version::live_source). No .meta
+  // is ever written for it: a crash leaves a staged file without one, which a recovery
+  // deletes, and the open version it names is recovered with every byte.
+  bool live = ::link(src_path.c_str(), dst_path.c_str()) == 0;
+  bool ok = live;
+  if (!live) {
+    LOG_DEBUG("cannot link %s to %s (%s): copying it for the fsync", src_path.c_str(),
+              dst_path.c_str(), strerror(errno));
+    ok = copy_snapshot(src_path, dst_path, &err);
   }
-  if (fd >= 0) ::close(fd);
-  ::close(src);
+  lk.lock();
   Version* sv = s.find(svid);
   if (!sv) return 0;
   if (!ok) {
@@ -106,8 +123,15 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
     s.forget(svid);
     return 0;
   }
+  sv->live_source = live;
+  if (!live) {  // a copy of its own: recoverable like any closed version
+    if ((sv->partial || sv->created) && !sv->extents.empty()) s.persist_extents(*sv);
+    s.persist_hints(*sv);
+  }
   sv->ready = true;
-  s.mark_closed(*sv);
+  // A second name shares the file's mode bits: the open version takes an fchmod the
+  // library could not report at its own close (mark_closed), so the snapshot leaves them.
+  s.mark_closed(*sv, !live);
   // A snapshot is a version of its own: counted so committed never exceeds captured.
   c_.stats.files_captured++;
   c_.stats.bytes_captured += sv->size;
@@ -129,6 +153,14 @@ Reply Service::sync(ClientCtx&, uint64_t vid, const std::string& ext, const std:
     if (!hints.empty()) s.absorb_hints(*v, hints);
   }
   if (v->state == VState::kOpen) {
+    // Nothing written since the last fsync's snapshot was committed: it stands.
+    struct stat st;
+    if (::stat(v->data_path.c_str(), &st) == 0 &&
+        matches_synced(*v, static_cast<uint64_t>(st.st_size), realtime_ns_of(st.st_mtim))) {
+      LOG_DEBUG("fsync of v%llu (%s): unchanged since its last fsync, nothing to commit",
+                static_cast<unsigned long long>(vid), v->path.c_str());
+      return reply_ok();
+    }
     // fsync mid-write: make the bytes written so far durable as their own version.
     vid = snapshot(lk, vid);
     if (!vid) {
@@ -136,7 +168,10 @@ Reply Service::sync(ClientCtx&, uint64_t vid, const std::string& ext, const std:
       return reply_err(EIO);
     }
   }
+  // The batcher seals a version someone fsyncs at once, without a batch window.
+  if (Version* w = s.find(vid)) w->sync_waiters++;
   int rc = wait_committed(lk, {vid});
+  if (Version* w = s.find(vid)) w->sync_waiters--;
   return rc ? reply_err(rc) : reply_ok();
 }
 

@@ -14,9 +14,15 @@ TEST(ParseSize, AcceptsPlainNumbersAndBinarySuffixes) {
   struct Case {
     const char* in;
     uint64_t want;
-  } cases[] = {{"0", 0},           {"4096", 4096},          {"1K", 1024},
-               {"64M", 64ull << 20}, {"64m", 64ull << 20}, {"2G", 2ull << 30},
-               {"1T", 1ull << 40}, {"3KiB", 3072},          {"5MB", 5ull << 20},
+  } cases[] = {{"0", 0},
+               {"4096", 4096},
+               {"1K", 1024},
+               {"64M", 64ull << 20},
+               {"64m", 64ull << 20},
+               {"2G", 2ull << 30},
+               {"1T", 1ull << 40},
+               {"3KiB", 3072},
+               {"5MB", 5ull << 20},
                {"16777215T", 16777215ull << 40}};
   for (const Case& c : cases) {
     uint64_t v = 12345;
@@ -104,6 +110,12 @@ TEST(Config, RejectsInvalidValuesNamingKeyValueAndExpectation) {
                {"LOSSY", "t*=rel:2"},
                {"LOSSY", "t*=max:0.1"},
                {"LOSSY", "=abs:0.1"},
+               {"SYNC_LEVEL", "-8"},
+               {"SYNC_LEVEL", "20"},
+               {"SYNC_LEVEL", "+1"},
+               {"SYNC_LEVEL", "--1"},
+               {"SYNC_LEVEL", "-"},
+               {"SYNC_LEVEL", "fast"},
                {"LOG_LEVEL", "verbose"}};
   for (const Case& c : cases) {
     Config cfg;
@@ -127,6 +139,13 @@ TEST(Config, AcceptsPlainNumbersAtTheBounds) {
   EXPECT_TRUE(c.set("WAVE_WINDOW_MS", "600000", &err)) << err;
   EXPECT_EQ(c.wave_window_ms, 600000);
   EXPECT_FALSE(c.set("WRITERS", "257", &err));
+  EXPECT_EQ(c.sync_level, -1);  // the default: zstd's first fast level
+  EXPECT_TRUE(c.set("SYNC_LEVEL", "-7", &err)) << err;
+  EXPECT_EQ(c.sync_level, -7);
+  EXPECT_TRUE(c.set("SYNC_LEVEL", "19", &err)) << err;
+  EXPECT_EQ(c.sync_level, 19);
+  EXPECT_TRUE(c.set("SYNC_LEVEL", "0", &err)) << err;
+  EXPECT_EQ(c.sync_level, 0);
 }
 
 // The forwarder changes directory to `/` after reading its settings: path settings are

@@ -1,0 +1,181 @@
+// fsync of an open version commits a snapshot that is a second name of its staged file
+// (no copy): SYNC returns only once the bytes are on the store, later writes form a later
+// version, a writer running during the fsync yields bytes of the fsync's time or later
+// and loses nothing, and an fsync without changes since the last one commits nothing.
+#include <atomic>
+
+#include "common/manifest.h"
+#include "common/materialize.h"
+#include "forwarder_test_util.h"
+
+namespace ckptfwd::fwd::test {
+
+namespace {
+long long stat_of(Client& c, const std::string& key) {
+  auto js = c.call({"STATS"});
+  std::string k = "\"" + key + "\":";
+  size_t p = js.size() > 1 ? js[1].find(k) : std::string::npos;
+  return p == std::string::npos ? -1 : std::stoll(js[1].substr(p + k.size()));
+}
+
+size_t container_count(const std::string& store) {
+  size_t n = 0;
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(store, ec))
+    if (e.path().extension() == ".ckc") ++n;
+  return n;
+}
+
+// What the store itself names for path right now (read from its files, not through the
+// forwarder): the bytes a restore gives back, checked against their hashes.
+std::string on_store(const std::string& store, const std::string& path, const std::string& tmp) {
+  Catalog cat;
+  std::string err;
+  if (!cat.load(store, &err)) return "<no catalog: " + err + ">";
+  const CatalogEntry* e = cat.find(path);
+  if (!e) return "<not on the store>";
+  int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) return "<cannot create " + tmp + ">";
+  bool ok = materialize_entry(store, *e, fd, &err);
+  ::close(fd);
+  return ok ? read_file(tmp) : "<restore failed: " + err + ">";
+}
+}  // namespace
+
+class FsyncLiveTest : public ForwarderTest {
+ protected:
+  void SetUp() override {
+    ForwarderTest::SetUp();
+    // Nothing but the fsync itself may seal a batch in these tests.
+    cfg_.batch_window_ms = 60000;
+    cfg_.wave_window_ms = 60000;
+  }
+};
+
+TEST_F(FsyncLiveTest, SyncReturnsWithTheBytesOnTheStore) {
+  start();
+  auto c = client();
+  std::string p = data_ + "/ck.bin", a = payload(3 << 20, 7);
+  auto r = c->call({"OPEN", p, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+  ASSERT_EQ(r[0], "OK");
+  write_file(r[2], a);
+  ASSERT_EQ(c->call({"SYNC", r[1]})[0], "OK");
+  EXPECT_EQ(on_store(store(), p, root_ + "/restored"), a);
+  // The snapshot was no copy: only the open version's staged file holds the bytes.
+  ASSERT_EQ(c->call({"CLOSE", r[1], std::to_string(a.size())})[0], "OK");
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  EXPECT_EQ(stat_of(*c, "files_committed"), 1) << "closed unchanged: not committed again";
+  EXPECT_EQ(read_through(*c, p), a);
+}
+
+TEST_F(FsyncLiveTest, WritesAfterSyncFormALaterVersion) {
+  start();
+  auto c = client();
+  std::string p = data_ + "/ck.bin", a = payload(1 << 20, 1), b = payload(300000, 2);
+  auto r = c->call({"OPEN", p, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+  ASSERT_EQ(r[0], "OK");
+  int fd = ::open(r[2].c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, a.data(), a.size()), static_cast<ssize_t>(a.size()));
+  ASSERT_EQ(c->call({"SYNC", r[1]})[0], "OK");
+  ASSERT_EQ(::pwrite(fd, b.data(), b.size(), 1000), static_cast<ssize_t>(b.size()));
+  ASSERT_EQ(::write(fd, b.data(), b.size()), static_cast<ssize_t>(b.size()));  // appended
+  ::close(fd);
+  std::string later = a;
+  later.replace(1000, b.size(), b);
+  later += b;
+  EXPECT_EQ(on_store(store(), p, root_ + "/restored"), a) << "the fsync's bytes, not later ones";
+  ASSERT_EQ(c->call({"CLOSE", r[1], std::to_string(later.size())})[0], "OK");
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  EXPECT_EQ(on_store(store(), p, root_ + "/restored"), later);
+  EXPECT_EQ(read_through(*c, p), later);
+  EXPECT_EQ(stat_of(*c, "files_committed"), 2);
+}
+
+TEST_F(FsyncLiveTest, SyncWithoutChangesSinceTheLastOneCommitsNothing) {
+  start();
+  auto c = client();
+  std::string p = data_ + "/ck.bin", a = payload(500000, 4);
+  // On the store before (so the version below is a plain rewrite, committed whole).
+  write_version(*c, p, "first");
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  ASSERT_EQ(stat_of(*c, "files_committed"), 1);
+  auto r = c->call({"OPEN", p, std::to_string(O_WRONLY | O_TRUNC), "644"});
+  ASSERT_EQ(r[0], "OK");
+  write_file(r[2], a);
+  ASSERT_EQ(c->call({"SYNC", r[1]})[0], "OK");
+  ASSERT_EQ(c->call({"SYNC", r[1]})[0], "OK");
+  ASSERT_EQ(c->call({"SYNC", r[1]})[0], "OK");
+  EXPECT_EQ(container_count(store()), 2u);
+  EXPECT_EQ(stat_of(*c, "files_committed"), 2);
+  EXPECT_EQ(on_store(store(), p, root_ + "/restored"), a);
+  // A change after them: the next fsync commits it, and one more without a change does not.
+  std::string b = payload(500000, 5);
+  write_file(r[2], b);
+  ASSERT_EQ(c->call({"SYNC", r[1]})[0], "OK");
+  ASSERT_EQ(c->call({"SYNC", r[1]})[0], "OK");
+  EXPECT_EQ(stat_of(*c, "files_committed"), 3);
+  EXPECT_EQ(on_store(store(), p, root_ + "/restored"), b);
+  ASSERT_EQ(c->call({"CLOSE", r[1], std::to_string(b.size())})[0], "OK");
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  EXPECT_EQ(stat_of(*c, "files_committed"), 3) << "closed unchanged: not committed again";
+  EXPECT_EQ(read_through(*c, p), b);
+}
+
+// A thread rewrites every block of the file with a rising generation number while the
+// fsync runs. The committed snapshot must restore (its hash matches its bytes), every
+// word of it must be of a generation at least the last one completed before the fsync,
+// and the close must commit the last generation whole.
+TEST_F(FsyncLiveTest, WriterDuringSyncGivesFsyncTimeOrLaterBytes) {
+  start();
+  auto c = client();
+  std::string p = data_ + "/ck.bin";
+  constexpr size_t kBlock = 64 * 1024, kBlocks = 96;
+  auto r = c->call({"OPEN", p, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+  ASSERT_EQ(r[0], "OK");
+  int fd = ::open(r[2].c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  auto write_generation = [&](uint64_t gen) {
+    std::vector<uint64_t> block(kBlock / 8, gen);
+    for (size_t k = 0; k < kBlocks; ++k)
+      if (::pwrite(fd, block.data(), kBlock, static_cast<off_t>(k * kBlock)) !=
+          static_cast<ssize_t>(kBlock))
+        return false;
+    return true;
+  };
+  ASSERT_TRUE(write_generation(1));
+  std::atomic<uint64_t> completed{1};
+  std::atomic<bool> stop{false}, failed{false};
+  std::thread writer([&] {
+    for (uint64_t gen = 2; !stop.load(); ++gen) {
+      if (!write_generation(gen)) failed = true;
+      completed = gen;
+    }
+  });
+  while (completed.load() < 3) std::this_thread::yield();  // the writer is at work
+  uint64_t before = completed.load();
+  std::string sync_reply = c->call({"SYNC", r[1]})[0];
+  stop = true;
+  writer.join();
+  uint64_t last = completed.load();
+  ::close(fd);
+  ASSERT_FALSE(failed.load());
+  ASSERT_EQ(sync_reply, "OK");
+  std::string snap = on_store(store(), p, root_ + "/restored");
+  ASSERT_EQ(snap.size(), kBlock * kBlocks) << snap.substr(0, 200);
+  for (size_t w = 0; w < snap.size() / 8; ++w) {
+    uint64_t g;
+    memcpy(&g, snap.data() + w * 8, 8);
+    ASSERT_GE(g, before) << "word " << w << " is older than the fsync";
+    ASSERT_LE(g, last) << "word " << w << " was never written";
+  }
+  ASSERT_EQ(c->call({"CLOSE", r[1], std::to_string(kBlock * kBlocks)})[0], "OK");
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  std::string fin = on_store(store(), p, root_ + "/restored");
+  ASSERT_EQ(fin.size(), kBlock * kBlocks);
+  std::string want(kBlock * kBlocks, '\0');
+  for (size_t w = 0; w < want.size() / 8; ++w) memcpy(want.data() + w * 8, &last, 8);
+  EXPECT_TRUE(fin == want) << "the close committed the last generation whole";
+}
+
+}  // namespace ckptfwd::fwd::test
