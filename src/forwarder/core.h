@@ -9,6 +9,7 @@
 #include "forwarder/state.h"
 #include "forwarder/stats.h"
 #include "forwarder/var_stats.h"
+#include "forwarder/view_prefetch.h"
 #include "schema/infer.h"
 
 namespace ckptfwd::fwd {
@@ -18,7 +19,8 @@ struct Core {
       : cfg(c),
         session_dir(std::move(dir)),
         node(std::move(node_name)),
-        state(cfg, stats, session_dir) {
+        state(cfg, stats, session_dir),
+        prefetch(state, stats, session_dir, cfg.prefetch_bytes, cfg.restore_threads) {
     // main() checked the settings with the same call before it got here; a Core built
     // elsewhere (tests) with bad ones infers without schemas rather than failing.
     std::string err;
@@ -38,6 +40,8 @@ struct Core {
   CodecChoices codec_choices;     // codec chain per variable, kept for the job (codec_choice.h)
   ChunkIndexCache chunk_indexes;  // earlier chunks new ones may refer to (chunk_index.h)
   RefKeep ref_keep;               // what kept containers refer to (CKPTFWD_KEEP, ref_keep.h)
+  // Last: its restore threads use state, so they stop first.
+  ViewPrefetch prefetch;  // read views staged ahead of restart opens (view_prefetch.h)
 };
 
 }  // namespace ckptfwd::fwd

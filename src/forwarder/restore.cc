@@ -57,6 +57,10 @@ class RecentContainers {
     auto r = std::make_shared<ContainerReader>();
     if (!r->open(path, err)) return nullptr;
     std::lock_guard<std::mutex> g(mu_);
+    // Opened by another thread meanwhile (the restore threads of a prefetch and the opens
+    // of the ranks start together): one reader, so that its chunks are decoded once.
+    for (auto& [p, other] : open_)
+      if (p == path) return other;
     if (open_.size() >= kKept) open_.erase(open_.begin());
     open_.emplace_back(path, r);
     return r;
@@ -74,16 +78,27 @@ RecentContainers& recent_containers() {
 }
 }  // namespace
 
+std::shared_ptr<ContainerReader> recent_container(const std::string& store, const std::string& name,
+                                                  std::string* err) {
+  if (!is_plain_container_name(name)) {
+    if (err)
+      *err = "the MANIFEST names an invalid container '" + name + "' (not a file in the store " +
+             store + ")";
+    return nullptr;
+  }
+  return recent_containers().get(store + "/" + name, err);
+}
+
+bool read_view_ready(const std::string& view, uint64_t size) {
+  struct stat st;
+  return lstat(view.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         static_cast<uint64_t>(st.st_size) == size;
+}
+
 bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std::string* err) {
   std::map<std::string, std::shared_ptr<ContainerReader>> held;  // alive for this restore
   ContainerSource source = [&](const std::string& name, std::string* why) -> ContainerReader* {
-    if (!is_plain_container_name(name)) {
-      if (why)
-        *why = "the MANIFEST names an invalid container '" + name +
-               "' (not a file in the store " + store + ")";
-      return nullptr;
-    }
-    auto r = recent_containers().get(store + "/" + name, why);
+    auto r = recent_container(store, name, why);
     if (!r) return nullptr;
     return (held[name] = std::move(r)).get();
   };
@@ -93,10 +108,7 @@ bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std:
 std::string ensure_read_view(const std::string& view, const std::string& store,
                              const CatalogEntry& e, bool* restored, std::string* err) {
   *restored = false;
-  struct stat st;
-  if (lstat(view.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<uint64_t>(st.st_size) == e.size)
-    return view;
+  if (read_view_ready(view, e.size)) return view;
   static std::atomic<uint64_t> seq{0};
   std::string tmp = view + ".tmp" + std::to_string(getpid()) + "-" + std::to_string(seq++);
   int fd = create_staged(tmp, err);
