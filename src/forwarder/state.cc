@@ -130,23 +130,32 @@ Clock::time_point State::purge_retired(bool all) {
     }
   }
   retired_.swap(keep);
-  for (auto it = views_.begin(); it != views_.end();) {
-    if (all || it->second <= now) {
-      LOG_DEBUG("read view %s released (unused for %lld ms)", it->first.c_str(),
-                static_cast<long long>(view_grace.count()));
-      ::unlink(it->first.c_str());
-      it = views_.erase(it);
-    } else {
-      next = std::min(next, it->second);
-      ++it;
-    }
+  // Views in deadline order: only the expired ones are looked at (a restart serves
+  // thousands of views, and the batcher purges at every wake).
+  while (!view_order_.empty() && (all || view_order_.begin()->first <= now)) {
+    const std::string view = view_order_.begin()->second;
+    LOG_DEBUG("read view %s released (unused for %lld ms)", view.c_str(),
+              static_cast<long long>(view_grace.count()));
+    ::unlink(view.c_str());
+    view_order_.erase(view_order_.begin());
+    views_.erase(view);
   }
+  if (!view_order_.empty()) next = std::min(next, view_order_.begin()->first);
   return next;
 }
 
 void State::serve_view(const std::string& view, bool restoring) {
-  views_[view] = restoring ? Clock::time_point::max() : Clock::now() + view_grace;
-  work_cv.notify_all();  // the batcher thread purges; its next deadline may be this one
+  auto deadline = restoring ? Clock::time_point::max() : Clock::now() + view_grace;
+  // The batcher sleeps until the earliest deadline at most: it needs waking only for an
+  // earlier one (a notification per served view would make it rescan at every open).
+  bool earlier = view_order_.empty() || deadline < view_order_.begin()->first;
+  auto [it, fresh] = views_.try_emplace(view, deadline);
+  if (!fresh) {
+    view_order_.erase({it->second, view});
+    it->second = deadline;
+  }
+  view_order_.insert({deadline, view});
+  if (earlier) work_cv.notify_all();
 }
 
 void State::rewrite_meta(const Version& v) {

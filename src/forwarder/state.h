@@ -211,6 +211,7 @@ class State {
   std::string dir_;
   std::vector<std::pair<Clock::time_point, std::string>> retired_;  // deadline, data path
   std::map<std::string, Clock::time_point> views_;                  // read view, deadline
+  std::set<std::pair<Clock::time_point, std::string>> view_order_;  // the same by deadline
 };
 
 int64_t realtime_ns_of(const struct timespec& ts);
