@@ -8,11 +8,13 @@
 
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "common/materialize.h"
@@ -44,23 +46,25 @@ namespace {
 class RecentContainers {
  public:
   std::shared_ptr<ContainerReader> get(const std::string& path, std::string* err) {
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      for (auto it = open_.begin(); it != open_.end(); ++it)
-        if (it->first == path) {
-          auto hit = *it;
-          open_.erase(it);
-          open_.push_back(hit);  // most recent last
-          return hit.second;
-        }
-    }
+    std::unique_lock<std::mutex> lk(mu_);
+    // Being opened by another thread (the restore threads of a prefetch and the opens of
+    // the ranks start together): wait for that reader instead of parsing the index twice.
+    cv_.wait(lk, [&] { return !opening_.count(path); });
+    for (auto it = open_.begin(); it != open_.end(); ++it)
+      if (it->first == path) {
+        auto hit = *it;
+        open_.erase(it);
+        open_.push_back(hit);  // most recent last
+        return hit.second;
+      }
+    opening_.insert(path);
+    lk.unlock();
     auto r = std::make_shared<ContainerReader>();
-    if (!r->open(path, err)) return nullptr;
-    std::lock_guard<std::mutex> g(mu_);
-    // Opened by another thread meanwhile (the restore threads of a prefetch and the opens
-    // of the ranks start together): one reader, so that its chunks are decoded once.
-    for (auto& [p, other] : open_)
-      if (p == path) return other;
+    bool ok = r->open(path, err);
+    lk.lock();
+    opening_.erase(path);
+    cv_.notify_all();
+    if (!ok) return nullptr;
     if (open_.size() >= kKept) open_.erase(open_.begin());
     open_.emplace_back(path, r);
     return r;
@@ -69,6 +73,8 @@ class RecentContainers {
  private:
   static constexpr size_t kKept = 2;
   std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<std::string> opening_;
   std::vector<std::pair<std::string, std::shared_ptr<ContainerReader>>> open_;
 };
 
