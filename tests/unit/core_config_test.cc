@@ -104,6 +104,9 @@ TEST(Config, RejectsInvalidValuesNamingKeyValueAndExpectation) {
                {"LOSSY", "t*=rel:2"},
                {"LOSSY", "t*=max:0.1"},
                {"LOSSY", "=abs:0.1"},
+               {"PREFETCH", "lots"},
+               {"RESTORE_THREADS", "0"},
+               {"RESTORE_THREADS", "65"},
                {"LOG_LEVEL", "verbose"}};
   for (const Case& c : cases) {
     Config cfg;
