@@ -23,30 +23,65 @@ Version* State::find(uint64_t vid) {
   return it == versions.end() ? nullptr : &it->second;
 }
 
+void State::set_path(Version& v, const std::string& path) {
+  auto [b, e] = by_path_.equal_range(v.path);
+  for (auto it = b; it != e; ++it)
+    if (it->second == v.vid) {
+      by_path_.erase(it);
+      break;
+    }
+  v.path = path;
+  by_path_.emplace(path, v.vid);
+}
+
+Version& State::insert_recovered(uint64_t vid, const std::string& path) {
+  Version& v = versions[vid];
+  v.vid = vid;
+  v.path = path;
+  by_path_.emplace(path, vid);
+  return v;
+}
+
+namespace {
+// Calls f(v) for each version of path (through the index; a vid it names is always in
+// versions: forget() removes both).
+template <class F>
+void each_of_path(std::multimap<std::string, uint64_t>& by_path,
+                  std::map<uint64_t, Version>& versions, const std::string& path, F&& f) {
+  auto [b, e] = by_path.equal_range(path);
+  for (auto it = b; it != e; ++it) {
+    auto v = versions.find(it->second);
+    if (v != versions.end()) f(v->second);
+  }
+}
+}  // namespace
+
 Version* State::newest(const std::string& path) {
   Version* best = nullptr;
-  for (auto& [vid, v] : versions)
+  each_of_path(by_path_, versions, path, [&](Version& v) {
     if (!v.dropped && v.ready && v.path == path && (!best || v.order > best->order)) best = &v;
+  });
   return best;
 }
 
 Version* State::open_for_write(const std::string& path, bool* preparing) {
   Version* best = nullptr;
   *preparing = false;
-  for (auto& [vid, v] : versions) {
-    if (v.dropped || v.state != VState::kOpen || v.path != path) continue;
+  each_of_path(by_path_, versions, path, [&](Version& v) {
+    if (v.dropped || v.state != VState::kOpen || v.path != path) return;
     if (!v.ready)
       *preparing = true;
     else if (!best || v.order > best->order)
       best = &v;
-  }
+  });
   return best;
 }
 
 std::vector<Version*> State::pending_of(const std::string& path) {
   std::vector<Version*> out;
-  for (auto& [vid, v] : versions)
+  each_of_path(by_path_, versions, path, [&](Version& v) {
     if (!v.dropped && v.path == path) out.push_back(&v);
+  });
   return out;
 }
 
@@ -56,6 +91,7 @@ Version& State::add(const std::string& path, int rank, long pid, uint64_t client
   v.vid = vid;
   v.order = next_order++;
   v.path = path;
+  by_path_.emplace(path, vid);
   v.rank = rank;
   v.pid = pid;
   v.client = client;
@@ -112,6 +148,12 @@ void State::forget(uint64_t vid) {
   } else {
     remove_staged(it->second.data_path, it->second.meta_path);
   }
+  auto [b, e] = by_path_.equal_range(it->second.path);
+  for (auto p = b; p != e; ++p)
+    if (p->second == vid) {
+      by_path_.erase(p);
+      break;
+    }
   versions.erase(it);
   update_pending_gauge();
   done_cv.notify_all();
