@@ -24,7 +24,7 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 // ---- Requests (client -> forwarder). Fields after the verb, in order. ----
 // HELLO  pid rank                       -> OK
 // OPEN   path flags(dec) mode(octal) [shared]
-//                                       -> OK vid staged_path budget_bytes x|-
+//                                       -> OK vid staged_path budget_bytes x|- [mode]
 //                                        | PASS          (not ours: do the real open)
 //                                        | ERR errno
 //   vid "0" means a read-only view (no version created, nothing to CLOSE). For a write
