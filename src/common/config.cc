@@ -139,6 +139,10 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
   } else if (key == "CHUNK") {
     if (!size_key(chunk_bytes)) return false;
     if (chunk_bytes < 4096 || chunk_bytes > (256ull << 20)) return bad("4K..256M");
+  } else if (key == "PREFETCH") {
+    return size_key(prefetch_bytes);
+  } else if (key == "RESTORE_THREADS") {
+    return int_key(restore_threads, 1, 64, "an integer 1..64");
   } else if (key == "BATCH_WINDOW_MS") {
     return int_key(batch_window_ms, 0, 600000, "milliseconds 0..600000");
   } else if (key == "WAVE_WINDOW_MS") {

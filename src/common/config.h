@@ -25,10 +25,15 @@ struct Config {
   int wave_window_ms = 3000;          // CKPTFWD_WAVE_WINDOW_MS: a wave waits this long for a member
   int idle_exit_s = 10;               // CKPTFWD_IDLE_EXIT: exit when idle this long (0: never)
   uint64_t chunk_bytes = 4ull << 20;  // CKPTFWD_CHUNK: chunk size of streams
-  int keep = 0;                       // CKPTFWD_KEEP: committed versions kept per path (0: all)
-  std::string stats_file;             // CKPTFWD_STATS_FILE
-  std::string log;                    // CKPTFWD_LOG: file, "stderr" (default) or "syslog"
-  std::string log_level = "warn";     // CKPTFWD_LOG_LEVEL: error|warn|info|debug
+  // Restart reads (forwarder/view_prefetch.h): bytes of read views staged ahead of their
+  // opens per plan (CKPTFWD_PREFETCH, 0: none) and the threads restoring them
+  // (CKPTFWD_RESTORE_THREADS).
+  uint64_t prefetch_bytes = 1ull << 30;
+  int restore_threads = 2;
+  int keep = 0;                    // CKPTFWD_KEEP: committed versions kept per path (0: all)
+  std::string stats_file;          // CKPTFWD_STATS_FILE
+  std::string log;                 // CKPTFWD_LOG: file, "stderr" (default) or "syslog"
+  std::string log_level = "warn";  // CKPTFWD_LOG_LEVEL: error|warn|info|debug
   // Structure inference (src/schema/): schema files for raw binary checkpoints
   // (CKPTFWD_SCHEMA, colon-separated paths), the variable rename rule
   // (CKPTFWD_VAR_RENAME, "s/REGEX/REPLACEMENT/"), the time limit of the HDF5 inference of

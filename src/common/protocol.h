@@ -24,7 +24,7 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 // ---- Requests (client -> forwarder). Fields after the verb, in order. ----
 // HELLO  pid rank                       -> OK
 // OPEN   path flags(dec) mode(octal) [shared]
-//                                       -> OK vid staged_path budget_bytes x|-
+//                                       -> OK vid staged_path budget_bytes x|- [mode]
 //                                        | PASS          (not ours: do the real open)
 //                                        | ERR errno
 //   vid "0" means a read-only view (no version created, nothing to CLOSE). For a write
@@ -36,6 +36,8 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 //   (the extents field below): the version is committed as the bytes written (a file
 //   shared across nodes, or a new file: the `create` record of common/manifest.h); "-":
 //   nothing to record. Older forwarders send four fields: read a missing one as "-".
+//   A read-only view's reply adds the file's mode (octal) after "-", so the client needs
+//   no STAT to show it; older forwarders leave it out (the client then asks STAT).
 //   OPEN path flags mode "shared": the open is made inside MPI_File_open of a communicator
 //   spanning several nodes (src/interpose/open_context.h). The forwarder joins the path's
 //   open version or starts one (also without O_CREAT when the path is unknown here: a rank

@@ -11,6 +11,7 @@
 #include "forwarder/stats.h"
 #include "forwarder/var_stats.h"
 #include "forwarder/worker_pool.h"
+#include "forwarder/view_prefetch.h"
 #include "schema/infer.h"
 
 namespace ckptfwd::fwd {
@@ -21,7 +22,8 @@ struct Core {
         session_dir(std::move(dir)),
         node(std::move(node_name)),
         state(cfg, stats, session_dir),
-        workers(cfg.writers) {
+        workers(cfg.writers),
+        prefetch(state, stats, session_dir, cfg.prefetch_bytes, cfg.restore_threads) {
     // main() checked the settings with the same call before it got here; a Core built
     // elsewhere (tests) with bad ones infers without schemas rather than failing.
     std::string err;
@@ -45,6 +47,8 @@ struct Core {
   // Tests: called by the committer just before each MANIFEST append, without the state
   // lock (to observe that the lock is free over the append and its fdatasync).
   std::function<void()> before_manifest_append;
+  // Last: its restore threads use state, so they stop first.
+  ViewPrefetch prefetch;  // read views staged ahead of restart opens (view_prefetch.h)
 };
 
 }  // namespace ckptfwd::fwd

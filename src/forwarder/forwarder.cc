@@ -236,6 +236,7 @@ int Forwarder::run() {
     core_.state.done_cv.notify_all();
   }
   reap_clients(true);
+  core_.prefetch.stop();  // no view may appear after they are removed
   remove_read_views(paths_.dir);
   append_stats_line(core_.cfg.stats_file, core_.stats.to_json());
   for (const std::string& v : core_.var_stats.json_lines(kStatsVarsMax))

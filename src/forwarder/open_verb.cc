@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "forwarder/extents.h"
@@ -29,7 +30,11 @@ Reply Service::open_read(const std::string& path) {
   // Written directly in this job (common/fate.h): the real file is the truth.
   if (fate_is_direct(c_.session_dir, path)) return reply_pass();
   if (!s.newest(path)) await_other_nodes(lk, path);
-  if (Version* v = s.newest(path)) return reply_ok({"0", v->data_path, "-1"});
+  char mode[16];  // the file's mode: the library shows it in fstat of the view's fd
+  if (Version* v = s.newest(path)) {
+    snprintf(mode, sizeof(mode), "%o", v->mode);
+    return reply_ok({"0", v->data_path, "-1", "-", mode});
+  }
   std::string store = store_for(c_.cfg, path);
   const CatalogEntry* found = s.catalogs.find(store, path);
   if (!found) return reply_pass();
@@ -37,9 +42,16 @@ Reply Service::open_read(const std::string& path) {
   const std::string view_name = read_view_of(c_.session_dir, store, e);
   s.serve_view(view_name, true);  // not purged under the restore
   lk.unlock();                    // a restore may take a while; never under the lock
+  // Staged already (prefetched, or opened before): nothing but this check. Else the other
+  // files of its container are staged in the background while this one is restored.
   bool restored = false;
-  std::string err;
-  std::string view = ensure_read_view(view_name, store, e, &restored, &err);
+  std::string err, view = view_name;
+  if (!read_view_ready(view_name, e.size)) {
+    c_.prefetch.prefetch_container(store, e);
+    c_.prefetch.begin(view_name);  // a prefetch restoring it now: wait for it
+    view = ensure_read_view(view_name, store, e, &restored, &err);
+    c_.prefetch.end(view_name);
+  }
   lk.lock();
   s.serve_view(view_name, false);
   lk.unlock();
@@ -53,7 +65,8 @@ Reply Service::open_read(const std::string& path) {
     c_.stats.restores++;
     c_.stats.bytes_restored += e.size;
   }
-  return reply_ok({"0", view, "-1"});
+  snprintf(mode, sizeof(mode), "%o", e.mode);
+  return reply_ok({"0", view, "-1", "-", mode});
 }
 
 Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, unsigned req_mode,

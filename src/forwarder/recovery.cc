@@ -103,10 +103,8 @@ size_t recover_staged(Core& c) {
       continue;
     }
     if (s.versions.count(vid)) continue;
-    Version& v = s.versions[vid];
-    v.vid = vid;
+    Version& v = s.insert_recovered(vid, m.path);
     v.order = s.next_order++;
-    v.path = m.path;
     v.rank = m.rank;
     v.pid = m.pid;
     v.mode = m.mode;

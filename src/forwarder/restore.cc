@@ -8,11 +8,13 @@
 
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "common/materialize.h"
@@ -44,19 +46,25 @@ namespace {
 class RecentContainers {
  public:
   std::shared_ptr<ContainerReader> get(const std::string& path, std::string* err) {
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      for (auto it = open_.begin(); it != open_.end(); ++it)
-        if (it->first == path) {
-          auto hit = *it;
-          open_.erase(it);
-          open_.push_back(hit);  // most recent last
-          return hit.second;
-        }
-    }
+    std::unique_lock<std::mutex> lk(mu_);
+    // Being opened by another thread (the restore threads of a prefetch and the opens of
+    // the ranks start together): wait for that reader instead of parsing the index twice.
+    cv_.wait(lk, [&] { return !opening_.count(path); });
+    for (auto it = open_.begin(); it != open_.end(); ++it)
+      if (it->first == path) {
+        auto hit = *it;
+        open_.erase(it);
+        open_.push_back(hit);  // most recent last
+        return hit.second;
+      }
+    opening_.insert(path);
+    lk.unlock();
     auto r = std::make_shared<ContainerReader>();
-    if (!r->open(path, err)) return nullptr;
-    std::lock_guard<std::mutex> g(mu_);
+    bool ok = r->open(path, err);
+    lk.lock();
+    opening_.erase(path);
+    cv_.notify_all();
+    if (!ok) return nullptr;
     if (open_.size() >= kKept) open_.erase(open_.begin());
     open_.emplace_back(path, r);
     return r;
@@ -65,6 +73,8 @@ class RecentContainers {
  private:
   static constexpr size_t kKept = 2;
   std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<std::string> opening_;
   std::vector<std::pair<std::string, std::shared_ptr<ContainerReader>>> open_;
 };
 
@@ -74,16 +84,27 @@ RecentContainers& recent_containers() {
 }
 }  // namespace
 
+std::shared_ptr<ContainerReader> recent_container(const std::string& store, const std::string& name,
+                                                  std::string* err) {
+  if (!is_plain_container_name(name)) {
+    if (err)
+      *err = "the MANIFEST names an invalid container '" + name + "' (not a file in the store " +
+             store + ")";
+    return nullptr;
+  }
+  return recent_containers().get(store + "/" + name, err);
+}
+
+bool read_view_ready(const std::string& view, uint64_t size) {
+  struct stat st;
+  return lstat(view.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         static_cast<uint64_t>(st.st_size) == size;
+}
+
 bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std::string* err) {
   std::map<std::string, std::shared_ptr<ContainerReader>> held;  // alive for this restore
   ContainerSource source = [&](const std::string& name, std::string* why) -> ContainerReader* {
-    if (!is_plain_container_name(name)) {
-      if (why)
-        *why = "the MANIFEST names an invalid container '" + name +
-               "' (not a file in the store " + store + ")";
-      return nullptr;
-    }
-    auto r = recent_containers().get(store + "/" + name, why);
+    auto r = recent_container(store, name, why);
     if (!r) return nullptr;
     return (held[name] = std::move(r)).get();
   };
@@ -93,10 +114,7 @@ bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std:
 std::string ensure_read_view(const std::string& view, const std::string& store,
                              const CatalogEntry& e, bool* restored, std::string* err) {
   *restored = false;
-  struct stat st;
-  if (lstat(view.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<uint64_t>(st.st_size) == e.size)
-    return view;
+  if (read_view_ready(view, e.size)) return view;
   static std::atomic<uint64_t> seq{0};
   std::string tmp = view + ".tmp" + std::to_string(getpid()) + "-" + std::to_string(seq++);
   int fd = create_staged(tmp, err);

@@ -1,8 +1,10 @@
 // Bytes back out of the store: a catalog entry restored into an fd (starting bytes of a
 // new write version) or into a cached read view r<hash>.data in the session dir.
 #pragma once
+#include <memory>
 #include <string>
 
+#include "common/container.h"
 #include "common/manifest.h"
 
 namespace ckptfwd::fwd {
@@ -21,6 +23,15 @@ std::string read_view_of(const std::string& session_dir, const std::string& stor
 // failure.
 std::string ensure_read_view(const std::string& view, const std::string& store,
                              const CatalogEntry& e, bool* restored, std::string* err);
+
+// True when view exists as a regular file of size bytes (a complete view: views appear by
+// rename only).
+bool read_view_ready(const std::string& view, uint64_t size);
+
+// The open reader of container name in store, shared with the restores (the containers
+// restored from last stay open with their decoded chunks); nullptr with *err.
+std::shared_ptr<ContainerReader> recent_container(const std::string& store, const std::string& name,
+                                                  std::string* err);
 
 // Deletes every r*.data (and leftover temporaries) in the session dir.
 void remove_read_views(const std::string& session_dir);

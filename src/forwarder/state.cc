@@ -23,30 +23,65 @@ Version* State::find(uint64_t vid) {
   return it == versions.end() ? nullptr : &it->second;
 }
 
+void State::set_path(Version& v, const std::string& path) {
+  auto [b, e] = by_path_.equal_range(v.path);
+  for (auto it = b; it != e; ++it)
+    if (it->second == v.vid) {
+      by_path_.erase(it);
+      break;
+    }
+  v.path = path;
+  by_path_.emplace(path, v.vid);
+}
+
+Version& State::insert_recovered(uint64_t vid, const std::string& path) {
+  Version& v = versions[vid];
+  v.vid = vid;
+  v.path = path;
+  by_path_.emplace(path, vid);
+  return v;
+}
+
+namespace {
+// Calls f(v) for each version of path (through the index; a vid it names is always in
+// versions: forget() removes both).
+template <class F>
+void each_of_path(std::multimap<std::string, uint64_t>& by_path,
+                  std::map<uint64_t, Version>& versions, const std::string& path, F&& f) {
+  auto [b, e] = by_path.equal_range(path);
+  for (auto it = b; it != e; ++it) {
+    auto v = versions.find(it->second);
+    if (v != versions.end()) f(v->second);
+  }
+}
+}  // namespace
+
 Version* State::newest(const std::string& path) {
   Version* best = nullptr;
-  for (auto& [vid, v] : versions)
+  each_of_path(by_path_, versions, path, [&](Version& v) {
     if (!v.dropped && v.ready && v.path == path && (!best || v.order > best->order)) best = &v;
+  });
   return best;
 }
 
 Version* State::open_for_write(const std::string& path, bool* preparing) {
   Version* best = nullptr;
   *preparing = false;
-  for (auto& [vid, v] : versions) {
-    if (v.dropped || v.state != VState::kOpen || v.path != path) continue;
+  each_of_path(by_path_, versions, path, [&](Version& v) {
+    if (v.dropped || v.state != VState::kOpen || v.path != path) return;
     if (!v.ready)
       *preparing = true;
     else if (!best || v.order > best->order)
       best = &v;
-  }
+  });
   return best;
 }
 
 std::vector<Version*> State::pending_of(const std::string& path) {
   std::vector<Version*> out;
-  for (auto& [vid, v] : versions)
+  each_of_path(by_path_, versions, path, [&](Version& v) {
     if (!v.dropped && v.path == path) out.push_back(&v);
+  });
   return out;
 }
 
@@ -56,6 +91,7 @@ Version& State::add(const std::string& path, int rank, long pid, uint64_t client
   v.vid = vid;
   v.order = next_order++;
   v.path = path;
+  by_path_.emplace(path, vid);
   v.rank = rank;
   v.pid = pid;
   v.client = client;
@@ -112,6 +148,12 @@ void State::forget(uint64_t vid) {
   } else {
     remove_staged(it->second.data_path, it->second.meta_path);
   }
+  auto [b, e] = by_path_.equal_range(it->second.path);
+  for (auto p = b; p != e; ++p)
+    if (p->second == vid) {
+      by_path_.erase(p);
+      break;
+    }
   versions.erase(it);
   update_pending_gauge();
   done_cv.notify_all();
@@ -133,24 +175,32 @@ Clock::time_point State::purge_retired(bool all, std::vector<std::string>* doome
     }
   }
   retired_.swap(keep);
-  for (auto it = views_.begin(); it != views_.end();) {
-    if (all || it->second <= now) {
-      LOG_DEBUG("read view %s released (unused for %lld ms)", it->first.c_str(),
-                static_cast<long long>(view_grace.count()));
-      // Under the lock: a view's name is reused by the next restore of its file.
-      ::unlink(it->first.c_str());
-      it = views_.erase(it);
-    } else {
-      next = std::min(next, it->second);
-      ++it;
-    }
+  // Views in deadline order: only the expired ones are looked at (a restart serves
+  // thousands of views, and the batcher purges at every wake).
+  while (!view_order_.empty() && (all || view_order_.begin()->first <= now)) {
+    const std::string view = view_order_.begin()->second;
+    LOG_DEBUG("read view %s released (unused for %lld ms)", view.c_str(),
+              static_cast<long long>(view_grace.count()));
+    ::unlink(view.c_str());
+    view_order_.erase(view_order_.begin());
+    views_.erase(view);
   }
+  if (!view_order_.empty()) next = std::min(next, view_order_.begin()->first);
   return next;
 }
 
 void State::serve_view(const std::string& view, bool restoring) {
-  views_[view] = restoring ? Clock::time_point::max() : Clock::now() + view_grace;
-  work_cv.notify_all();  // the batcher thread purges; its next deadline may be this one
+  auto deadline = restoring ? Clock::time_point::max() : Clock::now() + view_grace;
+  // The batcher sleeps until the earliest deadline at most: it needs waking only for an
+  // earlier one (a notification per served view would make it rescan at every open).
+  bool earlier = view_order_.empty() || deadline < view_order_.begin()->first;
+  auto [it, fresh] = views_.try_emplace(view, deadline);
+  if (!fresh) {
+    view_order_.erase({it->second, view});
+    it->second = deadline;
+  }
+  view_order_.insert({deadline, view});
+  if (earlier) work_cv.notify_all();
 }
 
 void State::rewrite_meta(const Version& v) {

@@ -162,6 +162,12 @@ class State {
   // before it could open it.
   std::chrono::milliseconds view_grace{10000};
 
+  // Every change of a version's path goes through here (also the first, for a version
+  // put into `versions` by hand): the lookups by path below use an index of them.
+  void set_path(Version& v, const std::string& path);
+  // A version put into `versions` by hand, with its path (recovery).
+  Version& insert_recovered(uint64_t vid, const std::string& path);
+
   Version* find(uint64_t vid);
   // Newest visible (ready, not dropped) version of path, or null.
   Version* newest(const std::string& path);
@@ -223,7 +229,11 @@ class State {
   Stats& stats_;
   std::string dir_;
   std::vector<std::pair<Clock::time_point, std::string>> retired_;  // deadline, data path
+  // The vids of each path's versions, so that an open looks at the versions of its own
+  // path only (a node may hold thousands staged while a restart reads).
+  std::multimap<std::string, uint64_t> by_path_;
   std::map<std::string, Clock::time_point> views_;                  // read view, deadline
+  std::set<std::pair<Clock::time_point, std::string>> view_order_;  // the same by deadline
 };
 
 int64_t realtime_ns_of(const struct timespec& ts);

@@ -101,6 +101,7 @@ size_t Stats::format_json(char* buf, size_t cap) const {
               {"errors", &errors},
               {"restores", &restores},
               {"bytes_restored", &bytes_restored},
+              {"views_prefetched", &views_prefetched},
               {"refreshes", &refreshes},
               {"containers_removed", &containers_removed},
               {"pending_versions", &pending_versions},

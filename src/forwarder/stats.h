@@ -27,6 +27,8 @@ struct Stats {
   std::atomic<uint64_t> bytes_stored{0}, containers_written{0};
   std::atomic<uint64_t> fallbacks{0}, errors{0};
   std::atomic<uint64_t> restores{0}, bytes_restored{0};
+  // Read views staged ahead of their open (view_prefetch.h); also counted in restores.
+  std::atomic<uint64_t> views_prefetched{0};
   std::atomic<uint64_t> containers_removed{0};  // CKPTFWD_KEEP garbage collection
   std::atomic<uint64_t> refreshes{0};  // staged copies of shared files updated at MPI_File_sync
   // Time of the batches' steps, which add up to their wall time: inference before

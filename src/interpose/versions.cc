@@ -86,6 +86,8 @@ void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
     strcpy(r.staged, f[2]);
     r.budget = wire::parse_i64(f[3], b) ? b : -1;
     r.extents = strcmp(f[4], "x") == 0;
+    unsigned m = 0;
+    r.view_mode = r.vid == 0 && f[5][0] && wire::parse_octal(f[5], m) ? m : 0;
   };
   Result res = call_with(req, r.shared ? 5 : 4, parse);
   r.status = res.status;
@@ -303,7 +305,7 @@ bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode) {
     v->shared = r.shared;
     v->view = r.vid == 0;
     v->dev = parent_dev(norm);
-    if (v->view) v->mode = view_mode(norm);
+    if (v->view) v->mode = r.view_mode ? r.view_mode : view_mode(norm);
   }
   if (!v || !g_fds.attach(fd, v, &prev)) {
     if (v) extent_log_destroy(v->ext);

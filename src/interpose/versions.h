@@ -27,6 +27,8 @@ struct OpenReply {
   // The forwarder asked for this process's extents ("x" after the budget): the version
   // is committed as an overlay of the bytes written (a new file, or shared across nodes).
   bool extents = false;
+  // A read-only view: the captured file's mode from the reply (0: not sent, ask STAT).
+  unsigned view_mode = 0;
 };
 
 // OPEN norm flags mode [shared]. A write open the forwarder cannot take (unreachable) is counted as

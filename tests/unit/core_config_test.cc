@@ -116,6 +116,9 @@ TEST(Config, RejectsInvalidValuesNamingKeyValueAndExpectation) {
                {"SYNC_LEVEL", "--1"},
                {"SYNC_LEVEL", "-"},
                {"SYNC_LEVEL", "fast"},
+               {"PREFETCH", "lots"},
+               {"RESTORE_THREADS", "0"},
+               {"RESTORE_THREADS", "65"},
                {"LOG_LEVEL", "verbose"}};
   for (const Case& c : cases) {
     Config cfg;

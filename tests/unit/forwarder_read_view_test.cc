@@ -27,14 +27,15 @@ TEST_F(ForwarderTest, ReadViewIsReleasedAfterItsGraceAndRestoredAgain) {
   ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
 
   auto r = c->call({"OPEN", data_ + "/ckpt.bin", std::to_string(O_RDONLY), "0"});
-  ASSERT_EQ(r.size(), 4u);
+  ASSERT_EQ(r.size(), 6u);  // OK 0 view -1 - mode
+  EXPECT_EQ(r[5], "644");
   ASSERT_EQ(r[0], "OK");
   const std::string view = r[2];
   int fd = ::open(view.c_str(), O_RDONLY);
   ASSERT_GE(fd, 0) << view;
   // Served again within the grace: the same view, not restored twice.
   auto again = c->call({"OPEN", data_ + "/ckpt.bin", std::to_string(O_RDONLY), "0"});
-  ASSERT_EQ(again.size(), 4u);
+  ASSERT_EQ(again.size(), 6u);
   EXPECT_EQ(again[2], view);
 
   EXPECT_TRUE(wait_until_gone(view, 5000)) << view << " outlived its grace";
