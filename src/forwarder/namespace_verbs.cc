@@ -123,7 +123,7 @@ Reply Service::rename(const std::string& from, const std::string& to) {
     s.catalogs.get(store_from).apply_unlink(from);
   }
   for (Version* p : s.pending_of(from)) {
-    p->path = to;
+    s.set_path(*p, to);
     // A rename replaces whatever `to` was: a new file renamed is a whole file now, never
     // stacked on what it replaced (Version::created). Its extents stay valid ranges.
     p->created = false;

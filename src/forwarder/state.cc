@@ -23,35 +23,65 @@ Version* State::find(uint64_t vid) {
   return it == versions.end() ? nullptr : &it->second;
 }
 
+void State::index_all_if_stale() {
+  if (indexed_ == versions.size()) return;
+  by_path_.clear();
+  for (auto& [vid, v] : versions) by_path_[v.path].insert(vid);
+  indexed_ = versions.size();
+}
+
+// f(Version&) for every version whose path is path, in vid order.
+template <class F>
+void State::for_each_of(const std::string& path, F&& f) {
+  index_all_if_stale();
+  auto it = by_path_.find(path);
+  if (it == by_path_.end()) return;
+  for (uint64_t vid : it->second) {
+    auto v = versions.find(vid);
+    if (v != versions.end() && v->second.path == path) f(v->second);
+  }
+}
+
+void State::set_path(Version& v, const std::string& to) {
+  index_all_if_stale();
+  auto it = by_path_.find(v.path);
+  if (it != by_path_.end() && it->second.erase(v.vid) && it->second.empty()) by_path_.erase(it);
+  v.path = to;
+  by_path_[to].insert(v.vid);
+}
+
 Version* State::newest(const std::string& path) {
   Version* best = nullptr;
-  for (auto& [vid, v] : versions)
-    if (!v.dropped && v.ready && v.path == path && (!best || v.order > best->order)) best = &v;
+  for_each_of(path, [&](Version& v) {
+    if (!v.dropped && v.ready && (!best || v.order > best->order)) best = &v;
+  });
   return best;
 }
 
 Version* State::open_for_write(const std::string& path, bool* preparing) {
   Version* best = nullptr;
   *preparing = false;
-  for (auto& [vid, v] : versions) {
-    if (v.dropped || v.state != VState::kOpen || v.path != path) continue;
+  for_each_of(path, [&](Version& v) {
+    if (v.dropped || v.state != VState::kOpen) return;
     if (!v.ready)
       *preparing = true;
     else if (!best || v.order > best->order)
       best = &v;
-  }
+  });
   return best;
 }
 
 std::vector<Version*> State::pending_of(const std::string& path) {
   std::vector<Version*> out;
-  for (auto& [vid, v] : versions)
-    if (!v.dropped && v.path == path) out.push_back(&v);
+  for_each_of(path, [&](Version& v) {
+    if (!v.dropped) out.push_back(&v);
+  });
   return out;
 }
 
 Version& State::add(const std::string& path, int rank, long pid, uint64_t client, uint32_t mode) {
   uint64_t vid = next_vid++;
+  index_all_if_stale();
   Version& v = versions[vid];
   v.vid = vid;
   v.order = next_order++;
@@ -63,6 +93,8 @@ Version& State::add(const std::string& path, int rank, long pid, uint64_t client
   v.opened_at = Clock::now();
   v.data_path = staged_data_path(dir_, vid);
   v.meta_path = staged_meta_path(dir_, vid);
+  by_path_[path].insert(vid);
+  ++indexed_;
   update_pending_gauge();
   return v;
 }
@@ -111,6 +143,11 @@ void State::forget(uint64_t vid) {
     work_cv.notify_all();  // the batcher thread purges
   } else {
     remove_staged(it->second.data_path, it->second.meta_path);
+  }
+  auto ix = by_path_.find(it->second.path);
+  if (ix != by_path_.end() && ix->second.erase(vid)) {
+    if (ix->second.empty()) by_path_.erase(ix);
+    --indexed_;
   }
   versions.erase(it);
   update_pending_gauge();
