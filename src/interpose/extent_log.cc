@@ -75,10 +75,8 @@ ExtentLog* extent_log_create(unsigned long long vid) {
 
 void extent_log_destroy(ExtentLog* x, bool remove_file) {
   if (!x) return;
-  if (remove_file)
-    drop_file(x);
-  else if (x->fd >= 0)
-    real::close()(x->fd);
+  if (remove_file) drop_file(x);
+  else if (x->fd >= 0) real::close()(x->fd);
   extent_set_free(x->set);
   pthread_mutex_destroy(&x->mu);
   x->~ExtentLog();

@@ -94,10 +94,8 @@ HintLog* hint_log_create(unsigned long long vid, const char* dir) {
 
 void hint_log_destroy(HintLog* x, bool remove_file) {
   if (!x) return;
-  if (remove_file)
-    drop_file(x);
-  else if (x->fd >= 0)
-    real::close()(x->fd);
+  if (remove_file) drop_file(x);
+  else if (x->fd >= 0) real::close()(x->fd);
   free(x->rec);
   pthread_mutex_destroy(&x->mu);
   x->~HintLog();

@@ -28,12 +28,12 @@ struct HintRecord {
 struct HintLog {
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   unsigned long long vid = 0;
-  char dir[4096] = {};        // the session dir the file goes to
+  char dir[4096] = {};   // the session dir the file goes to
   HintRecord* rec = nullptr;  // kMaxMemHints of them, malloc'd at creation
   size_t n = 0;
-  int fd = -1;         // the current file (created at the first spill or hand-over)
-  char name[96] = {};  // its base name
-  bool lost = false;   // a spill failed: this period's hints are dropped
+  int fd = -1;           // the current file (created at the first spill or hand-over)
+  char name[96] = {};    // its base name
+  bool lost = false;     // a spill failed: this period's hints are dropped
 };
 
 // nullptr when out of memory (or dir too long): the version then gets no hints.

@@ -25,8 +25,8 @@ struct Settings {
   mode_t umask = 022;
   bool session_ok = false;
   SessionPaths session{};
-  char forwarder[PATH_MAX] = {};   // binary to start
-  char log_path[PATH_MAX] = {};    // "" = stderr; absolute (env_settings.h)
+  char forwarder[PATH_MAX] = {};  // binary to start
+  char log_path[PATH_MAX] = {};   // "" = stderr; absolute (env_settings.h)
   char stats_path[PATH_MAX] = {};  // absolute
   AbsEnv abs_env{};                // path settings for a forwarder we start
 };
