@@ -166,12 +166,18 @@ int try_connect() {
     real::close()(fd);
     return -1;
   }
+  return fd;
+}
+
+// fd becomes the main connection: its identity is what connected_locked checks (a
+// connection of call_waiting's must never change it).
+void set_main_socket_locked(int fd) {
   struct stat st {};
   if (real::fstat()(fd, &st) == 0) {
     g_sock_dev = st.st_dev;
     g_sock_ino = st.st_ino;
   }
-  return fd;
+  g_sock.store(fd);
 }
 
 // The forwarder's stderr until it has detached: a file in our session dir, so that its
@@ -411,7 +417,7 @@ bool ensure_connected_locked() {
     g_unreachable = true;
     return false;
   }
-  g_sock.store(fd);
+  set_main_socket_locked(fd);
   return true;
 }
 
