@@ -1,5 +1,6 @@
 // Replay of STORE/MANIFEST into the catalog (format in manifest.h).
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,6 +36,7 @@ void Catalog::retire(const std::string& path) {
 
 void Catalog::apply_commit(const std::string& container, const std::vector<CatalogEntry>& files,
                            const ContainerIdentity& id) {
+  note_local_change();
   note_container(container, id);
   for (CatalogEntry e : files) {
     // Idempotent: the forwarder applies its own record to a catalog that may have just
@@ -53,6 +55,7 @@ void Catalog::apply_commit(const std::string& container, const std::vector<Catal
 
 void Catalog::apply_create(const std::string& container, const std::vector<CatalogEntry>& files,
                            const ContainerIdentity& id) {
+  note_local_change();
   for (const CatalogEntry& f : files) {
     auto cur = live_.find(f.path);
     bool same_base = cur != live_.end() && cur->second.container == container &&
@@ -74,6 +77,7 @@ void Catalog::apply_create(const std::string& container, const std::vector<Catal
 
 void Catalog::apply_overlay(const std::string& container, const std::vector<CatalogEntry>& files,
                             const ContainerIdentity& id) {
+  note_local_change();
   note_container(container, id);
   for (const CatalogEntry& f : files) {
     overlay_files_.emplace(container, f.file_index);
@@ -99,6 +103,7 @@ void Catalog::apply_overlay(const std::string& container, const std::vector<Cata
 }
 
 void Catalog::apply_rename(const std::string& from, const std::string& to) {
+  note_local_change();
   if (from == to) return;
   auto it = live_.find(from);
   if (it != live_.end()) {
@@ -124,7 +129,10 @@ void Catalog::apply_rename(const std::string& from, const std::string& to) {
   }
 }
 
-void Catalog::apply_unlink(const std::string& path) { retire(path); }
+void Catalog::apply_unlink(const std::string& path) {
+  note_local_change();
+  retire(path);
+}
 
 void add_containers_of(const CatalogEntry& e, std::set<std::string>& out) {
   if (!e.container.empty()) out.insert(e.container);
@@ -141,6 +149,7 @@ bool uses(const CatalogEntry& e, const std::string& container) {
 }  // namespace
 
 void Catalog::apply_drop(const std::string& container) {
+  note_local_change();
   for (const auto& [path, e] : live_)
     if (uses(e, container)) {
       problems_.push_back("drop of container " + container + " that live file " + path +
@@ -171,6 +180,7 @@ std::vector<std::string> Catalog::garbage() const {
 }
 
 void Catalog::apply_chmod(const std::string& path, uint32_t mode) {
+  note_local_change();
   auto it = live_.find(path);
   if (it != live_.end()) it->second.mode = mode & 07777;
 }
@@ -341,6 +351,25 @@ void Catalog::replay_line(const std::string& line, size_t lineno, bool torn, uin
   apply_fields(d.fields, d.chained, lineno);
 }
 
+namespace {
+// Reads fd from offset to its end into text. False with *err on a read error.
+bool read_from(int fd, uint64_t offset, const std::string& path, std::string& text,
+               std::string* err) {
+  char buf[1 << 16];
+  for (off_t at = static_cast<off_t>(offset);;) {
+    ssize_t r = ::pread(fd, buf, sizeof(buf), at);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      if (err) *err = path + ": read failed: " + strerror(errno);
+      return false;
+    }
+    if (r == 0) return true;
+    text.append(buf, static_cast<size_t>(r));
+    at += r;
+  }
+}
+}  // namespace
+
 bool Catalog::load(const std::string& store_dir, std::string* err) {
   live_.clear();
   history_.clear();
@@ -352,6 +381,11 @@ bool Catalog::load(const std::string& store_dir, std::string* err) {
   unreadable_.clear();
   chain_breaks_.clear();
   unchained_ = chained_ = 0;
+  local_changes_ = 0;
+  replayed_ = 0;
+  prev_ = prev_line_sum_ = 0;
+  lineno_ = 0;
+  dev_ = ino_ = 0;
   std::string path = store_dir + "/MANIFEST";
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -359,32 +393,66 @@ bool Catalog::load(const std::string& store_dir, std::string* err) {
     if (err) *err = path + ": cannot read the manifest: " + strerror(errno);
     return false;
   }
-  std::string text;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t r = ::read(fd, buf, sizeof(buf));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      if (err) *err = path + ": read failed: " + strerror(errno);
-      ::close(fd);
-      return false;
-    }
-    if (r == 0) break;
-    text.append(buf, static_cast<size_t>(r));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) {
+    dev_ = st.st_dev;
+    ino_ = st.st_ino;
   }
+  std::string text;
+  bool ok = read_from(fd, 0, path, text, err);
   ::close(fd);
+  if (!ok) return false;
+  replaying_ = true;
 
-  uint64_t prev = 0, prev_line_sum = 0;
-  size_t lineno = 0;
   for (size_t pos = 0; pos < text.size();) {
-    ++lineno;
+    ++lineno_;
     size_t nl = text.find('\n', pos);
     bool torn = nl == std::string::npos;
     std::string line = text.substr(pos, torn ? std::string::npos : nl - pos);
     pos = torn ? text.size() : nl + 1;
+    if (!torn) replayed_ = pos;
     if (line.empty()) continue;
-    replay_line(line, lineno, torn, prev, prev_line_sum);
+    replay_line(line, lineno_, torn, prev_, prev_line_sum_);
   }
+  if (!text.empty() && text.back() != '\n') --lineno_;  // the torn line is read again
+  replaying_ = false;
+  return true;
+}
+
+bool Catalog::load_appended(const std::string& store_dir, std::string* err) {
+  std::string path = store_dir + "/MANIFEST";
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  struct stat st {};
+  bool same = ::fstat(fd, &st) == 0 && static_cast<unsigned long long>(st.st_dev) == dev_ &&
+              static_cast<unsigned long long>(st.st_ino) == ino_ && dev_ != 0 &&
+              static_cast<uint64_t>(st.st_size) >= replayed_;
+  std::string text;
+  bool ok = same && read_from(fd, replayed_, path, text, err);
+  ::close(fd);
+  if (!ok) return false;
+  size_t end = text.rfind('\n');
+  if (end == std::string::npos) return true;  // nothing complete yet
+  // The first new record must chain to the last one replayed, else what was replayed is
+  // not this MANIFEST's beginning any more.
+  size_t first_nl = text.find('\n');
+  if (first_nl > 0) {
+    manifest_record::DecodedLine d = manifest_record::decode_line(text.substr(0, first_nl));
+    if (d.status != manifest_record::DecodedLine::Status::kOk || !d.chained ||
+        manifest_record::chain_of(d.body, prev_) != d.chain)
+      return false;
+  }
+  replaying_ = true;
+  for (size_t pos = 0; pos <= end;) {
+    ++lineno_;
+    size_t nl = text.find('\n', pos);
+    std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (line.empty()) continue;
+    replay_line(line, lineno_, false, prev_, prev_line_sum_);
+  }
+  replaying_ = false;
+  replayed_ += end + 1;
   return true;
 }
 }  // namespace ckptfwd

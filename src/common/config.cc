@@ -6,6 +6,7 @@
 #include <cctype>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 
 #include "common/lossy_rules.h"
@@ -198,6 +199,23 @@ static std::string trim(const std::string& s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
+void Config::set_capture(const std::string& spec) {
+  capture_dirs.clear();
+  for (size_t b = 0; b <= spec.size();) {
+    size_t e = spec.find(':', b);
+    if (e == std::string::npos) e = spec.size();
+    std::string glob = spec.substr(b, e - b);
+    b = e + 1;
+    char norm[PATH_MAX];
+    if (glob.empty() || !normalize_path(glob.c_str(), nullptr, norm, sizeof(norm))) continue;
+    std::string literal(norm, strcspn(norm, "*?[\\"));
+    size_t slash = literal.rfind('/');
+    std::string dir = slash == 0 ? "/" : literal.substr(0, slash);
+    if (std::find(capture_dirs.begin(), capture_dirs.end(), dir) == capture_dirs.end())
+      capture_dirs.push_back(dir);
+  }
+}
+
 bool Config::load(Config& out, std::string* err) {
   // Keys the preload library reads itself; allowed in the file, ignored here.
   static const char* lib_only[] = {"CAPTURE",   "DISABLE", "FORWARDER", "NO_SPAWN", "EXIT_WAIT",
@@ -237,6 +255,7 @@ bool Config::load(Config& out, std::string* err) {
     if (kv.rfind("CKPTFWD_", 0) != 0) continue;
     size_t eq = kv.find('=');
     std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+    if (k == "CKPTFWD_CAPTURE") out.set_capture(v);  // where the stores go
     if (is_lib_only(k)) continue;
     std::string why;
     // Unknown CKPTFWD_* variables in the environment are ignored (job scripts set their

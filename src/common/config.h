@@ -4,11 +4,18 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ckptfwd {
 
 struct Config {
-  std::string store;                // CKPTFWD_STORE; empty: <dir of captured file>/.ckptfwd
+  std::string store;  // CKPTFWD_STORE; empty: see capture_dirs
+  // The literal directories of the CKPTFWD_CAPTURE globs (the part before the first glob
+  // character, cut at its last '/'), absolute and normalised: without CKPTFWD_STORE a
+  // captured file's store is <the longest of them holding it>/.ckptfwd
+  // (forwarder/store_paths.h). Read from the environment only (the library passes its
+  // globs, made absolute, to the forwarder it starts).
+  std::vector<std::string> capture_dirs;
   std::string scheme = "auto";      // CKPTFWD_SCHEME: merge scheme (forwarder/merge_plan.h)
   std::string codec = "zstd";       // CKPTFWD_CODEC: zstd | zlib | raw
   int level = 3;                    // CKPTFWD_LEVEL: codec level
@@ -30,10 +37,12 @@ struct Config {
   // (CKPTFWD_RESTORE_THREADS).
   uint64_t prefetch_bytes = 1ull << 30;
   int restore_threads = 2;
-  int keep = 0;                    // CKPTFWD_KEEP: committed versions kept per path (0: all)
-  std::string stats_file;          // CKPTFWD_STATS_FILE
-  std::string log;                 // CKPTFWD_LOG: file, "stderr" (default) or "syslog"
-  std::string log_level = "warn";  // CKPTFWD_LOG_LEVEL: error|warn|info|debug
+  int keep = 0;                       // CKPTFWD_KEEP: committed versions kept per path (0: all)
+  std::string stats_file;             // CKPTFWD_STATS_FILE
+  std::string log;                    // CKPTFWD_LOG: file, "stderr" (default) or "syslog"
+  std::string log_level = "warn";     // CKPTFWD_LOG_LEVEL: error|warn|info|debug
+  // CKPTFWD_CAPTURE (colon-separated globs) into capture_dirs.
+  void set_capture(const std::string& spec);
   // Structure inference (src/schema/): schema files for raw binary checkpoints
   // (CKPTFWD_SCHEMA, colon-separated paths), the variable rename rule
   // (CKPTFWD_VAR_RENAME, "s/REGEX/REPLACEMENT/"), the time limit of the HDF5 inference of

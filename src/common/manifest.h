@@ -137,6 +137,20 @@ class Catalog {
  public:
   // Replays STORE/MANIFEST. A missing manifest is an empty catalog (true).
   bool load(const std::string& store_dir, std::string* err);
+  // Replays only the records appended to STORE/MANIFEST since the last load or
+  // load_appended (the bytes after the last complete line replayed), so a long-lived
+  // reader keeps up with appends without replaying the whole journal each time. An
+  // incomplete last line is left for the next call. Returns false when the file cannot
+  // simply be continued (another file now, shorter than what was replayed, or the first
+  // new record does not chain to the last one replayed: the MANIFEST was rewritten):
+  // the caller then load()s it whole. problems() etc. gain what the new records bring.
+  bool load_appended(const std::string& store_dir, std::string* err);
+  // Bytes of STORE/MANIFEST replayed as complete lines so far.
+  uint64_t replayed_bytes() const { return replayed_; }
+  // How many apply_* calls changed this catalog outside a replay since the last load():
+  // a catalog changed in memory is no longer the replay of its MANIFEST, so continuing
+  // its replay would apply those records twice (forwarder/catalog_cache.cc).
+  uint64_t local_changes() const { return local_changes_; }
   // Newest committed version of path, or nullptr.
   const CatalogEntry* find(const std::string& path) const;
   const std::map<std::string, CatalogEntry>& entries() const { return live_; }
@@ -216,6 +230,16 @@ class Catalog {
   std::vector<std::string> unreadable_;
   std::vector<std::string> chain_breaks_;
   size_t unchained_ = 0, chained_ = 0;
+  // Where a continued replay (load_appended) picks up.
+  uint64_t replayed_ = 0;  // bytes of complete lines replayed
+  uint64_t prev_ = 0, prev_line_sum_ = 0;
+  size_t lineno_ = 0;
+  unsigned long long dev_ = 0, ino_ = 0;  // the MANIFEST file replayed
+  bool replaying_ = false;
+  uint64_t local_changes_ = 0;
+  void note_local_change() {
+    if (!replaying_) ++local_changes_;
+  }
 };
 
 }  // namespace ckptfwd

@@ -21,12 +21,30 @@ Catalog& CatalogCache::get(const std::string& store) {
   if (e.loaded && size == e.size && mtime.tv_sec == e.mtime.tv_sec &&
       mtime.tv_nsec == e.mtime.tv_nsec)
     return e.cat;
+  // Grown (records appended by a commit here, on another node or by the CLI): replay the
+  // new records only. The replay refuses what does not continue the records it has
+  // (another file, a shorter one, a first new record that does not chain): then the
+  // whole MANIFEST is read again below, with the checks of a first load.
+  struct stat lst;
+  if (e.loaded && size > e.size && e.size >= 0 &&
+      !(lstat((store + "/MANIFEST").c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))) {
+    size_t known = e.base.problems().size();
+    std::string err;
+    if (e.base.load_appended(store, &err)) {
+      for (size_t i = known; i < e.base.problems().size(); ++i)
+        LOG_WARN("store %s: %s", store.c_str(), e.base.problems()[i].c_str());
+      // Unchanged in memory: continue its replay too (no copy of a large catalog).
+      if (e.cat.local_changes() != 0 || !e.cat.load_appended(store, &err)) e.cat = e.base;
+      e.size = size;
+      e.mtime = mtime;
+      return e.cat;
+    }
+  }
   Catalog fresh;
   fresh.keep_versions(keep_);
   std::string err;
   // Never read back what another user could have forged (README, "Other users on the node"): a
   // foreign store reads as empty, and its MANIFEST must not be a symbolic link.
-  struct stat lst;
   if (size >= 0 && (!check_store_dir(store, &err) ||
                     (lstat((store + "/MANIFEST").c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)))) {
     if (err.empty()) err = store + "/MANIFEST is a symbolic link; refusing it. Fix: remove it";
@@ -39,6 +57,7 @@ Catalog& CatalogCache::get(const std::string& store) {
     return e.cat;  // keep the last good view
   }
   for (const std::string& p : fresh.problems()) LOG_WARN("store %s: %s", store.c_str(), p.c_str());
+  e.base = fresh;
   e.cat = std::move(fresh);
   e.loaded = true;
   e.size = size;

@@ -1,6 +1,7 @@
-// Per-store Catalog cache: loaded lazily, reloaded when STORE/MANIFEST changed (size or
-// mtime) so commits by other forwarders or the CLI show up. Not thread-safe: used under
-// the state lock.
+// Per-store Catalog cache: loaded lazily; when STORE/MANIFEST changed (size or mtime), so
+// that commits by other forwarders or the CLI show up, only the records appended since
+// the last read are replayed (a rewritten MANIFEST is read whole again). Not thread-safe:
+// used under the state lock.
 #pragma once
 #include <sys/types.h>
 
@@ -31,6 +32,10 @@ class CatalogCache {
  private:
   struct Entry {
     Catalog cat;
+    // The plain replay of the MANIFEST (no in-memory changes): what a grown MANIFEST's
+    // new records are replayed onto when cat was changed in memory (the forwarder applies
+    // its own records at once); cat then becomes a copy of it, as a whole reload would.
+    Catalog base;
     bool loaded = false;
     off_t size = -1;
     timespec mtime{};

@@ -171,9 +171,14 @@ Reply Service::list(const std::string& dir) {
   std::set<std::string> names;
   for (auto& [vid, v] : s.versions)
     if (!v.dropped && dirname_of(v.path) == dir) names.insert(basename_of(v.path));
-  std::string probe = (dir == "/" ? "" : dir) + "/x";
-  for (auto& [path, e] : s.catalogs.get(store_for(c_.cfg, probe)).entries())
-    if (dirname_of(path) == dir) names.insert(basename_of(path));
+  std::string prefix = (dir == "/" ? "" : dir) + "/";
+  // One store may hold many directories (store_paths.h): only the paths below dir, which
+  // sort together.
+  const auto& entries = s.catalogs.get(store_for(c_.cfg, prefix + "x")).entries();
+  for (auto it = entries.lower_bound(prefix);
+       it != entries.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it)
+    if (it->first.find('/', prefix.size()) == std::string::npos)
+      names.insert(it->first.substr(prefix.size()));
   Reply r = reply_ok();
   size_t bytes = 16;
   for (const std::string& n : names) {

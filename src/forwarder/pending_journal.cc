@@ -113,19 +113,30 @@ void PendingJournal::refresh(const std::string& store) {
     uint64_t vid = 0;
     if (f.size() < 3 || f[1].empty() || !manifest_record::parse_u64(f[2], vid)) continue;
     auto key = std::make_pair(f[1], vid);
+    bool other = f[1] != node_;
+    auto forget = [&v,
+                   other](std::map<std::pair<std::string, uint64_t>, std::string>::iterator it) {
+      if (other) {
+        auto e = v.elsewhere.find(it->second);
+        if (e != v.elsewhere.end() && --e->second <= 0) v.elsewhere.erase(e);
+      }
+      v.open.erase(it);
+    };
     std::string p;
-    if (f[0] == "+" && f.size() == 4 && manifest_record::pct_decode(f[3], p) && !p.empty())
+    if (f[0] == "+" && f.size() == 4 && manifest_record::pct_decode(f[3], p) && !p.empty()) {
+      if (auto it = v.open.find(key); it != v.open.end()) forget(it);
       v.open[key] = p;
-    else if (f[0] == "-" && f.size() == 3)
-      v.open.erase(key);
+      if (other) ++v.elsewhere[p];
+    } else if (f[0] == "-" && f.size() == 3) {
+      if (auto it = v.open.find(key); it != v.open.end()) forget(it);
+    }
   }
 }
 
 bool PendingJournal::pending_elsewhere(const std::string& store, const std::string& path) {
   refresh(store);
-  for (const auto& [key, p] : views_[store].open)
-    if (key.first != node_ && p == path) return true;
-  return false;
+  const View& v = views_[store];
+  return v.elsewhere.count(path) > 0;
 }
 
 }  // namespace ckptfwd::fwd

@@ -57,6 +57,9 @@ class PendingJournal {
     off_t offset = 0;
     std::string tail;  // an incomplete last line, completed by the next read
     std::map<std::pair<std::string, uint64_t>, std::string> open;  // (node, vid) -> path
+    // path -> how many entries of `open` from other nodes name it: what every OPEN asks
+    // (pending_elsewhere) is one search, not a scan of this node's own closes too.
+    std::map<std::string, int> elsewhere;
   };
   std::map<std::string, View> views_;
   std::string node_, job_ = "0";

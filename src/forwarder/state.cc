@@ -23,43 +23,47 @@ Version* State::find(uint64_t vid) {
   return it == versions.end() ? nullptr : &it->second;
 }
 
-void State::set_path(Version& v, const std::string& path) {
-  auto [b, e] = by_path_.equal_range(v.path);
-  for (auto it = b; it != e; ++it)
-    if (it->second == v.vid) {
-      by_path_.erase(it);
-      break;
-    }
-  v.path = path;
-  by_path_.emplace(path, v.vid);
+void State::index_all_if_stale() {
+  if (indexed_ == versions.size()) return;
+  by_path_.clear();
+  for (auto& [vid, v] : versions) by_path_[v.path].insert(vid);
+  indexed_ = versions.size();
+}
+
+// f(Version&) for every version whose path is path, in vid order.
+template <class F>
+void State::for_each_of(const std::string& path, F&& f) {
+  index_all_if_stale();
+  auto it = by_path_.find(path);
+  if (it == by_path_.end()) return;
+  for (uint64_t vid : it->second) {
+    auto v = versions.find(vid);
+    if (v != versions.end() && v->second.path == path) f(v->second);
+  }
 }
 
 Version& State::insert_recovered(uint64_t vid, const std::string& path) {
+  index_all_if_stale();
   Version& v = versions[vid];
   v.vid = vid;
   v.path = path;
-  by_path_.emplace(path, vid);
+  by_path_[path].insert(vid);
+  ++indexed_;
   return v;
 }
 
-namespace {
-// Calls f(v) for each version of path (through the index; a vid it names is always in
-// versions: forget() removes both).
-template <class F>
-void each_of_path(std::multimap<std::string, uint64_t>& by_path,
-                  std::map<uint64_t, Version>& versions, const std::string& path, F&& f) {
-  auto [b, e] = by_path.equal_range(path);
-  for (auto it = b; it != e; ++it) {
-    auto v = versions.find(it->second);
-    if (v != versions.end()) f(v->second);
-  }
+void State::set_path(Version& v, const std::string& to) {
+  index_all_if_stale();
+  auto it = by_path_.find(v.path);
+  if (it != by_path_.end() && it->second.erase(v.vid) && it->second.empty()) by_path_.erase(it);
+  v.path = to;
+  by_path_[to].insert(v.vid);
 }
-}  // namespace
 
 Version* State::newest(const std::string& path) {
   Version* best = nullptr;
-  each_of_path(by_path_, versions, path, [&](Version& v) {
-    if (!v.dropped && v.ready && v.path == path && (!best || v.order > best->order)) best = &v;
+  for_each_of(path, [&](Version& v) {
+    if (!v.dropped && v.ready && (!best || v.order > best->order)) best = &v;
   });
   return best;
 }
@@ -67,8 +71,8 @@ Version* State::newest(const std::string& path) {
 Version* State::open_for_write(const std::string& path, bool* preparing) {
   Version* best = nullptr;
   *preparing = false;
-  each_of_path(by_path_, versions, path, [&](Version& v) {
-    if (v.dropped || v.state != VState::kOpen || v.path != path) return;
+  for_each_of(path, [&](Version& v) {
+    if (v.dropped || v.state != VState::kOpen) return;
     if (!v.ready)
       *preparing = true;
     else if (!best || v.order > best->order)
@@ -79,19 +83,19 @@ Version* State::open_for_write(const std::string& path, bool* preparing) {
 
 std::vector<Version*> State::pending_of(const std::string& path) {
   std::vector<Version*> out;
-  each_of_path(by_path_, versions, path, [&](Version& v) {
-    if (!v.dropped && v.path == path) out.push_back(&v);
+  for_each_of(path, [&](Version& v) {
+    if (!v.dropped) out.push_back(&v);
   });
   return out;
 }
 
 Version& State::add(const std::string& path, int rank, long pid, uint64_t client, uint32_t mode) {
   uint64_t vid = next_vid++;
+  index_all_if_stale();
   Version& v = versions[vid];
   v.vid = vid;
   v.order = next_order++;
   v.path = path;
-  by_path_.emplace(path, vid);
   v.rank = rank;
   v.pid = pid;
   v.client = client;
@@ -99,6 +103,8 @@ Version& State::add(const std::string& path, int rank, long pid, uint64_t client
   v.opened_at = Clock::now();
   v.data_path = staged_data_path(dir_, vid);
   v.meta_path = staged_meta_path(dir_, vid);
+  by_path_[path].insert(vid);
+  ++indexed_;
   update_pending_gauge();
   return v;
 }
@@ -148,12 +154,11 @@ void State::forget(uint64_t vid) {
   } else {
     remove_staged(it->second.data_path, it->second.meta_path);
   }
-  auto [b, e] = by_path_.equal_range(it->second.path);
-  for (auto p = b; p != e; ++p)
-    if (p->second == vid) {
-      by_path_.erase(p);
-      break;
-    }
+  auto ix = by_path_.find(it->second.path);
+  if (ix != by_path_.end() && ix->second.erase(vid)) {
+    if (ix->second.empty()) by_path_.erase(ix);
+    --indexed_;
+  }
   versions.erase(it);
   update_pending_gauge();
   done_cv.notify_all();

@@ -162,9 +162,6 @@ class State {
   // before it could open it.
   std::chrono::milliseconds view_grace{10000};
 
-  // Every change of a version's path goes through here (also the first, for a version
-  // put into `versions` by hand): the lookups by path below use an index of them.
-  void set_path(Version& v, const std::string& path);
   // A version put into `versions` by hand, with its path (recovery).
   Version& insert_recovered(uint64_t vid, const std::string& path);
 
@@ -176,6 +173,9 @@ class State {
   Version* open_for_write(const std::string& path, bool* preparing);
   // Every not-dropped version of path (including ones still being prepared).
   std::vector<Version*> pending_of(const std::string& path);
+  // Renames v (RENAME of its path): keeps the by-path index in step. Never assign
+  // Version::path of a version in `versions` directly.
+  void set_path(Version& v, const std::string& to);
   // A new version (state kOpen, ready) with vid, order and staged file names assigned.
   Version& add(const std::string& path, int rank, long pid, uint64_t client, uint32_t mode);
   // Marks v closed with the size and mtime of its staged file; wakes the batcher.
@@ -228,10 +228,17 @@ class State {
   const Config& cfg_;
   Stats& stats_;
   std::string dir_;
+  // path -> vids of its versions: the lookups by path of every OPEN and STAT (newest,
+  // open_for_write, pending_of) cost a map search, not a scan of every version held
+  // (thousands of small files closed and not yet committed). Versions put into
+  // `versions` without add() (a recovery) are indexed at the next lookup: a size that
+  // differs from indexed_ rebuilds it.
+  std::map<std::string, std::set<uint64_t>> by_path_;
+  size_t indexed_ = 0;
+  void index_all_if_stale();
+  template <class F>
+  void for_each_of(const std::string& path, F&& f);
   std::vector<std::pair<Clock::time_point, std::string>> retired_;  // deadline, data path
-  // The vids of each path's versions, so that an open looks at the versions of its own
-  // path only (a node may hold thousands staged while a restart reads).
-  std::multimap<std::string, uint64_t> by_path_;
   std::map<std::string, Clock::time_point> views_;                  // read view, deadline
   std::set<std::pair<Clock::time_point, std::string>> view_order_;  // the same by deadline
 };

@@ -1,10 +1,12 @@
 #include "forwarder/store_paths.h"
 
+#include <sys/stat.h>
 #include <time.h>
 #include <xxhash.h>
 
 #include <atomic>
 #include <cstdio>
+#include <unordered_map>
 
 namespace ckptfwd::fwd {
 
@@ -20,10 +22,42 @@ std::string basename_of(const std::string& path) {
   return s == std::string::npos ? path : path.substr(s + 1);
 }
 
+namespace {
+std::string store_in(const std::string& dir) { return (dir == "/" ? "" : dir) + "/.ckptfwd"; }
+
+bool holds(const std::string& dir, const std::string& path) {
+  if (dir == "/") return path.size() > 1 && path[0] == '/';
+  return path.size() > dir.size() + 1 && path.compare(0, dir.size(), dir) == 0 &&
+         path[dir.size()] == '/';
+}
+
+// Whether dir holds a store of the former default (a .ckptfwd beside the captured files).
+// Asked once per directory and thread: stores are not made there any more, so the answer
+// stays.
+bool has_old_store(const std::string& store) {
+  thread_local std::unordered_map<std::string, bool> known;
+  auto it = known.find(store);
+  if (it != known.end()) return it->second;
+  struct stat st;
+  bool yes = ::lstat(store.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  if (known.size() > 4096) known.clear();  // bounded: many directories, asked again
+  known.emplace(store, yes);
+  return yes;
+}
+}  // namespace
+
 std::string store_for(const Config& cfg, const std::string& path) {
   if (!cfg.store.empty()) return cfg.store;
+  const std::string* top = nullptr;
+  for (const std::string& dir : cfg.capture_dirs)
+    if (holds(dir, path) && (!top || dir.size() > top->size())) top = &dir;
   std::string d = dirname_of(path);
-  return (d == "/" ? "" : d) + "/.ckptfwd";
+  if (!top || *top == d) return store_in(d);
+  // A directory that already has a store of the former default keeps it (its files were
+  // committed there; reads, rewrites and listings find them where they are).
+  std::string beside = store_in(d);
+  if (has_old_store(beside)) return beside;
+  return store_in(*top);
 }
 
 std::string new_container_name(const std::string& node) {

@@ -7,7 +7,11 @@
 
 namespace ckptfwd::fwd {
 
-// Config.store, else <dirname(path)>/.ckptfwd.
+// Config.store, else <D>/.ckptfwd where D is the longest literal directory of the capture
+// globs (Config::capture_dirs) that holds path: CKPTFWD_CAPTURE=/ck/step_*/r*.bin puts
+// every step's files into /ck/.ckptfwd, one store however many directories a run makes.
+// A path no glob directory holds, and a directory that already has a .ckptfwd of the
+// former default (<dirname(path)>/.ckptfwd, from an earlier run), use <dirname(path)>.
 std::string store_for(const Config& cfg, const std::string& path);
 std::string dirname_of(const std::string& path);
 std::string basename_of(const std::string& path);

@@ -34,7 +34,13 @@ bool CaptureSet::parse(const char* spec, const char* cwd_or_null) {
             complete = false;
           } else {
             memcpy(buf_ + used, norm, n);
-            patterns_[count_++] = buf_ + used;
+            patterns_[count_] = buf_ + used;
+            prefix_len_[count_] = strcspn(norm, "*?[\\");
+            const char* last = nullptr;
+            for (const char* c = norm; *c; ++c)
+              if (strchr("*?[]\\", *c)) last = c;
+            suffix_at_[count_] = last ? static_cast<size_t>(last - norm) + 1 : 0;
+            ++count_;
             used += n;
           }
         }
@@ -98,11 +104,55 @@ bool CaptureSet::excluded(const char* path) const {
   return false;
 }
 
+bool CaptureSet::may_match(const char* path, size_t len) const {
+  for (size_t i = 0; i < count_; ++i)
+    if (prefix_len_[i] <= len && memcmp(path, patterns_[i], prefix_len_[i]) == 0) return true;
+  return false;
+}
+
+bool CaptureSet::may_end_with(const char* tail, size_t len) const {
+  for (size_t i = 0; i < count_; ++i) {
+    const char* suffix = patterns_[i] + suffix_at_[i];
+    size_t n = strlen(suffix);
+    if (n > len || memcmp(tail + len - n, suffix, n) == 0) return true;
+  }
+  return false;
+}
+
 bool CaptureSet::matches(const char* path) const {
   if (count_ == 0 || path[0] != '/') return false;
+  size_t len = strlen(path);
   bool hit = false;
-  for (size_t i = 0; i < count_ && !hit; ++i) hit = fnmatch(patterns_[i], path, 0) == 0;
+  for (size_t i = 0; i < count_ && !hit; ++i)
+    hit = prefix_len_[i] <= len && memcmp(path, patterns_[i], prefix_len_[i]) == 0 &&
+          fnmatch(patterns_[i], path, 0) == 0;
   return hit && !excluded(path);
+}
+
+namespace {
+// Length of the run of plain-name components starting at p (each non-empty, not "." nor
+// "..", separated by single slashes, no trailing slash), or 0 if there is another kind.
+size_t plain_components_length(const char* p) {
+  const char* c = p;
+  for (;;) {
+    const char* e = strchrnul(c, '/');
+    size_t n = static_cast<size_t>(e - c);
+    if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.')) return 0;
+    if (!*e) return static_cast<size_t>(e - p);
+    c = e + 1;
+  }
+}
+}  // namespace
+
+size_t normal_abs_length(const char* path) {
+  if (path[0] != '/') return 0;
+  if (path[1] == '\0') return 1;
+  size_t n = plain_components_length(path + 1);
+  return n ? n + 1 : 0;
+}
+
+size_t normal_rel_length(const char* path) {
+  return path[0] == '/' ? 0 : plain_components_length(path);
 }
 
 bool CaptureSet::dir_may_hold(const char* dir) const {

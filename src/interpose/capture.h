@@ -27,6 +27,16 @@ class CaptureSet {
   // path must be absolute and normalised (ckptfwd::normalize_path).
   bool excluded(const char* path) const;
   bool matches(const char* path) const;
+  // Fast rejects, before any path work (no getcwd, no /proc readlink). Both are
+  // necessary conditions of matches(), never sufficient.
+  // False when the normalised absolute path (len bytes) starts with no glob's literal
+  // prefix (its characters before the first of * ? [ \\, which fnmatch compares one
+  // to one), so no glob can match it.
+  bool may_match(const char* path, size_t len) const;
+  // False when no glob could match any path ending in tail (len bytes): each glob's
+  // literal suffix (after its last * ? [ ] \\) must end the path. A suffix longer than
+  // tail could end in the unknown part before it: then true.
+  bool may_end_with(const char* tail, size_t len) const;
   // True if files directly inside dir could be captured (some glob's directory part
   // matches dir, or a '*' of its last component spans dir: "/ck/*" holds /ck/sub/f),
   // so a directory listing must ask the forwarder for its names.
@@ -35,10 +45,19 @@ class CaptureSet {
  private:
   char buf_[kSpecBytes] = {};
   const char* patterns_[kMaxPatterns] = {};
+  size_t prefix_len_[kMaxPatterns] = {};  // literal prefix: patterns_[i][0, prefix_len_[i])
+  size_t suffix_at_[kMaxPatterns] = {};   // literal suffix: patterns_[i] + suffix_at_[i]
   size_t count_ = 0;
   char stage_prefix_[PATH_MAX] = {};  // "<stage root>/ckptfwd-"
   char store_[PATH_MAX] = {};
 };
+
+// Length of path if it is absolute and already normal (what normalize_path would return
+// unchanged: no empty, "." or ".." component, no trailing '/'), else 0.
+size_t normal_abs_length(const char* path);
+// Length of path if it is a non-empty relative path whose components are all plain
+// names (joined to a normal directory it gives a normal path), else 0.
+size_t normal_rel_length(const char* path);
 
 // True if some component of path is exactly ".ckptfwd" (a store directory).
 bool has_store_component(const char* path);

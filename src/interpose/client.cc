@@ -109,6 +109,19 @@ bool exchange_locked(int fd, const char* const* fields, size_t n, wire::Fields& 
   return reply.n > 0;
 }
 
+// A request and its small reply through the caller's buffer (cap bytes): HELLO, and
+// requests on a connection of their own (call_waiting). False on any failure.
+bool exchange_small(int fd, const char* const* fields, size_t n, char* buf, size_t cap,
+                    wire::Fields& reply) {
+  size_t len = wire::encode(buf, cap - 1, fields, n);
+  if (len == 0 || !wire::send_frame(fd, buf, len, sock_write)) return false;
+  size_t got = 0;
+  if (!wire::recv_frame_header(fd, &got, sock_read) || got + 1 > cap) return false;
+  if (!wire::recv_frame_payload(fd, buf, got, sock_read)) return false;
+  wire::decode(buf, got, reply);
+  return reply.n > 0;
+}
+
 // One connect attempt plus HELLO. Returns the (moved) socket or -1 with g_reason set.
 int try_connect() {
   const SessionPaths& sp = g_settings.session;
@@ -147,17 +160,24 @@ int try_connect() {
   wire::fmt_i64(rank, g_settings.rank);
   const char* hello[] = {wire::kHello, pid, rank};
   wire::Fields reply;
-  if (!exchange_locked(fd, hello, 3, reply) || strcmp(reply[0], wire::kOk) != 0) {
+  char buf[1024];
+  if (!exchange_small(fd, hello, 3, buf, sizeof(buf), reply) || strcmp(reply[0], wire::kOk) != 0) {
     snprintf(g_reason, sizeof(g_reason), "%s: HELLO not answered", sp.socket);
     real::close()(fd);
     return -1;
   }
+  return fd;
+}
+
+// fd becomes the main connection: its identity is what connected_locked checks (a
+// connection of call_waiting's must never change it).
+void set_main_socket_locked(int fd) {
   struct stat st {};
   if (real::fstat()(fd, &st) == 0) {
     g_sock_dev = st.st_dev;
     g_sock_ino = st.st_ino;
   }
-  return fd;
+  g_sock.store(fd);
 }
 
 // The forwarder's stderr until it has detached: a file in our session dir, so that its
@@ -397,7 +417,7 @@ bool ensure_connected_locked() {
     g_unreachable = true;
     return false;
   }
-  g_sock.store(fd);
+  set_main_socket_locked(fd);
   return true;
 }
 
@@ -428,6 +448,88 @@ Result call(const char* const* fields, size_t n, ReplyFn on_ok, void* ctx) {
     break;
   }
   pthread_mutex_unlock(&g_mu);
+  return res;
+}
+
+namespace {
+// Connections of their own for requests that wait for a commit (call_waiting), kept for
+// the next one. Each is checked before use: the application may have closed its number.
+struct Spare {
+  int fd = -1;
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+constexpr int kMaxSpares = 4;
+pthread_mutex_t g_spare_mu = PTHREAD_MUTEX_INITIALIZER;
+Spare g_spares[kMaxSpares];
+int g_spare_count = 0;
+
+bool spare_is_ours(const Spare& sp) {
+  struct stat st {};
+  return real::fstat()(sp.fd, &st) == 0 && st.st_dev == sp.dev && st.st_ino == sp.ino &&
+         S_ISSOCK(st.st_mode);
+}
+
+// A kept connection, or a new one (connected under g_mu: it shares the session checks and
+// g_reason with the main connection). fd -1 when none can be had.
+Spare take_spare() {
+  Spare sp;
+  pthread_mutex_lock(&g_spare_mu);
+  while (g_spare_count > 0) {
+    sp = g_spares[--g_spare_count];
+    if (spare_is_ours(sp)) break;
+    sp.fd = -1;  // its number is the application's now: forget it, never close it
+  }
+  pthread_mutex_unlock(&g_spare_mu);
+  if (sp.fd >= 0) return sp;
+  pthread_mutex_lock(&g_mu);
+  if (ensure_connected_locked()) {
+    sp.fd = try_connect();
+    struct stat st {};
+    if (sp.fd >= 0 && real::fstat()(sp.fd, &st) == 0) {
+      sp.dev = st.st_dev;
+      sp.ino = st.st_ino;
+    } else if (sp.fd >= 0) {
+      real::close()(sp.fd);
+      sp.fd = -1;
+    }
+  }
+  pthread_mutex_unlock(&g_mu);
+  return sp;
+}
+
+void give_back(const Spare& sp) {
+  pthread_mutex_lock(&g_spare_mu);
+  bool kept = g_spare_count < kMaxSpares;
+  if (kept) g_spares[g_spare_count++] = sp;
+  pthread_mutex_unlock(&g_spare_mu);
+  if (!kept) real::close()(sp.fd);
+}
+}  // namespace
+
+Result call_waiting(const char* const* fields, size_t n) {
+  Busy busy;
+  Spare sp = take_spare();
+  if (sp.fd < 0) return call(fields, n);  // reports why the forwarder is unreachable
+  char buf[2 * PATH_MAX + 512];
+  wire::Fields reply;
+  if (!exchange_small(sp.fd, fields, n, buf, sizeof(buf), reply)) {
+    // The forwarder went away meanwhile (or the reply was unusable): the main connection
+    // reconnects once, as for any call.
+    real::close()(sp.fd);
+    return call(fields, n);
+  }
+  Result res;
+  if (strcmp(reply[0], wire::kOk) == 0) {
+    res.status = Status::kOk;
+  } else if (strcmp(reply[0], wire::kPass) == 0) {
+    res.status = Status::kPass;
+  } else {
+    long long e = 0;
+    res.status = Status::kErr;
+    res.err = wire::parse_i64(reply[1], e) && e > 0 ? static_cast<int>(e) : EIO;
+  }
+  give_back(sp);
   return res;
 }
 
@@ -483,6 +585,12 @@ void client_atfork_child() {
   int fd = g_sock.exchange(-1);
   if (fd >= 0) real::close()(fd);
   g_closed_any.store(false);
+  // The parent's waiting connections too (one a parent thread had taken stays open here,
+  // unused: its number may be one the application uses).
+  pthread_mutex_init(&g_spare_mu, nullptr);
+  for (int i = 0; i < g_spare_count; ++i)
+    if (spare_is_ours(g_spares[i])) real::close()(g_spares[i].fd);
+  g_spare_count = 0;
 }
 
 }  // namespace ckptfwd::interpose

@@ -25,10 +25,15 @@ void reply_payload(const char** data, size_t* len);
 
 Result call(const char* const* fields, size_t n, ReplyFn on_ok = nullptr, void* ctx = nullptr);
 
+// call() for a request that waits in the forwarder until something is committed (SYNC):
+// sent on a connection of its own, so the waiting thread does not hold the connection
+// lock and the other threads' opens and closes go on meanwhile. No reply fields.
+Result call_waiting(const char* const* fields, size_t n);
+
 template <class F>
 Result call_with(const char* const* fields, size_t n, F& on_ok) {
-  return call(fields, n, [](const wire::Fields& r, void* c) { (*static_cast<F*>(c))(r); },
-              &on_ok);
+  return call(
+      fields, n, [](const wire::Fields& r, void* c) { (*static_cast<F*>(c))(r); }, &on_ok);
 }
 
 // Why the forwarder could not be reached ("" if it could).

@@ -49,6 +49,19 @@ void collect_abs_env(AbsEnv& env) {
     if (env.n >= AbsEnv::kMax) break;
     snprintf(env.entry[env.n++], sizeof(env.entry[0]), "%s=%s", name, abs);
   }
+  // The capture globs as the library uses them (relative ones made absolute at init).
+  if (g_capture.empty() || env.n >= AbsEnv::kMax) return;
+  char* out = env.entry[env.n];
+  size_t cap = sizeof(env.entry[0]);
+  size_t len = static_cast<size_t>(snprintf(out, cap, "CKPTFWD_CAPTURE="));
+  for (size_t i = 0; i < g_capture.count(); ++i) {
+    size_t n = strlen(g_capture.pattern(i));
+    if (len + n + 2 > cap) break;
+    if (i > 0) out[len++] = ':';
+    memcpy(out + len, g_capture.pattern(i), n + 1);
+    len += n;
+  }
+  ++env.n;
 }
 
 }  // namespace ckptfwd::interpose

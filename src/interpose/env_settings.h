@@ -21,8 +21,10 @@ bool env_abs_path(const char* name, char* out, size_t cap, bool is_log = false);
 // The path settings handed to a forwarder this process starts, as "KEY=/abs/value"
 // entries (spawn_forwarder replaces the relative originals with them).
 struct AbsEnv {
-  static constexpr int kMax = 5;
-  char entry[kMax][PATH_MAX + 32];
+  static constexpr int kMax = 6;
+  // CKPTFWD_CAPTURE too: every glob made absolute (the forwarder puts the store at their
+  // literal directories, forwarder/store_paths.h), up to CaptureSet::kSpecBytes.
+  char entry[kMax][16384 + 32];
   int n = 0;
 };
 // Fills env from the environment (at init).

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "interpose/client.h"
+#include "interpose/cwd_cache.h"
 #include "interpose/env_settings.h"
 #include "interpose/extent_log.h"
 #include "interpose/real.h"
@@ -149,6 +150,7 @@ void atfork_child() {
   fallback_atfork_child();
   dirs_atfork_child();
   client_atfork_child();
+  cwd_atfork_child();
   g_owner_pid.store(getpid());
   g_exit_done.store(false);
   reset_fallbacks();
@@ -186,6 +188,7 @@ void do_init() {
   collect_abs_env(g_settings.abs_env);
   find_forwarder();
   g_owner_pid.store(getpid());
+  cwd_refresh();
   adopt_after_exec();
   atexit(on_exit_handler);
   pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
@@ -197,7 +200,13 @@ __attribute__((constructor)) void ckptfwd_ctor() { ensure_init(); }
 
 }  // namespace
 
-void ensure_init() { pthread_once(&g_once, do_init); }
+// Every wrapped call asks: after the first, one load instead of a call to pthread_once.
+std::atomic<bool> g_init_done{false};
+void ensure_init() {
+  if (__builtin_expect(g_init_done.load(std::memory_order_acquire), 1)) return;
+  pthread_once(&g_once, do_init);
+  g_init_done.store(true, std::memory_order_release);
+}
 void exit_without_flush() { exit_work(false); }
 
 }  // namespace ckptfwd::interpose

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "interpose/cwd_cache.h"
 #include "interpose/real.h"
 
 namespace ckptfwd::interpose {
@@ -71,8 +72,41 @@ bool follow_captured_links(char* out) {
 }
 }  // namespace
 
+namespace {
+// The cheap part of resolve_path for the common, already normal paths: 1 with the
+// normalised absolute path in out (PATH_MAX), 0 when no glob can match it, -1 when it
+// takes resolve_path to tell (a path to normalise, a relative path and no trusted copy of
+// the working directory, a path relative to a directory fd whose end a glob could match).
+// Gives the same answers as resolve_path + CaptureSet::matches: every check here is a
+// necessary condition of a match, and a normal path is its own normalisation.
+int quick_resolve(int dirfd, const char* path, char* out) {
+  if (!path || !*path) return 0;  // resolve_path fails on them
+  if (path[0] == '/') {
+    size_t n = normal_abs_length(path);
+    if (n == 0 || n >= PATH_MAX) return -1;
+    if (!g_capture.may_match(path, n)) return 0;
+    memcpy(out, path, n + 1);
+    return 1;
+  }
+  size_t n = normal_rel_length(path);
+  if (n == 0 || n >= PATH_MAX) return -1;
+  // Relative to a directory fd: its path is known only from /proc (a readlink); the end
+  // of the result is known now.
+  if (dirfd != AT_FDCWD) return g_capture.may_end_with(path, n) ? -1 : 0;
+  size_t c = cwd_copy(out);
+  if (c == 0) return -1;
+  if (c > 1) out[c++] = '/';  // the root directory has its slash
+  if (c + n >= PATH_MAX) return -1;
+  memcpy(out + c, path, n + 1);
+  return g_capture.may_match(out, c + n) ? 1 : 0;
+}
+}  // namespace
+
 bool captured_path(int dirfd, const char* path, char* out, bool follow) {
-  if (!resolve_path(dirfd, path, out) || !g_capture.matches(out)) return false;
+  int quick = quick_resolve(dirfd, path, out);
+  if (quick == 0) return false;
+  if (quick < 0 && !resolve_path(dirfd, path, out)) return false;
+  if (!g_capture.matches(out)) return false;
   return !follow || (follow_captured_links(out) && g_capture.matches(out));
 }
 

@@ -43,7 +43,7 @@ int sync_version(int fd, int rc) {
   size_t n = 2;
   if (has_ext) req[n++] = ext;
   if (has_hints) req[n++] = hints;
-  Result r = call(req, n);
+  Result r = call_waiting(req, n);  // other threads' opens go on meanwhile
   if (r.status == Status::kOk) return 0;
   if (r.status == Status::kErr)
     log_msg("fsync of %s failed: the store did not commit it (%s)", v->path, strerror(r.err));

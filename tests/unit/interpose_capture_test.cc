@@ -1,6 +1,7 @@
 // Which paths the preload library captures (CKPTFWD_CAPTURE globs minus ckptfwd's own).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
 #include "interpose/capture.h"
@@ -103,8 +104,8 @@ TEST(InterposeCapture, DirMayHoldSubdirectoriesAStarSpans) {
   // '*' crosses '/', so /run/ckpt/step_0002/f is captured and its directory must list it.
   EXPECT_TRUE(c.dir_may_hold("/run/ckpt/step_0002"));
   EXPECT_TRUE(c.dir_may_hold("/run/ckpt/a/b/c"));
-  EXPECT_TRUE(c.dir_may_hold("/data/r1"));       // /data/r1/x.bin matches /data/r*.bin
-  EXPECT_FALSE(c.dir_may_hold("/data/sub"));     // /data/sub/... never starts with r
+  EXPECT_TRUE(c.dir_may_hold("/data/r1"));    // /data/r1/x.bin matches /data/r*.bin
+  EXPECT_FALSE(c.dir_may_hold("/data/sub"));  // /data/sub/... never starts with r
   EXPECT_FALSE(c.dir_may_hold("/exact/file.h5"));
   EXPECT_FALSE(c.dir_may_hold("/run/ckptx"));
   EXPECT_FALSE(c.dir_may_hold("/run/ckpt/step_0002/.ckptfwd"));
@@ -152,3 +153,82 @@ TEST(InterposeCapture, RomioSharedFilePointerIsNeverCaptured) {
 }
 
 }  // namespace
+
+// ---- the fast reject before any path work (state.cc quick_resolve) ----
+
+using ckptfwd::interpose::normal_abs_length;
+using ckptfwd::interpose::normal_rel_length;
+
+TEST(InterposeCaptureFastReject, NormalPathsAreRecognisedAndOthersLeftToNormalize) {
+  EXPECT_EQ(normal_abs_length("/"), 1u);
+  EXPECT_EQ(normal_abs_length("/a/b.bin"), 8u);
+  EXPECT_EQ(normal_abs_length("/a//b"), 0u);
+  EXPECT_EQ(normal_abs_length("/a/./b"), 0u);
+  EXPECT_EQ(normal_abs_length("/a/../b"), 0u);
+  EXPECT_EQ(normal_abs_length("/a/b/"), 0u);
+  EXPECT_EQ(normal_abs_length("/a/.."), 0u);
+  EXPECT_EQ(normal_abs_length("/a/.hidden/..x"), 14u);  // names that only start with dots
+  EXPECT_EQ(normal_abs_length("a/b"), 0u);
+  EXPECT_EQ(normal_rel_length("a/b"), 3u);
+  EXPECT_EQ(normal_rel_length("b"), 1u);
+  EXPECT_EQ(normal_rel_length("./b"), 0u);
+  EXPECT_EQ(normal_rel_length("../b"), 0u);
+  EXPECT_EQ(normal_rel_length("a//b"), 0u);
+  EXPECT_EQ(normal_rel_length("a/"), 0u);
+  EXPECT_EQ(normal_rel_length(""), 0u);
+  EXPECT_EQ(normal_rel_length("/a"), 0u);
+}
+
+TEST(InterposeCaptureFastReject, PrefixRejectsOnlyWhatNoGlobCanMatch) {
+  static CaptureSet c;
+  ASSERT_TRUE(c.parse("/scratch/run/ckpt/step_*/r*.bin:/data/[ab]x/*.h5:/lit/file.dat"));
+  auto may = [](const char* p) { return c.may_match(p, strlen(p)); };
+  EXPECT_FALSE(may("/home/u/notes.txt"));
+  EXPECT_FALSE(may("/scratch/run/ckpt/other/r0.bin"));  // prefix is ".../step_"
+  EXPECT_TRUE(may("/scratch/run/ckpt/step_1/r0.bin"));
+  EXPECT_TRUE(may("/scratch/run/ckpt/step_1/notes.txt"));  // necessary, not sufficient
+  EXPECT_TRUE(may("/data/ax/f.h5"));
+  EXPECT_TRUE(may("/data/zz"));  // the bracket ends the literal prefix
+  EXPECT_FALSE(may("/dat"));
+  EXPECT_TRUE(may("/lit/file.dat"));
+  EXPECT_FALSE(may("/lit/file.da"));
+}
+
+TEST(InterposeCaptureFastReject, SuffixRejectsTailsNoGlobCanEndWith) {
+  static CaptureSet c;
+  ASSERT_TRUE(c.parse("/ck/step_*/r*.bin:/data/*.h5"));
+  auto may = [](const char* t) { return c.may_end_with(t, strlen(t)); };
+  EXPECT_TRUE(may("r0.bin"));
+  EXPECT_TRUE(may("x/y.h5"));
+  EXPECT_FALSE(may("notes.txt"));
+  EXPECT_TRUE(may("n"));  // shorter than a literal suffix: the directory may end it
+  static CaptureSet star;
+  ASSERT_TRUE(star.parse("/ck/*"));
+  EXPECT_TRUE(star.may_end_with("anything", 8));  // a final '*' takes any end
+}
+
+// The fast checks are necessary conditions of matches(): over many paths, whatever
+// matches() accepts the fast checks let through.
+TEST(InterposeCaptureFastReject, NeverRejectsAPathThatMatches) {
+  static CaptureSet c;
+  ASSERT_TRUE(c.parse("/ck/step_*/r?.bin:/d/[xy]*/*.h5:/e/\\*lit:/f/*"));
+  const char* parts[] = {"ck", "step_1", "r1.bin", "d",     "x1", "a.h5", "e",  "*lit",
+                         "f",  "g",      "step_",  "r.bin", "y",  ".h5",  "lit"};
+  unsigned seed = 12345;
+  for (int i = 0; i < 20000; ++i) {
+    std::string p;
+    int depth = 1 + static_cast<int>((seed = seed * 1103515245 + 12345) >> 16) % 4;
+    for (int k = 0; k < depth; ++k) {
+      seed = seed * 1103515245 + 12345;
+      p += "/";
+      p += parts[(seed >> 16) % (sizeof(parts) / sizeof(parts[0]))];
+    }
+    if (!c.matches(p.c_str())) continue;
+    EXPECT_TRUE(c.may_match(p.c_str(), p.size())) << p;
+    size_t slash = p.rfind('/');
+    std::string tail = p.substr(slash + 1);
+    EXPECT_TRUE(c.may_end_with(tail.c_str(), tail.size())) << p;
+    std::string tail2 = p.substr(1);
+    EXPECT_TRUE(c.may_end_with(tail2.c_str(), tail2.size())) << p;
+  }
+}

@@ -39,8 +39,9 @@ const char kHelp[] =
     "                                      SAMPLE splits into variables\n"
     "  help, --help, -h                    this text; `ckptfwd COMMAND --help` for details\n"
     "\n"
-    "STORE is CKPTFWD_STORE of the run, by default the .ckptfwd directory next to the\n"
-    "captured files (e.g. /scratch/run/ckpt/.ckptfwd).\n"
+    "STORE is CKPTFWD_STORE of the run, by default the .ckptfwd directory in the literal\n"
+    "directory of the capture glob (CKPTFWD_CAPTURE=/scratch/run/ckpt/step_*/r*.bin:\n"
+    "/scratch/run/ckpt/.ckptfwd); runs of earlier versions put it next to the files.\n"
     "\n"
     "Exit status: 0 success, 1 a problem was found or an operation failed, 2 usage error.\n";
 

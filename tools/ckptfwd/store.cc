@@ -15,7 +15,9 @@
 namespace ckptfwd::cli {
 
 namespace {
-const char kDefaultHint[] = "(the default store is <dir of the captured files>/.ckptfwd)";
+const char kDefaultHint[] =
+    "(the default store is <directory of the capture glob before its first *, ? or [>/.ckptfwd; "
+    "earlier versions put it next to the captured files)";
 
 bool is_dir(const std::string& p) {
   struct stat st;

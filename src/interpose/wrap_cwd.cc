@@ -1,0 +1,24 @@
+// chdir/fchdir: the real call, then the library's copy of the working directory
+// (interpose/cwd_cache.h) follows it, so relative paths are resolved without getcwd.
+#include <unistd.h>
+
+#include "interpose/cwd_cache.h"
+#include "interpose/real.h"
+#include "interpose/state.h"
+
+using namespace ckptfwd::interpose;
+
+namespace {
+int after_chdir(int rc) {
+  if (rc != 0 || t_busy) return rc;
+  // A vfork child changes only its own directory, but writes our memory: distrust.
+  if (owner_process())
+    cwd_refresh();
+  else
+    cwd_distrust();
+  return rc;
+}
+}  // namespace
+
+CKPTFWD_EXPORT int chdir(const char* path) { return after_chdir(real::chdir()(path)); }
+CKPTFWD_EXPORT int fchdir(int fd) { return after_chdir(real::fchdir()(fd)); }
