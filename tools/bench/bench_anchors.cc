@@ -16,11 +16,12 @@
 // fails the run (exit 1). One JSON line per anchor on stdout.
 #include <blosc.h>
 #include <fpzip.h>
-#include <time.h>
 #include <zfp.h>
 #include <zstd.h>
 
 #include <algorithm>
+#include <time.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
