@@ -12,7 +12,7 @@ for b in bench_ckpt_writer bench_uncaptured bench_fsync bench_smallfiles stencil
   [[ -x "$BUILD/bin/$b" ]] || skip "$BUILD/bin/$b not built (needs MPICH)"
 done
 unset CKPTFWD_STATS_FILE  # the bench gives each job its own
-BENCH_DIR=$T/bench BENCH_QUICK=1 BENCH_SIZES=16M BENCH_SMALL_FILES=200 BENCH_UNCAPTURED_ITERS=2000 \
+BENCH_DIR=$T/bench BENCH_QUICK=1 BENCH_SIZES=16M BENCH_RANKS="1 2" BENCH_SMALL_FILES=200 BENCH_UNCAPTURED_ITERS=2000 \
   BENCH_FSYNC_BYTES=4M BENCH_SIZE="16 16 16" timeout 280 "$CKF_REPO/tools/bench/run_bench.sh" "$BUILD" \
   >"$T/bench.out" 2>&1 || fail "run_bench.sh exited $?: $(tail -20 "$T/bench.out")"
 cat "$T/bench.out"

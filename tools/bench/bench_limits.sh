@@ -24,7 +24,7 @@
 # process may; the records say "cold":1 if it was, else both reads are warm ("cold":0).
 # Settings (environment): BENCH_SIZES (default "64M 512M 2G"), BENCH_RANKS ("1 2 4"),
 # BENCH_REPS (2), BENCH_SMALL_FILES (10000), BENCH_UNCAPTURED_ITERS (200000),
-# BENCH_QUICK=1 (defaults "64M", "1 2", 1, 2000, 50000), and CKPTFWD_* for the ckptfwd runs.
+# BENCH_QUICK=1 (defaults "64M 256M", "1 4", 1, 2000, 50000), and CKPTFWD_* for the ckptfwd runs.
 # Any byte that does not come back exactly fails the run (exit 1); no time is asserted.
 set -uo pipefail
 
@@ -39,7 +39,7 @@ for f in "$LIB" "$BIN/ckptfwd" "$BIN/ckptfwd-forwarder" "$BIN/bench_ckpt_writer"
 done
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
-  SIZES=${BENCH_SIZES:-64M} RANKS=${BENCH_RANKS:-1 2} REPS=${BENCH_REPS:-1}
+  SIZES=${BENCH_SIZES:-64M 256M} RANKS=${BENCH_RANKS:-1 4} REPS=${BENCH_REPS:-1}
   SMALL=${BENCH_SMALL_FILES:-2000} ITERS=${BENCH_UNCAPTURED_ITERS:-50000}
 else
   SIZES=${BENCH_SIZES:-64M 512M 2G} RANKS=${BENCH_RANKS:-1 2 4} REPS=${BENCH_REPS:-2}
@@ -57,10 +57,11 @@ now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.6f", b-a}'; }
 # "a=1 b=x" -> "\"a\":1,\"b\":\"x\"" (numbers bare, anything else quoted).
 kv_json() {
-  awk '{ for (i = 1; i <= NF; i++) { k = $i; sub(/=.*/, "", k); v = substr($i, length(k) + 2);
-         if (k == "ranks") continue;  # the record names the ranks already
-         if (v !~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/) v = "\"" v "\"";
-         printf "%s\"%s\":%s", (i > 1 ? "," : ""), k, v } }' <<<"$1"
+  awk '{ sep = ""
+         for (i = 1; i <= NF; i++) { k = $i; sub(/=.*/, "", k); v = substr($i, length(k) + 2);
+           if (k == "ranks") continue;  # the record names the ranks already
+           if (v !~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/) v = "\"" v "\"";
+           printf "%s\"%s\":%s", sep, k, v; sep = "," } }' <<<"$1"
 }
 rec() { echo "{$1}" >>"$RAW"; }
 COLD=0

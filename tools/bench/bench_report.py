@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """make bench's report: the tables on stdout, WORK/bench.json and WORK/bench.svg.
 
-    bench_report.py WORK
+    bench_report.py WORK              (tables, bench.json, bench.svg)
+    bench_report.py WORK --markdown   (the README's table, from WORK/bench.json)
 
 Reads WORK/limits.jsonl (one measurement per line, from bench_limits.sh), WORK/demo.json
 (bench_demo.sh: the demo application and the compression baselines) and WORK/infer.json
@@ -235,9 +236,42 @@ def svg_plot(ck, rd, st, path):
         f.write("\n".join([head, '<rect width="100%" height="100%" fill="white"/>'] + out + ["</svg>", ""]))
 
 
+def markdown(work):
+    """The README's figures of make bench, from a finished run's bench.json."""
+    with open(os.path.join(work, "bench.json")) as f:
+        r = json.load(f)
+    rd = {(x["size"], x["ranks"]): x for x in r["restart_read"]}
+    so = {(x["size"], x["ranks"]): x for x in r["store"]}
+    P = print
+    P("| size x ranks | tmpfs s | ckptfwd s | until committed s | disk+fsync s | ckptfwd+fsync s "
+      "| read disk s | read ckptfwd s | store files | ratio | forwarder peak RSS MiB |")
+    P("|---|---|---|---|---|---|---|---|---|---|---|")
+    rss = {(x["size"], x["ranks"]): x["peak_rss_bytes"] for x in r["peak_rss"] if x["variant"] == "lib"}
+    for c in r["checkpoint"]:
+        k = (c["size"], c["ranks"])
+        s = so.get(k, {})
+        P(f"| {c['size_label']} x {c['ranks']} | {fmt(c['tmpfs_s'], '.2f')} | {fmt(c['lib_s'], '.2f')} "
+          f"| {fmt(c['lib_until_committed_s'], '.2f')} | {fmt(c['disk_fsync_s'], '.2f')} "
+          f"| {fmt(c['lib_fsync_s'], '.2f')} | {fmt(rd.get(k, {}).get('disk_s'), '.2f')} "
+          f"| {fmt(rd.get(k, {}).get('lib_s'), '.2f')} | {fmt(s.get('store_files'), '.0f')} "
+          f"| {fmt(ratio(s.get('bytes_written'), s.get('store_bytes')), '.2f')} "
+          f"| {fmt((rss.get(k) or 0) / 1048576, '.0f')} |")
+    u = {x["kind"]: x for x in r["uncaptured"]}
+    P()
+    P("Uncaptured calls (ns, without / with the library): " + ", ".join(
+        f"{k} {fmt(u[k]['ns_without'], '.0f')} / {fmt(u[k]['ns_with'], '.0f')}" for k in u) + ".")
+    fs, sm = r["fsync_single"], r["small_files"]
+    P(f"One {(fs.get('bytes') or 0) / 1048576:.0f} MiB file: fsync {fmt(fs['disk']['fsync_s'], '.3f')} s on disk, "
+      f"{fmt(fs['lib']['fsync_s'], '.3f')} s through ckptfwd. {sm.get('files')} small files read back: "
+      f"{fmt(sm['disk_read_s'], '.2f')} s direct, {fmt(sm['lib_read_s'], '.2f')} s through ckptfwd.")
+    return 0
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[2] == "--markdown":
+        return markdown(sys.argv[1])
     if len(sys.argv) != 2:
-        sys.exit("usage: bench_report.py WORK")
+        sys.exit("usage: bench_report.py WORK [--markdown]")
     work = sys.argv[1]
     recs = load(os.path.join(work, "limits.jsonl"))
     writers = int(os.environ.get("CKPTFWD_WRITERS", "2") or 2)

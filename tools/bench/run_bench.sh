@@ -18,8 +18,8 @@
 #
 # Environment: BENCH_DIR (default BUILD/bench: the disk directory of the direct writes and
 # of the stores), BENCH_SIZES ("64M 512M 2G", total per checkpoint), BENCH_RANKS ("1 2 4"),
-# BENCH_REPS (rounds, 2), BENCH_SMALL_FILES (10000), BENCH_QUICK=1 (a 2-3 minute run: 64M,
-# 1 and 2 ranks, one round, 2000 small files, one demo round, no inference part),
+# BENCH_REPS (rounds, 2), BENCH_SMALL_FILES (10000), BENCH_QUICK=1 (a 2-3 minute run: 64M and
+# 256M, 1 and 4 ranks, one round, 2000 small files, one demo round, no inference part),
 # BENCH_DEMO_REPS (3) and the demo's BENCH_SIZE/BENCH_STEPS/... (see bench_demo.sh), and any
 # CKPTFWD_* knob for the ckptfwd runs.
 set -uo pipefail
