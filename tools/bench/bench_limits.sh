@@ -60,7 +60,7 @@ kv_json() {
   awk '{ sep = ""
          for (i = 1; i <= NF; i++) { k = $i; sub(/=.*/, "", k); v = substr($i, length(k) + 2);
            if (k == "ranks") continue;  # the record names the ranks already
-           if (v !~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/) v = "\"" v "\"";
+           if (v != "null" && v !~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/) v = "\"" v "\"";
            printf "%s\"%s\":%s", sep, k, v; sep = "," } }' <<<"$1"
 }
 rec() { echo "{$1}" >>"$RAW"; }
@@ -81,27 +81,28 @@ lib_env() {  # DIR STORE STATS JOB
     CKPTFWD_JOB_ID="$4" CKPTFWD_IDLE_EXIT=1 CKPTFWD_LOG="$LOG" \
     CKPTFWD_SCHEMA="$SCHEMA"
 }
-# The forwarder of job JOB: the ckptfwd-forwarder process whose environment names it.
+# The forwarder of job JOB: the ckptfwd-forwarder process (its name is cut to 15 characters)
+# whose environment names the job.
 forwarder_pid() {
-  local p exe
-  for p in /proc/[0-9]*; do
-    exe=$(readlink "$p/exe" 2>/dev/null) || continue
-    [[ "$exe" == */ckptfwd-forwarder ]] || continue
-    tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$1" && { echo "${p#/proc/}"; return; }
+  local p
+  for p in $(pgrep -x ckptfwd-forward 2>/dev/null); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$1" && { echo "$p"; return; }
   done
 }
 # Samples the forwarder's VmHWM (its peak RSS) until it exits; max in bytes to FILE. For
-# forwarders that do not report peak_rss_bytes in their stats.
+# forwarders that do not report peak_rss_bytes in their stats. VmHWM only grows, and the
+# forwarder stays at least its idle time (1 s) after the job, so the last sample is its peak.
 sample_rss() {  # JOB FILE
-  local pid="" hwm max=0 i
-  for i in $(seq 1 600); do
+  local pid="" key val unit max=0 i
+  for ((i = 0; i < 6000; i++)); do
     [ -n "$pid" ] || pid=$(forwarder_pid "$1")
     if [ -n "$pid" ]; then
-      hwm=$(awk '/^VmHWM:/ {print $2 * 1024}' "/proc/$pid/status" 2>/dev/null) || break
-      [ -z "$hwm" ] && break
-      [ "$hwm" -gt "$max" ] && max=$hwm && echo "$max" >"$2"
+      [ -r "/proc/$pid/status" ] || break
+      while read -r key val unit; do
+        [ "$key" = "VmHWM:" ] && [ $((val * 1024)) -gt "$max" ] && max=$((val * 1024)) && echo "$max" >"$2"
+      done <"/proc/$pid/status"
     fi
-    sleep 0.1
+    sleep 0.05
   done
 }
 # Waits until STATS has the forwarder's line (it writes it when it exits), then prints it.
@@ -142,7 +143,8 @@ lib_job() {  # DIR STORE CMD...
   wait "$sampler" 2>/dev/null
   RSS=$(grep -o '"peak_rss_bytes" *: *[0-9]*' <<<"$STATS" | grep -o '[0-9]*$')
   RSS_FROM=stats
-  [ -n "$RSS" ] || { RSS=$(cat "$rfile" 2>/dev/null || echo 0); RSS_FROM=vmhwm; }
+  # null: neither the stats field nor a sample (the forwarder came and went unseen).
+  [ -n "$RSS" ] || { RSS=$(cat "$rfile" 2>/dev/null || echo null); RSS_FROM=vmhwm; }
   rm -f "$rfile"
 }
 store_counts() {  # STORE -> "store_files=N store_bytes=B"
