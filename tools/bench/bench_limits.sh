@@ -47,7 +47,7 @@ else
 fi
 FSYNC1=${BENCH_FSYNC_BYTES:-64M}
 SHM=/dev/shm/ckptfwd-bench-$$
-mkdir -p "$WORK" "$SHM" || exit 2
+mkdir -p "$WORK/stats" "$SHM" || exit 2
 WORK=$(cd "$WORK" && pwd)
 trap 'rm -rf "$SHM"' EXIT
 LOG=$WORK/ckptfwd.log
@@ -122,7 +122,7 @@ lib_job() {  # DIR STORE CMD...
   local dir=$1 store=$2 t0 t1 job sfile rfile
   shift 2
   RUN=$((RUN + 1))
-  job=bench-$$-$RUN sfile=$WORK/stats.$RUN.jsonl rfile=$WORK/rss.$RUN
+  job=bench-$$-$RUN sfile=$WORK/stats/$RUN.jsonl rfile=$WORK/stats/$RUN.rss
   rm -f "$sfile" "$rfile"
   sample_rss "$job" "$rfile" &
   local sampler=$!
