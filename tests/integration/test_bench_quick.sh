@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# make bench's quick mode runs end to end: BENCH_QUICK=1 tools/bench/run_bench.sh with a
+# small checkpoint (16 MiB from 1 and 2 ranks, 200 small files) writes bench.json with every
+# section (uncaptured calls, checkpoint times, fsync of one file, forwarder stages, restart
+# reads, small files, store contents, peak RSS, demo compression), every read-back was
+# verified byte for byte and `ckptfwd restore` + cmp was byte-exact; the SVG exists.
+# It asserts no time: only that the figures are there and are numbers.
+source "$(dirname "$0")/lib.sh"
+ckf_init "$@"
+need_cmd mpiexec.mpich gzip zstd cmp
+for b in bench_ckpt_writer bench_uncaptured bench_fsync bench_smallfiles stencil3d; do
+  [[ -x "$BUILD/bin/$b" ]] || skip "$BUILD/bin/$b not built (needs MPICH)"
+done
+unset CKPTFWD_STATS_FILE  # the bench gives each job its own
+BENCH_DIR=$T/bench BENCH_QUICK=1 BENCH_SIZES=16M BENCH_RANKS="1 2" BENCH_SMALL_FILES=200 BENCH_UNCAPTURED_ITERS=2000 \
+  BENCH_FSYNC_BYTES=4M BENCH_SIZE="16 16 16" timeout 280 "$CKF_REPO/tools/bench/run_bench.sh" "$BUILD" \
+  >"$T/bench.out" 2>&1 || fail "run_bench.sh exited $?: $(tail -20 "$T/bench.out")"
+cat "$T/bench.out"
+[[ -s "$T/bench/bench.svg" ]] || fail "no bench.svg"
+grep -q '^<svg' "$T/bench/bench.svg" || fail "bench.svg is not SVG"
+/usr/bin/python3 - "$T/bench/bench.json" <<'PY' || fail "bench.json is incomplete (see above)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+num = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool)
+bad = []
+def need(cond, what):
+    if not cond: bad.append(what)
+for sec in ("uncaptured", "checkpoint", "fsync_single", "forwarder_stages", "restart_read",
+            "small_files", "store", "peak_rss", "restore", "demo"):
+    need(sec in r, "section " + sec)
+need({u["kind"] for u in r["uncaptured"]} == {"open_read_close", "stat", "rel_open"}, "uncaptured kinds")
+need(all(num(u["ns_with"]) and num(u["ns_without"]) for u in r["uncaptured"]), "uncaptured ns")
+need(sorted(c["ranks"] for c in r["checkpoint"]) == [1, 2], "checkpoint rows for 1 and 2 ranks")
+for c in r["checkpoint"]:
+    for k in ("tmpfs_s", "disk_fsync_s", "lib_s", "lib_fsync_s", "lib_until_committed_s"):
+        need(num(c[k]), f"checkpoint {c['ranks']} ranks: {k}")
+for v in ("disk", "lib"):
+    need(num(r["fsync_single"][v]["fsync_s"]), "fsync_single " + v)
+for s in r["forwarder_stages"]:
+    need(num(s["bytes_captured"]) and s["bytes_captured"] >= 16 << 20, "stage bytes_captured")
+    need(num(s["compress_mb_s_core"]), "stage compress speed")
+    need(num(s["peak_rss_bytes"]) and s["peak_rss_bytes"] > 0, "peak RSS")
+for rd in r["restart_read"]:
+    need(num(rd["disk_s"]) and num(rd["lib_s"]) and rd["verified"], "restart read")
+sm = r["small_files"]
+need(sm.get("files") == 200 and num(sm["lib_read_s"]) and num(sm["disk_read_s"]), "small files")
+for s in r["store"]:
+    need(num(s["store_files"]) and s["store_files"] >= 2 and num(s["store_bytes"]), "store counts")
+need(r["restore"]["checked"] >= 2 and r["restore"]["byte_exact"] is True, "restore byte-exact")
+need(r["restore"]["readback_verified"] is True, "read-back verified")
+need(num(r["demo"]["compression"]["zstd3_bytes"]) and "ckptfwd" in r["demo"]["compression"], "demo compression")
+if bad:
+    print("missing or wrong:", ", ".join(bad)); sys.exit(1)
+PY
+
+ok "bench quick mode: bench.json has every section, every read-back and restore byte-exact"

@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# make bench, part 1: ckptfwd against the physical limits of this node, side by side in ONE
+# run (variants interleaved within each round, so they see the same machine).
+#
+#   tools/bench/bench_limits.sh BUILD WORK RAW
+#
+# Appends one JSON object per measurement to RAW (JSON lines; bench_report.py turns them
+# into the table, bench.json and bench.svg). Sections:
+#   uncaptured  ns per call on a file the library does not capture (open+read+close, stat,
+#               relative open), bench_uncaptured with and without LD_PRELOAD
+#   ckpt        a checkpoint of SIZE bytes in all from R MPI ranks (bench_ckpt_writer):
+#                 tmpfs       written to /dev/shm (memory speed, nothing durable)
+#                 disk_fsync  written to WORK on disk with fsync (the durable baseline)
+#                 lib         under ckptfwd (app-visible time; mpiexec returns once committed)
+#                 lib_fsync   under ckptfwd with fsync (returns when committed: durable)
+#               each ckptfwd run with its forwarder's stats line, peak RSS, and the files
+#               and bytes its store holds
+#   read        the checkpoint read back and every byte checked: disk (the disk_fsync files)
+#               and through the library in a NEW job after the forwarder committed and left
+#   restore     ckptfwd restore STORE --to DIR, cmp with the tmpfs files (first round)
+#   fsync1      one 64 MiB file written and fsynced, on disk and under ckptfwd
+#   small       10,000 files of 4 KiB written and read back (new job), disk and ckptfwd
+# Page cache: before each read it is dropped (echo 3 > /proc/sys/vm/drop_caches) when this
+# process may; the records say "cold":1 if it was, else both reads are warm ("cold":0).
+# Settings (environment): BENCH_SIZES (default "64M 512M 2G"), BENCH_RANKS ("1 2 4"),
+# BENCH_REPS (2), BENCH_SMALL_FILES (10000), BENCH_UNCAPTURED_ITERS (200000),
+# BENCH_QUICK=1 (defaults "64M 256M", "1 4", 1, 2000, 50000), and CKPTFWD_* for the ckptfwd runs.
+# Any byte that does not come back exactly fails the run (exit 1); no time is asserted.
+set -uo pipefail
+
+BUILD=$1 WORK=$2 RAW=$3
+BIN=$BUILD/bin
+LIB=$BUILD/lib/libckptfwd.so
+HERE=$(cd "$(dirname "$0")" && pwd)
+SCHEMA=$HERE/bench_ckpt.schema
+for f in "$LIB" "$BIN/ckptfwd" "$BIN/ckptfwd-forwarder" "$BIN/bench_ckpt_writer" \
+  "$BIN/bench_uncaptured" "$BIN/bench_fsync" "$BIN/bench_smallfiles"; do
+  [ -x "$f" ] || [ -f "$f" ] || { echo "bench_limits: $f is missing; run 'make' first" >&2; exit 2; }
+done
+
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+  SIZES=${BENCH_SIZES:-64M 256M} RANKS=${BENCH_RANKS:-1 4} REPS=${BENCH_REPS:-1}
+  SMALL=${BENCH_SMALL_FILES:-2000} ITERS=${BENCH_UNCAPTURED_ITERS:-50000}
+else
+  SIZES=${BENCH_SIZES:-64M 512M 2G} RANKS=${BENCH_RANKS:-1 2 4} REPS=${BENCH_REPS:-2}
+  SMALL=${BENCH_SMALL_FILES:-10000} ITERS=${BENCH_UNCAPTURED_ITERS:-200000}
+fi
+FSYNC1=${BENCH_FSYNC_BYTES:-64M}
+SHM=/dev/shm/ckptfwd-bench-$$
+mkdir -p "$WORK/stats" "$SHM" || exit 2
+WORK=$(cd "$WORK" && pwd)
+trap 'rm -rf "$SHM"' EXIT
+LOG=$WORK/ckptfwd.log
+RUN=0
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.6f", b-a}'; }
+# "a=1 b=x" -> "\"a\":1,\"b\":\"x\"" (numbers bare, anything else quoted).
+kv_json() {
+  awk '{ sep = ""
+         for (i = 1; i <= NF; i++) { k = $i; sub(/=.*/, "", k); v = substr($i, length(k) + 2);
+           if (k == "ranks") continue;  # the record names the ranks already
+           if (v != "null" && v !~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/) v = "\"" v "\"";
+           printf "%s\"%s\":%s", sep, k, v; sep = "," } }' <<<"$1"
+}
+rec() { echo "{$1}" >>"$RAW"; }
+COLD=0
+drop_caches() {
+  sync
+  if echo 3 2>/dev/null >/proc/sys/vm/drop_caches; then COLD=1; else COLD=0; fi
+}
+bytes_of() {  # 64M -> 67108864
+  awk -v s="$1" 'BEGIN{ n = s + 0; u = substr(s, length(s));
+    if (u == "K") n *= 1024; else if (u == "M") n *= 1048576; else if (u == "G") n *= 1073741824;
+    printf "%d", n }'
+}
+
+# The environment of a ckptfwd job: capture DIR/*, store STORE, stats to STATS.
+lib_env() {  # DIR STORE STATS JOB
+  echo LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$1/*" CKPTFWD_STORE="$2" CKPTFWD_STATS_FILE="$3" \
+    CKPTFWD_JOB_ID="$4" CKPTFWD_IDLE_EXIT=1 CKPTFWD_LOG="$LOG" \
+    CKPTFWD_SCHEMA="$SCHEMA"
+}
+# The forwarder of job JOB: the ckptfwd-forwarder process (its name is cut to 15 characters)
+# whose environment names the job.
+forwarder_pid() {
+  local p
+  for p in $(pgrep -x ckptfwd-forward 2>/dev/null); do
+    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$1" && { echo "$p"; return; }
+  done
+}
+# Samples the forwarder's VmHWM (its peak RSS) until it exits; max in bytes to FILE. For
+# forwarders that do not report peak_rss_bytes in their stats. VmHWM only grows, and the
+# forwarder stays at least its idle time (1 s) after the job, so the last sample is its peak.
+sample_rss() {  # JOB FILE
+  local pid="" key val unit max=0 i
+  for ((i = 0; i < 6000; i++)); do
+    [ -n "$pid" ] || pid=$(forwarder_pid "$1")
+    if [ -n "$pid" ]; then
+      [ -r "/proc/$pid/status" ] || break
+      while read -r key val unit; do
+        [ "$key" = "VmHWM:" ] && [ $((val * 1024)) -gt "$max" ] && max=$((val * 1024)) && echo "$max" >"$2"
+      done <"/proc/$pid/status"
+    fi
+    sleep 0.05
+  done
+}
+# Waits until STATS has the forwarder's line (it writes it when it exits), then prints it.
+forwarder_stats() {  # STATS
+  local i
+  for i in $(seq 1 600); do
+    grep -q '"source" *: *"forwarder"' "$1" 2>/dev/null && break
+    sleep 0.1
+  done
+  grep '"source" *: *"forwarder"' "$1" 2>/dev/null | tail -n 1
+}
+
+# One ckptfwd job: runs CMD... under the library of a new job (capture DIR, store STORE),
+# waits for its forwarder to exit. Sets OUT (CMD's stdout), WALL (launch to return), STATS
+# (forwarder line or {}), RSS (peak bytes: stats field, else sampled, else 0).
+lib_job() {  # DIR STORE CMD...
+  local dir=$1 store=$2 t0 t1 job sfile rfile
+  shift 2
+  RUN=$((RUN + 1))
+  job=bench-$$-$RUN sfile=$WORK/stats/$RUN.jsonl rfile=$WORK/stats/$RUN.rss
+  rm -f "$sfile" "$rfile"
+  sample_rss "$job" "$rfile" &
+  local sampler=$!
+  t0=$(now)
+  # shellcheck disable=SC2046  # lib_env's words are KEY=VALUE without spaces in BUILD/WORK
+  OUT=$(env $(lib_env "$dir" "$store" "$sfile" "$job") "$@") || {
+    kill "$sampler" 2>/dev/null
+    echo "bench_limits: under ckptfwd: $* failed; log $LOG" >&2; return 1; }
+  t1=$(now)
+  WALL=$(elapsed "$t0" "$t1")
+  # From the writer's first barrier when it says when that was (start_epoch=).
+  local s0
+  s0=$(grep -o 'start_epoch=[0-9.]*' <<<"$OUT" | cut -d= -f2)
+  [ -n "$s0" ] && WALL=$(elapsed "$s0" "$t1")
+  STATS=$(forwarder_stats "$sfile")
+  [ -n "$STATS" ] || { echo "bench_limits: no forwarder stats after: $* (log $LOG)" >&2; STATS="{}"; }
+  kill "$sampler" 2>/dev/null
+  wait "$sampler" 2>/dev/null
+  RSS=$(grep -o '"peak_rss_bytes" *: *[0-9]*' <<<"$STATS" | grep -o '[0-9]*$')
+  RSS_FROM=stats
+  # null: neither the stats field nor a sample (the forwarder came and went unseen).
+  [ -n "$RSS" ] || { RSS=$(cat "$rfile" 2>/dev/null || echo null); RSS_FROM=vmhwm; }
+  rm -f "$rfile"
+}
+store_counts() {  # STORE -> "store_files=N store_bytes=B"
+  echo "store_files=$(find "$1" -type f | wc -l) store_bytes=$(find "$1" -type f -printf '%s\n' | awk '{s+=$1} END{print s+0}')"
+}
+
+writer() { mpiexec.mpich -n "$1" "$BIN/bench_ckpt_writer" "${@:2}"; }
+
+# --- one checkpoint round: SIZE_LABEL RANKS REP ----------------------------------------------
+ckpt_round() {
+  local label=$1 np=$2 rep=$3 bytes out dir store base
+  bytes=$(bytes_of "$label")
+  base="\"size\":$bytes,\"size_label\":\"$label\",\"ranks\":$np,\"rep\":$rep"
+  local tmpfs=$SHM/tmpfs direct=$WORK/direct cdir=$WORK/ckpt
+  rm -rf "$tmpfs" "$direct" "$cdir" "$WORK"/store.*
+  mkdir -p "$tmpfs" "$direct" "$cdir"
+
+  out=$(writer "$np" --mode write --dir "$tmpfs" --bytes "$label") || return 1
+  rec "\"sec\":\"ckpt\",\"variant\":\"tmpfs\",$base,$(kv_json "$out")"
+
+  out=$(writer "$np" --mode write --dir "$direct" --bytes "$label" --fsync) || return 1
+  rec "\"sec\":\"ckpt\",\"variant\":\"disk_fsync\",$base,$(kv_json "$out")"
+  drop_caches
+  out=$(writer "$np" --mode read --dir "$direct" --bytes "$label") || {
+    echo "bench_limits: direct read-back of $label x $np ranks differs" >&2; return 1; }
+  rec "\"sec\":\"read\",\"variant\":\"disk\",$base,\"cold\":$COLD,$(kv_json "$out")"
+  rm -rf "$direct"
+
+  local v fs
+  for v in lib lib_fsync; do
+    store=$WORK/store.$v
+    fs=(); [ "$v" = lib_fsync ] && fs=(--fsync)
+    rm -rf "$cdir" "$store" && mkdir -p "$cdir"
+    lib_job "$cdir" "$store" mpiexec.mpich -n "$np" "$BIN/bench_ckpt_writer" --mode write \
+      --dir "$cdir" --bytes "$label" "${fs[@]}" || return 1
+    rec "\"sec\":\"ckpt\",\"variant\":\"$v\",$base,\"until_committed_s\":$WALL,$(kv_json "$OUT $(store_counts "$store") peak_rss_bytes=$RSS rss_from=$RSS_FROM"),\"stats\":$STATS"
+    # Restart: a new job reads the checkpoint back through the library, every byte checked.
+    drop_caches
+    lib_job "$cdir" "$store" mpiexec.mpich -n "$np" "$BIN/bench_ckpt_writer" --mode read \
+      --dir "$cdir" --bytes "$label" || {
+      echo "bench_limits: read-back through ckptfwd of $label x $np ranks ($v) differs" >&2; return 1; }
+    rec "\"sec\":\"read\",\"variant\":\"$v\",$base,\"cold\":$COLD,$(kv_json "$OUT"),\"stats\":$STATS"
+    if [ "$rep" = 1 ] && [ "$v" = lib ]; then
+      local rdir=$WORK/restored t0 t1 ok=1
+      rm -rf "$rdir"
+      t0=$(now)
+      "$BIN/ckptfwd" restore "$store" --to "$rdir" >/dev/null 2>"$WORK/restore.err" || ok=0
+      t1=$(now)
+      local r
+      for ((r = 0; r < np; r++)); do
+        cmp -s "$tmpfs/bench_ckpt_r$r.bin" "$rdir/bench_ckpt_r$r.bin" || ok=0
+      done
+      rec "\"sec\":\"restore\",$base,\"variant\":\"$v\",\"byte_exact\":$ok,\"seconds\":$(elapsed "$t0" "$t1")"
+      rm -rf "$rdir"
+      [ "$ok" = 1 ] || { echo "bench_limits: ckptfwd restore of $label x $np ranks is not byte-exact (see $WORK/restore.err)" >&2; return 1; }
+    fi
+    rm -rf "$store" "$cdir"
+  done
+  rm -rf "$tmpfs"
+}
+
+# --- uncaptured calls, fsync of one file, small files ----------------------------------------
+uncaptured_round() {
+  local rep=$1 d=$WORK/uncap out line
+  mkdir -p "$d"
+  for with in 0 1; do
+    if [ "$with" = 1 ]; then
+      # The library is loaded and initialised but captures nothing in $d.
+      out=$(env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$WORK/nothing-here/*" CKPTFWD_JOB_ID="bench-$$-uncap" \
+        CKPTFWD_LOG="$LOG" "$BIN/bench_uncaptured" --iterations "$ITERS" --dir "$d") || return 1
+    else
+      out=$("$BIN/bench_uncaptured" --iterations "$ITERS" --dir "$d") || return 1
+    fi
+    while read -r line; do
+      [ -n "$line" ] && rec "\"sec\":\"uncaptured\",\"rep\":$rep,\"with_lib\":$with,$(kv_json "$line")"
+    done <<<"$out"
+  done
+  rm -rf "$d"
+}
+
+fsync1_round() {
+  local rep=$1 d=$WORK/fsync1 out
+  rm -rf "$d" "$WORK/store.fsync1" && mkdir -p "$d"
+  out=$("$BIN/bench_fsync" --path "$d/one.bin" --mib "$(( $(bytes_of "$FSYNC1") >> 20 ))") || return 1
+  rec "\"sec\":\"fsync1\",\"variant\":\"disk\",\"rep\":$rep,\"bytes\":$(bytes_of "$FSYNC1"),$(kv_json "$out")"
+  rm -rf "$d" && mkdir -p "$d"
+  lib_job "$d" "$WORK/store.fsync1" "$BIN/bench_fsync" --path "$d/one.bin" --mib "$(( $(bytes_of "$FSYNC1") >> 20 ))" || return 1
+  rec "\"sec\":\"fsync1\",\"variant\":\"lib\",\"rep\":$rep,\"bytes\":$(bytes_of "$FSYNC1"),$(kv_json "$OUT")"
+  rm -rf "$d" "$WORK/store.fsync1"
+}
+
+small_round() {
+  local rep=$1 d=$WORK/small store=$WORK/store.small out base
+  base="\"rep\":$rep"
+  rm -rf "$d" "$store" && mkdir -p "$d"
+  out=$("$BIN/bench_smallfiles" write --dir "$d" --files "$SMALL") || return 1
+  rec "\"sec\":\"small\",\"variant\":\"disk_write\",$base,$(kv_json "$out")"
+  drop_caches
+  out=$("$BIN/bench_smallfiles" read --dir "$d" --files "$SMALL") || {
+    echo "bench_limits: small files read back directly differ" >&2; return 1; }
+  rec "\"sec\":\"small\",\"variant\":\"disk_read\",$base,\"cold\":$COLD,$(kv_json "$out")"
+  rm -rf "$d" && mkdir -p "$d"
+  lib_job "$d" "$store" "$BIN/bench_smallfiles" write --dir "$d" --files "$SMALL" || return 1
+  rec "\"sec\":\"small\",\"variant\":\"lib_write\",$base,\"until_committed_s\":$WALL,$(kv_json "$OUT $(store_counts "$store")"),\"stats\":$STATS"
+  drop_caches
+  lib_job "$d" "$store" "$BIN/bench_smallfiles" read --dir "$d" --files "$SMALL" || {
+    echo "bench_limits: small files read back through ckptfwd differ" >&2; return 1; }
+  rec "\"sec\":\"small\",\"variant\":\"lib_read\",$base,\"cold\":$COLD,$(kv_json "$OUT"),\"stats\":$STATS"
+  rm -rf "$d" "$store"
+}
+
+echo "limits: sizes [$SIZES], ranks [$RANKS], $REPS round(s), $SMALL small files; work dir $WORK ($(df -T "$WORK" | awk 'NR==2{print $2}')), tmpfs $SHM"
+for rep in $(seq 1 "$REPS"); do
+  uncaptured_round "$rep" || exit 1
+  printf 'u'
+  fsync1_round "$rep" || exit 1
+  printf 'f'
+  for label in $SIZES; do
+    for np in $RANKS; do
+      ckpt_round "$label" "$np" "$rep" || exit 1
+      printf '.'
+    done
+  done
+  small_round "$rep" || exit 1
+  printf 's'
+done
+echo
