@@ -60,7 +60,14 @@ void Batcher::loop() {
       continue;  // what was closed or notified meanwhile needs a new pick
     }
     wake = std::min({wake, purge_at, Service(c_).reap_orphans()});
+    // Every close notifies, and a pick looks at every staged version: a process writing
+    // thousands of small files would make that quadratic. Between two picks that found
+    // nothing to seal, at least kPickGap passes, unless a waiter (fsync, exit, drain)
+    // or a stop needs the batcher now.
+    const Clock::time_point not_before = Clock::now() + kPickGap;
     s.work_cv.wait_until(lk, wake);
+    while (!stop_ && s.waiters == 0 && !s.draining && Clock::now() < not_before)
+      s.work_cv.wait_until(lk, not_before);
   }
 }
 

@@ -67,6 +67,9 @@ class Batcher {
   static BatchFile take(Version& v);
   void process(const std::string& store, std::vector<BatchFile> files);
 
+  // Shortest time between two picks that found nothing to seal (loop()).
+  static constexpr std::chrono::milliseconds kPickGap{2};
+
   Core& c_;
   BatcherTiming t_;
   std::thread th_;

@@ -13,6 +13,9 @@
 
 namespace ckptfwd::fwd {
 
+// Largest file an fsync snapshots as a second name read into private memory (no copy).
+constexpr uint64_t kLiveSnapshotMax = 128ull << 20;
+
 namespace {
 // The fallback of an fsync snapshot where a second name cannot be made: a copy, with the
 // file's own mtime. No .meta until it is complete (mark_closed writes it): a crash
@@ -107,11 +110,18 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   // pipeline reads its bytes once into private memory (Version::live_source). No .meta
   // is ever written for it: a crash leaves a staged file without one, which a recovery
   // deletes, and the open version it names is recovered with every byte.
-  bool live = ::link(src_path.c_str(), dst_path.c_str()) == 0;
+  // The private memory is the file's size: a file larger than kLiveSnapshotMax is copied
+  // within the staging file system instead, so the forwarder's resident memory stays
+  // bounded whatever the checkpoint's size.
+  struct stat src_st;
+  bool small = ::stat(src_path.c_str(), &src_st) == 0 &&
+               static_cast<uint64_t>(src_st.st_size) <= kLiveSnapshotMax;
+  bool live = small && ::link(src_path.c_str(), dst_path.c_str()) == 0;
   bool ok = live;
   if (!live) {
-    LOG_DEBUG("cannot link %s to %s (%s): copying it for the fsync", src_path.c_str(),
-              dst_path.c_str(), strerror(errno));
+    if (small)
+      LOG_DEBUG("cannot link %s to %s (%s): copying it for the fsync", src_path.c_str(),
+                dst_path.c_str(), strerror(errno));
     ok = copy_snapshot(src_path, dst_path, &err);
   }
   lk.lock();

@@ -28,7 +28,7 @@ def need(cond, what):
 for sec in ("uncaptured", "checkpoint", "fsync_single", "forwarder_stages", "restart_read",
             "small_files", "store", "peak_rss", "restore", "demo"):
     need(sec in r, "section " + sec)
-need({u["kind"] for u in r["uncaptured"]} == {"open_read_close", "stat", "rel_open"}, "uncaptured kinds")
+need({u["kind"] for u in r["uncaptured"]} == {"open_read_close", "stat", "relative_open_close"}, "uncaptured kinds")
 need(all(num(u["ns_with"]) and num(u["ns_without"]) for u in r["uncaptured"]), "uncaptured ns")
 need(sorted(c["ranks"] for c in r["checkpoint"]) == [1, 2], "checkpoint rows for 1 and 2 ranks")
 for c in r["checkpoint"]:
