@@ -10,8 +10,8 @@
 #include "forwarder/state.h"
 #include "forwarder/stats.h"
 #include "forwarder/var_stats.h"
-#include "forwarder/worker_pool.h"
 #include "forwarder/view_prefetch.h"
+#include "forwarder/worker_pool.h"
 #include "schema/infer.h"
 
 namespace ckptfwd::fwd {

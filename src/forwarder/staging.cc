@@ -279,20 +279,30 @@ MappedFile::MappedFile(MappedFile&& o) noexcept
   o.mapped_ = 0;
 }
 
-bool MappedFile::open(const std::string& path, uint64_t size, std::string* err) {
+namespace {
+// Opens a staged file for reading: its descriptor, and *len = the first `size` bytes
+// clamped to what the file holds now. -1 with *err on failure.
+int open_staged_for_read(const std::string& path, uint64_t size, uint64_t* len, std::string* err) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     if (err) *err = why("cannot open staged file", path);
-    return false;
+    return -1;
   }
   struct stat st;
   if (fstat(fd, &st) != 0) {
     if (err) *err = why("cannot stat", path);
     close(fd);
-    return false;
+    return -1;
   }
+  *len = std::min<uint64_t>(size, static_cast<uint64_t>(st.st_size));
+  return fd;
+}
+}  // namespace
+
+bool MappedFile::open(const std::string& path, uint64_t size, std::string* err) {
   // Never map past the real end: touching it would raise SIGBUS.
-  size_ = std::min<uint64_t>(size, static_cast<uint64_t>(st.st_size));
+  int fd = open_staged_for_read(path, size, &size_, err);
+  if (fd < 0) return false;
   if (size_ > 0) {
     void* p = mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
@@ -310,18 +320,9 @@ bool MappedFile::open(const std::string& path, uint64_t size, std::string* err) 
 
 bool MappedFile::read_private(const std::string& path, uint64_t size, int threads,
                               std::string* err) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    if (err) *err = why("cannot open staged file", path);
-    return false;
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    if (err) *err = why("cannot stat", path);
-    close(fd);
-    return false;
-  }
-  uint64_t want = std::min<uint64_t>(size, static_cast<uint64_t>(st.st_size));
+  uint64_t want = 0;
+  int fd = open_staged_for_read(path, size, &want, err);
+  if (fd < 0) return false;
   if (want == 0) {
     close(fd);
     return true;

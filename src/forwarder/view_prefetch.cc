@@ -9,7 +9,7 @@
 #include "forwarder/restore.h"
 #include "forwarder/state.h"
 #include "forwarder/stats.h"
-#include "forwarder/task_pool.h"
+#include "forwarder/worker_pool.h"
 
 namespace ckptfwd::fwd {
 
@@ -63,8 +63,8 @@ void ViewPrefetch::end(const std::string& view) {
   cv_.notify_all();
 }
 
-TaskPool& ViewPrefetch::pool() {
-  if (!pool_) pool_ = std::make_unique<TaskPool>(threads_);
+WorkerPool& ViewPrefetch::pool() {
+  if (!pool_) pool_ = std::make_unique<WorkerPool>(threads_, WorkerPool::AtExit::kDropQueued);
   return *pool_;
 }
 
@@ -208,7 +208,7 @@ void ViewPrefetch::stage(const std::string& store, const std::vector<CatalogEntr
 }
 
 void ViewPrefetch::stop() {
-  std::unique_ptr<TaskPool> pool;
+  std::unique_ptr<WorkerPool> pool;
   {
     std::lock_guard<std::mutex> g(mu_);
     stopped_ = true;

@@ -33,7 +33,7 @@
 namespace ckptfwd::fwd {
 
 class State;
-class TaskPool;
+class WorkerPool;
 struct Stats;
 
 // How many bytes a plan may stage: the smallest of limit, half of free_bytes and, with a
@@ -76,7 +76,7 @@ class ViewPrefetch {
   void plan(const std::string& store, const std::string& container, uint32_t opened);
   void stage(const std::string& store, const std::vector<CatalogEntry>& files,
              const std::string& container);
-  TaskPool& pool();
+  WorkerPool& pool();
 
   State& state_;
   Stats& stats_;
@@ -90,7 +90,7 @@ class ViewPrefetch {
   std::set<std::string> failed_;     // views a plan could not restore: not tried again
   uint64_t in_flight_ = 0;           // bytes planned and not staged yet
   bool stopped_ = false;
-  std::unique_ptr<TaskPool> pool_;  // started at the first plan
+  std::unique_ptr<WorkerPool> pool_;  // started at the first plan
 };
 
 }  // namespace ckptfwd::fwd

@@ -4,7 +4,7 @@
 
 namespace ckptfwd::fwd {
 
-WorkerPool::WorkerPool(int threads) {
+WorkerPool::WorkerPool(int threads, AtExit at_exit) : at_exit_(at_exit) {
   for (int t = 0; t < std::max(1, threads); ++t) threads_.emplace_back([this] { loop(); });
 }
 
@@ -12,6 +12,7 @@ WorkerPool::~WorkerPool() {
   {
     std::lock_guard lk(mu_);
     stop_ = true;
+    if (at_exit_ == AtExit::kDropQueued) queue_.clear();
   }
   cv_.notify_all();
   for (std::thread& t : threads_) t.join();
@@ -20,22 +21,29 @@ WorkerPool::~WorkerPool() {
 void WorkerPool::submit(std::function<void()> task) {
   {
     std::lock_guard lk(mu_);
+    if (stop_ && at_exit_ == AtExit::kDropQueued) return;
     queue_.push_back(std::move(task));
   }
   cv_.notify_one();
 }
 
+void WorkerPool::wait_idle() {
+  std::unique_lock lk(mu_);
+  idle_cv_.wait(lk, [&] { return queue_.empty() && running_ == 0; });
+}
+
 void WorkerPool::loop() {
+  std::unique_lock lk(mu_);
   for (;;) {
-    std::function<void()> task;
-    {
-      std::unique_lock lk(mu_);
-      cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and everything queued has run
-      task = std::move(queue_.front());
-      queue_.pop_front();
-    }
+    cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) break;  // stopping, and everything queued has run (or was dropped)
+    std::function<void()> task = std::move(queue_.front());
+    queue_.pop_front();
+    ++running_;
+    lk.unlock();
     task();
+    lk.lock();
+    if (--running_ == 0 && queue_.empty()) idle_cv_.notify_all();
   }
 }
 

@@ -21,8 +21,12 @@ namespace ckptfwd::fwd {
 
 class WorkerPool {
  public:
-  explicit WorkerPool(int threads);
-  // Runs what is queued, then joins the threads.
+  // What the destructor does with tasks not started yet: run them (the compression
+  // workers: a TaskGroup may wait for them) or drop them (the restore threads of read
+  // views staged ahead: a forwarder leaving does not restore a whole container first).
+  enum class AtExit { kRunQueued, kDropQueued };
+  explicit WorkerPool(int threads, AtExit at_exit = AtExit::kRunQueued);
+  // Runs or drops what is queued (AtExit), waits for the running tasks, joins the threads.
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -31,13 +35,17 @@ class WorkerPool {
   // Queues task (FIFO). A task must not wait for another task of the pool (the pool may
   // have a single thread); it must not throw (TaskGroup and OrderedResults catch for it).
   void submit(std::function<void()> task);
+  // Blocks until nothing is queued and no task runs (tests, shutdown).
+  void wait_idle();
 
  private:
   void loop();
 
+  const AtExit at_exit_;
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_, idle_cv_;
   std::deque<std::function<void()>> queue_;
+  size_t running_ = 0;
   bool stop_ = false;
   std::vector<std::thread> threads_;
 };

@@ -421,6 +421,21 @@ bool ensure_connected_locked() {
   return true;
 }
 
+// The result a reply means: OK, PASS, or ERR with its errno (EIO if it carried none).
+Result result_of(const wire::Fields& reply) {
+  Result res;
+  if (strcmp(reply[0], wire::kOk) == 0) {
+    res.status = Status::kOk;
+  } else if (strcmp(reply[0], wire::kPass) == 0) {
+    res.status = Status::kPass;
+  } else {
+    long long e = 0;
+    res.status = Status::kErr;
+    res.err = wire::parse_i64(reply[1], e) && e > 0 ? static_cast<int>(e) : EIO;
+  }
+  return res;
+}
+
 }  // namespace
 
 Result call(const char* const* fields, size_t n, ReplyFn on_ok, void* ctx) {
@@ -435,16 +450,8 @@ Result call(const char* const* fields, size_t n, ReplyFn on_ok, void* ctx) {
       drop_connection_locked();
       continue;
     }
-    if (strcmp(reply[0], wire::kOk) == 0) {
-      res.status = Status::kOk;
-      if (on_ok) on_ok(reply, ctx);
-    } else if (strcmp(reply[0], wire::kPass) == 0) {
-      res.status = Status::kPass;
-    } else {
-      long long e = 0;
-      res.status = Status::kErr;
-      res.err = wire::parse_i64(reply[1], e) && e > 0 ? static_cast<int>(e) : EIO;
-    }
+    res = result_of(reply);
+    if (res.status == Status::kOk && on_ok) on_ok(reply, ctx);
     break;
   }
   pthread_mutex_unlock(&g_mu);
@@ -519,16 +526,7 @@ Result call_waiting(const char* const* fields, size_t n) {
     real::close()(sp.fd);
     return call(fields, n);
   }
-  Result res;
-  if (strcmp(reply[0], wire::kOk) == 0) {
-    res.status = Status::kOk;
-  } else if (strcmp(reply[0], wire::kPass) == 0) {
-    res.status = Status::kPass;
-  } else {
-    long long e = 0;
-    res.status = Status::kErr;
-    res.err = wire::parse_i64(reply[1], e) && e > 0 ? static_cast<int>(e) : EIO;
-  }
+  Result res = result_of(reply);
   give_back(sp);
   return res;
 }

@@ -1,30 +1,32 @@
 // Restart reads: the first read open of a file of a container stages the views of the
 // container's other live files (view_prefetch.h), within its bounds, never a stale one;
-// the restore threads are a persistent pool (task_pool.h).
+// the restore threads are a persistent pool (worker_pool.h).
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
 
-#include "forwarder/task_pool.h"
 #include "forwarder/view_prefetch.h"
+#include "forwarder/worker_pool.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {
 namespace {
 
-TEST(TaskPool, RunsEveryTaskOnItsThreads) {
-  TaskPool pool(3);
-  EXPECT_EQ(pool.threads(), 3u);
+// The restore threads' pool: every task runs; one thread keeps submission order; leaving
+// drops what has not started (a forwarder exiting does not restore a whole container).
+TEST(RestorePool, RunsEveryTaskOnItsThreads) {
+  WorkerPool pool(3, WorkerPool::AtExit::kDropQueued);
+  EXPECT_EQ(pool.size(), 3);
   std::atomic<int> ran{0};
   for (int i = 0; i < 200; ++i) pool.submit([&] { ran++; });
   pool.wait_idle();
   EXPECT_EQ(ran.load(), 200);
 }
 
-TEST(TaskPool, OneThreadRunsInSubmissionOrder) {
-  TaskPool pool(1);
+TEST(RestorePool, OneThreadRunsInSubmissionOrder) {
+  WorkerPool pool(1, WorkerPool::AtExit::kDropQueued);
   std::vector<int> order;
   for (int i = 0; i < 50; ++i) pool.submit([&order, i] { order.push_back(i); });
   pool.wait_idle();
@@ -32,25 +34,27 @@ TEST(TaskPool, OneThreadRunsInSubmissionOrder) {
   for (int i = 0; i < 50; ++i) EXPECT_EQ(order[i], i);
 }
 
-TEST(TaskPool, DestructionDropsWhatHasNotStarted) {
+TEST(RestorePool, DestructionDropsWhatHasNotStarted) {
   std::atomic<int> ran{0};
-  std::atomic<bool> release{false};
+  std::atomic<bool> started{false}, release{false};
+  std::thread releaser;
   {
-    TaskPool pool(1);
+    WorkerPool pool(1, WorkerPool::AtExit::kDropQueued);
     pool.submit([&] {
+      started = true;
       while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       ran++;
     });
     for (int i = 0; i < 10; ++i) pool.submit([&] { ran++; });
-    std::thread t([&] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    while (!started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // The running task is released well after the destructor below dropped the queue.
+    releaser = std::thread([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
       release = true;
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    t.detach();
-  }  // waits for the running task, drops the 10 queued ones (or some ran already)
-  EXPECT_GE(ran.load(), 1);
-  EXPECT_LE(ran.load(), 11);
+  }  // drops the 10 queued tasks, then waits for the running one
+  releaser.join();
+  EXPECT_EQ(ran.load(), 1);
 }
 
 TEST(PrefetchBounds, BudgetIsTheSmallestBound) {

@@ -86,7 +86,7 @@ lib_env() {  # DIR STORE STATS JOB
 forwarder_pid() {
   local p
   for p in $(pgrep -x ckptfwd-forward 2>/dev/null); do
-    tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$1" && { echo "$p"; return; }
+    tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qx "CKPTFWD_JOB_ID=$1" && { echo "$p"; return; }
   done
 }
 # Samples the forwarder's VmHWM (its peak RSS) until it exits; max in bytes to FILE. For
@@ -100,7 +100,7 @@ sample_rss() {  # JOB FILE
       [ -r "/proc/$pid/status" ] || break
       while read -r key val unit; do
         [ "$key" = "VmHWM:" ] && [ $((val * 1024)) -gt "$max" ] && max=$((val * 1024)) && echo "$max" >"$2"
-      done <"/proc/$pid/status"
+      done 2>/dev/null <"/proc/$pid/status"
     fi
     sleep 0.05
   done
