@@ -17,7 +17,8 @@ namespace ckptfwd::interpose {
 size_t cwd_copy(char* out);
 // After the working directory changed in this process (or at init): getcwd into the copy.
 void cwd_refresh();
-// A process sharing our memory (vfork child) changed its own directory: stop trusting.
+// A process sharing our memory (vfork child) changed its own directory, or a chdir came
+// while the library was busy: stop trusting the copy until the next refresh.
 void cwd_distrust();
 // Forked child: the copy may have been half written by a thread the child does not have.
 void cwd_atfork_child();

@@ -56,7 +56,9 @@ void collect_abs_env(AbsEnv& env) {
   size_t len = static_cast<size_t>(snprintf(out, cap, "CKPTFWD_CAPTURE="));
   for (size_t i = 0; i < g_capture.count(); ++i) {
     size_t n = strlen(g_capture.pattern(i));
-    if (len + n + 2 > cap) break;
+    // All the globs or none: a child given some of them would capture less than its
+    // parent; without the entry it keeps the CKPTFWD_CAPTURE it inherits.
+    if (len + n + 2 > cap) return;
     if (i > 0) out[len++] = ':';
     memcpy(out + len, g_capture.pattern(i), n + 1);
     len += n;

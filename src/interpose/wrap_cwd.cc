@@ -10,9 +10,11 @@ using namespace ckptfwd::interpose;
 
 namespace {
 int after_chdir(int rc) {
-  if (rc != 0 || t_busy) return rc;
-  // A vfork child changes only its own directory, but writes our memory: distrust.
-  if (owner_process())
+  if (rc != 0) return rc;
+  // A vfork child changes only its own directory, but writes our memory; a chdir made
+  // while the library is busy (a signal handler inside a wrapped call) must not refresh
+  // under it: distrust the copy (paths then resolve the old way, through getcwd).
+  if (owner_process() && !t_busy)
     cwd_refresh();
   else
     cwd_distrust();
