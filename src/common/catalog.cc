@@ -53,14 +53,42 @@ void Catalog::apply_commit(const std::string& container, const std::vector<Catal
   }
 }
 
+namespace {
+// The node that wrote a container: its name is "c-<node>-<ns>-<seq>.ckc"
+// (store_paths.cc new_container_name); the two digit runs are cut from the right, so a
+// node name may hold '-'. Empty for any other name.
+std::string container_node(const std::string& name) {
+  if (name.size() < 10 || name.compare(0, 2, "c-") != 0 ||
+      name.compare(name.size() - 4, 4, ".ckc") != 0)
+    return "";
+  std::string rest = name.substr(2, name.size() - 6);
+  for (int run = 0; run < 2; ++run) {
+    size_t dash = rest.find_last_of('-');
+    if (dash == std::string::npos || dash + 1 == rest.size() ||
+        rest.find_first_not_of("0123456789", dash + 1) != std::string::npos)
+      return "";
+    rest.resize(dash);
+  }
+  return rest;
+}
+}  // namespace
+
 void Catalog::apply_create(const std::string& container, const std::vector<CatalogEntry>& files,
                            const ContainerIdentity& id) {
   note_local_change();
+  const std::string node = container_node(container);
   for (const CatalogEntry& f : files) {
     auto cur = live_.find(f.path);
     bool same_base = cur != live_.end() && cur->second.container == container &&
                      cur->second.file_index == f.file_index;  // re-applied (idempotent)
-    if (cur == live_.end() || same_base) {
+    // A node's later `create` of a file supersedes its earlier one: both are that node's
+    // one staged copy of the new file (fsync'd again, then closed), so the later holds
+    // every byte the node wrote, and a file that shrank between them must not come back
+    // at the older, larger size. A base of this node without other nodes' layers is
+    // replaced whole; a layer of this node is replaced in place.
+    bool own_base = cur != live_.end() && !node.empty() && cur->second.overlays.empty() &&
+                    container_node(cur->second.container) == node;
+    if (cur == live_.end() || same_base || own_base) {
       apply_commit(container, {f}, id);
       settle(f.path);
       continue;
@@ -70,6 +98,15 @@ void Catalog::apply_create(const std::string& container, const std::vector<Catal
     e.mtime_ns = std::max(e.mtime_ns, f.mtime_ns);
     Layer layer{container, f.file_index, f.size, id, true};
     if (std::find(e.overlays.begin(), e.overlays.end(), layer) != e.overlays.end()) continue;
+    auto own = std::find_if(e.overlays.rbegin(), e.overlays.rend(), [&](const Layer& l) {
+      return l.whole_hash && !node.empty() && container_node(l.container) == node;
+    });
+    if (own != e.overlays.rend()) {
+      *own = layer;
+      e.size = e.base_size;
+      for (const Layer& l : e.overlays) e.size = std::max(e.size, l.size);
+      continue;
+    }
     e.overlays.push_back(layer);
     e.size = std::max(e.size, f.size);
   }

@@ -524,4 +524,37 @@ TEST(ManifestTail, TellsRecordsCutOffTheEndAndARewrittenLastRecord) {
   EXPECT_FALSE(manifest::check_tail(s, &problem));
   EXPECT_NE(problem.find("not the one appended there"), std::string::npos) << problem;
 }
+
+// A node's later `create` of a new file (fsync'd again, or closed after an fsync) replaces
+// its earlier one: a file that shrank between them comes back at its new size. Another
+// node's `create` of the same file still stacks (each node holds only its own bytes).
+TEST(CatalogCreate, ALaterCreateOfTheSameNodeReplacesItsEarlierOne) {
+  Catalog c;
+  c.apply_create("c-n1-100-0.ckc", {entry("/ck/f", 0, 100000)});
+  c.apply_create("c-n1-200-1.ckc", {entry("/ck/f", 0, 50000)});
+  const CatalogEntry* f = c.find("/ck/f");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->container, "c-n1-200-1.ckc");
+  EXPECT_TRUE(f->overlays.empty());
+  EXPECT_EQ(f->size, 50000u);
+
+  // Two nodes (one with '-' in its name): the other node's create stacks, and a later
+  // create of that node replaces its own layer in place.
+  c.apply_create("c-node-b-300-0.ckc", {entry("/ck/f", 0, 70000)});
+  ASSERT_EQ(c.find("/ck/f")->overlays.size(), 1u);
+  EXPECT_EQ(c.find("/ck/f")->size, 70000u);
+  c.apply_create("c-node-b-400-1.ckc", {entry("/ck/f", 0, 60000)});
+  f = c.find("/ck/f");
+  ASSERT_EQ(f->overlays.size(), 1u);
+  EXPECT_EQ(f->overlays[0].container, "c-node-b-400-1.ckc");
+  EXPECT_EQ(f->size, 60000u);
+  EXPECT_EQ(f->container, "c-n1-200-1.ckc");
+
+  // Names not of the forwarder's form never count as one node's.
+  Catalog d;
+  d.apply_create("c-1.ckc", {entry("/ck/g", 0, 10)});
+  d.apply_create("c-2.ckc", {entry("/ck/g", 0, 5)});
+  EXPECT_EQ(d.find("/ck/g")->overlays.size(), 1u);
+  EXPECT_EQ(d.find("/ck/g")->size, 10u);
+}
 }  // namespace ckptfwd
