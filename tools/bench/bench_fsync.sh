@@ -41,27 +41,42 @@ if [ -n "$BASE" ]; then
 fi
 JOB="bench-fsync-$$"
 envs=(CKPTFWD_CAPTURE="$WORK/capture/*" CKPTFWD_STORE="$WORK/store" CKPTFWD_JOB_ID="$JOB"
-      CKPTFWD_LOG="$WORK/ckptfwd.log" CKPTFWD_IDLE_EXIT=5)
+      CKPTFWD_LOG="$WORK/ckptfwd.log" CKPTFWD_IDLE_EXIT=60)
 env "${envs[@]}" "$FWD" --daemon || { echo "bench_fsync.sh: forwarder did not start (see $WORK/ckptfwd.log)" >&2; exit 1; }
 base_envs=(CKPTFWD_CAPTURE="$WORK/capture-base/*" CKPTFWD_STORE="$WORK/store-base"
-           CKPTFWD_JOB_ID="$JOB-base" CKPTFWD_LOG="$WORK/base.log" CKPTFWD_IDLE_EXIT=5)
+           CKPTFWD_JOB_ID="$JOB-base" CKPTFWD_LOG="$WORK/base.log" CKPTFWD_IDLE_EXIT=60)
 if [ -n "$BASE" ]; then
   env "${base_envs[@]}" "$BASE/bin/ckptfwd-forwarder" --daemon ||
     { echo "bench_fsync.sh: the BENCH_BASE forwarder did not start (see $WORK/base.log)" >&2; exit 1; }
 fi
 
-# CPU seconds (user + system) a forwarder of job $1 used so far.
-fwd_cpu() {
+# The pid of the forwarder of job $1 (the rounds' forwarders idle-exit only after 60 s,
+# so one forwarder serves every round: its CPU counter covers them all).
+fwd_pid() {
   local p exe
   for p in /proc/[0-9]*; do
     exe=$(readlink "$p/exe" 2>/dev/null) || continue
     [[ "$exe" == */ckptfwd-forwarder ]] || continue
     tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$1" || continue
-    awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f\n", ($14 + $15) / hz }' "$p/stat"
+    echo "${p#/proc/}"
     return
   done
-  echo 0
 }
+# CPU seconds (user + system) the forwarder of job $1 used so far.
+fwd_cpu() {
+  local p
+  p=$(fwd_pid "$1")
+  if [ -n "$p" ]; then awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f\n", ($14 + $15) / hz }' "/proc/$p/stat"; else echo 0; fi
+}
+# At the end, the forwarders this script started leave (they commit nothing more).
+stop_forwarders() {
+  local p
+  for j in "$JOB" "$JOB-base"; do
+    p=$(fwd_pid "$j")
+    [ -n "$p" ] && kill -TERM "$p"
+  done
+}
+trap stop_forwarders EXIT
 field() { grep -o "$1=[0-9.]*" | cut -d= -f2; }
 median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print ""; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 : >"$WORK/direct.txt"
