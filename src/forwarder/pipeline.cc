@@ -181,34 +181,10 @@ bool commit_extents(const BatchFile& f, const uint8_t* base, uint64_t n, FileEnt
 // batch holds stays bounded) nor competes with the encoders for them. Throws on a read
 // error (the batch fails and is retried like a store error).
 uint64_t hash_ranges(const std::string& data_path, const Extents& ranges) {
-  constexpr uint64_t kWindow = 4ull << 20;
-  thread_local std::vector<uint8_t> buf;
-  if (ranges.empty()) return XXH64(nullptr, 0, 0);
-  buf.resize(kWindow);
-  int fd = ::open(data_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0)
-    throw std::runtime_error("cannot open staged file " + data_path + ": " + strerror(errno));
-  std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(),
-                                                                      XXH64_freeState);
-  if (!h) {
-    ::close(fd);
-    throw std::bad_alloc();
-  }
-  XXH64_reset(h.get(), 0);
-  for (const Extent& x : ranges)
-    for (uint64_t a = x.begin; a < x.end;) {
-      ssize_t r = ::pread(fd, buf.data(), std::min(kWindow, x.end - a), static_cast<off_t>(a));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) {
-        std::string why = r < 0 ? strerror(errno) : "the file is shorter than when it was mapped";
-        ::close(fd);
-        throw std::runtime_error("reading staged file " + data_path + ": " + why);
-      }
-      XXH64_update(h.get(), buf.data(), static_cast<size_t>(r));
-      a += static_cast<uint64_t>(r);
-    }
-  ::close(fd);
-  return XXH64_digest(h.get());
+  uint64_t hash = 0;
+  std::string err;
+  if (!hash_staged_ranges(data_path, ranges, &hash, &err)) throw std::runtime_error(err);
+  return hash;
 }
 
 // The same hash over the mapping (a batch small enough to stay resident).

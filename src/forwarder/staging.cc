@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -196,24 +197,48 @@ bool copy_fd(int src, int dst, std::string* err) {
 }
 
 bool hash_staged(const std::string& path, uint64_t size, uint64_t* hash) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return false;
-  XXH64_state_t* h = XXH64_createState();
-  XXH64_reset(h, 0);
-  std::vector<uint8_t> buf(std::min<uint64_t>(size, 4u << 20));
-  uint64_t pos = 0;
-  while (pos < size) {
-    ssize_t n =
-        pread(fd, buf.data(), std::min<uint64_t>(buf.size(), size - pos), static_cast<off_t>(pos));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    XXH64_update(h, buf.data(), static_cast<size_t>(n));
-    pos += static_cast<uint64_t>(n);
+  Extents whole;
+  if (size) whole.push_back({0, size});
+  return hash_staged_ranges(path, whole, hash, nullptr);
+}
+
+bool hash_staged_ranges(const std::string& path, const Extents& ranges, uint64_t* hash,
+                        std::string* err) {
+  constexpr uint64_t kWindow = 4ull << 20;
+  thread_local std::vector<uint8_t> buf;
+  *hash = XXH64(nullptr, 0, 0);
+  if (ranges.empty()) return true;
+  buf.resize(kWindow);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    if (err) *err = why("cannot open staged file", path);
+    return false;
   }
-  close(fd);
-  *hash = XXH64_digest(h);
-  XXH64_freeState(h);
-  return pos == size;
+  std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(),
+                                                                      XXH64_freeState);
+  if (!h) {
+    ::close(fd);
+    if (err) *err = "out of memory hashing " + path;
+    return false;
+  }
+  XXH64_reset(h.get(), 0);
+  for (const Extent& x : ranges)
+    for (uint64_t a = x.begin; a < x.end;) {
+      ssize_t r = ::pread(fd, buf.data(), std::min(kWindow, x.end - a), static_cast<off_t>(a));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        if (err)
+          *err = "reading staged file " + path + ": " +
+                 (r < 0 ? strerror(errno) : "the file is shorter than when it was mapped");
+        ::close(fd);
+        return false;
+      }
+      XXH64_update(h.get(), buf.data(), static_cast<size_t>(r));
+      a += static_cast<uint64_t>(r);
+    }
+  ::close(fd);
+  *hash = XXH64_digest(h.get());
+  return true;
 }
 
 void remove_staged(const std::string& data_path, const std::string& meta_path) {

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "forwarder/extents.h"
+
 namespace ckptfwd::fwd {
 
 struct VersionMeta {
@@ -43,11 +45,16 @@ bool copy_fd(int src_fd, int dst_fd, std::string* err);
 inline constexpr uint32_t kStagedFileMode = 0600;
 void remove_staged(const std::string& data_path, const std::string& meta_path);
 
-// A read-only mapping of a whole file (empty files map nothing).
 // XXH64 of the first `size` bytes of path, read with pread (no mapping: a writer may cut
 // the file meanwhile). False if it cannot be read or holds fewer bytes.
 bool hash_staged(const std::string& path, uint64_t size, uint64_t* hash);
+// XXH64 of the bytes of `ranges` of the staged file at path, read in 4 MiB windows into a
+// per-thread buffer (the only copy: nothing is mapped). False with *err when the file
+// cannot be opened or holds fewer bytes than the ranges name.
+bool hash_staged_ranges(const std::string& path, const Extents& ranges, uint64_t* hash,
+                        std::string* err);
 
+// A read-only mapping of a whole file (empty files map nothing), or a private copy.
 class MappedFile {
  public:
   MappedFile() = default;
