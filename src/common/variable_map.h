@@ -104,11 +104,6 @@ void encode_variable_map(const VariableMap& m, std::vector<uint8_t>& out);
 bool decode_variable_map(const uint8_t* p, size_t n, size_t* pos, uint64_t file_size,
                          VariableMap& out, std::string* err);
 
-// JSON object {"source":..,"detail":..,"vars":[{"key","name","dtype","elem_size",
-// "shape":[..],"bytes":N,"extents":[{"offset","length","start","shape","filtered"}]}],
-// "residual_bytes":N}. With extents=false the "extents" arrays are left out.
-std::string variable_map_json(const VariableMap& m, uint64_t file_size, bool extents = true);
-// JSON string literal of s (quotes included; control and non-ASCII bytes escaped).
-std::string json_quote(const std::string& s);
+// JSON of a map: common/json_text.h (variable_map_to_json).
 
 }  // namespace ckptfwd

@@ -1,8 +1,9 @@
 #include "forwarder/var_stats.h"
 
 #include <algorithm>
-#include <cstdio>
+#include <cmath>
 
+#include "common/json_text.h"
 #include "common/variable_map.h"
 
 namespace ckptfwd::fwd {
@@ -31,13 +32,17 @@ std::vector<std::string> VariableStats::json_lines(size_t max) const {
   std::vector<std::string> out;
   for (const auto* kv : order) {
     const Entry& e = kv->second;
-    char nums[160];
-    snprintf(nums, sizeof nums,
-             ",\"bytes_in\":%llu,\"bytes_out\":%llu,\"ratio\":%.3f,\"encode_mbs\":%.1f}",
-             static_cast<unsigned long long>(e.in), static_cast<unsigned long long>(e.out),
-             e.out ? static_cast<double>(e.in) / e.out : 0.0, e.ns > 0 ? e.in * 1e3 / e.ns : 0.0);
-    out.push_back("{\"source\":\"variable\",\"key\":" + json_quote(kv->first) +
-                  ",\"dtype\":" + json_quote(e.dtype) + ",\"chain\":" + json_quote(e.chain) + nums);
+    // Rounded as before (3 decimals, MB/s to 0.1): a stats line stays short.
+    double ratio = e.out ? std::round(static_cast<double>(e.in) / e.out * 1000) / 1000 : 0.0;
+    double mbs = e.ns > 0 ? std::round(e.in * 1e4 / e.ns) / 10 : 0.0;
+    out.push_back(json_text(Json{{"source", "variable"},
+                                 {"key", kv->first},
+                                 {"dtype", e.dtype},
+                                 {"chain", e.chain},
+                                 {"bytes_in", e.in},
+                                 {"bytes_out", e.out},
+                                 {"ratio", ratio},
+                                 {"encode_mbs", mbs}}));
   }
   return out;
 }

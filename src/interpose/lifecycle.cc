@@ -16,6 +16,7 @@
 #include "interpose/extent_log.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
+#include "interpose/stats_line.h"
 #include "interpose/versions.h"
 
 namespace ckptfwd::interpose {
@@ -74,24 +75,13 @@ size_t table_capacity() {
 void write_stats_line() {
   long n = fallback_count();
   if (n == 0 || !g_settings.stats_path[0]) return;
-  char reason[400];
-  size_t k = 0;
-  for (const char* p = first_fallback_reason(); *p && k + 3 < sizeof(reason); ++p) {
-    unsigned char c = static_cast<unsigned char>(*p);
-    if (c == '"' || c == '\\') reason[k++] = '\\';
-    reason[k++] = c < 0x20 ? ' ' : static_cast<char>(c);
-  }
-  reason[k] = '\0';
   char line[640];
-  int len = snprintf(line, sizeof(line),
-                     "{\"source\":\"client\",\"pid\":%d,\"rank\":%d,\"fallbacks\":%ld,"
-                     "\"reason\":\"%s\"}\n",
-                     static_cast<int>(getpid()), g_settings.rank, n, reason);
-  if (len <= 0) return;
+  size_t len = format_client_stats_line(line, sizeof(line), static_cast<int>(getpid()),
+                                        g_settings.rank, n, first_fallback_reason());
+  if (len == 0) return;
   int fd = real::open()(g_settings.stats_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return;
-  ssize_t w =
-      real::write()(fd, line, static_cast<size_t>(len) < sizeof(line) ? len : sizeof(line) - 1);
+  ssize_t w = real::write()(fd, line, len);
   (void)w;
   real::close()(fd);
 }

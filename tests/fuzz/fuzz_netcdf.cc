@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "common/json_text.h"
 #include "common/variable_map.h"
 #include "schema/netcdf_classic.h"
 

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/json_text.h"
 #include "common/variable_map.h"
 #include "schema/schema_lang.h"
 

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "common/container.h"
+#include "common/json_text.h"
 #include "common/variable_map.h"
 #include "core_test_util.h"
 
@@ -149,7 +150,22 @@ TEST(VariableMap, JsonNamesEveryVariable) {
   EXPECT_NE(j.find("\"shape\":[16,2]"), std::string::npos) << j;
   EXPECT_NE(j.find("\"filtered\":true"), std::string::npos) << j;
   EXPECT_NE(j.find("\"residual_bytes\":728"), std::string::npos) << j;
-  EXPECT_EQ(json_quote("a\"b\\\n"), "\"a\\\"b\\\\\\u000a\"");
+  EXPECT_EQ(json_quote("a\"b\\\n"), "\"a\\\"b\\\\\\n\"");
+}
+
+// One rule for every string the CLI and the forwarder print: valid UTF-8 as it is (a path
+// "é" stays "é", not the two Latin-1 characters of its bytes), invalid bytes as U+FFFD,
+// control characters escaped; the text always parses back.
+TEST(JsonText, Utf8KeptInvalidBytesReplaced) {
+  EXPECT_EQ(json_quote("/ckpt/\xc3\xa9t\xc3\xa9.h5"), "\"/ckpt/\xc3\xa9t\xc3\xa9.h5\"");
+  EXPECT_EQ(json_quote("a\xff"
+                       "b"),
+            "\"a\xef\xbf\xbd"
+            "b\"");
+  EXPECT_EQ(json_quote(std::string("\x01\t", 2)), "\"\\u0001\\t\"");
+  Json back = json_parse(json_text(Json{{"p", "x\xfe\x01y"}}));
+  ASSERT_FALSE(back.is_discarded());
+  EXPECT_EQ(back["p"], "x\xef\xbf\xbd\x01y");
 }
 
 TEST(ContainerVars, StoredWithTheFileAndReadBack) {

@@ -16,12 +16,11 @@
 // fails the run (exit 1). One JSON line per anchor on stdout.
 #include <blosc.h>
 #include <fpzip.h>
+#include <time.h>
 #include <zfp.h>
 #include <zstd.h>
 
 #include <algorithm>
-#include <time.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -33,6 +32,7 @@
 #include <vector>
 
 #include "common/config.h"
+#include "common/json_text.h"
 #include "common/variable_map.h"
 #include "schema/infer.h"
 

@@ -13,13 +13,12 @@
 // the pipeline decides what they mean. The batch is written twice, as a job's first
 // checkpoint (codec chains tried) and as its next (chains remembered, as the forwarder
 // does for a job); the second is measured and read back. One writer thread
-// (cfg.writers = 1) and CPU time, so the MB/s figures are per core. Exit status 1 when a batch fails
-// or a file does not come back byte-exact (it says which), 2 on a usage error.
+// (cfg.writers = 1) and CPU time, so the MB/s figures are per core. Exit status 1 when a batch
+// fails or a file does not come back byte-exact (it says which), 2 on a usage error.
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
-
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -31,6 +30,7 @@
 
 #include "common/config.h"
 #include "common/container.h"
+#include "common/json_text.h"
 #include "common/variable_map.h"
 #include "forwarder/codec_choice.h"
 #include "forwarder/pipeline.h"
@@ -162,8 +162,8 @@ Run run_one(const Args& a, const ckptfwd::schema::Inferrer& inferrer,
     res = {};
     double t0 = now_s();
     c0 = cpu_s();
-    ok = ok && ckptfwd::fwd::write_container(cfg, store, "bench", batch, res, &err, &inferrer,
-                                             &choices);
+    ok = ok &&
+         ckptfwd::fwd::write_container(cfg, store, "bench", batch, res, &err, &inferrer, &choices);
     r.compress_s += cpu_s() - c0;
     r.wall_s += now_s() - t0;
     if (!ok) {

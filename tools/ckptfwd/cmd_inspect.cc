@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "common/config.h"
+#include "common/json_text.h"
 #include "schema/infer.h"
 #include "vars_format.h"
 
@@ -123,8 +124,9 @@ int cmd_inspect(const Args& args) {
     std::string note;
     VariableMap m = inferrer.infer(absolute(f), f, in.data, in.size, {}, &note);
     if (json) {
-      std::string obj = variable_map_json(m, in.size);
-      printf("{\"file\":%s,%s\n", json_quote(f).c_str(), obj.c_str() + 1);
+      Json obj = {{"file", f}};
+      obj.update(variable_map_to_json(m, in.size));
+      printf("%s\n", json_text(obj).c_str());
     } else {
       if (files.size() > 1) printf("%s:\n", f.c_str());
       print_variable_map(stdout, m, in.size);

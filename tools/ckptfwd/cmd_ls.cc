@@ -1,6 +1,7 @@
 // ckptfwd ls STORE [--all]
 #include <dirent.h>
 
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -8,9 +9,11 @@
 
 #include "cli.h"
 #include "common/dtype.h"
+#include "common/json_text.h"
 #include "common/variable_map.h"
 #include "restore_paths.h"
 #include "store.h"
+#include "stored_bytes.h"
 #include "vars_format.h"
 
 namespace ckptfwd::cli {
@@ -18,10 +21,21 @@ namespace ckptfwd::cli {
 namespace {
 
 const char kHelp[] =
-    "usage: ckptfwd ls STORE [--all | --vars [--json]]\n"
+    "usage: ckptfwd ls STORE [--json] | ls STORE --all | ls STORE --vars [--json]\n"
     "\n"
     "Lists the live files of a store (the newest committed version of each path, after\n"
-    "renames and unlinks): size, mode, modification time, container, overlays, path.\n"
+    "renames and unlinks): size, stored bytes, ratio (size / stored), mode, modification\n"
+    "time, container, overlays, path; then a total line: files, bytes in, bytes stored,\n"
+    "ratio, and the containers holding them, with how their size on disk divides up.\n"
+    "Stored bytes of a file: each chunk (compressed bytes in a container) is split among\n"
+    "the live files that use it in proportion to the raw bytes each uses (a stream merges a\n"
+    "variable of many ranks; a piece every rank holds is stored once). A chunk stored as a\n"
+    "reference to an equal chunk of an earlier container (unchanged since an earlier\n"
+    "checkpoint) counts where its bytes are: the chunk it names, in the earlier container,\n"
+    "is split among all its live users, and the reference's few bytes in the later one.\n"
+    "So the files' stored bytes add up to the total, and the total is the bytes of every\n"
+    "chunk a live file uses; the containers' size on disk is that plus their chunks no live\n"
+    "file uses (older versions) plus their headers, indexes and trailers.\n"
     "A shared file written from several nodes is a base (CONTAINER, '-' when none) with\n"
     "overlays: the extents each node wrote, applied in MANIFEST order; OVL counts them and\n"
     "SIZE is the size of the result. STORE may also be a single container file (*.ckc).\n"
@@ -43,7 +57,12 @@ const char kHelp[] =
     "           did not merge it by variable) and its shape per rank; then per file where\n"
     "           its map came from (or why it has none: it is stored agnostic), the bytes\n"
     "           in variables and the residual bytes\n"
-    "  --json   with --vars: one JSON object {\"keys\": [{\"key\", \"dtype\", \"files\",\n"
+    "  --json   one JSON object (docs/json.md): the live listing {\"store\", \"files\":\n"
+    "           [{\"path\", \"size\", \"stored_bytes\", \"ratio\", \"mode\", \"mtime_ns\",\n"
+    "           \"container\", \"overlays\"}], \"total\": {\"files\", \"bytes_in\",\n"
+    "           \"bytes_stored\", \"ratio\", \"containers\", \"disk_bytes\",\n"
+    "           \"unused_chunk_bytes\", \"metadata_bytes\"}, \"problems\"}; with --vars\n"
+    "           {\"keys\": [{\"key\", \"dtype\", \"files\",\n"
     "           \"bytes\", \"chain\", \"stream_bytes\", \"stored_bytes\", \"shapes\":\n"
     "           [{\"path\", \"rank\", \"shape\"}]}], \"files\":\n"
     "           [{\"path\", \"rank\", \"size\", \"source\", \"detail\", \"mapped_bytes\",\n"
@@ -76,18 +95,72 @@ std::string fmt_mode(uint32_t m) {
   return buf;
 }
 
-void list_live(const Store& st) {
-  printf("%14s  %4s  %-19s  %-28s  %3s  %s\n", "SIZE", "MODE", "MTIME", "CONTAINER", "OVL", "PATH");
-  unsigned long long total = 0;
+std::string fmt_ratio(uint64_t in, uint64_t stored) {
+  if (!stored) return "-";
+  char b[32];
+  snprintf(b, sizeof b, "%.2f", static_cast<double>(in) / stored);
+  return b;
+}
+
+Json ratio_json(uint64_t in, uint64_t stored) {
+  return stored ? Json(std::round(static_cast<double>(in) / stored * 1000) / 1000) : Json();
+}
+
+int list_live(const Store& st, bool json) {
+  ContainerCache cache(st.dir);
+  StoredAccount acc;
+  bool ok = account_stored(st, cache, acc);
+  if (json) {
+    Json files = Json::array();
+    for (const auto& [path, e] : st.catalog.entries()) {
+      uint64_t stored = acc.per_file[path];
+      files.push_back({{"path", path},
+                       {"size", e.size},
+                       {"stored_bytes", stored},
+                       {"ratio", ratio_json(e.size, stored)},
+                       {"mode", fmt_mode(e.mode)},
+                       {"mtime_ns", e.mtime_ns},
+                       {"container", e.container.empty() ? Json() : Json(e.container)},
+                       {"overlays", e.overlays.size()}});
+    }
+    Json total = {{"files", st.catalog.entries().size()},
+                  {"bytes_in", acc.bytes_in},
+                  {"bytes_stored", acc.bytes_stored},
+                  {"ratio", ratio_json(acc.bytes_in, acc.bytes_stored)},
+                  {"containers", acc.containers.size()},
+                  {"disk_bytes", acc.disk_bytes},
+                  {"unused_chunk_bytes", acc.unused_chunk_bytes},
+                  {"metadata_bytes", acc.metadata_bytes}};
+    Json doc = {{"store", st.dir},
+                {"files", std::move(files)},
+                {"total", std::move(total)},
+                {"problems", acc.problems}};
+    printf("%s\n", json_text(doc).c_str());
+    return ok ? 0 : 1;
+  }
+  for (const std::string& p : acc.problems) error(p);
+  printf("%14s  %12s  %6s  %4s  %-19s  %-28s  %3s  %s\n", "SIZE", "STORED", "RATIO", "MODE",
+         "MTIME", "CONTAINER", "OVL", "PATH");
   for (const auto& [path, e] : st.catalog.entries()) {
     std::string ovl = e.overlays.empty() ? "-" : "+" + std::to_string(e.overlays.size());
-    printf("%14llu  %4s  %-19s  %-28s  %3s  %s\n", static_cast<unsigned long long>(e.size),
-           fmt_mode(e.mode).c_str(), fmt_time(e.mtime_ns).c_str(),
-           e.container.empty() ? "-" : printable(e.container).c_str(), ovl.c_str(),
-           printable(path).c_str());
-    total += e.size;
+    uint64_t stored = acc.per_file[path];
+    printf("%14llu  %12llu  %6s  %4s  %-19s  %-28s  %3s  %s\n",
+           static_cast<unsigned long long>(e.size), static_cast<unsigned long long>(stored),
+           fmt_ratio(e.size, stored).c_str(), fmt_mode(e.mode).c_str(),
+           fmt_time(e.mtime_ns).c_str(), e.container.empty() ? "-" : printable(e.container).c_str(),
+           ovl.c_str(), printable(path).c_str());
   }
-  printf("%zu files, %s\n", st.catalog.entries().size(), human_bytes(total).c_str());
+  printf("total: %zu files, %s in, %s stored, ratio %s, %zu containers\n",
+         st.catalog.entries().size(), human_bytes(acc.bytes_in).c_str(),
+         human_bytes(acc.bytes_stored).c_str(), fmt_ratio(acc.bytes_in, acc.bytes_stored).c_str(),
+         acc.containers.size());
+  if (!acc.containers.empty())
+    printf(
+        "containers on disk: %s = %s chunks of live files + %s chunks of older versions + %s "
+        "headers and indexes\n",
+        human_bytes(acc.disk_bytes).c_str(), human_bytes(acc.bytes_stored).c_str(),
+        human_bytes(acc.unused_chunk_bytes).c_str(), human_bytes(acc.metadata_bytes).c_str());
+  return ok ? 0 : 1;
 }
 
 int list_all(const Store& st) {
@@ -183,7 +256,8 @@ int list_vars(const Store& st, bool json) {
   };
   std::map<std::string, Key> keys;
   std::set<std::string> holding;  // containers of the listed maps
-  std::string files_json, file_lines;
+  Json files_json = Json::array();
+  std::string file_lines;
   int rc = 0;
   for (const auto& [path, e] : st.catalog.entries()) {
     VariableMap none;
@@ -224,12 +298,13 @@ int list_vars(const Store& st, bool json) {
     uint64_t mapped = mapped_bytes(*m), size = e.size;
     uint64_t residual = mapped <= size ? size - mapped : 0;
     if (json) {
-      files_json += std::string(files_json.empty() ? "" : ",") + "{\"path\":" + json_quote(path) +
-                    ",\"rank\":" + std::to_string(rank) + ",\"size\":" + std::to_string(size) +
-                    ",\"source\":" + json_quote(m->source) +
-                    ",\"detail\":" + json_quote(m->detail) +
-                    ",\"mapped_bytes\":" + std::to_string(mapped) +
-                    ",\"residual_bytes\":" + std::to_string(residual) + "}";
+      files_json.push_back({{"path", path},
+                            {"rank", rank},
+                            {"size", size},
+                            {"source", m->source},
+                            {"detail", m->detail},
+                            {"mapped_bytes", mapped},
+                            {"residual_bytes", residual}});
     } else {
       char buf[160];
       snprintf(buf, sizeof(buf), "  %-7s %5d %12s %12s  ",
@@ -266,26 +341,22 @@ int list_vars(const Store& st, bool json) {
     return std::string(b);
   };
   if (json) {
-    std::string o = "{\"keys\":[";
-    bool first = true;
+    Json out_keys = Json::array();
     for (const auto& [key, k] : keys) {
-      o += std::string(first ? "" : ",") + "{\"key\":" + json_quote(key) +
-           ",\"dtype\":" + json_quote(k.dtype) + ",\"files\":" + std::to_string(k.holders.size()) +
-           ",\"bytes\":" + std::to_string(k.bytes) + ",\"chain\":" + json_quote(chains_of(k)) +
-           ",\"stream_bytes\":" + std::to_string(k.stream_raw) +
-           ",\"stored_bytes\":" + std::to_string(k.stream_stored) + ",\"shapes\":[";
-      first = false;
-      for (size_t i = 0; i < k.holders.size(); ++i) {
-        const Holder& h = k.holders[i];
-        std::string dims;
-        for (size_t d = 0; d < h.shape.size(); ++d)
-          dims += (d ? "," : "") + std::to_string(h.shape[d]);
-        o += std::string(i ? "," : "") + "{\"path\":" + json_quote(h.path) +
-             ",\"rank\":" + std::to_string(h.rank) + ",\"shape\":[" + dims + "]}";
-      }
-      o += "]}";
+      Json shapes = Json::array();
+      for (const Holder& h : k.holders)
+        shapes.push_back({{"path", h.path}, {"rank", h.rank}, {"shape", h.shape}});
+      out_keys.push_back({{"key", key},
+                          {"dtype", k.dtype},
+                          {"files", k.holders.size()},
+                          {"bytes", k.bytes},
+                          {"chain", chains_of(k)},
+                          {"stream_bytes", k.stream_raw},
+                          {"stored_bytes", k.stream_stored},
+                          {"shapes", std::move(shapes)}});
     }
-    printf("%s],\"files\":[%s]}\n", o.c_str(), files_json.c_str());
+    Json doc = {{"keys", std::move(out_keys)}, {"files", std::move(files_json)}};
+    printf("%s\n", json_text(doc).c_str());
     return rc;
   }
   size_t w = 3;
@@ -341,7 +412,8 @@ int cmd_ls(const Args& args) {
       return usage_error("ls", "more than one STORE given");
   }
   if (store.empty()) return usage_error("ls", "missing STORE");
-  if (json && !vars) return usage_error("ls", "--json goes with --vars");
+  if (json && all)
+    return usage_error("ls", "--all has no JSON form (use --json alone or with --vars)");
   if (all && vars) return usage_error("ls", "--all and --vars are separate listings");
   Store st;
   if (!open_store(store, st)) return 1;
@@ -349,8 +421,7 @@ int cmd_ls(const Args& args) {
     error(st.dir + "/" + p + " (run ckptfwd verify " + st.dir + ")");
   if (all) return list_all(st);
   if (vars) return list_vars(st, json);
-  list_live(st);
-  return 0;
+  return list_live(st, json);
 }
 
 }  // namespace ckptfwd::cli

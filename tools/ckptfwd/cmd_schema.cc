@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "common/json_text.h"
 #include "common/variable_map.h"
 #include "schema/rename.h"
 #include "schema/schema_lang.h"

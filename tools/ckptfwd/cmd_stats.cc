@@ -51,30 +51,28 @@ const char kDrainHelp[] =
     "Exit status 1 if the forwarder reports that a commit failed.\n";
 
 // The per-variable records ({"source":"variable",...}) as one table.
-void print_variable_table(const std::vector<StatsKV>& vars) {
+void print_variable_table(const std::vector<Json>& vars) {
   if (vars.empty()) return;
-  auto get = [](const StatsKV& kv, const char* k) {
-    for (const auto& [key, v] : kv)
-      if (key == k) return v;
-    return std::string("-");
+  auto get = [](const Json& kv, const char* k) {
+    auto it = kv.find(k);
+    if (it == kv.end()) return std::string("-");
+    return it->is_string() ? it->get<std::string>() : json_text(*it);
   };
   size_t kw = 3, cw = 5;
-  for (const StatsKV& v : vars) {
+  for (const Json& v : vars) {
     kw = std::max(kw, get(v, "key").size());
     cw = std::max(cw, get(v, "chain").size());
   }
   printf("  %-*s  %-6s  %-*s  %12s  %12s  %6s  %8s\n", static_cast<int>(kw), "KEY", "DTYPE",
          static_cast<int>(cw), "CHAIN", "BYTES IN", "BYTES OUT", "RATIO", "MB/S");
-  for (const StatsKV& v : vars)
+  for (const Json& v : vars)
     printf("  %-*s  %-6s  %-*s  %12s  %12s  %6s  %8s\n", static_cast<int>(kw),
            get(v, "key").c_str(), get(v, "dtype").c_str(), static_cast<int>(cw),
            get(v, "chain").c_str(), get(v, "bytes_in").c_str(), get(v, "bytes_out").c_str(),
            get(v, "ratio").c_str(), get(v, "encode_mbs").c_str());
 }
 
-bool is_variable_record(const StatsKV& kv) {
-  return !kv.empty() && kv[0].first == "source" && kv[0].second == "variable";
-}
+bool is_variable_record(const Json& kv) { return kv.value("source", "") == "variable"; }
 
 int stats_file(const std::string& path, bool json) {
   std::ifstream in(path);
@@ -85,17 +83,17 @@ int stats_file(const std::string& path, bool json) {
   std::string line;
   int rc = 0;
   size_t records = 0;
-  std::vector<StatsKV> vars;
+  std::vector<Json> vars;
   for (size_t lineno = 1; std::getline(in, line); ++lineno) {
     if (line.empty()) continue;
-    StatsKV kv;
-    if (!parse_flat_json(line, &kv)) {
+    Json kv;
+    if (!parse_stats_record(line, &kv)) {
       error("stats: " + path + ":" + std::to_string(lineno) + ": not a stats record, skipped");
       rc = 1;
       continue;
     }
     if (json) {
-      printf("%s\n", line.c_str());
+      printf("%s\n", json_text(kv).c_str());
       ++records;
     } else if (is_variable_record(kv)) {
       vars.push_back(std::move(kv));
@@ -161,15 +159,15 @@ int cmd_stats(const Args& args) {
   }
   if (vars) {
     // One JSON object per line (forwarder/var_stats.h).
-    std::vector<StatsKV> table;
+    std::vector<Json> table;
     for (size_t b = 0; b < reply[1].size();) {
       size_t e = reply[1].find('\n', b);
       if (e == std::string::npos) e = reply[1].size();
       std::string line = reply[1].substr(b, e - b);
       b = e + 1;
-      StatsKV kv;
-      if (line.empty() || !parse_flat_json(line, &kv)) continue;
-      if (json) printf("%s\n", line.c_str());
+      Json kv;
+      if (line.empty() || !parse_stats_record(line, &kv)) continue;
+      if (json) printf("%s\n", json_text(kv).c_str());
       table.push_back(std::move(kv));
     }
     if (json) return 0;
@@ -183,14 +181,14 @@ int cmd_stats(const Args& args) {
     print_variable_table(table);
     return 0;
   }
-  if (json) {
-    printf("%s\n", reply[1].c_str());
-    return 0;
-  }
-  StatsKV kv;
-  if (!parse_flat_json(reply[1], &kv)) {
+  Json kv;
+  if (!parse_stats_record(reply[1], &kv)) {
     error("stats: the forwarder sent unreadable stats: " + reply[1]);
     return 1;
+  }
+  if (json) {
+    printf("%s\n", json_text(kv).c_str());
+    return 0;
   }
   printf("forwarder stats\n%s", format_stats_table(kv).c_str());
   return 0;

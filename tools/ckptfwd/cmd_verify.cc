@@ -6,6 +6,7 @@
 #include <set>
 
 #include "cli.h"
+#include "common/json_text.h"
 #include "restore_paths.h"
 #include "store.h"
 
@@ -14,7 +15,7 @@ namespace ckptfwd::cli {
 namespace {
 
 const char kHelp[] =
-    "usage: ckptfwd verify STORE | FILE.ckc\n"
+    "usage: ckptfwd verify [--json] STORE | FILE.ckc\n"
     "\n"
     "Checks a store: every MANIFEST line (checksum and syntax) and the chain that links each\n"
     "record to the one before it (a deleted, reordered or inserted line breaks it), that\n"
@@ -44,6 +45,10 @@ const char kHelp[] =
     "Records written before records were chained are reported as unchained (older format)\n"
     "and checked as before.\n"
     "\n"
+    "  --json   one JSON object instead: {\"store\", \"ok\", \"containers\", \"files\",\n"
+    "           \"bytes\", \"problems\": [...], \"warnings\": [...], \"notes\": [...]}\n"
+    "           (docs/json.md); the exit status is the same\n"
+    "\n"
     "Exit status: 0 no problem, 1 any problem.\n";
 
 }  // namespace
@@ -54,7 +59,12 @@ int cmd_verify(const Args& args) {
     return 0;
   }
   std::string store;
+  bool json = false;
   for (const std::string& a : args) {
+    if (a == "--json") {
+      json = true;
+      continue;
+    }
     if (!a.empty() && a[0] == '-') return usage_error("verify", "unknown option " + a);
     if (!store.empty()) return usage_error("verify", "more than one STORE given");
     store = a;
@@ -63,7 +73,7 @@ int cmd_verify(const Args& args) {
   Store st;
   if (!open_store(store, st)) return 1;
 
-  std::vector<std::string> problems;
+  std::vector<std::string> problems, warnings, notes;
   if (!st.distrust.empty()) problems.push_back(st.distrust);  // never "OK" for a foreign store
   for (const std::string& p : st.catalog.problems()) problems.push_back(st.dir + "/" + p);
   if (std::string cut; !st.single && !manifest::check_tail(st.dir, &cut)) problems.push_back(cut);
@@ -75,16 +85,16 @@ int cmd_verify(const Args& args) {
                          (st.no_manifest ? "missing" : "empty") +
                          "): its files are not in the catalog");
     } else {
-      fprintf(stderr,
-              "warning: %s: no MANIFEST record names this container (left by a forwarder that "
-              "stopped between its rename and its MANIFEST append, or by records cut off the "
-              "end of the MANIFEST; ckptfwd ls --all %s shows what it holds)\n",
-              printable(where).c_str(), printable(where).c_str());
+      warnings.push_back(where +
+                         ": no MANIFEST record names this container (left by a forwarder that "
+                         "stopped between its rename and its MANIFEST append, or by records "
+                         "cut off the end of the MANIFEST; ckptfwd ls --all " +
+                         where + " shows what it holds)");
     }
   }
   if (st.catalog.unchained_records() > 0)
-    printf("note: %s/MANIFEST: %zu records unchained (older format): checked line by line only\n",
-           printable(st.dir).c_str(), st.catalog.unchained_records());
+    notes.push_back(st.dir + "/MANIFEST: " + std::to_string(st.catalog.unchained_records()) +
+                    " records unchained (older format): checked line by line only");
 
   std::set<std::string> live_containers;
   for (const auto& [p, e] : st.catalog.entries()) add_containers_of(e, live_containers);
@@ -98,8 +108,8 @@ int cmd_verify(const Args& args) {
     if (!r) {
       bool gone = ::access(cache.path_of(name).c_str(), F_OK) != 0 && errno == ENOENT;
       if (gone && !live_containers.count(name)) {
-        fprintf(stderr, "note: %s is gone; no live file needs it (garbage-collected)\n",
-                printable(cache.path_of(name)).c_str());
+        notes.push_back(cache.path_of(name) +
+                        " is gone; no live file needs it (garbage-collected)");
         continue;
       }
       problems.push_back(err);
@@ -150,6 +160,16 @@ int cmd_verify(const Args& args) {
                     e.overlays[i].file_index, e.overlays[i].size);
     }
   }
+  if (json) {
+    Json doc = {{"store", st.dir},      {"ok", problems.empty()}, {"containers", n_containers},
+                {"files", n_files},     {"bytes", n_bytes},       {"problems", problems},
+                {"warnings", warnings}, {"notes", notes}};
+    printf("%s\n", json_text(doc).c_str());
+    return problems.empty() ? 0 : 1;
+  }
+  // Warnings go to stderr (the store is fine; stdout says so), notes to stdout as before.
+  for (const std::string& w : warnings) fprintf(stderr, "warning: %s\n", printable(w).c_str());
+  for (const std::string& n : notes) printf("note: %s\n", printable(n).c_str());
   for (const std::string& p : problems) printf("%s\n", printable(p).c_str());
   if (!problems.empty()) {
     printf("FAILED: %zu problems (%zu containers checked)\n", problems.size(), n_containers);

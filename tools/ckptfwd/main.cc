@@ -16,12 +16,13 @@ const char kHelp[] =
     "the forwarder of the current job on this node.\n"
     "\n"
     "Store commands (need nothing but the store directory):\n"
-    "  ls STORE [--all]                    list the live files of a store (--all: every\n"
-    "                                      container and every file version in it)\n"
+    "  ls STORE [--json | --all]           list the live files of a store, the bytes each\n"
+    "                                      stores and a total (--all: every container and\n"
+    "                                      every file version in it)\n"
     "  ls STORE --vars [--json]            the variables of the live files, by key\n"
     "  restore STORE --to DIR [--full-paths] [PATH...]\n"
     "                                      restore files byte for byte into DIR\n"
-    "  verify STORE|FILE.ckc               check manifest and every chunk checksum\n"
+    "  verify [--json] STORE|FILE.ckc      check manifest and every chunk checksum\n"
     "\n"
     "Forwarder commands (the job and node come from CKPTFWD_JOB_ID / SLURM_JOB_ID /\n"
     "PBS_JOBID, CKPTFWD_NODE_ID or the host name, and CKPTFWD_STAGE_DIR):\n"
@@ -43,6 +44,7 @@ const char kHelp[] =
     "directory of the capture glob (CKPTFWD_CAPTURE=/scratch/run/ckpt/step_*/r*.bin:\n"
     "/scratch/run/ckpt/.ckptfwd); runs of earlier versions put it next to the files.\n"
     "\n"
+    "--json: JSON for scripts; every command's keys are listed in docs/json.md.\n"
     "Exit status: 0 success, 1 a problem was found or an operation failed, 2 usage error.\n";
 
 // Directory of this executable (for `run` to find ../lib/libckptfwd.so).

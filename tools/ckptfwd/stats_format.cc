@@ -1,6 +1,5 @@
 #include "stats_format.h"
 
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 
@@ -9,82 +8,6 @@
 namespace ckptfwd::cli {
 
 namespace {
-
-class Parser {
- public:
-  explicit Parser(const std::string& s) : s_(s) {}
-  void ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r'))
-      ++i_;
-  }
-  bool eat(char c) {
-    ws();
-    if (i_ < s_.size() && s_[i_] == c) {
-      ++i_;
-      return true;
-    }
-    return false;
-  }
-  bool done() {
-    ws();
-    return i_ == s_.size();
-  }
-  bool string(std::string* out) {
-    if (!eat('"')) return false;
-    out->clear();
-    while (i_ < s_.size()) {
-      char c = s_[i_++];
-      if (c == '"') return true;
-      if (c != '\\') {
-        *out += c;
-        continue;
-      }
-      if (i_ >= s_.size()) return false;
-      char e = s_[i_++];
-      switch (e) {
-        case 'n':
-          *out += '\n';
-          break;
-        case 't':
-          *out += '\t';
-          break;
-        case 'r':
-          *out += '\r';
-          break;
-        case 'b':
-          *out += '\b';
-          break;
-        case 'f':
-          *out += '\f';
-          break;
-        case 'u': {
-          if (i_ + 4 > s_.size()) return false;
-          unsigned v = static_cast<unsigned>(strtoul(s_.substr(i_, 4).c_str(), nullptr, 16));
-          i_ += 4;
-          *out += v < 0x80 ? static_cast<char>(v) : '?';  // stats strings are ASCII
-          break;
-        }
-        default:
-          *out += e;
-      }
-    }
-    return false;
-  }
-  bool scalar(std::string* out) {
-    ws();
-    if (i_ < s_.size() && s_[i_] == '"') return string(out);
-    size_t b = i_;
-    while (i_ < s_.size() && (isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-' ||
-                              s_[i_] == '+' || s_[i_] == '.'))
-      ++i_;
-    *out = s_.substr(b, i_ - b);
-    return i_ > b;
-  }
-
- private:
-  const std::string& s_;
-  size_t i_ = 0;
-};
 
 struct Known {
   const char* key;
@@ -128,14 +51,20 @@ const Known kKnown[] = {
     {"split_rate", "wave split rate", 'p'},
 };
 
-std::string with_unit(const std::string& v, char unit) {
-  char* end = nullptr;
-  double d = strtod(v.c_str(), &end);
-  if (v.empty() || *end) return v;
+// A value as the table shows it: strings as they are, numbers as JSON writes them.
+std::string plain(const Json& v) { return v.is_string() ? v.get<std::string>() : json_text(v); }
+
+std::string with_unit(const Json& v, char unit) {
+  std::string text = plain(v);
+  if (!v.is_number()) return text;
+  double d = v.get<double>();
   char buf[64];
   switch (unit) {
     case 'b':
-      return v + " (" + human_bytes(static_cast<unsigned long long>(d)) + ")";
+      return text + " (" +
+             human_bytes(v.is_number_unsigned() ? v.get<unsigned long long>()
+                                                : static_cast<unsigned long long>(d)) +
+             ")";
     case 's':
       snprintf(buf, sizeof(buf), "%.3f s", d);
       return buf;
@@ -143,55 +72,48 @@ std::string with_unit(const std::string& v, char unit) {
       snprintf(buf, sizeof(buf), "%.2fx", d);
       return buf;
     case 'p':
-      snprintf(buf, sizeof(buf), "%s (%.1f%%)", v.c_str(), d * 100);
+      snprintf(buf, sizeof(buf), "%s (%.1f%%)", text.c_str(), d * 100);
       return buf;
     default:
-      return v;
+      return text;
   }
 }
 
 }  // namespace
 
-bool parse_flat_json(const std::string& text, StatsKV* out) {
-  out->clear();
-  Parser p(text);
-  if (!p.eat('{')) return false;
-  if (p.eat('}')) return p.done();
-  do {
-    std::string k, v;
-    if (!p.string(&k) || !p.eat(':') || !p.scalar(&v)) return false;
-    out->emplace_back(k, v);
-  } while (p.eat(','));
-  return p.eat('}') && p.done();
+bool parse_stats_record(const std::string& text, Json* out) {
+  Json j = json_parse(text);
+  if (j.is_discarded() || !j.is_object()) return false;
+  *out = std::move(j);
+  return true;
 }
 
-std::string format_stats_table(const StatsKV& kv) {
+std::string format_stats_table(const Json& kv) {
   std::string out;
   char line[512];
-  auto find = [&](const std::string& k) -> const std::string* {
-    for (const auto& [key, v] : kv)
-      if (key == k) return &v;
-    return nullptr;
+  auto find = [&](const char* k) -> const Json* {
+    auto it = kv.find(k);
+    return it == kv.end() ? nullptr : &*it;
   };
   for (const char* head : {"source", "pid", "rank"})
-    if (const std::string* v = find(head)) {
-      snprintf(line, sizeof(line), "  %-22s %s\n", head, v->c_str());
+    if (const Json* v = find(head)) {
+      snprintf(line, sizeof(line), "  %-22s %s\n", head, plain(*v).c_str());
       out += line;
     }
   // A forwarder record lists every counter ("-" if missing); a client record only its own.
-  const std::string* source = find("source");
+  const Json* source = find("source");
   bool forwarder = !source || *source == "forwarder";
   for (const Known& k : kKnown) {
-    const std::string* v = find(k.key);
+    const Json* v = find(k.key);
     if (!v && !forwarder) continue;
     snprintf(line, sizeof(line), "  %-22s %s\n", k.label, v ? with_unit(*v, k.unit).c_str() : "-");
     out += line;
   }
-  for (const auto& [key, v] : kv) {
+  for (const auto& [key, v] : kv.items()) {
     bool shown = key == "source" || key == "pid" || key == "rank";
     for (const Known& k : kKnown) shown = shown || key == k.key;
     if (shown) continue;
-    snprintf(line, sizeof(line), "  %-22s %s\n", key.c_str(), v.c_str());
+    snprintf(line, sizeof(line), "  %-22s %s\n", key.c_str(), plain(v).c_str());
     out += line;
   }
   return out;

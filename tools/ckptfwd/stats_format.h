@@ -1,19 +1,16 @@
-// Reading and printing the forwarder's stats object (a flat JSON object of numbers and
-// strings; the keys are listed in stats_format.cc and in src/forwarder/stats.cc).
+// Reading and printing the forwarder's stats records (JSON objects; the keys are listed in
+// stats_format.cc, src/forwarder/stats.cc and docs/json.md).
 #pragma once
 #include <string>
-#include <utility>
-#include <vector>
+
+#include "common/json_text.h"
 
 namespace ckptfwd::cli {
 
-using StatsKV = std::vector<std::pair<std::string, std::string>>;  // in document order
-
-// Parses {"k": number|string|true|false|null, ...}. Strings are unescaped. False on
-// anything else (nested values included).
-bool parse_flat_json(const std::string& text, StatsKV* out);
+// Parses one record: a JSON object. False (out untouched) for anything else.
+bool parse_stats_record(const std::string& text, Json* out);
 
 // A human table: known counters first in a fixed order with units, then any other key.
-std::string format_stats_table(const StatsKV& kv);
+std::string format_stats_table(const Json& record);
 
 }  // namespace ckptfwd::cli

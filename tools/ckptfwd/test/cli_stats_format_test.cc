@@ -7,8 +7,8 @@
 namespace ckptfwd::cli {
 
 TEST(StatsFormat, ShowsWaveCountersAndSplitRate) {
-  StatsKV kv;
-  ASSERT_TRUE(parse_flat_json(
+  Json kv;
+  ASSERT_TRUE(parse_stats_record(
       R"({"source":"forwarder","pid":7,"waves_sealed":8,"waves_split":1,"split_rate":0.125})",
       &kv));
   std::string t = format_stats_table(kv);
@@ -18,11 +18,22 @@ TEST(StatsFormat, ShowsWaveCountersAndSplitRate) {
 }
 
 TEST(StatsFormat, OlderRecordsWithoutWaveKeysStillPrint) {
-  StatsKV kv;
-  ASSERT_TRUE(parse_flat_json(R"({"source":"forwarder","pid":7,"files_committed":3})", &kv));
+  Json kv;
+  ASSERT_TRUE(parse_stats_record(R"({"source":"forwarder","pid":7,"files_committed":3})", &kv));
   std::string t = format_stats_table(kv);
   EXPECT_NE(t.find("files committed        3\n"), std::string::npos) << t;
   EXPECT_NE(t.find("wave split rate        -\n"), std::string::npos) << t;
+}
+
+TEST(StatsFormat, RefusesWhatIsNotOneObject) {
+  Json kv;
+  EXPECT_FALSE(parse_stats_record(R"({"source":"forwarder",)", &kv));  // a torn line
+  EXPECT_FALSE(parse_stats_record(R"([1,2])", &kv));
+  EXPECT_FALSE(parse_stats_record("", &kv));
+  EXPECT_TRUE(kv.is_null());
+  // Escapes are decoded (a client record's reason may quote a path).
+  ASSERT_TRUE(parse_stats_record(R"({"source":"client","reason":"a \"b\" \u00e9"})", &kv));
+  EXPECT_EQ(kv["reason"], "a \"b\" \xc3\xa9");
 }
 
 }  // namespace ckptfwd::cli
