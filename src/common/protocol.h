@@ -59,6 +59,10 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 //   wrote through typed MPI-IO views since its last hand-over, on any version. It comes
 //   after the extents field, which is simply absent when there is none: identify it by
 //   its "hints=" prefix, never by position. The forwarder owns (and deletes) the file.
+// CLOSE and SYNC may also end with "blocked=<ns>": the time this process spent inside its
+//   captured calls on the version (writes, stdio flushes, fsyncs, closes) since its last
+//   hand-over, for the checkpoint-interval advice (forwarder/ckpt_cost.h). After the
+//   other optional fields; identified by its prefix too.
 // WAITALL                               -> OK | ERR errno   (every version this connection
 //                                                           closed is committed)
 // ABANDON vid                           -> OK   (the client may write the real path: the

@@ -118,8 +118,10 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
   // Newly closed versions join their checkpoint waves, in close order.
   std::sort(fresh.begin(), fresh.end(),
             [](auto& a, auto& b) { return a.first->close_seq < b.first->close_seq; });
-  for (auto& [v, st] : fresh)
+  for (auto& [v, st] : fresh) {
     live.insert(v->wave = s.waves.add(*st, v->path, v->rank, v->closed_at));
+    s.costs.joined(v->vid, v->wave, v->closed_at, v->size);
+  }
   s.waves.retain_open(live);
   if (groups.empty()) return false;
   std::sort(order.begin(), order.end());

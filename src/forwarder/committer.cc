@@ -57,6 +57,8 @@ void settle(Core& c, const BatchResult& res, const std::vector<CatalogEntry>& en
     if (e.file_index < res.infer_failed.size())
       c.stats.infer_failures += res.infer_failed[e.file_index];
   }
+  Clock::time_point durable = Clock::now();
+  for (uint64_t vid : committed) s.costs.committed(vid, durable);
   for (uint64_t vid : committed) s.forget(vid);
   s.done_cv.notify_all();
 }

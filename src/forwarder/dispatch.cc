@@ -35,14 +35,21 @@ bool get_u64(const char* in, uint64_t& out) {
   return true;
 }
 // The optional trailing fields of CLOSE and SYNC from index `from`: an extents file name,
-// then "hints=<hints file name>" (told apart by its prefix, so either may be absent).
-void trailing_files(const wire::Fields& f, size_t from, std::string& ext, std::string& hints) {
+// then "hints=<hints file name>" and "blocked=<ns>" (told apart by their prefixes, so any
+// may be absent). A blocked time that is not a number is ignored.
+void trailing_fields(const wire::Fields& f, size_t from, std::string& ext, std::string& hints,
+                     int64_t& blocked_ns) {
   static constexpr char kHintsPrefix[] = "hints=";
+  static constexpr char kBlockedPrefix[] = "blocked=";
   for (size_t i = from; i < f.n; ++i) {
-    if (!strncmp(f[i], kHintsPrefix, sizeof(kHintsPrefix) - 1))
+    if (!strncmp(f[i], kHintsPrefix, sizeof(kHintsPrefix) - 1)) {
       hints = f[i] + sizeof(kHintsPrefix) - 1;
-    else if (ext.empty())
+    } else if (!strncmp(f[i], kBlockedPrefix, sizeof(kBlockedPrefix) - 1)) {
+      long long ns = 0;
+      if (wire::parse_i64(f[i] + sizeof(kBlockedPrefix) - 1, ns) && ns > 0) blocked_ns = ns;
+    } else if (ext.empty()) {
       ext = f[i];
+    }
   }
 }
 }  // namespace
@@ -74,14 +81,16 @@ Reply Service::handle(ClientCtx& cl, const wire::Fields& f) {
   if (verb == wire::kClose) {
     if (f.n < 3 || !get_u64(f[1], a) || !get_u64(f[2], b)) return bad();
     std::string ext, hints;
-    trailing_files(f, 3, ext, hints);
-    return close(cl, a, b, ext, hints);
+    int64_t blocked_ns = 0;
+    trailing_fields(f, 3, ext, hints, blocked_ns);
+    return close(cl, a, b, ext, hints, blocked_ns);
   }
   if (verb == wire::kSync) {
     if (f.n < 2 || !get_u64(f[1], a)) return bad();
     std::string ext, hints;
-    trailing_files(f, 2, ext, hints);
-    return sync(cl, a, ext, hints);
+    int64_t blocked_ns = 0;
+    trailing_fields(f, 2, ext, hints, blocked_ns);
+    return sync(cl, a, ext, hints, blocked_ns);
   }
   if (verb == wire::kWaitAll) return waitall(cl);
   if (verb == wire::kAbandon) {

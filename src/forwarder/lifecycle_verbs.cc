@@ -26,6 +26,7 @@ bool Service::unchanged_since_sync(Version& v) {
   if (!matches_synced(v, v.size, v.mtime_ns)) return false;
   LOG_DEBUG("v%llu of %s closed unchanged since its fsync: its committed snapshot stands",
             static_cast<unsigned long long>(v.vid), v.path.c_str());
+  c_.state.costs.forgotten(v.vid, v.last_snapshot);  // that snapshot is the checkpoint
   c_.state.forget(v.vid);
   return true;
 }
@@ -79,7 +80,8 @@ static void discard_hints_file(const std::string& dir, uint64_t vid, const std::
 }
 
 Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::string& ext,
-                     const std::string& hints) {
+                     const std::string& hints, int64_t blocked_ns) {
+  int64_t arrived = monotonic_ns();
   State& s = c_.state;
   std::lock_guard lk(s.mu);
   Version* v = s.find(vid);
@@ -100,6 +102,8 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
     discard_hints_file(c_.session_dir, vid, hints);
     return reply_ok();
   }
+  // The rest of a CLOSE returns at once: what it waited for is the lock.
+  s.costs.blocked(vid, cl.pid, blocked_ns + (monotonic_ns() - arrived));
   take_extents(*v, ext);
   if (!hints.empty()) s.absorb_hints(*v, hints);
   if (auto h = v->holders.find(cl.id); h != v->holders.end()) {

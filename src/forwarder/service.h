@@ -35,11 +35,13 @@ class Service {
   // shared: OPEN ... "shared" (protocol.h): the version is partial.
   Reply open(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared = false);
   // ext: the client's extents file for a shared version ("" if none). hints: the
-  // client's dtype hints file (the base name after "hints=", "" if none).
+  // client's dtype hints file (the base name after "hints=", "" if none). blocked_ns: the
+  // time the client's calls on the version took ("blocked=", ckpt_cost.h); the time the
+  // request waits here is added to it.
   Reply close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::string& ext = "",
-              const std::string& hints = "");
+              const std::string& hints = "", int64_t blocked_ns = 0);
   Reply sync(ClientCtx& cl, uint64_t vid, const std::string& ext = "",
-             const std::string& hints = "");
+             const std::string& hints = "", int64_t blocked_ns = 0);
   Reply waitall(ClientCtx& cl);
   Reply abandon(ClientCtx& cl, uint64_t vid);
   Reply stat(const std::string& path);

@@ -16,6 +16,7 @@ int64_t realtime_ns_of(const struct timespec& ts) {
 State::State(const Config& cfg, Stats& stats, std::string session_dir)
     : cfg_(cfg), stats_(stats), dir_(std::move(session_dir)) {
   catalogs.keep_versions(cfg.keep);
+  costs.publish_to(&stats_, std::chrono::milliseconds(cfg.wave_window_ms));
 }
 
 Version* State::find(uint64_t vid) {
@@ -138,6 +139,7 @@ void State::drop(Version& v) {
 }
 
 void State::forget(uint64_t vid) {
+  costs.forgotten(vid);
   auto it = versions.find(vid);
   if (it == versions.end()) return;
   if (!it->second.pending_store.empty()) pending.settled(it->second.pending_store, vid);

@@ -14,6 +14,7 @@
 
 #include "common/config.h"
 #include "forwarder/catalog_cache.h"
+#include "forwarder/ckpt_cost.h"
 #include "forwarder/extents.h"
 #include "forwarder/hints.h"
 #include "forwarder/pending_journal.h"
@@ -139,6 +140,7 @@ class State {
   std::set<std::string> manifest_busy;
   PendingJournal pending;  // close-to-open across nodes (pending_journal.h)
   Waves waves;             // checkpoint waves of the closed versions (the batcher's)
+  CheckpointCosts costs;   // what each checkpoint cost the application (ckpt_cost.h)
   // Stores with containers that may have become garbage (CKPTFWD_KEEP, forwarder/gc.h).
   std::set<std::string> gc_due;
   bool gc_running = false;  // collect_due_garbage is at work (DRAIN waits for it)

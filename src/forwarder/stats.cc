@@ -106,7 +106,9 @@ size_t Stats::format_json(char* buf, size_t cap) const {
               {"containers_removed", &containers_removed},
               {"pending_versions", &pending_versions},
               {"waves_sealed", &waves_sealed},
-              {"waves_split", &waves_split}};
+              {"waves_split", &waves_split},
+              {"checkpoints_measured", &checkpoints_measured},
+              {"ckpt_bytes", &ckpt_bytes}};
   for (auto& kv : ints) {
     o.key(kv.k);
     o.u64(kv.v->load());
@@ -132,6 +134,10 @@ size_t Stats::format_json(char* buf, size_t cap) const {
   o.fixed(commit_ns.load() / 1000, 6);
   o.key("time_hash_s");
   o.fixed(hash_ns.load() / 1000, 6);
+  o.key("ckpt_blocked_s");
+  o.fixed(ckpt_blocked_ns.load() / 1000, 6);
+  o.key("ckpt_durable_s");
+  o.fixed(ckpt_durable_ns.load() / 1000, 6);
   o.key("peak_rss_bytes");
   o.u64(peak_rss_bytes());
   o.key("uptime_s");

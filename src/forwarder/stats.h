@@ -43,6 +43,11 @@ struct Stats {
   // Checkpoint waves (waves.h) sealed, and those whose files went into more than one
   // batch (split_rate in the JSON is their ratio).
   std::atomic<uint64_t> waves_sealed{0}, waves_split{0};
+  // What a checkpoint costs the application (ckpt_cost.h): how many complete checkpoints
+  // were measured, and over the newest of them the mean longest time one process was
+  // blocked, the mean time from the last close to durable, and the mean bytes.
+  std::atomic<uint64_t> checkpoints_measured{0}, ckpt_blocked_ns{0}, ckpt_durable_ns{0};
+  std::atomic<uint64_t> ckpt_bytes{0};
   int64_t start_ns = 0;  // CLOCK_MONOTONIC at start
 
   Stats();

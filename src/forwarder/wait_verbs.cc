@@ -148,7 +148,9 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   return svid;
 }
 
-Reply Service::sync(ClientCtx&, uint64_t vid, const std::string& ext, const std::string& hints) {
+Reply Service::sync(ClientCtx& cl, uint64_t vid, const std::string& ext, const std::string& hints,
+                    int64_t blocked_ns) {
+  int64_t arrived = monotonic_ns();
   State& s = c_.state;
   std::unique_lock lk(s.mu);
   Version* v = s.find(vid);
@@ -169,6 +171,7 @@ Reply Service::sync(ClientCtx&, uint64_t vid, const std::string& ext, const std:
         matches_synced(*v, static_cast<uint64_t>(st.st_size), realtime_ns_of(st.st_mtim))) {
       LOG_DEBUG("fsync of v%llu (%s): unchanged since its last fsync, nothing to commit",
                 static_cast<unsigned long long>(vid), v->path.c_str());
+      s.costs.blocked(vid, cl.pid, blocked_ns + (monotonic_ns() - arrived));
       return reply_ok();
     }
     // fsync mid-write: make the bytes written so far durable as their own version.
@@ -182,10 +185,14 @@ Reply Service::sync(ClientCtx&, uint64_t vid, const std::string& ext, const std:
   if (Version* w = s.find(vid)) w->sync_waiters++;
   int rc = wait_committed(lk, {vid});
   if (Version* w = s.find(vid)) w->sync_waiters--;
+  // The snapshot's checkpoint: the writes before this fsync and the wait for its commit.
+  if (s.costs.knows(vid) || s.find(vid))
+    s.costs.blocked(vid, cl.pid, blocked_ns + (monotonic_ns() - arrived));
   return rc ? reply_err(rc) : reply_ok();
 }
 
 Reply Service::waitall(ClientCtx& cl) {
+  int64_t arrived = monotonic_ns();
   State& s = c_.state;
   std::unique_lock lk(s.mu);
   // What this connection closed, and what this process closed on a connection that is
@@ -193,7 +200,10 @@ Reply Service::waitall(ClientCtx& cl) {
   std::set<uint64_t> mine = cl.closed;
   if (auto it = s.closed_by_pid.find(cl.pid); it != s.closed_by_pid.end())
     mine.insert(it->second.begin(), it->second.end());
-  int rc = wait_committed(lk, std::vector<uint64_t>(mine.begin(), mine.end()));
+  std::vector<uint64_t> waited(mine.begin(), mine.end());
+  int rc = wait_committed(lk, waited);
+  // The exit wait (or a shared file's close) is part of the newest checkpoint it waited for.
+  s.costs.blocked_on_newest(waited, cl.pid, monotonic_ns() - arrived);
   // Forget what is settled; failed versions stay so a later WAITALL reports them again.
   auto settled = [&s](uint64_t vid) {
     Version* v = s.find(vid);

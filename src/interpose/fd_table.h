@@ -34,6 +34,9 @@ struct Version {
   // Dtype hints of the bytes written by typed MPI writes (hint_log.h); created at the first
   // one, so only processes using typed MPI writes pay anything.
   std::atomic<HintLog*> hints{nullptr};
+  // Time the application spent in captured calls on it since its last CLOSE or SYNC
+  // (blocked_time.h).
+  std::atomic<unsigned long long> blocked_ns{0};
 };
 
 // malloc-backed (no C++ runtime needed). Returns nullptr if out of memory or a path is

@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "common/protocol.h"
+#include "interpose/blocked_time.h"
 #include "interpose/extent_log.h"
 #include "interpose/fate.h"
 #include "interpose/hint_log.h"
@@ -110,15 +111,16 @@ void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
 }
 
 Result send_close(unsigned long long vid, long long size, const char* ext_file,
-                  const char* hints_file) {
+                  const char* hints_file, const char* blocked_field) {
   char v[24];
   char sz[24];
   wire::fmt_i64(v, static_cast<long long>(vid));
   wire::fmt_i64(sz, size);
-  const char* req[5] = {wire::kClose, v, sz};
+  const char* req[6] = {wire::kClose, v, sz};
   size_t n = 3;
   if (ext_file) req[n++] = ext_file;
   if (hints_file) req[n++] = hints_file;
+  if (blocked_field) req[n++] = blocked_field;
   Result r = call(req, n);
   if (r.status == Status::kOk) client_note_closed();
   return r;
@@ -134,6 +136,16 @@ bool hand_over_hints(Version* v, char* field, size_t cap) {
   return true;
 }
 
+bool hand_over_blocked(Version* v, char* field, size_t cap) {
+  static const char kPrefix[] = "blocked=";
+  if (cap < sizeof(kPrefix) + 24) return false;
+  unsigned long long ns = v->blocked_ns.exchange(0, std::memory_order_relaxed);
+  if (ns == 0) return false;
+  memcpy(field, kPrefix, sizeof(kPrefix) - 1);
+  wire::fmt_i64(field + sizeof(kPrefix) - 1, static_cast<long long>(ns));
+  return true;
+}
+
 namespace {
 bool copy_whole(int src, int dst);
 bool keep_at_close(Version* v, const char* why);
@@ -142,9 +154,12 @@ bool keep_at_close(Version* v, const char* why);
 bool close_version(Version* v) {
   char name[96];
   char hints[112];
+  char blocked[40];
   bool ext = v->ext && extent_log_hand_over(v->ext, name, sizeof(name));
   bool typed = hand_over_hints(v, hints, sizeof(hints));
-  Result c = send_close(v->vid, staged_size(v), ext ? name : nullptr, typed ? hints : nullptr);
+  bool timed = hand_over_blocked(v, blocked, sizeof(blocked));
+  Result c = send_close(v->vid, staged_size(v), ext ? name : nullptr, typed ? hints : nullptr,
+                        timed ? blocked : nullptr);
   if (c.status != Status::kOk) {
     char why[400];
     if (c.status == Status::kErr)

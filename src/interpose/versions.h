@@ -60,10 +60,11 @@ bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode);
 // let it (interpose/fate.h). False: other processes write norm through staging; the
 // caller must not write it directly (it reports an error instead).
 bool send_abandon(unsigned long long vid, const char* norm);
-// CLOSE vid size [extents file] [hints=file]: ext_file names this process's extents
-// (shared versions), hints_file its dtype hints (typed MPI writes).
+// CLOSE vid size [extents file] [hints=file] [blocked=ns]: ext_file names this process's
+// extents (shared versions), hints_file its dtype hints (typed MPI writes), blocked_field
+// the time its calls on the version took (blocked_time.h).
 Result send_close(unsigned long long vid, long long size, const char* ext_file = nullptr,
-                  const char* hints_file = nullptr);
+                  const char* hints_file = nullptr, const char* blocked_field = nullptr);
 // Hands v's dtype hints over: "hints=<file>" in field (cap bytes), or false if none.
 bool hand_over_hints(Version* v, char* field, size_t cap);
 // The CLOSE of v by this process: with its extents handed over when v is shared. When the

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "interpose/blocked_time.h"
 #include "interpose/extent_log.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
@@ -23,11 +24,18 @@ void after_dup(int oldfd, int newfd) {
   track_dup(oldfd, newfd);
 }
 
-// fsync/fdatasync: the real call, then wait until the version is on the store.
-int sync_version(int fd, int rc) {
-  if (rc != 0 || t_busy) return rc;
-  Version* v = g_fds.get(fd);
-  if (!v || v->view || !v->owned.load() || v->abandoned.load()) return rc;
+// fsync/fdatasync: the real call (timed on a captured fd), then wait until the version is
+// on the store.
+template <class RealSync>
+int sync_version(int fd, RealSync real_sync) {
+  Version* v = t_busy ? nullptr : g_fds.get(fd);
+  if (!v) return real_sync();
+  int rc;
+  {
+    BlockedTimer blocked_timer(v);
+    rc = real_sync();
+  }
+  if (rc != 0 || v->view || !v->owned.load() || v->abandoned.load()) return rc;
   Busy busy;
   ErrnoKeeper keep;
   char vid[24];
@@ -37,12 +45,15 @@ int sync_version(int fd, int rc) {
   // Dtype hints (typed MPI writes) go with it too, so the snapshot carries them.
   char ext[96];
   char hints[112];
+  char blocked[40];
   bool has_ext = v->ext && extent_log_hand_over(v->ext, ext, sizeof(ext));
   bool has_hints = hand_over_hints(v, hints, sizeof(hints));
-  const char* req[4] = {wire::kSync, vid};
+  bool has_blocked = hand_over_blocked(v, blocked, sizeof(blocked));
+  const char* req[5] = {wire::kSync, vid};
   size_t n = 2;
   if (has_ext) req[n++] = ext;
   if (has_hints) req[n++] = hints;
+  if (has_blocked) req[n++] = blocked;
   Result r = call_waiting(req, n);  // other threads' opens go on meanwhile
   if (r.status == Status::kOk) return 0;
   if (r.status == Status::kErr)
@@ -66,10 +77,12 @@ CKPTFWD_EXPORT int close(int fd) {
   if (t_busy) return real::close()(fd);
   client_fd_gone(fd);
   Version* v = g_fds.detach(fd);  // before the close: the number may be reused at once
+  unsigned long long t0 = v ? blocked_clock_ns() : 0;
   int rc = real::close()(fd);
   if (v) {
     Busy busy;
     ErrnoKeeper keep;
+    v->blocked_ns.fetch_add(blocked_clock_ns() - t0, std::memory_order_relaxed);
     // The bytes were neither handed over nor written to the real path: say so (they are
     // still in staging, named in the log), as a file system reports a failed write-back.
     if (!release_version(v) && rc == 0) {
@@ -116,5 +129,9 @@ CKPTFWD_EXPORT int fcntl64(int fd, int cmd, ...) {
   return fcntl_common(real::fcntl64(), fd, cmd, arg);
 }
 
-CKPTFWD_EXPORT int fsync(int fd) { return sync_version(fd, real::fsync()(fd)); }
-CKPTFWD_EXPORT int fdatasync(int fd) { return sync_version(fd, real::fdatasync()(fd)); }
+CKPTFWD_EXPORT int fsync(int fd) {
+  return sync_version(fd, [fd] { return real::fsync()(fd); });
+}
+CKPTFWD_EXPORT int fdatasync(int fd) {
+  return sync_version(fd, [fd] { return real::fdatasync()(fd); });
+}

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 
+#include "interpose/blocked_time.h"
 #include "interpose/extent_log.h"
 #include "interpose/open_flags.h"
 #include "interpose/real.h"
@@ -151,10 +152,12 @@ CKPTFWD_EXPORT int fclose(FILE* stream) {
   int fd = stream_fd(stream);
   if (Version* w = g_fds.get(fd)) final_flush_check(fd, stream, w);
   Version* v = g_fds.detach(fd);
+  unsigned long long t0 = v ? blocked_clock_ns() : 0;
   int rc = real::fclose()(stream);  // flushes into the staged file, then closes it
   if (v) {
     Busy busy;
     ErrnoKeeper keep;
+    v->blocked_ns.fetch_add(blocked_clock_ns() - t0, std::memory_order_relaxed);
     if (!release_version(v) && rc == 0) {  // as close(): the bytes were kept nowhere
       keep.fail(EIO);
       rc = EOF;

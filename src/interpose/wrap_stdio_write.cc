@@ -31,6 +31,7 @@
 
 #include <atomic>
 
+#include "interpose/blocked_time.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
 #include "interpose/stdio_write.h"
@@ -129,6 +130,7 @@ auto stream_write(int fd, FILE* f, Version* v, size_t len, bool lock, Op op) -> 
     if (lock) funlockfile(f);
     return r;
   }
+  BlockedTimer blocked_timer(v);  // a call that writes to the fd (a flush) is timed
   v->writers.fetch_add(1);
   bool counted = true;
   if (v->switching.load()) {

@@ -1,13 +1,14 @@
 // The write family. Untracked fds: one table load, then the real call. Tracked fds: the
-// real call; only a budget check (when the forwarder set one) or an ENOSPC adds work,
-// and then the fd moves to the real path before the write is (re)done. A version shared
-// across nodes also records where the bytes went (extent_log.h), and a write made inside
-// a typed MPI write records a dtype hint (hint_log.h).
+// real call, timed (blocked_time.h); only a budget check (when the forwarder set one) or
+// an ENOSPC adds work, and then the fd moves to the real path before the write is (re)done.
+// A version shared across nodes also records where the bytes went (extent_log.h), and a
+// write made inside a typed MPI write records a dtype hint (hint_log.h).
 #include <aio.h>
 #include <errno.h>
 #include <sys/sendfile.h>
 #include <sys/uio.h>
 
+#include "interpose/blocked_time.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
 #include "interpose/versions.h"
@@ -60,6 +61,7 @@ using namespace ckptfwd::interpose;
 #define CKPTFWD_TRACKED(fd, offset, len, call, start)                                      \
   Version* v = g_fds.get(fd);                                                              \
   if (__builtin_expect(v == nullptr, 1) || t_busy) return call;                            \
+  BlockedTimer blocked_timer(v);                                                           \
   ssize_t r = tracked_write(fd, v, offset, len, [&]() -> decltype(call) { return call; }); \
   if (r > 0 && wants_note(v)) {                                                            \
     Busy busy;                                                                             \
@@ -115,6 +117,7 @@ CKPTFWD_EXPORT ssize_t sendfile64(int out, int in, off_t* off, size_t n) {
   CKPTFWD_EXPORT int name(int fd, off_t len) {                                                  \
     Version* v = g_fds.get(fd);                                                                 \
     if (__builtin_expect(v == nullptr, 1) || t_busy || len < 0) return real::name()(fd, len);   \
+    BlockedTimer blocked_timer(v);                                                              \
     return static_cast<int>(tracked_write(fd, v, 0, static_cast<size_t>(len),                   \
                                           [&]() -> ssize_t { return real::name()(fd, len); })); \
   }                                                                                             \

@@ -8,8 +8,8 @@ SECTION is the text of the section heading between the backquotes, e.g.
 "ckptfwd ls STORE --json". OUTPUT holds one JSON object, or with --lines one per line
 (with --source, only the lines whose "source" is NAME are checked). Every key of the
 output must be listed in the table (key paths like files[].path), with a value of the
-listed type; every listed key must be there, unless its type says "absent unless" or it
-lies inside an array that is empty. --except KEY drops a listed top-level key (schema
+listed type; every listed key must be there, unless its type says "absent unless", or it
+lies inside an array that is empty or an object that is absent or null. --except KEY drops a listed top-level key (schema
 check prints inspect's keys without "file"). Prints what it checked; exits 1 with every
 mismatch otherwise.
 """
@@ -81,6 +81,9 @@ def check(obj, rows, where, problems):
         inside = path.rsplit("[]", 1)[0] if "[]" in path else None
         if inside is not None and inside not in nonempty:
             continue  # in an array that holds no object here
+        parent = path.rsplit(".", 1)[0] if "." in path else None
+        if parent is not None and not any(isinstance(v, dict) for v in found.get(parent, [])):
+            continue  # its object is absent or null here
         problems.append(f"{where}: documented key {path} is missing")
     return found
 

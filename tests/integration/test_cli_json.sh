@@ -3,10 +3,9 @@
 # (h5py) written under the library by two ranks, one file written directly by a process
 # forced to fall back, then each command's JSON is checked against its table
 # (json_doc_check.py: every key documented and of its type, every documented key present):
-# ls, ls --vars, verify, stats, stats --vars (running forwarder), stats --file (its three
-# kinds of records: forwarder, variable, client), inspect and schema check. The exit
-# status of ls --json and verify --json stays that of the plain command; a usage error
-# is still 2 and prints no JSON.
+# ls, ls --vars, verify, stats (also with the interval advice, --mtbf), stats --vars
+# (running forwarder), stats --file (its three kinds of records: forwarder, variable,
+# client), inspect and schema check. A usage error is still exit 2 and prints no JSON.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 ckf_std_dirs
@@ -52,6 +51,10 @@ PY
 
 run_json stats "$CLI" stats --json
 $CHECK "ckptfwd stats --json" "$T/stats.json" || fail "stats --json differs from docs/json.md (above)"
+run_json advice "$CLI" stats --json --mtbf 24h
+$CHECK "ckptfwd stats --json" "$T/advice.json" || fail "stats --json --mtbf differs from docs/json.md (above)"
+/usr/bin/python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["advice"]; assert a["with_ckptfwd"] and a["without_ckptfwd"], a' "$T/advice.json" ||
+  fail "stats --json --mtbf 24h: no advice with and without ckptfwd: $(cat "$T/advice.json")"
 run_json statsvars "$CLI" stats --vars --json
 $CHECK "ckptfwd stats --vars --json" "$T/statsvars.json" --lines ||
   fail "stats --vars --json differs from docs/json.md (above)"
@@ -61,7 +64,7 @@ mapfile -t pids < <(session_forwarders)
 [[ ${#pids[@]} -eq 1 ]] || fail "expected one forwarder for the session, found ${#pids[@]}"
 kill -TERM "${pids[0]}"
 wait_for '[[ -z "$(session_forwarders)" ]]' 15 || fail "the forwarder did not exit on SIGTERM"
-run_json file "$CLI" stats --file "$CKPTFWD_STATS_FILE" --json
+run_json file "$CLI" stats --file "$CKPTFWD_STATS_FILE" --json --mtbf 2d
 $CHECK "ckptfwd stats --json" "$T/file.json" --lines --source forwarder || fail "forwarder records of stats --file --json (above)"
 $CHECK "ckptfwd stats --vars --json" "$T/file.json" --lines --source variable || fail "variable records of stats --file --json (above)"
 $CHECK "ckptfwd stats --file STATS_FILE --json" "$T/file.json" --lines --source client ||

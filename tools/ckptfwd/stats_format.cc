@@ -1,5 +1,6 @@
 #include "stats_format.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -49,6 +50,10 @@ const Known kKnown[] = {
     {"waves_sealed", "checkpoint waves sealed", 'n'},
     {"waves_split", "waves split in batches", 'n'},
     {"split_rate", "wave split rate", 'p'},
+    {"checkpoints_measured", "checkpoints measured", 'n'},
+    {"ckpt_bytes", "bytes per checkpoint", 'b'},
+    {"ckpt_blocked_s", "checkpoint blocked app", 's'},
+    {"ckpt_durable_s", "checkpoint to durable", 's'},
 };
 
 // A value as the table shows it: strings as they are, numbers as JSON writes them.
@@ -114,6 +119,33 @@ std::string format_stats_table(const Json& kv) {
     for (const Known& k : kKnown) shown = shown || key == k.key;
     if (shown) continue;
     snprintf(line, sizeof(line), "  %-22s %s\n", key.c_str(), plain(v).c_str());
+    out += line;
+  }
+  return out;
+}
+
+std::string format_variable_table(const std::vector<Json>& vars) {
+  if (vars.empty()) return "";
+  auto get = [](const Json& kv, const char* k) {
+    auto it = kv.find(k);
+    if (it == kv.end()) return std::string("-");
+    return it->is_string() ? it->get<std::string>() : json_text(*it);
+  };
+  size_t kw = 3, cw = 5;
+  for (const Json& v : vars) {
+    kw = std::max(kw, get(v, "key").size());
+    cw = std::max(cw, get(v, "chain").size());
+  }
+  std::string out;
+  char line[1024];
+  snprintf(line, sizeof line, "  %-*s  %-6s  %-*s  %12s  %12s  %6s  %8s\n", static_cast<int>(kw),
+           "KEY", "DTYPE", static_cast<int>(cw), "CHAIN", "BYTES IN", "BYTES OUT", "RATIO", "MB/S");
+  out += line;
+  for (const Json& v : vars) {
+    snprintf(line, sizeof line, "  %-*s  %-6s  %-*s  %12s  %12s  %6s  %8s\n", static_cast<int>(kw),
+             get(v, "key").c_str(), get(v, "dtype").c_str(), static_cast<int>(cw),
+             get(v, "chain").c_str(), get(v, "bytes_in").c_str(), get(v, "bytes_out").c_str(),
+             get(v, "ratio").c_str(), get(v, "encode_mbs").c_str());
     out += line;
   }
   return out;

@@ -2,6 +2,7 @@
 // stats_format.cc, src/forwarder/stats.cc and docs/json.md).
 #pragma once
 #include <string>
+#include <vector>
 
 #include "common/json_text.h"
 
@@ -12,5 +13,8 @@ bool parse_stats_record(const std::string& text, Json* out);
 
 // A human table: known counters first in a fixed order with units, then any other key.
 std::string format_stats_table(const Json& record);
+
+// The per-variable records ({"source": "variable", ...}) as one table.
+std::string format_variable_table(const std::vector<Json>& vars);
 
 }  // namespace ckptfwd::cli
