@@ -124,18 +124,18 @@ std::string interval_advice_text(const Json& a) {
              human_duration(e["checkpoint_s"].get<double>()).c_str(), how.c_str());
     out += line;
   };
+  uint64_t n = w["checkpoints_measured"].get<uint64_t>();
   row("with ckptfwd:", w,
-      "measured (the slowest process's blocked time, mean of " +
-          std::to_string(w["checkpoints_measured"].get<uint64_t>()) + " checkpoints)");
+      "measured (the slowest process, mean of " + std::to_string(n) +
+          (n == 1 ? " checkpoint)" : " checkpoints)"));
   const Json& d = a["without_ckptfwd"];
   if (d.is_null()) {
     out += "    without ckptfwd: unknown (no container write measured yet)\n";
   } else {
+    auto bps = static_cast<unsigned long long>(d["store_write_bytes_per_s"].get<double>());
     row("without ckptfwd:", d,
-        "estimated (" + human_bytes(d["checkpoint_bytes"].get<uint64_t>()) + " per checkpoint at " +
-            human_bytes(
-                static_cast<unsigned long long>(d["store_write_bytes_per_s"].get<double>())) +
-            "/s, the store write bandwidth measured, fsync included)");
+        "estimated (" + human_bytes(d["checkpoint_bytes"].get<uint64_t>()) + " at " +
+            human_bytes(bps) + "/s, the measured store write speed)");
   }
   return out;
 }

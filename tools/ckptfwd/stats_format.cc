@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "store.h"
 
@@ -91,6 +92,39 @@ bool parse_stats_record(const std::string& text, Json* out) {
   if (j.is_discarded() || !j.is_object()) return false;
   *out = std::move(j);
   return true;
+}
+
+// The counters of a live view (stats --watch): what moves while a job checkpoints.
+const char* const kMain[] = {"files_captured",
+                             "bytes_captured",
+                             "files_committed",
+                             "bytes_committed",
+                             "bytes_stored",
+                             "ratio",
+                             "containers_written",
+                             "pending_versions",
+                             "fallbacks",
+                             "errors",
+                             "restores",
+                             "waves_sealed",
+                             "checkpoints_measured",
+                             "ckpt_blocked_s",
+                             "ckpt_durable_s",
+                             "peak_rss_bytes",
+                             "uptime_s"};
+
+std::string format_main_counters(const Json& kv) {
+  std::string out;
+  char line[512];
+  for (const char* key : kMain)
+    for (const Known& k : kKnown)
+      if (!strcmp(k.key, key)) {
+        auto it = kv.find(key);
+        snprintf(line, sizeof(line), "  %-22s %s\n", k.label,
+                 it == kv.end() ? "-" : with_unit(*it, k.unit).c_str());
+        out += line;
+      }
+  return out;
 }
 
 std::string format_stats_table(const Json& kv) {

@@ -13,6 +13,10 @@ bool parse_stats_record(const std::string& text, Json* out);
 
 // A human table: known counters first in a fixed order with units, then any other key.
 std::string format_stats_table(const Json& record);
+// The main counters only (a live view that fits a terminal): files and bytes captured,
+// committed and stored, ratio, containers, pending versions, fallbacks, errors, restores,
+// waves, the checkpoint cost, memory and uptime.
+std::string format_main_counters(const Json& record);
 
 // The per-variable records ({"source": "variable", ...}) as one table.
 std::string format_variable_table(const std::vector<Json>& vars);

@@ -1,6 +1,7 @@
 #include "stats_watch.h"
 
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,6 +56,26 @@ std::string clock_now() {
 
 }  // namespace
 
+std::string fit_terminal(const std::string& text, int rows, int cols) {
+  if (rows <= 2 || cols <= 0) return text;
+  std::string out;
+  int used = 0;
+  size_t lines = 0, shown = 0;
+  for (size_t b = 0, e; b < text.size(); b = e + 1, ++lines) {
+    e = text.find('\n', b);
+    if (e == std::string::npos) e = text.size();
+    int need = 1 + static_cast<int>((e > b ? e - b - 1 : 0) / static_cast<size_t>(cols));
+    if (shown < lines || used + need > rows - 1) continue;  // only counted from here on
+    out.append(text, b, e - b + 1);
+    used += need;
+    ++shown;
+  }
+  if (lines - shown == 1) out += "(1 more line: a taller terminal shows it)\n";
+  if (lines - shown > 1)
+    out += "(" + std::to_string(lines - shown) + " more lines: a taller terminal shows them)\n";
+  return out;
+}
+
 int watch_frames(const WatchOptions& opt, const FrameFn& frame) {
   StopSignals stop;
   bool tty = isatty(STDOUT_FILENO);
@@ -74,8 +95,11 @@ int watch_frames(const WatchOptions& opt, const FrameFn& frame) {
       fputs(text.c_str(), stdout);
     } else if (tty) {
       // Home and clear, then the frame: a live table that redraws in place.
+      struct winsize ws {};
+      int rows = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_row : 0;
+      int cols = rows ? ws.ws_col : 0;
       printf("\033[H\033[2J%s   every %s, %s   (Ctrl-C to stop)\n\n%s", opt.title.c_str(), every,
-             clock_now().c_str(), text.c_str());
+             clock_now().c_str(), fit_terminal(text, rows - 2, cols).c_str());
     } else {
       printf("%s--- %s (%s, every %s)\n%s", n > 0 ? "\n" : "", clock_now().c_str(),
              opt.title.c_str(), every, text.c_str());

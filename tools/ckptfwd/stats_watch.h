@@ -18,6 +18,11 @@ struct WatchOptions {
 // A frame: its text into *out, or false with *err (the watch then stops, exit status 1).
 using FrameFn = std::function<bool(std::string* out, std::string* err)>;
 
+// The first lines of text that fit a terminal of rows x cols (a long line takes several
+// rows), and a last line saying how many are left out: a redraw taller than the terminal
+// would scroll its top away. rows <= 2 or cols <= 0 (size unknown): text as it is.
+std::string fit_terminal(const std::string& text, int rows, int cols);
+
 // Prints frames until stopped. Returns 0 when stopped by Ctrl-C or after count frames,
 // 1 when a frame failed (its error printed).
 int watch_frames(const WatchOptions& opt, const FrameFn& frame);
