@@ -7,7 +7,7 @@
 //            maps per file; version 3: without reference chunks; all still read; the
 //            writer writes 4 only when a chunk is a reference)
 //   chunks   compressed chunk bytes, back to back
-//   index    streams, then files (see StreamInfo, FileEntry; encoding in container.cc)
+//   index    streams, then files (see StreamInfo, FileEntry; encoding in container_format.cc)
 //   trailer  u64 index_offset | u64 index_len | u64 xxh64(index) | "CKFWDEND"
 // Every chunk carries its codec id, raw and compressed sizes, xxh64 of its compressed
 // bytes (to locate corruption without decompressing) and xxh64 of its raw bytes.
