@@ -15,12 +15,14 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <set>
 
 #include "codec/codec.h"
 #include "codec/typed.h"
 #include "common/chunk_ref.h"
 #include "common/container.h"
 #include "common/container_format.h"
+#include "common/decode_ahead.h"
 #include "common/dtype.h"
 #include "common/le_codec.h"
 
@@ -48,6 +50,8 @@ struct ContainerReader::Impl {
     uint64_t used = 0;
     ChunkBytes bytes;
   };
+  // Threads decoding a walked file's chunks ahead of the walk (set_decode_threads - 1).
+  unsigned decode_helpers = 0;
   static constexpr uint64_t kChunkCacheBytes = 64ull << 20;
   static constexpr size_t kChunkCacheMinEntries = 8, kChunkCacheMaxEntries = 4096;
   mutable std::mutex cache_mu;
@@ -393,7 +397,35 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
       len -= k;
     }
   };
-  ChunkBytes held;  // the chunk being read
+  // The distinct chunks of the file in the order the walk first needs them, decoded ahead
+  // of it by helper threads when there are several (see decode_ahead.h). A chunk needed
+  // again later (a file alternating between its variables' streams) comes from the cache.
+  std::vector<std::pair<size_t, size_t>> firsts;
+  std::unique_ptr<DecodeAhead> ahead;
+  if (decode_helpers > 0) {
+    std::set<std::pair<size_t, size_t>> seen;
+    for (const FileRange& r : f.ranges) {
+      if (r.len == 0) continue;
+      const std::vector<uint64_t>& starts = raw_start[r.stream];
+      auto chunk_at = [&](uint64_t soff) {
+        return static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), soff) -
+                                   starts.begin()) -
+               1;
+      };
+      for (size_t i = chunk_at(r.stream_off), last = chunk_at(r.stream_off + r.len - 1); i <= last;
+           ++i)
+        if (streams[r.stream].chunks[i].raw_size > 0 && seen.insert({r.stream, i}).second)
+          firsts.push_back({r.stream, i});
+    }
+    if (firsts.size() > 1)
+      ahead = std::make_unique<DecodeAhead>(firsts.size(), decode_helpers, 2 * (decode_helpers + 1),
+                                            [&](size_t k, std::string* why) -> DecodeAhead::Bytes {
+                                              return cached_chunk(firsts[k].first, firsts[k].second,
+                                                                  why);
+                                            });
+  }
+  size_t next_first = 0;  // the first of firsts the walk has not reached
+  ChunkBytes held;        // the chunk being read
   size_t cached_s = SIZE_MAX, cached_i = SIZE_MAX;
   uint64_t pos = 0;
   for (const FileRange& r : f.ranges) {
@@ -406,7 +438,10 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
                                      starts.begin()) -
                  1;
       if (cached_s != r.stream || cached_i != i) {
-        held = cached_chunk(r.stream, i, err);
+        if (ahead && next_first < firsts.size() && firsts[next_first] == std::pair<size_t, size_t>{r.stream, i})
+          held = ahead->take(next_first++, err);
+        else
+          held = cached_chunk(r.stream, i, err);
         if (!held) {
           if (err) *err += " (needed by file '" + f.path + "')";
           return false;
@@ -453,7 +488,9 @@ ContainerReader::ContainerReader() : impl_(std::make_unique<Impl>()) {}
 ContainerReader::~ContainerReader() = default;
 
 bool ContainerReader::open(const std::string& path, std::string* err) {
+  const unsigned helpers = impl_->decode_helpers;  // a setting, kept across opens
   impl_ = std::make_unique<Impl>();
+  impl_->decode_helpers = helpers;
   Impl& m = *impl_;
   m.path = path;
   auto fail = [&](const std::string& why) {
@@ -514,6 +551,8 @@ bool ContainerReader::open(const std::string& path, std::string* err) {
 
 const std::vector<StreamInfo>& ContainerReader::streams() const { return impl_->streams; }
 const std::vector<FileEntry>& ContainerReader::files() const { return impl_->files; }
+void ContainerReader::set_decode_threads(unsigned n) { impl_->decode_helpers = n > 1 ? n - 1 : 0; }
+
 ContainerIdentity ContainerReader::identity() const {
   return ContainerIdentity{impl_->file_size, impl_->index_hash};
 }
