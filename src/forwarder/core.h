@@ -49,6 +49,9 @@ struct Core {
   // Tests: called by the committer just before each MANIFEST append, without the state
   // lock (to observe that the lock is free over the append and its fdatasync).
   std::function<void()> before_manifest_append;
+  // Tests: called by an fsync's snapshot between taking the staged file and linking or
+  // copying it, without the state lock (to race a drop of the open version against it).
+  std::function<void()> during_snapshot;
   // Last: its restore threads use state, so they stop first.
   ViewPrefetch prefetch;  // read views staged ahead of restart opens (view_prefetch.h)
 };
