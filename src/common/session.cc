@@ -40,8 +40,8 @@ void node_identity_from(const char* node_id, const char* slurmd_nodename, const 
     name = node_id;
   } else if (slurmd_nodename && *slurmd_nodename) {
     size_t n = strlen(slurmd_nodename);
-    bool names_this_host = !strcmp(slurmd_nodename, host) ||
-                           (n == label && !strncmp(slurmd_nodename, host, n));
+    bool names_this_host =
+        !strcmp(slurmd_nodename, host) || (n == label && !strncmp(slurmd_nodename, host, n));
     // Otherwise "<slurm node>.<host label>": the host part keeps two hosts apart.
     if (!names_this_host)
       snprintf(both, sizeof(both), "%s.%.*s", slurmd_nodename, static_cast<int>(label), host);
