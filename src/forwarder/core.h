@@ -7,6 +7,7 @@
 #include "forwarder/chunk_index.h"
 #include "forwarder/codec_choice.h"
 #include "forwarder/ref_keep.h"
+#include "forwarder/restore.h"
 #include "forwarder/state.h"
 #include "forwarder/stats.h"
 #include "forwarder/var_stats.h"
@@ -28,6 +29,7 @@ struct Core {
     // elsewhere (tests) with bad ones infers without schemas rather than failing.
     std::string err;
     inferrer.configure(cfg, &err);
+    set_restore_decode_threads(static_cast<unsigned>(cfg.restore_threads));
   }
   Core(const Core&) = delete;
   Core& operator=(const Core&) = delete;
