@@ -44,9 +44,14 @@ struct Stats {
   // batch (split_rate in the JSON is their ratio).
   std::atomic<uint64_t> waves_sealed{0}, waves_split{0};
   int64_t start_ns = 0;  // CLOCK_MONOTONIC at start
+  // The node identity (session.h node_identity), so that the lines of several forwarders
+  // in one stats file say which node each counted. Empty: not written.
+  char node[256] = {};
+
+  void set_node(const char* name);
 
   Stats();
-  // One JSON object, no newline: {"source":"forwarder",...}. Async-signal-safe (no
+  // One JSON object, no newline: {"source":"forwarder","node":...,"pid":...}. Async-signal-safe (no
   // allocation, no locale). Includes peak_rss_bytes, the process's peak resident set
   // (getrusage) when it is formatted. Returns the length written (0 if cap is too small).
   size_t format_json(char* buf, size_t cap) const;

@@ -173,7 +173,7 @@ std::string format_stats_table(const StatsKV& kv) {
       if (key == k) return &v;
     return nullptr;
   };
-  for (const char* head : {"source", "pid", "rank"})
+  for (const char* head : {"source", "node", "pid", "rank"})
     if (const std::string* v = find(head)) {
       snprintf(line, sizeof(line), "  %-22s %s\n", head, v->c_str());
       out += line;
@@ -188,7 +188,7 @@ std::string format_stats_table(const StatsKV& kv) {
     out += line;
   }
   for (const auto& [key, v] : kv) {
-    bool shown = key == "source" || key == "pid" || key == "rank";
+    bool shown = key == "source" || key == "node" || key == "pid" || key == "rank";
     for (const Known& k : kKnown) shown = shown || key == k.key;
     if (shown) continue;
     snprintf(line, sizeof(line), "  %-22s %s\n", key.c_str(), v.c_str());

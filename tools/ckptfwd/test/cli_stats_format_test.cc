@@ -25,4 +25,15 @@ TEST(StatsFormat, OlderRecordsWithoutWaveKeysStillPrint) {
   EXPECT_NE(t.find("wave split rate        -\n"), std::string::npos) << t;
 }
 
+// One stats file holds the records of every node's forwarder: the node heads its record.
+TEST(StatsFormat, NodeComesRightAfterTheSource) {
+  StatsKV kv;
+  ASSERT_TRUE(parse_flat_json(R"({"source":"forwarder","node":"n2.vm","pid":7})", &kv));
+  std::string t = format_stats_table(kv);
+  EXPECT_EQ(t.rfind("  source                 forwarder\n  node                   n2.vm\n  pid", 0),
+            0u)
+      << t;
+  EXPECT_EQ(t.find("node", t.find("n2.vm")), std::string::npos) << "shown once: " << t;
+}
+
 }  // namespace ckptfwd::cli
