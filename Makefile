@@ -8,15 +8,16 @@ DEB_PKGS := mpich libmpich-dev libunwind-dev zlib1g-dev libfpzip-dev libxxhash-d
             libjemalloc-dev googletest libgtest-dev libzstd-dev libhdf5-dev cmake g++ \
             libhdf5-mpich-dev hdf5-tools netcdf-bin python3-h5py python3-numpy zstd \
             libopenmpi-dev openmpi-bin libhdf5-doc libncarg-data libblosc-dev libzfp-dev \
-            python3-netcdf4 nlohmann-json3-dev
+            python3-netcdf4 slurm-wlm munge nlohmann-json3-dev
 STAMP  := $(BUILD)/.deps-ok
 
 .PHONY: all deps build test demo bench bench-ratio asan fuzz install clean format
 all: build
 
-# Installs the Debian packages only when one is missing (dpkg-query is cheap).
+# Installs the Debian packages only when one is missing (dpkg-query is cheap). The stamp
+# depends on this file, so a package added to DEB_PKGS is installed in an existing build dir.
 deps: $(STAMP)
-$(STAMP):
+$(STAMP): Makefile
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \

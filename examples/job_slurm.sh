@@ -2,6 +2,9 @@
 # A Slurm batch script running the demo application with ckptfwd. Submit with
 #   sbatch --export=ALL,CKPTFWD_HOME=/path/to/install examples/job_slurm.sh
 # where CKPTFWD_HOME is the build dir or the PREFIX of `make install PREFIX=...`.
+# Submitted again (after a time limit, a node failure), it restarts from the newest
+# checkpoint. STEPS and CKPT_EVERY (exported the same way) change the run's length and
+# checkpoint interval; tests/integration/test_slurm.sh submits it with short ones.
 #
 #SBATCH --job-name=stencil3d-ckptfwd
 #SBATCH --nodes=2
@@ -33,10 +36,15 @@ if LD_PRELOAD="$CKPTFWD_HOME/lib/libckptfwd.so" ls "$CKPT" 2>/dev/null | grep -q
 fi
 
 # Pass LD_PRELOAD only to the application's tasks, not to this batch shell.
+# --mpi=pmi2: how an MPICH application finds its peers under srun (without a PMI plugin,
+# every rank would start as its own one-rank MPI_COMM_WORLD); an Open MPI application
+# takes --mpi=pmix. srun starts the tasks through each node's slurmd, which sets
+# SLURMD_NODENAME: one forwarder per Slurm node (README, "Running under Slurm").
 # With MPICH's own launcher instead of srun:
 #   LD_PRELOAD=$CKPTFWD_HOME/lib/libckptfwd.so mpiexec.mpich -n "$SLURM_NTASKS" "$APP" ...
-srun --export=ALL,LD_PRELOAD="$CKPTFWD_HOME/lib/libckptfwd.so" \
-  "$APP" --steps 400 --ckpt-every 50 --ckpt-dir "$CKPT" "${RESTART[@]}" --out "$RUN_DIR/final.digest"
+srun --mpi=pmi2 --export=ALL,LD_PRELOAD="$CKPTFWD_HOME/lib/libckptfwd.so" \
+  "$APP" --steps "${STEPS:-400}" --ckpt-every "${CKPT_EVERY:-50}" --ckpt-dir "$CKPT" \
+  "${RESTART[@]}" --out "$RUN_DIR/final.digest"
 
 # When srun returns, every rank has waited for its checkpoints to be committed.
 "$CKPTFWD_HOME/bin/ckptfwd" verify "$CKPT/.ckptfwd"

@@ -33,8 +33,8 @@ struct Config {
   int idle_exit_s = 10;               // CKPTFWD_IDLE_EXIT: exit when idle this long (0: never)
   uint64_t chunk_bytes = 4ull << 20;  // CKPTFWD_CHUNK: chunk size of streams
   // Restart reads (forwarder/view_prefetch.h): bytes of read views staged ahead of their
-  // opens per plan (CKPTFWD_PREFETCH, 0: none) and the threads restoring them
-  // (CKPTFWD_RESTORE_THREADS).
+  // opens per plan (CKPTFWD_PREFETCH, 0: none) and the threads restoring them, which is
+  // also the threads decoding one restored file's chunks (CKPTFWD_RESTORE_THREADS).
   uint64_t prefetch_bytes = 1ull << 30;
   int restore_threads = 2;
   int keep = 0;                       // CKPTFWD_KEEP: committed versions kept per path (0: all)

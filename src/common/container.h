@@ -7,7 +7,7 @@
 //            maps per file; version 3: without reference chunks; all still read; the
 //            writer writes 4 only when a chunk is a reference)
 //   chunks   compressed chunk bytes, back to back
-//   index    streams, then files (see StreamInfo, FileEntry; encoding in container.cc)
+//   index    streams, then files (see StreamInfo, FileEntry; encoding in container_format.cc)
 //   trailer  u64 index_offset | u64 index_len | u64 xxh64(index) | "CKFWDEND"
 // Every chunk carries its codec id, raw and compressed sizes, xxh64 of its compressed
 // bytes (to locate corruption without decompressing) and xxh64 of its raw bytes.
@@ -145,6 +145,10 @@ class ContainerReader {
   const std::vector<FileEntry>& files() const;
   // The size and index checksum of the open container (see ContainerIdentity).
   ContainerIdentity identity() const;
+  // Threads that decode a file's chunks while it is restored, read or checked (1, the
+  // default: the calling thread alone; n > 1 starts n - 1 helpers per file of two or more
+  // chunks, see common/decode_ahead.h). Set it before use, not while a walk runs.
+  void set_decode_threads(unsigned n);
   // The codec chain chunk i of stream s was stored with, for people: the chain's name for
   // a typed chain ("fixed(e=2)+delta+shuffle+zstd-1"), else the codec's ("zstd", "raw").
   // Reads only the start of the chunk; "?" when it cannot be read or named.

@@ -29,6 +29,33 @@ static void sanitize_into(char* out, size_t cap, const char* in) {
   out[n] = '\0';
 }
 
+void node_identity_from(const char* node_id, const char* slurmd_nodename, const char* host,
+                        char* out, size_t cap) {
+  if (cap == 0) return;
+  if (!host || !*host) host = "localhost";
+  const char* name = host;
+  char both[512];
+  size_t label = strcspn(host, ".");
+  if (node_id && *node_id) {
+    name = node_id;
+  } else if (slurmd_nodename && *slurmd_nodename) {
+    size_t n = strlen(slurmd_nodename);
+    bool names_this_host =
+        !strcmp(slurmd_nodename, host) || (n == label && !strncmp(slurmd_nodename, host, n));
+    // Otherwise "<slurm node>.<host label>": the host part keeps two hosts apart.
+    if (!names_this_host)
+      snprintf(both, sizeof(both), "%s.%.*s", slurmd_nodename, static_cast<int>(label), host);
+    name = names_this_host ? slurmd_nodename : both;
+  }
+  sanitize_into(out, cap, name);
+}
+
+void node_identity(char* out, size_t cap) {
+  char host[256] = {0};
+  if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  node_identity_from(getenv("CKPTFWD_NODE_ID"), getenv("SLURMD_NODENAME"), host, out, cap);
+}
+
 bool session_paths(SessionPaths& p) {
   // Absolute and normalised: the forwarder works in `/` and must derive the same names as
   // the library (a relative root used to put its socket elsewhere, stalling every open).
@@ -36,13 +63,7 @@ bool session_paths(SessionPaths& p) {
   if (!normalize_path(root, nullptr, p.stage_root, sizeof(p.stage_root))) return false;
   char* job = p.job;
   sanitize_into(job, sizeof(p.job), env_or("CKPTFWD_JOB_ID", "SLURM_JOB_ID", "PBS_JOBID", "0"));
-  const char* node = getenv("CKPTFWD_NODE_ID");
-  char host[256] = {0};
-  if (!node || !*node) {
-    if (gethostname(host, sizeof(host) - 1) != 0) strcpy(host, "localhost");
-    node = host;
-  }
-  sanitize_into(p.node, sizeof(p.node), node);
+  node_identity(p.node, sizeof(p.node));
   int n = snprintf(p.dir, sizeof(p.dir), "%s/ckptfwd-%u-%s-%s", p.stage_root,
                    static_cast<unsigned>(getuid()), job, p.node);
   if (n < 0 || static_cast<size_t>(n) >= sizeof(p.dir)) return false;

@@ -9,7 +9,7 @@
 //       r<...>.data     restored read views
 //
 // job:  CKPTFWD_JOB_ID, else SLURM_JOB_ID, else PBS_JOBID, else "0"
-// node: CKPTFWD_NODE_ID, else the host name
+// node: node_identity() below
 #pragma once
 #include <climits>
 #include <cstddef>
@@ -24,6 +24,26 @@ struct SessionPaths {
   char node[256];
   char job[128];  // the job identity, as in the directory name
 };
+
+// The node identity: it names this node's forwarder (session directory, socket), the
+// containers it writes (c-<node>-<ns>-<seq>.ckc, which the catalog reads back to tell one
+// node's layers of a shared file from another's) and its stats line, so every component
+// takes it from here. In order:
+//   CKPTFWD_NODE_ID, when set (simulated nodes, or a launcher we do not know);
+//   SLURMD_NODENAME (slurmd sets it for every task, per node; with several slurmd on one
+//   host it is what tells the nodes apart), when it names this host: equal to the host
+//   name or to its first label;
+//   SLURMD_NODENAME "." the host name's first label, when it does not. Several slurmd on
+//   one host give n1.host and n2.host; and a SLURMD_NODENAME that came along from another
+//   host (MPICH's mpiexec -launcher ssh passes its whole environment to every rank) still
+//   gives each host its own identity: two hosts sharing one would let one host's commit of
+//   a shared file replace the other's;
+//   the host name.
+// Sanitised to [A-Za-z0-9._-] (other bytes become '_'), truncated to cap - 1.
+void node_identity(char* out, size_t cap);
+// The same from explicit values (nullptr or "" = unset), for tests.
+void node_identity_from(const char* node_id, const char* slurmd_nodename, const char* host,
+                        char* out, size_t cap);
 
 // Fills p from the environment. Returns false if a name would not fit (or the cwd a
 // relative CKPTFWD_STAGE_DIR needs is unknown).

@@ -34,7 +34,10 @@ Catalog& CatalogCache::get(const std::string& store) {
       for (size_t i = known; i < e.base.problems().size(); ++i)
         LOG_WARN("store %s: %s", store.c_str(), e.base.problems()[i].c_str());
       // Unchanged in memory: continue its replay too (no copy of a large catalog).
-      if (e.cat.local_changes() != 0 || !e.cat.load_appended(store, &err)) e.cat = e.base;
+      if (e.cat.local_changes() != 0 || !e.cat.load_appended(store, &err)) {
+        e.cat = e.base;
+        ++copies_;
+      }
       e.size = size;
       e.mtime = mtime;
       return e.cat;
@@ -63,6 +66,29 @@ Catalog& CatalogCache::get(const std::string& store) {
   e.size = size;
   e.mtime = mtime;
   return e.cat;
+}
+
+bool CatalogCache::replay_appended(const std::string& store) {
+  auto it = stores_.find(store);
+  if (it == stores_.end() || !it->second.loaded) return false;
+  Entry& e = it->second;
+  const std::string manifest = store + "/MANIFEST";
+  struct stat st;
+  if (e.cat.local_changes() != 0 || lstat(manifest.c_str(), &st) != 0 || S_ISLNK(st.st_mode) ||
+      st.st_size <= e.size || e.size < 0)
+    return false;
+  size_t known = e.base.problems().size();
+  std::string err;
+  if (!e.base.load_appended(store, &err)) return false;
+  for (size_t i = known; i < e.base.problems().size(); ++i)
+    LOG_WARN("store %s: %s", store.c_str(), e.base.problems()[i].c_str());
+  if (!e.cat.load_appended(store, &err)) {
+    e.cat = e.base;
+    ++copies_;
+  }
+  e.size = st.st_size;
+  e.mtime = st.st_mtim;
+  return true;
 }
 
 void CatalogCache::freeze(const std::string& store, bool frozen) {

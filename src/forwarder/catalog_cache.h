@@ -26,6 +26,15 @@ class CatalogCache {
   // (loading it first if it never was): records being appended are not read back before
   // they are durable (manifest_turn.h). Thawing makes the next get() look again.
   void freeze(const std::string& store, bool frozen);
+  // After this forwarder appended records to store's MANIFEST (durable, its turn held):
+  // the catalog takes them by replaying the MANIFEST's new records (other nodes' before
+  // them too), as a restart would, even while frozen. Nothing is changed in memory, so a
+  // later refresh has nothing to undo (no copy of the whole catalog per commit). False
+  // when the replay cannot continue from what the cache holds: the caller then applies
+  // its change in memory (and the next refresh reloads).
+  bool replay_appended(const std::string& store);
+  // How often a catalog was replaced by a copy of its plain replay (tests).
+  uint64_t copies() const { return copies_; }
   // CKPTFWD_KEEP for every catalog loaded from now on (Catalog::keep_versions).
   void keep_versions(int keep) { keep_ = keep; }
 
@@ -44,6 +53,7 @@ class CatalogCache {
   };
   std::map<std::string, Entry> stores_;
   int keep_ = 0;
+  uint64_t copies_ = 0;
 };
 
 }  // namespace ckptfwd::fwd

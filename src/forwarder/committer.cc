@@ -168,7 +168,8 @@ bool commit_batch(Core& c, std::unique_lock<std::mutex>& lk, const std::string& 
       }
       return false;
     }
-    (s.catalogs.get(store).*apply)(res.container, files, res.identity);
+    if (!s.catalogs.replay_appended(store))
+      (s.catalogs.get(store).*apply)(res.container, files, res.identity);
     for (auto& [vid, synced] : snapshots) {
       // The open version it copies may close unchanged: then this commit is enough.
       if (std::find(vids.begin(), vids.end(), vid) == vids.end()) continue;

@@ -7,6 +7,7 @@
 #include "forwarder/chunk_index.h"
 #include "forwarder/codec_choice.h"
 #include "forwarder/ref_keep.h"
+#include "forwarder/restore.h"
 #include "forwarder/state.h"
 #include "forwarder/stats.h"
 #include "forwarder/var_stats.h"
@@ -28,6 +29,7 @@ struct Core {
     // elsewhere (tests) with bad ones infers without schemas rather than failing.
     std::string err;
     inferrer.configure(cfg, &err);
+    set_restore_decode_threads(static_cast<unsigned>(cfg.restore_threads));
   }
   Core(const Core&) = delete;
   Core& operator=(const Core&) = delete;
@@ -47,6 +49,9 @@ struct Core {
   // Tests: called by the committer just before each MANIFEST append, without the state
   // lock (to observe that the lock is free over the append and its fdatasync).
   std::function<void()> before_manifest_append;
+  // Tests: called by an fsync's snapshot between taking the staged file and linking or
+  // copying it, without the state lock (to race a drop of the open version against it).
+  std::function<void()> during_snapshot;
   // Last: its restore threads use state, so they stop first.
   ViewPrefetch prefetch;  // read views staged ahead of restart opens (view_prefetch.h)
 };

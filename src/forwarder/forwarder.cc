@@ -23,6 +23,7 @@ namespace ckptfwd::fwd {
 Forwarder::Forwarder(const Config& cfg, const SessionPaths& paths, BatcherTiming timing)
     : paths_(paths), core_(cfg, paths.dir, paths.node), svc_(core_), batcher_(core_, timing) {
   core_.job = paths.job;
+  core_.stats.set_node(paths.node);
   core_.state.pending.set_identity(paths.node, paths.job);
   core_.state.retire_grace = timing.retire_grace;
   core_.state.view_grace = timing.view_grace;

@@ -188,7 +188,7 @@ Reply Service::abandon(ClientCtx& cl, uint64_t vid) {
   if (s.catalogs.find(store, path)) {
     std::string err;
     if (manifest::append_unlink(store, path, &err)) {
-      s.catalogs.get(store).apply_unlink(path);
+      if (!s.catalogs.replay_appended(store)) s.catalogs.get(store).apply_unlink(path);
     } else {
       c_.stats.errors++;
       LOG_ERROR(

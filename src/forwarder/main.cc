@@ -29,7 +29,8 @@ const char kUsage[] =
     "  Settings come from CKPTFWD_CONFIG and CKPTFWD_* (STORE, SCHEME, CODEC, LEVEL,\n"
     "  WRITERS, CHUNK, KEEP, STAGE_DIR, STAGE_LIMIT, BATCH_WINDOW_MS, WAVE_WINDOW_MS,\n"
     "  BATCH_BYTES, GROUP_SIZE, IDLE_EXIT, STATS_FILE, LOG, LOG_LEVEL, JOB_ID, NODE_ID);\n"
-    "  see the README.\n"
+    "  see the README. Its node identity: CKPTFWD_NODE_ID, else SLURMD_NODENAME (with the\n"
+    "  host name's first label when it differs from it), else the host name.\n"
     "  Signals: TERM/INT drain and exit; USR1 appends the stats to CKPTFWD_STATS_FILE.\n";
 // Under mpiexec our stderr is the library's file in the session dir (it quotes it in its
 // own log line) or /dev/null: the message also goes to CKPTFWD_LOG when that names a file.

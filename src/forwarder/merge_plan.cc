@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 
 namespace ckptfwd::fwd {
@@ -121,6 +122,17 @@ class Planner {
     XXH3_freeState(st);
     return h;
   }
+  // A cheap fingerprint of a piece: its length and three pages (start, middle, end). Only
+  // pieces whose fingerprints agree are hashed whole and compared, so a batch without
+  // duplicates is not read an extra time before its compression starts (a whole-piece
+  // hash of every piece was a serial pass over the batch: ~0.3 s per GiB).
+  static uint64_t fingerprint(const uint8_t* p, uint64_t n) {
+    constexpr uint64_t kPage = 4096;
+    uint64_t h = n;
+    for (uint64_t at : {uint64_t{0}, n / 2 - std::min(n / 2, kPage / 2), n - std::min(n, kPage)})
+      h = XXH3_64bits_withSeed(p + at, std::min(n - at, kPage), h);
+    return h;
+  }
   bool equal(const uint8_t* a, const uint8_t* b, uint64_t n) const {
     for (uint64_t o = 0; o < n; o += kWindow) {
       uint64_t take = std::min(kWindow, n - o);
@@ -137,17 +149,22 @@ class Planner {
     if (!p.len) return;
     const uint8_t* bytes = files_[p.file].base + p.off;
     if (p.len >= kDedupMin) {
-      uint64_t h = hash(bytes, p.len);
-      auto [lo, hi] = seen_.equal_range(h);
+      uint64_t fp = fingerprint(bytes, p.len);
+      std::optional<uint64_t> h;  // the whole piece's hash, once a fingerprint agrees
+      auto [lo, hi] = seen_.equal_range(fp);
       for (auto it = lo; it != hi; ++it) {
-        const Seen& e = it->second;
-        if (e.len == p.len && equal(e.ptr, bytes, p.len)) {
+        Seen& e = it->second;
+        if (e.len != p.len) continue;
+        if (!h) h = hash(bytes, p.len);
+        if (!e.hash) e.hash = hash(e.ptr, e.len);
+        if (*e.hash == *h && equal(e.ptr, bytes, p.len)) {
           out_.ranges[p.file].push_back(FileRange{p.off, p.len, e.stream, e.stream_off});
           out_.dedup_bytes += p.len;
           return;
         }
       }
-      seen_.emplace(h, Seen{bytes, p.len, static_cast<uint32_t>(s), out_.streams[s].bytes.total});
+      seen_.emplace(fp,
+                    Seen{bytes, p.len, static_cast<uint32_t>(s), out_.streams[s].bytes.total, h});
     }
     StreamPieces& sp = out_.streams[s].bytes;
     out_.ranges[p.file].push_back(FileRange{p.off, p.len, static_cast<uint32_t>(s), sp.total});
@@ -296,6 +313,7 @@ class Planner {
     uint64_t len;
     uint32_t stream;
     uint64_t stream_off;
+    std::optional<uint64_t> hash;  // of the whole piece, computed when first needed
   };
 
   const std::vector<MergeInput>& files_;

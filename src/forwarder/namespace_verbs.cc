@@ -100,7 +100,7 @@ Reply Service::rename(const std::string& from, const std::string& to) {
       c_.stats.errors++;
       return reply_err(EIO);
     }
-    s.catalogs.get(store_from).apply_rename(from, to);
+    if (!s.catalogs.replay_appended(store_from)) s.catalogs.get(store_from).apply_rename(from, to);
     gc_due(c_, store_from);  // what `to` held is one version older now
   }
   // Whatever `to` held before is superseded (closed versions deleted; open ones keep
@@ -122,7 +122,7 @@ Reply Service::rename(const std::string& from, const std::string& to) {
       c_.stats.errors++;
       return reply_err(EIO);
     }
-    s.catalogs.get(store_from).apply_unlink(from);
+    if (!s.catalogs.replay_appended(store_from)) s.catalogs.get(store_from).apply_unlink(from);
   }
   for (Version* p : s.pending_of(from)) {
     s.set_path(*p, to);
@@ -157,7 +157,7 @@ Reply Service::unlink(const std::string& path) {
       c_.stats.errors++;
       return reply_err(EIO);
     }
-    s.catalogs.get(store).apply_unlink(path);
+    if (!s.catalogs.replay_appended(store)) s.catalogs.get(store).apply_unlink(path);
     gc_due(c_, store);
   }
   for (uint64_t vid : pending)
@@ -213,7 +213,7 @@ Reply Service::chmod(const std::string& path, uint32_t mode) {
     c_.stats.errors++;
     return reply_err(EIO);
   }
-  s.catalogs.get(store).apply_chmod(path, mode);
+  if (!s.catalogs.replay_appended(store)) s.catalogs.get(store).apply_chmod(path, mode);
   return reply_ok();
 }
 

@@ -60,6 +60,7 @@ class RecentContainers {
     opening_.insert(path);
     lk.unlock();
     auto r = std::make_shared<ContainerReader>();
+    r->set_decode_threads(decode_threads_.load(std::memory_order_relaxed));
     bool ok = r->open(path, err);
     lk.lock();
     opening_.erase(path);
@@ -69,9 +70,11 @@ class RecentContainers {
     open_.emplace_back(path, r);
     return r;
   }
+  void set_decode_threads(unsigned n) { decode_threads_.store(n, std::memory_order_relaxed); }
 
  private:
   static constexpr size_t kKept = 2;
+  std::atomic<unsigned> decode_threads_{1};
   std::mutex mu_;
   std::condition_variable cv_;
   std::set<std::string> opening_;
@@ -94,6 +97,8 @@ std::shared_ptr<ContainerReader> recent_container(const std::string& store, cons
   }
   return recent_containers().get(store + "/" + name, err);
 }
+
+void set_restore_decode_threads(unsigned n) { recent_containers().set_decode_threads(n); }
 
 bool read_view_ready(const std::string& view, uint64_t size) {
   struct stat st;

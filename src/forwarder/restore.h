@@ -33,6 +33,11 @@ bool read_view_ready(const std::string& view, uint64_t size);
 std::shared_ptr<ContainerReader> recent_container(const std::string& store, const std::string& name,
                                                   std::string* err);
 
+// Threads that decode one restored file's chunks (common/decode_ahead.h), for every
+// container recent_container opens from now on: CKPTFWD_RESTORE_THREADS. Process-wide,
+// like the recent containers themselves.
+void set_restore_decode_threads(unsigned n);
+
 // Deletes every r*.data (and leftover temporaries) in the session dir.
 void remove_read_views(const std::string& session_dir);
 

@@ -88,7 +88,10 @@ class Service {
   // CLOSE of a partial version: its extents file, or none (extents unknown then). Lock held.
   void take_extents(Version& v, const std::string& ext);
   // A closed snapshot of still-open version v (fsync mid-write): a second name of its
-  // staged file (Version::live_source), or a copy where none can be made; its vid or 0.
+  // staged file (Version::live_source), or a copy where none can be made; its vid, 0 on
+  // failure, or kSnapshotSuperseded when the path was unlinked or replaced meanwhile
+  // (an fsync then has nothing to make durable, as if that had happened before it).
+  static constexpr uint64_t kSnapshotSuperseded = UINT64_MAX;
   uint64_t snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid);
   // Close-to-open across nodes (pending_journal.h): v, just closed, is noted as not on
   // the store yet; an open here of a path another node closed waits for its commit.

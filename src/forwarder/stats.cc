@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "forwarder/log.h"
@@ -19,6 +20,8 @@ int64_t monotonic_ns() {
 }
 
 Stats::Stats() : start_ns(monotonic_ns()) {}
+
+void Stats::set_node(const char* name) { snprintf(node, sizeof(node), "%s", name); }
 
 uint64_t peak_rss_bytes() {
   struct rusage ru {};
@@ -78,7 +81,14 @@ struct Out {
 
 size_t Stats::format_json(char* buf, size_t cap) const {
   Out o{buf, cap};
-  o.str("{\"source\":\"forwarder\",\"pid\":");
+  o.str("{\"source\":\"forwarder\"");
+  if (node[0]) {
+    // Needs no escaping: a node identity is sanitised to [A-Za-z0-9._-].
+    o.str(",\"node\":\"");
+    o.str(node);
+    o.str("\"");
+  }
+  o.str(",\"pid\":");
   o.u64(static_cast<uint64_t>(getpid()));
   struct {
     const char* k;

@@ -49,9 +49,14 @@ struct Stats {
   std::atomic<uint64_t> checkpoints_measured{0}, ckpt_blocked_ns{0}, ckpt_durable_ns{0};
   std::atomic<uint64_t> ckpt_bytes{0};
   int64_t start_ns = 0;  // CLOCK_MONOTONIC at start
+  // The node identity (session.h node_identity), so that the lines of several forwarders
+  // in one stats file say which node each counted. Empty: not written.
+  char node[256] = {};
+
+  void set_node(const char* name);
 
   Stats();
-  // One JSON object, no newline: {"source":"forwarder",...}. Async-signal-safe (no
+  // One JSON object, no newline: {"source":"forwarder","node":...,"pid":...}. Async-signal-safe (no
   // allocation, no locale). Includes peak_rss_bytes, the process's peak resident set
   // (getrusage) when it is formatted. Returns the length written (0 if cap is too small).
   size_t format_json(char* buf, size_t cap) const;

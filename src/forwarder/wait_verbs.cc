@@ -20,12 +20,8 @@ namespace {
 // The fallback of an fsync snapshot where a second name cannot be made: a copy, with the
 // file's own mtime. No .meta until it is complete (mark_closed writes it): a crash
 // mid-copy leaves a staged file without one, which a recovery deletes.
-bool copy_snapshot(const std::string& src_path, const std::string& dst_path, std::string* err) {
-  int src = ::open(src_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (src < 0) {
-    *err = "cannot open " + src_path + ": " + strerror(errno);
-    return false;
-  }
+// Copies the open staged file src (read from offset 0) to a new staged file dst_path.
+bool copy_snapshot(int src, const std::string& dst_path, std::string* err) {
   int fd = create_staged(dst_path, err);
   bool ok = fd >= 0 && copy_fd(src, fd, err);
   struct stat st;
@@ -34,7 +30,6 @@ bool copy_snapshot(const std::string& src_path, const std::string& dst_path, std
     ::futimens(fd, ts);
   }
   if (fd >= 0) ::close(fd);
-  ::close(src);
   return ok;
 }
 }  // namespace
@@ -104,8 +99,12 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   snap.ready = false;
   uint64_t svid = snap.vid;
   std::string src_path = v->data_path, dst_path = snap.data_path, err;
+  // Opened under the lock: a drop of the open version meanwhile (its path unlinked or
+  // replaced) unlinks the staged file, and the copy below still reads it through this fd.
+  int src = ::open(src_path.c_str(), O_RDONLY | O_CLOEXEC);
   lk.unlock();
   kill_point(c_.session_dir, "sync-copy");
+  if (c_.during_snapshot) c_.during_snapshot();
   // No copy: the snapshot's staged file is a second name of the open version's, and the
   // pipeline reads its bytes once into private memory (Version::live_source). No .meta
   // is ever written for it: a crash leaves a staged file without one, which a recovery
@@ -114,7 +113,7 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   // within the staging file system instead, so the forwarder's resident memory stays
   // bounded whatever the checkpoint's size.
   struct stat src_st;
-  bool small = ::stat(src_path.c_str(), &src_st) == 0 &&
+  bool small = src >= 0 && ::fstat(src, &src_st) == 0 &&
                static_cast<uint64_t>(src_st.st_size) <= kLiveSnapshotMax;
   bool live = small && ::link(src_path.c_str(), dst_path.c_str()) == 0;
   bool ok = live;
@@ -122,16 +121,26 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
     if (small)
       LOG_DEBUG("cannot link %s to %s (%s): copying it for the fsync", src_path.c_str(),
                 dst_path.c_str(), strerror(errno));
-    ok = copy_snapshot(src_path, dst_path, &err);
+    if (src < 0)
+      err = "cannot open " + src_path + ": " + strerror(errno);
+    else
+      ok = copy_snapshot(src, dst_path, &err);
   }
+  if (src >= 0) ::close(src);
   lk.lock();
   Version* sv = s.find(svid);
-  if (!sv) return 0;
+  if (!sv) {
+    // Dropped with its path meanwhile (unlinked or replaced): nothing left to make durable.
+    const Version* open = s.find(vid);
+    return !open || open->dropped ? kSnapshotSuperseded : 0;
+  }
   if (!ok) {
-    LOG_ERROR("cannot snapshot v%llu for fsync: %s", static_cast<unsigned long long>(vid),
-              err.c_str());
+    const bool gone = sv->dropped;  // superseded meanwhile: its bytes are not needed
+    if (!gone)
+      LOG_ERROR("cannot snapshot v%llu for fsync: %s", static_cast<unsigned long long>(vid),
+                err.c_str());
     s.forget(svid);
-    return 0;
+    return gone ? kSnapshotSuperseded : 0;
   }
   sv->live_source = live;
   if (!live) {  // a copy of its own: recoverable like any closed version
@@ -176,6 +185,7 @@ Reply Service::sync(ClientCtx& cl, uint64_t vid, const std::string& ext, const s
     }
     // fsync mid-write: make the bytes written so far durable as their own version.
     vid = snapshot(lk, vid);
+    if (vid == kSnapshotSuperseded) return reply_ok();
     if (!vid) {
       c_.stats.errors++;
       return reply_err(EIO);

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -10,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -47,6 +49,41 @@ void sleep_ms(int ms) {
   timespec ts{ms / 1000, (ms % 1000) * 1000000L};
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
+}
+
+// Polls for something that usually happens within milliseconds (a forwarder starting, the
+// rank that starts it releasing the election lock): sleeps of 1, 2, 4, 8, then 10 ms, so
+// a short wait is not rounded up to a whole 10 ms step, within kStartTimeoutMs in all.
+class Backoff {
+ public:
+  // Sleeps the next step; false once the time limit is used up.
+  bool sleep() {
+    if (waited_ >= kStartTimeoutMs) return false;
+    sleep_ms(step_);
+    waited_ += step_;
+    step_ = step_ * 2 > 10 ? 10 : step_ * 2;
+    return true;
+  }
+  bool expired() const { return waited_ >= kStartTimeoutMs; }
+  void expire() { waited_ = kStartTimeoutMs; }
+
+ private:
+  int waited_ = 0;
+  int step_ = 1;
+};
+
+// Waits up to ms for process pid to exit, woken by its exit (a pidfd) rather than by a
+// polling step; where pidfds are missing (kernels before 5.3) it just sleeps a step.
+void wait_for_exit(pid_t pid, int ms) {
+  int pfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pfd < 0) {
+    sleep_ms(ms);
+    return;
+  }
+  pollfd p{pfd, POLLIN, 0};
+  while (poll(&p, 1, ms) < 0 && errno == EINTR) {
+  }
+  real::close()(pfd);
 }
 
 long sock_write(int fd, const void* p, size_t n) { return send(fd, p, n, MSG_NOSIGNAL); }
@@ -274,6 +311,10 @@ bool spawn_forwarder() {
   for (int waited = 0; waited < kStartTimeoutMs; waited += 10) {
     int status = 0;
     pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == 0) {  // `--daemon` returns once its forwarder listens: usually within ~15 ms
+      wait_for_exit(pid, 10);
+      w = waitpid(pid, &status, WNOHANG);
+    }
     if (w == pid) {
       if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         real::unlink()(err_path);
@@ -288,7 +329,6 @@ bool spawn_forwarder() {
       real::unlink()(err_path);
       return true;
     }
-    sleep_ms(10);
   }
   snprintf(g_reason, sizeof(g_reason), "%s --daemon not ready after %d s", bin,
            kStartTimeoutMs / 1000);
@@ -309,9 +349,9 @@ bool lock_is_current(int fd, const char* path) {
 // Takes the election lock (bounded wait). Returns the lock fd or -1.
 int take_lock() {
   const SessionPaths& sp = g_settings.session;
-  int waited = 0;
+  Backoff wait;
   int err = ETIMEDOUT;
-  while (waited < kStartTimeoutMs) {
+  while (!wait.expired()) {
     mkdir(sp.stage_root, 0700);
     if (mkdir(sp.dir, 0700) != 0 && errno != EEXIST) {
       set_reason(sp.dir, errno);
@@ -325,26 +365,24 @@ int take_lock() {
     int fd = real::open()(sp.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) {
       if (errno == ENOENT) {  // the dir was removed right after our mkdir: again
-        sleep_ms(10);
-        waited += 10;
+        wait.sleep();
         continue;
       }
       set_reason(sp.lock, errno);
       return -1;
     }
     bool locked = false;
-    for (; waited < kStartTimeoutMs; waited += 10) {
+    do {
       if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
         locked = true;
         break;
       }
       if (errno != EWOULDBLOCK && errno != EINTR) {
         err = errno;
-        waited = kStartTimeoutMs;
+        wait.expire();
         break;
       }
-      sleep_ms(10);
-    }
+    } while (wait.sleep());
     if (locked && lock_is_current(fd, sp.lock)) return fd;
     real::close()(fd);  // a stale lock file (its forwarder removed it): take the new one
   }
@@ -402,10 +440,10 @@ bool ensure_connected_locked() {
       fd = try_connect();  // someone else may have started it while we waited
       if (fd < 0 && !g_refused && !g_settings.no_spawn) {
         if (spawn_forwarder()) {
-          for (int waited = 0; fd < 0 && !g_refused && waited < kStartTimeoutMs; waited += 20) {
+          Backoff wait;
+          do {
             fd = try_connect();
-            if (fd < 0) sleep_ms(20);
-          }
+          } while (fd < 0 && !g_refused && wait.sleep());
         } else {
           fd = connect_despite_spawn_failure();
         }

@@ -11,7 +11,7 @@
 //
 // Standalone build (from the repository root; needs clang with libFuzzer):
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
-//     tests/fuzz/fuzz_container.cc src/common/container.cc src/common/chunk_ref.cc \
+//     tests/fuzz/fuzz_container.cc src/common/container_*.cc src/common/chunk_ref.cc \
 //     src/common/chunk_encode.cc src/common/variable_map.cc src/codec/*.cc \
 //     -lzstd -lz -lfpzip -lxxhash -o /tmp/fuzz_container
 //   mkdir -p /tmp/fuzz_container_corpus && /tmp/fuzz_container /tmp/fuzz_container_corpus \

@@ -57,7 +57,7 @@ ckf_init() {
   # Nothing from the caller's environment may leak in and change what is captured or where.
   unset LD_PRELOAD CKPTFWD_CAPTURE CKPTFWD_STORE CKPTFWD_CONFIG CKPTFWD_DISABLE \
     CKPTFWD_NO_SPAWN CKPTFWD_STAGE_LIMIT CKPTFWD_BATCH_WINDOW_MS CKPTFWD_FORWARDER \
-    CKPTFWD_NODE_ID SLURM_JOB_ID PBS_JOBID 2>/dev/null || true
+    CKPTFWD_NODE_ID SLURMD_NODENAME SLURM_JOB_ID PBS_JOBID 2>/dev/null || true
   CKF_NAME=$(basename "$0" .sh)
   T=$(mktemp -d "${TMPDIR:-/tmp}/ckf-$CKF_NAME.XXXXXX")
   mkdir -p "$T/stage"

@@ -179,3 +179,37 @@ TEST_F(FsyncLiveTest, WriterDuringSyncGivesFsyncTimeOrLaterBytes) {
 }
 
 }  // namespace ckptfwd::fwd::test
+
+namespace ckptfwd::fwd::test {
+
+// The open version is dropped (its path unlinked by another process, its staged file
+// purged) while an fsync takes its snapshot: the fsync succeeds with nothing to make durable, as if the unlink had come
+// first, and the unlinked path does not come back on the store.
+TEST_F(FsyncLiveTest, AnUnlinkDuringTheSnapshotLeavesNothingAndNoError) {
+  fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
+  Core& core = fwd_->core();
+  std::string err;
+  ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
+  thread_ = std::thread([this] { rc_ = fwd_->run(); });
+  auto c = client();
+  auto other = client();
+  std::string p = data_ + "/gone.bin", a = payload(1 << 20, 3);
+  auto r = c->call({"OPEN", p, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+  ASSERT_EQ(r[0], "OK");
+  write_file(r[2], a);
+  int unlinks = 0;
+  core.during_snapshot = [&] {
+    ++unlinks;
+    EXPECT_EQ(other->call({"UNLINK", p})[0], "OK");
+    ::unlink(r[2].c_str());  // the dropped version's staged file purged at once
+  };
+  EXPECT_EQ(c->call({"SYNC", r[1]})[0], "OK");
+  core.during_snapshot = nullptr;
+  EXPECT_EQ(unlinks, 1);
+  c->call({"CLOSE", r[1], std::to_string(a.size())});
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  EXPECT_EQ(on_store(store(), p, root_ + "/restored"), "<not on the store>");
+  EXPECT_EQ(stat_of(*c, "errors"), 0);
+}
+
+}  // namespace ckptfwd::fwd::test

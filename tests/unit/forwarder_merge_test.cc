@@ -137,6 +137,27 @@ TEST_F(MergeSchemes, AwareMergesEachVariableAcrossRanksInRankOrder) {
   }
 }
 
+// Pieces are first compared by a fingerprint of their length and three pages; two grids
+// that agree there and differ between them must both be stored, and still read back.
+TEST_F(MergeSchemes, PiecesAlikeOnlyWhereSampledAreNotDeduplicated) {
+  files_.clear();
+  contents_.clear();
+  for (int rank = 0; rank < 4; ++rank) {
+    std::string bytes = checkpoint(rank, 3000);
+    // The grid starts at byte 12 + 3000 * 12; double 700 of it lies between the first and
+    // the middle sampled pages. Ranks 2 and 3 change it (differently).
+    if (rank >= 2) {
+      double v = 1e6 + rank;
+      memcpy(&bytes[12 + 3000 * 12 + 700 * 8], &v, sizeof(v));
+    }
+    add(data_ + "/rank_" + std::to_string(rank) + ".bin", rank, bytes);
+  }
+  ContainerReader r;
+  BatchResult res = write_and_check("aware", 0, r);
+  // Rank 1's grid equals rank 0's; ranks 2 and 3 each hold a grid of their own.
+  EXPECT_EQ(res.dedup_bytes, 1u * 3000 * 8);
+}
+
 TEST_F(MergeSchemes, GroupsGetTheirOwnStreams) {
   ContainerReader r;
   write_and_check("aware", 2, r);

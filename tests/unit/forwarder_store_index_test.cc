@@ -139,6 +139,52 @@ TEST_F(ForwarderTest, CatalogCacheReplaysAppendedRecordsLikeAWholeReload) {
   EXPECT_TRUE(cache.get(st).problems().empty());
 }
 
+// The forwarder's own records are taken by replaying them (replay_appended), with another
+// node's records appended before them: the catalog matches a whole reload and holds no
+// in-memory change (which the next refresh would undo by copying the whole catalog).
+TEST_F(ForwarderTest, OwnRecordsAreReplayedNotAppliedInMemory) {
+  const std::string st = store();
+  std::string err;
+  ContainerIdentity id{100, 7};
+  ASSERT_TRUE(manifest::ensure_store(st, &err)) << err;
+  ASSERT_TRUE(manifest::append_commit(st, "c1.ckc", id, {entry("/d/a", 0, 5)}, &err)) << err;
+  CatalogCache cache;
+  ASSERT_NE(cache.find(st, "/d/a"), nullptr);
+  cache.freeze(st, true);  // as under a manifest turn
+  ASSERT_TRUE(manifest::append_commit(st, "o1.ckc", id, {entry("/d/x", 0, 3)}, &err)) << err;
+  ASSERT_TRUE(manifest::append_rename(st, "/d/a", "/d/b", &err)) << err;
+  EXPECT_TRUE(cache.replay_appended(st));
+  ASSERT_TRUE(manifest::append_commit(st, "c2.ckc", id, {entry("/d/a", 0, 9)}, &err)) << err;
+  EXPECT_TRUE(cache.replay_appended(st));
+  cache.freeze(st, false);
+  EXPECT_EQ(cache.get(st).local_changes(), 0u);
+  Catalog whole;
+  ASSERT_TRUE(whole.load(st, &err)) << err;
+  expect_same(cache.get(st), whole);
+  EXPECT_EQ(cache.find(st, "/d/b")->container, "c1.ckc");
+  EXPECT_EQ(cache.find(st, "/d/a")->container, "c2.ckc");
+  EXPECT_NE(cache.find(st, "/d/x"), nullptr);
+  // Nothing appended: nothing to replay, the caller applies its change itself.
+  EXPECT_FALSE(cache.replay_appended(st));
+}
+
+// End to end: commits through the forwarder leave its catalog without in-memory changes.
+TEST_F(ForwarderTest, CommitsLeaveTheCatalogWithoutInMemoryChanges) {
+  start();
+  auto c = client();
+  for (int i = 0; i < 3; ++i) {
+    write_version(*c, data_ + "/f" + std::to_string(i), payload(5000 + i, i));
+    ASSERT_EQ(c->call({"WAITALL"}), std::vector<std::string>{"OK"});
+  }
+  ASSERT_EQ(c->call({"RENAME", data_ + "/f0", data_ + "/g0"})[0], "OK");
+  Core& core = fwd_->core();
+  std::lock_guard lk(core.state.mu);
+  EXPECT_EQ(core.state.catalogs.get(store()).local_changes(), 0u);
+  EXPECT_EQ(core.state.catalogs.copies(), 0u) << "the catalog was copied after a commit";
+  EXPECT_NE(core.state.catalogs.find(store(), data_ + "/g0"), nullptr);
+  EXPECT_EQ(core.state.catalogs.find(store(), data_ + "/f0"), nullptr);
+}
+
 TEST_F(ForwarderTest, CatalogCacheReadsARewrittenManifestWhole) {
   const std::string st = store();
   std::string err;

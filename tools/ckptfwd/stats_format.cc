@@ -134,7 +134,7 @@ std::string format_stats_table(const Json& kv) {
     auto it = kv.find(k);
     return it == kv.end() ? nullptr : &*it;
   };
-  for (const char* head : {"source", "pid", "rank"})
+  for (const char* head : {"source", "node", "pid", "rank"})
     if (const Json* v = find(head)) {
       snprintf(line, sizeof(line), "  %-22s %s\n", head, plain(*v).c_str());
       out += line;
@@ -149,7 +149,7 @@ std::string format_stats_table(const Json& kv) {
     out += line;
   }
   for (const auto& [key, v] : kv.items()) {
-    bool shown = key == "source" || key == "pid" || key == "rank";
+    bool shown = key == "source" || key == "node" || key == "pid" || key == "rank";
     for (const Known& k : kKnown) shown = shown || key == k.key;
     if (shown) continue;
     snprintf(line, sizeof(line), "  %-22s %s\n", key.c_str(), plain(v).c_str());

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "cli.h"
 
@@ -155,6 +156,8 @@ ContainerReader* ContainerCache::get(const std::string& name, std::string* err) 
       s.err = "MANIFEST names an invalid container '" + name + "' (not a file in the store)";
     } else {
       auto r = std::make_unique<ContainerReader>();
+      // A restore or verify decodes each file's chunks on every core (at most 8).
+      r->set_decode_threads(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
       if (r->open(path_of(name), &s.err)) s.reader = std::move(r);
     }
     it = open_.emplace(name, std::move(s)).first;

@@ -36,4 +36,15 @@ TEST(StatsFormat, RefusesWhatIsNotOneObject) {
   EXPECT_EQ(kv["reason"], "a \"b\" \xc3\xa9");
 }
 
+// One stats file holds the records of every node's forwarder: the node heads its record.
+TEST(StatsFormat, NodeComesRightAfterTheSource) {
+  Json kv;
+  ASSERT_TRUE(parse_stats_record(R"({"source":"forwarder","node":"n2.vm","pid":7})", &kv));
+  std::string t = format_stats_table(kv);
+  EXPECT_EQ(t.rfind("  source                 forwarder\n  node                   n2.vm\n  pid", 0),
+            0u)
+      << t;
+  EXPECT_EQ(t.find("node", t.find("n2.vm")), std::string::npos) << "shown once: " << t;
+}
+
 }  // namespace ckptfwd::cli

@@ -1,26 +1,6 @@
-// Container writer and reader (layout in container.h).
-//
-// Index encoding (all integers little endian, strings are u32 length + bytes):
-//   u32 n_streams
-//   per stream: str key | str dtype | str scheme | u64 raw_size | u32 n_chunks
-//               per chunk: u8 codec | u32 raw_size | u32 comp_size | u64 offset
-//                          | u64 raw_hash | u64 comp_hash
-//   u32 n_files
-//   per file:   str path | i32 rank | u64 size | u32 mode | i64 mtime_ns | u64 version
-//               | u64 hash | u32 n_ranges
-//               per range: u64 file_off | u64 len | u32 stream | u64 stream_off
-//               | u32 n_hints                                   (format version 2 only)
-//               per hint:  u64 file_off | u64 len | u8 dtype    (DtypeCode, 1..kMaxDtypeCode)
-//               | variable map                                  (format version 3 only)
-//                 (encode_variable_map of common/variable_map.h)
-// Ranges of a file are stored sorted by file_off and never overlap (the writer sorts and
-// checks them; the reader rejects anything else), so restore is one walk in file order.
-// Hints likewise: sorted, disjoint, non-empty, inside the file, with a known code.
-//
-// Every number read from disk is checked before it is used: the reader treats the file as
-// hostile input (fuzzed by tests/fuzz/fuzz_container.cc).
-#include "common/container.h"
-
+// ContainerReader: opens a container as hostile input (every number checked before use),
+// decodes chunks with their hashes checked and reassembles files (layout in
+// container_format.cc).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,419 +15,20 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <set>
 
 #include "codec/codec.h"
 #include "codec/typed.h"
 #include "common/chunk_ref.h"
+#include "common/container.h"
+#include "common/container_format.h"
+#include "common/decode_ahead.h"
 #include "common/dtype.h"
 #include "common/le_codec.h"
 
 namespace ckptfwd {
 
-namespace {
-
-constexpr char kMagic[8] = {'C', 'K', 'F', 'W', 'D', 'C', '0', '1'};
-constexpr char kEndMagic[8] = {'C', 'K', 'F', 'W', 'D', 'E', 'N', 'D'};
-// Written: 4 when a chunk is a reference (common/chunk_ref.h), else 3, so that a store
-// without references stays readable by a ckptfwd that predates them.
-constexpr uint32_t kFormatVersion = 4;
-constexpr uint32_t kFormatVersionNoRefs = 3;
-constexpr uint32_t kOldestFormatVersion = 1;  // still read (no hints, no variable maps)
-// A reader opens at most this many other containers to resolve references: the writer
-// refers only to the few containers of the previous versions of a batch's paths, and a
-// hostile container must not make a reader hold thousands of descriptors.
-constexpr size_t kMaxRefContainers = 64;
-constexpr uint64_t kHeaderSize = 16;
-constexpr uint64_t kTrailerSize = 32;
-// Largest chunk a reader accepts (Config::chunk_bytes is at most 256 MiB): keeps a hostile
-// chunk header from making the reader allocate gigabytes.
-constexpr uint32_t kMaxChunkRaw = 256u << 20;
-// verify() re-hashes whole files only up to this size: a file's holes are hashed as zeros,
-// and a hostile size of 2^63 would otherwise keep it busy for years. Chunks are always
-// checked; restore always checks the file hash.
-constexpr uint64_t kVerifyFileLimit = 16ull << 30;
-// Smallest encoded size of one index element, used to bound counts by the bytes left.
-constexpr size_t kChunkRecord = 1 + 4 + 4 + 8 + 8 + 8;
-constexpr size_t kStreamRecordMin = 4 * 3 + 8 + 4;
-constexpr size_t kRangeRecord = 8 + 8 + 4 + 8;
-constexpr size_t kFileRecordMinV1 = 4 + 4 + 8 + 4 + 8 + 8 + 8 + 4;
-constexpr size_t kFileRecordMinV2 = kFileRecordMinV1 + 4;
-constexpr size_t kFileRecordMinV3 = kFileRecordMinV2 + 4 + 4 + 4;
-constexpr size_t kHintRecord = 8 + 8 + 1;
-
-// Why hint h of a file of `size` bytes cannot follow a hint ending at prev_end, or "".
-std::string bad_hint(const DtypeHint& h, uint64_t prev_end, uint64_t size) {
-  if (h.dtype == 0 || h.dtype > kMaxDtypeCode)
-    return "has an unknown dtype code " + std::to_string(h.dtype);
-  if (h.len == 0) return "is empty";
-  if (h.file_off < prev_end) return "is out of order or overlaps";
-  if (h.len > size || h.file_off > size - h.len) return "lies beyond the file size";
-  return "";
-}
-
-std::string errno_text(int e) { return strerror(e); }
-
-// The index's encoding (common/le_codec.h).
-using Enc = LeEncoder;
-using Dec = LeDecoder;
-
-// A variable map inside the index: decode_variable_map checks it against file_size and
-// advances d past it.
-bool read_variable_map(Dec& d, const uint8_t* index, size_t index_len, uint64_t file_size,
-                       VariableMap& out, std::string* err) {
-  if (!d.ok()) return false;
-  size_t pos = d.pos();
-  if (!decode_variable_map(index, index_len, &pos, file_size, out, err)) return false;
-  return d.skip(pos - d.pos());
-}
-
-uint64_t get_u64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
-
-bool write_all(int fd, const uint8_t* p, size_t n) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return false;
-    if (w == 0) {
-      errno = EIO;
-      return false;
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
-bool pread_all(int fd, uint8_t* p, size_t n, uint64_t off) {
-  while (n > 0) {
-    ssize_t r = ::pread(fd, p, n, static_cast<off_t>(off));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return false;
-    if (r == 0) {
-      errno = EIO;  // the file shrank under us
-      return false;
-    }
-    p += r;
-    n -= static_cast<size_t>(r);
-    off += static_cast<uint64_t>(r);
-  }
-  return true;
-}
-
-bool pwrite_all(int fd, const uint8_t* p, size_t n, uint64_t off) {
-  while (n > 0) {
-    ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(off));
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      if (w == 0) errno = EIO;
-      return false;
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-    off += static_cast<uint64_t>(w);
-  }
-  return true;
-}
-
-std::string dir_of(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-bool fsync_dir(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool ok = ::fsync(fd) == 0 || errno == EINVAL;  // some file systems cannot sync a directory
-  ::close(fd);
-  return ok;
-}
-
-// A walk that only checks hashes (one named type, so walk_file<NullSink> can call itself).
-struct NullSink {
-  bool operator()(uint64_t, const uint8_t*, uint64_t) const { return true; }
-};
-
-}  // namespace
-
-// ---------------------------------------------------------------------------------------
-// ContainerWriter
-
-struct ContainerWriter::Impl {
-  std::string final_path;
-  std::string tmp_path;
-  int fd = -1;
-  uint64_t pos = 0;
-  uint64_t written_back = 0;  // bytes handed to writeback early (append_chunk)
-  bool committed = false;
-  bool has_refs = false;    // a chunk is a reference: format version 4
-  uint64_t index_hash = 0;  // set by commit()
-  std::vector<StreamInfo> streams;
-  std::vector<FileEntry> files;
-};
-
-ContainerWriter::ContainerWriter() : impl_(std::make_unique<Impl>()) {}
-ContainerWriter::~ContainerWriter() {
-  if (!impl_->committed) abort();
-}
-
-bool ContainerWriter::open(const std::string& final_path, std::string* err) {
-  abort();
-  Impl& m = *impl_;
-  m = Impl{};
-  static std::atomic<uint64_t> counter{0};
-  m.final_path = final_path;
-  m.tmp_path =
-      final_path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter.fetch_add(1));
-  m.fd = ::open(m.tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (m.fd < 0) {
-    if (err)
-      *err = m.tmp_path + ": cannot create container: " + errno_text(errno) +
-             " (check that the store directory exists and is writable)";
-    return false;
-  }
-  Enc h;
-  h.raw(kMagic, 8);
-  h.u32(kFormatVersionNoRefs);  // commit() raises it when a chunk is a reference
-  h.u32(0);
-  if (!write_all(m.fd, h.buf.data(), h.buf.size())) {
-    if (err) *err = m.tmp_path + ": write failed: " + errno_text(errno);
-    abort();
-    return false;
-  }
-  m.pos = kHeaderSize;
-  return true;
-}
-
-uint32_t ContainerWriter::add_stream(const std::string& key, const std::string& dtype,
-                                     const std::string& scheme) {
-  StreamInfo s;
-  s.key = key;
-  s.dtype = dtype;
-  s.scheme = scheme;
-  impl_->streams.push_back(std::move(s));
-  return static_cast<uint32_t>(impl_->streams.size() - 1);
-}
-
-bool ContainerWriter::append_chunk(uint32_t s, const EncodedChunk& c, std::string* err) {
-  Impl& m = *impl_;
-  auto fail = [&](const std::string& why) {
-    if (err) *err = m.tmp_path + ": " + why;
-    return false;
-  };
-  if (m.fd < 0) return fail("append_chunk on a container that is not open");
-  if (s >= m.streams.size()) return fail("append_chunk to unknown stream " + std::to_string(s));
-  const bool is_ref = c.codec == static_cast<uint8_t>(CodecId::kRef);
-  if (!is_ref && !codec_by_id(c.codec))
-    return fail("chunk with unknown codec id " + std::to_string(c.codec));
-  if (is_ref) {
-    ChunkRef r;
-    std::string why;
-    if (!decode_chunk_ref(c.bytes.data(), c.bytes.size(), r, &why))
-      return fail("reference chunk of stream '" + m.streams[s].key + "': " + why);
-    m.has_refs = true;
-  }
-  if (c.bytes.size() > UINT32_MAX || c.raw_size > kMaxChunkRaw)
-    return fail("chunk too large (" + std::to_string(c.raw_size) + " raw bytes; at most " +
-                std::to_string(kMaxChunkRaw) + ", lower CKPTFWD_CHUNK)");
-  if (!write_all(m.fd, c.bytes.data(), c.bytes.size()))
-    return fail("write failed: " + errno_text(errno));
-  // Start the disk writing what is appended while later chunks are still being encoded,
-  // so the fsync of commit() waits for the tail only (an fsync of a large file waits for
-  // it). Asynchronous; its errors show in that fsync.
-  constexpr uint64_t kWriteBehind = 8u << 20;
-  if (m.pos + c.bytes.size() - m.written_back >= kWriteBehind) {
-    uint64_t end = m.pos + c.bytes.size();
-    ::sync_file_range(m.fd, static_cast<off_t>(m.written_back),
-                      static_cast<off_t>(end - m.written_back), SYNC_FILE_RANGE_WRITE);
-    m.written_back = end;
-  }
-  ChunkInfo ci;
-  ci.codec = c.codec;
-  ci.raw_size = c.raw_size;
-  ci.comp_size = static_cast<uint32_t>(c.bytes.size());
-  ci.offset = m.pos;
-  ci.raw_hash = c.raw_hash;
-  ci.comp_hash = c.comp_hash;
-  m.pos += c.bytes.size();
-  m.streams[s].chunks.push_back(ci);
-  m.streams[s].raw_size += c.raw_size;
-  return true;
-}
-
-void ContainerWriter::add_file(FileEntry f) {
-  std::sort(f.ranges.begin(), f.ranges.end(),
-            [](const FileRange& a, const FileRange& b) { return a.file_off < b.file_off; });
-  std::sort(f.hints.begin(), f.hints.end(),
-            [](const DtypeHint& a, const DtypeHint& b) { return a.file_off < b.file_off; });
-  impl_->files.push_back(std::move(f));
-}
-
-bool ContainerWriter::commit(std::string* err) {
-  Impl& m = *impl_;
-  auto fail = [&](const std::string& why) {
-    if (err) *err = why;
-    abort();
-    return false;
-  };
-  if (m.fd < 0) return fail(m.final_path + ": commit on a container that is not open");
-  // Refuse to write an index the reader would reject: the mistake shows at write time.
-  for (const FileEntry& f : m.files) {
-    uint64_t end = 0;
-    for (const FileRange& r : f.ranges) {
-      std::string where =
-          m.final_path + ": file '" + f.path + "' range at " + std::to_string(r.file_off) + ": ";
-      if (r.stream >= m.streams.size()) return fail(where + "unknown stream");
-      if (r.file_off < end) return fail(where + "overlaps the previous range");
-      if (r.len > f.size || r.file_off > f.size - r.len) return fail(where + "beyond file size");
-      const StreamInfo& st = m.streams[r.stream];
-      if (r.len > st.raw_size || r.stream_off > st.raw_size - r.len)
-        return fail(where + "beyond the end of stream '" + st.key + "'");
-      end = r.file_off + r.len;
-    }
-    uint64_t hend = 0;
-    for (const DtypeHint& h : f.hints) {
-      std::string why = bad_hint(h, hend, f.size);
-      if (!why.empty())
-        return fail(m.final_path + ": file '" + f.path + "' dtype hint at " +
-                    std::to_string(h.file_off) + " " + why);
-      hend = h.file_off + h.len;
-    }
-    std::string why = check_variable_map(f.vars, f.size);
-    if (!why.empty()) return fail(m.final_path + ": file '" + f.path + "': " + why);
-  }
-  Enc x;
-  x.u32(static_cast<uint32_t>(m.streams.size()));
-  for (const StreamInfo& s : m.streams) {
-    x.str(s.key);
-    x.str(s.dtype);
-    x.str(s.scheme);
-    x.u64(s.raw_size);
-    x.u32(static_cast<uint32_t>(s.chunks.size()));
-    for (const ChunkInfo& c : s.chunks) {
-      x.u8(c.codec);
-      x.u32(c.raw_size);
-      x.u32(c.comp_size);
-      x.u64(c.offset);
-      x.u64(c.raw_hash);
-      x.u64(c.comp_hash);
-    }
-  }
-  x.u32(static_cast<uint32_t>(m.files.size()));
-  for (const FileEntry& f : m.files) {
-    x.str(f.path);
-    x.u32(static_cast<uint32_t>(f.rank));
-    x.u64(f.size);
-    x.u32(f.mode);
-    x.u64(static_cast<uint64_t>(f.mtime_ns));
-    x.u64(f.version);
-    x.u64(f.hash);
-    x.u32(static_cast<uint32_t>(f.ranges.size()));
-    for (const FileRange& r : f.ranges) {
-      x.u64(r.file_off);
-      x.u64(r.len);
-      x.u32(r.stream);
-      x.u64(r.stream_off);
-    }
-    x.u32(static_cast<uint32_t>(f.hints.size()));
-    for (const DtypeHint& h : f.hints) {
-      x.u64(h.file_off);
-      x.u64(h.len);
-      x.u8(h.dtype);
-    }
-    encode_variable_map(f.vars, x.buf);
-  }
-  uint64_t index_off = m.pos;
-  uint64_t index_len = x.buf.size();
-  uint64_t index_hash = XXH64(x.buf.data(), x.buf.size(), 0);
-  x.u64(index_off);
-  x.u64(index_len);
-  x.u64(index_hash);
-  x.raw(kEndMagic, 8);
-  m.index_hash = index_hash;
-  if (!write_all(m.fd, x.buf.data(), x.buf.size()))
-    return fail(m.tmp_path + ": write failed: " + errno_text(errno));
-  if (m.has_refs) {
-    Enc v;
-    v.u32(kFormatVersion);
-    if (!pwrite_all(m.fd, v.buf.data(), v.buf.size(), 8))
-      return fail(m.tmp_path + ": write failed: " + errno_text(errno));
-  }
-  m.pos += x.buf.size();
-  // Only we write this file (O_EXCL, O_CLOEXEC): any other size means bytes that are not
-  // ours went in through a descriptor mix-up, and the container must not be published.
-  struct stat st;
-  if (::fstat(m.fd, &st) != 0 || static_cast<uint64_t>(st.st_size) != m.pos)
-    return fail(m.tmp_path + ": holds " + std::to_string(st.st_size) + " bytes, " +
-                std::to_string(m.pos) + " written by us: foreign writes; not committed");
-  if (::fsync(m.fd) != 0) return fail(m.tmp_path + ": fsync failed: " + errno_text(errno));
-  if (::close(m.fd) != 0) {
-    m.fd = -1;
-    return fail(m.tmp_path + ": close failed: " + errno_text(errno));
-  }
-  m.fd = -1;
-  if (::rename(m.tmp_path.c_str(), m.final_path.c_str()) != 0)
-    return fail(m.tmp_path + ": rename to " + m.final_path + " failed: " + errno_text(errno));
-  m.committed = true;
-  if (!fsync_dir(dir_of(m.final_path))) {
-    // The container is in place but its name may not survive a crash: report it, so the
-    // caller does not write the manifest entry that would point at it.
-    if (err)
-      *err = dir_of(m.final_path) + ": fsync of the store directory failed: " + errno_text(errno);
-    return false;
-  }
-  return true;
-}
-
-void ContainerWriter::abort() {
-  Impl& m = *impl_;
-  if (m.fd >= 0) {
-    ::close(m.fd);
-    m.fd = -1;
-  }
-  if (!m.committed && !m.tmp_path.empty()) ::unlink(m.tmp_path.c_str());
-  m.tmp_path.clear();
-}
-
-uint64_t ContainerWriter::bytes_written() const { return impl_->pos; }
-
-ContainerIdentity ContainerWriter::identity() const {
-  if (!impl_->committed) return {};
-  return ContainerIdentity{impl_->pos, impl_->index_hash};
-}
-
-std::string describe(const ContainerIdentity& id) {
-  char hex[17];
-  snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(id.index_hash));
-  return std::to_string(id.size) + " bytes, index xxh64 " + hex;
-}
-
-bool read_container_identity(const std::string& path, ContainerIdentity& out, std::string* err) {
-  auto fail = [&](const std::string& why) {
-    if (err) *err = path + ": " + why;
-    return false;
-  };
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return fail("cannot open container: " + errno_text(errno));
-  struct stat st;
-  uint8_t head[kHeaderSize], tail[kTrailerSize];
-  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-            static_cast<uint64_t>(st.st_size) >= kHeaderSize + kTrailerSize &&
-            pread_all(fd, head, sizeof(head), 0) &&
-            pread_all(fd, tail, sizeof(tail), static_cast<uint64_t>(st.st_size) - kTrailerSize);
-  ::close(fd);
-  if (!ok || memcmp(head, kMagic, 8) != 0 || memcmp(tail + 24, kEndMagic, 8) != 0)
-    return fail("not a complete ckptfwd container (no header or trailer)");
-  out = ContainerIdentity{static_cast<uint64_t>(st.st_size), get_u64(tail + 16)};
-  return true;
-}
-
-// ---------------------------------------------------------------------------------------
-// ContainerReader
+using namespace container_format;
 
 struct ContainerReader::Impl {
   std::string path;
@@ -469,6 +50,8 @@ struct ContainerReader::Impl {
     uint64_t used = 0;
     ChunkBytes bytes;
   };
+  // Threads decoding a walked file's chunks ahead of the walk (set_decode_threads - 1).
+  unsigned decode_helpers = 0;
   static constexpr uint64_t kChunkCacheBytes = 64ull << 20;
   static constexpr size_t kChunkCacheMinEntries = 8, kChunkCacheMaxEntries = 4096;
   mutable std::mutex cache_mu;
@@ -814,7 +397,35 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
       len -= k;
     }
   };
-  ChunkBytes held;  // the chunk being read
+  // The distinct chunks of the file in the order the walk first needs them, decoded ahead
+  // of it by helper threads when there are several (see decode_ahead.h). A chunk needed
+  // again later (a file alternating between its variables' streams) comes from the cache.
+  std::vector<std::pair<size_t, size_t>> firsts;
+  std::unique_ptr<DecodeAhead> ahead;
+  if (decode_helpers > 0) {
+    std::set<std::pair<size_t, size_t>> seen;
+    for (const FileRange& r : f.ranges) {
+      if (r.len == 0) continue;
+      const std::vector<uint64_t>& starts = raw_start[r.stream];
+      auto chunk_at = [&](uint64_t soff) {
+        return static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), soff) -
+                                   starts.begin()) -
+               1;
+      };
+      for (size_t i = chunk_at(r.stream_off), last = chunk_at(r.stream_off + r.len - 1); i <= last;
+           ++i)
+        if (streams[r.stream].chunks[i].raw_size > 0 && seen.insert({r.stream, i}).second)
+          firsts.push_back({r.stream, i});
+    }
+    if (firsts.size() > 1)
+      ahead = std::make_unique<DecodeAhead>(firsts.size(), decode_helpers, 2 * (decode_helpers + 1),
+                                            [&](size_t k, std::string* why) -> DecodeAhead::Bytes {
+                                              return cached_chunk(firsts[k].first, firsts[k].second,
+                                                                  why);
+                                            });
+  }
+  size_t next_first = 0;  // the first of firsts the walk has not reached
+  ChunkBytes held;        // the chunk being read
   size_t cached_s = SIZE_MAX, cached_i = SIZE_MAX;
   uint64_t pos = 0;
   for (const FileRange& r : f.ranges) {
@@ -827,7 +438,10 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
                                      starts.begin()) -
                  1;
       if (cached_s != r.stream || cached_i != i) {
-        held = cached_chunk(r.stream, i, err);
+        if (ahead && next_first < firsts.size() && firsts[next_first] == std::pair<size_t, size_t>{r.stream, i})
+          held = ahead->take(next_first++, err);
+        else
+          held = cached_chunk(r.stream, i, err);
         if (!held) {
           if (err) *err += " (needed by file '" + f.path + "')";
           return false;
@@ -874,7 +488,9 @@ ContainerReader::ContainerReader() : impl_(std::make_unique<Impl>()) {}
 ContainerReader::~ContainerReader() = default;
 
 bool ContainerReader::open(const std::string& path, std::string* err) {
+  const unsigned helpers = impl_->decode_helpers;  // a setting, kept across opens
   impl_ = std::make_unique<Impl>();
+  impl_->decode_helpers = helpers;
   Impl& m = *impl_;
   m.path = path;
   auto fail = [&](const std::string& why) {
@@ -935,6 +551,8 @@ bool ContainerReader::open(const std::string& path, std::string* err) {
 
 const std::vector<StreamInfo>& ContainerReader::streams() const { return impl_->streams; }
 const std::vector<FileEntry>& ContainerReader::files() const { return impl_->files; }
+void ContainerReader::set_decode_threads(unsigned n) { impl_->decode_helpers = n > 1 ? n - 1 : 0; }
+
 ContainerIdentity ContainerReader::identity() const {
   return ContainerIdentity{impl_->file_size, impl_->index_hash};
 }
