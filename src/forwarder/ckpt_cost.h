@@ -1,10 +1,12 @@
 // What each checkpoint cost the application on this node, for the checkpoint-interval
 // advice of `ckptfwd stats` (README, "How often to checkpoint").
 //
-// A checkpoint is a wave (waves.h), or several waves whose files closed at about the same
-// time (a step's rank files and its index file are two waves: their paths differ in more
-// than the rank): waves whose closes come within the wave window (CKPTFWD_WAVE_WINDOW_MS)
-// of each other are one checkpoint. Per checkpoint:
+// A checkpoint is a wave (waves.h), or several waves whose files closed at the same time
+// (a step's rank files and its index file are two waves: their paths differ in more than
+// the rank): waves whose closes come within kMerge of each other are one checkpoint. It
+// is short so that the checkpoints of an application that checkpoints every second stay
+// apart; an index file closed later than that after its step's files is a checkpoint of
+// its own (its small blocked time then lowers the mean). Per checkpoint:
 //   - blocked: the longest time one process was held up by it, the C of the interval
 //     model: the time inside its captured calls on the checkpoint's files (writes, stdio
 //     flushes, fsyncs, closes; measured by the library, which alone sees them, and sent
@@ -41,7 +43,8 @@ class CheckpointCosts {
     int64_t durable_ns = 0;
     uint64_t bytes = 0;
   };
-  static constexpr size_t kWindow = 64;      // checkpoints the means cover
+  static constexpr size_t kWindow = 64;  // checkpoints the means cover
+  static constexpr std::chrono::milliseconds kMerge{100};
   static constexpr size_t kMaxWaves = 1024;  // waves remembered (the oldest are forgotten)
 
   // The means go to stats (nothing before this is called); waves whose closes come within

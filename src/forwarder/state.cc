@@ -16,7 +16,7 @@ int64_t realtime_ns_of(const struct timespec& ts) {
 State::State(const Config& cfg, Stats& stats, std::string session_dir)
     : cfg_(cfg), stats_(stats), dir_(std::move(session_dir)) {
   catalogs.keep_versions(cfg.keep);
-  costs.publish_to(&stats_, std::chrono::milliseconds(cfg.wave_window_ms));
+  costs.publish_to(&stats_, CheckpointCosts::kMerge);
 }
 
 Version* State::find(uint64_t vid) {

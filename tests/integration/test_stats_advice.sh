@@ -18,8 +18,6 @@ ckf_init "$@"
 ckf_std_dirs
 CAPTURE="$CAP/step_*/r*.bin"
 export CKPTFWD_IDLE_EXIT=60 # stays up for the queries; stopped explicitly below
-# Waves closing more than this apart are separate checkpoints (the steps are 1 s apart).
-export CKPTFWD_WAVE_WINDOW_MS=300
 
 step_secs=()
 for n in 1 2; do
