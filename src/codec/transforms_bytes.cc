@@ -132,7 +132,41 @@ uint64_t shuffle4_sse2(const uint8_t* in, uint8_t* out, uint64_t m, uint64_t i0,
   }
   return j;
 }
+// The forward direction, 8-byte elements. The 128 bytes of 16 elements have a 7-bit index
+// (element:4, byte:3). One round unpacks each vector v with vector v + 4 into vectors 2v
+// (low halves) and 2v + 1 (high halves), which rotates that index left by one bit; four
+// rounds give byte * 16 + element: vector b holds byte b of the 16 elements. Written out
+// with named vectors so that the 16 of a round stay in registers.
+inline void rotate_round(__m128i& x0, __m128i& x1, __m128i& x2, __m128i& x3, __m128i& x4,
+                         __m128i& x5, __m128i& x6, __m128i& x7) {
+  __m128i y0 = _mm_unpacklo_epi8(x0, x4), y1 = _mm_unpackhi_epi8(x0, x4);
+  __m128i y2 = _mm_unpacklo_epi8(x1, x5), y3 = _mm_unpackhi_epi8(x1, x5);
+  __m128i y4 = _mm_unpacklo_epi8(x2, x6), y5 = _mm_unpackhi_epi8(x2, x6);
+  __m128i y6 = _mm_unpacklo_epi8(x3, x7), y7 = _mm_unpackhi_epi8(x3, x7);
+  x0 = y0, x1 = y1, x2 = y2, x3 = y3, x4 = y4, x5 = y5, x6 = y6, x7 = y7;
+}
+
+uint64_t shuffle8_sse2(const uint8_t* in, uint8_t* out, uint64_t m, uint64_t i0, uint64_t n) {
+  uint8_t* p = out + i0;
+  uint64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const uint8_t* s = in + 8 * j;
+    __m128i x0 = ld(s), x1 = ld(s + 16), x2 = ld(s + 32), x3 = ld(s + 48);
+    __m128i x4 = ld(s + 64), x5 = ld(s + 80), x6 = ld(s + 96), x7 = ld(s + 112);
+    for (int round = 0; round < 4; ++round) rotate_round(x0, x1, x2, x3, x4, x5, x6, x7);
+    st(p + j, x0);
+    st(p + m + j, x1);
+    st(p + 2 * m + j, x2);
+    st(p + 3 * m + j, x3);
+    st(p + 4 * m + j, x4);
+    st(p + 5 * m + j, x5);
+    st(p + 6 * m + j, x6);
+    st(p + 7 * m + j, x7);
+  }
+  return j;
+}
 #else
+uint64_t shuffle8_sse2(const uint8_t*, uint8_t*, uint64_t, uint64_t, uint64_t) { return 0; }
 uint64_t unshuffle2_sse2(const uint8_t*, uint8_t*, uint64_t, uint64_t, uint64_t) { return 0; }
 uint64_t unshuffle4_sse2(const uint8_t*, uint8_t*, uint64_t, uint64_t, uint64_t) { return 0; }
 uint64_t unshuffle8_sse2(const uint8_t*, uint8_t*, uint64_t, uint64_t, uint64_t) { return 0; }
@@ -159,7 +193,8 @@ void shuffle_range(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint
       j = shuffle4_sse2(in, out, m, i0, n);
       return shuffle_fixed<4>(in + 4 * j, out, m, i0 + j, n - j);
     case 8:
-      return shuffle_fixed<8>(in, out, m, i0, n);
+      j = shuffle8_sse2(in, out, m, i0, n);
+      return shuffle_fixed<8>(in + 8 * j, out, m, i0 + j, n - j);
     default:
       for (uint64_t i = 0; i < n; ++i)
         for (uint32_t b = 0; b < w; ++b) out[b * m + i0 + i] = in[i * w + b];

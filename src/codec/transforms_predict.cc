@@ -66,24 +66,65 @@ void inverse_1d(const uint8_t* in, uint8_t* out, uint64_t m) {
   }
 }
 
-// 2-D kinds: the first row (and column) go through predicted(); the body loop is branch-free.
+#if defined(__SSE2__)
+// The body of a 2-D row (every element but the row's first, rows after the first) with
+// SSE2 lanes for 32- and 64-bit elements: loads of the original stream only, so the lanes
+// are independent. Returns the first element it left to the scalar loop.
+template <class T, bool Zig, bool Lorenzo>
+uint64_t forward_2d_body_sse2(const uint8_t* in, uint8_t* out, uint64_t i, uint64_t end,
+                              uint64_t row) {
+  if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
+    constexpr uint64_t kLanes = 16 / sizeof(T);
+    auto ld = [](const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); };
+    auto add = [](__m128i a, __m128i b) {
+      return sizeof(T) == 8 ? _mm_add_epi64(a, b) : _mm_add_epi32(a, b);
+    };
+    auto sub = [](__m128i a, __m128i b) {
+      return sizeof(T) == 8 ? _mm_sub_epi64(a, b) : _mm_sub_epi32(a, b);
+    };
+    const uint64_t up = row * sizeof(T);
+    for (; i + kLanes <= end; i += kLanes) {
+      const uint8_t* x = in + i * sizeof(T);
+      __m128i p =
+          Lorenzo ? sub(add(ld(x - sizeof(T)), ld(x - up)), ld(x - up - sizeof(T))) : ld(x - up);
+      __m128i r = sub(ld(x), p);
+      if (Zig) {  // (r << 1) ^ (all ones where r < 0)
+        __m128i sign = sizeof(T) == 8 ? _mm_sub_epi64(_mm_setzero_si128(), _mm_srli_epi64(r, 63))
+                                      : _mm_srai_epi32(r, 31);
+        r = _mm_xor_si128(sizeof(T) == 8 ? _mm_slli_epi64(r, 1) : _mm_slli_epi32(r, 1), sign);
+      }
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i * sizeof(T)), r);
+    }
+  }
+  return i;
+}
+#endif
+
+// 2-D kinds: the first row and each row's first element go through predicted(); the rest
+// of a row is one loop without branches (SSE2 lanes for 4- and 8-byte elements).
 template <class T, bool Zig, bool Lorenzo>
 void forward_2d(const uint8_t* in, uint8_t* out, uint64_t m, uint64_t row) {
   const Step kind = Lorenzo ? Step::kLorenzo : Step::kPrevRow;
+  auto emit = [&](uint64_t i, T p) {
+    T r = static_cast<T>(load<T>(in + i * sizeof(T)) - p);
+    store<T>(out + i * sizeof(T), Zig ? zig(r) : r);
+  };
   for (uint64_t start = 0; start < m; start += row) {
     uint64_t end = start + row < m ? start + row : m;
-    for (uint64_t i = start; i < end; ++i) {
-      T p;
-      if (start == 0 || i == start) {
-        p = predicted<T>(kind, in, i, row);
-      } else {
-        const uint8_t* x = in + i * sizeof(T);
-        p = Lorenzo ? static_cast<T>(load<T>(x - sizeof(T)) + load<T>(x - row * sizeof(T)) -
-                                     load<T>(x - (row + 1) * sizeof(T)))
-                    : load<T>(x - row * sizeof(T));
-      }
-      T r = static_cast<T>(load<T>(in + i * sizeof(T)) - p);
-      store<T>(out + i * sizeof(T), Zig ? zig(r) : r);
+    if (start == 0) {
+      for (uint64_t i = 0; i < end; ++i) emit(i, predicted<T>(kind, in, i, row));
+      continue;
+    }
+    emit(start, predicted<T>(kind, in, start, row));
+    uint64_t i = start + 1;
+#if defined(__SSE2__)
+    i = forward_2d_body_sse2<T, Zig, Lorenzo>(in, out, i, end, row);
+#endif
+    for (; i < end; ++i) {
+      const uint8_t* x = in + i * sizeof(T);
+      emit(i, Lorenzo ? static_cast<T>(load<T>(x - sizeof(T)) + load<T>(x - row * sizeof(T)) -
+                                       load<T>(x - (row + 1) * sizeof(T)))
+                      : load<T>(x - row * sizeof(T)));
     }
   }
 }

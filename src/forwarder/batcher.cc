@@ -197,14 +197,19 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
         taken_bytes += v->size;
         ++n;
       }
-      Waves::SealResult r = s.waves.seal(p.wave, n == p.vs.size());
-      if (r.first) s.stats().waves_sealed++;
-      if (r.split) s.stats().waves_split++;
+      seal_wave(p.wave, n == p.vs.size());
       if (n < p.vs.size()) break;
     }
     return true;
   }
   return false;
+}
+
+void Batcher::seal_wave(uint64_t wave, bool whole) {
+  State& s = c_.state;
+  Waves::SealResult r = s.waves.seal(wave, whole);
+  if (r.first) s.stats().waves_sealed++;
+  if (r.split) s.stats().waves_split++;
 }
 
 BatchFile Batcher::take(Version& v) {
@@ -222,7 +227,6 @@ BatchFile Batcher::take(Version& v) {
 bool Batcher::pick_synced(std::map<std::string, std::vector<Version*>>& groups,
                           const std::vector<std::pair<uint64_t, const std::string*>>& order,
                           std::string& store, std::vector<BatchFile>& files) {
-  State& s = c_.state;
   for (auto& [seq, st] : order) {
     std::vector<Version*>& vs = groups[*st];
     // Only the fsync'd versions (and older ones of their paths): any other file in the
@@ -247,10 +251,7 @@ bool Batcher::pick_synced(std::map<std::string, std::vector<Version*>>& groups,
     }
     if (files.empty()) continue;
     for (auto& [wave, n] : taken_of_wave) {
-      if (!n.first) continue;
-      Waves::SealResult r = s.waves.seal(wave, n.first == n.second);
-      if (r.first) s.stats().waves_sealed++;
-      if (r.split) s.stats().waves_split++;
+      if (n.first) seal_wave(wave, n.first == n.second);
     }
     store = *st;
     return true;

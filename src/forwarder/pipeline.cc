@@ -332,7 +332,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   out.typed.assign(files.size(), 0);
   for (size_t i = 0; i < files.size(); ++i) {
     const BatchFile& f = files[i];
-    bool opened = f.live ? maps[i].read_private(f.data_path, f.size, std::max(1, cfg.writers), err)
+    bool opened = f.live ? maps[i].read_private(f.data_path, f.size, &pool, err)
                          : maps[i].open(f.data_path, f.size, err);
     if (!opened) return false;
     uint64_t n = maps[i].size();

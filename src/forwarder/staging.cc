@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "forwarder/worker_pool.h"
+
 namespace ckptfwd::fwd {
 
 namespace {
@@ -343,7 +345,7 @@ bool MappedFile::open(const std::string& path, uint64_t size, std::string* err) 
   return true;
 }
 
-bool MappedFile::read_private(const std::string& path, uint64_t size, int threads,
+bool MappedFile::read_private(const std::string& path, uint64_t size, WorkerPool* pool,
                               std::string* err) {
   uint64_t want = 0;
   int fd = open_staged_for_read(path, size, &want, err);
@@ -364,34 +366,32 @@ bool MappedFile::read_private(const std::string& path, uint64_t size, int thread
     madvise(p, want, MADV_HUGEPAGE);  // fewer page faults filling it, where allowed
   }
   uint8_t* buf = static_cast<uint8_t*>(p);
-  // Slices of 8 MiB taken in turn by the threads; a slice read short means the file was
+  // Slices of 8 MiB read in parallel; a slice read short means the file was
   // cut meanwhile: what it holds ends there (the least end any thread saw).
   constexpr uint64_t kSlice = 8u << 20;
   const uint64_t slices = (want + kSlice - 1) / kSlice;
-  std::atomic<uint64_t> next{0}, end{want};
+  std::atomic<uint64_t> end{want};
   std::atomic<int> failed{0};
-  auto run = [&] {
-    for (uint64_t i; (i = next.fetch_add(1)) < slices;) {
-      uint64_t pos = i * kSlice, stop = std::min(want, pos + kSlice);
-      while (pos < stop) {
-        ssize_t n = pread(fd, buf + pos, stop - pos, static_cast<off_t>(pos));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) failed = errno;
-        if (n <= 0) break;
-        pos += static_cast<uint64_t>(n);
-      }
-      if (pos < stop) {
-        uint64_t e = end.load();
-        while (pos < e && !end.compare_exchange_weak(e, pos)) {
-        }
+  auto read_slice = [&](uint64_t i) {
+    uint64_t pos = i * kSlice, stop = std::min(want, pos + kSlice);
+    while (pos < stop) {
+      ssize_t n = pread(fd, buf + pos, stop - pos, static_cast<off_t>(pos));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) failed = errno;
+      if (n <= 0) break;
+      pos += static_cast<uint64_t>(n);
+    }
+    if (pos < stop) {
+      uint64_t e = end.load();
+      while (pos < e && !end.compare_exchange_weak(e, pos)) {
       }
     }
   };
-  std::vector<std::thread> pool;
-  int nt = static_cast<int>(std::min<uint64_t>(std::max(1, threads), slices));
-  for (int t = 1; t < nt; ++t) pool.emplace_back(run);
-  run();
-  for (auto& t : pool) t.join();
+  if (pool && slices > 1) {
+    pool_for(*pool, slices, read_slice);
+  } else {
+    for (uint64_t i = 0; i < slices; ++i) read_slice(i);
+  }
   close(fd);
   if (failed) {
     errno = failed;

@@ -11,6 +11,8 @@
 
 namespace ckptfwd::fwd {
 
+class WorkerPool;  // worker_pool.h
+
 struct VersionMeta {
   std::string path;
   int rank = -1;
@@ -65,10 +67,11 @@ class MappedFile {
   // Maps the first `size` bytes (clamped to the file's actual size).
   bool open(const std::string& path, uint64_t size, std::string* err);
   // Reads the first `size` bytes (clamped to what the file holds when they are read) into
-  // private memory, with `threads` threads: bytes that stay as they were read while the
-  // file goes on being written (or is truncated, which would fault a mapping). The memory
-  // is kept for the next call when this object goes (one spare region per process).
-  bool read_private(const std::string& path, uint64_t size, int threads, std::string* err);
+  // private memory, in 8 MiB slices on the workers of pool (this thread alone without
+  // one): bytes that stay as they were read while the file goes on being written (or is
+  // truncated, which would fault a mapping). The memory is kept for the next call when
+  // this object goes (one spare region per process).
+  bool read_private(const std::string& path, uint64_t size, WorkerPool* pool, std::string* err);
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
   // True after read_private: the bytes live only in this object's memory.

@@ -122,41 +122,46 @@ size_t g_reply_len = 0;   // payload length of the reply in g_reply
 char* g_reply = g_frame;  // g_frame, or g_big for a reply larger than it
 char* g_big = nullptr;    // malloc'd for a large reply (LIST), freed at the next one
 
+// One request and its reply on fd: the request is encoded into buf (cap bytes) and the
+// reply read back into it, or, when it does not fit, into what big(size + 1) gives
+// (nullptr: fail, the stream is out of step and the caller reconnects). *payload and
+// *len say where the reply's payload is. False on any failure.
+template <class Big>
+bool exchange(int fd, const char* const* fields, size_t n, char* buf, size_t cap, Big&& big,
+              char** payload, size_t* len, wire::Fields& reply) {
+  size_t out = wire::encode(buf, cap - 1, fields, n);
+  if (out == 0 || !wire::send_frame(fd, buf, out, sock_write)) return false;
+  size_t got = 0;
+  if (!wire::recv_frame_header(fd, &got, sock_read)) return false;
+  char* in = got + 1 > cap ? big(got + 1) : buf;
+  if (!in || !wire::recv_frame_payload(fd, in, got, sock_read)) return false;
+  *payload = in;
+  *len = got;
+  // A LIST reply may carry more names than Fields holds (kMaxFields): decode then keeps
+  // the first ones and the caller walks the whole payload (reply_payload()).
+  wire::decode(in, got, reply);
+  return reply.n > 0;
+}
+
 bool exchange_locked(int fd, const char* const* fields, size_t n, wire::Fields& reply) {
   if (g_big) {
     free(g_big);
     g_big = nullptr;
   }
   g_reply = g_frame;
-  size_t len = wire::encode(g_frame, sizeof(g_frame) - 1, fields, n);
-  if (len == 0) return false;
-  if (!wire::send_frame(fd, g_frame, len, sock_write)) return false;
-  size_t got = 0;
-  if (!wire::recv_frame_header(fd, &got, sock_read)) return false;
-  if (got + 1 > sizeof(g_frame)) {
-    g_big = static_cast<char*>(malloc(got + 1));
-    if (!g_big) return false;  // the stream is out of step now: the caller reconnects
-    g_reply = g_big;
-  }
-  if (!wire::recv_frame_payload(fd, g_reply, got, sock_read)) return false;
-  g_reply_len = got;
-  // A LIST reply may carry more names than Fields holds (kMaxFields): decode then keeps
-  // the first ones and the caller walks the whole payload (reply_payload()).
-  wire::decode(g_reply, g_reply_len, reply);
-  return reply.n > 0;
+  g_reply_len = 0;
+  auto grow = [](size_t need) { return g_big = static_cast<char*>(malloc(need)); };
+  return exchange(fd, fields, n, g_frame, sizeof(g_frame), grow, &g_reply, &g_reply_len, reply);
 }
 
 // A request and its small reply through the caller's buffer (cap bytes): HELLO, and
 // requests on a connection of their own (call_waiting). False on any failure.
 bool exchange_small(int fd, const char* const* fields, size_t n, char* buf, size_t cap,
                     wire::Fields& reply) {
-  size_t len = wire::encode(buf, cap - 1, fields, n);
-  if (len == 0 || !wire::send_frame(fd, buf, len, sock_write)) return false;
-  size_t got = 0;
-  if (!wire::recv_frame_header(fd, &got, sock_read) || got + 1 > cap) return false;
-  if (!wire::recv_frame_payload(fd, buf, got, sock_read)) return false;
-  wire::decode(buf, got, reply);
-  return reply.n > 0;
+  char* payload = nullptr;
+  size_t len = 0;
+  auto refuse_big = [](size_t) -> char* { return nullptr; };
+  return exchange(fd, fields, n, buf, cap, refuse_big, &payload, &len, reply);
 }
 
 // One connect attempt plus HELLO. Returns the (moved) socket or -1 with g_reason set.
