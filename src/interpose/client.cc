@@ -351,9 +351,12 @@ bool lock_is_current(int fd, const char* path) {
          held.st_dev == now.st_dev && held.st_ino == now.st_ino;
 }
 
-// Takes the election lock (bounded wait). Returns the lock fd or -1.
-int take_lock() {
+// Takes the election lock (bounded wait) and returns its fd; or, while another process
+// holds it, connects to the forwarder that process starts: -1 and *connected >= 0.
+// -1 and *connected = -1 on failure (g_reason says why).
+int take_lock(int* connected) {
   const SessionPaths& sp = g_settings.session;
+  *connected = -1;
   Backoff wait;
   int err = ETIMEDOUT;
   while (!wait.expired()) {
@@ -386,6 +389,15 @@ int take_lock() {
         err = errno;
         wait.expire();
         break;
+      }
+      // Another process holds the lock to start the forwarder: connect as soon as it
+      // listens instead of waiting for the lock (the ranks of a node would otherwise go
+      // through it one at a time, each with its HELLO).
+      int c = try_connect();
+      if (c >= 0 || g_refused) {
+        real::close()(fd);
+        *connected = c;
+        return -1;
       }
     } while (wait.sleep());
     if (locked && lock_is_current(fd, sp.lock)) return fd;
@@ -440,7 +452,7 @@ bool ensure_connected_locked() {
   if (dir == DirCheck::kRefused) refuse(g_reason);
   int fd = dir == DirCheck::kOurs ? try_connect() : -1;
   if (fd < 0 && !g_refused) {
-    int lock = take_lock();
+    int lock = take_lock(&fd);
     if (lock >= 0) {
       fd = try_connect();  // someone else may have started it while we waited
       if (fd < 0 && !g_refused && !g_settings.no_spawn) {
