@@ -84,6 +84,15 @@ struct ContainerReader::Impl {
            std::to_string(i) + " of stream '" + streams[s].key + "'";
   }
 
+  // The chunk of stream s holding stream offset soff (< the stream's size): the last one
+  // starting at or before it, so never an empty chunk.
+  size_t chunk_at(size_t s, uint64_t soff) const {
+    const std::vector<uint64_t>& starts = raw_start[s];
+    return static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), soff) -
+                               starts.begin()) -
+           1;
+  }
+
   // Reads, checks and decodes chunk i of stream s into out.
   bool decode_chunk(size_t s, size_t i, std::vector<uint8_t>& out, std::string* err) const;
   bool parse_index(const uint8_t* p, size_t n, uint64_t index_off, uint32_t version,
@@ -406,14 +415,9 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
     std::set<std::pair<size_t, size_t>> seen;
     for (const FileRange& r : f.ranges) {
       if (r.len == 0) continue;
-      const std::vector<uint64_t>& starts = raw_start[r.stream];
-      auto chunk_at = [&](uint64_t soff) {
-        return static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), soff) -
-                                   starts.begin()) -
-               1;
-      };
-      for (size_t i = chunk_at(r.stream_off), last = chunk_at(r.stream_off + r.len - 1); i <= last;
-           ++i)
+      for (size_t i = chunk_at(r.stream, r.stream_off),
+                  last = chunk_at(r.stream, r.stream_off + r.len - 1);
+           i <= last; ++i)
         if (streams[r.stream].chunks[i].raw_size > 0 && seen.insert({r.stream, i}).second)
           firsts.push_back({r.stream, i});
     }
@@ -433,12 +437,10 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
     const std::vector<uint64_t>& starts = raw_start[r.stream];
     uint64_t soff = r.stream_off, left = r.len, foff = r.file_off;
     while (left > 0) {
-      // Last chunk whose start is <= soff (non-empty chunks only are ever selected).
-      size_t i = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), soff) -
-                                     starts.begin()) -
-                 1;
+      size_t i = chunk_at(r.stream, soff);
       if (cached_s != r.stream || cached_i != i) {
-        if (ahead && next_first < firsts.size() && firsts[next_first] == std::pair<size_t, size_t>{r.stream, i})
+        if (ahead && next_first < firsts.size() &&
+            firsts[next_first] == std::pair<size_t, size_t>{r.stream, i})
           held = ahead->take(next_first++, err);
         else
           held = cached_chunk(r.stream, i, err);
@@ -695,13 +697,9 @@ bool ContainerReader::verify(std::vector<std::string>& problems, const std::vect
     bool touches_bad = false;
     for (const FileRange& r : m.files[f].ranges) {
       if (r.len == 0) continue;
-      const std::vector<uint64_t>& starts = m.raw_start[r.stream];
       // Chunks [first, last] hold stream bytes [stream_off, stream_off + len).
-      size_t first = static_cast<size_t>(
-          std::upper_bound(starts.begin(), starts.end(), r.stream_off) - starts.begin() - 1);
-      size_t last = static_cast<size_t>(
-          std::upper_bound(starts.begin(), starts.end(), r.stream_off + r.len - 1) -
-          starts.begin() - 1);
+      size_t first = m.chunk_at(r.stream, r.stream_off);
+      size_t last = m.chunk_at(r.stream, r.stream_off + r.len - 1);
       if (bad_before[r.stream][last + 1] != bad_before[r.stream][first]) touches_bad = true;
     }
     Impl::HashKind kind = !overlay                               ? Impl::HashKind::kEither

@@ -28,20 +28,7 @@ Catalog& CatalogCache::get(const std::string& store) {
   struct stat lst;
   if (e.loaded && size > e.size && e.size >= 0 &&
       !(lstat((store + "/MANIFEST").c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))) {
-    size_t known = e.base.problems().size();
-    std::string err;
-    if (e.base.load_appended(store, &err)) {
-      for (size_t i = known; i < e.base.problems().size(); ++i)
-        LOG_WARN("store %s: %s", store.c_str(), e.base.problems()[i].c_str());
-      // Unchanged in memory: continue its replay too (no copy of a large catalog).
-      if (e.cat.local_changes() != 0 || !e.cat.load_appended(store, &err)) {
-        e.cat = e.base;
-        ++copies_;
-      }
-      e.size = size;
-      e.mtime = mtime;
-      return e.cat;
-    }
+    if (replay_onto(e, store, size, mtime)) return e.cat;
   }
   Catalog fresh;
   fresh.keep_versions(keep_);
@@ -77,17 +64,22 @@ bool CatalogCache::replay_appended(const std::string& store) {
   if (e.cat.local_changes() != 0 || lstat(manifest.c_str(), &st) != 0 || S_ISLNK(st.st_mode) ||
       st.st_size <= e.size || e.size < 0)
     return false;
+  return replay_onto(e, store, st.st_size, st.st_mtim);
+}
+
+bool CatalogCache::replay_onto(Entry& e, const std::string& store, off_t size, timespec mtime) {
   size_t known = e.base.problems().size();
   std::string err;
   if (!e.base.load_appended(store, &err)) return false;
   for (size_t i = known; i < e.base.problems().size(); ++i)
     LOG_WARN("store %s: %s", store.c_str(), e.base.problems()[i].c_str());
-  if (!e.cat.load_appended(store, &err)) {
+  // Unchanged in memory: continue its replay too (no copy of a large catalog).
+  if (e.cat.local_changes() != 0 || !e.cat.load_appended(store, &err)) {
     e.cat = e.base;
     ++copies_;
   }
-  e.size = st.st_size;
-  e.mtime = st.st_mtim;
+  e.size = size;
+  e.mtime = mtime;
   return true;
 }
 

@@ -51,6 +51,11 @@ class CatalogCache {
     bool refused_logged = false;  // a foreign store is reported once, not per lookup
     bool frozen = false;
   };
+  // The records appended to store's MANIFEST since e's last read, replayed onto e.base and
+  // e.cat (a copy of base when cat was changed in memory or cannot continue); e then
+  // stands for a MANIFEST of size and mtime. False, e.cat untouched, when base cannot
+  // continue (a replaced or shortened MANIFEST, a chain that does not link).
+  bool replay_onto(Entry& e, const std::string& store, off_t size, timespec mtime);
   std::map<std::string, Entry> stores_;
   int keep_ = 0;
   uint64_t copies_ = 0;
