@@ -125,7 +125,8 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
   s.waves.retain_open(live);
   if (groups.empty()) return false;
   std::sort(order.begin(), order.end());
-  if (pick_synced(groups, order, store, files)) return true;
+  std::set<std::string> gathering;
+  if (pick_synced(groups, order, store, files, wake, &gathering)) return true;
   // Is a version still open that would join wave w (a rank still writing its file)?
   auto member_open = [&](const Waves::Wave& w) {
     for (auto& [vid, v] : s.versions)
@@ -141,6 +142,7 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
     bool due = false;
   };
   for (auto& [seq, st] : order) {
+    if (gathering.count(*st)) continue;
     std::vector<Version*>& vs = groups[*st];
     uint64_t bytes = 0;
     auto oldest = vs.front()->closed_at;
@@ -226,9 +228,36 @@ BatchFile Batcher::take(Version& v) {
 
 bool Batcher::pick_synced(std::map<std::string, std::vector<Version*>>& groups,
                           const std::vector<std::pair<uint64_t, const std::string*>>& order,
-                          std::string& store, std::vector<BatchFile>& files) {
+                          std::string& store, std::vector<BatchFile>& files,
+                          Clock::time_point* wake, std::set<std::string>* gathering) {
+  State& s = c_.state;
+  const auto now = Clock::now();
   for (auto& [seq, st] : order) {
     std::vector<Version*>& vs = groups[*st];
+    // The first fsync'd version ready: the gather for snapshots being made starts there
+    // and lasts kSyncGather, or as long as that version's own snapshot took to make (the
+    // other ranks' copies of the same size run beside it and end about as late).
+    const Version* first = nullptr;
+    for (Version* v : vs)
+      if (v->sync_waiters > 0 && (!first || v->closed_at < first->closed_at)) first = v;
+    if (!first) continue;
+    const Clock::duration made =
+        first->snapshot_of ? first->closed_at - first->snapshot_started : Clock::duration::zero();
+    const Clock::time_point gather_end =
+        first->closed_at + std::max<Clock::duration>(kSyncGather, made);
+    if (now < gather_end) {
+      bool snapshot_pending = false;
+      for (auto& [vid, v] : s.versions)
+        if (v.snapshot_of && !v.ready && !v.dropped && store_for(c_.cfg, v.path) == *st) {
+          snapshot_pending = true;
+          break;
+        }
+      if (snapshot_pending) {  // its mark_closed wakes the batcher
+        *wake = std::min(*wake, gather_end);
+        gathering->insert(*st);
+        continue;
+      }
+    }
     // Only the fsync'd versions (and older ones of their paths): any other file in the
     // batch would make them wait for its compression. Their waves' other members follow
     // in later batches.

@@ -25,6 +25,7 @@
 #pragma once
 #include <chrono>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,10 +60,16 @@ class Batcher {
   // *wake set to when to look again.
   bool pick(std::string& store, std::vector<BatchFile>& files, Clock::time_point* wake);
   // A batch of the closed versions an fsync waits for (Version::sync_waiters), of the
-  // first store in `order` that has any: sealed at once, alone. False if none waits.
+  // first store in `order` that has any: sealed at once, alone, unless another fsync's
+  // snapshot of that store is still being made (a copy of a large file): then, for at
+  // most kSyncGather after the first was ready, the batch waits for it, so that ranks
+  // fsyncing together share one container instead of queueing one batch each. False if
+  // none waits (or none is due yet: *wake then says when, and *gathering has the stores
+  // that wait, which no other batch may take meanwhile).
   bool pick_synced(std::map<std::string, std::vector<Version*>>& groups,
                    const std::vector<std::pair<uint64_t, const std::string*>>& order,
-                   std::string& store, std::vector<BatchFile>& files);
+                   std::string& store, std::vector<BatchFile>& files, Clock::time_point* wake,
+                   std::set<std::string>* gathering);
   // v as a member of the batch being sealed (marked kCommitting).
   static BatchFile take(Version& v);
   // A batch took members of wave (all of its closed ones when whole): sealed, counted.
@@ -71,6 +78,8 @@ class Batcher {
 
   // Shortest time between two picks that found nothing to seal (loop()).
   static constexpr std::chrono::milliseconds kPickGap{2};
+  // Longest wait of a synced batch for the fsync snapshots still being made (pick_synced).
+  static constexpr std::chrono::milliseconds kSyncGather{100};
 
   Core& c_;
   BatcherTiming t_;

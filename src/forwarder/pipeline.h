@@ -45,8 +45,8 @@ struct BatchFile {
   bool live = false;
   // An fsync waits for it. A batch of such files only is encoded for speed: byte streams
   // with zstd at Config.sync_level, typed streams with the chain chosen for their variable
-  // before, or else the same fast byte chain (no trial on the fsync's path; a later batch
-  // runs it and remembers the choice).
+  // before, else a large stream with the chain its trial finds now, and a small one with
+  // the same fast byte chain (its trial waits for a later batch, which remembers the choice).
   bool synced = false;
 };
 

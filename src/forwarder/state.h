@@ -62,6 +62,7 @@ struct Version {
   // keep: it is not committed a second time (fsync, close, rename pays once).
   uint64_t snapshot_of = 0;    // on a snapshot: the open version it copies
   uint64_t last_snapshot = 0;  // on an open version: its newest snapshot
+  Clock::time_point snapshot_started{};  // on a snapshot: when the fsync began making it
   // A snapshot whose staged file is a hard link to its open version's, not a copy (an
   // fsync costs no copy): its bytes may still change while it is committed, so the
   // pipeline reads them into private memory once (BatchFile.live) and commits exactly

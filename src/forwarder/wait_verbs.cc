@@ -85,6 +85,7 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   Version* v = s.find(vid);
   Version& snap = s.add(v->path, v->rank, v->pid, v->client, v->mode);
   snap.snapshot_of = vid;
+  snap.snapshot_started = Clock::now();
   // A partial version's snapshot commits the extents handed over so far (the writers'
   // SYNCs bring theirs), as an overlay.
   snap.partial = v->partial;
@@ -123,8 +124,13 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
                 dst_path.c_str(), strerror(errno));
     if (src < 0)
       err = "cannot open " + src_path + ": " + strerror(errno);
-    else
+    else {
+      const int64_t t0 = monotonic_ns();
       ok = copy_snapshot(src, dst_path, &err);
+      LOG_DEBUG("fsync of v%llu: snapshot copied (%llu bytes) in %.1f ms",
+                static_cast<unsigned long long>(vid),
+                static_cast<unsigned long long>(src_st.st_size), (monotonic_ns() - t0) / 1e6);
+    }
   }
   if (src >= 0) ::close(src);
   lk.lock();

@@ -183,8 +183,8 @@ TEST_F(FsyncLiveTest, WriterDuringSyncGivesFsyncTimeOrLaterBytes) {
 namespace ckptfwd::fwd::test {
 
 // The open version is dropped (its path unlinked by another process, its staged file
-// purged) while an fsync takes its snapshot: the fsync succeeds with nothing to make durable, as if the unlink had come
-// first, and the unlinked path does not come back on the store.
+// purged) while an fsync takes its snapshot: the fsync succeeds with nothing to make durable, as if
+// the unlink had come first, and the unlinked path does not come back on the store.
 TEST_F(FsyncLiveTest, AnUnlinkDuringTheSnapshotLeavesNothingAndNoError) {
   fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
   Core& core = fwd_->core();
@@ -210,6 +210,44 @@ TEST_F(FsyncLiveTest, AnUnlinkDuringTheSnapshotLeavesNothingAndNoError) {
   ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
   EXPECT_EQ(on_store(store(), p, root_ + "/restored"), "<not on the store>");
   EXPECT_EQ(stat_of(*c, "errors"), 0);
+}
+
+// Two ranks fsync at the same time and the second's snapshot is still being made (a copy
+// of a large file takes a while) when the first's is ready: the batcher waits for it, and
+// both land in one container instead of the second queueing behind the first's batch.
+TEST_F(FsyncLiveTest, FsyncsWhoseSnapshotsOverlapShareOneContainer) {
+  fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
+  Core& core = fwd_->core();
+  std::string err;
+  ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
+  thread_ = std::thread([this] { rc_ = fwd_->run(); });
+  auto a = client();
+  auto b = client();
+  std::string pa = data_ + "/r0.bin", pb = data_ + "/r1.bin";
+  std::string da = payload(1 << 20, 1), db = payload(1 << 20, 2);
+  auto ra = a->call({"OPEN", pa, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+  auto rb = b->call({"OPEN", pb, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+  ASSERT_EQ(ra[0], "OK");
+  ASSERT_EQ(rb[0], "OK");
+  write_file(ra[2], da);
+  write_file(rb[2], db);
+  std::thread second;
+  std::atomic<int> snapshots{0};
+  std::string second_reply;
+  core.during_snapshot = [&] {
+    // The first snapshot starts the second fsync, and each takes 50 ms to make, so the
+    // second is still being made when the first is ready.
+    if (snapshots++ == 0) second = std::thread([&] { second_reply = b->call({"SYNC", rb[1]})[0]; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  };
+  EXPECT_EQ(a->call({"SYNC", ra[1]})[0], "OK");
+  second.join();
+  core.during_snapshot = nullptr;
+  EXPECT_EQ(second_reply, "OK");
+  EXPECT_EQ(snapshots.load(), 2);
+  EXPECT_EQ(container_count(store()), 1u) << "one batch for both fsyncs";
+  EXPECT_EQ(on_store(store(), pa, root_ + "/restored"), da);
+  EXPECT_EQ(on_store(store(), pb, root_ + "/restored"), db);
 }
 
 }  // namespace ckptfwd::fwd::test
