@@ -59,7 +59,10 @@ void Batcher::loop() {
       lk.lock();
       continue;  // what was closed or notified meanwhile needs a new pick
     }
-    wake = std::min({wake, purge_at, Service(c_).reap_orphans()});
+    bool reaped = false;
+    const Clock::time_point reap_at = Service(c_).reap_orphans(lk, &reaped);
+    if (reaped) continue;  // closed versions to pick; the lock may have been released
+    wake = std::min({wake, purge_at, reap_at});
     // Every close notifies, and a pick looks at every staged version: a process writing
     // thousands of small files would make that quadratic. Between two picks that found
     // nothing to seal, at least kPickGap passes, unless a waiter (fsync, exit, drain)

@@ -52,6 +52,10 @@ struct Core {
   // Tests: called by an fsync's snapshot between taking the staged file and linking or
   // copying it, without the state lock (to race a drop of the open version against it).
   std::function<void()> during_snapshot;
+  // Tests: called by a CLOSE, a SYNC or a writer's end (Service::hash_if_synced) after
+  // hashing an open version's staged file to tell whether it is unchanged since its last
+  // fsync, before the state lock is taken again (to race requests against the hash).
+  std::function<void()> during_synced_hash;
   // Last: its restore threads use state, so they stop first.
   ViewPrefetch prefetch;  // read views staged ahead of restart opens (view_prefetch.h)
 };

@@ -1,5 +1,6 @@
 // CLOSE, ABANDON and a connection going away: the end of a write version's life on the
 // client side.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,11 +20,11 @@
 
 namespace ckptfwd::fwd {
 
-bool Service::unchanged_since_sync(Version& v) {
+bool Service::unchanged_since_sync(Version& v, const std::optional<SyncedHash>& hashed) {
   // A partial version commits an overlay of its extents: a whole-file comparison with the
   // snapshot says nothing about them (the snapshot may hold fewer extents).
   if (v.partial) return unchanged_partial(v);
-  if (!matches_synced(v, v.size, v.mtime_ns)) return false;
+  if (!matches_synced(v, v.size, v.mtime_ns, hashed)) return false;
   LOG_DEBUG("v%llu of %s closed unchanged since its fsync: its committed snapshot stands",
             static_cast<unsigned long long>(v.vid), v.path.c_str());
   c_.state.costs.forgotten(v.vid, v.last_snapshot);  // that snapshot is the checkpoint
@@ -31,16 +32,63 @@ bool Service::unchanged_since_sync(Version& v) {
   return true;
 }
 
-bool Service::matches_synced(const Version& v, uint64_t size, int64_t mtime_ns) {
+bool Service::synced_record_stands(const Version& v, uint64_t size, int64_t mtime_ns) {
   const Version::Synced& sy = v.synced;
   if (v.partial || !sy.valid || sy.path != v.path || sy.size != size || sy.mode != v.mode ||
       sy.mtime_ns != mtime_ns)
     return false;
   const CatalogEntry* e = c_.state.catalogs.find(store_for(c_.cfg, v.path), v.path);
-  if (!e || e->container != sy.container || e->file_index != sy.file_index || e->size != sy.size)
-    return false;  // renamed, unlinked or replaced meanwhile
-  uint64_t hash = 0;
-  return hash_staged(v.data_path, size, &hash) && hash == sy.hash;
+  // Renamed, unlinked or replaced meanwhile: the catalog names something else.
+  return e && e->container == sy.container && e->file_index == sy.file_index && e->size == sy.size;
+}
+
+std::optional<Service::SyncedHash> Service::hash_if_synced(std::unique_lock<std::mutex>& lk,
+                                                           Version& v) {
+  struct stat st;
+  if (v.partial || ::stat(v.data_path.c_str(), &st) != 0) return std::nullopt;
+  SyncedHash h;
+  h.size = static_cast<uint64_t>(st.st_size);
+  h.mtime_ns = realtime_ns_of(st.st_mtim);
+  if (!synced_record_stands(v, h.size, h.mtime_ns)) return std::nullopt;
+  h.vid = v.vid;
+  h.joins = v.joins;
+  const std::string data_path = v.data_path;
+  // A whole-file read (hundreds of ms for GiBs): every other request would wait for it
+  // under the lock. Unlinked meanwhile (the path dropped): the read fails, not unchanged.
+  v.hashing++;
+  lk.unlock();
+  const int64_t t0 = monotonic_ns();
+  h.ok = hash_staged(data_path, h.size, &h.hash);
+  LOG_DEBUG(
+      "v%llu: hashed its %llu bytes without the state lock in %.1f ms (unchanged since "
+      "its last fsync?)",
+      static_cast<unsigned long long>(h.vid), static_cast<unsigned long long>(h.size),
+      (monotonic_ns() - t0) / 1e6);
+  if (c_.during_synced_hash) c_.during_synced_hash();
+  lk.lock();
+  if (Version* w = c_.state.find(h.vid)) w->hashing--;
+  c_.state.done_cv.notify_all();  // a CLOSE waiting for this hash (close)
+  return h;
+}
+
+bool Service::matches_synced(const Version& v, uint64_t size, int64_t mtime_ns,
+                             const std::optional<SyncedHash>& hashed) {
+  if (!synced_record_stands(v, size, mtime_ns)) return false;
+  // The hash was taken without the lock: it speaks for the bytes now only if the file has
+  // the size and mtime it had then and no writer joined since (one writing through a
+  // mapping to tmpfs changes neither). Otherwise v is committed again: costly, never wrong.
+  return hashed && hashed->ok && hashed->vid == v.vid && hashed->joins == v.joins &&
+         hashed->size == size && hashed->mtime_ns == mtime_ns && hashed->hash == v.synced.hash;
+}
+
+bool Service::releases_last_hold(const Version& v, const ClientCtx& cl) {
+  // The same reference close() releases: this connection's, else one of cl's process
+  // held across a lost connection.
+  if (auto h = v.holders.find(cl.id); h != v.holders.end())
+    return h->second.refs == 1 && v.holders.size() == 1 && v.orphans.empty();
+  if (auto o = v.orphans.find(cl.pid); o != v.orphans.end())
+    return o->second == 1 && v.orphans.size() == 1 && v.holders.empty();
+  return v.holders.empty() && v.orphans.empty();
 }
 
 // A partial version that started from the path's current bytes, got no writes and kept
@@ -83,14 +131,35 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
                      const std::string& hints, int64_t blocked_ns) {
   int64_t arrived = monotonic_ns();
   State& s = c_.state;
-  std::lock_guard lk(s.mu);
+  std::unique_lock lk(s.mu);
   Version* v = s.find(vid);
+  // Another CLOSE of it hashes it without the lock (below) and this one holds no reference
+  // to it (the first re-sent after a reconnect): answered once the first settled it.
+  bool waited = false;
+  while (v && v->hashing > 0 && !v->holders.count(cl.id) && !v->orphans.count(cl.pid)) {
+    waited = true;
+    s.done_cv.wait(lk);
+    v = s.find(vid);
+  }
+  // The last reference of a version maybe unchanged since its last fsync: the hash of its
+  // whole staged file that tells runs first, without the lock, while this reference still
+  // keeps it open (so no other CLOSE closes it and the batcher does not take it). All that
+  // follows looks at the version anew: a writer may have joined it meanwhile, or its path
+  // may have been unlinked or renamed.
+  std::optional<SyncedHash> hashed;
+  if (v && v->state == VState::kOpen && !v->dropped && releases_last_hold(*v, cl)) {
+    hashed = hash_if_synced(lk, *v);
+    v = s.find(vid);
+  }
   if (!v) {
+    discard_extents_file(c_.session_dir, vid, ext);
+    discard_hints_file(c_.session_dir, vid, hints);
+    // Gone while this CLOSE waited: settled here (forgotten as unchanged since its fsync,
+    // committed, or dropped with its path), not lost in a restart.
+    if (waited) return reply_ok();
     // Not a version this forwarder holds: a restarted forwarder that did not find it in
     // staging, or one committed and forgotten before a crash swallowed the reply. Saying
     // OK could acknowledge bytes nobody keeps: the library falls back to the real path.
-    discard_extents_file(c_.session_dir, vid, ext);
-    discard_hints_file(c_.session_dir, vid, hints);
     LOG_WARN(
         "CLOSE of v%llu from pid %ld: no such version here (lost in a restart?); "
         "the client keeps the file itself",
@@ -102,7 +171,7 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
     discard_hints_file(c_.session_dir, vid, hints);
     return reply_ok();
   }
-  // The rest of a CLOSE returns at once: what it waited for is the lock.
+  // The rest of a CLOSE returns at once: what it waited for is the lock (and the hash).
   s.costs.blocked(vid, cl.pid, blocked_ns + (monotonic_ns() - arrived));
   take_extents(*v, ext);
   if (!hints.empty()) s.absorb_hints(*v, hints);
@@ -127,7 +196,7 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
   }
   v->closer_pid = cl.pid;
   s.mark_closed(*v);
-  if (unchanged_since_sync(*v)) return reply_ok();
+  if (unchanged_since_sync(*v, hashed)) return reply_ok();
   if (size != v->size)
     LOG_DEBUG("v%llu: client says %llu bytes, staged file has %llu (the file wins)",
               static_cast<unsigned long long>(vid), static_cast<unsigned long long>(size),
@@ -202,7 +271,7 @@ Reply Service::abandon(ClientCtx& cl, uint64_t vid) {
 
 void Service::disconnect(ClientCtx& cl) {
   State& s = c_.state;
-  std::lock_guard lk(s.mu);
+  std::unique_lock lk(s.mu);
   // A process that lives on lost its connection (its forwarder restarts, or it closed the
   // library's socket): what it holds stays open for it, and its exit wait on the next
   // connection still waits for what it closed on this one.
@@ -233,7 +302,7 @@ void Service::disconnect(ClientCtx& cl) {
     }
     if (v.holders.empty() && v.orphans.empty()) open.push_back(vid);  // it was the last writer
   }
-  for (uint64_t vid : open) close_unheld(vid, cl.pid);
+  for (uint64_t vid : open) close_unheld(lk, vid, cl.pid);
   s.clients--;
   s.work_cv.notify_all();
 }
@@ -271,17 +340,29 @@ void Service::await_other_nodes(std::unique_lock<std::mutex>& lk, const std::str
   } while (!s.newest(path) && s.pending.pending_elsewhere(store, path));
 }
 
-void Service::close_unheld(uint64_t vid, long pid) {
+void Service::close_unheld(std::unique_lock<std::mutex>& lk, uint64_t vid, long pid) {
   State& s = c_.state;
-  Version* v = s.find(vid);
+  auto unheld = [&s, vid] {
+    Version* v = s.find(vid);
+    return v && v->state == VState::kOpen && v->holders.empty() && v->orphans.empty() ? v : nullptr;
+  };
+  // An earlier close_unheld of the caller's list may have released the lock.
+  Version* v = unheld();
   if (!v) return;
+  // Unchanged since its last fsync? The hash of its whole staged file runs without the
+  // lock; meanwhile a writer may join it (its CLOSE closes it then) or a CLOSE close it.
+  std::optional<SyncedHash> hashed;
+  if (!v->dropped) {
+    hashed = hash_if_synced(lk, *v);
+    if (!(v = unheld())) return;
+  }
   release_staged_fate(c_.session_dir, v->path);
   if (v->dropped) {
     s.forget(vid);
     return;
   }
   s.mark_closed(*v);
-  if (unchanged_since_sync(*v)) return;
+  if (unchanged_since_sync(*v, hashed)) return;
   c_.stats.files_captured++;
   c_.stats.bytes_captured += v->size;
   LOG_INFO("pid %ld went away with %s open: its %llu bytes are kept as written", pid,

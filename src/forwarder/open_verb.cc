@@ -249,6 +249,7 @@ Reply Service::join_write(ClientCtx& cl, Version& v, int flags, bool shared) {
               v.path.c_str(), strerror(e));
     return reply_err(e);
   }
+  v.joins++;  // a hash of it taken before now no longer tells whether it is unchanged
   Version::Hold& h = v.holders[cl.id];
   h.pid = cl.pid;
   if (h.refs++ == 0) c_.state.rewrite_meta(v);  // a new holder: a recovery must know it

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -58,10 +59,12 @@ class Service {
   // rank leaves the partial file a direct write would have left).
   // A process that is still alive keeps its references (Version::orphans).
   void disconnect(ClientCtx& cl);
-  // Releases the references of processes that are gone (lock held): versions nobody holds
-  // any more are closed as written, as at a disconnect. Returns when to look again
-  // (time_point::max() when no version is held by a process without a connection).
-  Clock::time_point reap_orphans();
+  // Releases the references of processes that are gone (lock held through lk): versions
+  // nobody holds any more are closed as written, as at a disconnect. Returns when to look
+  // again (time_point::max() when no version is held by a process without a connection).
+  // *closed_some: it closed versions, and may have released the lock meanwhile (a hash,
+  // close_unheld), so what was notified then needs a new look.
+  Clock::time_point reap_orphans(std::unique_lock<std::mutex>& lk, bool* closed_some);
   // Exit drain: seals everything now and waits until nothing is closed or committing.
   // Returns 0 or EIO if some version failed.
   int drain_all();
@@ -76,13 +79,36 @@ class Service {
   // Waits (lock held through lk) until each vid is committed or dropped (0), or fails a
   // commit attempt that started after the wait began (EIO). Failed versions are requeued.
   int wait_committed(std::unique_lock<std::mutex>& lk, const std::vector<uint64_t>& vids);
+  // A whole-file hash of an open version's staged file, taken without the state lock
+  // (hash_if_synced), and what the version and its file were when it was taken.
+  struct SyncedHash {
+    uint64_t vid = 0, joins = 0;  // Version::joins then
+    uint64_t size = 0;            // the staged file's size and mtime then
+    int64_t mtime_ns = 0;
+    bool ok = false;  // the file was read whole
+    uint64_t hash = 0;
+  };
   // v (just closed) holds exactly the bytes its last fsync snapshot committed, and the
   // catalog still names that snapshot: v is forgotten instead of committed again.
-  bool unchanged_since_sync(Version& v);
+  // hashed: hash_if_synced of v before it was closed.
+  bool unchanged_since_sync(Version& v, const std::optional<SyncedHash>& hashed);
+  // The checks of matches_synced that read nothing: v's last fsync snapshot is committed
+  // with this size, v's mode and this mtime, and the catalog still names it. Lock held.
+  bool synced_record_stands(const Version& v, uint64_t size, int64_t mtime_ns);
+  // If v (open) may be unchanged since its last fsync (synced_record_stands with its
+  // staged file's size and mtime now), hashes that file without the state lock: unlocks
+  // lk, hashes it with pread (a writer may cut it meanwhile) and locks again. v may be
+  // gone then: callers find it again by vid and look at everything anew. nullopt (the
+  // lock kept) when it cannot be unchanged.
+  std::optional<SyncedHash> hash_if_synced(std::unique_lock<std::mutex>& lk, Version& v);
   // v's staged file, with this size and mtime, holds exactly the bytes its last fsync
   // snapshot committed, and the catalog still names that snapshot (not for partial
-  // versions). Reads the file with pread (a writer may cut it meanwhile). Lock held.
-  bool matches_synced(const Version& v, uint64_t size, int64_t mtime_ns);
+  // versions), as hashed tells: a hash_if_synced of v taken since the last writer joined
+  // it, of a file of this size and mtime. Reads nothing. Lock held.
+  bool matches_synced(const Version& v, uint64_t size, int64_t mtime_ns,
+                      const std::optional<SyncedHash>& hashed);
+  // This CLOSE from cl releases the last reference to v (or v has none left).
+  static bool releases_last_hold(const Version& v, const ClientCtx& cl);
   // v (partial, just closed) started from the path's bytes and changed nothing: forgotten.
   bool unchanged_partial(Version& v);
   // CLOSE of a partial version: its extents file, or none (extents unknown then). Lock held.
@@ -97,8 +123,10 @@ class Service {
   // the store yet; an open here of a path another node closed waits for its commit.
   void note_pending(Version& v);
   void await_other_nodes(std::unique_lock<std::mutex>& lk, const std::string& path);
-  // Closes vid, which no process holds any more (pid: the last one), as written.
-  void close_unheld(uint64_t vid, long pid);
+  // Closes vid, which no process holds any more (pid: the last one), as written. May
+  // release the lock through lk (hash_if_synced); then does nothing if a writer joined
+  // vid meanwhile (its CLOSE closes it) or it was closed.
+  void close_unheld(std::unique_lock<std::mutex>& lk, uint64_t vid, long pid);
   // Stages catalog entry e of store as a new closed version of path (cross-store rename).
   bool stage_from_catalog(std::unique_lock<std::mutex>& lk, const std::string& store,
                           const CatalogEntry& e, const std::string& path);

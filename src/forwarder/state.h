@@ -78,6 +78,15 @@ struct Version {
     uint64_t size = 0, hash = 0;
     int64_t mtime_ns = 0;
   } synced;
+  // OPENs that joined it while it was open (Service::join_write). Whether it is unchanged
+  // since its last fsync is told by a hash taken without the state lock: a writer that
+  // joined meanwhile may have written through a mapping, which changes neither the size
+  // nor (on tmpfs) the mtime, so a hash from before its join tells nothing.
+  uint64_t joins = 0;
+  // Hashes of its staged file running without the state lock (Service::hash_if_synced):
+  // a CLOSE that holds no reference to it (re-sent after a reconnect while the first one
+  // hashes) waits for them, so it is not answered before the version is settled.
+  int hashing = 0;
   uint32_t mode = 0644;
   std::string data_path, meta_path;
   // A file shared across nodes (OPEN "shared"; sticky once set): committed as an overlay

@@ -179,11 +179,19 @@ Reply Service::sync(ClientCtx& cl, uint64_t vid, const std::string& ext, const s
     if (!ext.empty()) s.absorb_extents(*v, ext);
     if (!hints.empty()) s.absorb_hints(*v, hints);
   }
+  // Nothing written since the last fsync's snapshot was committed: it stands. The hash of
+  // the whole staged file that tells runs without the lock; the version is looked at anew
+  // afterwards (its path may have been unlinked meanwhile, or its last writer closed it).
+  std::optional<SyncedHash> hashed;
   if (v->state == VState::kOpen) {
-    // Nothing written since the last fsync's snapshot was committed: it stands.
+    hashed = hash_if_synced(lk, *v);
+    v = s.find(vid);
+    if (!v || v->dropped) return reply_ok();  // committed or superseded meanwhile
+  }
+  if (v->state == VState::kOpen) {
     struct stat st;
     if (::stat(v->data_path.c_str(), &st) == 0 &&
-        matches_synced(*v, static_cast<uint64_t>(st.st_size), realtime_ns_of(st.st_mtim))) {
+        matches_synced(*v, static_cast<uint64_t>(st.st_size), realtime_ns_of(st.st_mtim), hashed)) {
       LOG_DEBUG("fsync of v%llu (%s): unchanged since its last fsync, nothing to commit",
                 static_cast<unsigned long long>(vid), v->path.c_str());
       s.costs.blocked(vid, cl.pid, blocked_ns + (monotonic_ns() - arrived));

@@ -1,0 +1,308 @@
+// Whether an open version is unchanged since its last fsync is told by a hash of its whole
+// staged file (tens of ms for 64 MiB, hundreds for GiBs). It runs without the state lock:
+// other clients are answered meanwhile, and what they do meanwhile (join the version and
+// write it, unlink its path, CLOSE it once more) ends as it would have without the hash.
+// Core::during_synced_hash runs right after the hash, before the lock is taken again; its
+// requests run on clients of their own and are given kAnswerLimit to be answered, so a
+// hash under the lock makes them fail instead of hanging the test.
+#include <sys/stat.h>
+
+#include <atomic>
+#include <functional>
+#include <future>
+
+#include "common/manifest.h"
+#include "common/materialize.h"
+#include "forwarder_test_util.h"
+
+namespace ckptfwd::fwd::test {
+
+namespace {
+// Long enough for any answer on a loaded machine: a request not answered by then waits
+// for the lock the hash holds.
+constexpr std::chrono::seconds kAnswerLimit{10};
+
+long long stat_of(Client& c, const std::string& key) {
+  auto js = c.call({"STATS"});
+  std::string k = "\"" + key + "\":";
+  size_t p = js.size() > 1 ? js[1].find(k) : std::string::npos;
+  return p == std::string::npos ? -1 : std::stoll(js[1].substr(p + k.size()));
+}
+
+// What the store itself names for path right now: the bytes a restore gives back.
+std::string on_store(const std::string& store, const std::string& path, const std::string& tmp) {
+  Catalog cat;
+  std::string err;
+  if (!cat.load(store, &err)) return "<no catalog: " + err + ">";
+  const CatalogEntry* e = cat.find(path);
+  if (!e) return "<not on the store>";
+  int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) return "<cannot create " + tmp + ">";
+  bool ok = materialize_entry(store, *e, fd, &err);
+  ::close(fd);
+  return ok ? read_file(tmp) : "<restore failed: " + err + ">";
+}
+}  // namespace
+
+class SyncedHashTest : public ForwarderTest {
+ protected:
+  void SetUp() override {
+    ForwarderTest::SetUp();
+    // Nothing but an fsync seals a batch, so what is committed is what the test did.
+    cfg_.batch_window_ms = 60000;
+    cfg_.wave_window_ms = 60000;
+  }
+  void TearDown() override {
+    wait_late();
+    ForwarderTest::TearDown();
+  }
+
+  Core& start_core() {
+    fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
+    std::string err;
+    EXPECT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
+    thread_ = std::thread([this] { rc_ = fwd_->run(); });
+    return fwd_->core();
+  }
+
+  // Opens path for writing through c, writes bytes and fsyncs: the version stays open,
+  // its bytes committed as its snapshot. The OPEN's reply (vid at [1], staged file at [2]).
+  std::vector<std::string> open_synced(Client& c, const std::string& path,
+                                       const std::string& bytes) {
+    auto r = c.call({"OPEN", path, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+    EXPECT_EQ(r[0], "OK");
+    if (r.size() < 3 || r[0] != "OK") return {"", "", ""};
+    write_file(r[2], bytes);
+    EXPECT_EQ(c.call({"SYNC", r[1]})[0], "OK");
+    EXPECT_EQ(stat_of(c, "files_committed"), 1) << "the fsync's snapshot";
+    return r;
+  }
+
+  // Runs fn with a client of its own on another thread. True if it finished within
+  // kAnswerLimit; else it finishes later, and the test waits for it (wait_late) before
+  // what fn refers to goes away.
+  bool done_in_time(std::function<void(Client&)> fn) {
+    auto f = std::async(std::launch::async, [sock = std::string(paths_.socket), fn] {
+      Client c(sock);
+      if (c.ok()) fn(c);
+    });
+    if (f.wait_for(kAnswerLimit) == std::future_status::ready) return true;
+    late_.push_back(std::move(f));
+    return false;
+  }
+  void wait_late() {
+    for (auto& f : late_) f.wait();
+    late_.clear();
+  }
+
+  std::vector<std::future<void>> late_;
+};
+
+// A CLOSE of a 4 MiB file unchanged since its fsync hashes it: another client's STATS and
+// its OPEN of another path are answered meanwhile, and the file is not committed again.
+TEST_F(SyncedHashTest, OtherClientsAreAnsweredWhileACloseHashes) {
+  Core& core = start_core();
+  auto c = client();
+  std::string p = data_ + "/r0.bin", a = payload(4 << 20, 1);
+  auto r = open_synced(*c, p, a);
+  std::string stats_reply, open_reply;
+  bool stats_in_time = false, open_in_time = false;
+  std::atomic<int> hashes{0};
+  core.during_synced_hash = [&] {
+    if (hashes++) return;
+    stats_in_time = done_in_time([&](Client& o) { stats_reply = o.call({"STATS"})[0]; });
+    open_in_time = done_in_time([&](Client& o) {
+      open_reply =
+          o.call({"OPEN", data_ + "/r1.bin", std::to_string(O_WRONLY | O_CREAT), "644"})[0];
+    });
+  };
+  std::string close_reply = c->call({"CLOSE", r[1], std::to_string(a.size())})[0];
+  core.during_synced_hash = nullptr;
+  wait_late();
+  EXPECT_EQ(close_reply, "OK");
+  EXPECT_EQ(hashes.load(), 1);
+  EXPECT_TRUE(stats_in_time) << "STATS waited for the hash";
+  EXPECT_TRUE(open_in_time) << "an OPEN of another path waited for the hash";
+  EXPECT_EQ(stats_reply, "OK");
+  EXPECT_EQ(open_reply, "OK");
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  // The fsync's snapshot, and r1.bin (empty, closed as written when its client went away):
+  // r0.bin closed unchanged is not committed again.
+  EXPECT_EQ(stat_of(*c, "files_committed"), 2);
+  EXPECT_EQ(on_store(store(), p, root_ + "/restored"), a);
+  EXPECT_EQ(on_store(store(), data_ + "/r1.bin", root_ + "/restored"), "");
+}
+
+// Another client joins the version while its last writer's CLOSE hashes it, writes new
+// bytes of the same size and puts the mtime back (what a write through a mapping to tmpfs
+// leaves: neither size nor mtime changes), and closes: its bytes are committed.
+TEST_F(SyncedHashTest, AWriterJoiningDuringTheHashGetsItsBytesCommitted) {
+  Core& core = start_core();
+  auto c = client();
+  std::string p = data_ + "/r0.bin", a = payload(1 << 20, 2), b = payload(1 << 20, 3);
+  auto r = open_synced(*c, p, a);
+  std::string joined_vid, join_close;
+  bool in_time = false, wrote = false;
+  std::atomic<int> hashes{0};
+  core.during_synced_hash = [&] {
+    if (hashes++) return;
+    in_time = done_in_time([&](Client& j) {
+      auto o = j.call({"OPEN", p, std::to_string(O_WRONLY), "644"});
+      if (o.size() < 3 || o[0] != "OK") return;
+      joined_vid = o[1];
+      struct stat st;
+      int fd = ::open(o[2].c_str(), O_WRONLY);
+      if (fd < 0 || ::fstat(fd, &st) != 0) return;
+      wrote = ::pwrite(fd, b.data(), b.size(), 0) == static_cast<ssize_t>(b.size());
+      struct timespec times[2] = {st.st_atim, st.st_mtim};
+      wrote = wrote && ::futimens(fd, times) == 0;
+      ::close(fd);
+      join_close = j.call({"CLOSE", o[1], std::to_string(b.size())})[0];
+    });
+  };
+  std::string close_reply = c->call({"CLOSE", r[1], std::to_string(a.size())})[0];
+  core.during_synced_hash = nullptr;
+  wait_late();
+  EXPECT_EQ(close_reply, "OK");
+  EXPECT_TRUE(in_time) << "the joining writer waited for the hash";
+  EXPECT_EQ(joined_vid, r[1]) << "it joined the open version";
+  EXPECT_TRUE(wrote);
+  EXPECT_EQ(join_close, "OK");
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  EXPECT_EQ(on_store(store(), p, root_ + "/restored"), b) << "the joined writer's bytes";
+  EXPECT_EQ(read_through(*c, p), b);
+  EXPECT_EQ(stat_of(*c, "files_committed"), 2);
+  EXPECT_EQ(stat_of(*c, "errors"), 0);
+}
+
+// The path is unlinked by another client while its last writer's CLOSE hashes it: the
+// CLOSE succeeds, nothing of the path is left on the store, no error.
+TEST_F(SyncedHashTest, AnUnlinkDuringTheHashLeavesNothingAndNoError) {
+  Core& core = start_core();
+  auto c = client();
+  std::string p = data_ + "/gone.bin", a = payload(1 << 20, 4);
+  auto r = open_synced(*c, p, a);
+  std::string unlink_reply;
+  bool in_time = false;
+  std::atomic<int> hashes{0};
+  core.during_synced_hash = [&] {
+    if (hashes++) return;
+    in_time = done_in_time([&](Client& o) { unlink_reply = o.call({"UNLINK", p})[0]; });
+  };
+  std::string close_reply = c->call({"CLOSE", r[1], std::to_string(a.size())})[0];
+  core.during_synced_hash = nullptr;
+  wait_late();
+  EXPECT_EQ(close_reply, "OK");
+  EXPECT_TRUE(in_time) << "the UNLINK waited for the hash";
+  EXPECT_EQ(unlink_reply, "OK");
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  EXPECT_EQ(on_store(store(), p, root_ + "/restored"), "<not on the store>");
+  EXPECT_EQ(read_through(*c, p), "<PASS>") << "neither staged nor on the store";
+  EXPECT_EQ(stat_of(*c, "files_committed"), 1) << "only the fsync's snapshot";
+  EXPECT_EQ(stat_of(*c, "errors"), 0);
+}
+
+// A CLOSE of the same version from a client holding no reference to it (the first re-sent
+// after a reconnect) arrives while the first hashes: it is answered only once the first
+// settled the version, and the version is not committed again.
+TEST_F(SyncedHashTest, ACloseResentDuringTheHashIsAnsweredAfterTheFirst) {
+  Core& core = start_core();
+  auto c = client();
+  std::string p = data_ + "/r0.bin", a = payload(1 << 20, 5);
+  auto r = open_synced(*c, p, a);
+  std::future<std::string> resent;
+  bool answered_during_hash = true;
+  std::atomic<int> hashes{0};
+  core.during_synced_hash = [&] {
+    if (hashes++) return;
+    resent = std::async(std::launch::async, [&] {
+      auto o = client();
+      return o->call({"CLOSE", r[1], std::to_string(a.size())})[0];
+    });
+    // Answered before this hash ends would be too early: the version is still open.
+    answered_during_hash =
+        resent.wait_for(std::chrono::milliseconds(300)) == std::future_status::ready;
+  };
+  std::string close_reply = c->call({"CLOSE", r[1], std::to_string(a.size())})[0];
+  core.during_synced_hash = nullptr;
+  EXPECT_EQ(close_reply, "OK");
+  EXPECT_EQ(hashes.load(), 1);
+  EXPECT_FALSE(answered_during_hash) << "the re-sent CLOSE was answered with the version open";
+  ASSERT_TRUE(resent.valid());
+  EXPECT_EQ(resent.get(), "OK");
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  EXPECT_EQ(stat_of(*c, "files_committed"), 1) << "closed unchanged: not committed again";
+  EXPECT_EQ(on_store(store(), p, root_ + "/restored"), a);
+}
+
+// An fsync without a change since the last one hashes the file: another client's STATS
+// is answered meanwhile, and nothing is committed.
+TEST_F(SyncedHashTest, OtherClientsAreAnsweredWhileASyncHashes) {
+  Core& core = start_core();
+  auto c = client();
+  std::string p = data_ + "/r0.bin", a = payload(4 << 20, 6);
+  auto r = open_synced(*c, p, a);
+  std::string stats_reply;
+  bool in_time = false;
+  std::atomic<int> hashes{0};
+  core.during_synced_hash = [&] {
+    if (hashes++) return;
+    in_time = done_in_time([&](Client& o) { stats_reply = o.call({"STATS"})[0]; });
+  };
+  std::string sync_reply = c->call({"SYNC", r[1]})[0];
+  core.during_synced_hash = nullptr;
+  wait_late();
+  EXPECT_EQ(sync_reply, "OK");
+  EXPECT_EQ(hashes.load(), 1);
+  EXPECT_TRUE(in_time) << "STATS waited for the hash";
+  EXPECT_EQ(stats_reply, "OK");
+  EXPECT_EQ(stat_of(*c, "files_committed"), 1) << "unchanged since the last fsync";
+  ASSERT_EQ(c->call({"CLOSE", r[1], std::to_string(a.size())})[0], "OK");
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  EXPECT_EQ(stat_of(*c, "files_committed"), 1);
+}
+
+// A process goes away with a file open that it fsynced and did not change since: the
+// hash that finds it unchanged runs without the lock (another client is answered), and
+// the file is not committed again.
+TEST_F(SyncedHashTest, AWriterGoingAwayUnchangedHashesWithoutTheLock) {
+  Core& core = start_core();
+  auto c = client();
+  auto watcher = client();
+  std::string p = data_ + "/r0.bin", a = payload(4 << 20, 7);
+  auto r = open_synced(*c, p, a);
+  std::string stats_reply;
+  bool in_time = false;
+  std::atomic<int> hashes{0};
+  std::promise<void> hashed;
+  core.during_synced_hash = [&] {
+    if (hashes++) return;
+    in_time = done_in_time([&](Client& o) { stats_reply = o.call({"STATS"})[0]; });
+    hashed.set_value();
+  };
+  c.reset();  // its connection goes away (to the forwarder this process looks gone)
+  ASSERT_EQ(hashed.get_future().wait_for(kAnswerLimit), std::future_status::ready);
+  // The version leaves once the hash's verdict is in (the drain waits for no open one).
+  const uint64_t vid = std::stoull(r[1]);
+  for (int i = 0; i < 1000; ++i) {
+    {
+      std::lock_guard lk(core.state.mu);
+      if (!core.state.find(vid)) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  core.during_synced_hash = nullptr;
+  wait_late();
+  EXPECT_EQ(hashes.load(), 1);
+  EXPECT_TRUE(in_time) << "STATS waited for the hash";
+  EXPECT_EQ(stats_reply, "OK");
+  ASSERT_EQ(watcher->call({"DRAIN"})[0], "OK");
+  {
+    std::lock_guard lk(core.state.mu);
+    EXPECT_EQ(core.state.find(vid), nullptr) << "forgotten as unchanged";
+  }
+  EXPECT_EQ(stat_of(*watcher, "files_committed"), 1) << "not committed again";
+  EXPECT_EQ(on_store(store(), p, root_ + "/restored"), a);
+}
+
+}  // namespace ckptfwd::fwd::test
