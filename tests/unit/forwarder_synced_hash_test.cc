@@ -42,6 +42,14 @@ std::string on_store(const std::string& store, const std::string& path, const st
   ::close(fd);
   return ok ? read_file(tmp) : "<restore failed: " + err + ">";
 }
+
+// Which of the known contents got is (by name), so a failure prints a name, not a MiB.
+std::string which(const std::string& got,
+                  const std::vector<std::pair<std::string, std::string>>& known) {
+  for (const auto& [name, bytes] : known)
+    if (got == bytes) return name;
+  return got.size() <= 200 ? got : "<" + std::to_string(got.size()) + " other bytes>";
+}
 }  // namespace
 
 class SyncedHashTest : public ForwarderTest {
@@ -129,7 +137,7 @@ TEST_F(SyncedHashTest, OtherClientsAreAnsweredWhileACloseHashes) {
   // The fsync's snapshot, and r1.bin (empty, closed as written when its client went away):
   // r0.bin closed unchanged is not committed again.
   EXPECT_EQ(stat_of(*c, "files_committed"), 2);
-  EXPECT_EQ(on_store(store(), p, root_ + "/restored"), a);
+  EXPECT_EQ(which(on_store(store(), p, root_ + "/restored"), {{"a", a}}), "a");
   EXPECT_EQ(on_store(store(), data_ + "/r1.bin", root_ + "/restored"), "");
 }
 
@@ -169,8 +177,9 @@ TEST_F(SyncedHashTest, AWriterJoiningDuringTheHashGetsItsBytesCommitted) {
   EXPECT_TRUE(wrote);
   EXPECT_EQ(join_close, "OK");
   ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
-  EXPECT_EQ(on_store(store(), p, root_ + "/restored"), b) << "the joined writer's bytes";
-  EXPECT_EQ(read_through(*c, p), b);
+  EXPECT_EQ(which(on_store(store(), p, root_ + "/restored"), {{"a", a}, {"b", b}}), "b")
+      << "the joined writer's bytes";
+  EXPECT_EQ(which(read_through(*c, p), {{"a", a}, {"b", b}}), "b");
   EXPECT_EQ(stat_of(*c, "files_committed"), 2);
   EXPECT_EQ(stat_of(*c, "errors"), 0);
 }
@@ -232,7 +241,7 @@ TEST_F(SyncedHashTest, ACloseResentDuringTheHashIsAnsweredAfterTheFirst) {
   EXPECT_EQ(resent.get(), "OK");
   ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
   EXPECT_EQ(stat_of(*c, "files_committed"), 1) << "closed unchanged: not committed again";
-  EXPECT_EQ(on_store(store(), p, root_ + "/restored"), a);
+  EXPECT_EQ(which(on_store(store(), p, root_ + "/restored"), {{"a", a}}), "a");
 }
 
 // An fsync without a change since the last one hashes the file: another client's STATS
@@ -302,7 +311,7 @@ TEST_F(SyncedHashTest, AWriterGoingAwayUnchangedHashesWithoutTheLock) {
     EXPECT_EQ(core.state.find(vid), nullptr) << "forgotten as unchanged";
   }
   EXPECT_EQ(stat_of(*watcher, "files_committed"), 1) << "not committed again";
-  EXPECT_EQ(on_store(store(), p, root_ + "/restored"), a);
+  EXPECT_EQ(which(on_store(store(), p, root_ + "/restored"), {{"a", a}}), "a");
 }
 
 }  // namespace ckptfwd::fwd::test
