@@ -82,6 +82,14 @@ int rank_from_env() {
   return -1;
 }
 
+bool launched_as_mpi_rank() {
+  for (const char* name : {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK"}) {
+    const char* v = getenv(name);
+    if (v && *v >= '0' && *v <= '9') return true;
+  }
+  return false;
+}
+
 bool normalize_path(const char* path, const char* base, char* out, size_t cap) {
   char tmp[PATH_MAX * 2];
   if (path[0] == '/') {

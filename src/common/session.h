@@ -51,6 +51,9 @@ bool session_paths(SessionPaths& p);
 
 // The launcher's rank: PMI_RANK, PMIX_RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID; -1 if none.
 int rank_from_env();
+// True when an MPI launcher started this process as a rank (PMI_RANK, PMIX_RANK or
+// OMPI_COMM_WORLD_RANK set; SLURM_PROCID alone is any task of a step, `srun hostname` too).
+bool launched_as_mpi_rank();
 
 // Lexically normalises an absolute or cwd-relative path into out (collapses "//", "." and
 // ".."; does not resolve symlinks). base is the directory a relative path is relative to

@@ -69,7 +69,16 @@ bool forwarder_answers(const std::string& socket_path) {
   return ok;
 }
 
-int daemonize(const std::string& log_file, const std::string& socket_path) {
+int daemonize(const std::string& log_file, const std::string& socket_path, int election_fd) {
+  if (election_fd >= 0) {
+    fflush(nullptr);
+    pid_t waiter = fork();
+    if (waiter < 0) {
+      fprintf(stderr, "ckptfwd-forwarder: error: fork: %s\n", strerror(errno));
+      exit(1);
+    }
+    if (waiter > 0) _exit(0);  // the early start's caller reaps us at once
+  }
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) {
     fprintf(stderr, "ckptfwd-forwarder: error: pipe: %s\n", strerror(errno));
@@ -86,6 +95,7 @@ int daemonize(const std::string& log_file, const std::string& socket_path) {
     wait_for_ready(p[0], child, socket_path);
   }
   close(p[0]);
+  if (election_fd >= 0) close(election_fd);  // the waiter above holds it until we listen
   setsid();
   pid_t grandchild = fork();
   if (grandchild < 0) {

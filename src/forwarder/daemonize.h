@@ -18,7 +18,12 @@ namespace ckptfwd::fwd {
 // In the daemon (fork, setsid, fork): returns the write end of the readiness pipe
 // (close-on-exec, whatever number it has); stdin is /dev/null, stdout/stderr go to
 // log_file when it is a file path, else to /dev/null.
-int daemonize(const std::string& log_file, const std::string& socket_path);
+// With an election_fd (an early start by a rank's library, CKPTFWD_ELECTION_FD): the
+// calling process exits at once (that rank reaps it without waiting for the forwarder),
+// and a process of its own waits for readiness instead, holding the election lock until
+// then, so ranks that look for the forwarder meanwhile wait for it to listen instead of
+// starting another; the daemon closes its copy of the lock.
+int daemonize(const std::string& log_file, const std::string& socket_path, int election_fd = -1);
 // Sends "OK" or the failure reason; closes fd. No-op for fd < 0.
 void signal_ready(int fd, bool ok, const std::string& why);
 // True if a forwarder accepts a connection on socket_path and answers HELLO with OK.

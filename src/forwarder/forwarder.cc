@@ -6,9 +6,11 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 
 #include "forwarder/client_session.h"
@@ -30,6 +32,7 @@ Forwarder::Forwarder(const Config& cfg, const SessionPaths& paths, BatcherTiming
 }
 
 Forwarder::~Forwarder() {
+  if (stay_for_pidfd_ >= 0) close(stay_for_pidfd_);
   batcher_.stop();
   {
     std::lock_guard lk(core_.state.mu);
@@ -123,9 +126,36 @@ void Forwarder::reap_clients(bool all) {
     if (t.joinable()) t.join();
 }
 
+void Forwarder::stay_while_alive(pid_t pid) {
+  stay_for_ = pid;
+  stay_for_pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (stay_for_pidfd_ < 0 && errno == ESRCH) stay_for_ = 0;  // gone already
+}
+
+bool Forwarder::stay_for_alive() {
+  if (stay_for_ <= 0) return false;
+  bool alive;
+  if (stay_for_pidfd_ >= 0) {
+    pollfd p{stay_for_pidfd_, POLLIN, 0};
+    alive = poll(&p, 1, 0) == 0;  // readable once the process has exited
+  } else {
+    alive = kill(stay_for_, 0) == 0 || errno == EPERM;
+  }
+  if (!alive) {
+    if (stay_for_pidfd_ >= 0) close(stay_for_pidfd_);
+    stay_for_pidfd_ = -1;
+    stay_for_ = 0;
+  }
+  return alive;
+}
+
 bool Forwarder::idle_expired(int64_t& idle_since_ns) {
   if (core_.cfg.idle_exit_s <= 0) return false;
   int64_t now = monotonic_ns();
+  if (stay_for_alive()) {
+    idle_since_ns = now;
+    return false;
+  }
   {
     std::lock_guard lk(core_.state.mu);
     if (core_.state.clients > 0 || core_.state.busy()) {

@@ -40,6 +40,11 @@ class Forwarder {
 
   Core& core() { return core_; }
   const SessionPaths& paths() const { return paths_; }
+  // Started ahead by process pid (a rank's library at its start, before it connects): not
+  // idle while that process lives, so the forwarder is still there at its first
+  // checkpoint however late that comes. Without a pidfd (kernels before 5.3) pid is
+  // probed by kill(pid, 0).
+  void stay_while_alive(pid_t pid);
 
  private:
   void accept_client();
@@ -53,6 +58,11 @@ class Forwarder {
   // the election lock. The lock is unlinked while held, so a library waiting on it
   // notices (its locked file is no longer the one at the path) and starts over.
   void remove_session_dir();
+
+  // stay_while_alive: the process and its pidfd (-1: none, or it has exited).
+  pid_t stay_for_ = 0;
+  int stay_for_pidfd_ = -1;
+  bool stay_for_alive();
 
   SessionPaths paths_;
   Core core_;

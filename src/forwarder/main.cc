@@ -81,7 +81,17 @@ int main(int argc, char** argv) {
             "address. Fix: set CKPTFWD_STAGE_DIR to a shorter directory\n");
     return 2;
   }
-  int ready = daemon ? fwd::daemonize(cfg.log, paths.socket) : -1;
+  // An early start by a rank's library (client.h, start_forwarder_early): its election
+  // lock as fd 3 and its pid. Not passed on to the HDF5 helper the forwarder runs.
+  int election_fd = -1;
+  if (const char* e = getenv("CKPTFWD_ELECTION_FD"); e && !strcmp(e, "3") && fcntl(3, F_GETFD) >= 0)
+    election_fd = 3;
+  unsetenv("CKPTFWD_ELECTION_FD");
+  long started_for = 0;
+  if (const char* e = getenv("CKPTFWD_STARTED_FOR")) started_for = strtol(e, nullptr, 10);
+  unsetenv("CKPTFWD_STARTED_FOR");
+  if (!daemon && election_fd >= 0) close(election_fd);
+  int ready = daemon ? fwd::daemonize(cfg.log, paths.socket, election_fd) : -1;
   fwd::log_init(cfg.log, cfg.log_level);
 
   // Before any thread exists: TERM/INT/USR1 are taken by sigwait on one thread only.
@@ -94,6 +104,7 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   fwd::Forwarder f(cfg, paths);
+  if (started_for > 0) f.stay_while_alive(static_cast<pid_t>(started_for));
   fwd::install_crash_handler(&f.core().stats);
   switch (f.start(&err)) {
     case fwd::Forwarder::Start::kOtherRunning:

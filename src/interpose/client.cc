@@ -105,14 +105,20 @@ void drop_connection_locked() {
   if (fd >= 0) real::close()(fd);
 }
 
-// Moves fd above the range applications use (and dup2 onto), close-on-exec.
-int move_high(int fd) {
+// The lowest descriptor of the library's own: above the range applications use (and
+// dup2 onto).
+int high_fd_base() {
   rlimit rl{};
   long base = 900;
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
       static_cast<long>(rl.rlim_cur) < 1024)
     base = static_cast<long>(rl.rlim_cur) / 2;
-  int hi = real::fcntl()(fd, F_DUPFD_CLOEXEC, static_cast<int>(base));
+  return static_cast<int>(base);
+}
+
+// Moves fd to high_fd_base() or above, close-on-exec.
+int move_high(int fd) {
+  int hi = real::fcntl()(fd, F_DUPFD_CLOEXEC, high_fd_base());
   if (hi < 0) return fd;
   real::close()(fd);
   return hi;
@@ -257,8 +263,10 @@ bool is_replaced(const char* entry, const AbsEnv& abs) {
   return false;
 }
 
-// Starts `forwarder --daemon` without LD_PRELOAD and waits for it to report ready.
-bool spawn_forwarder() {
+// Starts `forwarder --daemon` without LD_PRELOAD, its stderr to err_path: *pid. An early
+// start (start_forwarder_early) passes its election lock (dup'ed to fd 3 of the daemon,
+// which holds it until its forwarder listens) and its own pid.
+bool launch_forwarder(const char* err_path, int election_fd, pid_t* pid) {
   const char* bin = g_settings.forwarder;
   if (!bin[0] || real::access()(bin, X_OK) != 0) {
     snprintf(g_reason, sizeof(g_reason),
@@ -269,7 +277,7 @@ bool spawn_forwarder() {
   const AbsEnv& abs = g_settings.abs_env;
   size_t n = 0;
   while (environ && environ[n]) ++n;
-  char** envp = static_cast<char**>(malloc((n + static_cast<size_t>(abs.n) + 1) * sizeof(char*)));
+  char** envp = static_cast<char**>(malloc((n + static_cast<size_t>(abs.n) + 3) * sizeof(char*)));
   if (!envp) {
     set_reason("malloc", ENOMEM);
     return false;
@@ -277,25 +285,34 @@ bool spawn_forwarder() {
   // Path settings as made absolute at init (env_settings.h): the forwarder works in `/`.
   size_t k = 0;
   for (size_t i = 0; i < n; ++i)
-    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 && !is_replaced(environ[i], abs))
+    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 && !is_replaced(environ[i], abs) &&
+        strncmp(environ[i], "CKPTFWD_ELECTION_FD=", 20) != 0 &&
+        strncmp(environ[i], "CKPTFWD_STARTED_FOR=", 20) != 0)
       envp[k++] = environ[i];
   for (int i = 0; i < abs.n; ++i) envp[k++] = const_cast<char*>(abs.entry[i]);
+  char election[] = "CKPTFWD_ELECTION_FD=3";
+  char started_for[48];
+  if (election_fd >= 0) {
+    snprintf(started_for, sizeof(started_for), "CKPTFWD_STARTED_FOR=%ld",
+             static_cast<long>(getpid()));
+    envp[k++] = election;
+    envp[k++] = started_for;
+  }
   envp[k] = nullptr;
 
-  char err_path[PATH_MAX + 16];
-  forwarder_err_path(err_path, sizeof(err_path));
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&fa);
   posix_spawnattr_init(&attr);
   // The daemon outlives this process: it must not hold the caller's pipes open (a shell
   // capturing our output would wait for it), so stdin/stdout go to /dev/null and stderr to
-  // forwarder_err_path (the daemon points it at CKPTFWD_LOG or /dev/null once detached).
+  // err_path (the daemon points it at CKPTFWD_LOG or /dev/null once detached).
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW,
                                    0600);
-  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+  if (election_fd >= 0) posix_spawn_file_actions_adddup2(&fa, election_fd, 3);
+  posix_spawn_file_actions_addclosefrom_np(&fa, election_fd >= 0 ? 4 : 3);
   sigset_t none, all;
   sigemptyset(&none);
   sigfillset(&all);
@@ -303,13 +320,24 @@ bool spawn_forwarder() {
   posix_spawnattr_setsigdefault(&attr, &all);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   char* argv[] = {const_cast<char*>(bin), const_cast<char*>("--daemon"), nullptr};
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, bin, &fa, &attr, argv, envp);
+  int rc = posix_spawn(pid, bin, &fa, &attr, argv, envp);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   free(envp);
   if (rc != 0) {
     set_reason("posix_spawn forwarder", rc);
+    return false;
+  }
+  return true;
+}
+
+// Starts `forwarder --daemon` and waits for it to report ready.
+bool spawn_forwarder() {
+  const char* bin = g_settings.forwarder;
+  char err_path[PATH_MAX + 16];
+  forwarder_err_path(err_path, sizeof(err_path));
+  pid_t pid = -1;
+  if (!launch_forwarder(err_path, -1, &pid)) {
     real::unlink()(err_path);
     return false;
   }
@@ -476,6 +504,27 @@ bool ensure_connected_locked() {
   return true;
 }
 
+// The early start's election: the lock taken without waiting, and only where no
+// forwarder's socket is there yet. Its fd, or -1 (someone else starts it, one runs, or the
+// session directory is not ours: the first call finds out and says why).
+int try_election_now() {
+  const SessionPaths& sp = g_settings.session;
+  struct stat st {};
+  if (real::stat()(sp.socket, &st) == 0) return -1;
+  mkdir(sp.stage_root, 0700);
+  if (mkdir(sp.dir, 0700) != 0 && errno != EEXIST) return -1;
+  char why[256];
+  if (check_session_dir(sp.dir, why, sizeof(why)) != DirCheck::kOurs) return -1;
+  int fd = real::open()(sp.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0 || !lock_is_current(fd, sp.lock) ||
+      real::stat()(sp.socket, &st) == 0) {
+    real::close()(fd);
+    return -1;
+  }
+  return fd;
+}
+
 // The result a reply means: OK, PASS, or ERR with its errno (EIO if it carried none).
 Result result_of(const wire::Fields& reply) {
   Result res;
@@ -492,6 +541,41 @@ Result result_of(const wire::Fields& reply) {
 }
 
 }  // namespace
+
+void reserve_high_fds() {
+  int saved = errno;
+  int fd = real::open()("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    int hi = real::fcntl()(fd, F_DUPFD_CLOEXEC, high_fd_base());
+    if (hi >= 0) real::close()(hi);
+    real::close()(fd);
+  }
+  errno = saved;
+}
+
+void start_forwarder_early() {
+  if (!g_settings.session_ok || g_settings.no_spawn) return;
+  int saved = errno;
+  int lock = try_election_now();
+  if (lock >= 0) {
+    // The daemon reports nothing here: a forwarder that cannot start is started again by
+    // the first call, which reports why (its stderr then goes to forwarder_err_path).
+    pid_t pid = -1;
+    char reason[sizeof(g_reason)];
+    memcpy(reason, g_reason, sizeof(g_reason));
+    if (launch_forwarder("/dev/null", lock, &pid)) {
+      // `--daemon` with an election fd leaves a process of its own to wait for the
+      // forwarder and exits at once: reaped here, so the application never sees a child
+      // of ours (a wait() of its own would otherwise get it).
+      int status = 0;
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+    memcpy(g_reason, reason, sizeof(g_reason));
+    real::close()(lock);  // the daemon holds it now, until its forwarder listens
+  }
+  errno = saved;
+}
 
 Result call(const char* const* fields, size_t n, ReplyFn on_ok, void* ctx) {
   Busy busy;

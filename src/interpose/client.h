@@ -25,6 +25,19 @@ void reply_payload(const char** data, size_t* len);
 
 Result call(const char* const* fields, size_t n, ReplyFn on_ok = nullptr, void* ctx = nullptr);
 
+// At init: grows the process's descriptor table past the library's descriptors
+// (move_high puts its sockets at 900 or above). Growing it later, in a process with
+// threads (an MPI rank's), makes the kernel wait for an RCU grace period: 10-15 ms of
+// the first checkpoint's open on the test machine; now, before the application's threads
+// exist, it costs microseconds, and a table never shrinks.
+void reserve_high_fds();
+
+// At the start of an MPI rank (CKPTFWD_EARLY_START): starts the node's forwarder if no
+// process has, without waiting for it to listen, so that the first checkpoint's open finds
+// it ready instead of starting it. No connection is made; nothing is reported (the first
+// call does both). The forwarder stays while this process lives, even before it connects.
+void start_forwarder_early();
+
 // call() for a request that waits in the forwarder until something is committed (SYNC):
 // sent on a connection of its own, so the waiting thread does not hold the connection
 // lock and the other threads' opens and closes go on meanwhile. No reply fields.

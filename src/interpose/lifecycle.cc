@@ -183,6 +183,12 @@ void do_init() {
   atexit(on_exit_handler);
   pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
   g_settings.active = true;
+  reserve_high_fds();
+  // An MPI rank starts the node's forwarder now (not waiting for it): the job's first
+  // checkpoint then finds it listening instead of paying its start at the first open.
+  // Ranks only (an MPI launcher's rank variable): other programs of a job script that
+  // load the library, a shell or `hostname`, do not start one they may never use.
+  if (env_switch("CKPTFWD_EARLY_START", true) && launched_as_mpi_rank()) start_forwarder_early();
   errno = saved;
 }
 
