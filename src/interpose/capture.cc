@@ -2,6 +2,7 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/session.h"
@@ -107,6 +108,19 @@ bool CaptureSet::excluded(const char* path) const {
 bool CaptureSet::may_match(const char* path, size_t len) const {
   for (size_t i = 0; i < count_; ++i)
     if (prefix_len_[i] <= len && memcmp(path, patterns_[i], prefix_len_[i]) == 0) return true;
+  return false;
+}
+
+bool CaptureSet::may_match_below(const char* dir, size_t len) const {
+  // Paths below dir begin with dir and a slash (the root's own slash for "/").
+  const size_t known = len == 1 ? 1 : len + 1;
+  for (size_t i = 0; i < count_; ++i) {
+    const size_t n = std::min(prefix_len_[i], known);
+    const size_t in_dir = std::min(n, len);
+    if (memcmp(patterns_[i], dir, in_dir) != 0) continue;
+    if (n > len && patterns_[i][len] != '/') continue;  // the slash after dir
+    return true;
+  }
   return false;
 }
 

@@ -37,6 +37,10 @@ class CaptureSet {
   // literal suffix (after its last * ? [ ] \\) must end the path. A suffix longer than
   // tail could end in the unknown part before it: then true.
   bool may_end_with(const char* tail, size_t len) const;
+  // False when no path below the normalised absolute directory dir (len bytes) can
+  // start with a glob's literal prefix: may_match of every dir/<relative path> is false,
+  // so relative paths there are rejected without being joined to dir.
+  bool may_match_below(const char* dir, size_t len) const;
   // True if files directly inside dir could be captured (some glob's directory part
   // matches dir, or a '*' of its last component spans dir: "/ck/*" holds /ck/sub/f),
   // so a directory listing must ask the forwarder for its names.

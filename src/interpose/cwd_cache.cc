@@ -31,7 +31,7 @@ void write_copy() {
 
 }  // namespace
 
-size_t cwd_copy(char* out) {
+size_t cwd_copy(char* out, unsigned* generation) {
   unsigned s1 = g_seq.load(std::memory_order_acquire);
   if ((s1 & 1) || !g_trusted.load(std::memory_order_relaxed)) return 0;
   size_t n = g_len.load(std::memory_order_relaxed);
@@ -39,7 +39,14 @@ size_t cwd_copy(char* out) {
   memcpy(out, g_cwd, n);
   out[n] = '\0';
   std::atomic_thread_fence(std::memory_order_acquire);
-  return g_seq.load(std::memory_order_relaxed) == s1 ? n : 0;
+  if (g_seq.load(std::memory_order_relaxed) != s1) return 0;
+  if (generation) *generation = s1;
+  return n;
+}
+
+unsigned cwd_generation() {
+  unsigned s = g_seq.load(std::memory_order_acquire);
+  return (s & 1) || !g_trusted.load(std::memory_order_relaxed) ? 0 : s;
 }
 
 void cwd_refresh() {

@@ -14,7 +14,11 @@ namespace ckptfwd::interpose {
 
 // Copies the working directory into out (PATH_MAX bytes) and returns its length, or 0
 // when no trusted copy is at hand (the caller then asks getcwd).
-size_t cwd_copy(char* out);
+size_t cwd_copy(char* out, unsigned* generation = nullptr);
+// Which copy of the working directory is current: a number that changes with every
+// refresh (never 0), or 0 while there is no trusted copy. cwd_copy's *generation says which
+// copy it made.
+unsigned cwd_generation();
 // After the working directory changed in this process (or at init): getcwd into the copy.
 void cwd_refresh();
 // A process sharing our memory (vfork child) changed its own directory, or a chdir came

@@ -79,6 +79,9 @@ namespace {
 // the working directory, a path relative to a directory fd whose end a glob could match).
 // Gives the same answers as resolve_path + CaptureSet::matches: every check here is a
 // necessary condition of a match, and a normal path is its own normalisation.
+// The cwd_generation() of a working directory below which no glob matches (0: none).
+std::atomic<unsigned> g_cwd_rejects{0};
+
 int quick_resolve(int dirfd, const char* path, char* out) {
   if (!path || !*path) return 0;  // resolve_path fails on them
   if (path[0] == '/') {
@@ -93,8 +96,17 @@ int quick_resolve(int dirfd, const char* path, char* out) {
   // Relative to a directory fd: its path is known only from /proc (a readlink); the end
   // of the result is known now.
   if (dirfd != AT_FDCWD) return g_capture.may_end_with(path, n) ? -1 : 0;
-  size_t c = cwd_copy(out);
+  // A working directory below which no glob can match rejects its relative paths at once
+  // (no copy of it, no join): decided once per directory change.
+  const unsigned now = cwd_generation();
+  if (now != 0 && g_cwd_rejects.load(std::memory_order_relaxed) == now) return 0;
+  unsigned copied = 0;
+  size_t c = cwd_copy(out, &copied);
   if (c == 0) return -1;
+  if (!g_capture.may_match_below(out, c)) {
+    g_cwd_rejects.store(copied, std::memory_order_relaxed);
+    return 0;
+  }
   if (c > 1) out[c++] = '/';  // the root directory has its slash
   if (c + n >= PATH_MAX) return -1;
   memcpy(out + c, path, n + 1);

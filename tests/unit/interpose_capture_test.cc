@@ -230,5 +230,26 @@ TEST(InterposeCaptureFastReject, NeverRejectsAPathThatMatches) {
     EXPECT_TRUE(c.may_end_with(tail.c_str(), tail.size())) << p;
     std::string tail2 = p.substr(1);
     EXPECT_TRUE(c.may_end_with(tail2.c_str(), tail2.size())) << p;
+    // Every directory above the path (the root too) lets its relative paths through.
+    for (size_t cut = p.find('/', 1); cut != std::string::npos; cut = p.find('/', cut + 1))
+      EXPECT_TRUE(c.may_match_below(p.c_str(), cut)) << p << " below " << p.substr(0, cut);
+    EXPECT_TRUE(c.may_match_below("/", 1)) << p;
   }
+}
+
+TEST(InterposeCaptureFastReject, WorkingDirectoriesNoGlobReachesAreRejected) {
+  static CaptureSet c;
+  ASSERT_TRUE(c.parse("/scratch/run/ckpt/step_*/r*.bin:/data/[ab]x/*.h5"));
+  auto below = [](const char* d) { return c.may_match_below(d, strlen(d)); };
+  EXPECT_FALSE(below("/home/u"));
+  EXPECT_FALSE(below("/scratch/runs"));  // not a directory of "/scratch/run/..."
+  EXPECT_FALSE(below("/scratch/run/ckpt2"));
+  EXPECT_FALSE(below("/dat"));
+  EXPECT_TRUE(below("/"));
+  EXPECT_TRUE(below("/scratch"));
+  EXPECT_TRUE(below("/scratch/run/ckpt"));  // step_1/r0.bin
+  EXPECT_TRUE(below("/scratch/run/ckpt/step_1"));
+  EXPECT_TRUE(below("/scratch/run/ckpt/step_1/deeper"));  // '*' crosses slashes
+  EXPECT_TRUE(below("/data"));
+  EXPECT_TRUE(below("/data/zz"));  // the bracket ends the literal prefix
 }
