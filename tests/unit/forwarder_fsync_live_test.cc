@@ -4,41 +4,17 @@
 // and loses nothing, and an fsync without changes since the last one commits nothing.
 #include <atomic>
 
-#include "common/manifest.h"
-#include "common/materialize.h"
-#include "forwarder_test_util.h"
+#include "forwarder_store_check.h"
 
 namespace ckptfwd::fwd::test {
 
 namespace {
-long long stat_of(Client& c, const std::string& key) {
-  auto js = c.call({"STATS"});
-  std::string k = "\"" + key + "\":";
-  size_t p = js.size() > 1 ? js[1].find(k) : std::string::npos;
-  return p == std::string::npos ? -1 : std::stoll(js[1].substr(p + k.size()));
-}
-
 size_t container_count(const std::string& store) {
   size_t n = 0;
   std::error_code ec;
   for (auto& e : fs::directory_iterator(store, ec))
     if (e.path().extension() == ".ckc") ++n;
   return n;
-}
-
-// What the store itself names for path right now (read from its files, not through the
-// forwarder): the bytes a restore gives back, checked against their hashes.
-std::string on_store(const std::string& store, const std::string& path, const std::string& tmp) {
-  Catalog cat;
-  std::string err;
-  if (!cat.load(store, &err)) return "<no catalog: " + err + ">";
-  const CatalogEntry* e = cat.find(path);
-  if (!e) return "<not on the store>";
-  int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0) return "<cannot create " + tmp + ">";
-  bool ok = materialize_entry(store, *e, fd, &err);
-  ::close(fd);
-  return ok ? read_file(tmp) : "<restore failed: " + err + ">";
 }
 }  // namespace
 

@@ -11,9 +11,7 @@
 #include <functional>
 #include <future>
 
-#include "common/manifest.h"
-#include "common/materialize.h"
-#include "forwarder_test_util.h"
+#include "forwarder_store_check.h"
 
 namespace ckptfwd::fwd::test {
 
@@ -21,27 +19,6 @@ namespace {
 // Long enough for any answer on a loaded machine: a request not answered by then waits
 // for the lock the hash holds.
 constexpr std::chrono::seconds kAnswerLimit{10};
-
-long long stat_of(Client& c, const std::string& key) {
-  auto js = c.call({"STATS"});
-  std::string k = "\"" + key + "\":";
-  size_t p = js.size() > 1 ? js[1].find(k) : std::string::npos;
-  return p == std::string::npos ? -1 : std::stoll(js[1].substr(p + k.size()));
-}
-
-// What the store itself names for path right now: the bytes a restore gives back.
-std::string on_store(const std::string& store, const std::string& path, const std::string& tmp) {
-  Catalog cat;
-  std::string err;
-  if (!cat.load(store, &err)) return "<no catalog: " + err + ">";
-  const CatalogEntry* e = cat.find(path);
-  if (!e) return "<not on the store>";
-  int fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0) return "<cannot create " + tmp + ">";
-  bool ok = materialize_entry(store, *e, fd, &err);
-  ::close(fd);
-  return ok ? read_file(tmp) : "<restore failed: " + err + ">";
-}
 
 // Which of the known contents got is (by name), so a failure prints a name, not a MiB.
 std::string which(const std::string& got,
