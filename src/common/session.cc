@@ -74,20 +74,23 @@ bool session_paths(SessionPaths& p) {
   return n > 0 && static_cast<size_t>(n) < sizeof(p.lock);
 }
 
-int rank_from_env() {
-  for (const char* name : {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}) {
+namespace {
+// The value of the first of these variables that holds a number; -1 if none does.
+int first_rank_of(std::initializer_list<const char*> names) {
+  for (const char* name : names) {
     const char* v = getenv(name);
     if (v && *v >= '0' && *v <= '9') return atoi(v);
   }
   return -1;
 }
+}  // namespace
+
+int rank_from_env() {
+  return first_rank_of({"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"});
+}
 
 bool launched_as_mpi_rank() {
-  for (const char* name : {"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK"}) {
-    const char* v = getenv(name);
-    if (v && *v >= '0' && *v <= '9') return true;
-  }
-  return false;
+  return first_rank_of({"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK"}) >= 0;
 }
 
 bool normalize_path(const char* path, const char* base, char* out, size_t cap) {

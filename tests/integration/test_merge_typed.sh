@@ -26,6 +26,9 @@ n=$(ls "$DIRECT" | wc -l)
 # default; a sanitizer build is slower): here the choice is under test, not the speed,
 # which make bench-ratio measures.
 export CKPTFWD_CODEC_MIN_MBPS=0
+# `stats --vars` below asks the forwarder that committed the step: it must not leave
+# while restore and ls run (seconds on a loaded machine or in the sanitizer build).
+export CKPTFWD_IDLE_EXIT=60
 
 # Each rank copies its checkpoint in, as 16 processes of one job would write them. Without
 # the exit wait (the drain below waits instead), the step's 16 files are one checkpoint
