@@ -44,8 +44,10 @@ bool Service::synced_record_stands(const Version& v, uint64_t size, int64_t mtim
 
 std::optional<Service::SyncedHash> Service::hash_if_synced(std::unique_lock<std::mutex>& lk,
                                                            Version& v) {
+  // No committed fsync snapshot to compare with (most closes): not even a stat.
+  if (v.partial || !v.synced.valid) return std::nullopt;
   struct stat st;
-  if (v.partial || ::stat(v.data_path.c_str(), &st) != 0) return std::nullopt;
+  if (::stat(v.data_path.c_str(), &st) != 0) return std::nullopt;
   SyncedHash h;
   h.size = static_cast<uint64_t>(st.st_size);
   h.mtime_ns = realtime_ns_of(st.st_mtim);
