@@ -140,6 +140,8 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
   } else if (key == "CHUNK") {
     if (!size_key(chunk_bytes)) return false;
     if (chunk_bytes < 4096 || chunk_bytes > (256ull << 20)) return bad("4K..256M");
+  } else if (key == "SNAPSHOT_READ_MAX") {
+    return size_key(snapshot_read_max);
   } else if (key == "PREFETCH") {
     return size_key(prefetch_bytes);
   } else if (key == "RESTORE_THREADS") {

@@ -219,13 +219,32 @@ void Batcher::seal_wave(uint64_t wave, bool whole) {
 
 BatchFile Batcher::take(Version& v) {
   v.state = VState::kCommitting;
-  BatchFile bf{v.vid, v.data_path, v.path, v.rank, v.mode, v.mtime_ns, v.size};
+  BatchFile bf;
+  bf.vid = v.vid;
+  bf.data_path = v.data_path;
+  bf.path = v.path;
+  bf.rank = v.rank;
+  bf.mode = v.mode;
+  bf.mtime_ns = v.mtime_ns;
+  bf.size = v.size;
   bf.partial = v.partial;
   bf.extents_unknown = v.extents_unknown;
   bf.created = v.created;
   if (v.partial || v.created) bf.extents = v.extents;
   bf.hints = v.hints;
   bf.live = v.live_source;
+  bf.in_place = v.in_place;
+  if (v.in_place) {
+    // Who may write the file: its writers at the fsync, and any that joined since.
+    bf.holder_pids = v.writer_pids;
+    if (const Version* open = c_.state.find(v.snapshot_of)) {
+      for (const auto& [client, hold] : open->holders) bf.holder_pids.push_back(hold.pid);
+      for (const auto& [pid, refs] : open->orphans) bf.holder_pids.push_back(pid);
+    }
+    std::sort(bf.holder_pids.begin(), bf.holder_pids.end());
+    bf.holder_pids.erase(std::unique(bf.holder_pids.begin(), bf.holder_pids.end()),
+                         bf.holder_pids.end());
+  }
   return bf;
 }
 
@@ -300,11 +319,16 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
     // Chunks unchanged since an earlier container of the store become references to it.
     std::shared_ptr<const ChunkIndex> refs = chunk_index_for(c_, store, files);
     bool ok = write_container(c_.cfg, store, c_.node, files, res, &err, &c_.inferrer,
-                              &c_.codec_choices, refs.get(), &c_.workers);
+                              &c_.codec_choices, refs.get(), &c_.workers,
+                              c_.after_in_place_encode ? &c_.after_in_place_encode : nullptr);
     {
       std::unique_lock lk(s.mu);
       if (ok) ok = commit_batch(c_, lk, store, files, res, &err);
-      if (ok) c_.chunk_indexes.committed(store, {res.container, res.identity});
+      if (ok) {
+        c_.chunk_indexes.committed(store, {res.container, res.identity});
+        c_.stats.fsync_in_place += res.in_place;
+        c_.stats.fsync_copies += res.in_place_copied;
+      }
       if (!ok) {
         // A batch of whole files and overlays is two manifest records: if the first went in,
         // its versions are committed (forgotten); only the rest is tried again.

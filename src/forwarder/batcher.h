@@ -71,7 +71,7 @@ class Batcher {
                    std::string& store, std::vector<BatchFile>& files, Clock::time_point* wake,
                    std::set<std::string>* gathering);
   // v as a member of the batch being sealed (marked kCommitting).
-  static BatchFile take(Version& v);
+  BatchFile take(Version& v);
   // A batch took members of wave (all of its closed ones when whole): sealed, counted.
   void seal_wave(uint64_t wave, bool whole);
   void process(const std::string& store, std::vector<BatchFile> files);

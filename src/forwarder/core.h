@@ -56,6 +56,10 @@ struct Core {
   // hashing an open version's staged file to tell whether it is unchanged since its last
   // fsync, before the state lock is taken again (to race requests against the hash).
   std::function<void()> during_synced_hash;
+  // Tests: called by the pipeline with the staged path of each fsync snapshot it reads in
+  // place (in_place.h), after encoding it and before checking that it did not change (to
+  // change it then), without the state lock.
+  std::function<void(const std::string&)> after_in_place_encode;
   // Last: its restore threads use state, so they stop first.
   ViewPrefetch prefetch;  // read views staged ahead of restart opens (view_prefetch.h)
 };

@@ -1,6 +1,7 @@
 #include "forwarder/pipeline.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +25,7 @@
 #include "common/owner_check.h"
 #include "common/variable_map.h"
 #include "forwarder/chunk_index.h"
+#include "forwarder/in_place.h"
 #include "forwarder/log.h"
 #include "forwarder/merge_plan.h"
 #include "forwarder/staging.h"
@@ -232,6 +235,40 @@ uint64_t chunk_len(const PlannedStream& s, uint64_t chunk_bytes) {
   return std::max(unit, chunk_bytes / unit * unit);
 }
 
+// XXH64 of file i as a restore gives it back, read from the plan's streams now: every
+// range in file order, a hole (a new file's bytes never written) as zeros up to size; an
+// overlay's hash covers its ranges only (FileEntry.hash). Bytes of a lossy stream come
+// from `lossy` (what its chunks decode to). done(p, n): called with the stream bytes read.
+uint64_t restored_hash(const MergePlan& plan, size_t i, uint64_t size, bool overlay,
+                       const std::map<uint32_t, std::vector<uint8_t>>& lossy,
+                       const std::function<void(const uint8_t*, uint64_t)>& done = {}) {
+  std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(),
+                                                                      XXH64_freeState);
+  if (!h) throw std::bad_alloc();
+  XXH64_reset(h.get(), 0);
+  static const uint8_t zeros[64 * 1024] = {};
+  auto hole = [&](uint64_t len) {
+    if (overlay) return;
+    for (; len > 0; len -= std::min<uint64_t>(len, sizeof zeros))
+      XXH64_update(h.get(), zeros, std::min<uint64_t>(len, sizeof zeros));
+  };
+  uint64_t pos = 0;
+  for (const FileRange& r : plan.ranges[i]) {
+    hole(r.file_off - pos);
+    pos = r.file_off + r.len;
+    if (auto it = lossy.find(r.stream); it != lossy.end()) {
+      XXH64_update(h.get(), it->second.data() + r.stream_off, r.len);
+      continue;
+    }
+    plan.streams[r.stream].bytes.for_each(r.stream_off, r.len, [&](const uint8_t* p, uint64_t n) {
+      XXH64_update(h.get(), p, n);
+      if (done) done(p, n);
+    });
+  }
+  hole(size - pos);
+  return XXH64_digest(h.get());
+}
+
 // A file holding bytes of a lossy stream restores to other bytes than it was written
 // with: its hash (FileEntry.hash, checked by every restore) becomes the hash of what a
 // restore gives back.
@@ -240,33 +277,10 @@ void rehash_lossy_files(const MergePlan& plan,
                         std::vector<FileEntry>& entries, BatchResult& out) {
   if (lossy.empty()) return;
   for (size_t i = 0; i < entries.size(); ++i) {
-    const std::vector<FileRange>& ranges = plan.ranges[i];
     bool touched = false;
-    for (const FileRange& r : ranges) touched = touched || lossy.count(r.stream);
-    if (!touched) continue;
-    // Only whole files are merged by variable: their hash covers every byte, a hole (a new
-    // file's bytes never written) as zeros.
-    XXH64_state_t* h = XXH64_createState();
-    XXH64_reset(h, 0);
-    std::vector<uint8_t> own;
-    static const uint8_t zeros[64 * 1024] = {};
-    auto hole = [&](uint64_t len) {
-      for (; len > 0; len -= std::min<uint64_t>(len, sizeof zeros))
-        XXH64_update(h, zeros, std::min<uint64_t>(len, sizeof zeros));
-    };
-    uint64_t pos = 0;
-    for (const FileRange& r : ranges) {
-      hole(r.file_off - pos);
-      pos = r.file_off + r.len;
-      auto it = lossy.find(r.stream);
-      const uint8_t* p = it != lossy.end()
-                             ? it->second.data() + r.stream_off
-                             : plan.streams[r.stream].bytes.view(r.stream_off, r.len, own);
-      XXH64_update(h, p, r.len);
-    }
-    hole(entries[i].size - pos);
-    entries[i].hash = out.hashes[i] = XXH64_digest(h);
-    XXH64_freeState(h);
+    for (const FileRange& r : plan.ranges[i]) touched = touched || lossy.count(r.stream);
+    // Only whole files are merged by variable: their hash covers every byte.
+    if (touched) entries[i].hash = out.hashes[i] = restored_hash(plan, i, entries[i].size, false, lossy);
   }
 }
 
@@ -312,23 +326,32 @@ struct ChunkJob {
 
 struct EncodedJob {
   EncodedChunk enc;
-  int64_t ns = 0;  // encode time on its worker
+  int64_t ns = 0;         // encode time on its worker
+  uint64_t src_hash = 0;  // XXH3 of the bytes encoded, for the in-place checks
 };
 }  // namespace
 
-bool write_container(const Config& cfg, const std::string& store, const std::string& node,
-                     const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
-                     const schema::Inferrer* inferrer, CodecChoices* choices,
-                     const ChunkIndex* refs, WorkerPool* workers) {
-  // A store another user planted (or can write into) is not ours to fill: the batch fails
-  // like any store write, so the staged versions stay (README, "Other users on the node").
-  if (!manifest::ensure_store(store, err) || !check_store_dir(store, err)) return false;
+namespace {
+// write_container's one attempt. *changed: the in-place files (BatchFile.in_place) whose
+// checks saw a change while they were read; false then, with nothing written.
+bool encode_batch(const Config& cfg, const std::string& store, const std::string& node,
+                  const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
+                  const schema::Inferrer* inferrer, CodecChoices* choices, const ChunkIndex* refs,
+                  WorkerPool& pool, std::vector<size_t>* changed,
+                  const std::function<void(const std::string&)>* in_place_hook) {
   const int threads = std::max(1, cfg.writers);
-  std::optional<WorkerPool> own_pool;  // callers without the forwarder's (tests)
-  if (!workers) workers = &own_pool.emplace(threads);
-  WorkerPool& pool = *workers;
   const int64_t t_start = monotonic_ns();
   std::vector<MappedFile> maps(files.size());
+  // In-place files: watched from before their first read, their mappings guarded.
+  std::vector<std::unique_ptr<ModifyWatch>> watches(files.size());
+  std::vector<std::unique_ptr<BusGuard>> guards(files.size());
+  std::vector<struct stat> identity(files.size());
+  bool any_in_place = false;
+  for (size_t i = 0; i < files.size(); ++i)
+    if (files[i].in_place) {
+      watches[i] = std::make_unique<ModifyWatch>(files[i].data_path);
+      any_in_place = true;
+    }
   std::vector<FileEntry> entries(files.size());
   std::vector<MergeInput> inputs(files.size());
   std::vector<Extents> hashed(files.size());
@@ -337,9 +360,17 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   out.typed.assign(files.size(), 0);
   for (size_t i = 0; i < files.size(); ++i) {
     const BatchFile& f = files[i];
-    bool opened = f.live ? maps[i].read_private(f.data_path, f.size, &pool, err)
-                         : maps[i].open(f.data_path, f.size, err);
+    bool opened = f.live && !f.in_place ? maps[i].read_private(f.data_path, f.size, &pool, err)
+                                        : maps[i].open(f.data_path, f.size, err);
     if (!opened) return false;
+    if (f.in_place) {
+      guards[i] = std::make_unique<BusGuard>(maps[i].data(), maps[i].size());
+      const bool unguarded = maps[i].size() > 0 && !guards[i]->guarded();
+      if (!watches[i]->armed() || unguarded || ::stat(f.data_path.c_str(), &identity[i]) != 0) {
+        LOG_DEBUG("%s: cannot watch it while it is read in place: copying it", f.path.c_str());
+        changed->push_back(i);
+      }
+    }
     uint64_t n = maps[i].size();
     FileEntry& e = entries[i];
     e.path = f.path;
@@ -358,6 +389,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     out.typed[i] = hints_bytes(e.hints);
     out.sizes[i] = n;
   }
+  if (!changed->empty()) return false;
   // A batch larger than resident_budget() is read so that its pages do not stay resident:
   // hashed through pread, its mapped pages given back once planned and once encoded. That
   // costs a copy and the faults of reading pages again (about a tenth more CPU), which a
@@ -369,7 +401,8 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   // FIFO): no serial pass over the whole batch before compression starts.
   std::atomic<int64_t> hash_ns{0};
   TaskGroup hashing(pool);
-  for (size_t i = 0; i < files.size(); ++i)
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (files[i].in_place) continue;  // hashed from the streams after the encoding (below)
     hashing.run([&, i] {
       int64_t h0 = thread_cpu_ns();
       entries[i].hash =
@@ -378,6 +411,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
                                            : hash_mapped(maps[i], hashed[i]);
       hash_ns += thread_cpu_ns() - h0;
     });
+  }
   // The agnostic schemes do not need the maps, which then only go into the index: their
   // inference runs beside the compression, where its cost (mostly waiting for the HDF5
   // helper) hides. The aware schemes lay streams out by the maps, so they infer first.
@@ -405,6 +439,12 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   MergePlan plan;
   if (!plan_merge(inputs, mo, plan, err)) return false;
   out.dedup_bytes = plan.dedup_bytes;
+  // The streams holding bytes of in-place files: their chunks are hashed when encoded and
+  // again after the file hash, which must find the same bytes.
+  std::vector<char> verify(plan.streams.size(), 0);
+  for (size_t i = 0; i < files.size(); ++i)
+    if (files[i].in_place)
+      for (const FileRange& r : plan.ranges[i]) verify[r.stream] = 1;
 
   int64_t t0 = monotonic_ns();
   int64_t writing_ns = 0;  // of the writer, inside [t0, end of the chunks)
@@ -447,6 +487,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     EncodedJob r;
     int64_t c0 = monotonic_ns();
     const uint8_t* raw = ps.bytes.view(job.off, job.len, own);
+    if (verify[job.stream]) r.src_hash = XXH3_64bits(raw, job.len);
     // A lossy stream's chunks must each carry the bytes a restore gives back
     // (rehash_lossy_files): they are never references.
     bool lossy_chain = ps.typed && chains[job.stream].lossy;
@@ -466,6 +507,8 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   // two per worker plus two wait encoded or in work, which bounds the memory in flight
   // whatever the batch's size.
   const size_t window = static_cast<size_t>(pool.size()) * 2 + 2;
+  std::vector<uint64_t> src_hashes(any_in_place ? jobs.size() : 0);
+  int64_t t_checks = 0;  // when the in-place checks began
   try {
     OrderedResults<EncodedJob> encoded(pool, jobs.size(), window, encode);
     EncodedJob r;
@@ -487,10 +530,61 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
       if (r.enc.codec == static_cast<uint8_t>(CodecId::kRef)) out.referenced_bytes += job.len;
       out.streams[job.stream].encode_ns += r.ns;
       if (!w.append_chunk(job.stream, r.enc, err)) return false;
+      if (any_in_place) src_hashes[j] = r.src_hash;
       r = EncodedJob{};  // its memory goes now, not when the next one arrives
       writing_ns += monotonic_ns() - t1;
     }
     hashing.wait();
+    if (any_in_place) {
+      t_checks = monotonic_ns();
+      for (size_t i = 0; in_place_hook && i < files.size(); ++i)
+        if (files[i].in_place) (*in_place_hook)(files[i].data_path);
+      auto release = [&](const uint8_t* p, uint64_t n) {
+        if (bounded) release_mapped(maps, p, n);
+      };
+      // What a restore of each in-place file gives back, hashed from the streams now that
+      // every chunk is encoded; then each chunk holding its bytes read once more. Equal
+      // to what was encoded, the bytes did not change between the encoding and this
+      // check, so the hash speaks for the container (but for a change undone through a
+      // mapping, which the maps check below makes unlikely: see in_place.h).
+      TaskGroup rehash(pool);
+      for (size_t i = 0; i < files.size(); ++i)
+        if (files[i].in_place)
+          rehash.run([&, i] {
+            entries[i].hash = restored_hash(plan, i, entries[i].size, files[i].partial, {}, release);
+          });
+      rehash.wait();
+      std::atomic<bool> differs{false};
+      pool_for(pool, jobs.size(), [&](size_t j) {
+        if (!verify[jobs[j].stream] || differs.load(std::memory_order_relaxed)) return;
+        std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> st(XXH3_createState(),
+                                                                            XXH3_freeState);
+        if (!st) throw std::bad_alloc();
+        XXH3_64bits_reset(st.get());
+        plan.streams[jobs[j].stream].bytes.for_each(jobs[j].off, jobs[j].len,
+                                                     [&](const uint8_t* p, uint64_t n) {
+                                                       XXH3_64bits_update(st.get(), p, n);
+                                                       release(p, n);
+                                                     });
+        if (XXH3_64bits_digest(st.get()) != src_hashes[j]) differs = true;
+      });
+      for (size_t i = 0; i < files.size(); ++i) {
+        if (!files[i].in_place) continue;
+        const bool written = watches[i]->fired(), cut = guards[i]->faulted();
+        const bool mapped =
+            mapped_writable_by(files[i].holder_pids, identity[i].st_dev, identity[i].st_ino);
+        if (differs || written || cut || mapped) {
+          LOG_DEBUG("%s changed while it was committed in place (%s): copying it",
+                    files[i].path.c_str(),
+                    cut       ? "cut short"
+                    : written ? "written"
+                    : mapped  ? "mapped writable"
+                              : "its bytes differ");
+          changed->push_back(i);
+        }
+      }
+      if (!changed->empty()) return false;
+    }
   } catch (const std::exception& x) {
     if (err) *err = "writing " + out.container + " (hashing or encoding): " + x.what();
     return false;
@@ -514,12 +608,78 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   auto ms = [](int64_t a, int64_t b) { return static_cast<double>(b - a) / 1e6; };
   LOG_DEBUG(
       "%s: %zu files, %llu bytes%s: open+extents %.1f ms, plan %.1f ms, chains %.1f ms, "
-      "chunks %.1f ms, index+sync %.1f ms",
+      "chunks %.1f ms (of which in-place checks %.1f ms), index+sync %.1f ms",
       out.container.c_str(), files.size(), static_cast<unsigned long long>(batch_bytes),
       urgent ? " (fsync)" : "", ms(t_start, t_opened), ms(t_opened, t0), ms(t0, t_chosen),
-      ms(t_chosen, t3), ms(t3, t_end));
+      ms(t_chosen, t3), t_checks ? ms(t_checks, t3) : 0.0, ms(t3, t_end));
   out.bytes_stored = w.bytes_written();
   out.identity = w.identity();
+  return true;
+}
+
+// Gives an in-place file that changed while it was read a staged file of its own: a copy
+// of its bytes now (still of the fsync's time or later) under a name of the snapshot's,
+// replacing the second name of the open version's file. No .meta, as before: a recovery
+// deletes it (and a copy cut short, data.tmp) and commits the open version.
+bool copy_in_place(BatchFile& f, std::string* err) {
+  const std::string tmp = f.data_path + ".tmp";
+  ::unlink(tmp.c_str());
+  int src = ::open(f.data_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (src < 0) {
+    if (err) *err = f.data_path + ": cannot open for a copy: " + strerror(errno);
+    return false;
+  }
+  int dst = create_staged(tmp, err);
+  bool ok = dst >= 0 && copy_fd(src, dst, err);
+  struct stat st;
+  if (ok && ::fstat(src, &st) == 0) {
+    f.size = static_cast<uint64_t>(st.st_size);
+    f.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
+  ::close(src);
+  if (dst >= 0) ::close(dst);
+  if (ok && ::rename(tmp.c_str(), f.data_path.c_str()) != 0) {
+    if (err) *err = tmp + ": cannot rename to " + f.data_path + ": " + strerror(errno);
+    ok = false;
+  }
+  if (!ok) ::unlink(tmp.c_str());
+  f.live = f.in_place = false;  // stable now: read like any closed version's file
+  return ok;
+}
+}  // namespace
+
+bool write_container(const Config& cfg, const std::string& store, const std::string& node,
+                     const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
+                     const schema::Inferrer* inferrer, CodecChoices* choices,
+                     const ChunkIndex* refs, WorkerPool* workers,
+                     const std::function<void(const std::string&)>* in_place_hook) {
+  // A store another user planted (or can write into) is not ours to fill: the batch fails
+  // like any store write, so the staged versions stay (README, "Other users on the node").
+  if (!manifest::ensure_store(store, err) || !check_store_dir(store, err)) return false;
+  std::optional<WorkerPool> own_pool;  // callers without the forwarder's (tests)
+  if (!workers) workers = &own_pool.emplace(std::max(1, cfg.writers));
+  std::vector<size_t> changed;
+  const auto in_place = static_cast<uint32_t>(
+      std::count_if(files.begin(), files.end(), [](const BatchFile& f) { return f.in_place; }));
+  if (encode_batch(cfg, store, node, files, out, err, inferrer, choices, refs, *workers, &changed,
+                   in_place_hook)) {
+    out.in_place = in_place;
+    return true;
+  }
+  if (changed.empty()) return false;
+  // An in-place file changed while it was read: the container is thrown away, the file
+  // copied, and the batch encoded again from the copy. Costly, never wrong.
+  std::vector<BatchFile> again = files;
+  for (size_t i : changed)
+    if (!copy_in_place(again[i], err)) return false;
+  out = BatchResult{};
+  const auto copied = static_cast<uint32_t>(changed.size());
+  changed.clear();
+  if (!encode_batch(cfg, store, node, again, out, err, inferrer, choices, refs, *workers, &changed,
+                    in_place_hook))
+    return false;
+  out.in_place = in_place - copied;
+  out.in_place_copied = copied;
   return true;
 }
 

@@ -7,6 +7,7 @@
 // Runs without the state lock.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,11 @@ struct BatchFile {
   // Version::live_source): its bytes are read once into private memory and everything
   // (hash, inference input, chunks) comes from that one read, never from the live file.
   bool live = false;
+  // A live file too large for that (Version::in_place): read in place, under the checks of
+  // forwarder/in_place.h, and copied to a staged file of its own if they see a change.
+  // holder_pids: the processes that have the file open (whose maps the checks read).
+  bool in_place = false;
+  std::vector<long> holder_pids{};
   // An fsync waits for it. A batch of such files only is encoded for speed: byte streams
   // with zstd at Config.sync_level, typed streams with the chain chosen for their variable
   // before, else a large stream with the chain its trial finds now, and a small one with
@@ -71,6 +77,9 @@ struct BatchResult {
   uint64_t referenced_bytes = 0;      // raw bytes of chunks stored as references (chunk_index.h)
   int64_t infer_ns = 0, compress_ns = 0, write_ns = 0;
   int64_t hash_ns = 0;  // CPU time of the workers that hashed the files
+  // Files committed from their staged file in place (BatchFile.in_place), and those of
+  // them copied because they changed while read.
+  uint32_t in_place = 0, in_place_copied = 0;
 };
 
 // With an inferrer, each whole file's variable map is inferred (with half of
@@ -87,6 +96,7 @@ struct BatchResult {
 bool write_container(const Config& cfg, const std::string& store, const std::string& node,
                      const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
                      const schema::Inferrer* inferrer = nullptr, CodecChoices* choices = nullptr,
-                     const ChunkIndex* refs = nullptr, WorkerPool* workers = nullptr);
+                     const ChunkIndex* refs = nullptr, WorkerPool* workers = nullptr,
+                     const std::function<void(const std::string&)>* in_place_hook = nullptr);
 
 }  // namespace ckptfwd::fwd

@@ -63,7 +63,7 @@ size_t recover_staged(Core& c) {
         found[vid].data = true;
       else if (kind == "meta")
         found[vid].meta = true;
-      else if (kind == "meta.tmp")
+      else if (kind == "meta.tmp" || kind == "data.tmp")  // a .meta or a copy cut short
         unlinkat(dirfd(d), de->d_name, 0);
       else if (is_extents_file_name(de->d_name, vid))
         found[vid].ext.push_back(de->d_name);

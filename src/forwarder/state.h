@@ -69,6 +69,11 @@ struct Version {
   // what it read, bytes of the fsync's time or later. It has no .meta: a recovery
   // commits the open version instead, which holds every byte it has.
   bool live_source = false;
+  // A live snapshot too large to read into memory (Config.snapshot_read_max): the pipeline
+  // commits it from the staged file in place and copies it only if it changed meanwhile
+  // (forwarder/in_place.h).
+  bool in_place = false;
+  std::vector<long> writer_pids;  // on such a snapshot: its open version's writers then
   // SYNC calls waiting for this version: the batcher seals it at once (batcher.h).
   int sync_waiters = 0;
   struct Synced {

@@ -113,6 +113,8 @@ size_t Stats::format_json(char* buf, size_t cap) const {
               {"bytes_restored", &bytes_restored},
               {"views_prefetched", &views_prefetched},
               {"refreshes", &refreshes},
+              {"fsync_in_place", &fsync_in_place},
+              {"fsync_copies", &fsync_copies},
               {"containers_removed", &containers_removed},
               {"pending_versions", &pending_versions},
               {"waves_sealed", &waves_sealed},

@@ -6,15 +6,13 @@
 #include <cerrno>
 #include <cstring>
 
+#include "forwarder/in_place.h"
 #include "forwarder/kill_point.h"
 #include "forwarder/log.h"
 #include "forwarder/service.h"
 #include "forwarder/staging.h"
 
 namespace ckptfwd::fwd {
-
-// Largest file an fsync snapshots as a second name read into private memory (no copy).
-constexpr uint64_t kLiveSnapshotMax = 128ull << 20;
 
 namespace {
 // The fallback of an fsync snapshot where a second name cannot be made: a copy, with the
@@ -100,6 +98,10 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   snap.ready = false;
   uint64_t svid = snap.vid;
   std::string src_path = v->data_path, dst_path = snap.data_path, err;
+  // The processes that may write the file while it is committed in place.
+  std::vector<long> writers{v->pid};
+  for (const auto& [client, hold] : v->holders) writers.push_back(hold.pid);
+  for (const auto& [pid, refs] : v->orphans) writers.push_back(pid);
   // Opened under the lock: a drop of the open version meanwhile (its path unlinked or
   // replaced) unlinks the staged file, and the copy below still reads it through this fd.
   int src = ::open(src_path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -110,16 +112,21 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   // pipeline reads its bytes once into private memory (Version::live_source). No .meta
   // is ever written for it: a crash leaves a staged file without one, which a recovery
   // deletes, and the open version it names is recovered with every byte.
-  // The private memory is the file's size: a file larger than kLiveSnapshotMax is copied
-  // within the staging file system instead, so the forwarder's resident memory stays
-  // bounded whatever the checkpoint's size.
+  // The private memory is the file's size: a file larger than Config.snapshot_read_max is
+  // read in place instead (in_place.h), so the forwarder's resident memory stays bounded
+  // whatever the checkpoint's size and the fsync copies nothing. Not when a writer maps
+  // the file shared and writable: its writes could not be seen; it is copied then.
   struct stat src_st;
-  bool small = src >= 0 && ::fstat(src, &src_st) == 0 &&
-               static_cast<uint64_t>(src_st.st_size) <= kLiveSnapshotMax;
-  bool live = small && ::link(src_path.c_str(), dst_path.c_str()) == 0;
+  const bool sized = src >= 0 && ::fstat(src, &src_st) == 0;
+  const bool small = sized && static_cast<uint64_t>(src_st.st_size) <= c_.cfg.snapshot_read_max;
+  const bool mapped = sized && !small && mapped_writable_by(writers, src_st.st_dev, src_st.st_ino);
+  if (mapped)
+    LOG_DEBUG("fsync of v%llu: a writer maps it shared and writable: copying it",
+              static_cast<unsigned long long>(vid));
+  bool live = sized && !mapped && ::link(src_path.c_str(), dst_path.c_str()) == 0;
   bool ok = live;
   if (!live) {
-    if (small)
+    if (sized && !mapped)
       LOG_DEBUG("cannot link %s to %s (%s): copying it for the fsync", src_path.c_str(),
                 dst_path.c_str(), strerror(errno));
     if (src < 0)
@@ -127,6 +134,7 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
     else {
       const int64_t t0 = monotonic_ns();
       ok = copy_snapshot(src, dst_path, &err);
+      if (ok) c_.stats.fsync_copies++;
       LOG_DEBUG("fsync of v%llu: snapshot copied (%llu bytes) in %.1f ms",
                 static_cast<unsigned long long>(vid),
                 static_cast<unsigned long long>(src_st.st_size), (monotonic_ns() - t0) / 1e6);
@@ -149,6 +157,8 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
     return gone ? kSnapshotSuperseded : 0;
   }
   sv->live_source = live;
+  sv->in_place = live && !small;
+  if (sv->in_place) sv->writer_pids = std::move(writers);
   if (!live) {  // a copy of its own: recoverable like any closed version
     if ((sv->partial || sv->created) && !sv->extents.empty()) s.persist_extents(*sv);
     s.persist_hints(*sv);

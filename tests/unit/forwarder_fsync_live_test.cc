@@ -2,6 +2,11 @@
 // (no copy): SYNC returns only once the bytes are on the store, later writes form a later
 // version, a writer running during the fsync yields bytes of the fsync's time or later
 // and loses nothing, and an fsync without changes since the last one commits nothing.
+// Every test runs twice: the snapshot read into the forwarder's memory (files up to
+// Config.snapshot_read_max) and read in place from the staged file (larger ones,
+// in_place.h); the in-place checks have tests of their own (FsyncInPlaceTest).
+#include <sys/mman.h>
+
 #include <atomic>
 
 #include "forwarder_store_check.h"
@@ -18,17 +23,23 @@ size_t container_count(const std::string& store) {
 }
 }  // namespace
 
-class FsyncLiveTest : public ForwarderTest {
+class FsyncLiveTest : public ForwarderTest, public ::testing::WithParamInterface<bool> {
  protected:
   void SetUp() override {
     ForwarderTest::SetUp();
     // Nothing but the fsync itself may seal a batch in these tests.
     cfg_.batch_window_ms = 60000;
     cfg_.wave_window_ms = 60000;
+    if (GetParam()) cfg_.snapshot_read_max = 0;  // every snapshot read in place
   }
 };
 
-TEST_F(FsyncLiveTest, SyncReturnsWithTheBytesOnTheStore) {
+INSTANTIATE_TEST_SUITE_P(Snapshot, FsyncLiveTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return i.param ? "InPlace" : "ReadIntoMemory";
+                         });
+
+TEST_P(FsyncLiveTest, SyncReturnsWithTheBytesOnTheStore) {
   start();
   auto c = client();
   std::string p = data_ + "/ck.bin", a = payload(3 << 20, 7);
@@ -44,7 +55,7 @@ TEST_F(FsyncLiveTest, SyncReturnsWithTheBytesOnTheStore) {
   EXPECT_EQ(read_through(*c, p), a);
 }
 
-TEST_F(FsyncLiveTest, WritesAfterSyncFormALaterVersion) {
+TEST_P(FsyncLiveTest, WritesAfterSyncFormALaterVersion) {
   start();
   auto c = client();
   std::string p = data_ + "/ck.bin", a = payload(1 << 20, 1), b = payload(300000, 2);
@@ -68,7 +79,7 @@ TEST_F(FsyncLiveTest, WritesAfterSyncFormALaterVersion) {
   EXPECT_EQ(stat_of(*c, "files_committed"), 2);
 }
 
-TEST_F(FsyncLiveTest, SyncWithoutChangesSinceTheLastOneCommitsNothing) {
+TEST_P(FsyncLiveTest, SyncWithoutChangesSinceTheLastOneCommitsNothing) {
   start();
   auto c = client();
   std::string p = data_ + "/ck.bin", a = payload(500000, 4);
@@ -102,7 +113,7 @@ TEST_F(FsyncLiveTest, SyncWithoutChangesSinceTheLastOneCommitsNothing) {
 // fsync runs. The committed snapshot must restore (its hash matches its bytes), every
 // word of it must be of a generation at least the last one completed before the fsync,
 // and the close must commit the last generation whole.
-TEST_F(FsyncLiveTest, WriterDuringSyncGivesFsyncTimeOrLaterBytes) {
+TEST_P(FsyncLiveTest, WriterDuringSyncGivesFsyncTimeOrLaterBytes) {
   start();
   auto c = client();
   std::string p = data_ + "/ck.bin";
@@ -161,7 +172,7 @@ namespace ckptfwd::fwd::test {
 // The open version is dropped (its path unlinked by another process, its staged file
 // purged) while an fsync takes its snapshot: the fsync succeeds with nothing to make durable, as if
 // the unlink had come first, and the unlinked path does not come back on the store.
-TEST_F(FsyncLiveTest, AnUnlinkDuringTheSnapshotLeavesNothingAndNoError) {
+TEST_P(FsyncLiveTest, AnUnlinkDuringTheSnapshotLeavesNothingAndNoError) {
   fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
   Core& core = fwd_->core();
   std::string err;
@@ -191,7 +202,7 @@ TEST_F(FsyncLiveTest, AnUnlinkDuringTheSnapshotLeavesNothingAndNoError) {
 // Two ranks fsync at the same time and the second's snapshot is still being made (a copy
 // of a large file takes a while) when the first's is ready: the batcher waits for it, and
 // both land in one container instead of the second queueing behind the first's batch.
-TEST_F(FsyncLiveTest, FsyncsWhoseSnapshotsOverlapShareOneContainer) {
+TEST_P(FsyncLiveTest, FsyncsWhoseSnapshotsOverlapShareOneContainer) {
   fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
   Core& core = fwd_->core();
   std::string err;
@@ -224,6 +235,133 @@ TEST_F(FsyncLiveTest, FsyncsWhoseSnapshotsOverlapShareOneContainer) {
   EXPECT_EQ(container_count(store()), 1u) << "one batch for both fsyncs";
   EXPECT_EQ(on_store(store(), pa, root_ + "/restored"), da);
   EXPECT_EQ(on_store(store(), pb, root_ + "/restored"), db);
+}
+
+}  // namespace ckptfwd::fwd::test
+
+namespace ckptfwd::fwd::test {
+
+// A snapshot read in place (larger than Config.snapshot_read_max) whose file changes while
+// the pipeline reads it, each way the application could change it: the change is seen,
+// the file copied and the copy committed, so what the store holds restores to its hash
+// (on_store checks it) with the bytes of after the change.
+class FsyncInPlaceTest : public ForwarderTest {
+ protected:
+  void SetUp() override {
+    ForwarderTest::SetUp();
+    cfg_.batch_window_ms = 60000;
+    cfg_.wave_window_ms = 60000;
+    cfg_.snapshot_read_max = 1 << 20;
+    path_ = data_ + "/big.bin";
+    fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
+    std::string err;
+    ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
+    thread_ = std::thread([this] { rc_ = fwd_->run(); });
+    c_ = client();
+    r_ = c_->call({"OPEN", path_, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+    ASSERT_EQ(r_[0], "OK");
+    write_file(r_[2], bytes_);
+  }
+  void TearDown() override {
+    if (fwd_) fwd_->core().after_in_place_encode = nullptr;
+    ForwarderTest::TearDown();
+  }
+  // SYNC with change() run on the staged file between its encoding and the checks.
+  std::string sync_changing(std::function<void(const std::string&)> change) {
+    int calls = 0;
+    fwd_->core().after_in_place_encode = [&](const std::string& staged) {
+      if (calls++ == 0) change(staged);  // the first attempt only
+    };
+    std::string reply = c_->call({"SYNC", r_[1]})[0];
+    fwd_->core().after_in_place_encode = nullptr;
+    EXPECT_GE(calls, 1) << "the snapshot was not read in place";
+    return reply;
+  }
+  std::unique_ptr<Client> c_;
+  std::vector<std::string> r_;
+  // Whether the store restores path_ to `want` (without printing MiBs when it does not).
+  ::testing::AssertionResult stored(const std::string& want) {
+    std::string got = on_store(store(), path_, root_ + "/restored");
+    if (got == want) return ::testing::AssertionSuccess();
+    size_t at = 0;
+    while (at < got.size() && at < want.size() && got[at] == want[at]) ++at;
+    return ::testing::AssertionFailure() << "the store holds " << got.size() << " bytes ("
+                                         << got.substr(0, 40) << "...), want " << want.size()
+                                         << "; first difference at " << at;
+  }
+  std::string path_, bytes_ = payload(3 << 20, 9);
+};
+
+TEST_F(FsyncInPlaceTest, AnUnchangedFileIsCommittedWithoutACopy) {
+  ASSERT_EQ(sync_changing([](const std::string&) {}), "OK");
+  EXPECT_TRUE(stored(bytes_));
+  EXPECT_EQ(stat_of(*c_, "fsync_in_place"), 1);
+  EXPECT_EQ(stat_of(*c_, "fsync_copies"), 0);
+}
+
+TEST_F(FsyncInPlaceTest, AWriteWhileItIsReadIsSeen) {
+  std::string x(5000, 'x');
+  ASSERT_EQ(sync_changing([&](const std::string& staged) {
+              int fd = ::open(staged.c_str(), O_WRONLY);
+              ASSERT_GE(fd, 0);
+              ASSERT_EQ(::pwrite(fd, x.data(), x.size(), 100000), static_cast<ssize_t>(x.size()));
+              ::close(fd);
+            }),
+            "OK");
+  std::string want = bytes_;
+  want.replace(100000, x.size(), x);
+  EXPECT_TRUE(stored(want));
+  EXPECT_EQ(stat_of(*c_, "fsync_in_place"), 0);
+  EXPECT_EQ(stat_of(*c_, "fsync_copies"), 1);
+}
+
+// Through a shared mapping made and dropped while it is read: neither inotify nor the
+// maps see it; the chunks read again do.
+TEST_F(FsyncInPlaceTest, AWriteThroughAMappingWhileItIsReadIsSeen) {
+  ASSERT_EQ(sync_changing([&](const std::string& staged) {
+              int fd = ::open(staged.c_str(), O_RDWR);
+              ASSERT_GE(fd, 0);
+              void* p = mmap(nullptr, bytes_.size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+              ::close(fd);
+              ASSERT_NE(p, MAP_FAILED);
+              static_cast<char*>(p)[2000000] ^= 0x55;
+              munmap(p, bytes_.size());
+            }),
+            "OK");
+  std::string want = bytes_;
+  want[2000000] ^= 0x55;
+  EXPECT_TRUE(stored(want));
+  EXPECT_EQ(stat_of(*c_, "fsync_copies"), 1);
+}
+
+// Cut below the forwarder's mapping: its reads of the lost pages fault (SIGBUS), which
+// must not kill it.
+TEST_F(FsyncInPlaceTest, ATruncationWhileItIsReadIsSeen) {
+  const size_t keep = 1000000;
+  ASSERT_EQ(sync_changing([&](const std::string& staged) {
+              ASSERT_EQ(::truncate(staged.c_str(), keep), 0);
+            }),
+            "OK");
+  EXPECT_TRUE(stored(bytes_.substr(0, keep)));
+  EXPECT_EQ(stat_of(*c_, "fsync_copies"), 1);
+}
+
+// A writer (this process is the client) maps the file shared and writable at the fsync:
+// its writes could not be seen, so the snapshot is a copy from the start.
+TEST_F(FsyncInPlaceTest, AFileAWriterMapsWritableIsCopied) {
+  int fd = ::open(r_[2].c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  void* p = mmap(nullptr, bytes_.size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  ASSERT_NE(p, MAP_FAILED);
+  int calls = 0;
+  fwd_->core().after_in_place_encode = [&](const std::string&) { ++calls; };
+  EXPECT_EQ(c_->call({"SYNC", r_[1]})[0], "OK");
+  munmap(p, bytes_.size());
+  EXPECT_EQ(calls, 0) << "read in place although a writer maps it";
+  EXPECT_TRUE(stored(bytes_));
+  EXPECT_EQ(stat_of(*c_, "fsync_in_place"), 0);
+  EXPECT_EQ(stat_of(*c_, "fsync_copies"), 1);
 }
 
 }  // namespace ckptfwd::fwd::test
