@@ -99,6 +99,7 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   uint64_t svid = snap.vid;
   std::string src_path = v->data_path, dst_path = snap.data_path, err;
   // The processes that may write the file while it is committed in place.
+  const std::string app_path = v->path;
   std::vector<long> writers{v->pid};
   for (const auto& [client, hold] : v->holders) writers.push_back(hold.pid);
   for (const auto& [pid, refs] : v->orphans) writers.push_back(pid);
@@ -121,8 +122,8 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   const bool small = sized && static_cast<uint64_t>(src_st.st_size) <= c_.cfg.snapshot_read_max;
   const bool mapped = sized && !small && mapped_writable_by(writers, src_st.st_dev, src_st.st_ino);
   if (mapped)
-    LOG_DEBUG("fsync of v%llu: a writer maps it shared and writable: copying it",
-              static_cast<unsigned long long>(vid));
+    LOG_DEBUG("fsync of v%llu (%s): a writer maps it shared and writable: copying it",
+              static_cast<unsigned long long>(vid), app_path.c_str());
   bool live = sized && !mapped && ::link(src_path.c_str(), dst_path.c_str()) == 0;
   bool ok = live;
   if (!live) {

@@ -47,6 +47,8 @@ TEST(Config, SetValidatesAndNamesTheKey) {
   EXPECT_EQ(c.codec, "zlib");
   EXPECT_TRUE(c.set("chunk", "1M", &err));
   EXPECT_EQ(c.chunk_bytes, 1ull << 20);
+  EXPECT_TRUE(c.set("SNAPSHOT_READ_MAX", "16M", &err));
+  EXPECT_EQ(c.snapshot_read_max, 16ull << 20);
   EXPECT_FALSE(c.set("CHUNK", "1K", &err));
   EXPECT_NE(err.find("CHUNK"), std::string::npos) << err;
   EXPECT_FALSE(c.set("CODEC", "lzma", &err));
@@ -117,6 +119,7 @@ TEST(Config, RejectsInvalidValuesNamingKeyValueAndExpectation) {
                {"SYNC_LEVEL", "-"},
                {"SYNC_LEVEL", "fast"},
                {"PREFETCH", "lots"},
+               {"SNAPSHOT_READ_MAX", "big"},
                {"RESTORE_THREADS", "0"},
                {"RESTORE_THREADS", "65"},
                {"LOG_LEVEL", "verbose"}};
