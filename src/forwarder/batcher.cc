@@ -39,6 +39,11 @@ void Batcher::loop() {
   State& s = c_.state;
   std::unique_lock lk(s.mu);
   while (!stop_) {
+    // Versions closed maybe unchanged since their fsync: settled before any batch.
+    if (s.unchanged_checks > 0) {
+      Service(c_).settle_unchanged(lk);
+      continue;
+    }
     std::string store;
     std::vector<BatchFile> files;
     Clock::time_point wake;
@@ -60,8 +65,8 @@ void Batcher::loop() {
       continue;  // what was closed or notified meanwhile needs a new pick
     }
     bool reaped = false;
-    const Clock::time_point reap_at = Service(c_).reap_orphans(lk, &reaped);
-    if (reaped) continue;  // closed versions to pick; the lock may have been released
+    const Clock::time_point reap_at = Service(c_).reap_orphans(&reaped);
+    if (reaped) continue;  // closed versions to pick
     wake = std::min({wake, purge_at, reap_at});
     // Every close notifies, and a pick looks at every staged version: a process writing
     // thousands of small files would make that quadratic. Between two picks that found

@@ -52,9 +52,10 @@ struct Core {
   // Tests: called by an fsync's snapshot between taking the staged file and linking or
   // copying it, without the state lock (to race a drop of the open version against it).
   std::function<void()> during_snapshot;
-  // Tests: called by a CLOSE, a SYNC or a writer's end (Service::hash_if_synced) after
-  // hashing an open version's staged file to tell whether it is unchanged since its last
-  // fsync, before the state lock is taken again (to race requests against the hash).
+  // Tests: called by a SYNC (Service::hash_if_synced) or the batcher
+  // (Service::settle_unchanged, after a CLOSE) after hashing a staged file to tell whether
+  // it is unchanged since its last fsync, before the state lock is taken again (to race
+  // requests against the hash).
   std::function<void()> during_synced_hash;
   // Tests: called by the pipeline with the staged path of each fsync snapshot it reads in
   // place (in_place.h), after encoding it and before checking that it did not change (to

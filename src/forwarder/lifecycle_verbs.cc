@@ -20,16 +20,61 @@
 
 namespace ckptfwd::fwd {
 
-bool Service::unchanged_since_sync(Version& v, const std::optional<SyncedHash>& hashed) {
+bool Service::settle_or_defer_unchanged(Version& v) {
   // A partial version commits an overlay of its extents: a whole-file comparison with the
   // snapshot says nothing about them (the snapshot may hold fewer extents).
   if (v.partial) return unchanged_partial(v);
-  if (!matches_synced(v, v.size, v.mtime_ns, hashed)) return false;
-  LOG_DEBUG("v%llu of %s closed unchanged since its fsync: its committed snapshot stands",
-            static_cast<unsigned long long>(v.vid), v.path.c_str());
-  c_.state.costs.forgotten(v.vid, v.last_snapshot);  // that snapshot is the checkpoint
-  c_.state.forget(v.vid);
+  if (!synced_record_stands(v, v.size, v.mtime_ns)) return false;
+  // Size and mtime alone do not tell: a write through a mapping to tmpfs changes neither.
+  v.check_unchanged = true;
+  c_.state.unchanged_checks++;
+  c_.state.work_cv.notify_all();
+  note_pending(v);  // closed and not on the store, until settled
   return true;
+}
+
+void Service::settle_unchanged(std::unique_lock<std::mutex>& lk) {
+  State& s = c_.state;
+  struct Check {
+    uint64_t vid = 0;
+    std::string data_path;
+    uint64_t size = 0, hash = 0;
+    bool read = false;
+  };
+  std::vector<Check> checks;
+  for (auto& [vid, v] : s.versions)
+    if (v.check_unchanged && v.state == VState::kClosed && !v.dropped) {
+      v.state = VState::kCommitting;  // no batch takes it while it is hashed
+      checks.push_back({vid, v.data_path, v.size, 0, false});
+    }
+  s.unchanged_checks = 0;
+  if (checks.empty()) return;
+  lk.unlock();
+  for (Check& c : checks) c.read = hash_staged(c.data_path, c.size, &c.hash);
+  if (c_.during_synced_hash) c_.during_synced_hash();
+  lk.lock();
+  for (const Check& c : checks) {
+    Version* v = s.find(c.vid);
+    if (!v) continue;
+    v->check_unchanged = false;
+    if (v->state == VState::kCommitting) v->state = VState::kClosed;
+    if (v->dropped) {  // unlinked or replaced meanwhile: nothing to keep
+      s.forget(c.vid);
+      continue;
+    }
+    // Renamed meanwhile, or its snapshot replaced in the catalog: committed as it is.
+    if (c.read && c.size == v->size && c.hash == v->synced.hash &&
+        synced_record_stands(*v, v->size, v->mtime_ns)) {
+      LOG_DEBUG("v%llu of %s closed unchanged since its fsync: its committed snapshot stands",
+                static_cast<unsigned long long>(v->vid), v->path.c_str());
+      s.costs.forgotten(v->vid, v->last_snapshot);  // that snapshot is the checkpoint
+      s.forget(c.vid);
+      continue;
+    }
+    c_.stats.files_captured++;
+    c_.stats.bytes_captured += v->size;
+  }
+  s.done_cv.notify_all();
 }
 
 bool Service::synced_record_stands(const Version& v, uint64_t size, int64_t mtime_ns) {
@@ -143,16 +188,6 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
     s.done_cv.wait(lk);
     v = s.find(vid);
   }
-  // The last reference of a version maybe unchanged since its last fsync: the hash of its
-  // whole staged file that tells runs first, without the lock, while this reference still
-  // keeps it open (so no other CLOSE closes it and the batcher does not take it). All that
-  // follows looks at the version anew: a writer may have joined it meanwhile, or its path
-  // may have been unlinked or renamed.
-  std::optional<SyncedHash> hashed;
-  if (v && v->state == VState::kOpen && !v->dropped && releases_last_hold(*v, cl)) {
-    hashed = hash_if_synced(lk, *v);
-    v = s.find(vid);
-  }
   if (!v) {
     discard_extents_file(c_.session_dir, vid, ext);
     discard_hints_file(c_.session_dir, vid, hints);
@@ -198,7 +233,8 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
   }
   v->closer_pid = cl.pid;
   s.mark_closed(*v);
-  if (unchanged_since_sync(*v, hashed)) return reply_ok();
+  // Maybe unchanged since its last fsync: the whole-file hash that tells is the batcher's.
+  if (settle_or_defer_unchanged(*v)) return reply_ok();
   if (size != v->size)
     LOG_DEBUG("v%llu: client says %llu bytes, staged file has %llu (the file wins)",
               static_cast<unsigned long long>(vid), static_cast<unsigned long long>(size),
@@ -304,7 +340,7 @@ void Service::disconnect(ClientCtx& cl) {
     }
     if (v.holders.empty() && v.orphans.empty()) open.push_back(vid);  // it was the last writer
   }
-  for (uint64_t vid : open) close_unheld(lk, vid, cl.pid);
+  for (uint64_t vid : open) close_unheld(vid, cl.pid);
   s.clients--;
   s.work_cv.notify_all();
 }
@@ -342,29 +378,17 @@ void Service::await_other_nodes(std::unique_lock<std::mutex>& lk, const std::str
   } while (!s.newest(path) && s.pending.pending_elsewhere(store, path));
 }
 
-void Service::close_unheld(std::unique_lock<std::mutex>& lk, uint64_t vid, long pid) {
+void Service::close_unheld(uint64_t vid, long pid) {
   State& s = c_.state;
-  auto unheld = [&s, vid] {
-    Version* v = s.find(vid);
-    return v && v->state == VState::kOpen && v->holders.empty() && v->orphans.empty() ? v : nullptr;
-  };
-  // An earlier close_unheld of the caller's list may have released the lock.
-  Version* v = unheld();
-  if (!v) return;
-  // Unchanged since its last fsync? The hash of its whole staged file runs without the
-  // lock; meanwhile a writer may join it (its CLOSE closes it then) or a CLOSE close it.
-  std::optional<SyncedHash> hashed;
-  if (!v->dropped) {
-    hashed = hash_if_synced(lk, *v);
-    if (!(v = unheld())) return;
-  }
+  Version* v = s.find(vid);
+  if (!v || v->state != VState::kOpen || !v->holders.empty() || !v->orphans.empty()) return;
   release_staged_fate(c_.session_dir, v->path);
   if (v->dropped) {
     s.forget(vid);
     return;
   }
   s.mark_closed(*v);
-  if (unchanged_since_sync(*v, hashed)) return;
+  if (settle_or_defer_unchanged(*v)) return;
   c_.stats.files_captured++;
   c_.stats.bytes_captured += v->size;
   LOG_INFO("pid %ld went away with %s open: its %llu bytes are kept as written", pid,

@@ -125,6 +125,10 @@ Reply Service::rename(const std::string& from, const std::string& to) {
     if (!s.catalogs.replay_appended(store_from)) s.catalogs.get(store_from).apply_unlink(from);
   }
   for (Version* p : s.pending_of(from)) {
+    // Its committed fsync snapshot moved with the catalog entry (same store): still the
+    // bytes a close unchanged since then leaves standing (settle_or_defer_unchanged).
+    if (entry && store_from == store_to && p->synced.valid && p->synced.path == from)
+      p->synced.path = to;
     s.set_path(*p, to);
     // A rename replaces whatever `to` was: a new file renamed is a whole file now, never
     // stacked on what it replaced (Version::created). Its extents stay valid ranges.

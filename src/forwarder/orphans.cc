@@ -31,7 +31,7 @@ bool process_alive(long pid) {
   return state != 'Z' && state != 'X' && state != 'x';
 }
 
-Clock::time_point Service::reap_orphans(std::unique_lock<std::mutex>& lk, bool* closed_some) {
+Clock::time_point Service::reap_orphans(bool* closed_some) {
   State& s = c_.state;
   std::vector<uint64_t> unheld;
   std::vector<std::pair<uint64_t, long>> gone;  // (vid, pid) of released references
@@ -65,7 +65,7 @@ Clock::time_point Service::reap_orphans(std::unique_lock<std::mutex>& lk, bool* 
     long pid = 0;
     for (auto& g : gone)
       if (g.first == vid) pid = g.second;
-    close_unheld(lk, vid, pid);
+    close_unheld(vid, pid);
     *closed_some = true;
   }
   for (auto it = s.closed_by_pid.begin(); it != s.closed_by_pid.end();)

@@ -59,16 +59,19 @@ class Service {
   // rank leaves the partial file a direct write would have left).
   // A process that is still alive keeps its references (Version::orphans).
   void disconnect(ClientCtx& cl);
-  // Releases the references of processes that are gone (lock held through lk): versions
-  // nobody holds any more are closed as written, as at a disconnect. Returns when to look
-  // again (time_point::max() when no version is held by a process without a connection).
-  // *closed_some: it closed versions, and may have released the lock meanwhile (a hash,
-  // close_unheld), so what was notified then needs a new look.
-  Clock::time_point reap_orphans(std::unique_lock<std::mutex>& lk, bool* closed_some);
+  // Releases the references of processes that are gone (lock held): versions nobody holds
+  // any more are closed as written, as at a disconnect. Returns when to look again
+  // (time_point::max() when no version is held by a process without a connection).
+  // *closed_some: it closed versions, which need a new pick.
+  Clock::time_point reap_orphans(bool* closed_some);
   // Exit drain: seals everything now and waits until nothing is closed or committing.
   // Returns 0 or EIO if some version failed.
   int drain_all();
 
+  // The batcher (lock held through lk, released while hashing): every closed version
+  // settle_or_defer_unchanged left for it is hashed; one that holds its fsync snapshot's
+  // bytes is forgotten (the snapshot stands), any other goes on to be committed.
+  void settle_unchanged(std::unique_lock<std::mutex>& lk);
  private:
   Reply open_write(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared);
   Reply open_read(const std::string& path);
@@ -88,10 +91,13 @@ class Service {
     bool ok = false;  // the file was read whole
     uint64_t hash = 0;
   };
-  // v (just closed) holds exactly the bytes its last fsync snapshot committed, and the
-  // catalog still names that snapshot: v is forgotten instead of committed again.
-  // hashed: hash_if_synced of v before it was closed.
-  bool unchanged_since_sync(Version& v, const std::optional<SyncedHash>& hashed);
+  // v was just closed (mark_closed). A partial version that changed nothing is forgotten
+  // (unchanged_partial); a whole one whose size, mode and mtime are those of its last
+  // fsync snapshot, which the catalog still names, may hold exactly its bytes: it waits
+  // as closed for the batcher to hash its staged file (settle_unchanged), and the CLOSE
+  // is answered without that whole-file read. True when v needs nothing more here; false:
+  // it is an ordinary closed version (count it as captured).
+  bool settle_or_defer_unchanged(Version& v);
   // The checks of matches_synced that read nothing: v's last fsync snapshot is committed
   // with this size, v's mode and this mtime, and the catalog still names it. Lock held.
   bool synced_record_stands(const Version& v, uint64_t size, int64_t mtime_ns);
@@ -123,10 +129,8 @@ class Service {
   // the store yet; an open here of a path another node closed waits for its commit.
   void note_pending(Version& v);
   void await_other_nodes(std::unique_lock<std::mutex>& lk, const std::string& path);
-  // Closes vid, which no process holds any more (pid: the last one), as written. May
-  // release the lock through lk (hash_if_synced); then does nothing if a writer joined
-  // vid meanwhile (its CLOSE closes it) or it was closed.
-  void close_unheld(std::unique_lock<std::mutex>& lk, uint64_t vid, long pid);
+  // Closes vid, which no process holds any more (pid: the last one), as written. Lock held.
+  void close_unheld(uint64_t vid, long pid);
   // Stages catalog entry e of store as a new closed version of path (cross-store rename).
   bool stage_from_catalog(std::unique_lock<std::mutex>& lk, const std::string& store,
                           const CatalogEntry& e, const std::string& path);

@@ -92,6 +92,10 @@ struct Version {
   // a CLOSE that holds no reference to it (re-sent after a reconnect while the first one
   // hashes) waits for them, so it is not answered before the version is settled.
   int hashing = 0;
+  // Closed with the size, mode and mtime of its committed fsync snapshot: the batcher
+  // hashes it before anything else (Service::settle_unchanged) and forgets it if it holds
+  // the snapshot's bytes. Counted in State::unchanged_checks.
+  bool check_unchanged = false;
   uint32_t mode = 0644;
   std::string data_path, meta_path;
   // A file shared across nodes (OPEN "shared"; sticky once set): committed as an overlay
@@ -165,6 +169,7 @@ class State {
   uint64_t next_ext_seq = 1;  // extents files the forwarder writes itself (pid field 0)
   Clock::time_point last_close{};
   int waiters = 0;        // threads blocked until commits (the batcher then seals fast)
+  int unchanged_checks = 0;  // versions with Version::check_unchanged set
   int clients = 0;        // connected clients
   bool draining = false;  // exit drain: seal everything now
   bool shutdown = false;  // waiters give up (EIO)

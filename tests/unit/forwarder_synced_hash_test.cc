@@ -1,7 +1,8 @@
-// Whether an open version is unchanged since its last fsync is told by a hash of its whole
-// staged file (tens of ms for 64 MiB, hundreds for GiBs). It runs without the state lock:
-// other clients are answered meanwhile, and what they do meanwhile (join the version and
-// write it, unlink its path, CLOSE it once more) ends as it would have without the hash.
+// Whether a version is unchanged since its last fsync is told by a hash of its whole
+// staged file (tens of ms for 64 MiB, hundreds for GiBs). It runs without the state lock,
+// at an fsync or, after a CLOSE (answered first), in the batcher: other clients are
+// answered meanwhile, and what they do meanwhile (open the path and write it, unlink or
+// rename it) ends as it would have without the hash.
 // Core::during_synced_hash runs right after the hash, before the lock is taken again; its
 // requests run on clients of their own and are given kAnswerLimit to be answered, so a
 // hash under the lock makes them fail instead of hanging the test.
@@ -80,32 +81,54 @@ class SyncedHashTest : public ForwarderTest {
     late_.clear();
   }
 
+  // hook wrapped to count its calls and say when its first call ended (hook_ended), so a
+  // test does not read what the hook sets while the batcher still runs it (a DRAIN may
+  // return meanwhile: the hook's UNLINK drops the version it waits for).
+  std::function<void()> first_call(std::function<void()> hook) {
+    return [this, hook] {
+      if (calls_++) return;
+      hook();
+      ended_.set_value();
+    };
+  }
+  bool hook_ended() {
+    return ended_.get_future().wait_for(kAnswerLimit) == std::future_status::ready;
+  }
+  std::atomic<int> calls_{0};
+  std::promise<void> ended_;
   std::vector<std::future<void>> late_;
 };
 
-// A CLOSE of a 4 MiB file unchanged since its fsync hashes it: another client's STATS and
-// its OPEN of another path are answered meanwhile, and the file is not committed again.
-TEST_F(SyncedHashTest, OtherClientsAreAnsweredWhileACloseHashes) {
+// A CLOSE of a 4 MiB file unchanged since its fsync is answered before the hash that tells
+// so (the batcher's): the hook waits for the CLOSE's answer, which would never come if the
+// CLOSE waited for the hash. Another client's STATS and its OPEN of another path are
+// answered while the batcher hashes, and the file is not committed again.
+TEST_F(SyncedHashTest, ACloseIsAnsweredBeforeTheHashAndOthersDuringIt) {
   Core& core = start_core();
   auto c = client();
   std::string p = data_ + "/r0.bin", a = payload(4 << 20, 1);
   auto r = open_synced(*c, p, a);
   std::string stats_reply, open_reply;
-  bool stats_in_time = false, open_in_time = false;
-  std::atomic<int> hashes{0};
-  core.during_synced_hash = [&] {
-    if (hashes++) return;
+  bool stats_in_time = false, open_in_time = false, close_answered_first = false;
+  std::promise<void> close_answered;
+  std::shared_future<void> answered = close_answered.get_future().share();
+  core.during_synced_hash = first_call([&] {
+    close_answered_first = answered.wait_for(kAnswerLimit) == std::future_status::ready;
     stats_in_time = done_in_time([&](Client& o) { stats_reply = o.call({"STATS"})[0]; });
     open_in_time = done_in_time([&](Client& o) {
       open_reply =
           o.call({"OPEN", data_ + "/r1.bin", std::to_string(O_WRONLY | O_CREAT), "644"})[0];
     });
-  };
+  });
   std::string close_reply = c->call({"CLOSE", r[1], std::to_string(a.size())})[0];
+  close_answered.set_value();
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");  // the batcher settled it
+  ASSERT_TRUE(hook_ended());
   core.during_synced_hash = nullptr;
   wait_late();
   EXPECT_EQ(close_reply, "OK");
-  EXPECT_EQ(hashes.load(), 1);
+  EXPECT_EQ(calls_.load(), 1);
+  EXPECT_TRUE(close_answered_first) << "the CLOSE waited for the hash";
   EXPECT_TRUE(stats_in_time) << "STATS waited for the hash";
   EXPECT_TRUE(open_in_time) << "an OPEN of another path waited for the hash";
   EXPECT_EQ(stats_reply, "OK");
@@ -114,27 +137,25 @@ TEST_F(SyncedHashTest, OtherClientsAreAnsweredWhileACloseHashes) {
   // The fsync's snapshot, and r1.bin (empty, closed as written when its client went away):
   // r0.bin closed unchanged is not committed again.
   EXPECT_EQ(stat_of(*c, "files_committed"), 2);
+  EXPECT_EQ(stat_of(*c, "files_captured"), 2) << "the unchanged close is no capture of its own";
   EXPECT_EQ(which(on_store(store(), p, root_ + "/restored"), {{"a", a}}), "a");
   EXPECT_EQ(on_store(store(), data_ + "/r1.bin", root_ + "/restored"), "");
 }
 
-// Another client joins the version while its last writer's CLOSE hashes it, writes new
-// bytes of the same size and puts the mtime back (what a write through a mapping to tmpfs
-// leaves: neither size nor mtime changes), and closes: its bytes are committed.
-TEST_F(SyncedHashTest, AWriterJoiningDuringTheHashGetsItsBytesCommitted) {
+// Another client opens the path for writing while the batcher hashes the version closed
+// unchanged since its fsync, writes new bytes of the same size, puts the mtime back (what
+// a write through a mapping to tmpfs leaves) and closes: its bytes are committed.
+TEST_F(SyncedHashTest, AWriterOpeningDuringTheHashGetsItsBytesCommitted) {
   Core& core = start_core();
   auto c = client();
   std::string p = data_ + "/r0.bin", a = payload(1 << 20, 2), b = payload(1 << 20, 3);
   auto r = open_synced(*c, p, a);
-  std::string joined_vid, join_close;
+  std::string reopen_close;
   bool in_time = false, wrote = false;
-  std::atomic<int> hashes{0};
-  core.during_synced_hash = [&] {
-    if (hashes++) return;
+  core.during_synced_hash = first_call([&] {
     in_time = done_in_time([&](Client& j) {
       auto o = j.call({"OPEN", p, std::to_string(O_WRONLY), "644"});
       if (o.size() < 3 || o[0] != "OK") return;
-      joined_vid = o[1];
       struct stat st;
       int fd = ::open(o[2].c_str(), O_WRONLY);
       if (fd < 0 || ::fstat(fd, &st) != 0) return;
@@ -142,27 +163,27 @@ TEST_F(SyncedHashTest, AWriterJoiningDuringTheHashGetsItsBytesCommitted) {
       struct timespec times[2] = {st.st_atim, st.st_mtim};
       wrote = wrote && ::futimens(fd, times) == 0;
       ::close(fd);
-      join_close = j.call({"CLOSE", o[1], std::to_string(b.size())})[0];
+      reopen_close = j.call({"CLOSE", o[1], std::to_string(b.size())})[0];
     });
-  };
-  std::string close_reply = c->call({"CLOSE", r[1], std::to_string(a.size())})[0];
+  });
+  EXPECT_EQ(c->call({"CLOSE", r[1], std::to_string(a.size())})[0], "OK");
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  ASSERT_TRUE(hook_ended());
   core.during_synced_hash = nullptr;
   wait_late();
-  EXPECT_EQ(close_reply, "OK");
-  EXPECT_TRUE(in_time) << "the joining writer waited for the hash";
-  EXPECT_EQ(joined_vid, r[1]) << "it joined the open version";
+  EXPECT_EQ(calls_.load(), 1);
+  EXPECT_TRUE(in_time) << "the writer waited for the hash";
   EXPECT_TRUE(wrote);
-  EXPECT_EQ(join_close, "OK");
+  EXPECT_EQ(reopen_close, "OK");
   ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
   EXPECT_EQ(which(on_store(store(), p, root_ + "/restored"), {{"a", a}, {"b", b}}), "b")
-      << "the joined writer's bytes";
+      << "the later writer's bytes";
   EXPECT_EQ(which(read_through(*c, p), {{"a", a}, {"b", b}}), "b");
-  EXPECT_EQ(stat_of(*c, "files_committed"), 2);
   EXPECT_EQ(stat_of(*c, "errors"), 0);
 }
 
-// The path is unlinked by another client while its last writer's CLOSE hashes it: the
-// CLOSE succeeds, nothing of the path is left on the store, no error.
+// The path is unlinked by another client while the batcher hashes the version closed
+// unchanged since its fsync: nothing of the path is left on the store, no error.
 TEST_F(SyncedHashTest, AnUnlinkDuringTheHashLeavesNothingAndNoError) {
   Core& core = start_core();
   auto c = client();
@@ -170,15 +191,14 @@ TEST_F(SyncedHashTest, AnUnlinkDuringTheHashLeavesNothingAndNoError) {
   auto r = open_synced(*c, p, a);
   std::string unlink_reply;
   bool in_time = false;
-  std::atomic<int> hashes{0};
-  core.during_synced_hash = [&] {
-    if (hashes++) return;
+  core.during_synced_hash = first_call([&] {
     in_time = done_in_time([&](Client& o) { unlink_reply = o.call({"UNLINK", p})[0]; });
-  };
-  std::string close_reply = c->call({"CLOSE", r[1], std::to_string(a.size())})[0];
+  });
+  EXPECT_EQ(c->call({"CLOSE", r[1], std::to_string(a.size())})[0], "OK");
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  ASSERT_TRUE(hook_ended());
   core.during_synced_hash = nullptr;
   wait_late();
-  EXPECT_EQ(close_reply, "OK");
   EXPECT_TRUE(in_time) << "the UNLINK waited for the hash";
   EXPECT_EQ(unlink_reply, "OK");
   ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
@@ -188,37 +208,31 @@ TEST_F(SyncedHashTest, AnUnlinkDuringTheHashLeavesNothingAndNoError) {
   EXPECT_EQ(stat_of(*c, "errors"), 0);
 }
 
-// A CLOSE of the same version from a client holding no reference to it (the first re-sent
-// after a reconnect) arrives while the first hashes: it is answered only once the first
-// settled the version, and the version is not committed again.
-TEST_F(SyncedHashTest, ACloseResentDuringTheHashIsAnsweredAfterTheFirst) {
+// fsync, close, rename (the safe way to write a checkpoint), with the rename arriving
+// while the batcher hashes the closed version: the snapshot moves to the new name with
+// the catalog entry and still stands; nothing is committed again.
+TEST_F(SyncedHashTest, ARenameDuringTheHashKeepsTheSnapshot) {
   Core& core = start_core();
   auto c = client();
-  std::string p = data_ + "/r0.bin", a = payload(1 << 20, 5);
+  std::string p = data_ + "/ck.tmp", fin = data_ + "/ck.bin", a = payload(1 << 20, 5);
   auto r = open_synced(*c, p, a);
-  std::future<std::string> resent;
-  bool answered_during_hash = true;
-  std::atomic<int> hashes{0};
-  core.during_synced_hash = [&] {
-    if (hashes++) return;
-    resent = std::async(std::launch::async, [&] {
-      auto o = client();
-      return o->call({"CLOSE", r[1], std::to_string(a.size())})[0];
-    });
-    // Answered before this hash ends would be too early: the version is still open.
-    answered_during_hash =
-        resent.wait_for(std::chrono::milliseconds(300)) == std::future_status::ready;
-  };
-  std::string close_reply = c->call({"CLOSE", r[1], std::to_string(a.size())})[0];
+  std::string rename_reply;
+  bool in_time = false;
+  core.during_synced_hash = first_call([&] {
+    in_time = done_in_time([&](Client& o) { rename_reply = o.call({"RENAME", p, fin})[0]; });
+  });
+  EXPECT_EQ(c->call({"CLOSE", r[1], std::to_string(a.size())})[0], "OK");
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  ASSERT_TRUE(hook_ended());
   core.during_synced_hash = nullptr;
-  EXPECT_EQ(close_reply, "OK");
-  EXPECT_EQ(hashes.load(), 1);
-  EXPECT_FALSE(answered_during_hash) << "the re-sent CLOSE was answered with the version open";
-  ASSERT_TRUE(resent.valid());
-  EXPECT_EQ(resent.get(), "OK");
+  wait_late();
+  EXPECT_EQ(calls_.load(), 1);
+  EXPECT_TRUE(in_time) << "the RENAME waited for the hash";
+  EXPECT_EQ(rename_reply, "OK");
   ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
   EXPECT_EQ(stat_of(*c, "files_committed"), 1) << "closed unchanged: not committed again";
-  EXPECT_EQ(which(on_store(store(), p, root_ + "/restored"), {{"a", a}}), "a");
+  EXPECT_EQ(which(on_store(store(), fin, root_ + "/restored"), {{"a", a}}), "a");
+  EXPECT_EQ(on_store(store(), p, root_ + "/restored"), "<not on the store>");
 }
 
 // An fsync without a change since the last one hashes the file: another client's STATS
