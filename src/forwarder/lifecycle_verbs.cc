@@ -180,8 +180,8 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
   State& s = c_.state;
   std::unique_lock lk(s.mu);
   Version* v = s.find(vid);
-  // Another CLOSE of it hashes it without the lock (below) and this one holds no reference
-  // to it (the first re-sent after a reconnect): answered once the first settled it.
+  // An fsync of it hashes it without the lock (hash_if_synced) and this CLOSE holds no
+  // reference to it (re-sent after a reconnect): answered once the hash is settled.
   bool waited = false;
   while (v && v->hashing > 0 && !v->holders.count(cl.id) && !v->orphans.count(cl.pid)) {
     waited = true;

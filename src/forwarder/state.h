@@ -89,7 +89,7 @@ struct Version {
   // nor (on tmpfs) the mtime, so a hash from before its join tells nothing.
   uint64_t joins = 0;
   // Hashes of its staged file running without the state lock (Service::hash_if_synced):
-  // a CLOSE that holds no reference to it (re-sent after a reconnect while the first one
+  // a CLOSE that holds no reference to it (re-sent after a reconnect while an fsync
   // hashes) waits for them, so it is not answered before the version is settled.
   int hashing = 0;
   // Closed with the size, mode and mtime of its committed fsync snapshot: the batcher
