@@ -261,8 +261,14 @@ uint64_t restored_hash(const MergePlan& plan, size_t i, uint64_t size, bool over
       continue;
     }
     plan.streams[r.stream].bytes.for_each(r.stream_off, r.len, [&](const uint8_t* p, uint64_t n) {
-      XXH64_update(h.get(), p, n);
-      if (done) done(p, n);
+      // In windows, so that a caller giving back mapped pages (done) never has more than
+      // one window of a GiB-sized piece resident.
+      constexpr uint64_t kWindow = 8 << 20;
+      for (uint64_t o = 0; o < n; o += kWindow) {
+        const uint64_t w = std::min(kWindow, n - o);
+        XXH64_update(h.get(), p + o, w);
+        if (done) done(p + o, w);
+      }
     });
   }
   hole(size - pos);
