@@ -41,10 +41,10 @@ struct Config {
   // also the threads decoding one restored file's chunks (CKPTFWD_RESTORE_THREADS).
   uint64_t prefetch_bytes = 1ull << 30;
   int restore_threads = 2;
-  int keep = 0;                       // CKPTFWD_KEEP: committed versions kept per path (0: all)
-  std::string stats_file;             // CKPTFWD_STATS_FILE
-  std::string log;                    // CKPTFWD_LOG: file, "stderr" (default) or "syslog"
-  std::string log_level = "warn";     // CKPTFWD_LOG_LEVEL: error|warn|info|debug
+  int keep = 0;                    // CKPTFWD_KEEP: committed versions kept per path (0: all)
+  std::string stats_file;          // CKPTFWD_STATS_FILE
+  std::string log;                 // CKPTFWD_LOG: file, "stderr" (default) or "syslog"
+  std::string log_level = "warn";  // CKPTFWD_LOG_LEVEL: error|warn|info|debug
   // CKPTFWD_CAPTURE (colon-separated globs) into capture_dirs.
   void set_capture(const std::string& spec);
   // Structure inference (src/schema/): schema files for raw binary checkpoints

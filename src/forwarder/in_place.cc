@@ -15,34 +15,40 @@
 
 namespace ckptfwd::fwd {
 
-ModifyWatch::ModifyWatch(const std::string& path) {
-  fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (fd_ < 0) return;
-  if (inotify_add_watch(fd_, path.c_str(), IN_MODIFY) < 0) {
-    ::close(fd_);
-    fd_ = -1;
-  }
-}
+ModifyWatches::ModifyWatches() { fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC); }
 
-ModifyWatch::~ModifyWatch() {
+ModifyWatches::~ModifyWatches() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-bool ModifyWatch::fired() {
-  if (fd_ < 0) return true;
-  if (fired_) return true;
-  // The only watch on this descriptor is IN_MODIFY: any event (or an overflow) is a write.
+bool ModifyWatches::add(size_t i, const std::string& path) {
+  if (fd_ < 0) return false;
+  int wd = inotify_add_watch(fd_, path.c_str(), IN_MODIFY);
+  if (wd < 0) return false;
+  items_[wd].push_back(i);
+  return true;
+}
+
+void ModifyWatches::read_events() {
   alignas(struct inotify_event) char buf[4096];
   for (;;) {
     ssize_t n = ::read(fd_, buf, sizeof(buf));
-    if (n > 0) {
-      fired_ = true;
-      continue;
-    }
     if (n < 0 && errno == EINTR) continue;
-    break;  // EAGAIN: nothing (more) pending
+    if (n <= 0) break;  // EAGAIN: nothing (more) pending
+    for (ssize_t at = 0; at + static_cast<ssize_t>(sizeof(inotify_event)) <= n;) {
+      const auto* e = reinterpret_cast<const inotify_event*>(buf + at);
+      if (e->mask & IN_Q_OVERFLOW) overflowed_ = true;
+      if (auto it = items_.find(e->wd); it != items_.end())
+        fired_.insert(it->second.begin(), it->second.end());
+      at += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+    }
   }
-  return fired_;
+}
+
+bool ModifyWatches::fired(size_t i) {
+  if (fd_ < 0) return true;
+  read_events();
+  return overflowed_ || fired_.count(i) > 0;
 }
 
 namespace {

@@ -19,27 +19,36 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace ckptfwd::fwd {
 
-// Writes to one file through descriptors, from its construction on (inotify IN_MODIFY on
-// the inode that path names). Not armed when inotify is unavailable (no watches left):
-// the caller must then assume the file changed.
-class ModifyWatch {
+// Writes through descriptors to the files of one batch, each from when it was added
+// (inotify IN_MODIFY on the inode its path names), with one inotify instance for all of
+// them: the instances a user may have are few (fs.inotify.max_user_instances, 128 by
+// default) and shared with the application.
+class ModifyWatches {
  public:
-  explicit ModifyWatch(const std::string& path);
-  ~ModifyWatch();
-  ModifyWatch(const ModifyWatch&) = delete;
-  ModifyWatch& operator=(const ModifyWatch&) = delete;
-  bool armed() const { return fd_ >= 0; }
-  // True once a write was seen since the construction (or when not armed).
-  bool fired();
+  ModifyWatches();
+  ~ModifyWatches();
+  ModifyWatches(const ModifyWatches&) = delete;
+  ModifyWatches& operator=(const ModifyWatches&) = delete;
+  // Watches path as item i. False when it cannot (inotify unavailable, no watches left):
+  // the caller must then assume the file changes.
+  bool add(size_t i, const std::string& path);
+  // True once a write to item i was seen since it was added (or the event queue
+  // overflowed, which may have lost one).
+  bool fired(size_t i);
 
  private:
+  void read_events();
   int fd_ = -1;
-  bool fired_ = false;
+  std::map<int, std::vector<size_t>> items_;  // watch -> items (names of one inode share it)
+  std::set<size_t> fired_;
+  bool overflowed_ = false;
 };
 
 // Whether one of pids maps the file (dev, ino) shared and writable, or has maps that

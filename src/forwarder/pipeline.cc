@@ -286,7 +286,8 @@ void rehash_lossy_files(const MergePlan& plan,
     bool touched = false;
     for (const FileRange& r : plan.ranges[i]) touched = touched || lossy.count(r.stream);
     // Only whole files are merged by variable: their hash covers every byte.
-    if (touched) entries[i].hash = out.hashes[i] = restored_hash(plan, i, entries[i].size, false, lossy);
+    if (touched)
+      entries[i].hash = out.hashes[i] = restored_hash(plan, i, entries[i].size, false, lossy);
   }
 }
 
@@ -349,13 +350,14 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
   const int64_t t_start = monotonic_ns();
   std::vector<MappedFile> maps(files.size());
   // In-place files: watched from before their first read, their mappings guarded.
-  std::vector<std::unique_ptr<ModifyWatch>> watches(files.size());
+  ModifyWatches watches;
+  std::vector<char> watched(files.size(), 0);
   std::vector<std::unique_ptr<BusGuard>> guards(files.size());
   std::vector<struct stat> identity(files.size());
   bool any_in_place = false;
   for (size_t i = 0; i < files.size(); ++i)
     if (files[i].in_place) {
-      watches[i] = std::make_unique<ModifyWatch>(files[i].data_path);
+      watched[i] = watches.add(i, files[i].data_path);
       any_in_place = true;
     }
   std::vector<FileEntry> entries(files.size());
@@ -372,7 +374,7 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
     if (f.in_place) {
       guards[i] = std::make_unique<BusGuard>(maps[i].data(), maps[i].size());
       const bool unguarded = maps[i].size() > 0 && !guards[i]->guarded();
-      if (!watches[i]->armed() || unguarded || ::stat(f.data_path.c_str(), &identity[i]) != 0) {
+      if (!watched[i] || unguarded || ::stat(f.data_path.c_str(), &identity[i]) != 0) {
         LOG_DEBUG("%s: cannot watch it while it is read in place: copying it", f.path.c_str());
         changed->push_back(i);
       }
@@ -557,26 +559,27 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
       for (size_t i = 0; i < files.size(); ++i)
         if (files[i].in_place)
           rehash.run([&, i] {
-            entries[i].hash = restored_hash(plan, i, entries[i].size, files[i].partial, {}, release);
+            entries[i].hash =
+                restored_hash(plan, i, entries[i].size, files[i].partial, {}, release);
           });
       rehash.wait();
       std::atomic<bool> differs{false};
       pool_for(pool, jobs.size(), [&](size_t j) {
         if (!verify[jobs[j].stream] || differs.load(std::memory_order_relaxed)) return;
         std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> st(XXH3_createState(),
-                                                                            XXH3_freeState);
+                                                                           XXH3_freeState);
         if (!st) throw std::bad_alloc();
         XXH3_64bits_reset(st.get());
         plan.streams[jobs[j].stream].bytes.for_each(jobs[j].off, jobs[j].len,
-                                                     [&](const uint8_t* p, uint64_t n) {
-                                                       XXH3_64bits_update(st.get(), p, n);
-                                                       release(p, n);
-                                                     });
+                                                    [&](const uint8_t* p, uint64_t n) {
+                                                      XXH3_64bits_update(st.get(), p, n);
+                                                      release(p, n);
+                                                    });
         if (XXH3_64bits_digest(st.get()) != src_hashes[j]) differs = true;
       });
       for (size_t i = 0; i < files.size(); ++i) {
         if (!files[i].in_place) continue;
-        const bool written = watches[i]->fired(), cut = guards[i]->faulted();
+        const bool written = watches.fired(i), cut = guards[i]->faulted();
         const bool mapped =
             mapped_writable_by(files[i].holder_pids, identity[i].st_dev, identity[i].st_ino);
         if (differs || written || cut || mapped) {

@@ -72,6 +72,7 @@ class Service {
   // settle_or_defer_unchanged left for it is hashed; one that holds its fsync snapshot's
   // bytes is forgotten (the snapshot stands), any other goes on to be committed.
   void settle_unchanged(std::unique_lock<std::mutex>& lk);
+
  private:
   Reply open_write(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared);
   Reply open_read(const std::string& path);

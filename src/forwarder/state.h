@@ -60,8 +60,8 @@ struct Version {
   // fsync of an open version commits a snapshot of it (a version of its own). If the
   // version is closed unchanged after that, the committed snapshot is all there is to
   // keep: it is not committed a second time (fsync, close, rename pays once).
-  uint64_t snapshot_of = 0;    // on a snapshot: the open version it copies
-  uint64_t last_snapshot = 0;  // on an open version: its newest snapshot
+  uint64_t snapshot_of = 0;              // on a snapshot: the open version it copies
+  uint64_t last_snapshot = 0;            // on an open version: its newest snapshot
   Clock::time_point snapshot_started{};  // on a snapshot: when the fsync began making it
   // A snapshot whose staged file is a hard link to its open version's, not a copy (an
   // fsync costs no copy): its bytes may still change while it is committed, so the
@@ -168,11 +168,11 @@ class State {
   uint64_t next_close_seq = 1;
   uint64_t next_ext_seq = 1;  // extents files the forwarder writes itself (pid field 0)
   Clock::time_point last_close{};
-  int waiters = 0;        // threads blocked until commits (the batcher then seals fast)
+  int waiters = 0;           // threads blocked until commits (the batcher then seals fast)
   int unchanged_checks = 0;  // versions with Version::check_unchanged set
-  int clients = 0;        // connected clients
-  bool draining = false;  // exit drain: seal everything now
-  bool shutdown = false;  // waiters give up (EIO)
+  int clients = 0;           // connected clients
+  bool draining = false;     // exit drain: seal everything now
+  bool shutdown = false;     // waiters give up (EIO)
   // A reader may have been handed a staged path just before its version committed: the
   // data file outlives the version by this grace so its open() still finds it. The
   // .meta goes at once, so a recovery never commits it twice.

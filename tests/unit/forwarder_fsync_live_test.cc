@@ -285,9 +285,9 @@ class FsyncInPlaceTest : public ForwarderTest {
     if (got == want) return ::testing::AssertionSuccess();
     size_t at = 0;
     while (at < got.size() && at < want.size() && got[at] == want[at]) ++at;
-    return ::testing::AssertionFailure() << "the store holds " << got.size() << " bytes ("
-                                         << got.substr(0, 40) << "...), want " << want.size()
-                                         << "; first difference at " << at;
+    return ::testing::AssertionFailure()
+           << "the store holds " << got.size() << " bytes (" << got.substr(0, 40) << "...), want "
+           << want.size() << "; first difference at " << at;
   }
   std::string path_, bytes_ = payload(3 << 20, 9);
 };
@@ -338,9 +338,8 @@ TEST_F(FsyncInPlaceTest, AWriteThroughAMappingWhileItIsReadIsSeen) {
 // must not kill it.
 TEST_F(FsyncInPlaceTest, ATruncationWhileItIsReadIsSeen) {
   const size_t keep = 1000000;
-  ASSERT_EQ(sync_changing([&](const std::string& staged) {
-              ASSERT_EQ(::truncate(staged.c_str(), keep), 0);
-            }),
+  ASSERT_EQ(sync_changing(
+                [&](const std::string& staged) { ASSERT_EQ(::truncate(staged.c_str(), keep), 0); }),
             "OK");
   EXPECT_TRUE(stored(bytes_.substr(0, keep)));
   EXPECT_EQ(stat_of(*c_, "fsync_copies"), 1);
