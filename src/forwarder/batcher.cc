@@ -273,13 +273,20 @@ bool Batcher::pick_synced(std::map<std::string, std::vector<Version*>>& groups,
     const Clock::time_point gather_end =
         first->closed_at + std::max<Clock::duration>(kSyncGather, made);
     if (now < gather_end) {
+      // Also a file of the same checkpoint wave still being written and not fsync'd yet
+      // (another rank's, a few ms behind): its fsync or close wakes the batcher, and
+      // the ranks of one wave share one container instead of queueing one after another.
       bool snapshot_pending = false;
-      for (auto& [vid, v] : s.versions)
-        if (v.snapshot_of && !v.ready && !v.dropped && store_for(c_.cfg, v.path) == *st) {
+      for (auto& [vid, v] : s.versions) {
+        if (v.dropped || store_for(c_.cfg, v.path) != *st) continue;
+        const bool peer_writing = v.state == VState::kOpen && v.ready && !v.last_snapshot &&
+                                  first->wave && s.waves.accepts(first->wave, *st, v.path, v.rank);
+        if ((v.snapshot_of && !v.ready) || peer_writing) {
           snapshot_pending = true;
           break;
         }
-      if (snapshot_pending) {  // its mark_closed wakes the batcher
+      }
+      if (snapshot_pending) {  // its mark_closed (or a close) wakes the batcher
         *wake = std::min(*wake, gather_end);
         gathering->insert(*st);
         continue;

@@ -61,9 +61,11 @@ class Batcher {
   bool pick(std::string& store, std::vector<BatchFile>& files, Clock::time_point* wake);
   // A batch of the closed versions an fsync waits for (Version::sync_waiters), of the
   // first store in `order` that has any: sealed at once, alone, unless another fsync's
-  // snapshot of that store is still being made (a copy of a large file): then, for at
-  // most kSyncGather after the first was ready, the batch waits for it, so that ranks
-  // fsyncing together share one container instead of queueing one batch each. False if
+  // snapshot of that store is still being made (a copy of a large file) or a file of the
+  // first one's checkpoint wave is still being written and not fsync'd yet (another
+  // rank's): then, for at most kSyncGather after the first was ready, the batch waits
+  // for them, so that ranks fsyncing together share one container instead of queueing
+  // one batch each. False if
   // none waits (or none is due yet: *wake then says when, and *gathering has the stores
   // that wait, which no other batch may take meanwhile).
   bool pick_synced(std::map<std::string, std::vector<Version*>>& groups,

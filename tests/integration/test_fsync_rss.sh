@@ -32,6 +32,13 @@ wait_for '[[ -z "$(session_forwarders)" ]]' 30 || fail "the forwarder did not le
 in_place=$(stats_sum "$T/stats.jsonl" forwarder fsync_in_place)
 [[ $in_place -eq 1 ]] || fail "fsync_in_place is $in_place: the 384 MiB file was not committed in place"
 rss=$(stats_sum "$T/stats.jsonl" forwarder peak_rss_bytes)
-[[ $rss -gt 0 && $rss -lt $((256 << 20)) ]] ||
-  fail "forwarder peak RSS $((rss >> 20)) MiB committing a 384 MiB fsync in place (want < 256 MiB)"
+[[ $rss -gt 0 ]] || fail "peak_rss_bytes is 0"
+# A sanitizer build's RSS holds its shadow memory and the quarantine of freed blocks
+# (hundreds of MiB): the bound speaks for the release build only.
+if grep -q "^CKPTFWD_SANITIZE:BOOL=ON" "$BUILD/CMakeCache.txt" 2>/dev/null; then
+  ok "sanitizer build: peak RSS $((rss >> 20)) MiB not checked against the bound"
+else
+  [[ $rss -lt $((256 << 20)) ]] ||
+    fail "forwarder peak RSS $((rss >> 20)) MiB committing a 384 MiB fsync in place (want < 256 MiB)"
+fi
 ok "384 MiB fsync'd and committed in place with the forwarder at $((rss >> 20)) MiB peak RSS; restores exactly"

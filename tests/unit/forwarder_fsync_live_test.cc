@@ -237,6 +237,33 @@ TEST_P(FsyncLiveTest, FsyncsWhoseSnapshotsOverlapShareOneContainer) {
   EXPECT_EQ(on_store(store(), pb, root_ + "/restored"), db);
 }
 
+// Two ranks write their files of one checkpoint; the first fsyncs while the second is
+// still writing, and fsyncs 20 ms later: the first fsync's batch waits for it (the
+// second's file is of the same wave, open and not fsync'd), and both land in one
+// container instead of the second queueing behind the first's batch.
+TEST_P(FsyncLiveTest, AnFsyncWaitsForARankOfItsWaveStillWriting) {
+  start();
+  auto a = client();
+  auto b = client();
+  std::string pa = data_ + "/r0.bin", pb = data_ + "/r1.bin";
+  std::string da = payload(1 << 20, 3), db = payload(1 << 20, 4);
+  auto ra = a->call({"OPEN", pa, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+  auto rb = b->call({"OPEN", pb, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+  ASSERT_EQ(ra[0], "OK");
+  ASSERT_EQ(rb[0], "OK");
+  write_file(ra[2], da);
+  std::string first_reply;
+  std::thread first([&] { first_reply = a->call({"SYNC", ra[1]})[0]; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  write_file(rb[2], db);
+  EXPECT_EQ(b->call({"SYNC", rb[1]})[0], "OK");
+  first.join();
+  EXPECT_EQ(first_reply, "OK");
+  EXPECT_EQ(container_count(store()), 1u) << "one batch for both fsyncs";
+  EXPECT_EQ(on_store(store(), pa, root_ + "/restored"), da);
+  EXPECT_EQ(on_store(store(), pb, root_ + "/restored"), db);
+}
+
 }  // namespace ckptfwd::fwd::test
 
 namespace ckptfwd::fwd::test {
