@@ -17,6 +17,7 @@
 #include "forwarder/service.h"
 #include "forwarder/staging.h"
 #include "forwarder/store_paths.h"
+#include "forwarder/worker_pool.h"
 
 namespace ckptfwd::fwd {
 
@@ -50,7 +51,12 @@ void Service::settle_unchanged(std::unique_lock<std::mutex>& lk) {
   s.unchanged_checks = 0;
   if (checks.empty()) return;
   lk.unlock();
-  for (Check& c : checks) c.read = hash_staged(c.data_path, c.size, &c.hash);
+  // On the compression workers, idle between two batches of this thread: many ranks
+  // closing large files at once are hashed side by side, as their CLOSEs once were.
+  pool_for(c_.workers, checks.size(), [&checks](size_t i) {
+    Check& c = checks[i];
+    c.read = hash_staged(c.data_path, c.size, &c.hash);
+  });
   if (c_.during_synced_hash) c_.during_synced_hash();
   lk.lock();
   for (const Check& c : checks) {
@@ -126,16 +132,6 @@ bool Service::matches_synced(const Version& v, uint64_t size, int64_t mtime_ns,
   // mapping to tmpfs changes neither). Otherwise v is committed again: costly, never wrong.
   return hashed && hashed->ok && hashed->vid == v.vid && hashed->joins == v.joins &&
          hashed->size == size && hashed->mtime_ns == mtime_ns && hashed->hash == v.synced.hash;
-}
-
-bool Service::releases_last_hold(const Version& v, const ClientCtx& cl) {
-  // The same reference close() releases: this connection's, else one of cl's process
-  // held across a lost connection.
-  if (auto h = v.holders.find(cl.id); h != v.holders.end())
-    return h->second.refs == 1 && v.holders.size() == 1 && v.orphans.empty();
-  if (auto o = v.orphans.find(cl.pid); o != v.orphans.end())
-    return o->second == 1 && v.orphans.size() == 1 && v.holders.empty();
-  return v.holders.empty() && v.orphans.empty();
 }
 
 // A partial version that started from the path's current bytes, got no writes and kept

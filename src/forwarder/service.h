@@ -114,8 +114,6 @@ class Service {
   // it, of a file of this size and mtime. Reads nothing. Lock held.
   bool matches_synced(const Version& v, uint64_t size, int64_t mtime_ns,
                       const std::optional<SyncedHash>& hashed);
-  // This CLOSE from cl releases the last reference to v (or v has none left).
-  static bool releases_last_hold(const Version& v, const ClientCtx& cl);
   // v (partial, just closed) started from the path's bytes and changed nothing: forgotten.
   bool unchanged_partial(Version& v);
   // CLOSE of a partial version: its extents file, or none (extents unknown then). Lock held.
