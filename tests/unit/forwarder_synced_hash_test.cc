@@ -94,6 +94,18 @@ class SyncedHashTest : public ForwarderTest {
   bool hook_ended() {
     return ended_.get_future().wait_for(kAnswerLimit) == std::future_status::ready;
   }
+  // CLOSEs r's version (size bytes) through c, the batcher running `during` once right
+  // after its hash, and drains. True when the hook ran once and ended.
+  bool close_while_hashed(Core& core, Client& c, const std::vector<std::string>& r, size_t size,
+                          std::function<void()> during) {
+    core.during_synced_hash = first_call(std::move(during));
+    EXPECT_EQ(c.call({"CLOSE", r[1], std::to_string(size)})[0], "OK");
+    EXPECT_EQ(c.call({"DRAIN"})[0], "OK");
+    const bool ended = hook_ended();
+    core.during_synced_hash = nullptr;
+    wait_late();
+    return ended && calls_.load() == 1;
+  }
   std::atomic<int> calls_{0};
   std::promise<void> ended_;
   std::vector<std::future<void>> late_;
@@ -152,7 +164,7 @@ TEST_F(SyncedHashTest, AWriterOpeningDuringTheHashGetsItsBytesCommitted) {
   auto r = open_synced(*c, p, a);
   std::string reopen_close;
   bool in_time = false, wrote = false;
-  core.during_synced_hash = first_call([&] {
+  ASSERT_TRUE(close_while_hashed(core, *c, r, a.size(), [&] {
     in_time = done_in_time([&](Client& j) {
       auto o = j.call({"OPEN", p, std::to_string(O_WRONLY), "644"});
       if (o.size() < 3 || o[0] != "OK") return;
@@ -165,13 +177,7 @@ TEST_F(SyncedHashTest, AWriterOpeningDuringTheHashGetsItsBytesCommitted) {
       ::close(fd);
       reopen_close = j.call({"CLOSE", o[1], std::to_string(b.size())})[0];
     });
-  });
-  EXPECT_EQ(c->call({"CLOSE", r[1], std::to_string(a.size())})[0], "OK");
-  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
-  ASSERT_TRUE(hook_ended());
-  core.during_synced_hash = nullptr;
-  wait_late();
-  EXPECT_EQ(calls_.load(), 1);
+  }));
   EXPECT_TRUE(in_time) << "the writer waited for the hash";
   EXPECT_TRUE(wrote);
   EXPECT_EQ(reopen_close, "OK");
@@ -191,14 +197,9 @@ TEST_F(SyncedHashTest, AnUnlinkDuringTheHashLeavesNothingAndNoError) {
   auto r = open_synced(*c, p, a);
   std::string unlink_reply;
   bool in_time = false;
-  core.during_synced_hash = first_call([&] {
+  ASSERT_TRUE(close_while_hashed(core, *c, r, a.size(), [&] {
     in_time = done_in_time([&](Client& o) { unlink_reply = o.call({"UNLINK", p})[0]; });
-  });
-  EXPECT_EQ(c->call({"CLOSE", r[1], std::to_string(a.size())})[0], "OK");
-  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
-  ASSERT_TRUE(hook_ended());
-  core.during_synced_hash = nullptr;
-  wait_late();
+  }));
   EXPECT_TRUE(in_time) << "the UNLINK waited for the hash";
   EXPECT_EQ(unlink_reply, "OK");
   ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
@@ -218,15 +219,9 @@ TEST_F(SyncedHashTest, ARenameDuringTheHashKeepsTheSnapshot) {
   auto r = open_synced(*c, p, a);
   std::string rename_reply;
   bool in_time = false;
-  core.during_synced_hash = first_call([&] {
+  ASSERT_TRUE(close_while_hashed(core, *c, r, a.size(), [&] {
     in_time = done_in_time([&](Client& o) { rename_reply = o.call({"RENAME", p, fin})[0]; });
-  });
-  EXPECT_EQ(c->call({"CLOSE", r[1], std::to_string(a.size())})[0], "OK");
-  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
-  ASSERT_TRUE(hook_ended());
-  core.during_synced_hash = nullptr;
-  wait_late();
-  EXPECT_EQ(calls_.load(), 1);
+  }));
   EXPECT_TRUE(in_time) << "the RENAME waited for the hash";
   EXPECT_EQ(rename_reply, "OK");
   ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
