@@ -638,15 +638,13 @@ bool copy_in_place(BatchFile& f, std::string* err) {
     if (err) *err = f.data_path + ": cannot open for a copy: " + strerror(errno);
     return false;
   }
-  int dst = create_staged(tmp, err);
-  bool ok = dst >= 0 && copy_fd(src, dst, err);
+  bool ok = copy_staged_file(src, tmp, err);
   struct stat st;
   if (ok && ::fstat(src, &st) == 0) {
     f.size = static_cast<uint64_t>(st.st_size);
     f.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   }
   ::close(src);
-  if (dst >= 0) ::close(dst);
   if (ok && ::rename(tmp.c_str(), f.data_path.c_str()) != 0) {
     if (err) *err = tmp + ": cannot rename to " + f.data_path + ": " + strerror(errno);
     ok = false;

@@ -154,6 +154,18 @@ int create_staged(const std::string& path, std::string* err) {
   return fd;
 }
 
+bool copy_staged_file(int src, const std::string& dst_path, std::string* err) {
+  int fd = create_staged(dst_path, err);
+  bool ok = fd >= 0 && copy_fd(src, fd, err);
+  struct stat st;
+  if (ok && fstat(src, &st) == 0) {  // the copy shows the file's own mtime
+    struct timespec ts[2] = {st.st_atim, st.st_mtim};
+    futimens(fd, ts);
+  }
+  if (fd >= 0) close(fd);
+  return ok;
+}
+
 bool copy_fd(int src, int dst, std::string* err) {
   struct stat st;
   if (fstat(src, &st) != 0) {

@@ -42,6 +42,10 @@ int create_staged(const std::string& path, std::string* err);
 // Copies all of src_fd into dst_fd from offset 0 (copy_file_range, falling back to
 // read/write; holes are kept where SEEK_DATA works). False with *err.
 bool copy_fd(int src_fd, int dst_fd, std::string* err);
+// A new staged file dst_path holding all of the open file src (read from offset 0), with
+// src's own mtime: an fsync snapshot copied where it cannot be read as it is. False with
+// *err (dst_path may then exist, incomplete).
+bool copy_staged_file(int src, const std::string& dst_path, std::string* err);
 // Every staged file's permission bits. A file found with other bits was fchmod'ed by
 // the application behind the library's back: its bits are the version's mode then.
 inline constexpr uint32_t kStagedFileMode = 0600;

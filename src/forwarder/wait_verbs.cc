@@ -14,24 +14,6 @@
 
 namespace ckptfwd::fwd {
 
-namespace {
-// The fallback of an fsync snapshot where a second name cannot be made: a copy, with the
-// file's own mtime. No .meta until it is complete (mark_closed writes it): a crash
-// mid-copy leaves a staged file without one, which a recovery deletes.
-// Copies the open staged file src (read from offset 0) to a new staged file dst_path.
-bool copy_snapshot(int src, const std::string& dst_path, std::string* err) {
-  int fd = create_staged(dst_path, err);
-  bool ok = fd >= 0 && copy_fd(src, fd, err);
-  struct stat st;
-  if (ok && ::fstat(src, &st) == 0) {  // the snapshot shows the file's own mtime
-    struct timespec ts[2] = {st.st_atim, st.st_mtim};
-    ::futimens(fd, ts);
-  }
-  if (fd >= 0) ::close(fd);
-  return ok;
-}
-}  // namespace
-
 int Service::wait_committed(std::unique_lock<std::mutex>& lk, const std::vector<uint64_t>& vids) {
   State& s = c_.state;
   struct Wait {
@@ -134,7 +116,9 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
       err = "cannot open " + src_path + ": " + strerror(errno);
     else {
       const int64_t t0 = monotonic_ns();
-      ok = copy_snapshot(src, dst_path, &err);
+      // No .meta until it is complete (mark_closed writes it): a crash mid-copy leaves a
+      // staged file without one, which a recovery deletes.
+      ok = copy_staged_file(src, dst_path, &err);
       if (ok) c_.stats.fsync_copies++;
       LOG_DEBUG("fsync of v%llu: snapshot copied (%llu bytes) in %.1f ms",
                 static_cast<unsigned long long>(vid),
