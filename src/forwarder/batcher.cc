@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "forwarder/chunk_index.h"
@@ -20,6 +21,7 @@ void Batcher::start() {
     std::lock_guard lk(c_.state.mu);
     stop_ = false;
   }
+  for (Lane& lane : lanes_) lane.th = std::thread([this, &lane] { lane_loop(lane); });
   th_ = std::thread([this] { loop(); });
 }
 
@@ -29,8 +31,10 @@ void Batcher::stop() {
     std::lock_guard lk(c_.state.mu);
     stop_ = true;
     c_.state.work_cv.notify_all();
+    lane_cv_.notify_all();
   }
   th_.join();
+  for (Lane& lane : lanes_) lane.th.join();  // after the batch each may have in flight
   std::lock_guard lk(c_.state.mu);
   c_.state.purge_retired(true);
 }
@@ -46,15 +50,21 @@ void Batcher::loop() {
     }
     std::string store;
     std::vector<BatchFile> files;
-    Clock::time_point wake;
-    if (pick(store, files, &wake)) {
-      lk.unlock();
-      process(store, files);
-      lk.lock();
+    Clock::time_point wake = Clock::now() + std::chrono::hours(1);
+    const bool bulk_free = !lanes_[kBulkLane].busy, sync_free = !lanes_[kSyncLane].busy;
+    bool synced = false;
+    // A lane that finishes notifies work_cv: with both busy, nothing is picked until then.
+    if ((bulk_free || sync_free) && pick(store, files, &wake, bulk_free, &synced)) {
+      Lane& lane = lanes_[synced && sync_free ? kSyncLane : kBulkLane];
+      lane.store = std::move(store);
+      lane.files = std::move(files);
+      lane.busy = true;
+      lane_cv_.notify_all();
       continue;
     }
+    // Not beside a batch in flight, which may refer to chunks of what it deletes.
     // Collecting releases the lock: what was closed or notified meanwhile needs a new pick.
-    if (collect_due_garbage(c_, lk)) continue;
+    if (!lanes_busy() && collect_due_garbage(c_, lk)) continue;
     if (stop_) break;
     std::vector<std::string> doomed;
     Clock::time_point purge_at = s.purge_retired(false, &doomed);
@@ -79,7 +89,24 @@ void Batcher::loop() {
   }
 }
 
-bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::time_point* wake) {
+void Batcher::lane_loop(Lane& lane) {
+  State& s = c_.state;
+  std::unique_lock lk(s.mu);
+  for (;;) {
+    lane_cv_.wait(lk, [&] { return lane.busy || stop_; });
+    if (!lane.busy) return;  // stopping, with nothing assigned
+    std::string store = std::move(lane.store);
+    std::vector<BatchFile> files = std::move(lane.files);
+    lk.unlock();
+    process(store, std::move(files));
+    lk.lock();
+    lane.busy = false;
+    s.work_cv.notify_all();  // the batcher may hand this lane the next batch
+  }
+}
+
+bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::time_point* wake,
+                   bool bulk_allowed, bool* synced) {
   State& s = c_.state;
   const Config& cfg = c_.cfg;
   auto now = Clock::now();
@@ -90,6 +117,10 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
   const auto wave_window = std::max(window, std::chrono::milliseconds(cfg.wave_window_ms));
   const auto max_age = std::max(window * 10 + std::chrono::seconds(1), wave_window * 4);
   std::map<std::string, std::vector<Version*>> groups;
+  // Paths with a version in a batch in flight: a newer version waits for its commit.
+  std::set<std::string> committing;
+  for (auto& [vid, v] : s.versions)
+    if (v.state == VState::kCommitting && !v.dropped) committing.insert(v.path);
   // Per store: is a file of the same checkpoint wave still being written (opened within
   // the batch window, never fsync'd)? A waiter then gives it until the 100 ms bound to
   // close or fsync too, so one wave of ranks that fsync lands in one container.
@@ -107,7 +138,7 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
         *wake = std::min(*wake, v.retry_at);
       }
     }
-    if (v.state == VState::kClosed && v.ready && !v.dropped)
+    if (v.state == VState::kClosed && v.ready && !v.dropped && !committing.count(v.path))
       groups[store_for(cfg, v.path)].push_back(&v);
   }
   // The store whose oldest version closed first goes first.
@@ -134,7 +165,11 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
   if (groups.empty()) return false;
   std::sort(order.begin(), order.end());
   std::set<std::string> gathering;
-  if (pick_synced(groups, order, store, files, wake, &gathering)) return true;
+  if (pick_synced(groups, order, store, files, wake, &gathering)) {
+    *synced = true;
+    return true;
+  }
+  if (!bulk_allowed) return false;
   // Is a version still open that would join wave w (a rank still writing its file)?
   auto member_open = [&](const Waves::Wave& w) {
     for (auto& [vid, v] : s.versions)
@@ -324,6 +359,9 @@ bool Batcher::pick_synced(std::map<std::string, std::vector<Version*>>& groups,
 
 void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
   State& s = c_.state;
+  // An fsync waits for this batch: its tasks go ahead of a bulk batch's on the workers.
+  std::optional<WorkerPool::UrgentScope> urgent;
+  if (!files.empty() && files.front().synced) urgent.emplace();
   std::string err;
   for (size_t attempt = 0;; ++attempt) {
     BatchResult res;
@@ -333,6 +371,7 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
     bool ok = write_container(c_.cfg, store, c_.node, files, res, &err, &c_.inferrer,
                               &c_.codec_choices, refs.get(), &c_.workers,
                               c_.after_in_place_encode ? &c_.after_in_place_encode : nullptr);
+    if (ok && c_.after_batch_written) c_.after_batch_written(files);
     {
       std::unique_lock lk(s.mu);
       if (ok) ok = commit_batch(c_, lk, store, files, res, &err);

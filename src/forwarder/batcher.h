@@ -19,11 +19,20 @@
 //     closed version waits for 100 ms already): waiters never wait for a wave, or
 //   - its closed bytes reach Config.batch_bytes, or
 //   - the forwarder drains for exit.
+// Two batches may be in flight, one per lane: the bulk lane takes any batch, the sync
+// lane only a batch an fsync waits for, so an fsync never waits for the compression and
+// commit of a batch of closed files; its tasks also go ahead of that batch's on the
+// compression workers (WorkerPool::UrgentScope). A version is not sealed while an older
+// version of its path is in a batch in flight: the commit of the newer one must come last.
+// Garbage collection (gc.h) waits until no batch is in flight: a batch may refer to chunks
+// of containers it would delete (chunk_index.h).
 // Whole waves go in while they fit in Config.batch_bytes; only a wave bigger than that is
 // cut (a split, counted in Stats::waves_split). Config.group_size does not bound a batch:
 // it is how many ranks the pipeline merges together.
 #pragma once
+#include <array>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <set>
 #include <string>
@@ -51,14 +60,16 @@ class Batcher {
   Batcher(Core& core, BatcherTiming timing = {}) : c_(core), t_(std::move(timing)) {}
   ~Batcher() { stop(); }
   void start();
-  // Finishes the batch in flight, then returns.
+  // Finishes the batches in flight, then returns.
   void stop();
 
  private:
   void loop();
-  // State lock held: a batch to write now (versions marked kCommitting), else false and
-  // *wake set to when to look again.
-  bool pick(std::string& store, std::vector<BatchFile>& files, Clock::time_point* wake);
+  // State lock held: a batch to write now (versions marked kCommitting; *synced when it
+  // is one an fsync waits for), else false and *wake set to when to look again. Without
+  // bulk_allowed, only a batch an fsync waits for.
+  bool pick(std::string& store, std::vector<BatchFile>& files, Clock::time_point* wake,
+            bool bulk_allowed, bool* synced);
   // A batch of the closed versions an fsync waits for (Version::sync_waiters), of the
   // first store in `order` that has any: sealed at once, alone, unless another fsync's
   // snapshot of that store is still being made (a copy of a large file) or a file of the
@@ -78,6 +89,17 @@ class Batcher {
   void seal_wave(uint64_t wave, bool whole);
   void process(const std::string& store, std::vector<BatchFile> files);
 
+  // A thread that writes the batches the batcher hands it, one at a time.
+  struct Lane {
+    std::thread th;
+    bool busy = false;  // a batch is assigned and not done yet (under the state lock)
+    std::string store;
+    std::vector<BatchFile> files;
+  };
+  enum LaneId { kBulkLane, kSyncLane, kLanes };
+  void lane_loop(Lane& lane);
+  bool lanes_busy() const { return lanes_[kBulkLane].busy || lanes_[kSyncLane].busy; }
+
   // Shortest time between two picks that found nothing to seal (loop()).
   static constexpr std::chrono::milliseconds kPickGap{2};
   // Longest wait of a synced batch for the fsync snapshots still being made (pick_synced).
@@ -86,7 +108,9 @@ class Batcher {
   Core& c_;
   BatcherTiming t_;
   std::thread th_;
-  bool stop_ = false;  // under the state lock
+  std::array<Lane, kLanes> lanes_;
+  std::condition_variable lane_cv_;  // a lane got a batch, or stop_; with the state lock
+  bool stop_ = false;                // under the state lock
 };
 
 }  // namespace ckptfwd::fwd

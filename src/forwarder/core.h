@@ -6,6 +6,7 @@
 #include "common/config.h"
 #include "forwarder/chunk_index.h"
 #include "forwarder/codec_choice.h"
+#include "forwarder/pipeline.h"
 #include "forwarder/ref_keep.h"
 #include "forwarder/restore.h"
 #include "forwarder/state.h"
@@ -49,6 +50,9 @@ struct Core {
   // Tests: called by the committer just before each MANIFEST append, without the state
   // lock (to observe that the lock is free over the append and its fdatasync).
   std::function<void()> before_manifest_append;
+  // Tests: called by the batcher with each batch it wrote to a container, before the
+  // commit and without the state lock (to hold a batch in flight).
+  std::function<void(const std::vector<BatchFile>&)> after_batch_written;
   // Tests: called by an fsync's snapshot between taking the staged file and linking or
   // copying it, without the state lock (to race a drop of the open version against it).
   std::function<void()> during_snapshot;

@@ -51,8 +51,10 @@ void Service::settle_unchanged(std::unique_lock<std::mutex>& lk) {
   s.unchanged_checks = 0;
   if (checks.empty()) return;
   lk.unlock();
-  // On the compression workers, idle between two batches of this thread: many ranks
-  // closing large files at once are hashed side by side, as their CLOSEs once were.
+  // On the compression workers: many ranks closing large files at once are hashed side
+  // by side, as their CLOSEs once were. The batcher waits for them (an fsync's batch
+  // too): ahead of the tasks of a batch in flight (worker_pool.h).
+  WorkerPool::UrgentScope urgent;
   pool_for(c_.workers, checks.size(), [&checks](size_t i) {
     Check& c = checks[i];
     c.read = hash_staged(c.data_path, c.size, &c.hash);

@@ -4,6 +4,13 @@
 
 namespace ckptfwd::fwd {
 
+namespace {
+thread_local bool submit_urgent = false;  // an UrgentScope lives on this thread
+}  // namespace
+
+WorkerPool::UrgentScope::UrgentScope() : was_(submit_urgent) { submit_urgent = true; }
+WorkerPool::UrgentScope::~UrgentScope() { submit_urgent = was_; }
+
 WorkerPool::WorkerPool(int threads, AtExit at_exit) : at_exit_(at_exit) {
   for (int t = 0; t < std::max(1, threads); ++t) threads_.emplace_back([this] { loop(); });
 }
@@ -12,7 +19,10 @@ WorkerPool::~WorkerPool() {
   {
     std::lock_guard lk(mu_);
     stop_ = true;
-    if (at_exit_ == AtExit::kDropQueued) queue_.clear();
+    if (at_exit_ == AtExit::kDropQueued) {
+      urgent_.clear();
+      queue_.clear();
+    }
   }
   cv_.notify_all();
   for (std::thread& t : threads_) t.join();
@@ -22,28 +32,30 @@ void WorkerPool::submit(std::function<void()> task) {
   {
     std::lock_guard lk(mu_);
     if (stop_ && at_exit_ == AtExit::kDropQueued) return;
-    queue_.push_back(std::move(task));
+    (submit_urgent ? urgent_ : queue_).push_back(std::move(task));
   }
   cv_.notify_one();
 }
 
 void WorkerPool::wait_idle() {
   std::unique_lock lk(mu_);
-  idle_cv_.wait(lk, [&] { return queue_.empty() && running_ == 0; });
+  idle_cv_.wait(lk, [&] { return urgent_.empty() && queue_.empty() && running_ == 0; });
 }
 
 void WorkerPool::loop() {
   std::unique_lock lk(mu_);
   for (;;) {
-    cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
-    if (queue_.empty()) break;  // stopping, and everything queued has run (or was dropped)
-    std::function<void()> task = std::move(queue_.front());
-    queue_.pop_front();
+    cv_.wait(lk, [&] { return stop_ || !urgent_.empty() || !queue_.empty(); });
+    // Stopping, and everything queued has run (or was dropped)?
+    if (urgent_.empty() && queue_.empty()) break;
+    std::deque<std::function<void()>>& from = urgent_.empty() ? queue_ : urgent_;
+    std::function<void()> task = std::move(from.front());
+    from.pop_front();
     ++running_;
     lk.unlock();
     task();
     lk.lock();
-    if (--running_ == 0 && queue_.empty()) idle_cv_.notify_all();
+    if (--running_ == 0 && urgent_.empty() && queue_.empty()) idle_cv_.notify_all();
   }
 }
 

@@ -2,6 +2,11 @@
 // of them) and reused by every batch, so that each keeps its codec contexts and scratch
 // buffers (thread_local in src/codec) warm instead of a thread being started per wave.
 //
+// Tasks queue in FIFO order, except those a thread submits while it holds an UrgentScope
+// (the batch an fsync waits for): they run before every task queued without one, so an
+// fsync does not wait for the chunks of a large batch of closed files being compressed
+// beside it (batcher.h).
+//
 // TaskGroup waits for a set of tasks; OrderedResults hands the results of n jobs to one
 // consumer in job order while keeping at most `window` of them produced but not taken:
 // the backpressure that bounds the encoded chunks held in memory while the writer is
@@ -32,8 +37,22 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   int size() const { return static_cast<int>(threads_.size()); }
-  // Queues task (FIFO). A task must not wait for another task of the pool (the pool may
-  // have a single thread); it must not throw (TaskGroup and OrderedResults catch for it).
+  // While one lives, the tasks this thread submits (directly or through TaskGroup,
+  // pool_for, OrderedResults) go ahead of the others.
+  class UrgentScope {
+   public:
+    UrgentScope();
+    ~UrgentScope();
+    UrgentScope(const UrgentScope&) = delete;
+    UrgentScope& operator=(const UrgentScope&) = delete;
+
+   private:
+    bool was_;
+  };
+
+  // Queues task (FIFO among the urgent ones, see UrgentScope, and among the others). A
+  // task must not wait for another task of the pool (the pool may have a single thread);
+  // it must not throw (TaskGroup and OrderedResults catch for it).
   void submit(std::function<void()> task);
   // Blocks until nothing is queued and no task runs (tests, shutdown).
   void wait_idle();
@@ -44,7 +63,7 @@ class WorkerPool {
   const AtExit at_exit_;
   std::mutex mu_;
   std::condition_variable cv_, idle_cv_;
-  std::deque<std::function<void()>> queue_;
+  std::deque<std::function<void()>> urgent_, queue_;
   size_t running_ = 0;
   bool stop_ = false;
   std::vector<std::thread> threads_;

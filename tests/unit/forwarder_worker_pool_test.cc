@@ -4,9 +4,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <future>
+#include <mutex>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "forwarder/worker_pool.h"
 
@@ -132,6 +136,38 @@ TEST(WorkerPool, DroppingOrderedResultsEarlyWaitsForItsJobs) {
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   EXPECT_EQ(done.load(), after);
   EXPECT_LE(after, 1 + 6);
+}
+
+TEST(WorkerPool, UrgentTasksRunBeforeTasksQueuedEarlier) {
+  WorkerPool pool(1);
+  std::promise<void> started, go;
+  std::shared_future<void> gone = go.get_future().share();
+  pool.submit([&] {
+    started.set_value();
+    gone.wait();  // holds the only thread while the rest is queued
+  });
+  started.get_future().wait();
+  std::mutex mu;
+  std::vector<std::string> order;
+  auto note = [&](std::string what) {
+    return [&, what] {
+      std::lock_guard lk(mu);
+      order.push_back(what);
+    };
+  };
+  pool.submit(note("bulk1"));
+  pool.submit(note("bulk2"));
+  {
+    WorkerPool::UrgentScope urgent;
+    pool.submit(note("urgent1"));
+    TaskGroup group(pool);
+    group.run(note("urgent2"));
+    go.set_value();
+    group.wait();
+  }
+  pool.submit(note("bulk3"));  // the scope ended: queued behind the others
+  pool.wait_idle();
+  EXPECT_EQ(order, (std::vector<std::string>{"urgent1", "urgent2", "bulk1", "bulk2", "bulk3"}));
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ namespace {
 
 void usage(FILE* to) {
   fprintf(to,
-          "usage: bench_fsync --path FILE [--mib N] [--seed N] [--keep]\n"
+          "usage: bench_fsync --path FILE [--mib N] [--seed N] [--keep] [--no-fsync]\n"
           "Writes N MiB (default 64) of smooth float64 data to FILE with write(2), fsyncs\n"
           "and closes it; prints 'write_s= fsync_s= close_s= total_s= bytes=' on one line.\n"
           "  --path FILE  file to write (its directory must exist); required\n"
@@ -38,6 +38,7 @@ void usage(FILE* to) {
           "  --seed N     content variant (another phase of the field; rounds that should\n"
           "               not find the previous round's chunks use different seeds; default 0)\n"
           "  --keep       do not delete FILE afterwards (default: deleted)\n"
+          "  --no-fsync   close FILE without an fsync (fsync_s=0)\n"
           "  --help       this text\n");
 }
 
@@ -67,7 +68,7 @@ std::vector<double> smooth_field(size_t count, long seed) {
 int main(int argc, char** argv) {
   std::string path;
   long mib = 64;
-  bool keep = false;
+  bool keep = false, do_fsync = true;
   long seed = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -86,6 +87,8 @@ int main(int argc, char** argv) {
       if (*end) die("--seed expects an integer, got '%s'", argv[i]);
     } else if (a == "--keep") {
       keep = true;
+    } else if (a == "--no-fsync") {
+      do_fsync = false;
     } else {
       usage(stderr);
       die("unknown or incomplete option '%s' (see --help)", argv[i]);
@@ -111,7 +114,7 @@ int main(int argc, char** argv) {
   }
   double write_s = seconds_since(t0);
   auto t1 = std::chrono::steady_clock::now();
-  if (fsync(fd) != 0) die("fsync of %s failed", path.c_str());
+  if (do_fsync && fsync(fd) != 0) die("fsync of %s failed", path.c_str());
   double fsync_s = seconds_since(t1);
   auto t2 = std::chrono::steady_clock::now();
   if (close(fd) != 0) die("close of %s failed", path.c_str());

@@ -14,7 +14,12 @@
 # Environment: BENCH_DIR (default BUILD/bench-fsync; must be on a disk, not tmpfs, for a
 # meaningful direct figure), BENCH_BASE (another build dir, e.g. of the previous commit:
 # a third variant `base` runs under its library and forwarder, its store beside), any
-# CKPTFWD_* knob for the forwarders.
+# CKPTFWD_* knob for the forwarders, BENCH_BULK_MIB (default 0: off): before each
+# variant's fsync, the same variant writes and closes another file of that many MiB
+# (bench_fsync --no-fsync, another seed, CKPTFWD_EXIT_WAIT=0) and waits BENCH_BULK_DELAY seconds (default
+# 0.45; the forwarders then run with CKPTFWD_WAVE_WINDOW_MS=300), so that the fsync
+# arrives while that file's batch is being compressed (direct: while its pages are
+# written back).
 set -uo pipefail
 BUILD=${1:-build}
 ROUNDS=${2:-5}
@@ -27,6 +32,8 @@ FWD=$BUILD/bin/ckptfwd-forwarder
 for f in "$APP" "$LIB" "$FWD"; do
   [ -e "$f" ] || { echo "bench_fsync.sh: $f is missing; build first" >&2; exit 2; }
 done
+BULK=${BENCH_BULK_MIB:-0}
+BULK_DELAY=${BENCH_BULK_DELAY:-0.45}
 WORK=${BENCH_DIR:-$BUILD/bench-fsync}
 rm -rf "$WORK" && mkdir -p "$WORK/direct" "$WORK/capture" "$WORK/store" || exit 2
 VARIANTS=(direct ckptfwd)
@@ -42,9 +49,11 @@ fi
 JOB="bench-fsync-$$"
 envs=(CKPTFWD_CAPTURE="$WORK/capture/*" CKPTFWD_STORE="$WORK/store" CKPTFWD_JOB_ID="$JOB"
       CKPTFWD_LOG="$WORK/ckptfwd.log" CKPTFWD_IDLE_EXIT=60)
+[ "$BULK" != 0 ] && envs+=(CKPTFWD_WAVE_WINDOW_MS=300)
 env "${envs[@]}" "$FWD" --daemon || { echo "bench_fsync.sh: forwarder did not start (see $WORK/ckptfwd.log)" >&2; exit 1; }
 base_envs=(CKPTFWD_CAPTURE="$WORK/capture-base/*" CKPTFWD_STORE="$WORK/store-base"
            CKPTFWD_JOB_ID="$JOB-base" CKPTFWD_LOG="$WORK/base.log" CKPTFWD_IDLE_EXIT=60)
+[ "$BULK" != 0 ] && base_envs+=(CKPTFWD_WAVE_WINDOW_MS=300)
 if [ -n "$BASE" ]; then
   env "${base_envs[@]}" "$BASE/bin/ckptfwd-forwarder" --daemon ||
     { echo "bench_fsync.sh: the BENCH_BASE forwarder did not start (see $WORK/base.log)" >&2; exit 1; }
@@ -90,6 +99,17 @@ done
 for r in $(seq 1 "$ROUNDS"); do
   for v in "${VARIANTS[@]}"; do
     sync
+    if [ "$BULK" != 0 ]; then  # a large file closed just before, its batch in flight
+      bulk=(--mib "$BULK" --seed $((r + 1000)) --no-fsync --keep)
+      case $v in
+        direct) "$APP" "${bulk[@]}" --path "$WORK/direct/bulk.bin" >/dev/null ;;
+        ckptfwd) env "${envs[@]}" CKPTFWD_EXIT_WAIT=0 LD_PRELOAD="$LIB" "$APP" "${bulk[@]}" \
+                   --path "$WORK/capture/bulk.bin" >/dev/null ;;
+        base) env "${base_envs[@]}" CKPTFWD_EXIT_WAIT=0 LD_PRELOAD="$BASE/lib/libckptfwd.so" "$APP" "${bulk[@]}" \
+                --path "$WORK/capture-base/bulk.bin" >/dev/null ;;
+      esac || exit 1
+      sleep "$BULK_DELAY"
+    fi
     case $v in
       direct) out=$("$APP" --mib "$MIB" --seed "$r" --path "$WORK/direct/ckpt.bin") || exit 1 ;;
       ckptfwd) out=$(env "${envs[@]}" LD_PRELOAD="$LIB" "$APP" --mib "$MIB" --seed "$r" \
@@ -109,7 +129,9 @@ for r in $(seq 1 "$ROUNDS"); do
     echo "round $r  $v: $out"
   done
 done
-echo "medians of $ROUNDS rounds, $MIB MiB (seconds; ratio to direct):"
+bulk=
+[ "$BULK" != 0 ] && bulk=", each after a $BULK MiB file closed ${BULK_DELAY} s before"
+echo "medians of $ROUNDS rounds, $MIB MiB$bulk (seconds; ratio to direct):"
 # write + fsync: the time until the bytes are durable.
 wf() { awk '{w=$1; f=$2; sub("write_s=","",w); sub("fsync_s=","",f); print w+f}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0) printf "%.2f", a/b; else print "-" }'; }
