@@ -47,8 +47,9 @@ struct Core {
   ChunkIndexCache chunk_indexes;  // earlier chunks new ones may refer to (chunk_index.h)
   RefKeep ref_keep;               // what kept containers refer to (CKPTFWD_KEEP, ref_keep.h)
   WorkerPool workers;             // compression workers of every batch (worker_pool.h)
-  // Tests: called by the committer just before each MANIFEST append, without the state
-  // lock (to observe that the lock is free over the append and its fdatasync).
+  // Tests: called by the committer and the name-space verbs (Service::append_unlocked)
+  // just before each MANIFEST append, without the state lock (to observe that the lock is
+  // free over the append and its fdatasync).
   std::function<void()> before_manifest_append;
   // Tests: called by the batcher with each batch it wrote to a container, before the
   // commit and without the state lock (to hold a batch in flight).

@@ -292,7 +292,8 @@ Reply Service::abandon(ClientCtx& cl, uint64_t vid) {
   std::string store = store_for(c_.cfg, path);
   if (s.catalogs.find(store, path)) {
     std::string err;
-    if (manifest::append_unlink(store, path, &err)) {
+    auto record = [&](std::string* e) { return manifest::append_unlink(store, path, e); };
+    if (append_unlocked(lk, record, &err)) {
       if (!s.catalogs.replay_appended(store)) s.catalogs.get(store).apply_unlink(path);
     } else {
       c_.stats.errors++;

@@ -55,6 +55,15 @@ Reply Service::stat(const std::string& path) {
   return reply_pass();
 }
 
+bool Service::append_unlocked(std::unique_lock<std::mutex>& lk,
+                              const std::function<bool(std::string*)>& append, std::string* err) {
+  lk.unlock();
+  if (c_.before_manifest_append) c_.before_manifest_append();
+  const bool ok = append(err);
+  lk.lock();
+  return ok;
+}
+
 bool Service::stage_from_catalog(std::unique_lock<std::mutex>& lk, const std::string& store,
                                  const CatalogEntry& e, const std::string& path) {
   State& s = c_.state;
@@ -93,8 +102,12 @@ Reply Service::rename(const std::string& from, const std::string& to) {
   std::optional<CatalogEntry> entry;
   if (found) entry = *found;
   std::string err;
+  // The records go in without the state lock (append_unlocked); the turn keeps the
+  // catalog as found. The staged versions of both paths are looked up after them: one
+  // opened meanwhile came before the rename, and moves or is replaced with the others.
   if (entry && store_from == store_to) {
-    if (!manifest::append_rename(store_from, from, to, &err)) {
+    auto record = [&](std::string* e) { return manifest::append_rename(store_from, from, to, e); };
+    if (!append_unlocked(lk, record, &err)) {
       LOG_ERROR("cannot record rename %s -> %s in store %s: %s. Fix: make the store writable",
                 from.c_str(), to.c_str(), store_from.c_str(), err.c_str());
       c_.stats.errors++;
@@ -116,7 +129,8 @@ Reply Service::rename(const std::string& from, const std::string& to) {
       c_.stats.errors++;
       return reply_err(EIO);
     }
-    if (!manifest::append_unlink(store_from, from, &err)) {
+    auto record = [&](std::string* e) { return manifest::append_unlink(store_from, from, e); };
+    if (!append_unlocked(lk, record, &err)) {
       LOG_ERROR("cannot record unlink of %s in store %s: %s. Fix: make the store writable",
                 from.c_str(), store_from.c_str(), err.c_str());
       c_.stats.errors++;
@@ -149,13 +163,12 @@ Reply Service::unlink(const std::string& path) {
   std::unique_lock lk(s.mu);
   std::string store = store_for(c_.cfg, path);
   ManifestTurn turn(s, lk, {store});  // a record in flight may name the path
-  std::vector<uint64_t> pending;
-  for (Version* p : s.pending_of(path)) pending.push_back(p->vid);
   bool in_catalog = s.catalogs.find(store, path) != nullptr;
-  if (pending.empty() && !in_catalog) return reply_pass();
+  if (s.pending_of(path).empty() && !in_catalog) return reply_pass();
   if (in_catalog) {
     std::string err;
-    if (!manifest::append_unlink(store, path, &err)) {
+    auto record = [&](std::string* e) { return manifest::append_unlink(store, path, e); };
+    if (!append_unlocked(lk, record, &err)) {
       LOG_ERROR("cannot record unlink of %s in store %s: %s. Fix: make the store writable",
                 path.c_str(), store.c_str(), err.c_str());
       c_.stats.errors++;
@@ -164,6 +177,9 @@ Reply Service::unlink(const std::string& path) {
     if (!s.catalogs.replay_appended(store)) s.catalogs.get(store).apply_unlink(path);
     gc_due(c_, store);
   }
+  // Looked up after the record: a version opened while it went in came before the unlink.
+  std::vector<uint64_t> pending;
+  for (Version* p : s.pending_of(path)) pending.push_back(p->vid);
   for (uint64_t vid : pending)
     if (Version* p = s.find(vid)) s.drop(*p);
   return done_or_pass(path);
@@ -211,13 +227,20 @@ Reply Service::chmod(const std::string& path, uint32_t mode) {
   std::string store = store_for(c_.cfg, path);
   if (!s.catalogs.find(store, path)) return reply_pass();
   std::string err;
-  if (!manifest::append_chmod(store, path, mode, &err)) {
+  auto record = [&](std::string* e) { return manifest::append_chmod(store, path, mode, e); };
+  if (!append_unlocked(lk, record, &err)) {
     LOG_ERROR("cannot record chmod of %s in store %s: %s. Fix: make the store writable",
               path.c_str(), store.c_str(), err.c_str());
     c_.stats.errors++;
     return reply_err(EIO);
   }
   if (!s.catalogs.replay_appended(store)) s.catalogs.get(store).apply_chmod(path, mode);
+  // A version opened while the record went in copied the committed file with its old
+  // mode: it came before the chmod, and commits the new one.
+  if (Version* v = s.newest(path)) {
+    v->mode = mode & 07777;
+    s.rewrite_meta(*v);
+  }
   return reply_ok();
 }
 

@@ -2,6 +2,7 @@
 // threads; every method takes the state lock itself. Replies are lists of fields.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -130,6 +131,13 @@ class Service {
   void await_other_nodes(std::unique_lock<std::mutex>& lk, const std::string& path);
   // Closes vid, which no process holds any more (pid: the last one), as written. Lock held.
   void close_unheld(uint64_t vid, long pid);
+  // Runs append (a MANIFEST record of a name-space verb: write + fdatasync) with the
+  // state lock released and takes it again. The caller holds the turn of the record's
+  // store (manifest_turn.h): no other record goes in meanwhile and the cached catalog
+  // stays as it was, but versions may be opened, closed or dropped meanwhile, so what the
+  // caller found before must be looked at again after it.
+  bool append_unlocked(std::unique_lock<std::mutex>& lk,
+                       const std::function<bool(std::string*)>& append, std::string* err);
   // Stages catalog entry e of store as a new closed version of path (cross-store rename).
   bool stage_from_catalog(std::unique_lock<std::mutex>& lk, const std::string& store,
                           const CatalogEntry& e, const std::string& path);

@@ -1,5 +1,6 @@
 // The committer appends MANIFEST records (write + fdatasync) without the state lock, and
-// a version shows as committed only once its record is durable (manifest_turn.h).
+// a version shows as committed only once its record is durable (manifest_turn.h); so do
+// the name-space verbs (RENAME, UNLINK, CHMOD).
 #include <future>
 
 #include "common/manifest.h"
@@ -86,6 +87,101 @@ TEST_F(ForwarderTest, RenameDuringAManifestAppendAppliesAfterIt) {
   ASSERT_NE(cat.find(to), nullptr);
   EXPECT_EQ(read_through(*c, to), a);
   EXPECT_EQ(read_through(*c, from), "<PASS>");
+}
+
+// The name-space verbs append their records without the state lock too. A version opened
+// while a RENAME's or an UNLINK's record goes in came before that verb: it moves with
+// the rename, or goes with the unlink, instead of bringing the old name back.
+TEST_F(ForwarderTest, AFileOpenedWhileARenameIsRecordedMovesWithIt) {
+  fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
+  Core& core = fwd_->core();
+  const std::string from = data_ + "/tmp.bin", to = data_ + "/ckpt.bin";
+  std::string err;
+  ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
+  thread_ = std::thread([this] { rc_ = fwd_->run(); });
+  auto c = client();
+  const std::string a = payload(9000, 1), b = payload(5000, 2);
+  write_version(*c, from, a);
+  ASSERT_EQ(c->call({"WAITALL"}), std::vector<std::string>{"OK"});  // `from` committed
+  std::unique_ptr<Client> opener;
+  std::vector<std::string> opened;
+  std::atomic<int> lock_free{0};
+  core.before_manifest_append = [&] {
+    if (opener) return;
+    std::unique_lock probe(core.state.mu, std::try_to_lock);
+    if (probe.owns_lock()) lock_free++;
+    probe = {};
+    opener = client();  // another client opens the old name meanwhile (no O_TRUNC)
+    opened = opener->call({"OPEN", from, std::to_string(O_WRONLY), "644"});
+  };
+  ASSERT_EQ(c->call({"RENAME", from, to})[0], "OK");
+  EXPECT_EQ(lock_free.load(), 1);
+  ASSERT_EQ(opened.size(), 5u);
+  ASSERT_EQ(opened[0], "OK");
+  // Its writes land in the renamed file, as through an fd opened before the rename.
+  int fd = ::open(opened[2].c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, b.data(), b.size(), 0), static_cast<ssize_t>(b.size()));
+  ::close(fd);
+  ASSERT_EQ(opener->call({"CLOSE", opened[1], std::to_string(a.size())})[0], "OK");
+  ASSERT_EQ(opener->call({"WAITALL"}), std::vector<std::string>{"OK"});
+  EXPECT_TRUE(read_through(*c, to) == b + a.substr(b.size()));
+  EXPECT_TRUE(read_through(*c, from) == "<PASS>") << "the old name came back";
+}
+
+TEST_F(ForwarderTest, AFileOpenedWhileAnUnlinkIsRecordedGoesWithIt) {
+  fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
+  Core& core = fwd_->core();
+  const std::string path = data_ + "/old.bin";
+  std::string err;
+  ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
+  thread_ = std::thread([this] { rc_ = fwd_->run(); });
+  auto c = client();
+  const std::string a = payload(9000, 3);
+  write_version(*c, path, a);
+  ASSERT_EQ(c->call({"WAITALL"}), std::vector<std::string>{"OK"});
+  std::unique_ptr<Client> opener;
+  std::vector<std::string> opened;
+  core.before_manifest_append = [&] {
+    if (opener) return;
+    opener = client();
+    opened = opener->call({"OPEN", path, std::to_string(O_WRONLY), "644"});
+  };
+  ASSERT_EQ(c->call({"UNLINK", path})[0], "OK");
+  ASSERT_EQ(opened.size(), 5u);
+  ASSERT_EQ(opened[0], "OK");
+  // Written and closed after the unlink: an unlinked file's bytes, never committed.
+  ASSERT_EQ(opener->call({"CLOSE", opened[1], std::to_string(a.size())})[0], "OK");
+  ASSERT_EQ(opener->call({"WAITALL"}), std::vector<std::string>{"OK"});
+  EXPECT_TRUE(read_through(*c, path) == "<PASS>") << "the unlinked file came back";
+  EXPECT_EQ(c->call({"STAT", path})[0], "PASS");
+}
+
+TEST_F(ForwarderTest, AFileOpenedWhileAChmodIsRecordedCommitsTheNewMode) {
+  fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
+  Core& core = fwd_->core();
+  const std::string path = data_ + "/ck.bin";
+  std::string err;
+  ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
+  thread_ = std::thread([this] { rc_ = fwd_->run(); });
+  auto c = client();
+  write_version(*c, path, payload(9000, 4));
+  ASSERT_EQ(c->call({"WAITALL"}), std::vector<std::string>{"OK"});
+  std::unique_ptr<Client> opener;
+  std::vector<std::string> opened;
+  core.before_manifest_append = [&] {
+    if (opener) return;
+    opener = client();  // copies the committed file, with its mode before the chmod
+    opened = opener->call({"OPEN", path, std::to_string(O_WRONLY), "644"});
+  };
+  ASSERT_EQ(c->call({"CHMOD", path, "600"})[0], "OK");
+  ASSERT_EQ(opened.size(), 5u);
+  ASSERT_EQ(opened[0], "OK");
+  ASSERT_EQ(opener->call({"CLOSE", opened[1], "9000"})[0], "OK");
+  ASSERT_EQ(opener->call({"WAITALL"}), std::vector<std::string>{"OK"});
+  auto st = c->call({"STAT", path});
+  ASSERT_EQ(st.size(), 5u);
+  EXPECT_EQ(st[2], "600") << "the version opened during the chmod committed the old mode";
 }
 
 }  // namespace ckptfwd::fwd::test
