@@ -274,7 +274,7 @@ BatchFile Batcher::take(Version& v) {
   bf.hints = v.hints;
   bf.live = v.live_source;
   bf.in_place = v.in_place;
-  if (v.in_place) {
+  if (v.live_source) {  // read in place (in_place.h), or maybe so (write_container)
     // Who may write the file: its writers at the fsync, and any that joined since.
     bf.holder_pids = v.writer_pids;
     if (const Version* open = c_.state.find(v.snapshot_of)) {

@@ -665,10 +665,26 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   if (!manifest::ensure_store(store, err) || !check_store_dir(store, err)) return false;
   std::optional<WorkerPool> own_pool;  // callers without the forwarder's (tests)
   if (!workers) workers = &own_pool.emplace(std::max(1, cfg.writers));
+  // Live files (fsync snapshots) are read into private memory up to
+  // Config.snapshot_read_max bytes per batch, where the fsyncs of many ranks may meet:
+  // the others are read in place, under its checks, so that the forwarder's memory does
+  // not grow with the number of ranks fsyncing at once.
+  std::vector<BatchFile> budgeted;
+  uint64_t private_bytes = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!files[i].live || files[i].in_place) continue;
+    if (private_bytes + files[i].size <= cfg.snapshot_read_max) {
+      private_bytes += files[i].size;
+      continue;
+    }
+    if (budgeted.empty()) budgeted = files;
+    budgeted[i].in_place = true;
+  }
+  const std::vector<BatchFile>& batch = budgeted.empty() ? files : budgeted;
   std::vector<size_t> changed;
   const auto in_place = static_cast<uint32_t>(
-      std::count_if(files.begin(), files.end(), [](const BatchFile& f) { return f.in_place; }));
-  if (encode_batch(cfg, store, node, files, out, err, inferrer, choices, refs, *workers, &changed,
+      std::count_if(batch.begin(), batch.end(), [](const BatchFile& f) { return f.in_place; }));
+  if (encode_batch(cfg, store, node, batch, out, err, inferrer, choices, refs, *workers, &changed,
                    in_place_hook)) {
     out.in_place = in_place;
     return true;
@@ -676,7 +692,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   if (changed.empty()) return false;
   // An in-place file changed while it was read: the container is thrown away, the file
   // copied, and the batch encoded again from the copy. Costly, never wrong.
-  std::vector<BatchFile> again = files;
+  std::vector<BatchFile> again = batch;
   for (size_t i : changed)
     if (!copy_in_place(again[i], err)) return false;
   out = BatchResult{};

@@ -44,9 +44,11 @@ struct BatchFile {
   // Version::live_source): its bytes are read once into private memory and everything
   // (hash, inference input, chunks) comes from that one read, never from the live file.
   bool live = false;
-  // A live file too large for that (Version::in_place): read in place, under the checks of
-  // forwarder/in_place.h, and copied to a staged file of its own if they see a change.
-  // holder_pids: the processes that have the file open (whose maps the checks read).
+  // A live file too large for that (Version::in_place, or past Config.snapshot_read_max
+  // bytes of live files in the batch: write_container): read in place, under the checks
+  // of forwarder/in_place.h, and copied to a staged file of its own if they see a change.
+  // holder_pids (of every live file): the processes that have the file open (whose maps
+  // the checks read).
   bool in_place = false;
   std::vector<long> holder_pids{};
   // An fsync waits for it. A batch of such files only is encoded for speed: byte streams

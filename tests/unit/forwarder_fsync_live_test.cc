@@ -237,6 +237,45 @@ TEST_P(FsyncLiveTest, FsyncsWhoseSnapshotsOverlapShareOneContainer) {
   EXPECT_EQ(on_store(store(), pb, root_ + "/restored"), db);
 }
 
+// The snapshots of one batch are read into the forwarder's memory up to
+// Config.snapshot_read_max bytes in all: of two 1 MiB files fsync'd into one batch with a
+// 1.5 MiB budget, one is read into memory and the other in place; both restore exactly.
+TEST_F(ForwarderTest, SnapshotsOfOneBatchShareOneReadBudget) {
+  cfg_.batch_window_ms = 60000;
+  cfg_.wave_window_ms = 60000;
+  cfg_.snapshot_read_max = 3 << 19;
+  fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
+  Core& core = fwd_->core();
+  std::string err;
+  ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
+  thread_ = std::thread([this] { rc_ = fwd_->run(); });
+  auto a = client();
+  auto b = client();
+  std::string pa = data_ + "/r0.bin", pb = data_ + "/r1.bin";
+  std::string da = payload(1 << 20, 5), db = payload(1 << 20, 6);
+  auto ra = a->call({"OPEN", pa, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+  auto rb = b->call({"OPEN", pb, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+  ASSERT_EQ(ra[0], "OK");
+  ASSERT_EQ(rb[0], "OK");
+  write_file(ra[2], da);
+  write_file(rb[2], db);
+  std::thread second;
+  std::atomic<int> snapshots{0};
+  std::string second_reply;
+  core.during_snapshot = [&] {  // overlapping snapshots: one batch (see above)
+    if (snapshots++ == 0) second = std::thread([&] { second_reply = b->call({"SYNC", rb[1]})[0]; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  };
+  EXPECT_EQ(a->call({"SYNC", ra[1]})[0], "OK");
+  second.join();
+  core.during_snapshot = nullptr;
+  EXPECT_EQ(second_reply, "OK");
+  EXPECT_EQ(container_count(store()), 1u) << "one batch for both fsyncs";
+  EXPECT_EQ(stat_of(*a, "fsync_in_place"), 1) << "both snapshots were read into memory";
+  EXPECT_TRUE(on_store(store(), pa, root_ + "/restored") == da);
+  EXPECT_TRUE(on_store(store(), pb, root_ + "/restored") == db);
+}
+
 // Two ranks write their files of one checkpoint; the first fsyncs while the second is
 // still writing, and fsyncs 20 ms later: the first fsync's batch waits for it (the
 // second's file is of the same wave, open and not fsync'd), and both land in one
