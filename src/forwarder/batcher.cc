@@ -43,6 +43,7 @@ void Batcher::loop() {
   State& s = c_.state;
   std::unique_lock lk(s.mu);
   while (!stop_) {
+    const Clock::time_point look_start = Clock::now();
     // Versions closed maybe unchanged since their fsync: settled before any batch.
     if (s.unchanged_checks > 0) {
       Service(c_).settle_unchanged(lk);
@@ -53,8 +54,11 @@ void Batcher::loop() {
     Clock::time_point wake = Clock::now() + std::chrono::hours(1);
     const bool bulk_free = !lanes_[kBulkLane].busy, sync_free = !lanes_[kSyncLane].busy;
     bool synced = false;
-    // A lane that finishes notifies work_cv: with both busy, nothing is picked until then.
-    if ((bulk_free || sync_free) && pick(store, files, &wake, bulk_free, &synced)) {
+    // A lane that finishes notifies work_cv: with both busy, nothing is picked until then,
+    // and with the bulk lane busy only while an fsync waits (a pick looks at every staged
+    // version: not at every close of a process writing thousands of small files).
+    const bool worth_a_pick = bulk_free || (sync_free && s.sync_waiting > 0);
+    if (worth_a_pick && pick(store, files, &wake, bulk_free, &synced)) {
       Lane& lane = lanes_[synced && sync_free ? kSyncLane : kBulkLane];
       lane.store = std::move(store);
       lane.files = std::move(files);
@@ -78,11 +82,15 @@ void Batcher::loop() {
     const Clock::time_point reap_at = Service(c_).reap_orphans(&reaped);
     if (reaped) continue;  // closed versions to pick
     wake = std::min({wake, purge_at, reap_at});
-    // Every close notifies, and a pick looks at every staged version: a process writing
-    // thousands of small files would make that quadratic. Between two picks that found
-    // nothing to seal, at least kPickGap passes, unless a waiter (fsync, exit, drain)
-    // or a stop needs the batcher now.
-    const Clock::time_point not_before = Clock::now() + kPickGap;
+    // Every close notifies, and a pick looks at every staged version under the state
+    // lock: a process writing thousands of small files would make that quadratic, and
+    // stall its own verbs. Between two looks that found nothing to do, at least kPickGap
+    // passes, and kIdleLookRatio times as long as the look took (so the batcher holds the
+    // lock a bounded share of the time however many versions are staged), unless a
+    // waiter (fsync, exit, drain) or a stop needs the batcher now.
+    const Clock::time_point looked = Clock::now();
+    const Clock::time_point not_before =
+        looked + std::max<Clock::duration>(kPickGap, (looked - look_start) * kIdleLookRatio);
     s.work_cv.wait_until(lk, wake);
     while (!stop_ && s.waiters == 0 && !s.draining && Clock::now() < not_before)
       s.work_cv.wait_until(lk, not_before);
@@ -117,18 +125,18 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
   const auto wave_window = std::max(window, std::chrono::milliseconds(cfg.wave_window_ms));
   const auto max_age = std::max(window * 10 + std::chrono::seconds(1), wave_window * 4);
   std::map<std::string, std::vector<Version*>> groups;
-  // Paths with a version in a batch in flight: a newer version waits for its commit.
-  std::set<std::string> committing;
-  for (auto& [vid, v] : s.versions)
-    if (v.state == VState::kCommitting && !v.dropped) committing.insert(v.path);
   // Per store: is a file of the same checkpoint wave still being written (opened within
   // the batch window, never fsync'd)? A waiter then gives it until the 100 ms bound to
   // close or fsync too, so one wave of ranks that fsync lands in one container.
   std::map<std::string, bool> wave_open;
-  for (auto& [vid, v] : s.versions)
-    if (v.state == VState::kOpen && !v.dropped && v.ready && !v.last_snapshot &&
-        now - v.opened_at < window)
+  // Paths with a version in a batch in flight: a newer version waits for its commit.
+  std::set<std::string> committing;
+  for (auto& [vid, v] : s.versions) {
+    if (v.dropped) continue;
+    if (v.state == VState::kCommitting) committing.insert(v.path);
+    if (v.state == VState::kOpen && v.ready && !v.last_snapshot && now - v.opened_at < window)
       wave_open[store_for(cfg, v.path)] = true;
+  }
   for (auto& [vid, v] : s.versions) {
     if (v.state == VState::kFailed && !v.dropped) {
       if (v.retry_at <= now) {

@@ -100,8 +100,10 @@ class Batcher {
   void lane_loop(Lane& lane);
   bool lanes_busy() const { return lanes_[kBulkLane].busy || lanes_[kSyncLane].busy; }
 
-  // Shortest time between two picks that found nothing to seal (loop()).
+  // Shortest time between two picks that found nothing to seal (loop()), and at least
+  // this many times as long as the look itself took.
   static constexpr std::chrono::milliseconds kPickGap{2};
+  static constexpr int kIdleLookRatio = 4;
   // Longest wait of a synced batch for the fsync snapshots still being made (pick_synced).
   static constexpr std::chrono::milliseconds kSyncGather{100};
 

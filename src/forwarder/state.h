@@ -169,6 +169,7 @@ class State {
   uint64_t next_ext_seq = 1;  // extents files the forwarder writes itself (pid field 0)
   Clock::time_point last_close{};
   int waiters = 0;           // threads blocked until commits (the batcher then seals fast)
+  int sync_waiting = 0;      // of them SYNCs (Version::sync_waiters summed over versions)
   int unchanged_checks = 0;  // versions with Version::check_unchanged set
   int clients = 0;           // connected clients
   bool draining = false;     // exit drain: seal everything now

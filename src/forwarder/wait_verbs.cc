@@ -202,7 +202,9 @@ Reply Service::sync(ClientCtx& cl, uint64_t vid, const std::string& ext, const s
   }
   // The batcher seals a version someone fsyncs at once, without a batch window.
   if (Version* w = s.find(vid)) w->sync_waiters++;
+  s.sync_waiting++;
   int rc = wait_committed(lk, {vid});
+  s.sync_waiting--;
   if (Version* w = s.find(vid)) w->sync_waiters--;
   // The snapshot's checkpoint: the writes before this fsync and the wait for its commit.
   if (s.costs.knows(vid) || s.find(vid))

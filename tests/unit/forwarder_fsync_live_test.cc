@@ -21,6 +21,39 @@ size_t container_count(const std::string& store) {
     if (e.path().extension() == ".ckc") ++n;
   return n;
 }
+// Two ranks' files of one checkpoint, r0.bin and r1.bin, each opened for writing by a
+// client of its own (OPEN replies ra, rb).
+struct TwoRanks {
+  std::unique_ptr<Client> a, b;
+  std::string pa, pb;
+  std::vector<std::string> ra, rb;
+  TwoRanks(const std::string& socket, const std::string& dir)
+      : a(std::make_unique<Client>(socket)),
+        b(std::make_unique<Client>(socket)),
+        pa(dir + "/r0.bin"),
+        pb(dir + "/r1.bin") {
+    ra = a->call({"OPEN", pa, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+    rb = b->call({"OPEN", pb, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+  }
+  bool opened() const { return ra.size() == 5 && ra[0] == "OK" && rb.size() == 5 && rb[0] == "OK"; }
+  // Both fsync'd, the second started by the first's snapshot and each snapshot taking
+  // 50 ms to make, so the second is still being made when the first is ready (one batch).
+  // The SYNC replies; *snapshots: how many were made.
+  std::pair<std::string, std::string> sync_overlapping(Core& core, int* snapshots) {
+    std::thread second;
+    std::atomic<int> made{0};
+    std::string second_reply;
+    core.during_snapshot = [&] {
+      if (made++ == 0) second = std::thread([&] { second_reply = b->call({"SYNC", rb[1]})[0]; });
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    };
+    std::string first_reply = a->call({"SYNC", ra[1]})[0];
+    if (second.joinable()) second.join();
+    core.during_snapshot = nullptr;
+    *snapshots = made.load();
+    return {first_reply, second_reply};
+  }
+};
 }  // namespace
 
 class FsyncLiveTest : public ForwarderTest, public ::testing::WithParamInterface<bool> {
@@ -204,37 +237,21 @@ TEST_P(FsyncLiveTest, AnUnlinkDuringTheSnapshotLeavesNothingAndNoError) {
 // both land in one container instead of the second queueing behind the first's batch.
 TEST_P(FsyncLiveTest, FsyncsWhoseSnapshotsOverlapShareOneContainer) {
   fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
-  Core& core = fwd_->core();
   std::string err;
   ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
   thread_ = std::thread([this] { rc_ = fwd_->run(); });
-  auto a = client();
-  auto b = client();
-  std::string pa = data_ + "/r0.bin", pb = data_ + "/r1.bin";
+  TwoRanks t(paths_.socket, data_);
+  ASSERT_TRUE(t.opened());
   std::string da = payload(1 << 20, 1), db = payload(1 << 20, 2);
-  auto ra = a->call({"OPEN", pa, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
-  auto rb = b->call({"OPEN", pb, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
-  ASSERT_EQ(ra[0], "OK");
-  ASSERT_EQ(rb[0], "OK");
-  write_file(ra[2], da);
-  write_file(rb[2], db);
-  std::thread second;
-  std::atomic<int> snapshots{0};
-  std::string second_reply;
-  core.during_snapshot = [&] {
-    // The first snapshot starts the second fsync, and each takes 50 ms to make, so the
-    // second is still being made when the first is ready.
-    if (snapshots++ == 0) second = std::thread([&] { second_reply = b->call({"SYNC", rb[1]})[0]; });
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  };
-  EXPECT_EQ(a->call({"SYNC", ra[1]})[0], "OK");
-  second.join();
-  core.during_snapshot = nullptr;
-  EXPECT_EQ(second_reply, "OK");
-  EXPECT_EQ(snapshots.load(), 2);
+  write_file(t.ra[2], da);
+  write_file(t.rb[2], db);
+  int snapshots = 0;
+  EXPECT_EQ(t.sync_overlapping(fwd_->core(), &snapshots),
+            (std::pair<std::string, std::string>{"OK", "OK"}));
+  EXPECT_EQ(snapshots, 2);
   EXPECT_EQ(container_count(store()), 1u) << "one batch for both fsyncs";
-  EXPECT_EQ(on_store(store(), pa, root_ + "/restored"), da);
-  EXPECT_EQ(on_store(store(), pb, root_ + "/restored"), db);
+  EXPECT_EQ(on_store(store(), t.pa, root_ + "/restored"), da);
+  EXPECT_EQ(on_store(store(), t.pb, root_ + "/restored"), db);
 }
 
 // The snapshots of one batch are read into the forwarder's memory up to
@@ -245,35 +262,21 @@ TEST_F(ForwarderTest, SnapshotsOfOneBatchShareOneReadBudget) {
   cfg_.wave_window_ms = 60000;
   cfg_.snapshot_read_max = 3 << 19;
   fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
-  Core& core = fwd_->core();
   std::string err;
   ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
   thread_ = std::thread([this] { rc_ = fwd_->run(); });
-  auto a = client();
-  auto b = client();
-  std::string pa = data_ + "/r0.bin", pb = data_ + "/r1.bin";
+  TwoRanks t(paths_.socket, data_);
+  ASSERT_TRUE(t.opened());
   std::string da = payload(1 << 20, 5), db = payload(1 << 20, 6);
-  auto ra = a->call({"OPEN", pa, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
-  auto rb = b->call({"OPEN", pb, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
-  ASSERT_EQ(ra[0], "OK");
-  ASSERT_EQ(rb[0], "OK");
-  write_file(ra[2], da);
-  write_file(rb[2], db);
-  std::thread second;
-  std::atomic<int> snapshots{0};
-  std::string second_reply;
-  core.during_snapshot = [&] {  // overlapping snapshots: one batch (see above)
-    if (snapshots++ == 0) second = std::thread([&] { second_reply = b->call({"SYNC", rb[1]})[0]; });
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  };
-  EXPECT_EQ(a->call({"SYNC", ra[1]})[0], "OK");
-  second.join();
-  core.during_snapshot = nullptr;
-  EXPECT_EQ(second_reply, "OK");
+  write_file(t.ra[2], da);
+  write_file(t.rb[2], db);
+  int snapshots = 0;
+  EXPECT_EQ(t.sync_overlapping(fwd_->core(), &snapshots),
+            (std::pair<std::string, std::string>{"OK", "OK"}));
   EXPECT_EQ(container_count(store()), 1u) << "one batch for both fsyncs";
-  EXPECT_EQ(stat_of(*a, "fsync_in_place"), 1) << "both snapshots were read into memory";
-  EXPECT_TRUE(on_store(store(), pa, root_ + "/restored") == da);
-  EXPECT_TRUE(on_store(store(), pb, root_ + "/restored") == db);
+  EXPECT_EQ(stat_of(*t.a, "fsync_in_place"), 1) << "both snapshots were read into memory";
+  EXPECT_TRUE(on_store(store(), t.pa, root_ + "/restored") == da);
+  EXPECT_TRUE(on_store(store(), t.pb, root_ + "/restored") == db);
 }
 
 // Two ranks write their files of one checkpoint; the first fsyncs while the second is
@@ -282,25 +285,20 @@ TEST_F(ForwarderTest, SnapshotsOfOneBatchShareOneReadBudget) {
 // container instead of the second queueing behind the first's batch.
 TEST_P(FsyncLiveTest, AnFsyncWaitsForARankOfItsWaveStillWriting) {
   start();
-  auto a = client();
-  auto b = client();
-  std::string pa = data_ + "/r0.bin", pb = data_ + "/r1.bin";
+  TwoRanks t(paths_.socket, data_);
+  ASSERT_TRUE(t.opened());
   std::string da = payload(1 << 20, 3), db = payload(1 << 20, 4);
-  auto ra = a->call({"OPEN", pa, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
-  auto rb = b->call({"OPEN", pb, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
-  ASSERT_EQ(ra[0], "OK");
-  ASSERT_EQ(rb[0], "OK");
-  write_file(ra[2], da);
+  write_file(t.ra[2], da);
   std::string first_reply;
-  std::thread first([&] { first_reply = a->call({"SYNC", ra[1]})[0]; });
+  std::thread first([&] { first_reply = t.a->call({"SYNC", t.ra[1]})[0]; });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  write_file(rb[2], db);
-  EXPECT_EQ(b->call({"SYNC", rb[1]})[0], "OK");
+  write_file(t.rb[2], db);
+  EXPECT_EQ(t.b->call({"SYNC", t.rb[1]})[0], "OK");
   first.join();
   EXPECT_EQ(first_reply, "OK");
   EXPECT_EQ(container_count(store()), 1u) << "one batch for both fsyncs";
-  EXPECT_EQ(on_store(store(), pa, root_ + "/restored"), da);
-  EXPECT_EQ(on_store(store(), pb, root_ + "/restored"), db);
+  EXPECT_EQ(on_store(store(), t.pa, root_ + "/restored"), da);
+  EXPECT_EQ(on_store(store(), t.pb, root_ + "/restored"), db);
 }
 
 }  // namespace ckptfwd::fwd::test

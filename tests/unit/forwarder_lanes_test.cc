@@ -33,12 +33,26 @@ class BulkBatchGate {
 };
 }  // namespace
 
-TEST_F(ForwarderTest, AnFsyncDoesNotWaitForABatchOfClosedFilesInFlight) {
-  fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
-  BulkBatchGate gate(fwd_->core());
-  std::string err;
-  ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
-  thread_ = std::thread([this] { rc_ = fwd_->run(); });
+// A forwarder whose batches of closed files are held by a gate.
+class LanesTest : public ForwarderTest {
+ protected:
+  void SetUp() override {
+    ForwarderTest::SetUp();
+    fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
+    gate_ = std::make_unique<BulkBatchGate>(fwd_->core());
+    std::string err;
+    ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
+    thread_ = std::thread([this] { rc_ = fwd_->run(); });
+  }
+  void TearDown() override {
+    if (gate_) gate_->release();  // the forwarder drains what it holds on its way out
+    ForwarderTest::TearDown();
+  }
+  std::unique_ptr<BulkBatchGate> gate_;
+};
+
+TEST_F(LanesTest, AnFsyncDoesNotWaitForABatchOfClosedFilesInFlight) {
+  BulkBatchGate& gate = *gate_;
   auto c = client();
   const std::string closed = data_ + "/closed.bin", synced = data_ + "/synced.bin";
   const std::string a = payload(1 << 20, 3), b = payload(300000, 4);
@@ -67,12 +81,8 @@ TEST_F(ForwarderTest, AnFsyncDoesNotWaitForABatchOfClosedFilesInFlight) {
   EXPECT_TRUE(on_store(store(), synced, root_ + "/restored") == b);
 }
 
-TEST_F(ForwarderTest, ANewerVersionCommitsAfterAnOlderOneInFlight) {
-  fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
-  BulkBatchGate gate(fwd_->core());
-  std::string err;
-  ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
-  thread_ = std::thread([this] { rc_ = fwd_->run(); });
+TEST_F(LanesTest, ANewerVersionCommitsAfterAnOlderOneInFlight) {
+  BulkBatchGate& gate = *gate_;
   auto c = client();
   const std::string p = data_ + "/ck.bin";
   const std::string older = payload(1 << 20, 5), update = payload(200000, 6);
