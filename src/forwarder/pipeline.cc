@@ -668,12 +668,17 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   // Live files (fsync snapshots) are read into private memory up to
   // Config.snapshot_read_max bytes per batch, where the fsyncs of many ranks may meet:
   // the others are read in place, under its checks, so that the forwarder's memory does
-  // not grow with the number of ranks fsyncing at once.
+  // not grow with the number of ranks fsyncing at once. Not one a writer maps shared and
+  // writable (as at the fsync of a large file, wait_verbs.cc): the checks could miss a
+  // change made and undone through that mapping, a private read cannot.
   std::vector<BatchFile> budgeted;
   uint64_t private_bytes = 0;
   for (size_t i = 0; i < files.size(); ++i) {
     if (!files[i].live || files[i].in_place) continue;
-    if (private_bytes + files[i].size <= cfg.snapshot_read_max) {
+    struct stat st;
+    if (private_bytes + files[i].size <= cfg.snapshot_read_max ||
+        ::stat(files[i].data_path.c_str(), &st) != 0 ||
+        mapped_writable_by(files[i].holder_pids, st.st_dev, st.st_ino)) {
       private_bytes += files[i].size;
       continue;
     }

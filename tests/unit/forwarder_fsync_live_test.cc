@@ -279,6 +279,38 @@ TEST_F(ForwarderTest, SnapshotsOfOneBatchShareOneReadBudget) {
   EXPECT_TRUE(on_store(store(), t.pb, root_ + "/restored") == db);
 }
 
+// ... except a snapshot a writer maps shared and writable: that one is read into memory
+// whatever the budget (a change made and undone through the mapping could escape the
+// in-place checks).
+TEST_F(ForwarderTest, ASnapshotMappedWritableIsReadIntoMemoryPastTheBudget) {
+  cfg_.batch_window_ms = 60000;
+  cfg_.wave_window_ms = 60000;
+  cfg_.snapshot_read_max = 3 << 19;
+  fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
+  std::string err;
+  ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
+  thread_ = std::thread([this] { rc_ = fwd_->run(); });
+  TwoRanks t(paths_.socket, data_);
+  ASSERT_TRUE(t.opened());
+  std::string da = payload(1 << 20, 7), db = payload(1 << 20, 8);
+  write_file(t.ra[2], da);
+  write_file(t.rb[2], db);
+  int fd = ::open(t.rb[2].c_str(), O_RDWR);  // this process is the writer of both
+  ASSERT_GE(fd, 0);
+  void* map = ::mmap(nullptr, db.size(), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  ASSERT_NE(map, MAP_FAILED);
+  int snapshots = 0;
+  EXPECT_EQ(t.sync_overlapping(fwd_->core(), &snapshots),
+            (std::pair<std::string, std::string>{"OK", "OK"}));
+  ::munmap(map, db.size());
+  EXPECT_EQ(container_count(store()), 1u) << "one batch for both fsyncs";
+  EXPECT_EQ(stat_of(*t.a, "fsync_in_place"), 0) << "a mapped snapshot was read in place";
+  EXPECT_EQ(stat_of(*t.a, "fsync_copies"), 0) << "read in place, seen mapped, then copied";
+  EXPECT_TRUE(on_store(store(), t.pa, root_ + "/restored") == da);
+  EXPECT_TRUE(on_store(store(), t.pb, root_ + "/restored") == db);
+}
+
 // Two ranks write their files of one checkpoint; the first fsyncs while the second is
 // still writing, and fsyncs 20 ms later: the first fsync's batch waits for it (the
 // second's file is of the same wave, open and not fsync'd), and both land in one
