@@ -60,6 +60,7 @@ void Batcher::loop() {
     const bool worth_a_pick = bulk_free || (sync_free && s.sync_waiting > 0);
     if (worth_a_pick && pick(store, files, &wake, bulk_free, &synced)) {
       Lane& lane = lanes_[synced && sync_free ? kSyncLane : kBulkLane];
+      if (synced && !bulk_free) c_.stats.fsync_batches_beside++;
       lane.store = std::move(store);
       lane.files = std::move(files);
       lane.busy = true;

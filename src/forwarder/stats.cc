@@ -115,6 +115,7 @@ size_t Stats::format_json(char* buf, size_t cap) const {
               {"refreshes", &refreshes},
               {"fsync_in_place", &fsync_in_place},
               {"fsync_copies", &fsync_copies},
+              {"fsync_batches_beside", &fsync_batches_beside},
               {"containers_removed", &containers_removed},
               {"pending_versions", &pending_versions},
               {"waves_sealed", &waves_sealed},

@@ -31,10 +31,14 @@ struct Stats {
   std::atomic<uint64_t> views_prefetched{0};
   std::atomic<uint64_t> containers_removed{0};  // CKPTFWD_KEEP garbage collection
   std::atomic<uint64_t> refreshes{0};  // staged copies of shared files updated at MPI_File_sync
-  // fsync snapshots of files over CKPTFWD_SNAPSHOT_READ_MAX committed from the staged file
-  // in place, and fsync snapshots copied within staging (a writer mapped the file, it
-  // changed while it was read in place, or no second name could be made).
+  // fsync snapshots committed from the staged file in place (over
+  // CKPTFWD_SNAPSHOT_READ_MAX, or past that many bytes in one batch), and fsync snapshots
+  // copied within staging (a writer mapped the file, it changed while it was read in
+  // place, or no second name could be made).
   std::atomic<uint64_t> fsync_in_place{0}, fsync_copies{0};
+  // Batches an fsync waits for, sealed while a batch of closed files was in flight and
+  // written beside it (the sync lane, batcher.h).
+  std::atomic<uint64_t> fsync_batches_beside{0};
   // Time of the batches' steps, which add up to their wall time: inference before
   // planning (aware schemes), compression (codec trials, and the writer waiting for the
   // worker pool's encoders), writing (the writer appending chunks and committing the

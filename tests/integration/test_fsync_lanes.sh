@@ -44,4 +44,6 @@ done
 "$CLI" verify "$STORE" >"$T/verify.txt" 2>&1 || fail "ckptfwd verify failed: $(tail -3 "$T/verify.txt")"
 # Which way it went depends on the machine's speed: said, not asserted.
 order=$(grep -o 'files, [0-9]* bytes[^:]*' "$CKPTFWD_LOG" | tr '\n' ';')
-ok "an fsync beside a 256 MiB batch and an update of its file committed in order (batches: $order)"
+wait_for '[[ -z "$(session_forwarders)" ]]' 30 || fail "the forwarder did not leave"
+beside=$(stats_sum "$T/stats.jsonl" forwarder fsync_batches_beside)
+ok "an fsync beside a 256 MiB batch and an update of its file committed in order (batches: $order; fsync_batches_beside $beside)"

@@ -71,6 +71,7 @@ TEST_F(LanesTest, AnFsyncDoesNotWaitForABatchOfClosedFilesInFlight) {
   if (waited) gate.release();  // before the SYNC's future waits for it on the way out
   ASSERT_FALSE(waited) << "the fsync waited for the batch in flight";
   EXPECT_EQ(sync.get()[0], "OK");
+  EXPECT_EQ(stat_of(*c, "fsync_batches_beside"), 1);
   EXPECT_TRUE(on_store(store(), synced, root_ + "/restored") == b);
   EXPECT_EQ(on_store(store(), closed, root_ + "/restored"), "<not on the store>");
 
