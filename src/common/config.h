@@ -32,10 +32,10 @@ struct Config {
   int wave_window_ms = 3000;          // CKPTFWD_WAVE_WINDOW_MS: a wave waits this long for a member
   int idle_exit_s = 10;               // CKPTFWD_IDLE_EXIT: exit when idle this long (0: never)
   uint64_t chunk_bytes = 4ull << 20;  // CKPTFWD_CHUNK: chunk size of streams
-  // CKPTFWD_SNAPSHOT_READ_MAX: the fsync snapshots of one batch are read into the
-  // forwarder's memory once, up to this many bytes in all; a larger file, or one past that
-  // sum, is committed from the staged file in place, and copied only when it changed
-  // meanwhile (forwarder/in_place.h).
+  // CKPTFWD_SNAPSHOT_READ_MAX: the fsync snapshots of the batches in flight are read into
+  // the forwarder's memory once, up to this many bytes in all (forwarder/snapshot_budget.h);
+  // a larger file, or one past that sum, is committed from the staged file in place, and
+  // copied only when it changed meanwhile (forwarder/in_place.h).
   uint64_t snapshot_read_max = 128ull << 20;
   // Restart reads (forwarder/view_prefetch.h): bytes of read views staged ahead of their
   // opens per plan (CKPTFWD_PREFETCH, 0: none) and the threads restoring them, which is

@@ -28,6 +28,7 @@
 #include "forwarder/in_place.h"
 #include "forwarder/log.h"
 #include "forwarder/merge_plan.h"
+#include "forwarder/snapshot_budget.h"
 #include "forwarder/staging.h"
 #include "forwarder/stats.h"
 #include "forwarder/store_paths.h"
@@ -665,23 +666,19 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   if (!manifest::ensure_store(store, err) || !check_store_dir(store, err)) return false;
   std::optional<WorkerPool> own_pool;  // callers without the forwarder's (tests)
   if (!workers) workers = &own_pool.emplace(std::max(1, cfg.writers));
-  // Live files (fsync snapshots) are read into private memory up to
-  // Config.snapshot_read_max bytes per batch, where the fsyncs of many ranks may meet:
-  // the others are read in place, under its checks, so that the forwarder's memory does
-  // not grow with the number of ranks fsyncing at once. Not one a writer maps shared and
-  // writable (as at the fsync of a large file, wait_verbs.cc): the checks could miss a
-  // change made and undone through that mapping, a private read cannot.
+  // Live files (fsync snapshots) are read into private memory while they fit in the
+  // forwarder's budget (snapshot_budget.h); the others are read in place, under its
+  // checks. Not one a writer maps shared and writable (as at the fsync of a large file,
+  // wait_verbs.cc): the checks could miss a change made and undone through that mapping,
+  // a private read cannot.
+  SnapshotReadBudget budget(cfg.snapshot_read_max);
   std::vector<BatchFile> budgeted;
-  uint64_t private_bytes = 0;
   for (size_t i = 0; i < files.size(); ++i) {
     if (!files[i].live || files[i].in_place) continue;
     struct stat st;
-    if (private_bytes + files[i].size <= cfg.snapshot_read_max ||
-        ::stat(files[i].data_path.c_str(), &st) != 0 ||
-        mapped_writable_by(files[i].holder_pids, st.st_dev, st.st_ino)) {
-      private_bytes += files[i].size;
+    if (budget.take(files[i].size) || ::stat(files[i].data_path.c_str(), &st) != 0 ||
+        mapped_writable_by(files[i].holder_pids, st.st_dev, st.st_ino))
       continue;
-    }
     if (budgeted.empty()) budgeted = files;
     budgeted[i].in_place = true;
   }

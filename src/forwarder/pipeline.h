@@ -44,8 +44,8 @@ struct BatchFile {
   // Version::live_source): its bytes are read once into private memory and everything
   // (hash, inference input, chunks) comes from that one read, never from the live file.
   bool live = false;
-  // A live file too large for that (Version::in_place, or past Config.snapshot_read_max
-  // bytes of live files in the batch: write_container): read in place, under the checks
+  // A live file too large for that (Version::in_place, or past the bytes of live files the
+  // batches in flight may read into memory: snapshot_budget.h): read in place, under the checks
   // of forwarder/in_place.h, and copied to a staged file of its own if they see a change.
   // holder_pids (of every live file): the processes that have the file open (whose maps
   // the checks read).

@@ -32,7 +32,7 @@ struct Stats {
   std::atomic<uint64_t> containers_removed{0};  // CKPTFWD_KEEP garbage collection
   std::atomic<uint64_t> refreshes{0};  // staged copies of shared files updated at MPI_File_sync
   // fsync snapshots committed from the staged file in place (over
-  // CKPTFWD_SNAPSHOT_READ_MAX, or past that many bytes in one batch), and fsync snapshots
+  // CKPTFWD_SNAPSHOT_READ_MAX, or past that many bytes in the batches in flight), and fsync snapshots
   // copied within staging (a writer mapped the file, it changed while it was read in
   // place, or no second name could be made).
   std::atomic<uint64_t> fsync_in_place{0}, fsync_copies{0};
