@@ -239,10 +239,7 @@ TEST_P(FsyncLiveTest, AnUnlinkDuringTheSnapshotLeavesNothingAndNoError) {
 // of a large file takes a while) when the first's is ready: the batcher waits for it, and
 // both land in one container instead of the second queueing behind the first's batch.
 TEST_P(FsyncLiveTest, FsyncsWhoseSnapshotsOverlapShareOneContainer) {
-  fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
-  std::string err;
-  ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
-  thread_ = std::thread([this] { rc_ = fwd_->run(); });
+  start();
   TwoRanks t(paths_.socket, data_);
   ASSERT_TRUE(t.opened());
   std::string da = payload(1 << 20, 1), db = payload(1 << 20, 2);
@@ -264,10 +261,7 @@ TEST_F(ForwarderTest, SnapshotsOfOneBatchShareOneReadBudget) {
   cfg_.batch_window_ms = 60000;
   cfg_.wave_window_ms = 60000;
   cfg_.snapshot_read_max = 3 << 19;
-  fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
-  std::string err;
-  ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
-  thread_ = std::thread([this] { rc_ = fwd_->run(); });
+  start();
   TwoRanks t(paths_.socket, data_);
   ASSERT_TRUE(t.opened());
   std::string da = payload(1 << 20, 5), db = payload(1 << 20, 6);
@@ -283,16 +277,13 @@ TEST_F(ForwarderTest, SnapshotsOfOneBatchShareOneReadBudget) {
 }
 
 // ... except a snapshot a writer maps shared and writable: that one is read into memory
-// whatever the budget (a change made
-// and undone through the mapping could escape the in-place checks).
+// whatever the budget (a change made and undone through the mapping could escape the
+// in-place checks).
 TEST_F(ForwarderTest, ASnapshotMappedWritableIsReadIntoMemoryPastTheBudget) {
   cfg_.batch_window_ms = 60000;
   cfg_.wave_window_ms = 60000;
   cfg_.snapshot_read_max = 3 << 19;  // one of the two 1 MiB files
-  fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
-  std::string err;
-  ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
-  thread_ = std::thread([this] { rc_ = fwd_->run(); });
+  start();
   TwoRanks t(paths_.socket, data_);
   ASSERT_TRUE(t.opened());
   std::string da = payload(1 << 20, 7), db = payload(1 << 20, 8);
