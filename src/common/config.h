@@ -31,6 +31,9 @@ struct Config {
   int batch_window_ms = 300;          // CKPTFWD_BATCH_WINDOW_MS: seal after this quiet time
   int wave_window_ms = 3000;          // CKPTFWD_WAVE_WINDOW_MS: a wave waits this long for a member
   int idle_exit_s = 10;               // CKPTFWD_IDLE_EXIT: exit when idle this long (0: never)
+  // CKPTFWD_SPIN_US: how long a client session polls for the next request before it
+  // sleeps, while requests keep coming that fast (common/spin_wait.h); 0: never.
+  int spin_us = 50;
   uint64_t chunk_bytes = 4ull << 20;  // CKPTFWD_CHUNK: chunk size of streams
   // CKPTFWD_SNAPSHOT_READ_MAX: the fsync snapshots of the batches in flight are read into
   // the forwarder's memory once, up to this many bytes in all (forwarder/snapshot_budget.h);

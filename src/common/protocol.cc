@@ -77,6 +77,35 @@ bool send_reply_frame(int fd, const char* payload, size_t len, WriteFn wr) {
   return len <= kMaxReplyFrame && send_any(fd, payload, len, wr);
 }
 
+size_t frame_length(const char* hdr) {
+  const unsigned char* h = reinterpret_cast<const unsigned char*>(hdr);
+  return h[0] | (h[1] << 8) | (h[2] << 16) | (static_cast<size_t>(h[3]) << 24);
+}
+
+bool recv_reply(int fd, char* buf, size_t cap, ReadFn rd, BigFn big, char** payload, size_t* len) {
+  if (cap < 5) return false;
+  size_t have = 0;
+  while (have < 4) {
+    long r = rd(fd, buf + have, cap - 1 - have);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    have += static_cast<size_t>(r);
+  }
+  size_t n = frame_length(buf);
+  if (n > kMaxReplyFrame || have > 4 + n) return false;  // too large, or bytes past it
+  char* out = buf + 4;
+  if (4 + n + 1 > cap) {  // larger than buf: the rest goes into a buffer of its size
+    out = big(n + 1);
+    if (!out) return false;
+    memcpy(out, buf + 4, have - 4);
+  }
+  if (!read_all(fd, out + (have - 4), n - (have - 4), rd)) return false;
+  out[n] = '\0';
+  *payload = out;
+  *len = n;
+  return true;
+}
+
 bool recv_frame_header(int fd, size_t* len, ReadFn rd) {
   unsigned char hdr[4];
   if (!read_all(fd, reinterpret_cast<char*>(hdr), 4, rd)) return false;

@@ -45,12 +45,12 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 //   `overlay` holding only the byte extents this node's processes wrote into it.
 // CLOSE  vid size [extents]             -> OK   (version handed over; returns at once)
 //   extents: base name of a file in the session dir, "v<vid>.ext.<pid>.<seq>" (0600),
-//   that the client wrote for a version whose OPEN reply said "x": little-endian u64 pairs [begin, end) of
-//   the bytes this process wrote since its last hand-over, in one or more runs, each
-//   sorted and disjoint. The forwarder owns the file from then on (keeps it until the
-//   version is committed, so a restarted forwarder still finds it). No extents field on a
-//   shared version (or an unreadable file): that process's extents are unknown; the
-//   forwarder then commits the staged file's data extents (SEEK_DATA) and logs a warning.
+//   that the client wrote for a version whose OPEN reply said "x": little-endian u64 pairs [begin,
+//   end) of the bytes this process wrote since its last hand-over, in one or more runs, each sorted
+//   and disjoint. The forwarder owns the file from then on (keeps it until the version is
+//   committed, so a restarted forwarder still finds it). No extents field on a shared version (or
+//   an unreadable file): that process's extents are unknown; the forwarder then commits the staged
+//   file's data extents (SEEK_DATA) and logs a warning.
 // SYNC   vid [extents]                  -> OK | ERR errno   (returns once vid is committed)
 //   extents: as for CLOSE, the extents written since the last hand-over; the snapshot an
 //   fsync of a shared version commits holds exactly the extents handed over so far.
@@ -143,6 +143,16 @@ bool send_reply_frame(int fd, const char* payload, size_t len, WriteFn wr);
 // room: a NUL is stored at buf[len]).
 bool recv_frame_header(int fd, size_t* len, ReadFn rd);
 bool recv_frame_payload(int fd, char* buf, size_t len, ReadFn rd);
+// Reads one reply frame, usually in one read instead of two (header, then payload): the
+// first read asks for up to cap - 1 bytes, and a small frame comes whole (send_frame
+// writes header and payload at once). Only for a peer that sends nothing after the frame
+// (one request, then its reply): bytes past it are a protocol error (false). The payload,
+// NUL-terminated, is left inside buf (after the header) when it fits there, else read
+// into what big(len + 1) gives (nullptr: false). *payload and *len say where it is.
+using BigFn = char* (*)(size_t);
+bool recv_reply(int fd, char* buf, size_t cap, ReadFn rd, BigFn big, char** payload, size_t* len);
+// The payload length in a frame header (4 little-endian bytes).
+size_t frame_length(const char* hdr);
 
 // Small allocation-free helpers for numeric fields.
 bool parse_i64(const char* s, long long& out);

@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <vector>
 
+#include "common/spin_wait.h"
 #include "forwarder/log.h"
 
 namespace ckptfwd::fwd {
@@ -37,19 +39,63 @@ bool send_reply(int fd, const Reply& r, std::vector<char>& out) {
   }
   return ok;
 }
+// Requests of one connection, usually one read each (header and payload come in one
+// write, common/protocol.cc): the first read asks for what the buffer holds. A client
+// that sent its next request early leaves bytes past the frame: kept for the next call.
+class RequestReader {
+ public:
+  // Bytes of the next request already here: no need to wait on the socket for them.
+  bool buffered() const { return !carry_.empty(); }
+  // The next request's payload (NUL-terminated) and its length, or -1 when the peer hung
+  // up or sent a frame over the limit.
+  long next(int fd, char** payload) {
+    size_t have = carry_.size();
+    if (have) memcpy(buf_.data(), carry_.data(), have);
+    carry_.clear();
+    const size_t cap = buf_.size() - 1;  // one byte for the NUL after the payload
+    auto fill = [&](size_t want) {
+      while (have < want) {
+        long r = read_fn(fd, buf_.data() + have, cap - have);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        have += static_cast<size_t>(r);
+      }
+      return true;
+    };
+    if (!fill(4)) return -1;
+    size_t n = wire::frame_length(buf_.data());
+    if (n > wire::kMaxFrame || !fill(4 + n)) return -1;
+    carry_.assign(buf_.data() + 4 + n, buf_.data() + have);
+    buf_[4 + n] = '\0';
+    *payload = buf_.data() + 4;
+    return static_cast<long>(n);
+  }
+
+ private:
+  std::vector<char> buf_ = std::vector<char>(4 + wire::kMaxFrame + 1);
+  std::vector<char> carry_;
+};
 }  // namespace
 
-void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid) {
+void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid, int spin_us) {
   ClientCtx cl;
   cl.id = client_id;
   cl.pid = peer_pid;
-  std::vector<char> in(wire::kMaxFrame + 1), out(wire::kMaxFrame);
+  RequestReader requests;
+  std::vector<char> out(wire::kMaxFrame);
+  // A process writing many small files sends its next OPEN a few microseconds after the
+  // last reply: this session then polls for it instead of sleeping (a wake-up per
+  // request); one that waited longer than spin_us for its last request sleeps at once.
+  wire::SpinWait spin;
+  spin.set_cap_us(spin_us);
   for (;;) {
-    long n = wire::recv_frame(fd, in.data(), in.size(), read_fn);
+    int64_t began = requests.buffered() ? 0 : spin.poll(fd);
+    char* in = nullptr;
+    long n = requests.next(fd, &in);
+    if (began) spin.done(began);
     if (n < 0) break;  // hung up, or a frame over the limit: either way the connection ends
     wire::Fields f;
-    Reply r =
-        wire::decode(in.data(), static_cast<size_t>(n), f) ? svc.handle(cl, f) : reply_err(EINVAL);
+    Reply r = wire::decode(in, static_cast<size_t>(n), f) ? svc.handle(cl, f) : reply_err(EINVAL);
     if (!send_reply(fd, r, out)) break;
   }
   svc.disconnect(cl);

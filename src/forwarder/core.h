@@ -6,6 +6,7 @@
 #include "common/config.h"
 #include "forwarder/chunk_index.h"
 #include "forwarder/codec_choice.h"
+#include "forwarder/fate_file.h"
 #include "forwarder/pipeline.h"
 #include "forwarder/ref_keep.h"
 #include "forwarder/restore.h"
@@ -41,6 +42,7 @@ struct Core {
   std::string job;  // this session's job (SessionPaths::job): close-to-open is per job
   Stats stats;
   State state;
+  FateBook fates{session_dir};    // the paths' fates in the session dir (fate_file.h)
   schema::Inferrer inferrer;      // variable maps of sealed versions (pipeline.h)
   VariableStats var_stats;        // per variable: chain, bytes in/out, time (var_stats.h)
   CodecChoices codec_choices;     // codec chain per variable, kept for the job (codec_choice.h)

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/session.h"
+#include "forwarder/extents.h"
 #include "forwarder/log.h"
 #include "forwarder/service.h"
 
@@ -34,15 +35,23 @@ bool get_u64(const char* in, uint64_t& out) {
   out = v;
   return true;
 }
-// The optional trailing fields of CLOSE and SYNC from index `from`: an extents file name,
-// then "hints=<hints file name>" and "blocked=<ns>" (told apart by their prefixes, so any
-// may be absent). A blocked time that is not a number is ignored.
+// The optional trailing fields of CLOSE and SYNC from index `from`: an extents file name
+// or "whole=<end>", then "hints=<hints file name>" and "blocked=<ns>" (told apart by their
+// prefixes, so any may be absent). A blocked time that is not a number is ignored; a
+// whole= that is not one leaves the extents unknown (*whole -1, no file).
 void trailing_fields(const wire::Fields& f, size_t from, std::string& ext, std::string& hints,
-                     int64_t& blocked_ns) {
+                     int64_t& blocked_ns, int64_t* whole = nullptr) {
   static constexpr char kHintsPrefix[] = "hints=";
   static constexpr char kBlockedPrefix[] = "blocked=";
+  static constexpr char kWholePrefix[] = "whole=";
   for (size_t i = from; i < f.n; ++i) {
-    if (!strncmp(f[i], kHintsPrefix, sizeof(kHintsPrefix) - 1)) {
+    if (whole && !strncmp(f[i], kWholePrefix, sizeof(kWholePrefix) - 1)) {
+      long long end = -1;
+      if (!wire::parse_i64(f[i] + sizeof(kWholePrefix) - 1, end) || end < 0 ||
+          static_cast<uint64_t>(end) > kMaxExtentEnd)
+        end = -1;
+      *whole = end;
+    } else if (!strncmp(f[i], kHintsPrefix, sizeof(kHintsPrefix) - 1)) {
       hints = f[i] + sizeof(kHintsPrefix) - 1;
     } else if (!strncmp(f[i], kBlockedPrefix, sizeof(kBlockedPrefix) - 1)) {
       long long ns = 0;
@@ -81,9 +90,9 @@ Reply Service::handle(ClientCtx& cl, const wire::Fields& f) {
   if (verb == wire::kClose) {
     if (f.n < 3 || !get_u64(f[1], a) || !get_u64(f[2], b)) return bad();
     std::string ext, hints;
-    int64_t blocked_ns = 0;
-    trailing_fields(f, 3, ext, hints, blocked_ns);
-    return close(cl, a, b, ext, hints, blocked_ns);
+    int64_t blocked_ns = 0, whole = -1;
+    trailing_fields(f, 3, ext, hints, blocked_ns, &whole);
+    return close(cl, a, b, ext, hints, blocked_ns, whole);
   }
   if (verb == wire::kSync) {
     if (f.n < 2 || !get_u64(f[1], a)) return bad();

@@ -97,7 +97,7 @@ void Forwarder::accept_client() {
   Client& c = clients_[id];
   c.fd = fd;
   c.th = std::thread([this, fd, id, pid] {
-    serve_client(svc_, fd, id, pid);
+    serve_client(svc_, fd, id, pid, core_.cfg.spin_us);
     std::lock_guard lk2(clients_mu_);
     auto it = clients_.find(id);  // gone when the shutdown already collected this thread
     if (it != clients_.end()) {

@@ -147,12 +147,15 @@ bool Service::unchanged_partial(Version& v) {
   return true;
 }
 
-void Service::take_extents(Version& v, const std::string& ext) {
-  if (!ext.empty()) {
+void Service::take_extents(Version& v, const std::string& ext, int64_t whole) {
+  if (whole >= 0 && ext.empty() && (v.partial || v.created)) {
+    // Written front to back: no file to read (or to keep for a recovery: the .meta says it).
+    if (whole > 0) extents_union(v.extents, {{0, static_cast<uint64_t>(whole)}});
+    v.whole_prefix = std::max(v.whole_prefix, whole);
+  } else if (!ext.empty()) {
     c_.state.absorb_extents(v, ext);
   } else if (v.created && !v.extents_unknown) {
     v.extents_unknown = true;  // a stdio writer: the data extents are exact on one node
-    c_.state.rewrite_meta(v);
   } else if (v.partial && !v.extents_unknown) {
     LOG_WARN(
         "v%llu of %s (shared across nodes): a writer closed it without its extents; "
@@ -160,7 +163,6 @@ void Service::take_extents(Version& v, const std::string& ext) {
         "wrote",
         static_cast<unsigned long long>(v.vid), v.path.c_str());
     v.extents_unknown = true;
-    c_.state.rewrite_meta(v);
   }
 }
 
@@ -173,7 +175,7 @@ static void discard_hints_file(const std::string& dir, uint64_t vid, const std::
 }
 
 Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::string& ext,
-                     const std::string& hints, int64_t blocked_ns) {
+                     const std::string& hints, int64_t blocked_ns, int64_t whole) {
   int64_t arrived = monotonic_ns();
   State& s = c_.state;
   std::unique_lock lk(s.mu);
@@ -208,7 +210,8 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
   }
   // The rest of a CLOSE returns at once: what it waited for is the lock (and the hash).
   s.costs.blocked(vid, cl.pid, blocked_ns + (monotonic_ns() - arrived));
-  take_extents(*v, ext);
+  // Every way on from here rewrites the .meta with what it took (or forgets the version).
+  take_extents(*v, ext, whole);
   if (!hints.empty()) s.absorb_hints(*v, hints);
   if (auto h = v->holders.find(cl.id); h != v->holders.end()) {
     if (--h->second.refs == 0) v->holders.erase(h);
@@ -224,7 +227,7 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
     return reply_ok();
   }
   // Its last writer closed it: nobody writes the path through staging now.
-  release_staged_fate(c_.session_dir, v->path);
+  c_.fates.release_staged(v->path);
   if (v->dropped) {
     s.forget(vid);
     return reply_ok();
@@ -276,7 +279,7 @@ Reply Service::abandon(ClientCtx& cl, uint64_t vid) {
   }
   c_.stats.fallbacks++;
   std::string path = v->path;
-  make_fate_direct(c_.session_dir, path);
+  c_.fates.make_direct(path);
   uint64_t order = v->order;
   LOG_INFO("v%llu of %s abandoned by pid %ld: the client writes the real file now",
            static_cast<unsigned long long>(vid), path.c_str(), cl.pid);
@@ -381,7 +384,7 @@ void Service::close_unheld(uint64_t vid, long pid) {
   State& s = c_.state;
   Version* v = s.find(vid);
   if (!v || v->state != VState::kOpen || !v->holders.empty() || !v->orphans.empty()) return;
-  release_staged_fate(c_.session_dir, v->path);
+  c_.fates.release_staged(v->path);
   if (v->dropped) {
     s.forget(vid);
     return;

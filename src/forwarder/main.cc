@@ -15,6 +15,7 @@
 #include "forwarder/daemonize.h"
 #include "forwarder/forwarder.h"
 #include "forwarder/log.h"
+#include "forwarder/staging.h"
 #include "schema/infer.h"
 
 using namespace ckptfwd;
@@ -94,6 +95,7 @@ int main(int argc, char** argv) {
   int ready = daemon ? fwd::daemonize(cfg.log, paths.socket, election_fd) : -1;
   fwd::log_init(cfg.log, cfg.log_level);
 
+  fwd::note_umask();  // before any thread exists: reading the umask means setting it
   // Before any thread exists: TERM/INT/USR1 are taken by sigwait on one thread only.
   sigset_t set;
   sigemptyset(&set);

@@ -28,7 +28,7 @@ Reply Service::open_read(const std::string& path) {
   State& s = c_.state;
   std::unique_lock lk(s.mu);
   // Written directly in this job (common/fate.h): the real file is the truth.
-  if (fate_is_direct(c_.session_dir, path)) return reply_pass();
+  if (c_.fates.is_direct(path)) return reply_pass();
   if (!s.newest(path)) await_other_nodes(lk, path);
   char mode[16];  // the file's mode: the library shows it in fstat of the view's fd
   if (Version* v = s.newest(path)) {
@@ -144,7 +144,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   }
   // One fate per path (common/fate.h): a path some process writes directly is written
   // directly by every process, this one too.
-  if (claim_staged_fate(c_.session_dir, path) == fate::Fate::kDirect) {
+  if (c_.fates.claim_staged(path) == fate::Fate::kDirect) {
     if (src_fd >= 0) ::close(src_fd);
     LOG_INFO("OPEN of %s by pid %ld: the path is written directly in this job: PASS", path.c_str(),
              cl.pid);
@@ -178,10 +178,10 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
     // every later opener with it.
     if (!exists) {
       c_.stats.fallbacks++;
-      make_fate_direct(c_.session_dir, path);
+      c_.fates.make_direct(path);
       return reply_pass();
     }
-    release_staged_fate(c_.session_dir, path);
+    c_.fates.release_staged(path);
     return reply_err(e);
   }
   if (copy) {
@@ -195,7 +195,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
       ::close(fd);
       if (src_fd >= 0) ::close(src_fd);
       s.forget(vid);
-      release_staged_fate(c_.session_dir, path);
+      c_.fates.release_staged(path);
       LOG_ERROR("cannot copy the current bytes of %s into staging: %s", path.c_str(), err.c_str());
       c_.stats.errors++;
       return reply_err(EIO);
@@ -209,7 +209,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
         ::close(fd);
         if (src_fd >= 0) ::close(src_fd);
         s.forget(vid);
-        release_staged_fate(c_.session_dir, path);
+        c_.fates.release_staged(path);
         s.done_cv.notify_all();
         LOG_ERROR("cannot describe the staged copy of %s: %s. Fix: free space in %s", path.c_str(),
                   err.c_str(), c_.session_dir.c_str());

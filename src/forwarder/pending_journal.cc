@@ -31,9 +31,10 @@ PendingJournal::~PendingJournal() {
 
 bool PendingJournal::append(const std::string& store, const std::string& line, std::string* err) {
   auto it = fds_.find(store);
+  struct stat held {};
   if (it != fds_.end()) {
     // Still the file of that name? (someone may have deleted it between jobs' runs)
-    struct stat held, now;
+    struct stat now;
     if (::fstat(it->second, &held) != 0 || held.st_nlink == 0 ||
         ::lstat(file_of(store).c_str(), &now) != 0 || now.st_ino != held.st_ino) {
       ::close(it->second);
@@ -51,11 +52,27 @@ bool PendingJournal::append(const std::string& store, const std::string& line, s
       return false;
     }
     it = fds_.emplace(store, fd).first;
+    if (::fstat(fd, &held) != 0) held = {};
   }
   // One write per line: an O_APPEND write of a short line lands whole.
   bool ok = ::write(it->second, line.data(), line.size()) == static_cast<ssize_t>(line.size());
   if (!ok && err) *err = file_of(store) + ": " + strerror(errno);
+  if (ok) skip_own_line(store, it->second, held, line);
   return ok;
+}
+
+// The next open's refresh would read back the line just appended: when the view was
+// current up to it (nobody else appended in between: the descriptor's offset after an
+// O_APPEND write is the end of that write), the view takes it now and reads nothing.
+void PendingJournal::skip_own_line(const std::string& store, int fd, const struct stat& file,
+                                   const std::string& line) {
+  auto vit = views_.find(store);
+  if (vit == views_.end()) return;
+  View& v = vit->second;
+  if (file.st_ino == 0 || file.st_dev != v.dev || file.st_ino != v.ino || !v.tail.empty()) return;
+  if (::lseek(fd, 0, SEEK_CUR) != v.offset + static_cast<off_t>(line.size())) return;
+  v.offset += static_cast<off_t>(line.size());
+  apply(v, line);
 }
 
 bool PendingJournal::closed(const std::string& store, uint64_t vid, const std::string& path,
@@ -108,28 +125,31 @@ void PendingJournal::refresh(const std::string& store) {
   v.tail = end == std::string::npos ? buf : buf.substr(end + 1);
   if (end == std::string::npos) return;
   size_t b = 0;
-  for (size_t e; b <= end && (e = buf.find('\n', b)) != std::string::npos; b = e + 1) {
-    std::vector<std::string> f = split_tabs(buf.substr(b, e - b));
-    uint64_t vid = 0;
-    if (f.size() < 3 || f[1].empty() || !manifest_record::parse_u64(f[2], vid)) continue;
-    auto key = std::make_pair(f[1], vid);
-    bool other = f[1] != node_;
-    auto forget = [&v,
-                   other](std::map<std::pair<std::string, uint64_t>, std::string>::iterator it) {
-      if (other) {
-        auto e = v.elsewhere.find(it->second);
-        if (e != v.elsewhere.end() && --e->second <= 0) v.elsewhere.erase(e);
-      }
-      v.open.erase(it);
-    };
-    std::string p;
-    if (f[0] == "+" && f.size() == 4 && manifest_record::pct_decode(f[3], p) && !p.empty()) {
-      if (auto it = v.open.find(key); it != v.open.end()) forget(it);
-      v.open[key] = p;
-      if (other) ++v.elsewhere[p];
-    } else if (f[0] == "-" && f.size() == 3) {
-      if (auto it = v.open.find(key); it != v.open.end()) forget(it);
+  for (size_t e; b <= end && (e = buf.find('\n', b)) != std::string::npos; b = e + 1)
+    apply(v, buf.substr(b, e - b));
+}
+
+void PendingJournal::apply(View& v, const std::string& line) const {
+  std::vector<std::string> f =
+      split_tabs(!line.empty() && line.back() == '\n' ? line.substr(0, line.size() - 1) : line);
+  uint64_t vid = 0;
+  if (f.size() < 3 || f[1].empty() || !manifest_record::parse_u64(f[2], vid)) return;
+  auto key = std::make_pair(f[1], vid);
+  bool other = f[1] != node_;
+  auto forget = [&v, other](std::map<std::pair<std::string, uint64_t>, std::string>::iterator it) {
+    if (other) {
+      auto e = v.elsewhere.find(it->second);
+      if (e != v.elsewhere.end() && --e->second <= 0) v.elsewhere.erase(e);
     }
+    v.open.erase(it);
+  };
+  std::string p;
+  if (f[0] == "+" && f.size() == 4 && manifest_record::pct_decode(f[3], p) && !p.empty()) {
+    if (auto it = v.open.find(key); it != v.open.end()) forget(it);
+    v.open[key] = p;
+    if (other) ++v.elsewhere[p];
+  } else if (f[0] == "-" && f.size() == 3) {
+    if (auto it = v.open.find(key); it != v.open.end()) forget(it);
   }
 }
 

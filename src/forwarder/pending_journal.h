@@ -13,6 +13,7 @@
 // A "+" for a (node, vid) already pending replaces its path (a rename after the close).
 // Malformed lines are skipped. The file can be deleted when no job of that id runs.
 #pragma once
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -62,6 +63,10 @@ class PendingJournal {
     std::map<std::string, int> elsewhere;
   };
   std::map<std::string, View> views_;
+  // A line of the file (with or without its newline) taken into v.
+  void apply(View& v, const std::string& line) const;
+  void skip_own_line(const std::string& store, int fd, const struct stat& file,
+                     const std::string& line);
   std::string node_, job_ = "0";
 };
 

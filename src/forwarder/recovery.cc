@@ -116,7 +116,9 @@ size_t recover_staged(Core& c) {
       // files stay until the commit). A writer that never did leaves them unknown: the
       // data extents of the staged file are committed then (pipeline.cc).
       v.partial = m.partial;
-      v.extents_unknown = m.extents_unknown || f.ext.empty();
+      v.extents_unknown = m.extents_unknown || (f.ext.empty() && m.whole < 0);
+      if (m.whole > 0) extents_union(v.extents, {{0, static_cast<uint64_t>(m.whole)}});
+      v.whole_prefix = m.whole;
       for (const std::string& x : f.ext) {
         std::string err;
         if (read_extents_file(c.session_dir + "/" + x, v.extents, &err)) {
@@ -147,7 +149,7 @@ size_t recover_staged(Core& c) {
         v.opened_at = Clock::now() - std::chrono::hours(1);  // not part of a new wave
         // Its writers go on staging it: the path's fate is staged again, under this
         // forwarder (a process that found no forwarder meanwhile may have made it direct).
-        if (claim_staged_fate(c.session_dir, m.path) == fate::Fate::kDirect)
+        if (c.fates.claim_staged(m.path) == fate::Fate::kDirect)
           LOG_ERROR(
               "%s: its writers still stage it, but a process wrote it directly while no "
               "forwarder ran: the store and the real file each hold only part of it",

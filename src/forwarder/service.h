@@ -39,9 +39,10 @@ class Service {
   // ext: the client's extents file for a shared version ("" if none). hints: the
   // client's dtype hints file (the base name after "hints=", "" if none). blocked_ns: the
   // time the client's calls on the version took ("blocked=", ckpt_cost.h); the time the
-  // request waits here is added to it.
+  // request waits here is added to it. whole: "whole=<end>" instead of an extents file
+  // (the client wrote [0, end) and nothing else); -1 when not given.
   Reply close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::string& ext = "",
-              const std::string& hints = "", int64_t blocked_ns = 0);
+              const std::string& hints = "", int64_t blocked_ns = 0, int64_t whole = -1);
   Reply sync(ClientCtx& cl, uint64_t vid, const std::string& ext = "",
              const std::string& hints = "", int64_t blocked_ns = 0);
   Reply waitall(ClientCtx& cl);
@@ -117,8 +118,9 @@ class Service {
                       const std::optional<SyncedHash>& hashed);
   // v (partial, just closed) started from the path's bytes and changed nothing: forgotten.
   bool unchanged_partial(Version& v);
-  // CLOSE of a partial version: its extents file, or none (extents unknown then). Lock held.
-  void take_extents(Version& v, const std::string& ext);
+  // CLOSE of a partial or new version: its extents file, a whole prefix (>= 0), or
+  // neither (extents unknown then). Lock held; the caller rewrites the .meta after it.
+  void take_extents(Version& v, const std::string& ext, int64_t whole);
   // A closed snapshot of still-open version v (fsync mid-write): a second name of its
   // staged file (Version::live_source), or a copy where none can be made; its vid, 0 on
   // failure, or kSnapshotSuperseded when the path was unlinked or replaced meanwhile

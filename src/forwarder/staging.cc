@@ -72,6 +72,7 @@ bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string*
   if (m.partial) text += "partial=1\n";
   if (m.extents_unknown) text += "extents_unknown=1\n";
   if (m.created) text += "created=1\n";
+  if (m.whole >= 0) text += "whole=" + std::to_string(m.whole) + "\n";
   text += m.closed ? "state=closed\ncloser=" + std::to_string(m.closer) + "\n" : "state=open\n";
   if (!m.closed && !m.holders.empty()) {
     text += "holders=";
@@ -127,6 +128,10 @@ bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err) {
       m.extents_unknown = !strcmp(v, "1");
     } else if (!strcmp(line, "created")) {
       m.created = !strcmp(v, "1");
+    } else if (!strcmp(line, "whole")) {
+      char* end = nullptr;
+      long long w = strtoll(v, &end, 10);  // a bad one: unknown, as without the line
+      m.whole = *v && *end == '\0' && w >= 0 && static_cast<uint64_t>(w) <= kMaxExtentEnd ? w : -1;
     } else if (!strcmp(line, "state")) {
       m.closed = !strcmp(v, "closed");
     } else if (!strcmp(line, "closer")) {
@@ -147,10 +152,23 @@ bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err) {
   return have_path;
 }
 
+namespace {
+// The process umask, once the forwarder read it (note_umask): -1 until then.
+std::atomic<int> g_umask{-1};
+}  // namespace
+
+void note_umask() {
+  mode_t m = umask(077);
+  umask(m);
+  g_umask.store(static_cast<int>(m));
+}
+
 int create_staged(const std::string& path, std::string* err) {
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0 && err) *err = why("cannot create staged file", path);
-  if (fd >= 0) fchmod(fd, kStagedFileMode);  // not under the umask
+  // Exactly kStagedFileMode, whatever the umask: an fchmod only where it took some of it.
+  int mask = g_umask.load(std::memory_order_relaxed);
+  if (fd >= 0 && (mask < 0 || (mask & kStagedFileMode) != 0)) fchmod(fd, kStagedFileMode);
   return fd;
 }
 

@@ -21,6 +21,7 @@ struct VersionMeta {
   bool partial = false;          // shared across nodes: committed as an overlay
   bool extents_unknown = false;  // some writer's extents never arrived
   bool created = false;          // a new file, committed as an overlay (Version::created)
+  int64_t whole = -1;            // Version::whole_prefix: extents [0, whole) without a file
   // The recovery protocol: a version is committed after a crash only if its .meta says it
   // was closed (state=closed). An open one (state=open, or no state line) stays open for
   // its holders (pid:refs), who may still CLOSE it. Staged files without a .meta are
@@ -39,6 +40,9 @@ bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err);
 // whatever the version's mode (staging is private to the user); the mode lives in the Version
 // and the .meta.
 int create_staged(const std::string& path, std::string* err);
+// Reads the process umask for create_staged (main, before any thread: reading it means
+// setting it). Without it every staged file is fchmod'ed.
+void note_umask();
 // Copies all of src_fd into dst_fd from offset 0 (copy_file_range, falling back to
 // read/write; holes are kept where SEEK_DATA works). False with *err.
 bool copy_fd(int src_fd, int dst_fd, std::string* err);

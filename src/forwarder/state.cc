@@ -225,6 +225,7 @@ VersionMeta meta_of(const Version& v) {
   m.partial = v.partial;
   m.extents_unknown = v.extents_unknown;
   m.created = v.created;
+  m.whole = v.whole_prefix;
   m.closed = v.state != VState::kOpen;
   m.closer = v.closer_pid;
   if (!m.closed) {

@@ -115,6 +115,9 @@ struct Version {
   bool created = false;
   Extents extents{};
   std::vector<std::string> ext_files;  // extents files kept until the version is forgotten
+  // [0, whole_prefix) is among `extents` without a file: a writer handed it over inline at
+  // CLOSE ("whole=", protocol.h); the .meta keeps it for a recovery. -1: none.
+  int64_t whole_prefix = -1;
   // Dtype hints handed over so far (merged, later records winning), committed as
   // FileEntry.hints; their files are kept until the version is forgotten (recovery).
   Hints hints{};

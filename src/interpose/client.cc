@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/spin_wait.h"
 #include "interpose/env_settings.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
@@ -42,6 +43,7 @@ bool g_refused = false;
 char g_reason[1024] = "";
 std::atomic<bool> g_closed_any{false};
 char g_frame[wire::kMaxFrame + 1];  // one frame in flight, guarded by g_mu
+wire::SpinWait g_spin;              // how the main connection waits for replies, under g_mu
 
 constexpr int kStartTimeoutMs = 60000;
 
@@ -132,20 +134,17 @@ char* g_big = nullptr;    // malloc'd for a large reply (LIST), freed at the nex
 // reply read back into it, or, when it does not fit, into what big(size + 1) gives
 // (nullptr: fail, the stream is out of step and the caller reconnects). *payload and
 // *len say where the reply's payload is. False on any failure.
-template <class Big>
-bool exchange(int fd, const char* const* fields, size_t n, char* buf, size_t cap, Big&& big,
-              char** payload, size_t* len, wire::Fields& reply) {
+// spin: how the reply is waited for (common/spin_wait.h); nullptr: sleeping at once.
+bool exchange(int fd, const char* const* fields, size_t n, char* buf, size_t cap, wire::BigFn big,
+              char** payload, size_t* len, wire::Fields& reply, wire::SpinWait* spin) {
   size_t out = wire::encode(buf, cap - 1, fields, n);
   if (out == 0 || !wire::send_frame(fd, buf, out, sock_write)) return false;
-  size_t got = 0;
-  if (!wire::recv_frame_header(fd, &got, sock_read)) return false;
-  char* in = got + 1 > cap ? big(got + 1) : buf;
-  if (!in || !wire::recv_frame_payload(fd, in, got, sock_read)) return false;
-  *payload = in;
-  *len = got;
+  int64_t began = spin ? spin->poll(fd) : 0;
+  if (!wire::recv_reply(fd, buf, cap, sock_read, big, payload, len)) return false;
+  if (spin) spin->done(began);
   // A LIST reply may carry more names than Fields holds (kMaxFields): decode then keeps
   // the first ones and the caller walks the whole payload (reply_payload()).
-  wire::decode(in, got, reply);
+  wire::decode(*payload, *len, reply);
   return reply.n > 0;
 }
 
@@ -157,7 +156,9 @@ bool exchange_locked(int fd, const char* const* fields, size_t n, wire::Fields& 
   g_reply = g_frame;
   g_reply_len = 0;
   auto grow = [](size_t need) { return g_big = static_cast<char*>(malloc(need)); };
-  return exchange(fd, fields, n, g_frame, sizeof(g_frame), grow, &g_reply, &g_reply_len, reply);
+  g_spin.set_cap_us(g_settings.spin_us);
+  return exchange(fd, fields, n, g_frame, sizeof(g_frame), grow, &g_reply, &g_reply_len, reply,
+                  &g_spin);
 }
 
 // A request and its small reply through the caller's buffer (cap bytes): HELLO, and
@@ -167,7 +168,8 @@ bool exchange_small(int fd, const char* const* fields, size_t n, char* buf, size
   char* payload = nullptr;
   size_t len = 0;
   auto refuse_big = [](size_t) -> char* { return nullptr; };
-  return exchange(fd, fields, n, buf, cap, refuse_big, &payload, &len, reply);
+  // These wait for a commit (or are a connection's first HELLO): sleeping at once.
+  return exchange(fd, fields, n, buf, cap, refuse_big, &payload, &len, reply, nullptr);
 }
 
 // One connect attempt plus HELLO. Returns the (moved) socket or -1 with g_reason set.

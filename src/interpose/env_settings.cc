@@ -25,6 +25,17 @@ bool env_switch(const char* name, bool dflt) {
   return dflt;
 }
 
+long env_int(const char* name, long dflt, long lo, long hi) {
+  const char* v = getenv(name);
+  if (!v || !*v) return dflt;
+  char* end = nullptr;
+  long n = strtol(v, &end, 10);
+  if (*end == '\0' && n >= lo && n <= hi) return n;
+  log_msg("warning: %s='%s': expected a whole number %ld..%ld; using the default (%ld)", name, v,
+          lo, hi, dflt);
+  return dflt;
+}
+
 bool env_abs_path(const char* name, char* out, size_t cap, bool is_log) {
   out[0] = '\0';
   const char* v = getenv(name);

@@ -13,6 +13,10 @@ namespace ckptfwd::interpose {
 // dflt (README: CKPTFWD_DISABLE=abc does not disable the library).
 bool env_switch(const char* name, bool dflt);
 
+// A whole number in [lo, hi]: unset or empty -> dflt; anything else -> a warning naming
+// the key, the value and the range, and dflt.
+long env_int(const char* name, long dflt, long lo, long hi);
+
 // name's value made absolute into out (cap bytes); "" when unset, empty, or one of the
 // keep words ("stderr", "syslog" for CKPTFWD_LOG: not paths). False, with a warning, when
 // it cannot be made absolute (too long, cwd unknown); out is "" then.

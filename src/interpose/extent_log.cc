@@ -75,8 +75,10 @@ ExtentLog* extent_log_create(unsigned long long vid) {
 
 void extent_log_destroy(ExtentLog* x, bool remove_file) {
   if (!x) return;
-  if (remove_file) drop_file(x);
-  else if (x->fd >= 0) real::close()(x->fd);
+  if (remove_file)
+    drop_file(x);
+  else if (x->fd >= 0)
+    real::close()(x->fd);
   extent_set_free(x->set);
   pthread_mutex_destroy(&x->mu);
   x->~ExtentLog();
@@ -116,6 +118,19 @@ bool extent_log_hand_over(ExtentLog* x, char* out, size_t cap) {
   extent_set_clear(x->set);
   pthread_mutex_unlock(&x->mu);
   return ok;
+}
+
+bool extent_log_hand_over_prefix(ExtentLog* x, char* out, size_t cap) {
+  pthread_mutex_lock(&x->mu);
+  bool prefix = !x->lost && x->fd < 0 && (x->set.n == 0 || (x->set.n == 1 && x->set.iv[0][0] == 0));
+  if (prefix) {
+    unsigned long long end = x->set.n ? x->set.iv[0][1] : 0;
+    int n = snprintf(out, cap, "whole=%llu", end);
+    prefix = n > 0 && static_cast<size_t>(n) < cap;
+    if (prefix) extent_set_clear(x->set);
+  }
+  pthread_mutex_unlock(&x->mu);
+  return prefix;
 }
 
 }  // namespace ckptfwd::interpose

@@ -42,5 +42,11 @@ void extent_log_add(ExtentLog* x, uint64_t off, uint64_t len);
 // extents are unknown (a failure was logged): send CLOSE/SYNC without a file then, and
 // the forwarder falls back to the staged file's data extents.
 bool extent_log_hand_over(ExtentLog* x, char* out, size_t cap);
+// At CLOSE, instead of a file: when what was recorded since the last hand-over is one run
+// from byte 0 (or nothing) and nothing was spilled to a file, puts "whole=<end of the run>"
+// ("whole=0": nothing written) in out and starts a new period, as a hand-over does. A
+// file written front to back, the common case, then costs no extents file on either side
+// (protocol.h, CLOSE). False otherwise: hand the extents over as a file.
+bool extent_log_hand_over_prefix(ExtentLog* x, char* out, size_t cap);
 
 }  // namespace ckptfwd::interpose

@@ -174,6 +174,7 @@ void do_init() {
   g_settings.rank = rank_from_env();
   g_settings.exit_wait = env_switch("CKPTFWD_EXIT_WAIT", true);
   g_settings.no_spawn = env_switch("CKPTFWD_NO_SPAWN", false);
+  g_settings.spin_us = static_cast<int>(env_int("CKPTFWD_SPIN_US", 50, 0, 10000));
   env_abs_path("CKPTFWD_STATS_FILE", g_settings.stats_path, sizeof(g_settings.stats_path));
   collect_abs_env(g_settings.abs_env);
   find_forwarder();

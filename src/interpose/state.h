@@ -21,12 +21,13 @@ struct Settings {
   bool active = false;    // capture on (CAPTURE set, not DISABLE, init succeeded)
   bool exit_wait = true;  // CKPTFWD_EXIT_WAIT != 0
   bool no_spawn = false;  // CKPTFWD_NO_SPAWN=1
+  int spin_us = 50;       // CKPTFWD_SPIN_US: polling for a reply before sleeping
   int rank = -1;
   mode_t umask = 022;
   bool session_ok = false;
   SessionPaths session{};
-  char forwarder[PATH_MAX] = {};  // binary to start
-  char log_path[PATH_MAX] = {};   // "" = stderr; absolute (env_settings.h)
+  char forwarder[PATH_MAX] = {};   // binary to start
+  char log_path[PATH_MAX] = {};    // "" = stderr; absolute (env_settings.h)
   char stats_path[PATH_MAX] = {};  // absolute
   AbsEnv abs_env{};                // path settings for a forwarder we start
 };

@@ -155,7 +155,8 @@ bool close_version(Version* v) {
   char name[96];
   char hints[112];
   char blocked[40];
-  bool ext = v->ext && extent_log_hand_over(v->ext, name, sizeof(name));
+  bool ext = v->ext && (extent_log_hand_over_prefix(v->ext, name, sizeof(name)) ||
+                        extent_log_hand_over(v->ext, name, sizeof(name)));
   bool typed = hand_over_hints(v, hints, sizeof(hints));
   bool timed = hand_over_blocked(v, blocked, sizeof(blocked));
   Result c = send_close(v->vid, staged_size(v), ext ? name : nullptr, typed ? hints : nullptr,

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include "common/container.h"
 #include "common/manifest.h"
 #include "forwarder/staging.h"
 #include "forwarder_test_util.h"
@@ -83,6 +84,12 @@ TEST(VersionMetaTest, RoundTripsStateCloserAndHolders) {
   EXPECT_TRUE(c.closed);
   EXPECT_EQ(c.closer, 100);
   EXPECT_TRUE(c.holders.empty());
+  m.whole = 4096;  // extents [0, 4096) handed over inline at CLOSE
+  ASSERT_TRUE(write_meta(dir + "/m", m, &err));
+  VersionMeta w;
+  ASSERT_TRUE(read_meta(dir + "/m", w, &err));
+  EXPECT_EQ(w.whole, 4096);
+  EXPECT_EQ(c.whole, -1) << "none written: none read";
   // Junk in the holders line stops the list, never crashes.
   write_file(dir + "/m", "path=/x\nholders=12:1,zz,13\nstate=open\n");
   VersionMeta j;
@@ -160,6 +167,31 @@ TEST_F(CrashRecoveryTest, ExitWaitOnANewConnectionWaitsForWhatTheProcessClosedBe
   ASSERT_EQ(b->call({"HELLO", std::to_string(w.pid), "0"})[0], "OK");
   EXPECT_EQ(b->call({"WAITALL"})[0], "OK");
   EXPECT_NE(committed(data_ + "/w"), nullptr) << "WAITALL on the new connection returned early";
+}
+
+// A closed shared version whose writer handed its extents over inline ("whole=", no
+// extents file): recovered from its .meta, it commits exactly that prefix, not the staged
+// file's data pages (which may hold bytes another node wrote).
+TEST_F(CrashRecoveryTest, AWholePrefixInTheMetaIsCommittedExactly) {
+  VersionMeta closed{"", 0, 0600, 999};
+  closed.closed = true;
+  closed.partial = true;
+  closed.whole = 100;
+  std::string bytes = std::string(100, 'p') + std::string(50, '\0') + "NOT-MINE";
+  leave(21, data_ + "/prefix", bytes, closed);
+  start();
+  auto c = client();
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  const CatalogEntry* e = committed(data_ + "/prefix");
+  ASSERT_NE(e, nullptr);
+  ASSERT_EQ(e->overlays.size(), 1u);
+  ContainerReader r;
+  std::string err;
+  ASSERT_TRUE(r.open(store() + "/" + e->overlays[0].container, &err)) << err;
+  const auto& ranges = r.files()[e->overlays[0].file_index].ranges;
+  ASSERT_EQ(ranges.size(), 1u);
+  EXPECT_EQ(ranges[0].file_off, 0u);
+  EXPECT_EQ(ranges[0].len, 100u);
 }
 
 }  // namespace ckptfwd::fwd::test

@@ -65,8 +65,8 @@ std::vector<std::string> open_shared(Client& c, const std::string& path, int fla
 }
 
 // The ranges of file `index` of a container in the store.
-std::vector<Range> ranges_of(const std::string& store, const std::string& container,
-                             uint32_t index, uint64_t* size = nullptr) {
+std::vector<Range> ranges_of(const std::string& store, const std::string& container, uint32_t index,
+                             uint64_t* size = nullptr) {
   ContainerReader r;
   std::string err;
   EXPECT_TRUE(r.open(store + "/" + container, &err)) << err;
@@ -113,8 +113,8 @@ TEST_F(ForwarderTest, PartialVersionCommitsExactlyTheHandedOverExtents) {
   ASSERT_EQ(r.size(), 5u);
   ASSERT_EQ(r[0], "OK");
   std::string a = payload(300, 1), b = payload(700, 2);
-  pwrite_at(r[2], a, 100);    // [100, 400)
-  pwrite_at(r[2], b, 9000);   // [9000, 9700)
+  pwrite_at(r[2], a, 100);   // [100, 400)
+  pwrite_at(r[2], b, 9000);  // [9000, 9700)
   // Bytes in the staged file outside the handed-over extents must not be committed: the
   // page holding them is data (SEEK_DATA would report it), the extents say otherwise.
   pwrite_at(r[2], "NOT-MINE", 4096);
@@ -122,7 +122,8 @@ TEST_F(ForwarderTest, PartialVersionCommitsExactlyTheHandedOverExtents) {
   std::string ext = write_extents(paths_.dir, r[1], getpid(), 0, {{9000, 9700}, {100, 400}});
   ASSERT_EQ(c->call({"CLOSE", r[1], "9700", ext})[0], "OK");
   ASSERT_EQ(c->call({"WAITALL"})[0], "OK");
-  EXPECT_FALSE(fs::exists(std::string(paths_.dir) + "/" + ext)) << "the forwarder deletes it once committed";
+  EXPECT_FALSE(fs::exists(std::string(paths_.dir) + "/" + ext))
+      << "the forwarder deletes it once committed";
 
   Catalog cat;
   const CatalogEntry* e = find_entry(cat, store(), p);
@@ -171,6 +172,37 @@ TEST_F(ForwarderTest, PartialVersionOfTwoWritersCommitsTheUnionOfTheirExtents) {
   std::string want(250, '\0');
   want.replace(0, 50, std::string(50, 'x'));
   want.replace(200, 50, std::string(50, 'y'));
+  EXPECT_TRUE(same_bytes(materialized(store(), p, root_ + "/m"), want));
+}
+
+// A writer that wrote its file front to back hands its extents over inline at CLOSE
+// ("whole=<end>", protocol.h) instead of as a file: exactly [0, end) is committed, the
+// union with another writer's file of extents too, and nothing else of the staged file.
+TEST_F(ForwarderTest, AWholePrefixHandedOverInlineCommitsExactlyThatPrefix) {
+  start();
+  auto c1 = client(), c2 = client();
+  std::string p = data_ + "/prefix.bin";
+  auto r1 = open_shared(*c1, p, O_WRONLY | O_CREAT);
+  ASSERT_EQ(r1[0], "OK");
+  auto r2 = open_shared(*c2, p, O_WRONLY | O_CREAT);
+  ASSERT_EQ(r2[1], r1[1]);
+  pwrite_at(r1[2], std::string(300, 'a'), 0);
+  pwrite_at(r2[2], std::string(50, 'b'), 1000);
+  pwrite_at(r1[2], "NOT-MINE", 4096);  // in a data page nobody handed over
+  ASSERT_EQ(c1->call({"CLOSE", r1[1], "4104", "whole=300"})[0], "OK");
+  std::string e2 = write_extents(paths_.dir, r2[1], 1002, 0, {{1000, 1050}});
+  ASSERT_EQ(c2->call({"CLOSE", r2[1], "4104", e2})[0], "OK");
+  ASSERT_EQ(c1->call({"DRAIN"})[0], "OK");
+
+  Catalog cat;
+  const CatalogEntry* e = find_entry(cat, store(), p);
+  ASSERT_NE(e, nullptr);
+  ASSERT_EQ(e->overlays.size(), 1u);
+  EXPECT_EQ(ranges_of(store(), e->overlays[0].container, e->overlays[0].file_index),
+            (std::vector<Range>{{0, 300}, {1000, 50}}));
+  std::string want(4104, '\0');
+  want.replace(0, 300, std::string(300, 'a'));
+  want.replace(1000, 50, std::string(50, 'b'));
   EXPECT_TRUE(same_bytes(materialized(store(), p, root_ + "/m"), want));
 }
 
@@ -226,8 +258,8 @@ class TwoNodeForwarders : public ForwarderTest {
     ASSERT_EQ(r.size(), 5u);
     ASSERT_EQ(r[0], "OK") << "node " << i;
     pwrite_at(r[2], bytes, static_cast<off_t>(off));
-    std::string ext = write_extents(nodes_[i].paths.dir, r[1], 2000 + i, 0,
-                                    {{off, off + bytes.size()}});
+    std::string ext =
+        write_extents(nodes_[i].paths.dir, r[1], 2000 + i, 0, {{off, off + bytes.size()}});
     ASSERT_EQ(c->call({"CLOSE", r[1], std::to_string(off + bytes.size()), ext})[0], "OK");
     ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
   }
