@@ -51,6 +51,10 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 //   committed, so a restarted forwarder still finds it). No extents field on a shared version (or
 //   an unreadable file): that process's extents are unknown; the forwarder then commits the staged
 //   file's data extents (SEEK_DATA) and logs a warning.
+//   Instead of a file, "whole=<end>": what this process wrote since its last hand-over is
+//   exactly [0, end) ("whole=0": nothing), the extents of a file written front to back,
+//   sent inline so that neither side creates, reads or deletes a file for them (CLOSE
+//   only; the forwarder keeps it in the version's .meta for a recovery).
 // SYNC   vid [extents]                  -> OK | ERR errno   (returns once vid is committed)
 //   extents: as for CLOSE, the extents written since the last hand-over; the snapshot an
 //   fsync of a shared version commits holds exactly the extents handed over so far.
