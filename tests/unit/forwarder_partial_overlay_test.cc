@@ -105,6 +105,22 @@ const CatalogEntry* find_entry(Catalog& cat, const std::string& store, const std
   return cat.find(p);
 }
 
+// p is committed as one overlay with these container ranges, and restores to `size`
+// bytes of zeros with `pieces` (offset, bytes) written over them.
+void expect_one_overlay(const std::string& store, const std::string& p,
+                        const std::vector<Range>& ranges, size_t size,
+                        const std::vector<std::pair<size_t, std::string>>& pieces,
+                        const std::string& scratch) {
+  Catalog cat;
+  const CatalogEntry* e = find_entry(cat, store, p);
+  ASSERT_NE(e, nullptr);
+  ASSERT_EQ(e->overlays.size(), 1u);
+  EXPECT_EQ(ranges_of(store, e->overlays[0].container, e->overlays[0].file_index), ranges);
+  std::string want(size, '\0');
+  for (const auto& [off, bytes] : pieces) want.replace(off, bytes.size(), bytes);
+  EXPECT_TRUE(same_bytes(materialized(store, p, scratch), want));
+}
+
 TEST_F(ForwarderTest, PartialVersionCommitsExactlyTheHandedOverExtents) {
   start();
   auto c = client();
@@ -162,17 +178,8 @@ TEST_F(ForwarderTest, PartialVersionOfTwoWritersCommitsTheUnionOfTheirExtents) {
   ASSERT_EQ(c1->call({"CLOSE", r1[1], "50", e1})[0], "OK");
   ASSERT_EQ(c2->call({"CLOSE", r2[1], "250", e2})[0], "OK");
   ASSERT_EQ(c1->call({"DRAIN"})[0], "OK");
-
-  Catalog cat;
-  const CatalogEntry* e = find_entry(cat, store(), p);
-  ASSERT_NE(e, nullptr);
-  ASSERT_EQ(e->overlays.size(), 1u);
-  EXPECT_EQ(ranges_of(store(), e->overlays[0].container, e->overlays[0].file_index),
-            (std::vector<Range>{{0, 50}, {200, 50}}));
-  std::string want(250, '\0');
-  want.replace(0, 50, std::string(50, 'x'));
-  want.replace(200, 50, std::string(50, 'y'));
-  EXPECT_TRUE(same_bytes(materialized(store(), p, root_ + "/m"), want));
+  expect_one_overlay(store(), p, {{0, 50}, {200, 50}}, 250,
+                     {{0, std::string(50, 'x')}, {200, std::string(50, 'y')}}, root_ + "/m");
 }
 
 // A writer that wrote its file front to back hands its extents over inline at CLOSE
@@ -193,17 +200,8 @@ TEST_F(ForwarderTest, AWholePrefixHandedOverInlineCommitsExactlyThatPrefix) {
   std::string e2 = write_extents(paths_.dir, r2[1], 1002, 0, {{1000, 1050}});
   ASSERT_EQ(c2->call({"CLOSE", r2[1], "4104", e2})[0], "OK");
   ASSERT_EQ(c1->call({"DRAIN"})[0], "OK");
-
-  Catalog cat;
-  const CatalogEntry* e = find_entry(cat, store(), p);
-  ASSERT_NE(e, nullptr);
-  ASSERT_EQ(e->overlays.size(), 1u);
-  EXPECT_EQ(ranges_of(store(), e->overlays[0].container, e->overlays[0].file_index),
-            (std::vector<Range>{{0, 300}, {1000, 50}}));
-  std::string want(4104, '\0');
-  want.replace(0, 300, std::string(300, 'a'));
-  want.replace(1000, 50, std::string(50, 'b'));
-  EXPECT_TRUE(same_bytes(materialized(store(), p, root_ + "/m"), want));
+  expect_one_overlay(store(), p, {{0, 300}, {1000, 50}}, 4104,
+                     {{0, std::string(300, 'a')}, {1000, std::string(50, 'b')}}, root_ + "/m");
 }
 
 // Two forwarders of one job on two simulated nodes, sharing the data dir's store.
