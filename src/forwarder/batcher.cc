@@ -83,6 +83,11 @@ void Batcher::loop() {
     const Clock::time_point reap_at = Service(c_).reap_orphans(&reaped);
     if (reaped) continue;  // closed versions to pick
     wake = std::min({wake, purge_at, reap_at});
+    // A close makes a batch due a batch window after it at the soonest (unless someone
+    // waits: then it notifies), so a close within the last window is looked at again by
+    // then, and closes need not wake this thread one by one (State::mark_closed).
+    const auto window = std::chrono::milliseconds(c_.cfg.batch_window_ms);
+    if (s.last_close + window > look_start) wake = std::min(wake, s.last_close + window);
     // Every close notifies, and a pick looks at every staged version under the state
     // lock: a process writing thousands of small files would make that quadratic, and
     // stall its own verbs. Between two looks that found nothing to do, at least kPickGap
@@ -92,9 +97,12 @@ void Batcher::loop() {
     const Clock::time_point looked = Clock::now();
     const Clock::time_point not_before =
         looked + std::max<Clock::duration>(kPickGap, (looked - look_start) * kIdleLookRatio);
+    s.batcher_sleeps_until = wake;
     s.work_cv.wait_until(lk, wake);
+    s.batcher_sleeps_until = not_before;  // a close does not end this wait: no need to notify
     while (!stop_ && s.waiters == 0 && !s.draining && Clock::now() < not_before)
       s.work_cv.wait_until(lk, not_before);
+    s.batcher_sleeps_until = Clock::time_point::min();
   }
 }
 
@@ -120,6 +128,7 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
   const Config& cfg = c_.cfg;
   auto now = Clock::now();
   *wake = now + std::chrono::hours(1);
+  s.closed_bytes_unpicked = 0;  // what closed so far is looked at now
   const auto window = std::chrono::milliseconds(cfg.batch_window_ms);
   // A wave waits for a new member at least as long as a batch waits for quiet, so a long
   // batch window (tests that keep versions staged) holds waves too.

@@ -4,16 +4,15 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <vector>
 
 #include "common/spin_wait.h"
 #include "forwarder/log.h"
+#include "forwarder/request_reader.h"
 
 namespace ckptfwd::fwd {
 
 namespace {
-long read_fn(int fd, void* p, size_t n) { return ::read(fd, p, n); }
 // MSG_NOSIGNAL: a client that died must not kill the forwarder with SIGPIPE.
 long send_fn(int fd, const void* p, size_t n) { return ::send(fd, p, n, MSG_NOSIGNAL); }
 
@@ -39,42 +38,6 @@ bool send_reply(int fd, const Reply& r, std::vector<char>& out) {
   }
   return ok;
 }
-// Requests of one connection, usually one read each (header and payload come in one
-// write, common/protocol.cc): the first read asks for what the buffer holds. A client
-// that sent its next request early leaves bytes past the frame: kept for the next call.
-class RequestReader {
- public:
-  // Bytes of the next request already here: no need to wait on the socket for them.
-  bool buffered() const { return !carry_.empty(); }
-  // The next request's payload (NUL-terminated) and its length, or -1 when the peer hung
-  // up or sent a frame over the limit.
-  long next(int fd, char** payload) {
-    size_t have = carry_.size();
-    if (have) memcpy(buf_.data(), carry_.data(), have);
-    carry_.clear();
-    const size_t cap = buf_.size() - 1;  // one byte for the NUL after the payload
-    auto fill = [&](size_t want) {
-      while (have < want) {
-        long r = read_fn(fd, buf_.data() + have, cap - have);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return false;
-        have += static_cast<size_t>(r);
-      }
-      return true;
-    };
-    if (!fill(4)) return -1;
-    size_t n = wire::frame_length(buf_.data());
-    if (n > wire::kMaxFrame || !fill(4 + n)) return -1;
-    carry_.assign(buf_.data() + 4 + n, buf_.data() + have);
-    buf_[4 + n] = '\0';
-    *payload = buf_.data() + 4;
-    return static_cast<long>(n);
-  }
-
- private:
-  std::vector<char> buf_ = std::vector<char>(4 + wire::kMaxFrame + 1);
-  std::vector<char> carry_;
-};
 }  // namespace
 
 void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid, int spin_us) {

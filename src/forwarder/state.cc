@@ -129,7 +129,16 @@ void State::mark_closed(Version& v, bool mode_from_file) {
   rewrite_meta(v);
   v.close_seq = next_close_seq++;
   v.closed_at = last_close = Clock::now();
-  work_cv.notify_all();
+  closed_bytes_unpicked += v.size;
+  if (close_wakes_batcher(v)) work_cv.notify_all();
+}
+
+bool State::close_wakes_batcher(const Version& v) const {
+  // The soonest a close makes a batch due: at once when someone waits (fsync, exit,
+  // drain) or a batch is full, else a batch window after it (batcher.cc, pick). The
+  // batcher, asleep until then or sooner, looks again by itself.
+  return waiters > 0 || draining || closed_bytes_unpicked >= cfg_.batch_bytes ||
+         batcher_sleeps_until > v.closed_at + std::chrono::milliseconds(cfg_.batch_window_ms);
 }
 
 void State::drop(Version& v) {
