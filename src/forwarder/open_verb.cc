@@ -167,7 +167,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   int fd = create_staged(v.data_path, &err);
   // With starting bytes to copy, the .meta comes after the copy: a crash meanwhile leaves
   // a staged file without one, which a recovery deletes (never a truncated version).
-  if (fd < 0 || (!copy && !write_meta(v.meta_path, meta_of(v), &err))) {
+  if (fd < 0 || (!copy && !write_meta(v.meta_path, meta_of(v), &err, MetaWrite::kFresh))) {
     int e = errno ? errno : EIO;
     if (fd >= 0) ::close(fd);
     if (src_fd >= 0) ::close(src_fd);
@@ -205,7 +205,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
       struct stat st;
       if (::fstat(fd, &st) == 0) nv->start_size = static_cast<uint64_t>(st.st_size);
       if (!nv->extents.empty()) s.persist_extents(*nv);  // inherited: a recovery needs them
-      if (!write_meta(nv->meta_path, meta_of(*nv), &err)) {
+      if (!write_meta(nv->meta_path, meta_of(*nv), &err, MetaWrite::kFresh)) {
         ::close(fd);
         if (src_fd >= 0) ::close(src_fd);
         s.forget(vid);

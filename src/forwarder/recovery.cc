@@ -86,6 +86,11 @@ size_t recover_staged(Core& c) {
       drop_ext();
       continue;
     }
+    struct stat meta_st;
+    if (f.meta && stat(meta.c_str(), &meta_st) == 0 && meta_st.st_size == 0) {
+      unlink(meta.c_str());  // created, never written: its OPEN never replied (MetaWrite::kFresh)
+      f.meta = false;
+    }
     if (!f.meta) {
       // Committed (its .meta goes first), or created by an OPEN that never replied: no
       // client holds it as a version.

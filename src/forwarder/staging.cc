@@ -58,13 +58,8 @@ std::string dec(const std::string& s) {
 }
 }  // namespace
 
-bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string* err) {
-  std::string tmp = meta_path + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) {
-    if (err) *err = why("cannot create", tmp);
-    return false;
-  }
+namespace {
+std::string meta_text(const VersionMeta& m) {
   char mode[16];
   snprintf(mode, sizeof(mode), "%o", m.mode);
   std::string text = "path=" + enc(m.path) + "\nrank=" + std::to_string(m.rank) + "\nmode=" + mode +
@@ -80,6 +75,55 @@ bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string*
       text += (i ? "," : "") + std::to_string(m.holders[i].first) + ":" +
               std::to_string(m.holders[i].second);
     text += "\n";
+  }
+  return text;
+}
+
+// One page: a write of it at offset 0 is done whole or not at all by a killed process.
+constexpr size_t kMetaPage = 4096;
+
+bool write_fresh(const std::string& meta_path, const std::string& text, bool* exists) {
+  int fd = open(meta_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  *exists = fd < 0 && errno == EEXIST;
+  if (fd < 0) return false;
+  bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok;
+}
+
+bool write_in_place(const std::string& meta_path, std::string text) {
+  int fd = open(meta_path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  struct stat st;
+  bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            static_cast<uint64_t>(st.st_size) <= kMetaPage && text.size() <= kMetaPage;
+  if (ok && text.size() < static_cast<size_t>(st.st_size))
+    text.append(static_cast<size_t>(st.st_size) - text.size(), '\n');
+  ok = ok && pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
+  close(fd);
+  return ok;
+}
+}  // namespace
+
+bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string* err,
+                MetaWrite how) {
+  std::string text = meta_text(m);
+  if (how == MetaWrite::kFresh) {
+    bool exists = false;
+    if (write_fresh(meta_path, text, &exists)) return true;
+    if (!exists) {
+      if (err) *err = why("cannot write", meta_path);
+      unlink(meta_path.c_str());
+      return false;
+    }
+  } else if (how == MetaWrite::kInPlace && write_in_place(meta_path, text)) {
+    return true;
+  }
+  std::string tmp = meta_path + ".tmp";
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    if (err) *err = why("cannot create", tmp);
+    return false;
   }
   bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   if (!ok && err) *err = why("cannot write", tmp);

@@ -225,7 +225,7 @@ void State::rewrite_meta(const Version& v) {
   // of a live source never gets one (its open version is what a recovery commits).
   if (!v.ready || v.live_source) return;
   std::string err;
-  if (!write_meta(v.meta_path, meta_of(v), &err))
+  if (!write_meta(v.meta_path, meta_of(v), &err, MetaWrite::kInPlace))
     LOG_WARN("%s (a recovery after a crash would use the old name)", err.c_str());
 }
 

@@ -98,6 +98,48 @@ TEST(VersionMetaTest, RoundTripsStateCloserAndHolders) {
   fs::remove_all(dir);
 }
 
+TEST(VersionMetaTest, WrittenInPlaceAShorterOneKeepsNoLineOfTheOld) {
+  std::string dir = fs::temp_directory_path() / ("ckf-meta-ip-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string path = dir + "/v1.meta", err;
+  VersionMeta open{"/ckpt/a-rather-long-name-of-a-checkpoint-file.h5", 3, 0640, 77};
+  open.holders = {{100, 2}, {200, 1}, {300, 4}};
+  ASSERT_TRUE(write_meta(path, open, &err, MetaWrite::kFresh)) << err;
+  // Closed and renamed to a shorter name: the new text is shorter than the old.
+  VersionMeta closed{"/ckpt/b", 3, 0640, 77};
+  closed.closed = true;
+  closed.closer = 100;
+  ASSERT_TRUE(write_meta(path, closed, &err, MetaWrite::kInPlace)) << err;
+  VersionMeta r;
+  ASSERT_TRUE(read_meta(path, r, &err)) << err;
+  EXPECT_EQ(r.path, "/ckpt/b");
+  EXPECT_TRUE(r.closed);
+  EXPECT_EQ(r.closer, 100);
+  EXPECT_TRUE(r.holders.empty()) << "a line of the longer old text survived";
+  // kFresh over an existing .meta: written as a replacement instead.
+  VersionMeta other{"/ckpt/c", 1, 0600, 5};
+  ASSERT_TRUE(write_meta(path, other, &err, MetaWrite::kFresh)) << err;
+  VersionMeta o;
+  ASSERT_TRUE(read_meta(path, o, &err)) << err;
+  EXPECT_EQ(o.path, "/ckpt/c");
+  EXPECT_FALSE(o.closed);
+  fs::remove_all(dir);
+}
+
+TEST_F(CrashRecoveryTest, AnEmptyMetaIsAnOpenThatNeverRepliedAndIsDeleted) {
+  // Killed between creating a new version's .meta and writing it (MetaWrite::kFresh).
+  fs::create_directories(paths_.dir);
+  chmod(paths_.dir, 0700);
+  std::string base = std::string(paths_.dir) + "/v31";
+  write_file(base + ".data", "never acknowledged");
+  write_file(base + ".meta", "");
+  start();
+  auto c = client();
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  EXPECT_FALSE(fs::exists(base + ".data")) << "left in place as an unreadable version";
+  EXPECT_FALSE(fs::exists(base + ".meta"));
+}
+
 TEST_F(CrashRecoveryTest, ClosedVersionIsCommittedOpenOneWaitsForItsWriter) {
   LiveWriter w;
   ASSERT_GT(w.pid, 0);
