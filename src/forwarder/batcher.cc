@@ -90,10 +90,11 @@ void Batcher::loop() {
     if (s.last_close + window > look_start) wake = std::min(wake, s.last_close + window);
     // Closes notify (when they may make a batch due: State::close_wakes_batcher), and a
     // pick looks at every staged version under the state lock: a process writing
-    // thousands of small files would make that quadratic, and stall its own verbs. Between two looks that found nothing to do, at least kPickGap
-    // passes, and kIdleLookRatio times as long as the look took (so the batcher holds the
-    // lock a bounded share of the time however many versions are staged), unless a
-    // waiter (fsync, exit, drain) or a stop needs the batcher now.
+    // thousands of small files would make that quadratic, and stall its own verbs.
+    // Between two looks that found nothing to do, at least kPickGap passes, and
+    // kIdleLookRatio times as long as the look took (so the batcher holds the lock a
+    // bounded share of the time however many versions are staged), unless a waiter
+    // (fsync, exit, drain) or a stop needs the batcher now.
     const Clock::time_point looked = Clock::now();
     const Clock::time_point not_before =
         looked + std::max<Clock::duration>(kPickGap, (looked - look_start) * kIdleLookRatio);
