@@ -106,23 +106,10 @@ bool recv_reply(int fd, char* buf, size_t cap, ReadFn rd, BigFn big, char** payl
   return true;
 }
 
-bool recv_frame_header(int fd, size_t* len, ReadFn rd) {
-  unsigned char hdr[4];
-  if (!read_all(fd, reinterpret_cast<char*>(hdr), 4, rd)) return false;
-  *len = hdr[0] | (hdr[1] << 8) | (hdr[2] << 16) | (static_cast<size_t>(hdr[3]) << 24);
-  return *len <= kMaxReplyFrame;
-}
-
-bool recv_frame_payload(int fd, char* buf, size_t len, ReadFn rd) {
-  if (!read_all(fd, buf, len, rd)) return false;
-  buf[len] = '\0';
-  return true;
-}
-
 long recv_frame(int fd, char* buf, size_t cap, ReadFn rd) {
-  unsigned char hdr[4];
-  if (!read_all(fd, reinterpret_cast<char*>(hdr), 4, rd)) return -1;
-  size_t len = hdr[0] | (hdr[1] << 8) | (hdr[2] << 16) | (static_cast<size_t>(hdr[3]) << 24);
+  char hdr[4];
+  if (!read_all(fd, hdr, 4, rd)) return -1;
+  size_t len = frame_length(hdr);
   if (len > kMaxFrame || len + 1 > cap) return -1;
   if (!read_all(fd, buf, len, rd)) return -1;
   buf[len] = '\0';

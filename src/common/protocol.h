@@ -16,8 +16,8 @@ namespace ckptfwd::wire {
 inline constexpr size_t kMaxFrame = 64 * 1024;  // hard cap; a larger frame is a protocol error
 inline constexpr size_t kMaxFields = 64;
 // Replies may be larger (LIST of a directory with thousands of captured names): up to
-// kMaxReplyFrame, sent with send_reply_frame and read with recv_frame_header +
-// recv_frame_payload into a buffer the receiver sizes from the header. A reply with more
+// kMaxReplyFrame, sent with send_reply_frame and read with recv_reply into a buffer the
+// receiver sizes from the header. A reply with more
 // than kMaxFields fields is walked raw (fields separated by NUL), not through Fields.
 inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 
@@ -142,11 +142,6 @@ bool send_frame(int fd, const char* payload, size_t len, WriteFn wr);
 long recv_frame(int fd, char* buf, size_t cap, ReadFn rd);
 // A reply frame of up to kMaxReplyFrame bytes.
 bool send_reply_frame(int fd, const char* payload, size_t len, WriteFn wr);
-// Reads a frame header: *len is the payload length (false if over kMaxReplyFrame or the
-// peer hung up). Then recv_frame_payload reads the len bytes into buf (len + 1 bytes of
-// room: a NUL is stored at buf[len]).
-bool recv_frame_header(int fd, size_t* len, ReadFn rd);
-bool recv_frame_payload(int fd, char* buf, size_t len, ReadFn rd);
 // Reads one reply frame, usually in one read instead of two (header, then payload): the
 // first read asks for up to cap - 1 bytes, and a small frame comes whole (send_frame
 // writes header and payload at once). Only for a peer that sends nothing after the frame

@@ -2,6 +2,7 @@
 // from a thread, and a tiny protocol client.
 #pragma once
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,8 +15,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "common/protocol.h"
 #include "common/session.h"
@@ -68,22 +67,27 @@ class Client {
     std::vector<char> buf(wire::kMaxFrame + 1);
     size_t len = wire::encode(buf.data(), buf.size(), p.data(), p.size());
     if (!wire::send_frame(fd_, buf.data(), len, wr)) return {"<send failed>"};
-    // Replies may exceed kMaxFrame and kMaxFields (a long LIST): sized from the header,
-    // split here without wire::Fields.
+    // Read as the library reads it. Replies may exceed kMaxFrame and kMaxFields (a long
+    // LIST): into a buffer sized from the header, split here without wire::Fields.
+    char* reply = nullptr;
     size_t n = 0;
-    if (!wire::recv_frame_header(fd_, &n, rd)) return {"<recv failed>"};
-    buf.resize(n + 1);
-    if (!wire::recv_frame_payload(fd_, buf.data(), n, rd)) return {"<recv failed>"};
+    if (!wire::recv_reply(fd_, buf.data(), buf.size(), rd, grow, &reply, &n))
+      return {"<recv failed>"};
     std::vector<std::string> out;
     for (size_t start = 0, i = 0; i <= n; ++i)
-      if (buf[i] == '\0') {
-        out.emplace_back(buf.data() + start, i - start);
+      if (reply[i] == '\0') {
+        out.emplace_back(reply + start, i - start);
         start = i + 1;
       }
     return out;
   }
 
  private:
+  static char* grow(size_t n) {
+    thread_local std::vector<char> big;
+    big.resize(n);
+    return big.data();
+  }
   static long rd(int fd, void* p, size_t n) { return ::read(fd, p, n); }
   static long wr(int fd, const void* p, size_t n) { return ::write(fd, p, n); }
   int fd_;
