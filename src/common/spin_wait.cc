@@ -3,32 +3,27 @@
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <ctime>
+
+#include "common/monotonic.h"
 
 namespace ckptfwd::wire {
 
-int64_t monotonic_now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 int64_t SpinWait::poll(int fd) {
-  int64_t began = monotonic_now_ns();
+  int64_t began = monotonic_ns();
   if (!polls_next()) return began;
   int saved = errno;
   // MSG_PEEK: the frame stays for the caller's read, and taking nothing from the socket
   // does not wake the sender as a read would (the socket's wait queue is shared).
   char c;
   while (recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) < 0 && (errno == EAGAIN || errno == EINTR) &&
-         monotonic_now_ns() - began < cap_ns_) {
+         monotonic_ns() - began < cap_ns_) {
   }
   errno = saved;
   return began;
 }
 
 void SpinWait::done(int64_t began) {
-  if (monotonic_now_ns() - began <= cap_ns_)
+  if (monotonic_ns() - began <= cap_ns_)
     misses_ = 0;
   else if (misses_ < kMaxMisses)
     ++misses_;

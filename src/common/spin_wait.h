@@ -35,6 +35,4 @@ class SpinWait {
   int misses_ = 0;
 };
 
-int64_t monotonic_now_ns();
-
 }  // namespace ckptfwd::wire

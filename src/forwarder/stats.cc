@@ -13,12 +13,6 @@
 
 namespace ckptfwd::fwd {
 
-int64_t monotonic_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 Stats::Stats() : start_ns(monotonic_ns()) {}
 
 void Stats::set_node(const char* name) { snprintf(node, sizeof(node), "%s", name); }

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "common/monotonic.h"
+
 namespace ckptfwd::fwd {
 
 struct Stats {
@@ -32,8 +34,8 @@ struct Stats {
   std::atomic<uint64_t> containers_removed{0};  // CKPTFWD_KEEP garbage collection
   std::atomic<uint64_t> refreshes{0};  // staged copies of shared files updated at MPI_File_sync
   // fsync snapshots committed from the staged file in place (over
-  // CKPTFWD_SNAPSHOT_READ_MAX, or past that many bytes in the batches in flight), and fsync snapshots
-  // copied within staging (a writer mapped the file, it changed while it was read in
+  // CKPTFWD_SNAPSHOT_READ_MAX, or past that many bytes in the batches in flight), and fsync
+  // snapshots copied within staging (a writer mapped the file, it changed while it was read in
   // place, or no second name could be made).
   std::atomic<uint64_t> fsync_in_place{0}, fsync_copies{0};
   // Batches an fsync waits for, sealed while a batch of closed files was in flight and
@@ -74,7 +76,6 @@ struct Stats {
 // Appends one JSON line to file (O_APPEND, one write); empty file: stderr.
 void append_stats_line(const std::string& file, const std::string& json);
 
-int64_t monotonic_ns();
 // The process's peak resident set size so far (getrusage ru_maxrss), async-signal-safe.
 uint64_t peak_rss_bytes();
 

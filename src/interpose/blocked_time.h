@@ -7,17 +7,14 @@
 // (CLOCK_MONOTONIC, a vDSO call, no system call) before and after; errno is kept.
 #pragma once
 #include <errno.h>
-#include <time.h>
 
+#include "common/monotonic.h"
 #include "interpose/fd_table.h"
 
 namespace ckptfwd::interpose {
 
 inline unsigned long long blocked_clock_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<unsigned long long>(ts.tv_sec) * 1000000000ull +
-         static_cast<unsigned long long>(ts.tv_nsec);
+  return static_cast<unsigned long long>(monotonic_ns());
 }
 
 // Adds the time from its construction to its destruction to v->blocked_ns.
