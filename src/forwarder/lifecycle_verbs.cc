@@ -150,8 +150,7 @@ bool Service::unchanged_partial(Version& v) {
 void Service::take_extents(Version& v, const std::string& ext, int64_t whole) {
   if (whole >= 0 && ext.empty() && (v.partial || v.created)) {
     // Written front to back: no file to read (or to keep for a recovery: the .meta says it).
-    if (whole > 0) extents_union(v.extents, {{0, static_cast<uint64_t>(whole)}});
-    v.whole_prefix = std::max(v.whole_prefix, whole);
+    v.add_whole_prefix(whole);
   } else if (!ext.empty()) {
     c_.state.absorb_extents(v, ext);
   } else if (v.created && !v.extents_unknown) {

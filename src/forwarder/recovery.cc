@@ -122,8 +122,7 @@ size_t recover_staged(Core& c) {
       // data extents of the staged file are committed then (pipeline.cc).
       v.partial = m.partial;
       v.extents_unknown = m.extents_unknown || (f.ext.empty() && m.whole < 0);
-      if (m.whole > 0) extents_union(v.extents, {{0, static_cast<uint64_t>(m.whole)}});
-      v.whole_prefix = m.whole;
+      if (m.whole >= 0) v.add_whole_prefix(m.whole);
       for (const std::string& x : f.ext) {
         std::string err;
         if (read_extents_file(c.session_dir + "/" + x, v.extents, &err)) {

@@ -3,6 +3,7 @@
 // simple (rename/unlink/commit see one consistent picture); nothing slow runs under it
 // except small file-system calls on tmpfs and manifest appends.
 #pragma once
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -118,6 +119,11 @@ struct Version {
   // [0, whole_prefix) is among `extents` without a file: a writer handed it over inline at
   // CLOSE ("whole=", protocol.h); the .meta keeps it for a recovery. -1: none.
   int64_t whole_prefix = -1;
+  // Takes [0, end) into `extents` and whole_prefix (end >= 0; 0: nothing written).
+  void add_whole_prefix(int64_t end) {
+    if (end > 0) extents_union(extents, {{0, static_cast<uint64_t>(end)}});
+    whole_prefix = std::max(whole_prefix, end);
+  }
   // Dtype hints handed over so far (merged, later records winning), committed as
   // FileEntry.hints; their files are kept until the version is forgotten (recovery).
   Hints hints{};
