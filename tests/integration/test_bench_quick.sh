@@ -3,7 +3,9 @@
 # small checkpoint (16 MiB from 1 and 2 ranks, 200 small files) writes bench.json with every
 # section (uncaptured calls, checkpoint times, fsync of one file, forwarder stages, restart
 # reads, small files, store contents, peak RSS, demo compression), every read-back was
-# verified byte for byte and `ckptfwd restore` + cmp was byte-exact; the SVG exists.
+# verified byte for byte and `ckptfwd restore` + cmp was byte-exact; the SVG exists. With
+# BENCH_STORE_MBPS it also runs the pass on a bandwidth-limited store (a block-I/O cgroup):
+# bench.json has its rows, read back exactly, or the run says it could not set the limit.
 # It asserts no time: only that the figures are there and are numbers.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
@@ -13,12 +15,15 @@ for b in bench_ckpt_writer bench_uncaptured bench_fsync bench_smallfiles stencil
 done
 unset CKPTFWD_STATS_FILE  # the bench gives each job its own
 BENCH_DIR=$T/bench BENCH_QUICK=1 BENCH_SIZES=16M BENCH_RANKS="1 2" BENCH_SMALL_FILES=200 BENCH_UNCAPTURED_ITERS=2000 \
-  BENCH_FSYNC_BYTES=4M BENCH_SIZE="16 16 16" timeout 280 "$CKF_REPO/tools/bench/run_bench.sh" "$BUILD" \
+  BENCH_FSYNC_BYTES=4M BENCH_SIZE="16 16 16" BENCH_STORE_MBPS=2000 BENCH_LIMITED_SIZES=16M \
+  BENCH_LIMITED_RANKS=2 BENCH_LIMITED_FSYNC_BYTES=4M timeout 280 "$CKF_REPO/tools/bench/run_bench.sh" "$BUILD" \
   >"$T/bench.out" 2>&1 || fail "run_bench.sh exited $?: $(tail -20 "$T/bench.out")"
 cat "$T/bench.out"
 [[ -s "$T/bench/bench.svg" ]] || fail "no bench.svg"
 grep -q '^<svg' "$T/bench/bench.svg" || fail "bench.svg is not SVG"
-/usr/bin/python3 - "$T/bench/bench.json" <<'PY' || fail "bench.json is incomplete (see above)"
+limit_skipped=0
+grep -q '(skipped: no block-I/O limit can be set here)' "$T/bench.out" && limit_skipped=1
+/usr/bin/python3 - "$T/bench/bench.json" "$limit_skipped" <<'PY' || fail "bench.json is incomplete (see above)"
 import json, sys
 r = json.load(open(sys.argv[1]))
 num = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool)
@@ -49,6 +54,18 @@ for s in r["store"]:
 need(r["restore"]["checked"] >= 2 and r["restore"]["byte_exact"] is True, "restore byte-exact")
 need(r["restore"]["readback_verified"] is True, "read-back verified")
 need(num(r["demo"]["compression"]["zstd3_bytes"]) and "ckptfwd" in r["demo"]["compression"], "demo compression")
+lim = r.get("store_limited")
+if sys.argv[2] == "1":
+    need(lim is None, "no store_limited section when the limit could not be set")
+else:
+    need(lim is not None and lim["store_mbps"] == 2000, "store_limited section at 2000 MB/s")
+    if lim:
+        need([c["ranks"] for c in lim["checkpoint"]] == [2], "limited checkpoint row for 2 ranks")
+        for c in lim["checkpoint"]:
+            need(num(c["disk_fsync_s"]) and num(c["lib_fsync_s"]), "limited durable times")
+        need(all(num(x["lib_s"]) for x in lim["restart_read"]), "limited restart reads")
+        need(lim["readback_verified"] is True, "limited read-back verified")
+        need(num(lim["fsync_single"]["lib"]["fsync_s"]), "limited fsync of one file")
 if bad:
     print("missing or wrong:", ", ".join(bad)); sys.exit(1)
 PY

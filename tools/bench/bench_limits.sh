@@ -25,6 +25,12 @@
 # Settings (environment): BENCH_SIZES (default "64M 512M 2G"), BENCH_RANKS ("1 2 4"),
 # BENCH_REPS (2), BENCH_SMALL_FILES (10000), BENCH_UNCAPTURED_ITERS (200000),
 # BENCH_QUICK=1 (defaults "64M 256M", "1 4", 1, 2000, 50000), and CKPTFWD_* for the ckptfwd runs.
+# BENCH_PARTS ("uncaptured fsync1 ckpt small"): the sections to run.
+# BENCH_STORE_MBPS (unset: no limit): run every part inside a block-I/O cgroup that limits
+# reads and writes to WORK's disk to this many MB/s (cgroup v2 io.max, else v1
+# blkio.throttle; needs root), as a node's share of a parallel file system: the direct
+# baselines and the forwarder's container writes and restart reads all go through it.
+# Every record then carries "store_mbps". Exit 3 when the limit cannot be set.
 # Any byte that does not come back exactly fails the run (exit 1); no time is asserted.
 set -uo pipefail
 
@@ -46,10 +52,13 @@ else
   SMALL=${BENCH_SMALL_FILES:-10000} ITERS=${BENCH_UNCAPTURED_ITERS:-200000}
 fi
 FSYNC1=${BENCH_FSYNC_BYTES:-64M}
+PARTS=${BENCH_PARTS:-uncaptured fsync1 ckpt small}
 SHM=/dev/shm/ckptfwd-bench-$$
 mkdir -p "$WORK/stats" "$SHM" || exit 2
 WORK=$(cd "$WORK" && pwd)
-trap 'rm -rf "$SHM"' EXIT
+STORE_MBPS=${BENCH_STORE_MBPS:-}
+CGROUP=
+trap 'rm -rf "$SHM"; unlimit_store' EXIT
 LOG=$WORK/ckptfwd.log
 RUN=0
 
@@ -63,7 +72,57 @@ kv_json() {
            if (v != "null" && v !~ /^-?[0-9.]+([eE][-+]?[0-9]+)?$/) v = "\"" v "\"";
            printf "%s\"%s\":%s", sep, k, v; sep = "," } }' <<<"$1"
 }
-rec() { echo "{$1}" >>"$RAW"; }
+rec() { echo "{$1${STORE_MBPS:+,\"store_mbps\":$STORE_MBPS}}" >>"$RAW"; }
+has_part() { [[ " $PARTS " == *" $1 "* ]]; }
+
+# --- a store of limited bandwidth (BENCH_STORE_MBPS) -------------------------------------------
+# MAJ:MIN of the whole disk under DIR (a throttle rule names a disk, not a partition).
+disk_of() {
+  local src pk
+  src=$(findmnt -no SOURCE --target "$1" 2>/dev/null | head -n 1)
+  [[ $src == /dev/* ]] || return 1
+  pk=$(lsblk -no PKNAME "$src" 2>/dev/null | head -n 1)
+  [ -n "$pk" ] && src=/dev/$pk
+  lsblk -dno MAJ:MIN "$src" 2>/dev/null | tr -d ' '
+}
+# Moves this script (and so every process it starts) into a new cgroup whose reads and
+# writes to WORK's disk are limited to STORE_MBPS MB/s.
+limit_store() {
+  local dev bps=$((STORE_MBPS * 1000000)) root
+  dev=$(disk_of "$WORK") && [ -n "$dev" ] || {
+    echo "bench_limits: BENCH_STORE_MBPS: $WORK is not on a block device" >&2; return 1; }
+  if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+    root=/sys/fs/cgroup
+    grep -qw io "$root/cgroup.controllers" || {
+      echo "bench_limits: BENCH_STORE_MBPS: the io controller is not available" >&2; return 1; }
+    echo +io 2>/dev/null >"$root/cgroup.subtree_control"
+    CGROUP=$root/ckptfwd-bench-$$
+    mkdir "$CGROUP" 2>/dev/null && echo "$dev rbps=$bps wbps=$bps" 2>/dev/null >"$CGROUP/io.max"
+  elif [ -d /sys/fs/cgroup/blkio ]; then
+    CGROUP=/sys/fs/cgroup/blkio/ckptfwd-bench-$$
+    mkdir "$CGROUP" 2>/dev/null &&
+      echo "$dev $bps" 2>/dev/null >"$CGROUP/blkio.throttle.read_bps_device" &&
+      echo "$dev $bps" 2>/dev/null >"$CGROUP/blkio.throttle.write_bps_device"
+  else
+    false
+  fi && echo $$ 2>/dev/null >"$CGROUP/cgroup.procs" || {
+    echo "bench_limits: BENCH_STORE_MBPS: cannot set a block-I/O limit (needs root and a cgroup" \
+      "with the io or blkio controller)" >&2
+    unlimit_store
+    return 1
+  }
+}
+# Leaves the cgroup and removes it once the last forwarder in it has exited.
+unlimit_store() {
+  [ -n "$CGROUP" ] || return 0
+  echo $$ 2>/dev/null >"$(dirname "$CGROUP")/cgroup.procs"
+  local i
+  for ((i = 0; i < 100; i++)); do
+    rmdir "$CGROUP" 2>/dev/null && break
+    sleep 0.1
+  done
+  CGROUP=
+}
 COLD=0
 drop_caches() {
   sync
@@ -256,19 +315,22 @@ small_round() {
   rm -rf "$d" "$store"
 }
 
-echo "limits: sizes [$SIZES], ranks [$RANKS], $REPS round(s), $SMALL small files; work dir $WORK ($(df -T "$WORK" | awk 'NR==2{print $2}')), tmpfs $SHM"
+if [ -n "$STORE_MBPS" ]; then
+  [[ $STORE_MBPS =~ ^[1-9][0-9]*$ ]] || { echo "bench_limits: BENCH_STORE_MBPS='$STORE_MBPS' is not a whole number of MB/s" >&2; exit 2; }
+  limit_store || exit 3
+fi
+echo "limits: parts [$PARTS], sizes [$SIZES], ranks [$RANKS], $REPS round(s), $SMALL small files; work dir $WORK ($(df -T "$WORK" | awk 'NR==2{print $2}'))${STORE_MBPS:+ limited to $STORE_MBPS MB/s}, tmpfs $SHM"
 for rep in $(seq 1 "$REPS"); do
-  uncaptured_round "$rep" || exit 1
-  printf 'u'
-  fsync1_round "$rep" || exit 1
-  printf 'f'
-  for label in $SIZES; do
-    for np in $RANKS; do
-      ckpt_round "$label" "$np" "$rep" || exit 1
-      printf '.'
+  if has_part uncaptured; then uncaptured_round "$rep" || exit 1; printf 'u'; fi
+  if has_part fsync1; then fsync1_round "$rep" || exit 1; printf 'f'; fi
+  if has_part ckpt; then
+    for label in $SIZES; do
+      for np in $RANKS; do
+        ckpt_round "$label" "$np" "$rep" || exit 1
+        printf '.'
+      done
     done
-  done
-  small_round "$rep" || exit 1
-  printf 's'
+  fi
+  if has_part small; then small_round "$rep" || exit 1; printf 's'; fi
 done
 echo

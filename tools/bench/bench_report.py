@@ -4,9 +4,10 @@
     bench_report.py WORK              (tables, bench.json, bench.svg)
     bench_report.py WORK --markdown   (the README's table, from WORK/bench.json)
 
-Reads WORK/limits.jsonl (one measurement per line, from bench_limits.sh), WORK/demo.json
-(bench_demo.sh: the demo application and the compression baselines) and WORK/infer.json
-(bench_infer.sh) when they exist. Figures are medians over the rounds; ratios are of
+Reads WORK/limits.jsonl (one measurement per line, from bench_limits.sh), and when they
+exist WORK/limited.jsonl (the same on a store of limited bandwidth, BENCH_STORE_MBPS),
+WORK/demo.json (bench_demo.sh: the demo application and the compression baselines) and
+WORK/infer.json (bench_infer.sh). Figures are medians over the rounds; ratios are of
 medians. Standard library only (the plot is SVG written by hand).
 """
 import json
@@ -197,6 +198,29 @@ def store(recs):
     return rows
 
 
+def limited(work):
+    """(b), (c) and (e) on a store of limited bandwidth (WORK/limited.jsonl), or None."""
+    path = os.path.join(work, "limited.jsonl")
+    if not os.path.exists(path):
+        return None
+    recs = load(path)
+    if not recs:
+        return None
+    out = {"store_mbps": recs[0].get("store_mbps"), "checkpoint": checkpoint(recs),
+           "restart_read": reads(recs),
+           "readback_verified": all(r.get("verified") == 1 for r in pick(recs, sec="read"))}
+    if pick(recs, sec="fsync1"):
+        out["fsync_single"] = fsync_single(recs)
+    return out
+
+
+def limited_rows(lim):
+    """Rows of the limited-store table: checkpoint and read figures side by side."""
+    rd = {(x["size"], x["ranks"]): x for x in lim["restart_read"]}
+    for c in lim["checkpoint"]:
+        yield c, rd.get((c["size"], c["ranks"]), {})
+
+
 def svg_plot(ck, rd, st, path):
     """Three panels of bars (MB/s): checkpoint write, restart read, forwarder stages."""
     W, BAR, GAP = 900, 12, 18
@@ -272,6 +296,25 @@ def markdown(work):
           f"| {fmt(rd.get(k, {}).get('lib_s'), '.2f')} | {fmt(s.get('store_files'), '.0f')} "
           f"| {fmt(ratio(s.get('bytes_written'), s.get('store_bytes')), '.2f')} "
           f"| {fmt((rss.get(k) or 0) / 1048576, '.0f')} |")
+    lim = r.get("store_limited")
+    if lim:
+        P()
+        P(f"On a store limited to {lim['store_mbps']} MB/s (one round):")
+        P()
+        P("| size x ranks | ckptfwd s | disk+fsync s | ckptfwd+fsync s | durable ratio "
+          "| read disk s | read ckptfwd s | read ratio |")
+        P("|---|---|---|---|---|---|---|---|")
+        for c, d in limited_rows(lim):
+            P(f"| {c['size_label']} x {c['ranks']} | {fmt(c['lib_s'], '.2f')} | {fmt(c['disk_fsync_s'], '.2f')} "
+              f"| {fmt(c['lib_fsync_s'], '.2f')} | {fmt(c['durable_lib_over_disk'], '.2f')} "
+              f"| {fmt(d.get('disk_s'), '.2f')} | {fmt(d.get('lib_s'), '.2f')} | {fmt(d.get('lib_over_disk'), '.2f')} |")
+        f1 = lim.get("fsync_single")
+        if f1:
+            P()
+            P(f"One {(f1.get('bytes') or 0) / 1048576:.0f} MiB file on that store: write+fsync "
+              f"{fmt(f1['disk']['write_s'] + f1['disk']['fsync_s'], '.3f')} s direct, fsync "
+              f"{fmt(f1['lib']['fsync_s'], '.3f')} s through ckptfwd "
+              f"({fmt(f1['fsync_lib_over_disk_write_fsync'], '.2f')}x).")
     u = {x["kind"]: x for x in r["uncaptured"]}
     P()
     P("Uncaptured calls (ns, without / with the library): " + ", ".join(
@@ -293,6 +336,7 @@ def main():
     writers = int(os.environ.get("CKPTFWD_WRITERS", "2") or 2)
     uc, ck, fs1 = uncaptured(recs), checkpoint(recs), fsync_single(recs)
     st, rd, sm, so = stages(recs, writers), reads(recs), small(recs), store(recs)
+    lim = limited(work)
     restores = pick(recs, sec="restore")
     readback_ok = all(r.get("verified") == 1 for r in pick(recs, sec="read"))
     result = {
@@ -300,7 +344,7 @@ def main():
                  "quick": os.environ.get("BENCH_QUICK", "0") == "1",
                  "cold_reads": all(r.get("cold") == 1 for r in recs if "cold" in r)},
         "uncaptured": uc, "checkpoint": ck, "fsync_single": fs1, "forwarder_stages": st,
-        "restart_read": rd, "small_files": sm, "store": so,
+        "restart_read": rd, "small_files": sm, "store": so, "store_limited": lim,
         "peak_rss": [{k: r[k] for k in ("size", "size_label", "ranks", "variant",
                                         "peak_rss_bytes", "peak_rss_from")} for r in st],
         "restore": {"checked": len(restores),
@@ -376,15 +420,34 @@ def main():
         P(f"  {r['size_label'] + ' x' + str(r['ranks']):<13} {r['variant']:<10} "
           f"{fmt((r['peak_rss_bytes'] or 0) / 1048576, '.1f'):>8}  ({r['peak_rss_from']})")
 
+    if lim:
+        P(f"\n(b), (c), (e) on a store limited to {lim['store_mbps']} MB/s (block-I/O cgroup on the "
+          f"store's disk, one round)")
+        P(f"{'size x ranks':<13} {'ckptfwd':>8} {'disk+fsync':>10} {'/disk+fs':>8} {'ckptfwd+fsync':>13} "
+          f"{'ratio':>6} {'read disk':>9} {'read ckptfwd':>12} {'ratio':>6}")
+        for c, d in limited_rows(lim):
+            P(f"{c['size_label'] + ' x' + str(c['ranks']):<13} {fmt(c['lib_s']):>8} {fmt(c['disk_fsync_s']):>10} "
+              f"{fmt(c['lib_over_disk_fsync'], '.2f'):>8} {fmt(c['lib_fsync_s']):>13} "
+              f"{fmt(c['durable_lib_over_disk'], '.2f'):>6} {fmt(d.get('disk_s')):>9} {fmt(d.get('lib_s')):>12} "
+              f"{fmt(d.get('lib_over_disk'), '.2f'):>6}")
+        f1 = lim.get("fsync_single")
+        if f1:
+            P(f"  one {(f1.get('bytes') or 0) / 1048576:.0f} MiB file: write+fsync "
+              f"{fmt(f1['disk']['write_s'] + f1['disk']['fsync_s'])} s direct, fsync {fmt(f1['lib']['fsync_s'])} s "
+              f"through ckptfwd (ratio {fmt(f1['fsync_lib_over_disk_write_fsync'], '.2f')})")
+
     rs = result["restore"]
     P(f"\nbyte-exact: every read-back verified: {'yes' if rs['readback_verified'] else 'NO'}; "
-      f"ckptfwd restore + cmp: {rs['checked']} checked, {'all byte-exact' if rs['byte_exact'] else 'NOT byte-exact'}")
+      f"ckptfwd restore + cmp: {rs['checked']} checked, {'all byte-exact' if rs['byte_exact'] else 'NOT byte-exact'}"
+      + (f"; on the limited store every read-back verified: {'yes' if lim['readback_verified'] else 'NO'}"
+         if lim else ""))
 
     with open(os.path.join(work, "bench.json"), "w") as f:
         json.dump(result, f, indent=1)
     svg_plot(ck, rd, st, os.path.join(work, "bench.svg"))
     P(f"JSON: {os.path.join(work, 'bench.json')}  plot: {os.path.join(work, 'bench.svg')}")
-    return 0 if rs["byte_exact"] and rs["readback_verified"] else 1
+    exact = rs["byte_exact"] and rs["readback_verified"] and (not lim or lim["readback_verified"])
+    return 0 if exact else 1
 
 
 if __name__ == "__main__":

@@ -13,6 +13,14 @@
 #   2. bench_demo.sh    the demo application (examples/stencil3d) with and without ckptfwd,
 #      and the store's compression against gzip -6 and zstd -3 on the same files
 #   3. bench_infer.sh   the cost of structure inference (skipped with BENCH_QUICK=1)
+#   4. bench_limits.sh again with the store's disk limited to BENCH_STORE_MBPS MB/s (1000,
+#      a node's share of a parallel file system when every node checkpoints at once):
+#      checkpoints of BENCH_LIMITED_SIZES ("512M 2G") from BENCH_LIMITED_RANKS ("1 4")
+#      ranks, one round, and one fsync'd file, beside direct writes and reads through the
+#      same limit. Skipped with BENCH_QUICK=1 (unless BENCH_STORE_MBPS is set) or
+#      BENCH_STORE_MBPS=0, and where no cgroup
+#      limit can be set (not root); a smaller fsync'd file or checkpoint than about a
+#      tenth of a second of the limit passes within the throttle's first time slice.
 # bench_report.py prints the tables and writes BENCH_DIR/bench.json and BENCH_DIR/bench.svg.
 # Asserts nothing about time; fails (exit 1) if any byte does not come back exactly.
 #
@@ -54,6 +62,24 @@ else
   echo "structure inference (tools/bench/bench_infer.sh):"
   "$HERE/bench_infer.sh" "$BUILD" "$WORK" || exit 1
   rm -f "$WORK"/infer/big.nc
+fi
+
+LIMIT_MBPS=${BENCH_STORE_MBPS:-1000}
+rm -f "$WORK/limited.jsonl"
+# Quick runs skip it unless BENCH_STORE_MBPS is given.
+if { [ "$QUICK" != 1 ] || [ -n "${BENCH_STORE_MBPS:-}" ]; } && [ "$LIMIT_MBPS" != 0 ]; then
+  echo
+  echo "the same on a store limited to $LIMIT_MBPS MB/s (tools/bench/bench_limits.sh, BENCH_STORE_MBPS):"
+  BENCH_STORE_MBPS=$LIMIT_MBPS BENCH_PARTS="fsync1 ckpt" BENCH_REPS=1 \
+    BENCH_SIZES=${BENCH_LIMITED_SIZES:-512M 2G} BENCH_RANKS=${BENCH_LIMITED_RANKS:-1 4} \
+    BENCH_FSYNC_BYTES=${BENCH_LIMITED_FSYNC_BYTES:-256M} \
+    "$HERE/bench_limits.sh" "$BUILD" "$WORK/limited" "$WORK/limited.jsonl"
+  case $? in
+    0) ;;
+    3) echo "(skipped: no block-I/O limit can be set here)"; rm -f "$WORK/limited.jsonl" ;;
+    *) exit 1 ;;
+  esac
+  rm -rf "$WORK/limited"
 fi
 
 echo
