@@ -46,11 +46,7 @@ void trailing_fields(const wire::Fields& f, size_t from, std::string& ext, std::
   static constexpr char kWholePrefix[] = "whole=";
   for (size_t i = from; i < f.n; ++i) {
     if (whole && !strncmp(f[i], kWholePrefix, sizeof(kWholePrefix) - 1)) {
-      long long end = -1;
-      if (!wire::parse_i64(f[i] + sizeof(kWholePrefix) - 1, end) || end < 0 ||
-          static_cast<uint64_t>(end) > kMaxExtentEnd)
-        end = -1;
-      *whole = end;
+      *whole = parse_whole_end(f[i] + sizeof(kWholePrefix) - 1);
     } else if (!strncmp(f[i], kHintsPrefix, sizeof(kHintsPrefix) - 1)) {
       hints = f[i] + sizeof(kHintsPrefix) - 1;
     } else if (!strncmp(f[i], kBlockedPrefix, sizeof(kBlockedPrefix) - 1)) {

@@ -20,6 +20,10 @@ using Extents = std::vector<Extent>;
 // Ends beyond this are refused (no file is that large; keeps sums from overflowing).
 inline constexpr uint64_t kMaxExtentEnd = uint64_t{1} << 62;
 
+// The end of a file written whole from offset 0, as a CLOSE's "whole=<end>" field and a
+// .meta's "whole" line give it: a decimal number 0..kMaxExtentEnd, else -1 (unknown).
+int64_t parse_whole_end(const char* text);
+
 // a := a ∪ b (both normalised).
 void extents_union(Extents& a, const Extents& b);
 // Sorts and merges arbitrary intervals into the normalised form.

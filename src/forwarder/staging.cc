@@ -173,9 +173,7 @@ bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err) {
     } else if (!strcmp(line, "created")) {
       m.created = !strcmp(v, "1");
     } else if (!strcmp(line, "whole")) {
-      char* end = nullptr;
-      long long w = strtoll(v, &end, 10);  // a bad one: unknown, as without the line
-      m.whole = *v && *end == '\0' && w >= 0 && static_cast<uint64_t>(w) <= kMaxExtentEnd ? w : -1;
+      m.whole = parse_whole_end(v);  // a bad one: unknown, as without the line
     } else if (!strcmp(line, "state")) {
       m.closed = !strcmp(v, "closed");
     } else if (!strcmp(line, "closer")) {

@@ -2,6 +2,7 @@
 #include <xxhash.h>
 
 #include "common/container.h"
+#include "forwarder/extents.h"
 #include "forwarder/pipeline.h"
 #include "forwarder/staging.h"
 #include "forwarder/stats.h"
@@ -95,3 +96,17 @@ TEST(ForwarderStats, JsonNamesTheNode) {
 }
 
 }  // namespace ckptfwd::fwd::test
+
+// The one reader of a "whole=<end>" value (CLOSE's field and the .meta line): anything but
+// a plain decimal within kMaxExtentEnd leaves the extents unknown.
+TEST(WholeEnd, OnlyAPlainNumberInRangeIsAnEnd) {
+  using ckptfwd::fwd::kMaxExtentEnd;
+  using ckptfwd::fwd::parse_whole_end;
+  EXPECT_EQ(parse_whole_end("0"), 0);
+  EXPECT_EQ(parse_whole_end("4096"), 4096);
+  EXPECT_EQ(parse_whole_end(std::to_string(kMaxExtentEnd).c_str()),
+            static_cast<int64_t>(kMaxExtentEnd));
+  for (const char* bad : {"", "-1", "+5", "12x", " 12", "x", "99999999999999999999999"})
+    EXPECT_EQ(parse_whole_end(bad), -1) << "'" << bad << "'";
+  EXPECT_EQ(parse_whole_end(std::to_string(kMaxExtentEnd + 1).c_str()), -1);
+}
