@@ -41,6 +41,18 @@ Chain bytes_chain(int zstd_level) {
   return c;
 }
 
+Chain shuffle_chain(const Layout& layout, int zstd_level) {
+  if (parse_dtype(layout.dtype).elem < 2) return bytes_chain(zstd_level);
+  Plan p;
+  p.steps.push_back({Step::kShuffle});
+  p.entropy = Entropy::kZstd;
+  p.level = static_cast<int8_t>(std::clamp(zstd_level, -7, 19));
+  Chain c;
+  c.spec = serialize_plan(p);
+  c.name = plan_name(p);
+  return c;
+}
+
 bool encode(const Chain& chain, const Layout& layout, const uint8_t* in, size_t n,
             std::vector<uint8_t>& out, std::string* err) {
   Plan plan;

@@ -51,6 +51,13 @@ struct SelectOptions {
 // The plain byte chain (zstd at level, no transform): the default for untyped bytes.
 Chain bytes_chain(int zstd_level = 3);
 
+// The chain of a typed stream that gets no trial (a small variable an fsync waits for):
+// byte shuffle, then zstd at level. Shuffling puts the bytes of equal significance of
+// multi-byte elements together (the sign and exponent bytes of floats, the high bytes of
+// integers), where even zstd's fast levels find the repeats that plain zstd at those
+// levels mostly misses in numeric arrays. bytes_chain for 1-byte and unknown elements.
+Chain shuffle_chain(const Layout& layout, int zstd_level);
+
 // Tries the candidate chains for layout on sample[0, n) and returns the best one that
 // keeps the speed floor; never worse than bytes_chain(3) on the sample by more than noise.
 Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,

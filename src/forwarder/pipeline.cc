@@ -318,7 +318,7 @@ std::vector<codec::Chain> choose_chains(const Config& cfg, const MergePlan& plan
     if (urgent && !opt.lossy && !worth_a_trial) {  // a lossy opt-in is always tried
       std::optional<codec::Chain> c = choices ? choices->chosen(ps, opt) : std::nullopt;
       if (!c && choices) choices->defer(ps, opt);  // tried after the commit (batcher.cc)
-      chains[s] = c ? *c : codec::bytes_chain(cfg.sync_level);
+      chains[s] = c ? *c : codec::shuffle_chain(ps.layout, cfg.sync_level);
       return;
     }
     CodecChoices local;

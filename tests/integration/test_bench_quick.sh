@@ -3,7 +3,7 @@
 # small checkpoint (16 MiB from 1 and 2 ranks, 200 small files) writes bench.json with every
 # section (uncaptured calls, checkpoint times, fsync of one file, forwarder stages, restart
 # reads, small files, store contents, peak RSS, demo compression), every read-back was
-# verified byte for byte and `ckptfwd restore` + cmp was byte-exact; the SVG exists. With
+# verified byte for byte and `ckptfwd restore` was byte-exact; the SVG exists. With
 # BENCH_STORE_MBPS it also runs the pass on a bandwidth-limited store (a block-I/O cgroup):
 # bench.json has its rows, read back exactly, or the run says it could not set the limit.
 # It asserts no time: only that the figures are there and are numbers.

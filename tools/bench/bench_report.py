@@ -438,7 +438,7 @@ def main():
 
     rs = result["restore"]
     P(f"\nbyte-exact: every read-back verified: {'yes' if rs['readback_verified'] else 'NO'}; "
-      f"ckptfwd restore + cmp: {rs['checked']} checked, {'all byte-exact' if rs['byte_exact'] else 'NOT byte-exact'}"
+      f"ckptfwd restore, every byte checked: {rs['checked']} checked, {'all byte-exact' if rs['byte_exact'] else 'NOT byte-exact'}"
       + (f"; on the limited store every read-back verified: {'yes' if lim['readback_verified'] else 'NO'}"
          if lim else ""))
 

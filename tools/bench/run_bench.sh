@@ -9,7 +9,7 @@
 #      MPI ranks written to tmpfs, to disk with fsync and under ckptfwd (with and without
 #      fsync); restart reads (large files and many small ones) from disk and through
 #      ckptfwd; fsync of one file; forwarder throughput per stage, peak RSS, store contents;
-#      every byte read back verified and `ckptfwd restore` compared with cmp
+#      every byte read back and restored by `ckptfwd restore` verified
 #   2. bench_demo.sh    the demo application (examples/stencil3d) with and without ckptfwd,
 #      and the store's compression against gzip -6 and zstd -3 on the same files
 #   3. bench_infer.sh   the cost of structure inference (skipped with BENCH_QUICK=1)
