@@ -20,6 +20,7 @@
 //     src/common/manifest_record.cc -lxxhash -o /tmp/fuzz_manifest
 //   mkdir -p /tmp/fuzz_manifest_corpus && /tmp/fuzz_manifest /tmp/fuzz_manifest_corpus \
 //     tests/fuzz/seeds/manifest -max_total_time=60
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -27,6 +28,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -128,13 +130,24 @@ void check_appended_replay(const std::string& dir, const std::string& text) {
 
 }  // namespace
 
+// The fuzzer's scratch store on tmpfs (two MANIFEST writes per input), removed when the
+// run ends so that campaigns leave nothing behind in /dev/shm.
+struct ScratchStore {
+  std::string dir = "/dev/shm/fuzz_manifest." + std::to_string(getpid());
+  ScratchStore() { mkdir(dir.c_str(), 0700); }
+  ~ScratchStore() {
+    if (DIR* d = opendir(dir.c_str())) {
+      while (dirent* e = readdir(d))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlinkat(dirfd(d), e->d_name, 0);
+      closedir(d);
+    }
+    rmdir(dir.c_str());
+  }
+};
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static std::string dir = [] {
-    // tmpfs: two MANIFEST writes per input.
-    std::string d = "/dev/shm/fuzz_manifest." + std::to_string(getpid());
-    mkdir(d.c_str(), 0700);
-    return d;
-  }();
+  static ScratchStore scratch;
+  const std::string& dir = scratch.dir;
   std::string text(reinterpret_cast<const char*>(data), size);
   load_and_replay(dir, text, 0);
   std::string sealed = reseal(text);
