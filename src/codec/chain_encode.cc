@@ -4,6 +4,7 @@
 // it has no integer type for), so the header always says what was done.
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "codec/chain_format.h"
 #include "codec/entropy.h"
@@ -31,8 +32,11 @@ bool too_many_exceptions(const StepRecord& r, uint64_t m) { return r.count > m /
 
 }  // namespace
 
-Chain bytes_chain(int zstd_level) {
+namespace {
+// steps, then zstd at level (clamped to zstd's range as the chain format stores it).
+Chain zstd_chain(std::vector<StepSpec> steps, int zstd_level) {
   Plan p;
+  p.steps = std::move(steps);
   p.entropy = Entropy::kZstd;
   p.level = static_cast<int8_t>(std::clamp(zstd_level, -7, 19));
   Chain c;
@@ -40,17 +44,13 @@ Chain bytes_chain(int zstd_level) {
   c.name = plan_name(p);
   return c;
 }
+}  // namespace
+
+Chain bytes_chain(int zstd_level) { return zstd_chain({}, zstd_level); }
 
 Chain shuffle_chain(const Layout& layout, int zstd_level) {
   if (parse_dtype(layout.dtype).elem < 2) return bytes_chain(zstd_level);
-  Plan p;
-  p.steps.push_back({Step::kShuffle});
-  p.entropy = Entropy::kZstd;
-  p.level = static_cast<int8_t>(std::clamp(zstd_level, -7, 19));
-  Chain c;
-  c.spec = serialize_plan(p);
-  c.name = plan_name(p);
-  return c;
+  return zstd_chain({{Step::kShuffle}}, zstd_level);
 }
 
 bool encode(const Chain& chain, const Layout& layout, const uint8_t* in, size_t n,
