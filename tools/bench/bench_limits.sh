@@ -78,13 +78,17 @@ rec() { echo "{$1${STORE_MBPS:+,\"store_mbps\":$STORE_MBPS}}" >>"$RAW"; }
 has_part() { [[ " $PARTS " == *" $1 "* ]]; }
 
 # --- a store of limited bandwidth (BENCH_STORE_MBPS) -------------------------------------------
-# MAJ:MIN of the whole disk under DIR (a throttle rule names a disk, not a partition).
+# MAJ:MIN of the device under DIR: the disk of a partition (a throttle rule names a disk,
+# not a partition), else the device itself (a disk, or a device-mapper volume, whose
+# I/O the rule on it limits).
 disk_of() {
   local src pk
   src=$(findmnt -no SOURCE --target "$1" 2>/dev/null | head -n 1)
   [[ $src == /dev/* ]] || return 1
-  pk=$(lsblk -no PKNAME "$src" 2>/dev/null | head -n 1)
-  [ -n "$pk" ] && src=/dev/$pk
+  if [ "$(lsblk -dno TYPE "$src" 2>/dev/null)" = part ]; then
+    pk=$(lsblk -no PKNAME "$src" 2>/dev/null | head -n 1)
+    [ -n "$pk" ] && src=/dev/$pk
+  fi
   lsblk -dno MAJ:MIN "$src" 2>/dev/null | tr -d ' '
 }
 # Moves this script (and so every process it starts) into a new cgroup whose reads and
