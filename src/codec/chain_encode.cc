@@ -30,9 +30,6 @@ bool is_predictor(Step s) {
 // decoder's bound on the body size (chain_decode.cc) assumes no more.
 bool too_many_exceptions(const StepRecord& r, uint64_t m) { return r.count > m / 4; }
 
-}  // namespace
-
-namespace {
 // steps, then zstd at level (clamped to zstd's range as the chain format stores it).
 Chain zstd_chain(std::vector<StepSpec> steps, int zstd_level) {
   Plan p;
@@ -44,6 +41,7 @@ Chain zstd_chain(std::vector<StepSpec> steps, int zstd_level) {
   c.name = plan_name(p);
   return c;
 }
+
 }  // namespace
 
 Chain bytes_chain(int zstd_level) { return zstd_chain({}, zstd_level); }
