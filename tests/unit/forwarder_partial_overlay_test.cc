@@ -64,6 +64,19 @@ std::vector<std::string> open_shared(Client& c, const std::string& path, int fla
   return c.call({"OPEN", path, std::to_string(flags), "644", "shared"});
 }
 
+// Two clients open path shared for writing, as two processes of a node do: true when both
+// got OK and the second joined the first's open version (r1, r2: their replies).
+bool open_two_writers(Client& c1, Client& c2, const std::string& path, std::vector<std::string>& r1,
+                      std::vector<std::string>& r2) {
+  r1 = open_shared(c1, path, O_WRONLY | O_CREAT);
+  r2 = open_shared(c2, path, O_WRONLY | O_CREAT);
+  EXPECT_EQ(r1.at(0), "OK");
+  EXPECT_EQ(r2.at(0), "OK");
+  EXPECT_EQ(r2.size() > 1 ? r2[1] : "", r1.size() > 1 ? r1[1] : "-")
+      << "the second writer joins the open version";
+  return !::testing::Test::HasFailure();
+}
+
 // The ranges of file `index` of a container in the store.
 std::vector<Range> ranges_of(const std::string& store, const std::string& container, uint32_t index,
                              uint64_t* size = nullptr) {
@@ -165,11 +178,8 @@ TEST_F(ForwarderTest, PartialVersionOfTwoWritersCommitsTheUnionOfTheirExtents) {
   start();
   auto c1 = client(), c2 = client();
   std::string p = data_ + "/two.bin";
-  auto r1 = open_shared(*c1, p, O_WRONLY | O_CREAT);
-  ASSERT_EQ(r1[0], "OK");
-  auto r2 = open_shared(*c2, p, O_WRONLY | O_CREAT);
-  ASSERT_EQ(r2[0], "OK");
-  ASSERT_EQ(r2[1], r1[1]) << "the second writer joins the open version";
+  std::vector<std::string> r1, r2;
+  ASSERT_TRUE(open_two_writers(*c1, *c2, p, r1, r2));
   pwrite_at(r1[2], std::string(50, 'x'), 0);
   pwrite_at(r2[2], std::string(50, 'y'), 200);
   // Distinct (simulated) pids: each process hands over its own file.
@@ -189,10 +199,8 @@ TEST_F(ForwarderTest, AWholePrefixHandedOverInlineCommitsExactlyThatPrefix) {
   start();
   auto c1 = client(), c2 = client();
   std::string p = data_ + "/prefix.bin";
-  auto r1 = open_shared(*c1, p, O_WRONLY | O_CREAT);
-  ASSERT_EQ(r1[0], "OK");
-  auto r2 = open_shared(*c2, p, O_WRONLY | O_CREAT);
-  ASSERT_EQ(r2[1], r1[1]);
+  std::vector<std::string> r1, r2;
+  ASSERT_TRUE(open_two_writers(*c1, *c2, p, r1, r2));
   pwrite_at(r1[2], std::string(300, 'a'), 0);
   pwrite_at(r2[2], std::string(50, 'b'), 1000);
   pwrite_at(r1[2], "NOT-MINE", 4096);  // in a data page nobody handed over
