@@ -61,6 +61,10 @@ struct Config {
   int infer_timeout_ms = 10000;
   bool infer = true;
 
+  // CKPTFWD_DIRECT_WRITE=0: containers go through the page cache whole (default 1: in
+  // 8 MiB O_DIRECT pieces where the store's file system allows it, common/direct_append.h).
+  bool direct_write = true;
+
   // Loads file (if CKPTFWD_CONFIG is set) then environment. On a bad value returns false
   // and sets *err to a message naming the key, the value and what is expected.
   static bool load(Config& out, std::string* err);

@@ -117,7 +117,9 @@ class ContainerWriter {
   ContainerWriter();
   ~ContainerWriter();  // aborts (removes the temporary) if not committed
   // Creates a temporary next to final_path; nothing appears at final_path before commit().
-  bool open(const std::string& final_path, std::string* err);
+  // direct: whole 8 MiB pieces are written with O_DIRECT where the file system allows it
+  // (common/direct_append.h), the rest through the page cache.
+  bool open(const std::string& final_path, std::string* err, bool direct = true);
   uint32_t add_stream(const std::string& key, const std::string& dtype, const std::string& scheme);
   // Appends the next chunk of stream s (call in stream order; streams may interleave).
   bool append_chunk(uint32_t s, const EncodedChunk& c, std::string* err);
@@ -126,6 +128,8 @@ class ContainerWriter {
   bool commit(std::string* err);
   void abort();
   uint64_t bytes_written() const;
+  // Of them, the bytes written with O_DIRECT (see open()).
+  uint64_t direct_bytes() const;
   // After a successful commit(): what its MANIFEST record must carry.
   ContainerIdentity identity() const;
 

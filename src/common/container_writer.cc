@@ -20,6 +20,7 @@
 #include "common/chunk_ref.h"
 #include "common/container.h"
 #include "common/container_format.h"
+#include "common/direct_append.h"
 #include "common/dtype.h"
 #include "common/le_codec.h"
 
@@ -31,8 +32,10 @@ struct ContainerWriter::Impl {
   std::string final_path;
   std::string tmp_path;
   int fd = -1;
+  std::unique_ptr<DirectAppender> out;  // every byte but the version patch goes through it
   uint64_t pos = 0;
   uint64_t written_back = 0;  // bytes handed to writeback early (append_chunk)
+  uint64_t direct_bytes = 0;  // of pos, written with O_DIRECT (set by commit())
   bool committed = false;
   bool has_refs = false;    // a chunk is a reference: format version 4
   uint64_t index_hash = 0;  // set by commit()
@@ -45,7 +48,7 @@ ContainerWriter::~ContainerWriter() {
   if (!impl_->committed) abort();
 }
 
-bool ContainerWriter::open(const std::string& final_path, std::string* err) {
+bool ContainerWriter::open(const std::string& final_path, std::string* err, bool direct) {
   abort();
   Impl& m = *impl_;
   m = Impl{};
@@ -60,11 +63,12 @@ bool ContainerWriter::open(const std::string& final_path, std::string* err) {
              " (check that the store directory exists and is writable)";
     return false;
   }
+  m.out = std::make_unique<DirectAppender>(m.fd, direct);
   Enc h;
   h.raw(kMagic, 8);
   h.u32(kFormatVersionNoRefs);  // commit() raises it when a chunk is a reference
   h.u32(0);
-  if (!write_all(m.fd, h.buf.data(), h.buf.size())) {
+  if (!m.out->append(h.buf.data(), h.buf.size())) {
     if (err) *err = m.tmp_path + ": write failed: " + errno_text(errno);
     abort();
     return false;
@@ -104,13 +108,13 @@ bool ContainerWriter::append_chunk(uint32_t s, const EncodedChunk& c, std::strin
   if (c.bytes.size() > UINT32_MAX || c.raw_size > kMaxChunkRaw)
     return fail("chunk too large (" + std::to_string(c.raw_size) + " raw bytes; at most " +
                 std::to_string(kMaxChunkRaw) + ", lower CKPTFWD_CHUNK)");
-  if (!write_all(m.fd, c.bytes.data(), c.bytes.size()))
+  if (!m.out->append(c.bytes.data(), c.bytes.size()))
     return fail("write failed: " + errno_text(errno));
-  // Start the disk writing what is appended while later chunks are still being encoded,
-  // so the fsync of commit() waits for the tail only (an fsync of a large file waits for
-  // it). Asynchronous; its errors show in that fsync.
+  // Written through the page cache: start the disk writing what is appended while later
+  // chunks are still being encoded, so the fsync of commit() waits for the tail only (an
+  // fsync of a large file waits for it). Asynchronous; its errors show in that fsync.
   constexpr uint64_t kWriteBehind = 8u << 20;
-  if (m.pos + c.bytes.size() - m.written_back >= kWriteBehind) {
+  if (!m.out->direct() && m.pos + c.bytes.size() - m.written_back >= kWriteBehind) {
     uint64_t end = m.pos + c.bytes.size();
     ::sync_file_range(m.fd, static_cast<off_t>(m.written_back),
                       static_cast<off_t>(end - m.written_back), SYNC_FILE_RANGE_WRITE);
@@ -219,8 +223,10 @@ bool ContainerWriter::commit(std::string* err) {
   x.u64(index_hash);
   x.raw(kEndMagic, 8);
   m.index_hash = index_hash;
-  if (!write_all(m.fd, x.buf.data(), x.buf.size()))
+  if (!m.out->append(x.buf.data(), x.buf.size()) || !m.out->finish())
     return fail(m.tmp_path + ": write failed: " + errno_text(errno));
+  m.direct_bytes = m.out->direct_bytes();
+  m.out.reset();  // its buffer, for the next container
   if (m.has_refs) {
     Enc v;
     v.u32(kFormatVersion);
@@ -255,6 +261,7 @@ bool ContainerWriter::commit(std::string* err) {
 
 void ContainerWriter::abort() {
   Impl& m = *impl_;
+  m.out.reset();
   if (m.fd >= 0) {
     ::close(m.fd);
     m.fd = -1;
@@ -264,6 +271,7 @@ void ContainerWriter::abort() {
 }
 
 uint64_t ContainerWriter::bytes_written() const { return impl_->pos; }
+uint64_t ContainerWriter::direct_bytes() const { return impl_->direct_bytes; }
 
 ContainerIdentity ContainerWriter::identity() const {
   if (!impl_->committed) return {};

@@ -472,7 +472,7 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
   const int64_t t_chosen = monotonic_ns();
   out.container = new_container_name(node);
   ContainerWriter w;
-  if (!w.open(store + "/" + out.container, err)) return false;
+  if (!w.open(store + "/" + out.container, err, cfg.direct_write)) return false;
   std::vector<ChunkJob> jobs;
   out.streams.assign(plan.streams.size(), StreamReport{});
   for (size_t s = 0; s < plan.streams.size(); ++s) {
@@ -618,10 +618,12 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
   auto ms = [](int64_t a, int64_t b) { return static_cast<double>(b - a) / 1e6; };
   LOG_DEBUG(
       "%s: %zu files, %llu bytes%s: open+extents %.1f ms, plan %.1f ms, chains %.1f ms, "
-      "chunks %.1f ms (of which in-place checks %.1f ms), index+sync %.1f ms",
+      "chunks %.1f ms (of which in-place checks %.1f ms), index+sync %.1f ms, "
+      "%.1f MiB written with O_DIRECT",
       out.container.c_str(), files.size(), static_cast<unsigned long long>(batch_bytes),
       urgent ? " (fsync)" : "", ms(t_start, t_opened), ms(t_opened, t0), ms(t0, t_chosen),
-      ms(t_chosen, t3), t_checks ? ms(t_checks, t3) : 0.0, ms(t3, t_end));
+      ms(t_chosen, t3), t_checks ? ms(t_checks, t3) : 0.0, ms(t3, t_end),
+      static_cast<double>(w.direct_bytes()) / (1 << 20));
   out.bytes_stored = w.bytes_written();
   out.identity = w.identity();
   return true;

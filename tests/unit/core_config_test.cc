@@ -49,6 +49,11 @@ TEST(Config, SetValidatesAndNamesTheKey) {
   EXPECT_EQ(c.chunk_bytes, 1ull << 20);
   EXPECT_TRUE(c.set("SNAPSHOT_READ_MAX", "16M", &err));
   EXPECT_EQ(c.snapshot_read_max, 16ull << 20);
+  EXPECT_TRUE(c.direct_write);
+  EXPECT_TRUE(c.set("DIRECT_WRITE", "0", &err));
+  EXPECT_FALSE(c.direct_write);
+  EXPECT_FALSE(c.set("DIRECT_WRITE", "yes", &err));
+  EXPECT_NE(err.find("DIRECT_WRITE"), std::string::npos) << err;
   EXPECT_FALSE(c.set("CHUNK", "1K", &err));
   EXPECT_NE(err.find("CHUNK"), std::string::npos) << err;
   EXPECT_FALSE(c.set("CODEC", "lzma", &err));
