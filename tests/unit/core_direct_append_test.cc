@@ -43,62 +43,69 @@ bool dir_takes_o_direct(const std::string& dir) {
   return fd >= 0;
 }
 
-TEST(DirectAppender, ALargeFileGoesOutInDirectBuffersAndComesBackExact) {
+// A new empty file in a directory of its own, open for writing.
+struct NewFile {
   TempDir dir;
-  const std::vector<uint8_t> data = random_bytes(3 * kBuf + 12345, 7);
-  std::string path = dir / "large.bin";
+  std::string path = dir / "f.bin";
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-  ASSERT_GE(fd, 0);
+  ~NewFile() { close(); }
+  void close() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+  std::vector<uint8_t> bytes() {
+    close();
+    return test::read_all(path);
+  }
+};
+
+TEST(DirectAppender, ALargeFileGoesOutInDirectBuffersAndComesBackExact) {
+  NewFile f;
+  ASSERT_GE(f.fd, 0);
+  const std::vector<uint8_t> data = random_bytes(3 * kBuf + 12345, 7);
   {
-    DirectAppender a(fd, true);
+    DirectAppender a(f.fd, true);
     ASSERT_TRUE(append_unevenly(a, data));
     ASSERT_TRUE(a.finish());
     EXPECT_FALSE(a.direct());
-    if (dir_takes_o_direct(dir.path()))
+    if (dir_takes_o_direct(f.dir.path()))
       EXPECT_EQ(a.direct_bytes(), 3 * kBuf);  // whole buffers only; the tail is buffered
     else
       EXPECT_EQ(a.direct_bytes(), 0u);
   }
   // After finish() the descriptor is an ordinary one again: an unaligned write works.
-  EXPECT_EQ(::fcntl(fd, F_GETFL) & O_DIRECT, 0);
+  EXPECT_EQ(::fcntl(f.fd, F_GETFL) & O_DIRECT, 0);
   const uint8_t tail[3] = {1, 2, 3};
-  ASSERT_EQ(::write(fd, tail, 3), 3);
-  ::close(fd);
+  ASSERT_EQ(::write(f.fd, tail, 3), 3);
   std::vector<uint8_t> want = data;
   want.insert(want.end(), tail, tail + 3);
-  EXPECT_TRUE(test::read_all(path) == want);
+  EXPECT_TRUE(f.bytes() == want);
 }
 
 TEST(DirectAppender, ASmallFileIsWrittenThroughThePageCache) {
-  TempDir dir;
+  NewFile f;
+  ASSERT_GE(f.fd, 0);
   const std::vector<uint8_t> data = random_bytes(kBuf - 1, 8);
-  std::string path = dir / "small.bin";
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-  ASSERT_GE(fd, 0);
-  DirectAppender a(fd, true);
+  DirectAppender a(f.fd, true);
   ASSERT_TRUE(append_unevenly(a, data));
   ASSERT_TRUE(a.finish());
   EXPECT_EQ(a.direct_bytes(), 0u);
-  ::close(fd);
-  EXPECT_TRUE(test::read_all(path) == data);
+  EXPECT_TRUE(f.bytes() == data);
 }
 
 TEST(DirectAppender, DirectOffWritesAsItComes) {
-  TempDir dir;
+  NewFile f;
+  ASSERT_GE(f.fd, 0);
   const std::vector<uint8_t> data = random_bytes(2 * kBuf + 5, 9);
-  std::string path = dir / "off.bin";
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-  ASSERT_GE(fd, 0);
-  DirectAppender a(fd, false);
+  DirectAppender a(f.fd, false);
   ASSERT_TRUE(a.append(data.data(), 100));
   struct stat st;
-  ASSERT_EQ(::fstat(fd, &st), 0);
+  ASSERT_EQ(::fstat(f.fd, &st), 0);
   EXPECT_EQ(st.st_size, 100);  // not held back in a buffer
   ASSERT_TRUE(a.append(data.data() + 100, data.size() - 100));
   ASSERT_TRUE(a.finish());
   EXPECT_EQ(a.direct_bytes(), 0u);
-  ::close(fd);
-  EXPECT_TRUE(test::read_all(path) == data);
+  EXPECT_TRUE(f.bytes() == data);
 }
 
 TEST(DirectAppender, ADescriptorThatRefusesDirectIoGetsEveryByteBuffered) {
