@@ -13,6 +13,7 @@
 #include "forwarder/log.h"
 #include "forwarder/service.h"
 #include "forwarder/store_paths.h"
+#include "forwarder/warm_memory.h"
 
 namespace ckptfwd::fwd {
 
@@ -417,6 +418,8 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
       // Codec trials an fsync did not wait for (pipeline.cc), now that it has returned:
       // the next checkpoint of those variables gets their tuned chains.
       c_.codec_choices.run_deferred();
+      // Likewise warm memory for the snapshots that were read in place for want of it.
+      warm::prepare(std::move(res.warm_sizes));
       return;
     }
     LOG_WARN("writing %zu files to store %s failed (attempt %zu): %s; retrying", files.size(),

@@ -14,6 +14,7 @@
 #include "forwarder/stats.h"
 #include "forwarder/var_stats.h"
 #include "forwarder/view_prefetch.h"
+#include "forwarder/warm_memory.h"
 #include "forwarder/worker_pool.h"
 #include "schema/infer.h"
 
@@ -32,6 +33,7 @@ struct Core {
     std::string err;
     inferrer.configure(cfg, &err);
     set_restore_decode_threads(static_cast<unsigned>(cfg.restore_threads));
+    warm::set_cap(cfg.snapshot_read_max);
   }
   Core(const Core&) = delete;
   Core& operator=(const Core&) = delete;

@@ -31,6 +31,7 @@
 #include "forwarder/snapshot_budget.h"
 #include "forwarder/staging.h"
 #include "forwarder/stats.h"
+#include "forwarder/warm_memory.h"
 #include "forwarder/store_paths.h"
 #include "forwarder/worker_pool.h"
 
@@ -669,20 +670,25 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   std::optional<WorkerPool> own_pool;  // callers without the forwarder's (tests)
   if (!workers) workers = &own_pool.emplace(std::max(1, cfg.writers));
   // Live files (fsync snapshots) are read into private memory while they fit in the
-  // forwarder's budget (snapshot_budget.h); the others are read in place, under its
-  // checks. Not one a writer maps shared and writable (as at the fsync of a large file,
+  // forwarder's budget (snapshot_budget.h) and warm memory is kept for them
+  // (warm_memory.h: fresh pages cost more than reading in place); the others are read in
+  // place, under its checks, and warm memory of their size is prepared for the next
+  // fsync. Not one a writer maps shared and writable (as at the fsync of a large file,
   // wait_verbs.cc): the checks could miss a change made and undone through that mapping,
   // a private read cannot.
   SnapshotReadBudget budget(cfg.snapshot_read_max);
   std::vector<BatchFile> budgeted;
+  std::vector<uint64_t> to_warm;
   for (size_t i = 0; i < files.size(); ++i) {
     if (!files[i].live || files[i].in_place) continue;
+    if (warm::has(files[i].size) && budget.take(files[i].size)) continue;
     struct stat st;
-    if (budget.take(files[i].size) || ::stat(files[i].data_path.c_str(), &st) != 0 ||
+    if (::stat(files[i].data_path.c_str(), &st) != 0 ||
         mapped_writable_by(files[i].holder_pids, st.st_dev, st.st_ino))
       continue;
     if (budgeted.empty()) budgeted = files;
     budgeted[i].in_place = true;
+    to_warm.push_back(files[i].size);
   }
   const std::vector<BatchFile>& batch = budgeted.empty() ? files : budgeted;
   std::vector<size_t> changed;
@@ -691,6 +697,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   if (encode_batch(cfg, store, node, batch, out, err, inferrer, choices, refs, *workers, &changed,
                    in_place_hook)) {
     out.in_place = in_place;
+    out.warm_sizes = std::move(to_warm);
     return true;
   }
   if (changed.empty()) return false;
@@ -707,6 +714,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
     return false;
   out.in_place = in_place - copied;
   out.in_place_copied = copied;
+  out.warm_sizes = std::move(to_warm);
   return true;
 }
 

@@ -82,6 +82,9 @@ struct BatchResult {
   // Files committed from their staged file in place (BatchFile.in_place), and those of
   // them copied because they changed while read.
   uint32_t in_place = 0, in_place_copied = 0;
+  // Sizes of the fsync snapshots read in place for want of warm memory: what to prepare
+  // once the fsync has its reply (warm_memory.h).
+  std::vector<uint64_t> warm_sizes;
 };
 
 // With an inferrer, each whole file's variable map is inferred (with half of

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "forwarder/warm_memory.h"
 #include "forwarder/worker_pool.h"
 
 namespace ckptfwd::fwd {
@@ -320,35 +321,6 @@ void remove_staged(const std::string& data_path, const std::string& meta_path) {
   if (!meta_path.empty()) unlink(meta_path.c_str());
 }
 
-namespace {
-// The private memory of the last read_private, kept for the next one: its pages are
-// already faulted in and zeroed, which is much of the cost of reading a large file
-// (an fsync of the same file again and again). MADV_FREE lets the kernel take them back
-// under memory pressure, so an idle forwarder does not pin them.
-std::mutex g_spare_mu;
-void* g_spare = nullptr;
-uint64_t g_spare_len = 0;
-
-void* take_spare(uint64_t want, uint64_t* len) {
-  std::lock_guard<std::mutex> g(g_spare_mu);
-  if (g_spare && g_spare_len >= want && g_spare_len <= 2 * want) {
-    void* p = g_spare;
-    *len = g_spare_len;
-    g_spare = nullptr;
-    return p;
-  }
-  return nullptr;
-}
-
-void give_spare(void* p, uint64_t len) {
-  madvise(p, len, MADV_FREE);
-  std::lock_guard<std::mutex> g(g_spare_mu);
-  if (g_spare) munmap(g_spare, g_spare_len);  // the newest is the likeliest to fit again
-  g_spare = p;
-  g_spare_len = len;
-}
-}  // namespace
-
 void MappedFile::release(const uint8_t* p, uint64_t n) const {
   // Private memory (read_private) holds the only copy of its bytes: never dropped.
   if (!data_ || mapped_ || p >= data_ + size_ || p + n <= data_) return;
@@ -366,7 +338,7 @@ void MappedFile::release(const uint8_t* p, uint64_t n) const {
 MappedFile::~MappedFile() {
   if (!data_) return;
   if (mapped_)
-    give_spare(const_cast<uint8_t*>(data_), mapped_);
+    warm::give(const_cast<uint8_t*>(data_), mapped_);
   else
     munmap(const_cast<uint8_t*>(data_), size_);
 }
@@ -427,7 +399,7 @@ bool MappedFile::read_private(const std::string& path, uint64_t size, WorkerPool
     return true;
   }
   uint64_t len = want;
-  void* p = take_spare(want, &len);
+  void* p = warm::take(want, &len);
   if (!p) {
     p = mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
@@ -468,7 +440,7 @@ bool MappedFile::read_private(const std::string& path, uint64_t size, WorkerPool
   if (failed) {
     errno = failed;
     if (err) *err = why("cannot read", path);
-    give_spare(p, len);
+    warm::give(p, len);
     return false;
   }
   data_ = buf;

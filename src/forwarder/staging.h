@@ -91,8 +91,8 @@ class MappedFile {
   // Reads the first `size` bytes (clamped to what the file holds when they are read) into
   // private memory, in 8 MiB slices on the workers of pool (this thread alone without
   // one): bytes that stay as they were read while the file goes on being written (or is
-  // truncated, which would fault a mapping). The memory is kept for the next call when
-  // this object goes (one spare region per process).
+  // truncated, which would fault a mapping). The memory comes from, and goes back to,
+  // the warm regions (warm_memory.h) when one fits.
   bool read_private(const std::string& path, uint64_t size, WorkerPool* pool, std::string* err);
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }

@@ -3,12 +3,14 @@
 // version, a writer running during the fsync yields bytes of the fsync's time or later
 // and loses nothing, and an fsync without changes since the last one commits nothing.
 // Every test runs twice: the snapshot read into the forwarder's memory (files up to
-// Config.snapshot_read_max) and read in place from the staged file (larger ones,
-// in_place.h); the in-place checks have tests of their own (FsyncInPlaceTest).
+// Config.snapshot_read_max, with warm memory kept for them: warm_memory.h) and read in
+// place from the staged file (larger ones, or without warm memory: in_place.h); the
+// in-place checks have tests of their own (FsyncInPlaceTest).
 #include <sys/mman.h>
 
 #include <atomic>
 
+#include "forwarder/warm_memory.h"
 #include "forwarder_store_check.h"
 
 namespace ckptfwd::fwd::test {
@@ -20,6 +22,15 @@ size_t container_count(const std::string& store) {
   for (auto& e : fs::directory_iterator(store, ec))
     if (e.path().extension() == ".ckc") ++n;
   return n;
+}
+// Warm memory (warm_memory.h) for snapshots of every size up to 8 MiB, under a cap of
+// cap bytes: each size from 4 KiB to 8 MiB fits one region of a power of two.
+void keep_warm_memory(uint64_t cap) {
+  warm::drop_all();
+  warm::set_cap(cap);
+  std::vector<uint64_t> sizes;
+  for (uint64_t n = 4096; n <= (8u << 20); n *= 2) sizes.push_back(n);
+  warm::prepare_now(sizes);
 }
 // Two ranks' files of one checkpoint, r0.bin and r1.bin, each opened for writing by a
 // client of its own (OPEN replies ra, rb).
@@ -66,7 +77,10 @@ class FsyncLiveTest : public ForwarderTest, public ::testing::WithParamInterface
     // Nothing but the fsync itself may seal a batch in these tests.
     cfg_.batch_window_ms = 60000;
     cfg_.wave_window_ms = 60000;
-    if (GetParam()) cfg_.snapshot_read_max = 0;  // every snapshot read in place
+    if (GetParam())
+      cfg_.snapshot_read_max = 0;  // every snapshot read in place
+    else
+      keep_warm_memory(cfg_.snapshot_read_max);
   }
 };
 
@@ -84,6 +98,7 @@ TEST_P(FsyncLiveTest, SyncReturnsWithTheBytesOnTheStore) {
   write_file(r[2], a);
   ASSERT_EQ(c->call({"SYNC", r[1]})[0], "OK");
   EXPECT_EQ(on_store(store(), p, root_ + "/restored"), a);
+  EXPECT_EQ(stat_of(*c, "fsync_in_place"), GetParam() ? 1 : 0);
   // The snapshot was no copy: only the open version's staged file holds the bytes.
   ASSERT_EQ(c->call({"CLOSE", r[1], std::to_string(a.size())})[0], "OK");
   ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
@@ -261,6 +276,7 @@ TEST_F(ForwarderTest, SnapshotsOfOneBatchShareOneReadBudget) {
   cfg_.batch_window_ms = 60000;
   cfg_.wave_window_ms = 60000;
   cfg_.snapshot_read_max = 3 << 19;
+  keep_warm_memory(16u << 20);  // warm memory for both: the budget alone decides
   start();
   TwoRanks t(paths_.socket, data_);
   ASSERT_TRUE(t.opened());
@@ -274,6 +290,35 @@ TEST_F(ForwarderTest, SnapshotsOfOneBatchShareOneReadBudget) {
   EXPECT_EQ(stat_of(*t.a, "fsync_in_place"), 1) << "both snapshots were read into memory";
   EXPECT_TRUE(on_store(store(), t.pa, root_ + "/restored") == da);
   EXPECT_TRUE(on_store(store(), t.pb, root_ + "/restored") == db);
+}
+
+// A snapshot without warm memory of its size is read in place (fresh pages cost more than
+// that), and memory of its size is made warm after its fsync, so that the next fsync of a
+// file of that size reads it privately.
+TEST_F(ForwarderTest, AnFsyncWithoutWarmMemoryIsReadInPlaceAndWarmsMemoryForTheNext) {
+  cfg_.batch_window_ms = 60000;
+  cfg_.wave_window_ms = 60000;
+  start();
+  warm::drop_all();
+  auto c = client();
+  std::vector<std::string> paths, bytes;
+  for (int i = 0; i < 2; ++i) {
+    paths.push_back(data_ + "/f" + std::to_string(i) + ".bin");
+    bytes.push_back(payload(1 << 20, 20 + i));
+    auto r = c->call({"OPEN", paths[i], std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+    ASSERT_EQ(r[0], "OK");
+    write_file(r[2], bytes[i]);
+    ASSERT_EQ(c->call({"SYNC", r[1]})[0], "OK");
+    EXPECT_EQ(stat_of(*c, "fsync_in_place"), 1) << "fsync " << i;
+    if (i == 0) {
+      for (int w = 0; w < 1000 && (warm::preparing() || warm::kept_bytes() == 0); ++w)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      EXPECT_EQ(warm::kept_bytes(), 1u << 20) << "warm memory of the file's size";
+    }
+  }
+  EXPECT_EQ(warm::kept_bytes(), 1u << 20) << "the second fsync's memory kept again";
+  for (int i = 0; i < 2; ++i)
+    EXPECT_TRUE(on_store(store(), paths[i], root_ + "/restored") == bytes[i]) << paths[i];
 }
 
 // ... except a snapshot a writer maps shared and writable: that one is read into memory
