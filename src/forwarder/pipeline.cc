@@ -31,8 +31,8 @@
 #include "forwarder/snapshot_budget.h"
 #include "forwarder/staging.h"
 #include "forwarder/stats.h"
-#include "forwarder/warm_memory.h"
 #include "forwarder/store_paths.h"
+#include "forwarder/warm_memory.h"
 #include "forwarder/worker_pool.h"
 
 namespace ckptfwd::fwd {

@@ -1,13 +1,13 @@
 // Warm memory for fsync snapshots (warm_memory.h): the best-fitting region is taken, what
 // is kept stays under the cap (the oldest go first), and prepare() adds only what no kept
 // region serves and the cap leaves room for.
-#include "forwarder/warm_memory.h"
-
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
 #include <chrono>
 #include <thread>
+
+#include "forwarder/warm_memory.h"
 
 namespace ckptfwd::fwd {
 namespace {
