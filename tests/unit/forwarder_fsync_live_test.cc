@@ -328,7 +328,8 @@ TEST_F(ForwarderTest, ASnapshotMappedWritableIsReadIntoMemoryPastTheBudget) {
   cfg_.batch_window_ms = 60000;
   cfg_.wave_window_ms = 60000;
   cfg_.snapshot_read_max = 3 << 19;  // one of the two 1 MiB files
-  keep_warm_memory(16u << 20);        // warm memory for both: the budget alone decides
+  // Warm memory for both: the budget and the mapping alone decide.
+  keep_warm_memory(16u << 20);
   start();
   TwoRanks t(paths_.socket, data_);
   ASSERT_TRUE(t.opened());
