@@ -16,13 +16,19 @@ void finish(EncodedChunk& c) { c.comp_hash = XXH64(c.bytes.data(), c.bytes.size(
 }  // namespace
 
 EncodedChunk encode_chunk(const uint8_t* raw, size_t n, const std::string& codec_name, int level) {
+  // (A chunk over 4 GiB is refused unhashed.)
+  return encode_chunk(raw, n, n <= UINT32_MAX ? XXH64(raw, n, 0) : 0, codec_name, level);
+}
+
+EncodedChunk encode_chunk(const uint8_t* raw, size_t n, uint64_t raw_hash,
+                          const std::string& codec_name, int level) {
   EncodedChunk c;
   if (n > UINT32_MAX) {
     c.codec = 0xFF;  // the format cannot describe it; append_chunk says so
     return c;
   }
   c.raw_size = static_cast<uint32_t>(n);
-  c.raw_hash = XXH64(raw, n, 0);
+  c.raw_hash = raw_hash;
   const Codec* codec = codec_by_name(codec_name);
   if (codec && codec->id() != CodecId::kRaw && n > 0) {
     std::vector<uint8_t> out;
@@ -39,9 +45,9 @@ EncodedChunk encode_chunk(const uint8_t* raw, size_t n, const std::string& codec
   return c;
 }
 
-EncodedChunk encode_chunk_typed(const uint8_t* raw, size_t n, const codec::Chain& chain,
-                                const codec::Layout& layout, const std::string& codec_name,
-                                int level) {
+EncodedChunk encode_chunk_typed(const uint8_t* raw, size_t n, uint64_t raw_hash,
+                                const codec::Chain& chain, const codec::Layout& layout,
+                                const std::string& codec_name, int level) {
   if (n > 0 && n <= UINT32_MAX) {
     std::vector<uint8_t> out;
     if (codec::encode(chain, layout, raw, n, out) && pays(out.size(), n)) {
@@ -53,16 +59,17 @@ EncodedChunk encode_chunk_typed(const uint8_t* raw, size_t n, const codec::Chain
         c.lossy_raw.resize(n);
         const Codec* dec = codec_by_id(c.codec);
         if (!dec || !dec->decompress(c.bytes.data(), c.bytes.size(), c.lossy_raw.data(), n))
-          return encode_chunk(raw, n, codec_name, level);  // never store what cannot decode
+          return encode_chunk(raw, n, raw_hash, codec_name,
+                              level);  // never store what cannot decode
         c.raw_hash = XXH64(c.lossy_raw.data(), n, 0);
       } else {
-        c.raw_hash = XXH64(raw, n, 0);
+        c.raw_hash = raw_hash;
       }
       finish(c);
       return c;
     }
   }
-  return encode_chunk(raw, n, codec_name, level);
+  return encode_chunk(raw, n, raw_hash, codec_name, level);
 }
 
 }  // namespace ckptfwd

@@ -1,8 +1,6 @@
 // Index of earlier chunks for reference chunks (see chunk_index.h).
 #include "forwarder/chunk_index.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <set>
 
@@ -24,14 +22,13 @@ const ChunkRef* ChunkIndex::find(const std::string& key, const std::string& dtyp
   return it == map_.end() ? nullptr : &it->second;
 }
 
-bool ChunkIndex::refer(const std::string& key, const std::string& dtype, const uint8_t* raw,
-                       size_t n, EncodedChunk& out) const {
+bool ChunkIndex::refer(const std::string& key, const std::string& dtype, size_t n,
+                       uint64_t raw_hash, EncodedChunk& out) const {
   // A reference costs about 100 bytes plus an index record: not worth it for small chunks.
   if (map_.empty() || n < kRefMinBytes || n > UINT32_MAX) return false;
-  uint64_t h = XXH64(raw, n, 0);
-  const ChunkRef* r = find(key, dtype, static_cast<uint32_t>(n), h);
+  const ChunkRef* r = find(key, dtype, static_cast<uint32_t>(n), raw_hash);
   if (!r) return false;
-  out = make_ref_chunk(*r, static_cast<uint32_t>(n), h);
+  out = make_ref_chunk(*r, static_cast<uint32_t>(n), raw_hash);
   return true;
 }
 

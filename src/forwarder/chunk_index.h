@@ -49,9 +49,10 @@ class ChunkIndex {
   // dtype, or nullptr.
   const ChunkRef* find(const std::string& key, const std::string& dtype, uint32_t raw_size,
                        uint64_t raw_hash) const;
-  // When raw[0, n) of stream key (dtype) equals a chunk of the index: out becomes the
-  // reference chunk to it (true). Hashes raw once; safe from many threads.
-  bool refer(const std::string& key, const std::string& dtype, const uint8_t* raw, size_t n,
+  // When n bytes of stream key (dtype) whose XXH64 (seed 0) is raw_hash equal a chunk of
+  // the index: out becomes the reference chunk to it (true). The caller hashes the bytes
+  // once for this and for the chunk it encodes otherwise; safe from many threads.
+  bool refer(const std::string& key, const std::string& dtype, size_t n, uint64_t raw_hash,
              EncodedChunk& out) const;
 
  private:

@@ -27,6 +27,7 @@
 #include "forwarder/chunk_index.h"
 #include "forwarder/in_place.h"
 #include "forwarder/log.h"
+#include "forwarder/mapped_file.h"
 #include "forwarder/merge_plan.h"
 #include "forwarder/snapshot_budget.h"
 #include "forwarder/staging.h"
@@ -336,7 +337,7 @@ struct ChunkJob {
 struct EncodedJob {
   EncodedChunk enc;
   int64_t ns = 0;         // encode time on its worker
-  uint64_t src_hash = 0;  // XXH3 of the bytes encoded, for the in-place checks
+  uint64_t src_hash = 0;  // XXH64 of the bytes encoded, for the in-place checks
 };
 }  // namespace
 
@@ -413,6 +414,13 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
   TaskGroup hashing(pool);
   for (size_t i = 0; i < files.size(); ++i) {
     if (files[i].in_place) continue;  // hashed from the streams after the encoding (below)
+    // A private snapshot read whole was hashed as it was read (MappedFile::read_hash).
+    const std::optional<uint64_t>& read = maps[i].read_hash();
+    if (read && hashed[i].size() == 1 && hashed[i][0].begin == 0 &&
+        hashed[i][0].end == maps[i].size()) {
+      entries[i].hash = *read;
+      continue;
+    }
     hashing.run([&, i] {
       int64_t h0 = thread_cpu_ns();
       entries[i].hash =
@@ -497,16 +505,19 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
     EncodedJob r;
     int64_t c0 = monotonic_ns();
     const uint8_t* raw = ps.bytes.view(job.off, job.len, own);
-    if (verify[job.stream]) r.src_hash = XXH3_64bits(raw, job.len);
+    // One pass over the chunk's bytes in memory for the hash that the reference lookup,
+    // the chunk's record and the in-place checks all use.
+    const uint64_t raw_hash = job.len <= UINT32_MAX ? XXH64(raw, job.len, 0) : 0;
+    if (verify[job.stream]) r.src_hash = raw_hash;
     // A lossy stream's chunks must each carry the bytes a restore gives back
     // (rehash_lossy_files): they are never references.
     bool lossy_chain = ps.typed && chains[job.stream].lossy;
     bool referred =
-        refs && !lossy_chain && refs->refer(ps.key, ps.layout.dtype, raw, job.len, r.enc);
+        refs && !lossy_chain && refs->refer(ps.key, ps.layout.dtype, job.len, raw_hash, r.enc);
     if (!referred)
-      r.enc = ps.typed ? encode_chunk_typed(raw, job.len, chains[job.stream], ps.layout, cfg.codec,
-                                            byte_level)
-                       : encode_chunk(raw, job.len, cfg.codec, byte_level);
+      r.enc = ps.typed ? encode_chunk_typed(raw, job.len, raw_hash, chains[job.stream], ps.layout,
+                                            cfg.codec, byte_level)
+                       : encode_chunk(raw, job.len, raw_hash, cfg.codec, byte_level);
     if (bounded && !lossy_chain)  // a lossy stream's bytes are read again by the writer
       ps.bytes.for_each(job.off, job.len,
                         [&](const uint8_t* p, uint64_t n) { release_mapped(maps, p, n); });
@@ -568,16 +579,16 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
       std::atomic<bool> differs{false};
       pool_for(pool, jobs.size(), [&](size_t j) {
         if (!verify[jobs[j].stream] || differs.load(std::memory_order_relaxed)) return;
-        std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> st(XXH3_createState(),
-                                                                           XXH3_freeState);
+        std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> st(XXH64_createState(),
+                                                                             XXH64_freeState);
         if (!st) throw std::bad_alloc();
-        XXH3_64bits_reset(st.get());
+        XXH64_reset(st.get(), 0);
         plan.streams[jobs[j].stream].bytes.for_each(jobs[j].off, jobs[j].len,
                                                     [&](const uint8_t* p, uint64_t n) {
-                                                      XXH3_64bits_update(st.get(), p, n);
+                                                      XXH64_update(st.get(), p, n);
                                                       release(p, n);
                                                     });
-        if (XXH3_64bits_digest(st.get()) != src_hashes[j]) differs = true;
+        if (XXH64_digest(st.get()) != src_hashes[j]) differs = true;
       });
       for (size_t i = 0; i < files.size(); ++i) {
         if (!files[i].in_place) continue;

@@ -1,7 +1,6 @@
 #include "forwarder/staging.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -13,12 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <vector>
-
-#include "forwarder/warm_memory.h"
-#include "forwarder/worker_pool.h"
 
 namespace ckptfwd::fwd {
 
@@ -319,134 +313,6 @@ bool hash_staged_ranges(const std::string& path, const Extents& ranges, uint64_t
 void remove_staged(const std::string& data_path, const std::string& meta_path) {
   if (!data_path.empty()) unlink(data_path.c_str());
   if (!meta_path.empty()) unlink(meta_path.c_str());
-}
-
-void MappedFile::release(const uint8_t* p, uint64_t n) const {
-  // Private memory (read_private) holds the only copy of its bytes: never dropped.
-  if (!data_ || mapped_ || p >= data_ + size_ || p + n <= data_) return;
-  constexpr uintptr_t kPage = 4096;
-  uintptr_t lo = std::max(reinterpret_cast<uintptr_t>(p), reinterpret_cast<uintptr_t>(data_));
-  uintptr_t hi =
-      std::min(reinterpret_cast<uintptr_t>(p + n), reinterpret_cast<uintptr_t>(data_ + size_));
-  // Whole pages only, outward: a page shared with bytes still to be read is read again
-  // (a shared file mapping loses nothing), and the mapping covers whole pages.
-  lo = lo / kPage * kPage;
-  hi = (hi + kPage - 1) / kPage * kPage;
-  madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
-}
-
-MappedFile::~MappedFile() {
-  if (!data_) return;
-  if (mapped_)
-    warm::give(const_cast<uint8_t*>(data_), mapped_);
-  else
-    munmap(const_cast<uint8_t*>(data_), size_);
-}
-
-MappedFile::MappedFile(MappedFile&& o) noexcept
-    : data_(o.data_), size_(o.size_), mapped_(o.mapped_) {
-  o.data_ = nullptr;
-  o.size_ = 0;
-  o.mapped_ = 0;
-}
-
-namespace {
-// Opens a staged file for reading: its descriptor, and *len = the first `size` bytes
-// clamped to what the file holds now. -1 with *err on failure.
-int open_staged_for_read(const std::string& path, uint64_t size, uint64_t* len, std::string* err) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    if (err) *err = why("cannot open staged file", path);
-    return -1;
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    if (err) *err = why("cannot stat", path);
-    close(fd);
-    return -1;
-  }
-  *len = std::min<uint64_t>(size, static_cast<uint64_t>(st.st_size));
-  return fd;
-}
-}  // namespace
-
-bool MappedFile::open(const std::string& path, uint64_t size, std::string* err) {
-  // Never map past the real end: touching it would raise SIGBUS.
-  int fd = open_staged_for_read(path, size, &size_, err);
-  if (fd < 0) return false;
-  if (size_ > 0) {
-    void* p = mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-      if (err) *err = why("cannot mmap", path);
-      close(fd);
-      size_ = 0;
-      return false;
-    }
-    madvise(p, size_, MADV_SEQUENTIAL);
-    data_ = static_cast<const uint8_t*>(p);
-  }
-  close(fd);
-  return true;
-}
-
-bool MappedFile::read_private(const std::string& path, uint64_t size, WorkerPool* pool,
-                              std::string* err) {
-  uint64_t want = 0;
-  int fd = open_staged_for_read(path, size, &want, err);
-  if (fd < 0) return false;
-  if (want == 0) {
-    close(fd);
-    return true;
-  }
-  uint64_t len = want;
-  void* p = warm::take(want, &len);
-  if (!p) {
-    p = mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-      if (err) *err = why("cannot allocate memory to read", path);
-      close(fd);
-      return false;
-    }
-    madvise(p, want, MADV_HUGEPAGE);  // fewer page faults filling it, where allowed
-  }
-  uint8_t* buf = static_cast<uint8_t*>(p);
-  // Slices of 8 MiB read in parallel; a slice read short means the file was
-  // cut meanwhile: what it holds ends there (the least end any thread saw).
-  constexpr uint64_t kSlice = 8u << 20;
-  const uint64_t slices = (want + kSlice - 1) / kSlice;
-  std::atomic<uint64_t> end{want};
-  std::atomic<int> failed{0};
-  auto read_slice = [&](uint64_t i) {
-    uint64_t pos = i * kSlice, stop = std::min(want, pos + kSlice);
-    while (pos < stop) {
-      ssize_t n = pread(fd, buf + pos, stop - pos, static_cast<off_t>(pos));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) failed = errno;
-      if (n <= 0) break;
-      pos += static_cast<uint64_t>(n);
-    }
-    if (pos < stop) {
-      uint64_t e = end.load();
-      while (pos < e && !end.compare_exchange_weak(e, pos)) {
-      }
-    }
-  };
-  if (pool && slices > 1) {
-    pool_for(*pool, slices, read_slice);
-  } else {
-    for (uint64_t i = 0; i < slices; ++i) read_slice(i);
-  }
-  close(fd);
-  if (failed) {
-    errno = failed;
-    if (err) *err = why("cannot read", path);
-    warm::give(p, len);
-    return false;
-  }
-  data_ = buf;
-  size_ = end.load();  // cut short by a writer: what it held when read
-  mapped_ = len;
-  return true;
 }
 
 }  // namespace ckptfwd::fwd

@@ -1,5 +1,5 @@
 // Staged files in the session dir: the .meta description that lets a restarted forwarder
-// recover a version, copies of starting bytes, and read-only mappings for the pipeline.
+// recover a version, copies of starting bytes, and their hashes.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -10,8 +10,6 @@
 #include "forwarder/extents.h"
 
 namespace ckptfwd::fwd {
-
-class WorkerPool;  // worker_pool.h
 
 struct VersionMeta {
   std::string path;
@@ -77,38 +75,5 @@ bool hash_staged(const std::string& path, uint64_t size, uint64_t* hash);
 // cannot be opened or holds fewer bytes than the ranges name.
 bool hash_staged_ranges(const std::string& path, const Extents& ranges, uint64_t* hash,
                         std::string* err);
-
-// A read-only mapping of a whole file (empty files map nothing), or a private copy.
-class MappedFile {
- public:
-  MappedFile() = default;
-  ~MappedFile();
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  MappedFile(MappedFile&& o) noexcept;
-  // Maps the first `size` bytes (clamped to the file's actual size).
-  bool open(const std::string& path, uint64_t size, std::string* err);
-  // Reads the first `size` bytes (clamped to what the file holds when they are read) into
-  // private memory, in 8 MiB slices on the workers of pool (this thread alone without
-  // one): bytes that stay as they were read while the file goes on being written (or is
-  // truncated, which would fault a mapping). The memory comes from, and goes back to,
-  // the warm regions (warm_memory.h) when one fits.
-  bool read_private(const std::string& path, uint64_t size, WorkerPool* pool, std::string* err);
-  const uint8_t* data() const { return data_; }
-  uint64_t size() const { return size_; }
-  // True after read_private: the bytes live only in this object's memory.
-  bool is_private() const { return mapped_ != 0; }
-  // Gives back the pages of [p, p+n) (clipped to the mapping; nothing outside it is ever
-  // touched): the bytes stay in the staged file and are read again on the next access.
-  // The pages of a tmpfs file mapped count in the process's RSS; without this a batch
-  // larger than memory would hold all of it resident until the mapping goes away.
-  // No-op on private memory, which holds the only copy of its bytes.
-  void release(const uint8_t* p, uint64_t n) const;
-
- private:
-  const uint8_t* data_ = nullptr;
-  uint64_t size_ = 0;
-  uint64_t mapped_ = 0;  // read_private: the length of its private memory (else 0)
-};
 
 }  // namespace ckptfwd::fwd
