@@ -19,7 +19,10 @@ namespace {
 // third buffer covers a container started while another is being finished.
 constexpr size_t kKeptBuffers = 3;
 std::mutex g_pool_mu;
-std::vector<uint8_t*> g_pool;
+// Never destroyed: a batch still writing when the process exits may give its buffer back
+// after static destructors have run, and the kept buffers stay reachable from here (a
+// destroyed vector would leave them unreachable, which LeakSanitizer reports as leaks).
+std::vector<uint8_t*>& g_pool = *new std::vector<uint8_t*>();
 
 uint8_t* take_buffer() {
   {
