@@ -1,8 +1,11 @@
 // Which paths the preload library captures (CKPTFWD_CAPTURE globs minus ckptfwd's own).
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "interpose/capture.h"
 
@@ -177,6 +180,72 @@ TEST(InterposeCaptureFastReject, NormalPathsAreRecognisedAndOthersLeftToNormaliz
   EXPECT_EQ(normal_rel_length("a/"), 0u);
   EXPECT_EQ(normal_rel_length(""), 0u);
   EXPECT_EQ(normal_rel_length("/a"), 0u);
+}
+
+// The reference: split at slashes, every component non-empty and neither "." nor "..".
+size_t reference_plain_length(const std::string& p) {
+  if (p.empty()) return 0;
+  size_t start = 0;
+  for (;;) {
+    size_t e = p.find('/', start);
+    std::string c = p.substr(start, e == std::string::npos ? std::string::npos : e - start);
+    if (c.empty() || c == "." || c == "..") return 0;
+    if (e == std::string::npos) return p.size();
+    start = e + 1;
+  }
+}
+
+// Paths of every shape the fast reject tells apart (slashes and dots next to each other,
+// names starting with dots, a slash at the end, lengths across 16-byte blocks), at every
+// alignment, and ending on the last byte of a page followed by one that cannot be read:
+// normal_*_length must give the reference's answer and never read past the terminator's
+// page (a word- or block-wise scan of the path may read within it, never beyond).
+TEST(InterposeCaptureFastReject, EveryPathShapeAtEveryAlignmentAgreesWithTheReference) {
+  std::vector<std::string> paths = {"",    "a",    ".",    "..",    "...",    ".a",
+                                    "a.",  "a/b",  "a//b", "a/./b", "a/../b", "a/b/",
+                                    "a/.", "a/..", "a/.b", "a/b.",  "/",      "//"};
+  const char alphabet[] = {'a', '/', '.'};
+  for (int len = 1, shapes = 3; len <= 7; ++len, shapes *= 3)  // all over {a, /, .} to 7 bytes
+    for (int code = 0; code < shapes; ++code) {
+      std::string p;
+      for (int i = 0, c = code; i < len; ++i, c /= 3) p += alphabet[c % 3];
+      paths.push_back(p);
+    }
+  for (int len : {15, 16, 17, 31, 32, 33, 47, 48, 49, 100, 255}) {
+    std::string names(static_cast<size_t>(len), 'n');
+    for (size_t i = 3; i < names.size(); i += 7) names[i] = '/';
+    paths.push_back(names);
+    for (size_t i = 4; i < names.size(); i += 11) {  // one bad spot at a time, anywhere
+      for (const char* bad : {"/", "."}) {
+        std::string q = names;
+        q[i] = bad[0];
+        paths.push_back(q);
+      }
+    }
+    paths.push_back(names + "/");
+  }
+  const long page = sysconf(_SC_PAGESIZE);
+  char* mem = static_cast<char*>(mmap(nullptr, static_cast<size_t>(2 * page),
+                                      PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(mem, MAP_FAILED);
+  ASSERT_EQ(mprotect(mem + page, static_cast<size_t>(page), PROT_NONE), 0);
+  char* page_end = mem + page;
+  for (const std::string& p : paths) {
+    const size_t want_rel = p[0] == '/' ? 0 : reference_plain_length(p);
+    const size_t want_abs =
+        p[0] == '/' ? (p == "/" ? 1 : (reference_plain_length(p.substr(1)) ? p.size() : 0)) : 0;
+    for (int shift = 0; shift < 16; ++shift) {
+      char* at = mem + 64 + shift;
+      memcpy(at, p.c_str(), p.size() + 1);
+      EXPECT_EQ(normal_rel_length(at), want_rel) << "'" << p << "' at +" << shift;
+      EXPECT_EQ(normal_abs_length(at), want_abs) << "'" << p << "' at +" << shift;
+    }
+    char* last = page_end - (p.size() + 1);  // the terminator is the page's last byte
+    memcpy(last, p.c_str(), p.size() + 1);
+    EXPECT_EQ(normal_rel_length(last), want_rel) << "'" << p << "' at the page's end";
+    EXPECT_EQ(normal_abs_length(last), want_abs) << "'" << p << "' at the page's end";
+  }
+  munmap(mem, static_cast<size_t>(2 * page));
 }
 
 TEST(InterposeCaptureFastReject, PrefixRejectsOnlyWhatNoGlobCanMatch) {
