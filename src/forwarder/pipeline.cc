@@ -24,7 +24,9 @@
 #include "common/manifest.h"
 #include "common/owner_check.h"
 #include "common/variable_map.h"
+#include "forwarder/batch_hashes.h"
 #include "forwarder/chunk_index.h"
+#include "forwarder/commit_ranges.h"
 #include "forwarder/in_place.h"
 #include "forwarder/log.h"
 #include "forwarder/mapped_file.h"
@@ -37,85 +39,6 @@
 #include "forwarder/worker_pool.h"
 
 namespace ckptfwd::fwd {
-
-namespace {
-// The staged file's data pages that no recorded extent touches: bytes written through a
-// path the library does not see (mmap, a forked child, io_uring). Page granular, as
-// SEEK_DATA is.
-Extents untouched_data(const Extents& data, const Extents& written) {
-  constexpr uint64_t kPage = 4096;
-  Extents touched;
-  for (const Extent& x : written)
-    touched.push_back({x.begin / kPage * kPage, (x.end + kPage - 1) / kPage * kPage});
-  extents_normalize(touched);
-  Extents out;
-  size_t t = 0;
-  for (Extent d : data) {
-    while (t < touched.size() && touched[t].end <= d.begin) ++t;
-    for (size_t k = t; k < touched.size() && touched[k].begin < d.end && d.begin < d.end; ++k) {
-      if (touched[k].begin > d.begin) out.push_back({d.begin, touched[k].begin});
-      d.begin = std::max(d.begin, touched[k].end);
-    }
-    if (d.begin < d.end) out.push_back(d);
-  }
-  return out;
-}
-
-// The extents a partial file commits: what its writers handed over, plus the staged
-// file's data extents when some never arrived, clipped to the staged size.
-bool partial_extents(const BatchFile& f, uint64_t size, Extents& out, std::string* err) {
-  out = f.extents;
-  if (f.extents_unknown) {
-    if (!data_extents_of(f.data_path, out, err)) return false;
-    LOG_WARN(
-        "%s (shared across nodes, staged as %s): the extents of some writer are unknown; "
-        "committing the staged file's data extents, page granular: they may overwrite "
-        "bytes another node wrote in the same pages",
-        f.path.c_str(), f.data_path.c_str());
-  }
-  out = extents_clip(out, size);
-  return true;
-}
-
-// The ranges a new file (created) commits: every byte of it that is not zero by never
-// having been written, as the bytes written over zeros, so that its whole-file hash and
-// its ranges agree (manifest.h, `create`). That is the extents its writers handed over,
-// plus the data pages none of them touched and, in the pages they touched, any non-zero
-// byte outside them: what was written through a path the library does not see (mmap, a
-// forked child, io_uring). Without extents (stdio writers): the staged file's data
-// extents, page granular, exact on one node.
-bool created_ranges(const BatchFile& f, const uint8_t* bytes, uint64_t size, Extents& out,
-                    std::string* err) {
-  Extents data;
-  if (!data_extents_of(f.data_path, data, err)) return false;
-  data = extents_clip(data, size);
-  if (f.extents_unknown) {
-    out = data;
-    return true;
-  }
-  out = extents_clip(f.extents, size);
-  Extents extra = untouched_data(data, out);
-  constexpr uint64_t kPage = 4096;
-  auto nonzero = [&](uint64_t b, uint64_t e) {
-    for (uint64_t i = b; i < e; ++i)
-      if (bytes[i]) return true;
-    return false;
-  };
-  // The gaps next to each extent inside the pages it touches (a gap between two extents
-  // in one page is looked at once, from both sides).
-  for (size_t k = 0; k < out.size(); ++k) {
-    uint64_t prev_end = k ? out[k - 1].end : 0,
-             next_begin = k + 1 < out.size() ? out[k + 1].begin : size;
-    uint64_t head = std::max(prev_end, out[k].begin / kPage * kPage);
-    if (head < out[k].begin && nonzero(head, out[k].begin)) extra.push_back({head, out[k].begin});
-    uint64_t tail = std::min({next_begin, size, (out[k].end + kPage - 1) / kPage * kPage});
-    if (out[k].end < tail && nonzero(out[k].end, tail)) extra.push_back({out[k].end, tail});
-  }
-  extents_normalize(extra);
-  extents_union(out, extra);
-  return true;
-}
-}  // namespace
 
 namespace {
 // Runs work(i) for i in [0, n) on up to `threads` threads (the caller's included).
@@ -159,51 +82,6 @@ void infer_maps(const schema::Inferrer& inferrer, const std::vector<BatchFile>& 
   out.infer_ns += monotonic_ns() - t0;
 }
 
-// The bytes file f commits (FileEntry fields other than the map, the hash and the ranges
-// filled in): all of it, a partial file's extents, or a new file's ranges written over
-// zeros. *hashed: what its FileEntry.hash covers (hash_ranges computes it on the pool).
-bool commit_extents(const BatchFile& f, const uint8_t* base, uint64_t n, FileEntry& e, Extents& ext,
-                    Extents* hashed, std::string* err) {
-  if (f.partial) {
-    // Overlay: the ranges are its extents; the hash covers their bytes in file order.
-    if (!partial_extents(f, n, ext, err)) return false;
-    *hashed = ext;
-    // Hints of bytes another node wrote would describe bytes this overlay lacks.
-    e.hints = hints_within(hints_clip(f.hints, n), ext);
-    return true;
-  }
-  // A whole file; a new one (`create`) as the bytes written over zeros, with the same
-  // whole-file hash.
-  hashed->clear();
-  if (n) hashed->push_back({0, n});
-  if (f.created && !created_ranges(f, base, n, ext, err)) return false;
-  if (!f.created && n) ext.push_back({0, n});
-  e.hints = hints_clip(f.hints, n);
-  return true;
-}
-
-// XXH64 of the bytes of `ranges` of the staged file, in order, read with pread into one
-// buffer per worker: hashing neither faults the file's pages into the mapping (the RSS a
-// batch holds stays bounded) nor competes with the encoders for them. Throws on a read
-// error (the batch fails and is retried like a store error).
-uint64_t hash_ranges(const std::string& data_path, const Extents& ranges) {
-  uint64_t hash = 0;
-  std::string err;
-  if (!hash_staged_ranges(data_path, ranges, &hash, &err)) throw std::runtime_error(err);
-  return hash;
-}
-
-// The same hash over the mapping (a batch small enough to stay resident).
-uint64_t hash_mapped(const MappedFile& m, const Extents& ranges) {
-  if (ranges.size() == 1 && ranges[0].begin == 0) return XXH64(m.data(), ranges[0].end, 0);
-  std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(),
-                                                                      XXH64_freeState);
-  if (!h) throw std::bad_alloc();
-  XXH64_reset(h.get(), 0);
-  for (const Extent& x : ranges) XXH64_update(h.get(), m.data() + x.begin, x.end - x.begin);
-  return XXH64_digest(h.get());
-}
-
 // Bytes of a batch read without bounding its resident pages: 128 MiB, or
 // CKPTFWD_TEST_RESIDENT_BUDGET (bytes; a test knob, so small batches take the bounded
 // path too).
@@ -236,62 +114,6 @@ uint64_t chunk_len(const PlannedStream& s, uint64_t chunk_bytes) {
   if (!s.layout.inner.empty() && s.layout.inner.back() * unit <= chunk_bytes)
     unit *= s.layout.inner.back();
   return std::max(unit, chunk_bytes / unit * unit);
-}
-
-// XXH64 of file i as a restore gives it back, read from the plan's streams now: every
-// range in file order, a hole (a new file's bytes never written) as zeros up to size; an
-// overlay's hash covers its ranges only (FileEntry.hash). Bytes of a lossy stream come
-// from `lossy` (what its chunks decode to). done(p, n): called with the stream bytes read.
-uint64_t restored_hash(const MergePlan& plan, size_t i, uint64_t size, bool overlay,
-                       const std::map<uint32_t, std::vector<uint8_t>>& lossy,
-                       const std::function<void(const uint8_t*, uint64_t)>& done = {}) {
-  std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(),
-                                                                      XXH64_freeState);
-  if (!h) throw std::bad_alloc();
-  XXH64_reset(h.get(), 0);
-  static const uint8_t zeros[64 * 1024] = {};
-  auto hole = [&](uint64_t len) {
-    if (overlay) return;
-    for (; len > 0; len -= std::min<uint64_t>(len, sizeof zeros))
-      XXH64_update(h.get(), zeros, std::min<uint64_t>(len, sizeof zeros));
-  };
-  uint64_t pos = 0;
-  for (const FileRange& r : plan.ranges[i]) {
-    hole(r.file_off - pos);
-    pos = r.file_off + r.len;
-    if (auto it = lossy.find(r.stream); it != lossy.end()) {
-      XXH64_update(h.get(), it->second.data() + r.stream_off, r.len);
-      continue;
-    }
-    plan.streams[r.stream].bytes.for_each(r.stream_off, r.len, [&](const uint8_t* p, uint64_t n) {
-      // In windows, so that a caller giving back mapped pages (done) never has more than
-      // one window of a GiB-sized piece resident.
-      constexpr uint64_t kWindow = 8 << 20;
-      for (uint64_t o = 0; o < n; o += kWindow) {
-        const uint64_t w = std::min(kWindow, n - o);
-        XXH64_update(h.get(), p + o, w);
-        if (done) done(p + o, w);
-      }
-    });
-  }
-  hole(size - pos);
-  return XXH64_digest(h.get());
-}
-
-// A file holding bytes of a lossy stream restores to other bytes than it was written
-// with: its hash (FileEntry.hash, checked by every restore) becomes the hash of what a
-// restore gives back.
-void rehash_lossy_files(const MergePlan& plan,
-                        const std::map<uint32_t, std::vector<uint8_t>>& lossy,
-                        std::vector<FileEntry>& entries, BatchResult& out) {
-  if (lossy.empty()) return;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    bool touched = false;
-    for (const FileRange& r : plan.ranges[i]) touched = touched || lossy.count(r.stream);
-    // Only whole files are merged by variable: their hash covers every byte.
-    if (touched)
-      entries[i].hash = out.hashes[i] = restored_hash(plan, i, entries[i].size, false, lossy);
-  }
 }
 
 // One chain per typed stream, chosen by trial on a sample (cached across batches when

@@ -1,0 +1,80 @@
+#include "forwarder/batch_hashes.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <memory>
+#include <new>
+#include <stdexcept>
+
+#include "forwarder/staging.h"
+
+namespace ckptfwd::fwd {
+
+uint64_t hash_ranges(const std::string& data_path, const Extents& ranges) {
+  uint64_t hash = 0;
+  std::string err;
+  if (!hash_staged_ranges(data_path, ranges, &hash, &err)) throw std::runtime_error(err);
+  return hash;
+}
+
+uint64_t hash_mapped(const MappedFile& m, const Extents& ranges) {
+  if (ranges.size() == 1 && ranges[0].begin == 0) return XXH64(m.data(), ranges[0].end, 0);
+  std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(),
+                                                                      XXH64_freeState);
+  if (!h) throw std::bad_alloc();
+  XXH64_reset(h.get(), 0);
+  for (const Extent& x : ranges) XXH64_update(h.get(), m.data() + x.begin, x.end - x.begin);
+  return XXH64_digest(h.get());
+}
+
+uint64_t restored_hash(const MergePlan& plan, size_t i, uint64_t size, bool overlay,
+                       const std::map<uint32_t, std::vector<uint8_t>>& lossy,
+                       const std::function<void(const uint8_t*, uint64_t)>& done) {
+  std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(),
+                                                                      XXH64_freeState);
+  if (!h) throw std::bad_alloc();
+  XXH64_reset(h.get(), 0);
+  static const uint8_t zeros[64 * 1024] = {};
+  auto hole = [&](uint64_t len) {
+    if (overlay) return;
+    for (; len > 0; len -= std::min<uint64_t>(len, sizeof zeros))
+      XXH64_update(h.get(), zeros, std::min<uint64_t>(len, sizeof zeros));
+  };
+  uint64_t pos = 0;
+  for (const FileRange& r : plan.ranges[i]) {
+    hole(r.file_off - pos);
+    pos = r.file_off + r.len;
+    if (auto it = lossy.find(r.stream); it != lossy.end()) {
+      XXH64_update(h.get(), it->second.data() + r.stream_off, r.len);
+      continue;
+    }
+    plan.streams[r.stream].bytes.for_each(r.stream_off, r.len, [&](const uint8_t* p, uint64_t n) {
+      // In windows, so that a caller giving back mapped pages (done) never has more than
+      // one window of a GiB-sized piece resident.
+      constexpr uint64_t kWindow = 8 << 20;
+      for (uint64_t o = 0; o < n; o += kWindow) {
+        const uint64_t w = std::min(kWindow, n - o);
+        XXH64_update(h.get(), p + o, w);
+        if (done) done(p + o, w);
+      }
+    });
+  }
+  hole(size - pos);
+  return XXH64_digest(h.get());
+}
+
+void rehash_lossy_files(const MergePlan& plan,
+                        const std::map<uint32_t, std::vector<uint8_t>>& lossy,
+                        std::vector<FileEntry>& entries, BatchResult& out) {
+  if (lossy.empty()) return;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    bool touched = false;
+    for (const FileRange& r : plan.ranges[i]) touched = touched || lossy.count(r.stream);
+    // Only whole files are merged by variable: their hash covers every byte.
+    if (touched)
+      entries[i].hash = out.hashes[i] = restored_hash(plan, i, entries[i].size, false, lossy);
+  }
+}
+
+}  // namespace ckptfwd::fwd
