@@ -55,6 +55,7 @@ uint64_t restored_hash(const MergePlan& plan, size_t i, uint64_t size, bool over
       constexpr uint64_t kWindow = 8 << 20;
       for (uint64_t o = 0; o < n; o += kWindow) {
         const uint64_t w = std::min(kWindow, n - o);
+        populate_for_read(p + o, w);
         XXH64_update(h.get(), p + o, w);
         if (done) done(p + o, w);
       }

@@ -17,6 +17,10 @@
 #include "forwarder/warm_memory.h"
 #include "forwarder/worker_pool.h"
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22  // Linux 5.14; older kernels refuse it (EINVAL), nothing lost
+#endif
+
 namespace ckptfwd::fwd {
 
 namespace {
@@ -207,6 +211,13 @@ bool MappedFile::read_private(const std::string& path, uint64_t size, WorkerPool
   mapped_ = len;
   if (size_ == want) read_hash_ = hash.finish();
   return true;
+}
+
+void populate_for_read(const uint8_t* p, uint64_t n) {
+  constexpr uintptr_t kPage = 4096;
+  uintptr_t lo = reinterpret_cast<uintptr_t>(p) / kPage * kPage;
+  uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + n + kPage - 1) / kPage * kPage;
+  if (n) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_READ);
 }
 
 }  // namespace ckptfwd::fwd

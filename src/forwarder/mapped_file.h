@@ -52,4 +52,14 @@ class MappedFile {
   std::optional<uint64_t> read_hash_;
 };
 
+// Maps the pages of [p, p+n) (widened to whole pages) in one system call
+// (MADV_POPULATE_READ) before they are read, instead of a page fault every few pages: a
+// batch read in place walks its staged files up to three times, and on the test machine
+// this took the in-place checks of a 512 MiB fsync from 163-175 ms to 132-157 ms and the
+// encoding of a 512 MiB batch of closed files from 352-377 ms to 333-351 ms. Pages the
+// kernel cannot give (past the end of a file cut meanwhile) are left to the read that
+// follows, whose SIGBUS the in-place guard catches; on memory that is mapped already it
+// costs a page-table walk.
+void populate_for_read(const uint8_t* p, uint64_t n);
+
 }  // namespace ckptfwd::fwd

@@ -327,6 +327,7 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
     EncodedJob r;
     int64_t c0 = monotonic_ns();
     const uint8_t* raw = ps.bytes.view(job.off, job.len, own);
+    populate_for_read(raw, job.len);  // a mapped chunk: its page tables in one call
     // One pass over the chunk's bytes in memory for the hash that the reference lookup,
     // the chunk's record and the in-place checks all use.
     const uint64_t raw_hash = job.len <= UINT32_MAX ? XXH64(raw, job.len, 0) : 0;
@@ -407,6 +408,7 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
         XXH64_reset(st.get(), 0);
         plan.streams[jobs[j].stream].bytes.for_each(jobs[j].off, jobs[j].len,
                                                     [&](const uint8_t* p, uint64_t n) {
+                                                      populate_for_read(p, n);
                                                       XXH64_update(st.get(), p, n);
                                                       release(p, n);
                                                     });

@@ -84,5 +84,19 @@ TEST_F(MappedFileRead, AMappingHasNoReadHash) {
   EXPECT_FALSE(m.read_hash().has_value());
 }
 
+// Populating the page tables of a mapping whose file was cut meanwhile (an in-place read
+// of a file truncated by its writer) must not raise SIGBUS: the kernel refuses the pages
+// past the end, and the bytes before it read as they are.
+TEST_F(MappedFileRead, PopulatingPastACutFileDoesNotFault) {
+  std::vector<uint8_t> bytes = write_file("cut.bin", 3 * 4096);
+  MappedFile m;
+  std::string err;
+  ASSERT_TRUE(m.open(dir + "/cut.bin", bytes.size(), &err)) << err;
+  ASSERT_EQ(truncate((dir + "/cut.bin").c_str(), 4096), 0);
+  populate_for_read(m.data(), m.size());  // pages 2 and 3 are past the end now
+  populate_for_read(m.data() + 100, 0);   // nothing
+  EXPECT_EQ(memcmp(m.data(), bytes.data(), 4096), 0);
+}
+
 }  // namespace
 }  // namespace ckptfwd::fwd
