@@ -58,9 +58,9 @@ EncodedChunk encode_chunk_typed(const uint8_t* raw, size_t n, uint64_t raw_hash,
       if (chain.lossy) {
         c.lossy_raw.resize(n);
         const Codec* dec = codec_by_id(c.codec);
+        // Never store what cannot decode.
         if (!dec || !dec->decompress(c.bytes.data(), c.bytes.size(), c.lossy_raw.data(), n))
-          return encode_chunk(raw, n, raw_hash, codec_name,
-                              level);  // never store what cannot decode
+          return encode_chunk(raw, n, raw_hash, codec_name, level);
         c.raw_hash = XXH64(c.lossy_raw.data(), n, 0);
       } else {
         c.raw_hash = raw_hash;

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <vector>
 
+#include "forwarder/staging.h"
 #include "forwarder/warm_memory.h"
 #include "forwarder/worker_pool.h"
 
@@ -24,23 +25,25 @@
 namespace ckptfwd::fwd {
 
 namespace {
-std::string why(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + strerror(errno);
+// madvise(advice) on the whole pages that [lo, hi) touches: outward, so that a page shared
+// with bytes beside the range is included (a mapping covers whole pages).
+void advise_pages(uintptr_t lo, uintptr_t hi, int advice) {
+  constexpr uintptr_t kPage = 4096;
+  lo = lo / kPage * kPage;
+  hi = (hi + kPage - 1) / kPage * kPage;
+  madvise(reinterpret_cast<void*>(lo), hi - lo, advice);
 }
 }  // namespace
 
 void MappedFile::release(const uint8_t* p, uint64_t n) const {
   // Private memory (read_private) holds the only copy of its bytes: never dropped.
   if (!data_ || mapped_ || p >= data_ + size_ || p + n <= data_) return;
-  constexpr uintptr_t kPage = 4096;
-  uintptr_t lo = std::max(reinterpret_cast<uintptr_t>(p), reinterpret_cast<uintptr_t>(data_));
-  uintptr_t hi =
-      std::min(reinterpret_cast<uintptr_t>(p + n), reinterpret_cast<uintptr_t>(data_ + size_));
-  // Whole pages only, outward: a page shared with bytes still to be read is read again
-  // (a shared file mapping loses nothing), and the mapping covers whole pages.
-  lo = lo / kPage * kPage;
-  hi = (hi + kPage - 1) / kPage * kPage;
-  madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+  // Whole pages, outward: a page shared with bytes still to be read is read again (a
+  // shared file mapping loses nothing).
+  advise_pages(
+      std::max(reinterpret_cast<uintptr_t>(p), reinterpret_cast<uintptr_t>(data_)),
+      std::min(reinterpret_cast<uintptr_t>(p + n), reinterpret_cast<uintptr_t>(data_ + size_)),
+      MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {
@@ -65,12 +68,12 @@ namespace {
 int open_staged_for_read(const std::string& path, uint64_t size, uint64_t* len, std::string* err) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
-    if (err) *err = why("cannot open staged file", path);
+    if (err) *err = errno_message("cannot open staged file", path);
     return -1;
   }
   struct stat st;
   if (fstat(fd, &st) != 0) {
-    if (err) *err = why("cannot stat", path);
+    if (err) *err = errno_message("cannot stat", path);
     close(fd);
     return -1;
   }
@@ -86,7 +89,7 @@ bool MappedFile::open(const std::string& path, uint64_t size, std::string* err) 
   if (size_ > 0) {
     void* p = mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
-      if (err) *err = why("cannot mmap", path);
+      if (err) *err = errno_message("cannot mmap", path);
       close(fd);
       size_ = 0;
       return false;
@@ -162,7 +165,7 @@ bool MappedFile::read_private(const std::string& path, uint64_t size, WorkerPool
   if (!p) {
     p = mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
-      if (err) *err = why("cannot allocate memory to read", path);
+      if (err) *err = errno_message("cannot allocate memory to read", path);
       close(fd);
       return false;
     }
@@ -202,7 +205,7 @@ bool MappedFile::read_private(const std::string& path, uint64_t size, WorkerPool
   close(fd);
   if (failed) {
     errno = failed;
-    if (err) *err = why("cannot read", path);
+    if (err) *err = errno_message("cannot read", path);
     warm::give(p, len);
     return false;
   }
@@ -214,10 +217,9 @@ bool MappedFile::read_private(const std::string& path, uint64_t size, WorkerPool
 }
 
 void populate_for_read(const uint8_t* p, uint64_t n) {
-  constexpr uintptr_t kPage = 4096;
-  uintptr_t lo = reinterpret_cast<uintptr_t>(p) / kPage * kPage;
-  uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + n + kPage - 1) / kPage * kPage;
-  if (n) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_READ);
+  if (n)
+    advise_pages(reinterpret_cast<uintptr_t>(p), reinterpret_cast<uintptr_t>(p + n),
+                 MADV_POPULATE_READ);
 }
 
 }  // namespace ckptfwd::fwd

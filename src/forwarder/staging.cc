@@ -16,10 +16,11 @@
 
 namespace ckptfwd::fwd {
 
-namespace {
-std::string why(const std::string& what, const std::string& path) {
+std::string errno_message(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + strerror(errno);
 }
+
+namespace {
 
 // Paths are percent-encoded in the meta file so a newline in a name cannot break it.
 std::string enc(const std::string& s) {
@@ -107,7 +108,7 @@ bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string*
     bool exists = false;
     if (write_fresh(meta_path, text, &exists)) return true;
     if (!exists) {
-      if (err) *err = why("cannot write", meta_path);
+      if (err) *err = errno_message("cannot write", meta_path);
       unlink(meta_path.c_str());
       return false;
     }
@@ -117,14 +118,14 @@ bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string*
   std::string tmp = meta_path + ".tmp";
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
-    if (err) *err = why("cannot create", tmp);
+    if (err) *err = errno_message("cannot create", tmp);
     return false;
   }
   bool ok = write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-  if (!ok && err) *err = why("cannot write", tmp);
+  if (!ok && err) *err = errno_message("cannot write", tmp);
   close(fd);
   if (ok && rename(tmp.c_str(), meta_path.c_str()) != 0) {
-    if (err) *err = why("cannot rename to", meta_path);
+    if (err) *err = errno_message("cannot rename to", meta_path);
     ok = false;
   }
   if (!ok) unlink(tmp.c_str());
@@ -134,7 +135,7 @@ bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string*
 bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err) {
   int fd = open(meta_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
-    if (err) *err = why("cannot open", meta_path);
+    if (err) *err = errno_message("cannot open", meta_path);
     return false;
   }
   char buf[8192];
@@ -202,7 +203,7 @@ void note_umask() {
 
 int create_staged(const std::string& path, std::string* err) {
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0 && err) *err = why("cannot create staged file", path);
+  if (fd < 0 && err) *err = errno_message("cannot create staged file", path);
   // Exactly kStagedFileMode, whatever the umask: an fchmod only where it took some of it.
   int mask = g_umask.load(std::memory_order_relaxed);
   if (fd >= 0 && (mask < 0 || (mask & kStagedFileMode) != 0)) fchmod(fd, kStagedFileMode);
@@ -280,7 +281,7 @@ bool hash_staged_ranges(const std::string& path, const Extents& ranges, uint64_t
   buf.resize(kWindow);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
-    if (err) *err = why("cannot open staged file", path);
+    if (err) *err = errno_message("cannot open staged file", path);
     return false;
   }
   std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(),

@@ -48,6 +48,9 @@ bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string*
                 MetaWrite how = MetaWrite::kReplace);
 bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err);
 
+// "<what> <path>: <strerror(errno)>", the message of a failed call on a staged file.
+std::string errno_message(const std::string& what, const std::string& path);
+
 // Creates (O_EXCL) an empty 0600 file. Returns fd or -1 with *err. Staged files stay 0600
 // whatever the version's mode (staging is private to the user); the mode lives in the Version
 // and the .meta.
