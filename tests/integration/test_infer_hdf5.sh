@@ -298,7 +298,8 @@ grep -q 'SUPERBLOCK_VERSION [23]' "$T/latest.B" || fail "latest.h5 is not superb
 SRC=$(dpkg -L libhdf5-doc 2>/dev/null | grep -E '/ph5example\.c(\.gz)?$' | head -1 || true)
 if command -v mpiexec.mpich >/dev/null && command -v h5pcc.mpich >/dev/null && [[ -n "$SRC" && -f "$SRC" ]]; then
   if [[ "$SRC" == *.gz ]]; then zcat "$SRC" >"$T/ph5example.c"; else cp "$SRC" "$T/ph5example.c"; fi
-  h5pcc.mpich -shlib -o "$T/ph5example" "$T/ph5example.c" >"$T/build.out" 2>&1 ||
+  # Built inside $T: h5pcc leaves its object file in the current directory.
+  (cd "$T" && h5pcc.mpich -shlib -o "$T/ph5example" "$T/ph5example.c") >"$T/build.out" 2>&1 ||
     fail "h5pcc.mpich ph5example.c failed: $(tail -5 "$T/build.out")"
   mkdir -p "$F/ph5"
   timeout 60 mpiexec.mpich -n 4 "$T/ph5example" -c -f "$F/ph5" >"$T/ph5.out" 2>&1 ||

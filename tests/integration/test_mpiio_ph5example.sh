@@ -20,7 +20,8 @@ SRC=$(dpkg -L libhdf5-doc 2>/dev/null | grep -E '/ph5example\.c(\.gz)?$' | head 
 
 PROG=$T/ph5example
 if [[ "$SRC" == *.gz ]]; then zcat "$SRC" >"$T/ph5example.c"; else cp "$SRC" "$T/ph5example.c"; fi
-h5pcc.mpich -shlib -o "$PROG" "$T/ph5example.c" >"$T/build.out" 2>&1 ||
+# Built inside $T: h5pcc leaves its object file in the current directory.
+(cd "$T" && h5pcc.mpich -shlib -o "$PROG" "$T/ph5example.c") >"$T/build.out" 2>&1 ||
   fail "h5pcc.mpich -shlib -o ph5example $SRC failed: $(tail -5 "$T/build.out")"
 
 DIRECT=$T/direct
