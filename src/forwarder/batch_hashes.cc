@@ -30,7 +30,7 @@ uint64_t hash_mapped(const MappedFile& m, const Extents& ranges) {
 
 uint64_t restored_hash(const MergePlan& plan, size_t i, uint64_t size, bool overlay,
                        const std::map<uint32_t, std::vector<uint8_t>>& lossy,
-                       const std::function<void(const uint8_t*, uint64_t)>& done) {
+                       const WalkedPiece& done) {
   std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(),
                                                                       XXH64_freeState);
   if (!h) throw std::bad_alloc();
@@ -49,6 +49,7 @@ uint64_t restored_hash(const MergePlan& plan, size_t i, uint64_t size, bool over
       XXH64_update(h.get(), it->second.data() + r.stream_off, r.len);
       continue;
     }
+    uint64_t stream_off = r.stream_off;
     plan.streams[r.stream].bytes.for_each(r.stream_off, r.len, [&](const uint8_t* p, uint64_t n) {
       // In windows, so that a caller giving back mapped pages (done) never has more than
       // one window of a GiB-sized piece resident.
@@ -57,7 +58,8 @@ uint64_t restored_hash(const MergePlan& plan, size_t i, uint64_t size, bool over
         const uint64_t w = std::min(kWindow, n - o);
         populate_for_read(p + o, w);
         XXH64_update(h.get(), p + o, w);
-        if (done) done(p + o, w);
+        if (done) done(r.stream, stream_off, p + o, w);
+        stream_off += w;
       }
     });
   }

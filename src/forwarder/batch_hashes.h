@@ -27,10 +27,13 @@ uint64_t hash_mapped(const MappedFile& m, const Extents& ranges);
 // XXH64 of file i as a restore gives it back, read from the plan's streams now: every
 // range in file order, a hole (a new file's bytes never written) as zeros up to size; an
 // overlay's hash covers its ranges only (FileEntry.hash). Bytes of a lossy stream come
-// from `lossy` (what its chunks decode to). done(p, n): called with the stream bytes read.
+// from `lossy` (what its chunks decode to). done(stream, off, p, n): called after each
+// piece of stream bytes is hashed ([off, off+n) of that stream, at p), at most 8 MiB each.
+using WalkedPiece =
+    std::function<void(uint32_t stream, uint64_t off, const uint8_t* p, uint64_t n)>;
 uint64_t restored_hash(const MergePlan& plan, size_t i, uint64_t size, bool overlay,
                        const std::map<uint32_t, std::vector<uint8_t>>& lossy,
-                       const std::function<void(const uint8_t*, uint64_t)>& done = {});
+                       const WalkedPiece& done = {});
 
 // A file holding bytes of a lossy stream restores to other bytes than it was written
 // with: its hash (FileEntry.hash, checked by every restore) becomes the hash of what a

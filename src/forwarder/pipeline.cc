@@ -31,6 +31,7 @@
 #include "forwarder/log.h"
 #include "forwarder/mapped_file.h"
 #include "forwarder/merge_plan.h"
+#include "forwarder/recheck_gate.h"
 #include "forwarder/snapshot_budget.h"
 #include "forwarder/staging.h"
 #include "forwarder/stats.h"
@@ -387,21 +388,22 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
         if (bounded) release_mapped(maps, p, n);
       };
       // What a restore of each in-place file gives back, hashed from the streams now that
-      // every chunk is encoded; then each chunk holding its bytes read once more. Equal
-      // to what was encoded, the bytes did not change between the encoding and this
-      // check, so the hash speaks for the container (but for a change undone through a
-      // mapping, which the maps check below makes unlikely: see in_place.h).
-      TaskGroup rehash(pool);
+      // every chunk is encoded (one walk a file, in its order); then each chunk holding its
+      // bytes read once more. Equal to what was encoded, the bytes did not change between
+      // the encoding and the walk, so the walk's hash speaks for the container (but for a
+      // change undone through a mapping, which the maps check below makes unlikely: see
+      // in_place.h). A chunk's second read starts as soon as the walks have passed it
+      // (recheck_gate.h), on the workers the walks leave idle.
+      std::vector<RecheckGate::StreamChunks> cuts(plan.streams.size());
+      for (size_t j = jobs.size(); j-- > 0;)
+        if (jobs[j].off == 0) cuts[jobs[j].stream] = {j, jobs[j].len};
+      RecheckGate gate(std::move(cuts), jobs.size());
       for (size_t i = 0; i < files.size(); ++i)
         if (files[i].in_place)
-          rehash.run([&, i] {
-            entries[i].hash =
-                restored_hash(plan, i, entries[i].size, files[i].partial, {}, release);
-          });
-      rehash.wait();
+          for (const FileRange& r : plan.ranges[i]) gate.expect(r.stream, r.stream_off, r.len);
       std::atomic<bool> differs{false};
-      pool_for(pool, jobs.size(), [&](size_t j) {
-        if (!verify[jobs[j].stream] || differs.load(std::memory_order_relaxed)) return;
+      auto recheck_chunk = [&](size_t j) {
+        if (differs.load(std::memory_order_relaxed)) return;
         std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> st(XXH64_createState(),
                                                                              XXH64_freeState);
         if (!st) throw std::bad_alloc();
@@ -413,7 +415,33 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
                                                       release(p, n);
                                                     });
         if (XXH64_digest(st.get()) != src_hashes[j]) differs = true;
-      });
+      };
+      // The chunks no walk reads (bytes of other files in a stream with in-place bytes).
+      std::vector<size_t> unwalked;
+      for (size_t j = 0; j < jobs.size(); ++j)
+        if (verify[jobs[j].stream] && gate.open(j)) unwalked.push_back(j);
+      TaskGroup rechecks(pool);  // outlives the walks, which add to it
+      {
+        TaskGroup walks(pool);
+        for (size_t i = 0; i < files.size(); ++i)
+          if (files[i].in_place)
+            walks.run([&, i] {
+              entries[i].hash = restored_hash(
+                  plan, i, entries[i].size, files[i].partial, {},
+                  [&](uint32_t s, uint64_t off, const uint8_t* p, uint64_t n) {
+                    release(p, n);
+                    gate.passed(s, off, n,
+                                [&](size_t j) { rechecks.run([&, j] { recheck_chunk(j); }); });
+                  });
+            });
+        for (size_t j : unwalked) rechecks.run([&, j] { recheck_chunk(j); });
+        walks.wait();
+      }
+      // A chunk the walks did not open (none expected: they read what they were told)
+      // is read again now, after them, rather than not at all.
+      for (size_t j = 0; j < jobs.size(); ++j)
+        if (verify[jobs[j].stream] && !gate.open(j)) rechecks.run([&, j] { recheck_chunk(j); });
+      rechecks.wait();
       for (size_t i = 0; i < files.size(); ++i) {
         if (!files[i].in_place) continue;
         const bool written = watches.fired(i), cut = guards[i]->faulted();

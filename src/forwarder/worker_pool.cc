@@ -48,12 +48,15 @@ void WorkerPool::loop() {
     cv_.wait(lk, [&] { return stop_ || !urgent_.empty() || !queue_.empty(); });
     // Stopping, and everything queued has run (or was dropped)?
     if (urgent_.empty() && queue_.empty()) break;
-    std::deque<std::function<void()>>& from = urgent_.empty() ? queue_ : urgent_;
+    const bool urgent = !urgent_.empty();
+    std::deque<std::function<void()>>& from = urgent ? urgent_ : queue_;
     std::function<void()> task = std::move(from.front());
     from.pop_front();
     ++running_;
     lk.unlock();
+    submit_urgent = urgent;  // what an urgent task submits is urgent too
     task();
+    submit_urgent = false;
     lk.lock();
     if (--running_ == 0 && urgent_.empty() && queue_.empty()) idle_cv_.notify_all();
   }

@@ -5,7 +5,7 @@
 // Tasks queue in FIFO order, except those a thread submits while it holds an UrgentScope
 // (the batch an fsync waits for): they run before every task queued without one, so an
 // fsync does not wait for the chunks of a large batch of closed files being compressed
-// beside it (batcher.h).
+// beside it (batcher.h). What an urgent task submits is urgent too.
 //
 // TaskGroup waits for a set of tasks; OrderedResults hands the results of n jobs to one
 // consumer in job order while keeping at most `window` of them produced but not taken:

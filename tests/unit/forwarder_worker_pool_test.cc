@@ -170,5 +170,42 @@ TEST(WorkerPool, UrgentTasksRunBeforeTasksQueuedEarlier) {
   EXPECT_EQ(order, (std::vector<std::string>{"urgent1", "urgent2", "bulk1", "bulk2", "bulk3"}));
 }
 
+// The in-place checks' walks (an urgent batch's tasks) queue the second reads of the chunks
+// they passed: those must not wait behind a batch of closed files queued before them.
+TEST(WorkerPool, WhatAnUrgentTaskSubmitsIsUrgentAndWhatANormalOneSubmitsIsNot) {
+  WorkerPool pool(1);
+  std::promise<void> started, go;
+  std::shared_future<void> gone = go.get_future().share();
+  pool.submit([&] {
+    started.set_value();
+    gone.wait();
+  });
+  started.get_future().wait();
+  std::mutex mu;
+  std::vector<std::string> order;
+  auto note = [&](std::string what) {
+    return [&, what] {
+      std::lock_guard lk(mu);
+      order.push_back(what);
+    };
+  };
+  pool.submit([&] {
+    note("bulk")();
+    pool.submit(note("from bulk"));
+  });
+  pool.submit(note("bulk2"));
+  {
+    WorkerPool::UrgentScope urgent;
+    pool.submit([&] {
+      note("urgent")();
+      pool.submit(note("from urgent"));
+    });
+  }
+  go.set_value();
+  pool.wait_idle();
+  EXPECT_EQ(order,
+            (std::vector<std::string>{"urgent", "from urgent", "bulk", "bulk2", "from bulk"}));
+}
+
 }  // namespace
 }  // namespace ckptfwd::fwd
