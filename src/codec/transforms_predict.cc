@@ -210,6 +210,14 @@ inline __m128i prefix4(__m128i v, __m128i carry) {
   v = _mm_add_epi32(v, _mm_slli_si128(v, 8));
   return _mm_add_epi32(v, carry);
 }
+// The same for two 64-bit lanes (float64 fields).
+template <bool Zig>
+inline __m128i load_res2(const uint8_t* p) {
+  __m128i z = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  if (!Zig) return z;
+  __m128i neg = _mm_sub_epi64(_mm_setzero_si128(), _mm_and_si128(z, _mm_set1_epi64x(1)));
+  return _mm_xor_si128(_mm_srli_epi64(z, 1), neg);
+}
 inline void store4(uint8_t* p, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
 inline __m128i load4(const uint8_t* p) {
   return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -279,6 +287,22 @@ void inverse_2d_range(const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n, ui
       } else if (row >= 4 && !Lorenzo) {
         for (; j + 4 <= end; j += 4, p += 16)
           store4(p, _mm_add_epi32(load_res4<Zig>(in + 4 * j), load4(p - up)));
+      }
+    }
+    // Two lanes at a time for 64-bit elements (row >= 2: the row above them is complete).
+    // The scalar loop below carries the running sum through one add an element; here
+    // the residual and the row above are combined for two elements at once, and their
+    // sum with the carry costs two dependent operations per pair.
+    if constexpr (sizeof(T) == 8) {
+      if (row >= 2 && Lorenzo && j < end) {
+        __m128i carry = _mm_set1_epi64x(static_cast<long long>(load<T>(p - S)));
+        for (; j + 2 <= end; j += 2, p += 16) {
+          __m128i d = _mm_add_epi64(load_res2<Zig>(in + 8 * j),
+                                    _mm_sub_epi64(load4(p - up), load4(p - up - S)));
+          __m128i v = _mm_add_epi64(_mm_add_epi64(d, _mm_slli_si128(d, 8)), carry);
+          store4(p, v);
+          carry = _mm_shuffle_epi32(v, 0xEE);  // the high lane in both
+        }
       }
     }
 #endif
