@@ -12,7 +12,9 @@
 // Standalone build (from the repository root; needs clang with libFuzzer):
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
 //     tests/fuzz/fuzz_container.cc src/common/container_*.cc src/common/chunk_ref.cc \
-//     src/common/chunk_encode.cc src/common/variable_map.cc src/codec/*.cc \
+//     src/common/chunk_encode.cc src/common/decode_ahead.cc src/common/direct_append.cc \
+//     src/common/variable_map.cc \
+//     src/codec/*.cc \
 //     -lzstd -lz -lfpzip -lxxhash -o /tmp/fuzz_container
 //   mkdir -p /tmp/fuzz_container_corpus && /tmp/fuzz_container /tmp/fuzz_container_corpus \
 //     tests/fuzz/seeds/container -max_total_time=60 -rss_limit_mb=2048
