@@ -39,10 +39,7 @@ bool ContainerReader::Impl::bad_chunk_of(size_t fi, std::string* err) const {
 bool ContainerReader::Impl::read_stored(size_t s, size_t i, std::vector<uint8_t>& stored,
                                         std::string* err, bool checked) const {
   const ChunkInfo& c = streams[s].chunks[i];
-  auto fail = [&](const std::string& why) {
-    if (err) *err = chunk_where(s, i) + ": " + why;
-    return false;
-  };
+  auto fail = [&](const std::string& why) { return chunk_error(s, i, why, err); };
   try {
     stored.resize(c.comp_size);
   } catch (const std::bad_alloc&) {
@@ -134,10 +131,7 @@ bool ContainerReader::Impl::resolve_ref(size_t s, size_t i, std::vector<uint8_t>
 bool ContainerReader::Impl::decode_chunk(size_t s, size_t i, std::vector<uint8_t>& out,
                                          std::string* err, bool checked) const {
   const ChunkInfo& c = streams[s].chunks[i];
-  auto fail = [&](const std::string& why) {
-    if (err) *err = chunk_where(s, i) + ": " + why;
-    return false;
-  };
+  auto fail = [&](const std::string& why) { return chunk_error(s, i, why, err); };
   if (c.codec == static_cast<uint8_t>(CodecId::kRef)) return resolve_ref(s, i, out, err, checked);
   // The stored bytes of one chunk at a time per thread: a fresh buffer per chunk would cost
   // page faults (a chunk is megabytes, which malloc maps anew each time) on every decode.

@@ -75,6 +75,11 @@ struct ContainerReader::Impl {
     return path + ": offset " + std::to_string(streams[s].chunks[i].offset) + ": chunk " +
            std::to_string(i) + " of stream '" + streams[s].key + "'";
   }
+  // *err = where chunk i of stream s is, and why it failed; false.
+  bool chunk_error(size_t s, size_t i, const std::string& why, std::string* err) const {
+    if (err) *err = chunk_where(s, i) + ": " + why;
+    return false;
+  }
 
   // The chunk of stream s holding stream offset soff (< the stream's size): the last one
   // starting at or before it, so never an empty chunk.

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <set>
@@ -138,72 +139,79 @@ TEST(WorkerPool, DroppingOrderedResultsEarlyWaitsForItsJobs) {
   EXPECT_LE(after, 1 + 6);
 }
 
-TEST(WorkerPool, UrgentTasksRunBeforeTasksQueuedEarlier) {
-  WorkerPool pool(1);
-  std::promise<void> started, go;
-  std::shared_future<void> gone = go.get_future().share();
-  pool.submit([&] {
-    started.set_value();
-    gone.wait();  // holds the only thread while the rest is queued
-  });
-  started.get_future().wait();
-  std::mutex mu;
-  std::vector<std::string> order;
-  auto note = [&](std::string what) {
-    return [&, what] {
-      std::lock_guard lk(mu);
-      order.push_back(what);
+// A pool of one thread, held by a task until release(), so that what is submitted
+// meanwhile queues; note(what) makes a task that records `what` in order().
+class HeldPool {
+  std::promise<void> go_;
+  std::shared_future<void> gone_ = go_.get_future().share();
+  bool released_ = false;
+  std::mutex mu_;
+  std::vector<std::string> order_;
+
+ public:
+  WorkerPool pool{1};  // last: it goes first, running what is queued while the rest lives
+
+  HeldPool() {
+    std::promise<void> started;
+    pool.submit([this, &started] {
+      started.set_value();
+      gone_.wait();  // holds the only thread while the rest is queued
+    });
+    started.get_future().wait();
+  }
+  ~HeldPool() {
+    if (!released_) release();  // a failed test must not leave the pool held
+  }
+  void release() {
+    released_ = true;
+    go_.set_value();
+  }
+  std::function<void()> note(std::string what) {
+    return [this, what] {
+      std::lock_guard lk(mu_);
+      order_.push_back(what);
     };
-  };
-  pool.submit(note("bulk1"));
-  pool.submit(note("bulk2"));
+  }
+  std::vector<std::string> order() {
+    pool.wait_idle();
+    return order_;
+  }
+};
+
+TEST(WorkerPool, UrgentTasksRunBeforeTasksQueuedEarlier) {
+  HeldPool h;
+  h.pool.submit(h.note("bulk1"));
+  h.pool.submit(h.note("bulk2"));
   {
     WorkerPool::UrgentScope urgent;
-    pool.submit(note("urgent1"));
-    TaskGroup group(pool);
-    group.run(note("urgent2"));
-    go.set_value();
+    h.pool.submit(h.note("urgent1"));
+    TaskGroup group(h.pool);
+    group.run(h.note("urgent2"));
+    h.release();
     group.wait();
   }
-  pool.submit(note("bulk3"));  // the scope ended: queued behind the others
-  pool.wait_idle();
-  EXPECT_EQ(order, (std::vector<std::string>{"urgent1", "urgent2", "bulk1", "bulk2", "bulk3"}));
+  h.pool.submit(h.note("bulk3"));  // the scope ended: queued behind the others
+  EXPECT_EQ(h.order(), (std::vector<std::string>{"urgent1", "urgent2", "bulk1", "bulk2", "bulk3"}));
 }
 
 // The in-place checks' walks (an urgent batch's tasks) queue the second reads of the chunks
 // they passed: those must not wait behind a batch of closed files queued before them.
 TEST(WorkerPool, WhatAnUrgentTaskSubmitsIsUrgentAndWhatANormalOneSubmitsIsNot) {
-  WorkerPool pool(1);
-  std::promise<void> started, go;
-  std::shared_future<void> gone = go.get_future().share();
-  pool.submit([&] {
-    started.set_value();
-    gone.wait();
+  HeldPool h;
+  h.pool.submit([&] {
+    h.note("bulk")();
+    h.pool.submit(h.note("from bulk"));
   });
-  started.get_future().wait();
-  std::mutex mu;
-  std::vector<std::string> order;
-  auto note = [&](std::string what) {
-    return [&, what] {
-      std::lock_guard lk(mu);
-      order.push_back(what);
-    };
-  };
-  pool.submit([&] {
-    note("bulk")();
-    pool.submit(note("from bulk"));
-  });
-  pool.submit(note("bulk2"));
+  h.pool.submit(h.note("bulk2"));
   {
     WorkerPool::UrgentScope urgent;
-    pool.submit([&] {
-      note("urgent")();
-      pool.submit(note("from urgent"));
+    h.pool.submit([&] {
+      h.note("urgent")();
+      h.pool.submit(h.note("from urgent"));
     });
   }
-  go.set_value();
-  pool.wait_idle();
-  EXPECT_EQ(order,
+  h.release();
+  EXPECT_EQ(h.order(),
             (std::vector<std::string>{"urgent", "from urgent", "bulk", "bulk2", "from bulk"}));
 }
 
