@@ -28,10 +28,10 @@
 #include "forwarder/chunk_index.h"
 #include "forwarder/commit_ranges.h"
 #include "forwarder/in_place.h"
+#include "forwarder/in_place_rehash.h"
 #include "forwarder/log.h"
 #include "forwarder/mapped_file.h"
 #include "forwarder/merge_plan.h"
-#include "forwarder/recheck_gate.h"
 #include "forwarder/snapshot_budget.h"
 #include "forwarder/staging.h"
 #include "forwarder/stats.h"
@@ -151,11 +151,6 @@ std::vector<codec::Chain> choose_chains(const Config& cfg, const MergePlan& plan
   });
   return chains;
 }
-
-struct ChunkJob {
-  uint32_t stream = 0;
-  uint64_t off = 0, len = 0;
-};
 
 struct EncodedJob {
   EncodedChunk enc;
@@ -305,14 +300,14 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
   out.container = new_container_name(node);
   ContainerWriter w;
   if (!w.open(store + "/" + out.container, err, cfg.direct_write)) return false;
-  std::vector<ChunkJob> jobs;
+  std::vector<ChunkSpan> jobs;
   out.streams.assign(plan.streams.size(), StreamReport{});
   for (size_t s = 0; s < plan.streams.size(); ++s) {
     const PlannedStream& ps = plan.streams[s];
     uint32_t sid = w.add_stream(ps.key, ps.layout.dtype, ps.scheme);
     uint64_t cl = chunk_len(ps, cfg.chunk_bytes);
     for (uint64_t a = 0; a < ps.bytes.total; a += cl)
-      jobs.push_back(ChunkJob{sid, a, std::min(cl, ps.bytes.total - a)});
+      jobs.push_back(ChunkSpan{sid, a, std::min(cl, ps.bytes.total - a)});
     StreamReport& r = out.streams[s];
     r.key = ps.key;
     r.dtype = ps.layout.dtype;
@@ -323,7 +318,7 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
   std::map<uint32_t, std::vector<uint8_t>> lossy;
   auto encode = [&](size_t j) {
     thread_local std::vector<uint8_t> own;
-    const ChunkJob& job = jobs[j];
+    const ChunkSpan& job = jobs[j];
     const PlannedStream& ps = plan.streams[job.stream];
     EncodedJob r;
     int64_t c0 = monotonic_ns();
@@ -359,7 +354,7 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
     EncodedJob r;
     for (size_t j = 0; encoded.next(r); ++j) {
       int64_t t1 = monotonic_ns();
-      const ChunkJob& job = jobs[j];
+      const ChunkSpan& job = jobs[j];
       const PlannedStream& ps = plan.streams[job.stream];
       if (ps.typed && chains[job.stream].lossy) {
         // Every chunk of a lossy stream, also one that fell back to an exact codec, so
@@ -387,61 +382,15 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
       auto release = [&](const uint8_t* p, uint64_t n) {
         if (bounded) release_mapped(maps, p, n);
       };
-      // What a restore of each in-place file gives back, hashed from the streams now that
-      // every chunk is encoded (one walk a file, in its order); then each chunk holding its
-      // bytes read once more. Equal to what was encoded, the bytes did not change between
-      // the encoding and the walk, so the walk's hash speaks for the container (but for a
-      // change undone through a mapping, which the maps check below makes unlikely: see
-      // in_place.h). A chunk's second read starts as soon as the walks have passed it
-      // (recheck_gate.h), on the workers the walks leave idle.
-      std::vector<RecheckGate::StreamChunks> cuts(plan.streams.size());
-      for (size_t j = jobs.size(); j-- > 0;)
-        if (jobs[j].off == 0) cuts[jobs[j].stream] = {j, jobs[j].len};
-      RecheckGate gate(std::move(cuts), jobs.size());
+      // What a restore of each in-place file gives back, and each chunk holding its bytes
+      // once more (in_place_rehash.h).
+      std::vector<InPlaceFile> walked;
       for (size_t i = 0; i < files.size(); ++i)
-        if (files[i].in_place)
-          for (const FileRange& r : plan.ranges[i]) gate.expect(r.stream, r.stream_off, r.len);
-      std::atomic<bool> differs{false};
-      auto recheck_chunk = [&](size_t j) {
-        if (differs.load(std::memory_order_relaxed)) return;
-        std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> st(XXH64_createState(),
-                                                                             XXH64_freeState);
-        if (!st) throw std::bad_alloc();
-        XXH64_reset(st.get(), 0);
-        plan.streams[jobs[j].stream].bytes.for_each(jobs[j].off, jobs[j].len,
-                                                    [&](const uint8_t* p, uint64_t n) {
-                                                      populate_for_read(p, n);
-                                                      XXH64_update(st.get(), p, n);
-                                                      release(p, n);
-                                                    });
-        if (XXH64_digest(st.get()) != src_hashes[j]) differs = true;
-      };
-      // The chunks no walk reads (bytes of other files in a stream with in-place bytes).
-      std::vector<size_t> unwalked;
-      for (size_t j = 0; j < jobs.size(); ++j)
-        if (verify[jobs[j].stream] && gate.open(j)) unwalked.push_back(j);
-      TaskGroup rechecks(pool);  // outlives the walks, which add to it
-      {
-        TaskGroup walks(pool);
-        for (size_t i = 0; i < files.size(); ++i)
-          if (files[i].in_place)
-            walks.run([&, i] {
-              entries[i].hash = restored_hash(
-                  plan, i, entries[i].size, files[i].partial, {},
-                  [&](uint32_t s, uint64_t off, const uint8_t* p, uint64_t n) {
-                    release(p, n);
-                    gate.passed(s, off, n,
-                                [&](size_t j) { rechecks.run([&, j] { recheck_chunk(j); }); });
-                  });
-            });
-        for (size_t j : unwalked) rechecks.run([&, j] { recheck_chunk(j); });
-        walks.wait();
-      }
-      // A chunk the walks did not open (none expected: they read what they were told)
-      // is read again now, after them, rather than not at all.
-      for (size_t j = 0; j < jobs.size(); ++j)
-        if (verify[jobs[j].stream] && !gate.open(j)) rechecks.run([&, j] { recheck_chunk(j); });
-      rechecks.wait();
+        if (files[i].in_place) walked.push_back({i, entries[i].size, files[i].partial});
+      std::vector<uint64_t> file_hashes(files.size(), 0);
+      const bool differs =
+          !rehash_in_place(plan, jobs, src_hashes, verify, walked, file_hashes, pool, release);
+      for (const InPlaceFile& f : walked) entries[f.index].hash = file_hashes[f.index];
       for (size_t i = 0; i < files.size(); ++i) {
         if (!files[i].in_place) continue;
         const bool written = watches.fired(i), cut = guards[i]->faulted();
