@@ -27,6 +27,7 @@
 #include "common/decode_ahead.h"
 #include "common/dtype.h"
 #include "common/le_codec.h"
+#include "common/xxh64_stream.h"
 
 namespace ckptfwd {
 
@@ -149,28 +150,14 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
   const FileEntry& f = files[fi];
   // h: whole content; ho: ranges only. Each is computed only when the kind needs it.
   bool want_whole = kind != HashKind::kOverlay, want_ranges = kind != HashKind::kWhole;
-  XXH64_state_t* h = XXH64_createState();
-  XXH64_state_t* ho = XXH64_createState();
-  struct Free {
-    XXH64_state_t* h;
-    ~Free() {
-      if (h) XXH64_freeState(h);
-    }
-  } free_h{h}, free_ho{ho};
-  if (!h || !ho) {
+  Xxh64Stream h, ho;
+  if (!h.ok() || !ho.ok()) {
     if (err) *err = "out of memory";
     return false;
   }
-  XXH64_reset(h, 0);
-  XXH64_reset(ho, 0);
-  static const uint8_t zeros[64 * 1024] = {};
   auto hole = [&](uint64_t off, uint64_t len) {
     sink(off, nullptr, len);
-    while (want_whole && len > 0) {
-      size_t k = static_cast<size_t>(std::min<uint64_t>(len, sizeof(zeros)));
-      XXH64_update(h, zeros, k);
-      len -= k;
-    }
+    if (want_whole) h.update_zeros(len);
   };
   // The distinct chunks of the file in the order the walk first needs them, decoded ahead
   // of it by helper threads when there are several (see decode_ahead.h). A chunk needed
@@ -224,8 +211,8 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
         if (err) *err = "write of '" + f.path + "' failed: " + errno_text(errno);
         return false;
       }
-      if (want_whole) XXH64_update(h, chunk.data() + in_chunk, static_cast<size_t>(k));
-      if (want_ranges) XXH64_update(ho, chunk.data() + in_chunk, static_cast<size_t>(k));
+      if (want_whole) h.update(chunk.data() + in_chunk, static_cast<size_t>(k));
+      if (want_ranges) ho.update(chunk.data() + in_chunk, static_cast<size_t>(k));
       soff += k;
       foff += k;
       left -= k;
@@ -233,8 +220,8 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
     pos = r.file_off + r.len;
   }
   if (f.size > pos) hole(pos, f.size - pos);
-  bool whole_ok = want_whole && XXH64_digest(h) == f.hash;
-  bool ranges_ok = want_ranges && XXH64_digest(ho) == f.hash;
+  bool whole_ok = want_whole && h.digest() == f.hash;
+  bool ranges_ok = want_ranges && ho.digest() == f.hash;
   if (whole_ok || ranges_ok) return true;
   if (err && bad_chunk_of(fi, err)) return false;
   if (err) {

@@ -3,10 +3,10 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <memory>
 #include <new>
 #include <stdexcept>
 
+#include "common/xxh64_stream.h"
 #include "forwarder/staging.h"
 
 namespace ckptfwd::fwd {
@@ -20,33 +20,26 @@ uint64_t hash_ranges(const std::string& data_path, const Extents& ranges) {
 
 uint64_t hash_mapped(const MappedFile& m, const Extents& ranges) {
   if (ranges.size() == 1 && ranges[0].begin == 0) return XXH64(m.data(), ranges[0].end, 0);
-  std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(),
-                                                                      XXH64_freeState);
-  if (!h) throw std::bad_alloc();
-  XXH64_reset(h.get(), 0);
-  for (const Extent& x : ranges) XXH64_update(h.get(), m.data() + x.begin, x.end - x.begin);
-  return XXH64_digest(h.get());
+  Xxh64Stream h;
+  if (!h.ok()) throw std::bad_alloc();
+  for (const Extent& x : ranges) h.update(m.data() + x.begin, x.end - x.begin);
+  return h.digest();
 }
 
 uint64_t restored_hash(const MergePlan& plan, size_t i, uint64_t size, bool overlay,
                        const std::map<uint32_t, std::vector<uint8_t>>& lossy,
                        const WalkedPiece& done) {
-  std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(),
-                                                                      XXH64_freeState);
-  if (!h) throw std::bad_alloc();
-  XXH64_reset(h.get(), 0);
-  static const uint8_t zeros[64 * 1024] = {};
+  Xxh64Stream h;
+  if (!h.ok()) throw std::bad_alloc();
   auto hole = [&](uint64_t len) {
-    if (overlay) return;
-    for (; len > 0; len -= std::min<uint64_t>(len, sizeof zeros))
-      XXH64_update(h.get(), zeros, std::min<uint64_t>(len, sizeof zeros));
+    if (!overlay) h.update_zeros(len);
   };
   uint64_t pos = 0;
   for (const FileRange& r : plan.ranges[i]) {
     hole(r.file_off - pos);
     pos = r.file_off + r.len;
     if (auto it = lossy.find(r.stream); it != lossy.end()) {
-      XXH64_update(h.get(), it->second.data() + r.stream_off, r.len);
+      h.update(it->second.data() + r.stream_off, r.len);
       continue;
     }
     uint64_t stream_off = r.stream_off;
@@ -57,14 +50,14 @@ uint64_t restored_hash(const MergePlan& plan, size_t i, uint64_t size, bool over
       for (uint64_t o = 0; o < n; o += kWindow) {
         const uint64_t w = std::min(kWindow, n - o);
         populate_for_read(p + o, w);
-        XXH64_update(h.get(), p + o, w);
+        h.update(p + o, w);
         if (done) done(r.stream, stream_off, p + o, w);
         stream_off += w;
       }
     });
   }
   hole(size - pos);
-  return XXH64_digest(h.get());
+  return h.digest();
 }
 
 void rehash_lossy_files(const MergePlan& plan,

@@ -1,11 +1,9 @@
 #include "forwarder/in_place_rehash.h"
 
-#include <xxhash.h>
-
 #include <atomic>
-#include <memory>
 #include <new>
 
+#include "common/xxh64_stream.h"
 #include "forwarder/batch_hashes.h"
 #include "forwarder/mapped_file.h"
 #include "forwarder/recheck_gate.h"
@@ -26,17 +24,15 @@ bool rehash_in_place(const MergePlan& plan, const std::vector<ChunkSpan>& chunks
   std::atomic<bool> differs{false};
   auto recheck_chunk = [&](size_t j) {
     if (differs.load(std::memory_order_relaxed)) return;
-    std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> st(XXH64_createState(),
-                                                                         XXH64_freeState);
-    if (!st) throw std::bad_alloc();
-    XXH64_reset(st.get(), 0);
+    Xxh64Stream h;
+    if (!h.ok()) throw std::bad_alloc();
     plan.streams[chunks[j].stream].bytes.for_each(chunks[j].off, chunks[j].len,
                                                   [&](const uint8_t* p, uint64_t n) {
                                                     populate_for_read(p, n);
-                                                    XXH64_update(st.get(), p, n);
+                                                    h.update(p, n);
                                                     release(p, n);
                                                   });
-    if (XXH64_digest(st.get()) != encoded_hashes[j]) differs = true;
+    if (h.digest() != encoded_hashes[j]) differs = true;
   };
   // The chunks no walk reads (bytes of other files in a stream with in-place bytes).
   std::vector<size_t> unwalked;

@@ -10,10 +10,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <memory>
 #include <mutex>
 #include <vector>
 
+#include "common/xxh64_stream.h"
 #include "forwarder/staging.h"
 #include "forwarder/warm_memory.h"
 #include "forwarder/worker_pool.h"
@@ -109,9 +109,7 @@ namespace {
 class InOrderHash {
  public:
   InOrderHash(const uint8_t* buf, uint64_t len, uint64_t slice)
-      : buf_(buf), len_(len), slice_(slice), in_((len + slice - 1) / slice) {
-    if (state_) XXH64_reset(state_.get(), 0);
-  }
+      : buf_(buf), len_(len), slice_(slice), in_((len + slice - 1) / slice) {}
   void slice_in(uint64_t i) {
     in_[i].store(true);
     // A slice that came in while the hashing thread was leaving is seen by its re-check
@@ -125,17 +123,17 @@ class InOrderHash {
   std::optional<uint64_t> finish() {
     std::lock_guard<std::mutex> lk(mu_);
     hash_ready();
-    if (!state_ || next_.load() < in_.size()) return std::nullopt;
-    return XXH64_digest(state_.get());
+    if (!state_.ok() || next_.load() < in_.size()) return std::nullopt;
+    return state_.digest();
   }
 
  private:
-  void hash_ready() {     // under mu_
-    if (!state_) return;  // no memory for it: the pipeline hashes the bytes itself
+  void hash_ready() {          // under mu_
+    if (!state_.ok()) return;  // no memory for it: the pipeline hashes the bytes itself
     uint64_t i = next_.load();
     for (; i < in_.size() && in_[i].load(); ++i) {
       const uint64_t at = i * slice_;
-      XXH64_update(state_.get(), buf_ + at, std::min(slice_, len_ - at));
+      state_.update(buf_ + at, std::min(slice_, len_ - at));
     }
     next_.store(i);
   }
@@ -144,8 +142,7 @@ class InOrderHash {
   std::vector<std::atomic<bool>> in_;
   std::atomic<uint64_t> next_{0};  // the first slice not hashed yet
   std::mutex mu_;
-  std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> state_{XXH64_createState(),
-                                                                           XXH64_freeState};
+  Xxh64Stream state_;
 };
 }  // namespace
 

@@ -11,8 +11,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <vector>
+
+#include "common/xxh64_stream.h"
 
 namespace ckptfwd::fwd {
 
@@ -284,14 +285,12 @@ bool hash_staged_ranges(const std::string& path, const Extents& ranges, uint64_t
     if (err) *err = errno_message("cannot open staged file", path);
     return false;
   }
-  std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(),
-                                                                      XXH64_freeState);
-  if (!h) {
+  Xxh64Stream h;
+  if (!h.ok()) {
     ::close(fd);
     if (err) *err = "out of memory hashing " + path;
     return false;
   }
-  XXH64_reset(h.get(), 0);
   for (const Extent& x : ranges)
     for (uint64_t a = x.begin; a < x.end;) {
       ssize_t r = ::pread(fd, buf.data(), std::min(kWindow, x.end - a), static_cast<off_t>(a));
@@ -303,11 +302,11 @@ bool hash_staged_ranges(const std::string& path, const Extents& ranges, uint64_t
         ::close(fd);
         return false;
       }
-      XXH64_update(h.get(), buf.data(), static_cast<size_t>(r));
+      h.update(buf.data(), static_cast<size_t>(r));
       a += static_cast<uint64_t>(r);
     }
   ::close(fd);
-  *hash = XXH64_digest(h.get());
+  *hash = h.digest();
   return true;
 }
 
