@@ -195,28 +195,27 @@ void dispatch(bool forward, Step kind, const uint8_t* in, uint8_t* out, uint64_t
 // elements before i0 (as far back as the kind looks: one, or row + 1). Same predictions
 // as inverse_1d / inverse_2d; row is already normalized (1 <= row, m when one row).
 #if defined(__SSE2__)
-// 32-bit lanes with SSE2 (baseline x86-64): residuals are unzigzagged four at a time, and
-// the running sum of the previous-value kinds is a prefix sum of four lanes plus the
-// last value of the four before.
-template <bool Zig>
-inline __m128i load_res4(const uint8_t* p) {
+// SSE2 lanes (baseline x86-64) for 32- and 64-bit elements: residuals are unzigzagged a
+// register at a time, and a running sum (the previous-value kinds, the Lorenzo rows) is a
+// prefix sum of the lanes plus the last value of the register before.
+//
+// The residuals of 16 bytes of 4- or 8-byte elements (T), unzigzagged when Zig:
+// (z >> 1) ^ -(z & 1) in each lane.
+template <class T, bool Zig>
+inline __m128i load_res(const uint8_t* p) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8);
   __m128i z = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   if (!Zig) return z;
-  __m128i neg = _mm_sub_epi32(_mm_setzero_si128(), _mm_and_si128(z, _mm_set1_epi32(1)));
-  return _mm_xor_si128(_mm_srli_epi32(z, 1), neg);
+  if constexpr (sizeof(T) == 8)
+    return _mm_xor_si128(_mm_srli_epi64(z, 1),
+                         _mm_sub_epi64(_mm_setzero_si128(), _mm_and_si128(z, _mm_set1_epi64x(1))));
+  return _mm_xor_si128(_mm_srli_epi32(z, 1),
+                       _mm_sub_epi32(_mm_setzero_si128(), _mm_and_si128(z, _mm_set1_epi32(1))));
 }
 inline __m128i prefix4(__m128i v, __m128i carry) {
   v = _mm_add_epi32(v, _mm_slli_si128(v, 4));
   v = _mm_add_epi32(v, _mm_slli_si128(v, 8));
   return _mm_add_epi32(v, carry);
-}
-// The same for two 64-bit lanes (float64 fields).
-template <bool Zig>
-inline __m128i load_res2(const uint8_t* p) {
-  __m128i z = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-  if (!Zig) return z;
-  __m128i neg = _mm_sub_epi64(_mm_setzero_si128(), _mm_and_si128(z, _mm_set1_epi64x(1)));
-  return _mm_xor_si128(_mm_srli_epi64(z, 1), neg);
 }
 inline void store4(uint8_t* p, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
 inline __m128i load4(const uint8_t* p) {
@@ -232,7 +231,7 @@ void inverse_1d_range(const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n) {
   if constexpr (sizeof(T) == 4 && !Xor) {
     __m128i carry = _mm_set1_epi32(static_cast<int>(prev));
     for (; j + 4 <= n; j += 4) {
-      __m128i v = prefix4(load_res4<Zig>(in + 4 * j), carry);
+      __m128i v = prefix4(load_res<uint32_t, Zig>(in + 4 * j), carry);
       store4(x + 4 * j, v);
       carry = _mm_shuffle_epi32(v, 0xFF);
     }
@@ -278,7 +277,7 @@ void inverse_2d_range(const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n, ui
       if (row >= 4 && Lorenzo && j < end) {
         __m128i carry = _mm_set1_epi32(static_cast<int>(load<T>(p - S)));
         for (; j + 4 <= end; j += 4, p += 16) {
-          __m128i d = _mm_add_epi32(load_res4<Zig>(in + 4 * j),
+          __m128i d = _mm_add_epi32(load_res<uint32_t, Zig>(in + 4 * j),
                                     _mm_sub_epi32(load4(p - up), load4(p - up - S)));
           __m128i v = prefix4(d, carry);
           store4(p, v);
@@ -286,7 +285,7 @@ void inverse_2d_range(const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n, ui
         }
       } else if (row >= 4 && !Lorenzo) {
         for (; j + 4 <= end; j += 4, p += 16)
-          store4(p, _mm_add_epi32(load_res4<Zig>(in + 4 * j), load4(p - up)));
+          store4(p, _mm_add_epi32(load_res<uint32_t, Zig>(in + 4 * j), load4(p - up)));
       }
     }
     // Two lanes at a time for 64-bit elements (row >= 2: the row above them is complete).
@@ -297,7 +296,7 @@ void inverse_2d_range(const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n, ui
       if (row >= 2 && Lorenzo && j < end) {
         __m128i carry = _mm_set1_epi64x(static_cast<long long>(load<T>(p - S)));
         for (; j + 2 <= end; j += 2, p += 16) {
-          __m128i d = _mm_add_epi64(load_res2<Zig>(in + 8 * j),
+          __m128i d = _mm_add_epi64(load_res<uint64_t, Zig>(in + 8 * j),
                                     _mm_sub_epi64(load4(p - up), load4(p - up - S)));
           __m128i v = _mm_add_epi64(_mm_add_epi64(d, _mm_slli_si128(d, 8)), carry);
           store4(p, v);
