@@ -124,7 +124,7 @@ cli_record() {  # SET NAME RAW STORED CSEC DSEC
       s, n, r, o, r/o, c, d, r/1e6/c, r/1e6/d }' >>"$RECORDS"
 }
 # cpu_of IN OUT CMD...: runs CMD <IN >OUT and prints the CPU seconds (user + system) it
-# took, like the thread CPU time of the in-process figures: MB/s per core, not skewed by
+# took, like the process CPU time of the in-process figures: MB/s per core, not skewed by
 # other processes on the machine.
 cpu_of() {
   local in=$1 out=$2 TIMEFORMAT='%3U %3S'
