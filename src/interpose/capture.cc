@@ -1,6 +1,10 @@
 #include "interpose/capture.h"
 
 #include <fnmatch.h>
+#include <stdint.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -105,21 +109,55 @@ bool CaptureSet::excluded(const char* path) const {
   return false;
 }
 
+namespace {
+// memcmp(a, b, n) == 0 in 8-byte words, inline: the prefixes are short and most paths
+// differ from them in their first word, where a call to memcmp cost more than the compare.
+bool same_bytes(const char* a, const char* b, size_t n) {
+  for (; n >= 8; a += 8, b += 8, n -= 8) {
+    uint64_t x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    if (x != y) return false;
+  }
+  for (; n; ++a, ++b, --n)
+    if (*a != *b) return false;
+  return true;
+}
+}  // namespace
+
 bool CaptureSet::may_match(const char* path, size_t len) const {
   for (size_t i = 0; i < count_; ++i)
-    if (prefix_len_[i] <= len && memcmp(path, patterns_[i], prefix_len_[i]) == 0) return true;
+    if (prefix_len_[i] <= len && same_bytes(path, patterns_[i], prefix_len_[i])) return true;
   return false;
 }
 
-bool CaptureSet::may_match_below(const char* dir, size_t len) const {
-  // Paths below dir begin with dir and a slash (the root's own slash for "/").
-  const size_t known = len == 1 ? 1 : len + 1;
+namespace {
+// Bytes of a path below the normalised absolute directory dir (dir_len bytes) that dir
+// fixes: dir and a slash (the root's own slash for "/").
+size_t known_below(size_t dir_len) { return dir_len == 1 ? 1 : dir_len + 1; }
+}  // namespace
+
+unsigned long long CaptureSet::below_mask(const char* dir, size_t len) const {
+  static_assert(kMaxPatterns <= 64, "one bit a glob");
+  const size_t known = known_below(len);
+  unsigned long long mask = 0;
   for (size_t i = 0; i < count_; ++i) {
     const size_t n = std::min(prefix_len_[i], known);
     const size_t in_dir = std::min(n, len);
-    if (memcmp(patterns_[i], dir, in_dir) != 0) continue;
+    if (!same_bytes(patterns_[i], dir, in_dir)) continue;
     if (n > len && patterns_[i][len] != '/') continue;  // the slash after dir
-    return true;
+    mask |= 1ull << i;
+  }
+  return mask;
+}
+
+bool CaptureSet::may_match_relative(const char* rel, size_t rel_len, size_t dir_len,
+                                    unsigned long long mask) const {
+  const size_t known = known_below(dir_len);
+  for (size_t i = 0; i < count_; ++i) {
+    if (!(mask >> i & 1)) continue;
+    const size_t beyond = prefix_len_[i] > known ? prefix_len_[i] - known : 0;
+    if (beyond <= rel_len && same_bytes(rel, patterns_[i] + known, beyond)) return true;
   }
   return false;
 }
@@ -146,7 +184,7 @@ bool CaptureSet::matches(const char* path) const {
 namespace {
 // Length of the run of plain-name components starting at p (each non-empty, not "." nor
 // "..", separated by single slashes, no trailing slash), or 0 if there is another kind.
-size_t plain_components_length(const char* p) {
+size_t plain_components_length_exact(const char* p) {
   const char* c = p;
   for (;;) {
     const char* e = strchrnul(c, '/');
@@ -156,6 +194,45 @@ size_t plain_components_length(const char* p) {
     c = e + 1;
   }
 }
+
+#if defined(__SSE2__)
+// The same answer, for the paths every uncaptured call passes: one scan of p in aligned
+// 16-byte blocks (an aligned block never reaches into the next page, so reading past the
+// terminator within its block is safe; the sanitizer cannot know that) that finds the
+// terminator and every byte following a slash (or the start). None of those bytes being a
+// slash, a dot or the terminator proves every component plain; a dot there may begin a
+// plain name (".hidden"), so only then the exact walk decides. The walk alone cost one
+// strchrnul call a component: about 15-20 ns of a 330 ns stat of a three-component path.
+__attribute__((no_sanitize_address)) size_t plain_components_length(const char* p) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  const char* block = reinterpret_cast<const char*>(at & ~uintptr_t{15});
+  const unsigned skip = static_cast<unsigned>(at & 15);
+  const __m128i nul = _mm_setzero_si128();
+  const __m128i slash = _mm_set1_epi8('/');
+  const __m128i dot = _mm_set1_epi8('.');
+  unsigned valid = 0xFFFFu << skip & 0xFFFFu;  // the first block's bytes from p on
+  unsigned after_slash = 1u << skip;           // p begins a component
+  for (;; block += 16) {
+    const __m128i v = _mm_load_si128(reinterpret_cast<const __m128i*>(block));
+    const unsigned z = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, nul))) & valid;
+    const unsigned s = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, slash))) & valid;
+    const unsigned d = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, dot))) & valid;
+    after_slash |= (s << 1) & 0xFFFFu;
+    unsigned suspect = after_slash & (s | d | z);
+    if (z) {
+      const unsigned end = static_cast<unsigned>(__builtin_ctz(z));
+      suspect &= (2u << end) - 1;  // up to the terminator
+      if (suspect) return plain_components_length_exact(p);
+      return static_cast<size_t>(block + end - p);
+    }
+    if (suspect) return plain_components_length_exact(p);
+    after_slash = s >> 15;  // a slash ending this block: the next one's first byte follows it
+    valid = 0xFFFFu;
+  }
+}
+#else
+size_t plain_components_length(const char* p) { return plain_components_length_exact(p); }
+#endif
 }  // namespace
 
 size_t normal_abs_length(const char* path) {

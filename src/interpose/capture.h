@@ -40,7 +40,14 @@ class CaptureSet {
   // False when no path below the normalised absolute directory dir (len bytes) can
   // start with a glob's literal prefix: may_match of every dir/<relative path> is false,
   // so relative paths there are rejected without being joined to dir.
-  bool may_match_below(const char* dir, size_t len) const;
+  bool may_match_below(const char* dir, size_t len) const { return below_mask(dir, len) != 0; }
+  // The globs that pass may_match_below(dir, len) alone: bit i for glob i.
+  unsigned long long below_mask(const char* dir, size_t len) const;
+  // may_match(dir/rel) for the globs of mask = below_mask(dir, dir_len), without joining
+  // the normal relative path rel (rel_len bytes) to dir: their literal prefixes beyond
+  // dir and its slash must begin rel.
+  bool may_match_relative(const char* rel, size_t rel_len, size_t dir_len,
+                          unsigned long long mask) const;
   // True if files directly inside dir could be captured (some glob's directory part
   // matches dir, or a '*' of its last component spans dir: "/ck/*" holds /ck/sub/f),
   // so a directory listing must ask the forwarder for its names.

@@ -12,6 +12,7 @@
 
 #include "interpose/client.h"
 #include "interpose/cwd_cache.h"
+#include "interpose/cwd_filter.h"
 #include "interpose/env_settings.h"
 #include "interpose/extent_log.h"
 #include "interpose/real.h"
@@ -141,6 +142,7 @@ void atfork_child() {
   dirs_atfork_child();
   client_atfork_child();
   cwd_atfork_child();
+  g_cwd_filter.reset_after_fork();
   g_owner_pid.store(getpid());
   g_exit_done.store(false);
   reset_fallbacks();

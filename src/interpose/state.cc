@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "interpose/cwd_cache.h"
+#include "interpose/cwd_filter.h"
 #include "interpose/real.h"
 
 namespace ckptfwd::interpose {
@@ -17,6 +18,7 @@ Settings g_settings;
 CaptureSet g_capture;
 FdTable g_fds;
 std::atomic<pid_t> g_owner_pid{0};
+CwdFilter g_cwd_filter;
 __thread bool t_busy __attribute__((tls_model("initial-exec"))) = false;
 
 namespace {
@@ -79,9 +81,6 @@ namespace {
 // the working directory, a path relative to a directory fd whose end a glob could match).
 // Gives the same answers as resolve_path + CaptureSet::matches: every check here is a
 // necessary condition of a match, and a normal path is its own normalisation.
-// The cwd_generation() of a working directory below which no glob matches (0: none).
-std::atomic<unsigned> g_cwd_rejects{0};
-
 int quick_resolve(int dirfd, const char* path, char* out) {
   if (!path || !*path) return 0;  // resolve_path fails on them
   if (path[0] == '/') {
@@ -96,16 +95,20 @@ int quick_resolve(int dirfd, const char* path, char* out) {
   // Relative to a directory fd: its path is known only from /proc (a readlink); the end
   // of the result is known now.
   if (dirfd != AT_FDCWD) return g_capture.may_end_with(path, n) ? -1 : 0;
-  // A working directory below which no glob can match rejects its relative paths at once
-  // (no copy of it, no join): decided once per directory change.
+  // Relative to the working directory: what the globs need of it is decided once per
+  // directory change (cwd_filter.h); most relative paths are rejected by that alone.
   const unsigned now = cwd_generation();
-  if (now != 0 && g_cwd_rejects.load(std::memory_order_relaxed) == now) return 0;
+  unsigned long long mask = 0;
+  size_t dir_len = 0;
+  const bool known = now != 0 && g_cwd_filter.get(now, mask, dir_len);
+  if (known && !g_capture.may_match_relative(path, n, dir_len, mask)) return 0;
   unsigned copied = 0;
   size_t c = cwd_copy(out, &copied);
   if (c == 0) return -1;
-  if (!g_capture.may_match_below(out, c)) {
-    g_cwd_rejects.store(copied, std::memory_order_relaxed);
-    return 0;
+  if (!known || copied != now) {
+    mask = g_capture.below_mask(out, c);
+    g_cwd_filter.put(copied, mask, c);
+    if (!mask) return 0;
   }
   if (c > 1) out[c++] = '/';  // the root directory has its slash
   if (c + n >= PATH_MAX) return -1;
@@ -115,11 +118,13 @@ int quick_resolve(int dirfd, const char* path, char* out) {
 }  // namespace
 
 bool captured_path(int dirfd, const char* path, char* out, bool follow) {
-  int quick = quick_resolve(dirfd, path, out);
+  const int quick = quick_resolve(dirfd, path, out);  // touches no errno
   if (quick == 0) return false;
-  if (quick < 0 && !resolve_path(dirfd, path, out)) return false;
-  if (!g_capture.matches(out)) return false;
-  return !follow || (follow_captured_links(out) && g_capture.matches(out));
+  const int saved = errno;  // resolve_path's readlink, fnmatch
+  const bool hit = (quick > 0 || resolve_path(dirfd, path, out)) && g_capture.matches(out) &&
+                   (!follow || (follow_captured_links(out) && g_capture.matches(out)));
+  errno = saved;
+  return hit;
 }
 
 void log_msg(const char* fmt, ...) {

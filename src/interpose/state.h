@@ -72,12 +72,14 @@ class ErrnoKeeper {
 };
 
 void ensure_init();
+// Set once init is done: every wrapped call reads it inline before calling ensure_init.
+extern std::atomic<bool> g_init_done;
 // The exit hand-over for _exit()/_Exit() (no stdio flush).
 void exit_without_flush();
 // True when this call should be considered for capture: initialised, active, not nested.
 inline bool intercepting() {
   if (t_busy) return false;
-  ensure_init();
+  if (__builtin_expect(!g_init_done.load(std::memory_order_acquire), 0)) ensure_init();
   return g_settings.active;
 }
 
@@ -88,7 +90,7 @@ bool resolve_path(int dirfd, const char* path, char* out);
 // whose own name matches the capture is followed first (at most 8 hops), so
 // `latest -> ckpt.100` leads to the captured file it names; calls on the name itself
 // (unlink, rename, lstat) pass follow = false. A link whose name is not captured is not
-// looked at (that would cost every uncaptured open an lstat).
+// looked at (that would cost every uncaptured open an lstat). errno untouched.
 bool captured_path(int dirfd, const char* path, char* out, bool follow = true);
 
 // "ckptfwd: <message>" to CKPTFWD_LOG or stderr.

@@ -55,12 +55,9 @@ int open_path_only(int dirfd, const char* path, int flags) {
 int open_core(int dirfd, const char* path, int flags, mode_t mode) {
   if (!intercepting()) return kPassThrough;
   if (!open_is_capturable(flags)) return open_path_only(dirfd, path, flags);
-  int saved = errno;
   char norm[PATH_MAX];
-  if (!captured_path(dirfd, path, norm, !(flags & O_NOFOLLOW))) {
-    errno = saved;
-    return kPassThrough;
-  }
+  if (!captured_path(dirfd, path, norm, !(flags & O_NOFOLLOW))) return kPassThrough;
+  int saved = errno;
   Busy busy;
   OpenReply r;
   int fd = open_staged(norm, flags, mode, r, true, -1, [flags](const char* staged) {

@@ -79,10 +79,10 @@ int ckptfwd::interpose::describe_captured(int dirfd, const char* path, int atfla
                                           char* norm) {
   if (!intercepting()) return 0;
   if ((atflags & AT_EMPTY_PATH) && path && !*path) return 0;  // fd-based
+  if (!captured_path(dirfd, path, norm, !(atflags & AT_SYMLINK_NOFOLLOW))) return 0;
   int saved = errno;
   StatInfo info;
-  bool follow = !(atflags & AT_SYMLINK_NOFOLLOW);
-  int h = captured_path(dirfd, path, norm, follow) ? stat_request(norm, info) : 0;
+  int h = stat_request(norm, info);
   if (h == 1) fill_stat(norm, info, st);
   if (h >= 0) errno = saved;
   return h;

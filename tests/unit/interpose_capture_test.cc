@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "interpose/capture.h"
+#include "interpose/cwd_filter.h"
 
 using ckptfwd::interpose::CaptureSet;
+using ckptfwd::interpose::CwdFilter;
 using ckptfwd::interpose::has_store_component;
 using ckptfwd::interpose::path_hash;
 
@@ -300,9 +302,16 @@ TEST(InterposeCaptureFastReject, NeverRejectsAPathThatMatches) {
     std::string tail2 = p.substr(1);
     EXPECT_TRUE(c.may_end_with(tail2.c_str(), tail2.size())) << p;
     // Every directory above the path (the root too) lets its relative paths through.
-    for (size_t cut = p.find('/', 1); cut != std::string::npos; cut = p.find('/', cut + 1))
+    // Every directory above the path (the root too) lets its relative paths through, and
+    // the path relative to it passes the test against the globs' prefixes beyond it.
+    for (size_t cut = p.find('/', 1); cut != std::string::npos; cut = p.find('/', cut + 1)) {
       EXPECT_TRUE(c.may_match_below(p.c_str(), cut)) << p << " below " << p.substr(0, cut);
+      const std::string rel = p.substr(cut + 1);
+      EXPECT_TRUE(c.may_match_relative(rel.c_str(), rel.size(), cut, c.below_mask(p.c_str(), cut)))
+          << rel << " in " << p.substr(0, cut);
+    }
     EXPECT_TRUE(c.may_match_below("/", 1)) << p;
+    EXPECT_TRUE(c.may_match_relative(p.c_str() + 1, p.size() - 1, 1, c.below_mask("/", 1))) << p;
   }
 }
 
@@ -321,4 +330,50 @@ TEST(InterposeCaptureFastReject, WorkingDirectoriesNoGlobReachesAreRejected) {
   EXPECT_TRUE(below("/scratch/run/ckpt/step_1/deeper"));  // '*' crosses slashes
   EXPECT_TRUE(below("/data"));
   EXPECT_TRUE(below("/data/zz"));  // the bracket ends the literal prefix
+}
+
+// A relative path is tested against what the globs' literal prefixes need beyond the
+// working directory: the same answer as may_match of the joined path, for every directory
+// and relative path of a set that has both answers.
+TEST(InterposeCaptureFastReject, RelativePathsAreTestedWithoutJoiningThem) {
+  static CaptureSet c;
+  ASSERT_TRUE(c.parse("/scratch/run/ckpt/step_*/r*.bin:/data/[ab]x/*.h5:/lit/file.dat"));
+  const char* dirs[] = {"/", "/scratch", "/scratch/run", "/scratch/run/ckpt",
+                        "/scratch/run/ckpt/step_1", "/data", "/data/ax", "/lit", "/home/u"};
+  const char* rels[] = {"notes.txt", "ckpt", "ckpt/step_", "ckpt/step_2/r0.bin", "step_",
+                        "step_9/x", "r0.bin", "run/ckpt/step_1/r.bin", "file.dat", "file.da",
+                        "lit/file.dat", "ax/f.h5", "data/zz", "scratch/run/ckpt/step_",
+                        "scratch/run/ckpt/ste"};
+  int rejected = 0, passed = 0;
+  for (const char* d : dirs) {
+    const size_t dl = strlen(d);
+    const unsigned long long mask = c.below_mask(d, dl);
+    EXPECT_EQ(mask != 0, c.may_match_below(d, dl)) << d;
+    for (const char* r : rels) {
+      const std::string joined = dl == 1 ? std::string("/") + r : std::string(d) + "/" + r;
+      const bool want = c.may_match(joined.c_str(), joined.size());
+      EXPECT_EQ(c.may_match_relative(r, strlen(r), dl, mask), want) << r << " in " << d;
+      ++(want ? passed : rejected);
+    }
+  }
+  EXPECT_GT(rejected, 20);
+  EXPECT_GT(passed, 10);
+}
+
+TEST(InterposeCwdFilter, GivesWhatWasPutForItsGenerationOnly) {
+  static CwdFilter f;
+  unsigned long long mask = 0;
+  size_t len = 0;
+  EXPECT_FALSE(f.get(2, mask, len));  // nothing put yet
+  f.put(2, 0x5, 11);
+  ASSERT_TRUE(f.get(2, mask, len));
+  EXPECT_EQ(mask, 0x5u);
+  EXPECT_EQ(len, 11u);
+  EXPECT_FALSE(f.get(4, mask, len));  // the directory changed since
+  f.put(4, 0, 1);
+  EXPECT_FALSE(f.get(2, mask, len));
+  ASSERT_TRUE(f.get(4, mask, len));
+  EXPECT_EQ(mask, 0u);
+  f.reset_after_fork();
+  EXPECT_FALSE(f.get(4, mask, len));
 }
