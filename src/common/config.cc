@@ -193,6 +193,9 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
   } else if (key == "DIRECT_WRITE") {
     if (value != "0" && value != "1") return bad("0 or 1");
     direct_write = value == "1";
+  } else if (key == "DIRECT_READ") {
+    if (value != "0" && value != "1") return bad("0 or 1");
+    direct_read = value == "1";
   } else {
     if (err) *err = "unknown setting '" + key_in + "'";
     return false;

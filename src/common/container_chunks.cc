@@ -36,18 +36,14 @@ bool ContainerReader::Impl::bad_chunk_of(size_t fi, std::string* err) const {
   return false;
 }
 
-bool ContainerReader::Impl::read_stored(size_t s, size_t i, std::vector<uint8_t>& stored,
-                                        std::string* err, bool checked) const {
+bool ContainerReader::Impl::read_stored(size_t s, size_t i, AlignedBuffer& buf,
+                                        const uint8_t** stored, std::string* err,
+                                        bool checked) const {
   const ChunkInfo& c = streams[s].chunks[i];
   auto fail = [&](const std::string& why) { return chunk_error(s, i, why, err); };
-  try {
-    stored.resize(c.comp_size);
-  } catch (const std::bad_alloc&) {
-    return fail("out of memory");
-  }
-  if (!pread_all(fd, stored.data(), stored.size(), c.offset))
-    return fail("read failed: " + errno_text(errno));
-  if (checked && XXH64(stored.data(), stored.size(), 0) != c.comp_hash)
+  if (!direct.read(fd, c.offset, c.comp_size, buf, stored))
+    return fail(errno == ENOMEM ? "out of memory" : "read failed: " + errno_text(errno));
+  if (checked && XXH64(*stored, c.comp_size, 0) != c.comp_hash)
     return fail("stored bytes do not match their checksum (corrupt container)");
   return true;
 }
@@ -57,10 +53,11 @@ bool ContainerReader::Impl::read_ref(size_t s, size_t i, ChunkRef& r, std::strin
     if (err) *err = chunk_where(s, i) + ": not a reference";
     return false;
   }
-  std::vector<uint8_t> stored;
-  if (!read_stored(s, i, stored, err)) return false;
+  AlignedBuffer buf;
+  const uint8_t* stored = nullptr;
+  if (!read_stored(s, i, buf, &stored, err)) return false;
   std::string why;
-  if (decode_chunk_ref(stored.data(), stored.size(), r, &why)) return true;
+  if (decode_chunk_ref(stored, streams[s].chunks[i].comp_size, r, &why)) return true;
   if (err) *err = chunk_where(s, i) + ": " + why;
   return false;
 }
@@ -135,16 +132,17 @@ bool ContainerReader::Impl::decode_chunk(size_t s, size_t i, std::vector<uint8_t
   if (c.codec == static_cast<uint8_t>(CodecId::kRef)) return resolve_ref(s, i, out, err, checked);
   // The stored bytes of one chunk at a time per thread: a fresh buffer per chunk would cost
   // page faults (a chunk is megabytes, which malloc maps anew each time) on every decode.
-  thread_local std::vector<uint8_t> stored;
+  thread_local AlignedBuffer buf;
   try {
     out.resize(c.raw_size);
   } catch (const std::bad_alloc&) {
     return fail("out of memory");
   }
-  if (!read_stored(s, i, stored, err, checked)) return false;
+  const uint8_t* stored = nullptr;
+  if (!read_stored(s, i, buf, &stored, err, checked)) return false;
   const Codec* codec = codec_by_id(c.codec);
   if (!codec) return fail("unknown codec id " + std::to_string(c.codec));
-  if (!codec->decompress(stored.data(), stored.size(), out.data(), out.size()))
+  if (!codec->decompress(stored, c.comp_size, out.data(), out.size()))
     return fail(std::string("cannot ") + codec->name() + "-decompress (corrupt chunk)");
   if (checked && XXH64(out.data(), out.size(), 0) != c.raw_hash)
     return fail("decompressed bytes do not match their checksum");

@@ -174,8 +174,11 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
         if (streams[r.stream].chunks[i].raw_size > 0 && seen.insert({r.stream, i}).second)
           firsts.push_back({r.stream, i});
     }
+    // Direct reads wait for the store without read-ahead: two more helpers keep reads in
+    // flight while the others decode (a helper waiting for the store takes no core).
+    const unsigned helpers = decode_helpers + (direct.direct() ? 2 : 0);
     if (firsts.size() > 1)
-      ahead = std::make_unique<DecodeAhead>(firsts.size(), decode_helpers, 2 * (decode_helpers + 1),
+      ahead = std::make_unique<DecodeAhead>(firsts.size(), helpers, 2 * (helpers + 1),
                                             [&](size_t k, std::string* why) -> DecodeAhead::Bytes {
                                               return cached_chunk(firsts[k].first, firsts[k].second,
                                                                   why);
@@ -258,6 +261,7 @@ bool ContainerReader::open(const std::string& path, std::string* err) {
   };
   m.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (m.fd < 0) return fail("cannot open container: " + errno_text(errno));
+  m.direct.open(path.c_str(), direct_read_default());
   struct stat st;
   if (fstat(m.fd, &st) != 0) return fail("cannot stat: " + errno_text(errno));
   if (!S_ISREG(st.st_mode)) return fail("not a regular file");

@@ -14,12 +14,14 @@
 
 #include "common/chunk_ref.h"
 #include "common/container.h"
+#include "common/direct_read.h"
 
 namespace ckptfwd {
 
 struct ContainerReader::Impl {
   std::string path;
   int fd = -1;
+  DirectRange direct;  // large chunks past the page cache (direct_read.h)
   uint64_t file_size = 0;
   uint64_t index_hash = 0;
   std::vector<StreamInfo> streams;
@@ -57,9 +59,10 @@ struct ContainerReader::Impl {
   mutable std::map<std::string, std::string> ref_failures;
   // The open reader of the container a reference names, or nullptr with *why.
   const ContainerReader* ref_reader(const std::string& name, std::string* why) const;
-  // Reads the stored bytes of chunk i of stream s and checks their hash.
-  bool read_stored(size_t s, size_t i, std::vector<uint8_t>& stored, std::string* err,
-                   bool checked = true) const;
+  // Reads the stored bytes of chunk i of stream s into buf (*stored points at them) and,
+  // checked, checks their hash.
+  bool read_stored(size_t s, size_t i, AlignedBuffer& buf, const uint8_t** stored,
+                   std::string* err, bool checked = true) const;
   // Chunk i of stream s is a reference: parses it.
   bool read_ref(size_t s, size_t i, ChunkRef& r, std::string* err) const;
   // Decodes reference chunk i of stream s into out from the container it names (checked

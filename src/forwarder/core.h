@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/config.h"
+#include "common/direct_read.h"
 #include "forwarder/chunk_index.h"
 #include "forwarder/codec_choice.h"
 #include "forwarder/fate_file.h"
@@ -33,6 +34,7 @@ struct Core {
     std::string err;
     inferrer.configure(cfg, &err);
     set_restore_decode_threads(static_cast<unsigned>(cfg.restore_threads));
+    set_direct_read_default(cfg.direct_read);
     warm::set_cap(cfg.snapshot_read_max);
   }
   Core(const Core&) = delete;

@@ -54,6 +54,11 @@ TEST(Config, SetValidatesAndNamesTheKey) {
   EXPECT_FALSE(c.direct_write);
   EXPECT_FALSE(c.set("DIRECT_WRITE", "yes", &err));
   EXPECT_NE(err.find("DIRECT_WRITE"), std::string::npos) << err;
+  EXPECT_TRUE(c.direct_read);
+  EXPECT_TRUE(c.set("DIRECT_READ", "0", &err));
+  EXPECT_FALSE(c.direct_read);
+  EXPECT_FALSE(c.set("DIRECT_READ", "no", &err));
+  EXPECT_NE(err.find("DIRECT_READ"), std::string::npos) << err;
   EXPECT_FALSE(c.set("CHUNK", "1K", &err));
   EXPECT_NE(err.find("CHUNK"), std::string::npos) << err;
   EXPECT_FALSE(c.set("CODEC", "lzma", &err));

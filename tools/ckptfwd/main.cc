@@ -3,9 +3,12 @@
 
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "cli.h"
+#include "common/config.h"
+#include "common/direct_read.h"
 
 namespace {
 
@@ -72,6 +75,16 @@ int main(int argc, char** argv) {
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
     fputs(kHelp, stdout);
     return 0;
+  }
+  // The one setting the store commands read: whether chunks are read with O_DIRECT.
+  if (const char* v = getenv("CKPTFWD_DIRECT_READ"); v && *v) {
+    ckptfwd::Config c;
+    std::string err;
+    if (!c.set("DIRECT_READ", v, &err)) {
+      fprintf(stderr, "ckptfwd: error: %s\n", err.c_str());
+      return 2;
+    }
+    ckptfwd::set_direct_read_default(c.direct_read);
   }
   if (cmd == "ls") return cmd_ls(args);
   if (cmd == "restore") return cmd_restore(args);
