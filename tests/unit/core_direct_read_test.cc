@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <cstring>
 
@@ -20,18 +19,11 @@ namespace {
 using test::random_bytes;
 using test::TempDir;
 
-void write_file(const std::string& path, const std::vector<uint8_t>& data) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::write(fd, data.data(), data.size()), static_cast<ssize_t>(data.size()));
-  ::close(fd);
-}
-
 TEST(DirectRange, EveryRangeComesBackExactDirectOrThroughThePageCache) {
   TempDir dir;
   const std::string path = dir / "c.bin";
   const std::vector<uint8_t> data = random_bytes((3u << 20) + 777, 21);  // last block short
-  write_file(path, data);
+  test::write_all(path, data);
   const size_t big = DirectRange::kMinDirectBytes, n = data.size();
   const std::pair<size_t, size_t> ranges[] = {{0, big},
                                               {1, big},
@@ -66,7 +58,7 @@ TEST(DirectRange, ARangePastTheEndFailsAndLaterRangesStillRead) {
   TempDir dir;
   const std::string path = dir / "c.bin";
   const std::vector<uint8_t> data = random_bytes(1u << 20, 22);
-  write_file(path, data);
+  test::write_all(path, data);
   int fd = ::open(path.c_str(), O_RDONLY);
   ASSERT_GE(fd, 0);
   DirectRange d;
@@ -84,22 +76,10 @@ TEST(DirectRange, AContainerRestoresTheSameBytesWithDirectReadsOnAndOff) {
   TempDir dir;
   const std::vector<uint8_t> raw = random_bytes((5u << 20) + 333, 23);
   const std::string path = dir / "c.ckc";
-  ContainerWriter w;
+  std::vector<test::TestFile> files = {{"/ckpt/f.bin", raw, {}, 0}};
   std::string err;
-  ASSERT_TRUE(w.open(path, &err)) << err;
-  uint32_t s = w.add_stream("s", "bytes", "agnostic");
-  constexpr size_t kChunk = (1u << 20) + 11;  // chunks at unaligned offsets
-  for (size_t off = 0; off < raw.size(); off += kChunk) {
-    size_t n = std::min(kChunk, raw.size() - off);
-    ASSERT_TRUE(w.append_chunk(s, encode_chunk(raw.data() + off, n, "zstd", 1), &err)) << err;
-  }
-  FileEntry f;
-  f.path = "/ckpt/f.bin";
-  f.size = raw.size();
-  f.hash = XXH64(raw.data(), raw.size(), 0);
-  f.ranges = {FileRange{0, raw.size(), s, 0}};
-  w.add_file(f);
-  ASSERT_TRUE(w.commit(&err)) << err;
+  // Chunks of 1 MiB + 11 bytes: at unaligned offsets in the container.
+  ASSERT_TRUE(test::build_container(path, files, 1, (1u << 20) + 11, "zstd", &err)) << err;
   for (bool on : {true, false}) {
     set_direct_read_default(on);
     ContainerReader r;
