@@ -26,7 +26,9 @@
 # process may; the records say "cold":1 if it was, else both reads are warm ("cold":0).
 # Settings (environment): BENCH_SIZES (default "64M 512M 2G"), BENCH_RANKS ("1 2 4"),
 # BENCH_REPS (2), BENCH_SMALL_FILES (10000), BENCH_UNCAPTURED_ITERS (200000),
-# BENCH_QUICK=1 (defaults "64M 256M", "1 4", 1, 2000, 50000), and CKPTFWD_* for the ckptfwd runs.
+# BENCH_UNCAPTURED_PAIRS (4 runs without and with the library, interleaved, a round),
+# BENCH_QUICK=1 (defaults "64M 256M", "1 4", 1, 2000, 50000, 1), and CKPTFWD_* for the
+# ckptfwd runs.
 # BENCH_PARTS ("uncaptured fsync1 ckpt small"): the sections to run.
 # BENCH_STORE_MBPS (unset: no limit): run every part inside a block-I/O cgroup that limits
 # reads and writes to WORK's disk to this many MB/s (cgroup v2 io.max, else v1
@@ -49,9 +51,11 @@ done
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
   SIZES=${BENCH_SIZES:-64M 256M} RANKS=${BENCH_RANKS:-1 4} REPS=${BENCH_REPS:-1}
   SMALL=${BENCH_SMALL_FILES:-2000} ITERS=${BENCH_UNCAPTURED_ITERS:-50000}
+  UNCAP_PAIRS=${BENCH_UNCAPTURED_PAIRS:-1}
 else
   SIZES=${BENCH_SIZES:-64M 512M 2G} RANKS=${BENCH_RANKS:-1 2 4} REPS=${BENCH_REPS:-2}
   SMALL=${BENCH_SMALL_FILES:-10000} ITERS=${BENCH_UNCAPTURED_ITERS:-200000}
+  UNCAP_PAIRS=${BENCH_UNCAPTURED_PAIRS:-4}
 fi
 FSYNC1=${BENCH_FSYNC_BYTES:-64M}
 PARTS=${BENCH_PARTS:-uncaptured fsync1 ckpt small}
@@ -279,10 +283,12 @@ ckpt_round() {
 }
 
 # --- uncaptured calls, fsync of one file, small files ----------------------------------------
+# A pair differs by tens of ns on calls of a few hundred: UNCAP_PAIRS interleaved pairs
+# a round, so that the medians are not one run's noise.
 uncaptured_round() {
-  local rep=$1 d=$WORK/uncap out line
+  local rep=$1 d=$WORK/uncap out line pair with
   mkdir -p "$d"
-  for with in 0 1; do
+  for ((pair = 0; pair < UNCAP_PAIRS; pair++)); do for with in 0 1; do
     if [ "$with" = 1 ]; then
       # The library is loaded and initialised but captures nothing in $d.
       out=$(env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$WORK/nothing-here/*" CKPTFWD_JOB_ID="bench-$$-uncap" \
@@ -293,7 +299,7 @@ uncaptured_round() {
     while read -r line; do
       [ -n "$line" ] && rec "\"sec\":\"uncaptured\",\"rep\":$rep,\"with_lib\":$with,$(kv_json "$line")"
     done <<<"$out"
-  done
+  done; done
   rm -rf "$d"
 }
 
