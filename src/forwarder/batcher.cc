@@ -357,11 +357,19 @@ bool Batcher::pick_synced(std::map<std::string, std::vector<Version*>>& groups,
     std::map<std::string, uint64_t> synced_order;  // path: newest fsync'd version's order
     for (Version* v : vs)
       if (v->sync_waiters > 0) synced_order[v->path] = std::max(synced_order[v->path], v->order);
+    // CKPTFWD_BATCH_BYTES cuts between checkpoint waves, not within one: the ranks of a
+    // wave whose fsyncs land in one batch return together. Cut in two, the ranks of the
+    // first half returned first and then polled in their MPI waits on the cores the
+    // second half was being compressed on (4 ranks fsyncing 512 MiB each on 2 cores:
+    // 3.9-4.3 s against 1.8 s in one batch).
+    uint64_t batch_wave = 0;  // of the versions taken, while they are of one wave
     uint64_t bytes = 0;
     for (Version* v : vs) {
       auto it = synced_order.find(v->path);
       if (it == synced_order.end() || v->order > it->second) continue;
-      if (!files.empty() && bytes + v->size > c_.cfg.batch_bytes) break;
+      if (files.empty()) batch_wave = v->wave;
+      if (v->wave != batch_wave) batch_wave = 0;
+      if (!files.empty() && bytes + v->size > c_.cfg.batch_bytes && batch_wave == 0) break;
       files.push_back(take(*v));
       files.back().synced = true;
       bytes += v->size;

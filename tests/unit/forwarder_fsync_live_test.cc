@@ -38,11 +38,12 @@ struct TwoRanks {
   std::unique_ptr<Client> a, b;
   std::string pa, pb;
   std::vector<std::string> ra, rb;
-  TwoRanks(const std::string& socket, const std::string& dir)
+  TwoRanks(const std::string& socket, const std::string& dir, const char* name_a = "r0.bin",
+           const char* name_b = "r1.bin")
       : a(std::make_unique<Client>(socket)),
         b(std::make_unique<Client>(socket)),
-        pa(dir + "/r0.bin"),
-        pb(dir + "/r1.bin") {
+        pa(dir + "/" + name_a),
+        pb(dir + "/" + name_b) {
     ra = a->call({"OPEN", pa, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
     rb = b->call({"OPEN", pb, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
   }
@@ -265,6 +266,40 @@ TEST_P(FsyncLiveTest, FsyncsWhoseSnapshotsOverlapShareOneContainer) {
             (std::pair<std::string, std::string>{"OK", "OK"}));
   EXPECT_EQ(snapshots, 2);
   EXPECT_EQ(container_count(store()), 1u) << "one batch for both fsyncs";
+  EXPECT_EQ(on_store(store(), t.pa, root_ + "/restored"), da);
+  EXPECT_EQ(on_store(store(), t.pb, root_ + "/restored"), db);
+}
+
+// CKPTFWD_BATCH_BYTES does not cut the fsyncs of one checkpoint wave apart (its ranks
+// return together), but still cuts between waves: two 1 MiB files with a 1 MiB limit.
+TEST_P(FsyncLiveTest, TheFsyncsOfOneWaveShareOneContainerPastTheBatchBytes) {
+  cfg_.batch_bytes = 1 << 20;
+  start();
+  TwoRanks t(paths_.socket, data_);  // r0.bin and r1.bin: one wave
+  ASSERT_TRUE(t.opened());
+  std::string da = payload(1 << 20, 1), db = payload(1 << 20, 2);
+  write_file(t.ra[2], da);
+  write_file(t.rb[2], db);
+  int snapshots = 0;
+  EXPECT_EQ(t.sync_overlapping(fwd_->core(), &snapshots),
+            (std::pair<std::string, std::string>{"OK", "OK"}));
+  EXPECT_EQ(container_count(store()), 1u) << "one batch for the wave";
+  EXPECT_EQ(on_store(store(), t.pa, root_ + "/restored"), da);
+  EXPECT_EQ(on_store(store(), t.pb, root_ + "/restored"), db);
+}
+
+TEST_P(FsyncLiveTest, TheBatchBytesStillCutBetweenWaves) {
+  cfg_.batch_bytes = 1 << 20;
+  start();
+  TwoRanks t(paths_.socket, data_, "mesh.bin", "state_0001_r0.bin");  // two waves
+  ASSERT_TRUE(t.opened());
+  std::string da = payload(1 << 20, 3), db = payload(1 << 20, 4);
+  write_file(t.ra[2], da);
+  write_file(t.rb[2], db);
+  int snapshots = 0;
+  EXPECT_EQ(t.sync_overlapping(fwd_->core(), &snapshots),
+            (std::pair<std::string, std::string>{"OK", "OK"}));
+  EXPECT_EQ(container_count(store()), 2u) << "a batch a wave";
   EXPECT_EQ(on_store(store(), t.pa, root_ + "/restored"), da);
   EXPECT_EQ(on_store(store(), t.pb, root_ + "/restored"), db);
 }
