@@ -341,6 +341,11 @@ bool Batcher::pick_synced(std::map<std::string, std::vector<Version*>>& groups,
           break;
         }
       }
+      // And a rank of the wave that has not even opened its file yet: the wave's family
+      // had more files last time than the wave has now (closed or open, counted above).
+      if (const Waves::Wave* w = first->wave ? s.waves.find(first->wave) : nullptr;
+          !snapshot_pending && w && w->paths.size() < s.waves.expected(*w))
+        snapshot_pending = true;
       if (snapshot_pending) {  // its mark_closed (or a close) wakes the batcher
         *wake = std::min(*wake, gather_end);
         gathering->insert(*st);

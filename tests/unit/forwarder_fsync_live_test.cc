@@ -9,6 +9,10 @@
 #include <sys/mman.h>
 
 #include <atomic>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "forwarder/warm_memory.h"
 #include "forwarder_store_check.h"
@@ -407,6 +411,47 @@ TEST_P(FsyncLiveTest, AnFsyncWaitsForARankOfItsWaveStillWriting) {
   EXPECT_EQ(container_count(store()), 1u) << "one batch for both fsyncs";
   EXPECT_EQ(on_store(store(), t.pa, root_ + "/restored"), da);
   EXPECT_EQ(on_store(store(), t.pb, root_ + "/restored"), db);
+}
+
+// The next checkpoint of the same two ranks, where the second rank opens its file only
+// after the first's fsync is ready (a few ms behind, as ranks of an MPI job are): the
+// wave's last checkpoint had two files, so the batch waits for the second (within the
+// gather) and each checkpoint is one container.
+TEST_P(FsyncLiveTest, AnFsyncWaitsForARankOfItsWaveThatHasNotOpenedYet) {
+  start();
+  auto a = client(), b = client();
+  ASSERT_EQ(a->call({"HELLO", "1001", "0"})[0], "OK");
+  ASSERT_EQ(b->call({"HELLO", "1002", "1"})[0], "OK");
+  const auto open = [&](Client& c, const std::string& p) {
+    return c.call({"OPEN", p, std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+  };
+  std::map<std::string, std::string> written;
+  for (int step = 1; step <= 2; ++step) {
+    const std::string pa = data_ + "/s" + std::to_string(step) + "_r0.bin";
+    const std::string pb = data_ + "/s" + std::to_string(step) + "_r1.bin";
+    written[pa] = payload(1 << 20, 10 * step);
+    written[pb] = payload(1 << 20, 10 * step + 1);
+    auto ra = open(*a, pa);
+    ASSERT_EQ(ra[0], "OK");
+    write_file(ra[2], written[pa]);
+    // Step 1: rank 1 is writing when rank 0 fsyncs; step 2: it has not opened yet.
+    std::vector<std::string> rb;
+    if (step == 1) rb = open(*b, pb);
+    std::string first_reply;
+    std::thread first([&] { first_reply = a->call({"SYNC", ra[1]})[0]; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (step == 2) rb = open(*b, pb);
+    ASSERT_EQ(rb[0], "OK");
+    write_file(rb[2], written[pb]);
+    EXPECT_EQ(b->call({"SYNC", rb[1]})[0], "OK");
+    first.join();
+    EXPECT_EQ(first_reply, "OK");
+    EXPECT_EQ(container_count(store()), static_cast<size_t>(step)) << "one batch a step";
+    a->call({"CLOSE", ra[1], std::to_string(written[pa].size())});
+    b->call({"CLOSE", rb[1], std::to_string(written[pb].size())});
+  }
+  for (const auto& [p, bytes] : written)
+    EXPECT_EQ(on_store(store(), p, root_ + "/restored"), bytes) << p;
 }
 
 }  // namespace ckptfwd::fwd::test
