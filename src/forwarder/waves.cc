@@ -173,7 +173,21 @@ const Waves::Wave* Waves::find(uint64_t id) const {
 }
 
 size_t Waves::expected(const Wave& w) const {
-  if (w.time || w.field < 0) return 0;
+  if (w.time) return 0;
+  if (w.field < 0) {
+    // One path and several runs that could be the rank field (rank 0 in /run0/s2_r0):
+    // the one candidate with a family of sealed waves is the field those waves had.
+    const Family* only = nullptr;
+    for (size_t f : w.cand) {
+      Wave probe = w;
+      probe.field = static_cast<int>(f);
+      auto it = families_.find(family_key(probe));
+      if (it == families_.end()) continue;
+      if (only) return 0;  // more than one: unknown
+      only = &it->second;
+    }
+    return only ? only->members : 0;
+  }
   // Looked up now: the previous step's wave may have been sealed after this one opened.
   auto it = families_.find(family_key(w));
   if (it != families_.end() && it->second.last != w.id) return it->second.members;

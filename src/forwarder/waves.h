@@ -75,7 +75,8 @@ class Waves {
   // The wave, or null once it is sealed and no longer needed (a leftover of it is due).
   const Wave* find(uint64_t id) const;
   // Files wave w is expected to have: the distinct paths of its family's last sealed wave
-  // (0: unknown, as for the first wave of a family, a time wave, or an undecided rank field).
+  // (0: unknown, as for the first wave of a family or a time wave). While one path leaves
+  // the rank field undecided, the family of the one candidate run that has one.
   size_t expected(const Wave& w) const;
   // Would a version of store/path/rank (say, one still open) join wave id?
   bool accepts(uint64_t id, const std::string& store, const std::string& path, int rank) const;

@@ -439,7 +439,14 @@ TEST_P(FsyncLiveTest, AnFsyncWaitsForARankOfItsWaveThatHasNotOpenedYet) {
     if (step == 1) rb = open(*b, pb);
     std::string first_reply;
     std::thread first([&] { first_reply = a->call({"SYNC", ra[1]})[0]; });
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // Rank 0's fsync has its snapshot and waits for the commit before rank 1 opens (in
+    // step 2): the batcher then sees rank 0 ready and no other file of the wave.
+    const auto rank0_waits = [&] {
+      std::lock_guard g(fwd_->core().state.mu);
+      return fwd_->core().state.sync_waiting > 0;
+    };
+    for (int i = 0; i < 5000 && !rank0_waits(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (step == 2) rb = open(*b, pb);
     ASSERT_EQ(rb[0], "OK");
     write_file(rb[2], written[pb]);

@@ -105,6 +105,34 @@ TEST(Waves, ThePreviousWaveTellsHowManyToExpect) {
   EXPECT_EQ(w.open_count(), 1u);
 }
 
+// Rank 0's file of the next step alone, in a directory whose name has a 0 too: two runs
+// could be its rank field, and the one with a family of sealed waves tells.
+TEST(Waves, AnUndecidedRankFieldExpectsWhatItsOneFamilyHad) {
+  Waves w;
+  auto t = T::now();
+  uint64_t a = w.add("S", "/run0/s1_r0", 0, t);
+  EXPECT_EQ(w.find(a)->field, -1);  // "0" of run0 or of r0
+  EXPECT_EQ(w.add("S", "/run0/s1_r1", 1, t), a);
+  EXPECT_EQ(w.add("S", "/run0/s1_r2", 2, t), a);
+  EXPECT_EQ(w.find(a)->field, 2);  // decided by the second file
+  w.seal(a, true);
+  uint64_t b = w.add("S", "/run0/s2_r0", 0, t);
+  EXPECT_EQ(w.find(b)->field, -1);
+  EXPECT_EQ(w.expected(*w.find(b)), 3u);
+  // Two series whose rank fields are different runs: a file either could take is
+  // expected to have nothing (unknown).
+  Waves v;
+  uint64_t d = v.add("S", "/r0/s1_x0", 0, t);
+  EXPECT_EQ(v.add("S", "/r1/s1_x0", 1, t), d);  // field: the run of r0
+  v.seal(d, true);
+  uint64_t e = v.add("S", "/r0/s1_x1", 1, t);  // field: the run of x1 (rank 1)
+  EXPECT_EQ(v.add("S", "/r0/s1_x2", 2, t), e);
+  v.seal(e, true);
+  uint64_t f = v.add("S", "/r0/s2_x0", 0, t);  // both 0 runs could be the field
+  EXPECT_EQ(v.find(f)->field, -1);
+  EXPECT_EQ(v.expected(*v.find(f)), 0u);
+}
+
 TEST(Waves, SplitsAreCountedOncePerWave) {
   Waves w;
   auto t = T::now();
