@@ -87,6 +87,22 @@ class FsyncLiveTest : public ForwarderTest, public ::testing::WithParamInterface
     else
       keep_warm_memory(cfg_.snapshot_read_max);
   }
+  // Both ranks of t write 1 MiB (payload seed and seed + 1) and fsync overlapping
+  // (TwoRanks::sync_overlapping); both files restore exactly. Returns the containers on
+  // the store.
+  size_t fsync_both(TwoRanks& t, uint32_t seed) {
+    const std::string da = payload(1 << 20, seed), db = payload(1 << 20, seed + 1);
+    write_file(t.ra[2], da);
+    write_file(t.rb[2], db);
+    int snapshots = 0;
+    EXPECT_EQ(t.sync_overlapping(fwd_->core(), &snapshots),
+              (std::pair<std::string, std::string>{"OK", "OK"}));
+    EXPECT_EQ(snapshots, 2);
+    const size_t containers = container_count(store());
+    EXPECT_EQ(on_store(store(), t.pa, root_ + "/restored"), da);
+    EXPECT_EQ(on_store(store(), t.pb, root_ + "/restored"), db);
+    return containers;
+  }
 };
 
 INSTANTIATE_TEST_SUITE_P(Snapshot, FsyncLiveTest, ::testing::Values(false, true),
@@ -262,16 +278,7 @@ TEST_P(FsyncLiveTest, FsyncsWhoseSnapshotsOverlapShareOneContainer) {
   start();
   TwoRanks t(paths_.socket, data_);
   ASSERT_TRUE(t.opened());
-  std::string da = payload(1 << 20, 1), db = payload(1 << 20, 2);
-  write_file(t.ra[2], da);
-  write_file(t.rb[2], db);
-  int snapshots = 0;
-  EXPECT_EQ(t.sync_overlapping(fwd_->core(), &snapshots),
-            (std::pair<std::string, std::string>{"OK", "OK"}));
-  EXPECT_EQ(snapshots, 2);
-  EXPECT_EQ(container_count(store()), 1u) << "one batch for both fsyncs";
-  EXPECT_EQ(on_store(store(), t.pa, root_ + "/restored"), da);
-  EXPECT_EQ(on_store(store(), t.pb, root_ + "/restored"), db);
+  EXPECT_EQ(fsync_both(t, 1), 1u) << "one batch for both fsyncs";
 }
 
 // CKPTFWD_BATCH_BYTES does not cut the fsyncs of one checkpoint wave apart (its ranks
@@ -281,15 +288,7 @@ TEST_P(FsyncLiveTest, TheFsyncsOfOneWaveShareOneContainerPastTheBatchBytes) {
   start();
   TwoRanks t(paths_.socket, data_);  // r0.bin and r1.bin: one wave
   ASSERT_TRUE(t.opened());
-  std::string da = payload(1 << 20, 1), db = payload(1 << 20, 2);
-  write_file(t.ra[2], da);
-  write_file(t.rb[2], db);
-  int snapshots = 0;
-  EXPECT_EQ(t.sync_overlapping(fwd_->core(), &snapshots),
-            (std::pair<std::string, std::string>{"OK", "OK"}));
-  EXPECT_EQ(container_count(store()), 1u) << "one batch for the wave";
-  EXPECT_EQ(on_store(store(), t.pa, root_ + "/restored"), da);
-  EXPECT_EQ(on_store(store(), t.pb, root_ + "/restored"), db);
+  EXPECT_EQ(fsync_both(t, 1), 1u) << "one batch for the wave";
 }
 
 TEST_P(FsyncLiveTest, TheBatchBytesStillCutBetweenWaves) {
@@ -297,15 +296,7 @@ TEST_P(FsyncLiveTest, TheBatchBytesStillCutBetweenWaves) {
   start();
   TwoRanks t(paths_.socket, data_, "mesh.bin", "state_0001_r0.bin");  // two waves
   ASSERT_TRUE(t.opened());
-  std::string da = payload(1 << 20, 3), db = payload(1 << 20, 4);
-  write_file(t.ra[2], da);
-  write_file(t.rb[2], db);
-  int snapshots = 0;
-  EXPECT_EQ(t.sync_overlapping(fwd_->core(), &snapshots),
-            (std::pair<std::string, std::string>{"OK", "OK"}));
-  EXPECT_EQ(container_count(store()), 2u) << "a batch a wave";
-  EXPECT_EQ(on_store(store(), t.pa, root_ + "/restored"), da);
-  EXPECT_EQ(on_store(store(), t.pb, root_ + "/restored"), db);
+  EXPECT_EQ(fsync_both(t, 3), 2u) << "a batch a wave";
 }
 
 // The snapshots of one batch are read into the forwarder's memory up to
