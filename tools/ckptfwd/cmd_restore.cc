@@ -47,7 +47,11 @@ const char kHelp[] =
     "\n"
     "A shared file written from several nodes is stored as a base and overlays (the extents\n"
     "each node wrote); it is restored as the base with every overlay applied in MANIFEST\n"
-    "order (ckptfwd ls shows the overlays).\n";
+    "order (ckptfwd ls shows the overlays).\n"
+    "\n"
+    "Chunks of 256 KiB and more are read with O_DIRECT where the store's file system allows\n"
+    "it (past the page cache, which the restored files then have to themselves);\n"
+    "CKPTFWD_DIRECT_READ=0 reads them through the page cache.\n";
 
 class Progress {
  public:
