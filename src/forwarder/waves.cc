@@ -71,8 +71,8 @@ std::string wave_pattern(const std::string& path, int rank) {
   return out;
 }
 
-std::string Waves::family_key(const Wave& w) {
-  return w.store + '\n' + w.skeleton + '\n' + std::to_string(w.field);
+std::string Waves::family_key(const std::string& store, const std::string& skeleton, int field) {
+  return store + '\n' + skeleton + '\n' + std::to_string(field);
 }
 
 bool Waves::joins(const Wave& w, const std::string& store, const DigitSplit& d,
@@ -129,11 +129,7 @@ uint64_t Waves::add(const std::string& store, const std::string& path, int rank,
     }
     // A late member of its family's last sealed wave (same step) reopens it.
     for (size_t f : cand) {
-      Wave probe;
-      probe.store = store;
-      probe.skeleton = d.skeleton;
-      probe.field = static_cast<int>(f);
-      auto fam = families_.find(family_key(probe));
+      auto fam = families_.find(family_key(store, d.skeleton, static_cast<int>(f)));
       if (fam == families_.end()) continue;
       auto it = waves_.find(fam->second.last);
       if (it == waves_.end() || !it->second.sealed) continue;
@@ -179,9 +175,7 @@ size_t Waves::expected(const Wave& w) const {
     // the one candidate with a family of sealed waves is the field those waves had.
     const Family* only = nullptr;
     for (size_t f : w.cand) {
-      Wave probe = w;
-      probe.field = static_cast<int>(f);
-      auto it = families_.find(family_key(probe));
+      auto it = families_.find(family_key(w.store, w.skeleton, static_cast<int>(f)));
       if (it == families_.end()) continue;
       if (only) return 0;  // more than one: unknown
       only = &it->second;

@@ -99,7 +99,8 @@ class Waves {
     size_t members = 0;  // that wave's distinct paths
     uint64_t used = 0;   // seal counter when last sealed (the oldest is evicted first)
   };
-  static std::string family_key(const Wave& w);
+  static std::string family_key(const std::string& store, const std::string& skeleton, int field);
+  static std::string family_key(const Wave& w) { return family_key(w.store, w.skeleton, w.field); }
   // sealed: also a sealed wave (a late member reopening it).
   bool joins(const Wave& w, const std::string& store, const DigitSplit& d,
              const std::vector<size_t>& cand, bool sealed = false) const;
