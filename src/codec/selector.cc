@@ -28,6 +28,12 @@ constexpr size_t kScreenRows = 4;
 constexpr size_t kFinalists = 2;
 constexpr double kScreenZstd3 = 0.95;
 constexpr double kFixedMissLimit = 0.01;
+// Trials slower than kSpeedRetimeBand x the floor are timed up to kSpeedRetimes more times.
+// One run's speed moved by up to 2x between runs with both cores busy (ncarg-str-h5 of
+// make bench-ratio, the driver beside two busy loops), and a finalist near the floor then
+// dropped out in 1 run of 12, taking the ratio of the whole data set from 3.15 to 2.85.
+constexpr int kSpeedRetimes = 2;
+constexpr double kSpeedRetimeBand = 2.0;
 
 // Up to blocks blocks of whole rows (or elements) of about block_bytes, evenly spread over
 // the sample.
@@ -153,9 +159,10 @@ Trial try_plan(const Plan& p, const Layout& layout, const std::vector<uint8_t>& 
   out.clear();
   // CPU time of this thread, not wall time: the speed floor is per core, and a trial
   // preempted by the application's ranks on a busy node must not look slow.
-  double t0 = thread_cpu_seconds();
+  double (*clock)() = opt.cpu_seconds ? opt.cpu_seconds : thread_cpu_seconds;
+  double t0 = clock();
   if (!encode(c, layout, bytes.data(), bytes.size(), out)) return {};
-  double sec = thread_cpu_seconds() - t0;
+  double sec = clock() - t0;
   return {double(bytes.size()) / double(out.size()),
           double(bytes.size()) / 1e6 / std::max(sec, 1e-9), true};
 }
@@ -198,6 +205,11 @@ Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
   for (size_t i = 0; i < plans.size(); ++i) {
     if (!final_round[i]) continue;
     Trial t = try_plan(plans[i], layout, trial, opt);
+    // A timed trial only errs slow (a busy core's caches, a first call's fresh pages): a
+    // speed near the floor is taken as the best of a few runs, so that the same data picks
+    // the same chain on a busy node as on a quiet one (the ratio does not change).
+    for (int r = 0; t.ok && r < kSpeedRetimes && t.mbps < kSpeedRetimeBand * opt.min_mbps; ++r)
+      t.mbps = std::max(t.mbps, try_plan(plans[i], layout, trial, opt).mbps);
     if (t.ok) tried.push_back({plans[i], t.ratio, t.mbps});
   }
   if (tried.empty()) return bytes_chain(3);

@@ -46,6 +46,9 @@ struct SelectOptions {
   double min_mbps = 300;         // candidates slower than this (per core) are not chosen
   size_t max_sample = 1u << 20;  // bytes of the sample used for the trial
   std::optional<LossyBound> lossy;
+  // The clock trials are timed with, in seconds: this thread's CPU time when null (tests
+  // pass one of their own).
+  double (*cpu_seconds)() = nullptr;
 };
 
 // The plain byte chain (zstd at level, no transform): the default for untyped bytes.

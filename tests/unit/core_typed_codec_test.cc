@@ -369,6 +369,44 @@ TEST(TypedCodec, SelectorPicksFixedPointOrDictionaryOnDecimalData) {
       << d.name;
 }
 
+// A clock for the selector's trials: each trial reads it twice (start, end); every third
+// trial, from the phase'th on, takes a second (a core taken by another process), the others
+// a microsecond.
+int g_clock_phase = 0;
+long g_clock_reads = 0;
+double flaky_clock() {
+  static double now = 0;
+  const long trial = g_clock_reads++ / 2;
+  if (g_clock_reads % 2 == 0) now += (trial % 3 == g_clock_phase) ? 1.0 : 1e-6;
+  return now;
+}
+double steady_clock() {
+  static double now = 0;
+  return now += 1e-6;
+}
+
+// One slow timing must not drop a candidate below the speed floor: the chain chosen with
+// a clock that is slow for every third trial is the one a steady clock gives, whichever
+// trial the slow ones hit.
+TEST(TypedCodec, SelectorChoiceSurvivesOneSlowTiming) {
+  const Layout l{"F64LE", {256}};
+  std::vector<uint8_t> in = as_dtype(smooth(1 << 16, 256), "F64LE");
+  std::vector<uint8_t> dec = as_dtype(decimal(1 << 16, 256), "F64LE");
+  for (const std::vector<uint8_t>* data : {&in, &dec}) {
+    SelectOptions steady;
+    steady.cpu_seconds = steady_clock;
+    const std::string want = select_chain(l, data->data(), data->size(), steady).name;
+    ASSERT_NE(want, "zstd-3");  // a typed chain wins: there is a choice to lose
+    for (int phase = 0; phase < 3; ++phase) {
+      SelectOptions flaky;
+      flaky.cpu_seconds = flaky_clock;
+      g_clock_phase = phase;
+      g_clock_reads = 0;
+      EXPECT_EQ(select_chain(l, data->data(), data->size(), flaky).name, want) << "phase " << phase;
+    }
+  }
+}
+
 TEST(TypedCodec, SelectorNeverLosesMoreThanTwoPercentToZstd3OnHardData) {
   std::mt19937_64 g(11);
   std::vector<uint8_t> bytes(1 << 20);
