@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make bench's quick mode runs end to end: BENCH_QUICK=1 tools/bench/run_bench.sh with a
 # small checkpoint (16 MiB from 1 and 2 ranks, 200 small files) writes bench.json with every
-# section (uncaptured calls, checkpoint times, fsync of one file, forwarder stages, restart
-# reads, small files, store contents, peak RSS, demo compression), every read-back was
+# section (uncaptured calls, checkpoint times, a job's next checkpoint, fsync of one file,
+# forwarder stages, restart reads, small files, store contents, peak RSS, demo
+# compression), every read-back was
 # verified byte for byte and `ckptfwd restore` was byte-exact; the SVG exists. With
 # BENCH_STORE_MBPS it also runs the pass on a bandwidth-limited store (a block-I/O cgroup):
 # bench.json has its rows, read back exactly, or the run says it could not set the limit.
@@ -14,6 +15,8 @@ for b in bench_ckpt_writer bench_uncaptured bench_fsync bench_smallfiles stencil
   [[ -x "$BUILD/bin/$b" ]] || skip "$BUILD/bin/$b not built (needs MPICH)"
 done
 unset CKPTFWD_STATS_FILE  # the bench gives each job its own
+# A short wave window: the next checkpoint's pause under ckptfwd waits one.
+CKPTFWD_WAVE_WINDOW_MS=500 BENCH_NEXT_SIZES=16M BENCH_NEXT_RANKS="1 2" \
 BENCH_DIR=$T/bench BENCH_QUICK=1 BENCH_SIZES=16M BENCH_RANKS="1 2" BENCH_SMALL_FILES=200 BENCH_UNCAPTURED_ITERS=2000 \
   BENCH_FSYNC_BYTES=4M BENCH_SIZE="16 16 16" BENCH_STORE_MBPS=2000 BENCH_LIMITED_SIZES=16M \
   BENCH_LIMITED_RANKS=2 BENCH_LIMITED_FSYNC_BYTES=4M timeout 280 "$CKF_REPO/tools/bench/run_bench.sh" "$BUILD" \
@@ -30,7 +33,7 @@ num = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool)
 bad = []
 def need(cond, what):
     if not cond: bad.append(what)
-for sec in ("uncaptured", "checkpoint", "fsync_single", "forwarder_stages", "restart_read",
+for sec in ("uncaptured", "checkpoint", "next_checkpoint", "fsync_single", "forwarder_stages", "restart_read",
             "small_files", "store", "peak_rss", "restore", "demo"):
     need(sec in r, "section " + sec)
 need({u["kind"] for u in r["uncaptured"]} == {"open_read_close", "stat", "relative_open_close"}, "uncaptured kinds")
@@ -39,6 +42,12 @@ need(sorted(c["ranks"] for c in r["checkpoint"]) == [1, 2], "checkpoint rows for
 for c in r["checkpoint"]:
     for k in ("tmpfs_s", "disk_fsync_s", "lib_s", "lib_fsync_s", "lib_until_committed_s"):
         need(num(c[k]), f"checkpoint {c['ranks']} ranks: {k}")
+need(sorted(c["ranks"] for c in r["next_checkpoint"]) == [1, 2], "next checkpoint rows for 1 and 2 ranks")
+for c in r["next_checkpoint"]:
+    for k in ("tmpfs_s", "disk_fsync_s", "lib_s", "lib_fsync_s", "lib_first_s"):
+        need(num(c[k]), f"next checkpoint {c['ranks']} ranks: {k}")
+need(len([x for x in r["raw"] if x.get("sec") == "read" and x.get("variant", "").startswith("next_")
+          and x.get("verified") == 1]) == 4, "next checkpoints read back through ckptfwd")
 for v in ("disk", "lib"):
     need(num(r["fsync_single"][v]["fsync_s"]), "fsync_single " + v)
 for s in r["forwarder_stages"]:

@@ -7,7 +7,12 @@
 // before and after gives the wall time of the whole checkpoint. Rank 0 prints one line of
 // the slowest rank's figures:
 //   write: ranks=R bytes=B open_s= write_s= fsync_s= close_s= ckpt_s= wall_s= start_epoch=
+//          [next_open_s= next_write_s= next_fsync_s= next_close_s= next_ckpt_s= next_wall_s=]
 //   read:  ranks=R bytes=B open_s= read_s= close_s= ckpt_s= wall_s= verified=1
+// With --next-after S the job, S seconds after its checkpoint (the computation between
+// two), writes its next one, of the next step's fields, into DIR/next/ (a directory a
+// step, as applications do), timed the same way: the next_ figures, those of a job's
+// checkpoints after its first (the forwarder running, its pages and codec choices warm).
 // Read mode compares every byte with the generator and exits 1 naming the file and offset
 // of the first difference. Knows nothing about ckptfwd (it is preloaded or not).
 #include <fcntl.h>
@@ -35,6 +40,8 @@ struct Options {
   size_t total_bytes = 0;
   size_t write_size = 8u << 20;
   bool fsync_files = false;
+  double next_after = -1;  // --next-after: seconds before the job's next checkpoint
+  int step = 0;            // --step: which step's fields (read mode)
 };
 
 int g_rank = 0;
@@ -72,12 +79,16 @@ size_t parse_size(const char* flag, const char* v) {
 void usage() {
   fprintf(stderr,
           "usage: bench_ckpt_writer --mode write|read --dir DIR --bytes SIZE [--fsync]\n"
-          "                         [--write-size SIZE] [--name NAME]\n"
+          "                         [--write-size SIZE] [--name NAME] [--next-after SEC]\n"
+          "                         [--step K]\n"
           "  --bytes SIZE       the whole checkpoint (K/M/G suffix), split over the ranks in\n"
           "                     whole planes of 1 MiB (at least one per rank)\n"
           "  --write-size SIZE  bytes per write/read call (default 8M)\n"
           "  --fsync            fsync each file before closing it\n"
-          "  --name NAME        files are DIR/NAME_r<rank>.bin (default bench_ckpt)\n");
+          "  --name NAME        files are DIR/NAME_r<rank>.bin (default bench_ckpt)\n"
+          "  --next-after SEC   write mode: SEC seconds later write the next step's checkpoint\n"
+          "                     into DIR/next/ and report it as next_*\n"
+          "  --step K           the fields of step K (default 0; DIR/next/ holds step 1)\n");
 }
 
 Options parse(int argc, char** argv) {
@@ -97,6 +108,17 @@ Options parse(int argc, char** argv) {
       o.total_bytes = parse_size("--bytes", v), ++i;
     } else if (a == "--write-size") {
       o.write_size = parse_size("--write-size", v), ++i;
+    } else if (a == "--next-after" && v) {
+      char* end = nullptr;
+      o.next_after = strtod(v, &end);
+      if (end == v || *end || o.next_after < 0) v = nullptr;
+      ++i;
+    } else if (a == "--step" && v) {
+      char* end = nullptr;
+      long k = strtol(v, &end, 10);
+      if (end == v || *end || k < 0 || k > 1000000) v = nullptr;
+      o.step = static_cast<int>(k);
+      ++i;
     } else if (a == "--fsync") {
       o.fsync_files = true;
     } else if (a == "-h" || a == "--help") {
@@ -204,6 +226,17 @@ Times read_file(const Options& o, const std::string& path, const bench::Shape& s
   return t;
 }
 
+// Each figure of the slowest rank (on rank 0; the others get zeros).
+struct Slowest {
+  double open = 0, io = 0, fsync = 0, close = 0, sum = 0, wall = 0;
+};
+Slowest slowest(const Times& t, double wall) {
+  double mine[5] = {t.open, t.io, t.fsync, t.close, t.open + t.io + t.fsync + t.close};
+  double worst[5] = {};
+  MPI_Reduce(mine, worst, 5, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  return {worst[0], worst[1], worst[2], worst[3], worst[4], wall};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -217,7 +250,8 @@ int main(int argc, char** argv) {
   s.rank = g_rank;
   s.nranks = nranks;
   s.nz = static_cast<int>(std::max<size_t>(1, o.total_bytes / nranks / bench::kPlaneBytes));
-  const std::string path = o.dir + "/" + o.name + "_r" + std::to_string(g_rank) + ".bin";
+  s.step = o.step;
+  const std::string file = "/" + o.name + "_r" + std::to_string(g_rank) + ".bin";
 
   std::vector<unsigned char> buf;
   if (!o.read) {
@@ -232,25 +266,48 @@ int main(int argc, char** argv) {
   clock_gettime(CLOCK_REALTIME, &rt);
   const double start_epoch =
       static_cast<double>(rt.tv_sec) + 1e-9 * static_cast<double>(rt.tv_nsec);
-  Times t = o.read ? read_file(o, path, s) : write_file(o, path, buf);
+  Times t = o.read ? read_file(o, o.dir + file, s) : write_file(o, o.dir + file, buf);
   MPI_Barrier(MPI_COMM_WORLD);
   const double wall = now() - w0;
+  Slowest first = slowest(t, wall);
 
-  double mine[5] = {t.open, t.io, t.fsync, t.close, t.open + t.io + t.fsync + t.close};
-  double worst[5];
-  MPI_Reduce(mine, worst, 5, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  Slowest next;
+  const bool has_next = !o.read && o.next_after >= 0;
+  if (has_next) {
+    // The computation between two checkpoints, then the next step's fields, filled before
+    // the timing as the first's were.
+    const std::string dir = o.dir + "/next";
+    if (g_rank == 0 && mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+      fail("cannot create", dir);
+    s.step = o.step + 1;
+    bench::fill(s, 0, buf.size(), buf.data());
+    const double until = now() + o.next_after;
+    while (now() < until) usleep(10000);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double n0 = now();
+    Times tn = write_file(o, dir + file, buf);
+    MPI_Barrier(MPI_COMM_WORLD);
+    next = slowest(tn, now() - n0);
+  }
   if (g_rank == 0) {
     const size_t total = s.file_bytes() * static_cast<size_t>(nranks);
     if (o.read)
       printf(
           "ranks=%d bytes=%zu open_s=%.6f read_s=%.6f close_s=%.6f ckpt_s=%.6f wall_s=%.6f "
           "verified=1\n",
-          nranks, total, worst[0], worst[1], worst[3], worst[4], wall);
+          nranks, total, first.open, first.io, first.close, first.sum, first.wall);
     else
       printf(
           "ranks=%d bytes=%zu open_s=%.6f write_s=%.6f fsync_s=%.6f close_s=%.6f "
-          "ckpt_s=%.6f wall_s=%.6f start_epoch=%.6f\n",
-          nranks, total, worst[0], worst[1], worst[2], worst[3], worst[4], wall, start_epoch);
+          "ckpt_s=%.6f wall_s=%.6f start_epoch=%.6f",
+          nranks, total, first.open, first.io, first.fsync, first.close, first.sum, first.wall,
+          start_epoch);
+    if (has_next)
+      printf(
+          " next_open_s=%.6f next_write_s=%.6f next_fsync_s=%.6f next_close_s=%.6f "
+          "next_ckpt_s=%.6f next_wall_s=%.6f",
+          next.open, next.io, next.fsync, next.close, next.sum, next.wall);
+    if (!o.read) printf("\n");
     fflush(stdout);
   }
   MPI_Finalize();

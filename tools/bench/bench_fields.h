@@ -23,6 +23,7 @@ constexpr size_t kPlaneBytes = 2 * sizeof(double) * kNx * kNy;
 
 struct Shape {
   int rank = 0, nranks = 1, nz = 1;
+  int step = 0;  // the checkpoint's step in its job: a later step's fields have moved on
   size_t field_values() const { return static_cast<size_t>(nz) * kNy * kNx; }
   size_t file_bytes() const { return kHeaderBytes + 2 * field_values() * sizeof(double); }
 };
@@ -37,11 +38,12 @@ inline void header(const Shape& s, unsigned char out[kHeaderBytes]) {
 // 1 concentration) of rank s.rank. A row (fixed y, z) is a sine wave in x whose phase and
 // amplitude vary smoothly with y and the global z; the wave is advanced by rotation, so a
 // row costs two libm calls, and every row restarts exactly, so any range regenerates
-// bit-identically.
+// bit-identically. A later step advances every wave's phase (a simulation's next state:
+// every value differs, the fields as smooth).
 inline void row(const Shape& s, int f, size_t row_index, double* out) {
   const int y = static_cast<int>(row_index % kNy);
   const int gz = s.rank * s.nz + static_cast<int>(row_index / kNy);
-  const double phase = 0.017 * gz + 0.0031 * y;
+  const double phase = 0.017 * gz + 0.0031 * y + 0.05 * s.step;
   const double amp = 40.0 * cos(0.023 * y + 0.011 * gz) + (f ? 0.0 : 3.0);
   const double cw = cos(0.031), sw = sin(0.031);
   double sn = sin(phase), cs = cos(phase);

@@ -20,6 +20,12 @@
 #   restore     ckptfwd restore STORE --to DIR, every byte checked by the writer's read
 #               mode (first round; that round also checks the tmpfs files the same way, so
 #               the restored files equal the bytes written without the library)
+#   next        a job's checkpoint after its first (bench_ckpt_writer --next-after): the
+#               same four variants, each job writing a checkpoint, then after a pause (the
+#               computation between two; under ckptfwd without fsync long enough for the
+#               first to be committed) the next step's into DIR/next/, whose times are
+#               recorded (next_*); under ckptfwd both are then read back in a new job,
+#               every byte checked. BENCH_NEXT_SIZES ("64M 512M"), BENCH_NEXT_RANKS ("1 4")
 #   fsync1      one 64 MiB file written and fsynced, on disk and under ckptfwd
 #   small       10,000 files of 4 KiB written and read back (new job), disk and ckptfwd
 # Page cache: before each read it is dropped (echo 3 > /proc/sys/vm/drop_caches) when this
@@ -29,7 +35,7 @@
 # BENCH_UNCAPTURED_PAIRS (4 runs without and with the library, interleaved, a round),
 # BENCH_QUICK=1 (defaults "64M 256M", "1 4", 1, 2000, 50000, 1), and CKPTFWD_* for the
 # ckptfwd runs.
-# BENCH_PARTS ("uncaptured fsync1 ckpt small"): the sections to run.
+# BENCH_PARTS ("uncaptured fsync1 ckpt next small"): the sections to run.
 # BENCH_STORE_MBPS (unset: no limit): run every part inside a block-I/O cgroup that limits
 # reads and writes to WORK's disk to this many MB/s (cgroup v2 io.max, else v1
 # blkio.throttle; needs root), as a node's share of a parallel file system: the direct
@@ -52,13 +58,15 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
   SIZES=${BENCH_SIZES:-64M 256M} RANKS=${BENCH_RANKS:-1 4} REPS=${BENCH_REPS:-1}
   SMALL=${BENCH_SMALL_FILES:-2000} ITERS=${BENCH_UNCAPTURED_ITERS:-50000}
   UNCAP_PAIRS=${BENCH_UNCAPTURED_PAIRS:-1}
+  NEXT_SIZES=${BENCH_NEXT_SIZES:-64M} NEXT_RANKS=${BENCH_NEXT_RANKS:-1 4}
 else
   SIZES=${BENCH_SIZES:-64M 512M 2G} RANKS=${BENCH_RANKS:-1 2 4} REPS=${BENCH_REPS:-2}
   SMALL=${BENCH_SMALL_FILES:-10000} ITERS=${BENCH_UNCAPTURED_ITERS:-200000}
   UNCAP_PAIRS=${BENCH_UNCAPTURED_PAIRS:-4}
+  NEXT_SIZES=${BENCH_NEXT_SIZES:-64M 512M} NEXT_RANKS=${BENCH_NEXT_RANKS:-1 4}
 fi
 FSYNC1=${BENCH_FSYNC_BYTES:-64M}
-PARTS=${BENCH_PARTS:-uncaptured fsync1 ckpt small}
+PARTS=${BENCH_PARTS:-uncaptured fsync1 ckpt next small}
 SHM=/dev/shm/ckptfwd-bench-$$
 mkdir -p "$WORK/stats" "$SHM" || exit 2
 WORK=$(cd "$WORK" && pwd)
@@ -282,6 +290,45 @@ ckpt_round() {
   done
 }
 
+# --- a job's next checkpoint: SIZE_LABEL RANKS REP ----------------------------------------------
+# The pause before it: the baselines and the fsync'd run have nothing left to do (0.2 s);
+# without fsync the first checkpoint, the first wave of its series, is sealed a wave window
+# (CKPTFWD_WAVE_WINDOW_MS, 3 s) after its last close, then committed: the next one is
+# written once the forwarder is idle again, as in a job that checkpoints every few minutes.
+next_round() {
+  local label=$1 np=$2 rep=$3 bytes out base v fs gap store
+  bytes=$(bytes_of "$label")
+  base="\"size\":$bytes,\"size_label\":\"$label\",\"ranks\":$np,\"rep\":$rep"
+  local tmpfs=$SHM/next direct=$WORK/direct cdir=$WORK/ckpt
+  rm -rf "$tmpfs" "$direct" "$cdir" && mkdir -p "$tmpfs" "$direct"
+  out=$(writer "$np" --mode write --dir "$tmpfs" --bytes "$label" --next-after 0.2) || return 1
+  rec "\"sec\":\"next\",\"variant\":\"tmpfs\",$base,$(kv_json "$out")"
+  rm -rf "$tmpfs"
+  out=$(writer "$np" --mode write --dir "$direct" --bytes "$label" --fsync --next-after 0.2) || return 1
+  rec "\"sec\":\"next\",\"variant\":\"disk_fsync\",$base,$(kv_json "$out")"
+  rm -rf "$direct"
+  for v in lib lib_fsync; do
+    store=$WORK/store.$v
+    fs=() gap=0.2
+    if [ "$v" = lib_fsync ]; then fs=(--fsync); else
+      gap=$(awk -v b="$bytes" -v w="${CKPTFWD_WAVE_WINDOW_MS:-3000}" 'BEGIN{printf "%.1f", w / 1000 + 0.5 + b / 1073741824}')
+    fi
+    rm -rf "$cdir" "$store" && mkdir -p "$cdir"
+    lib_job "$cdir" "$store" mpiexec.mpich -n "$np" "$BIN/bench_ckpt_writer" --mode write \
+      --dir "$cdir" --bytes "$label" --next-after "$gap" "${fs[@]}" || return 1
+    rec "\"sec\":\"next\",\"variant\":\"$v\",$base,\"pause_s\":$gap,$(kv_json "$OUT"),\"stats\":$STATS"
+    # Both checkpoints come back exactly, in a new job.
+    lib_job "$cdir" "$store" mpiexec.mpich -n "$np" "$BIN/bench_ckpt_writer" --mode read \
+      --dir "$cdir/next" --bytes "$label" --step 1 || {
+      echo "bench_limits: read-back through ckptfwd of the next checkpoint, $label x $np ranks ($v), differs" >&2; return 1; }
+    rec "\"sec\":\"read\",\"variant\":\"next_$v\",$base,$(kv_json "$OUT")"
+    lib_job "$cdir" "$store" mpiexec.mpich -n "$np" "$BIN/bench_ckpt_writer" --mode read \
+      --dir "$cdir" --bytes "$label" || {
+      echo "bench_limits: read-back through ckptfwd of the first checkpoint, $label x $np ranks ($v, a next one written), differs" >&2; return 1; }
+    rm -rf "$store" "$cdir"
+  done
+}
+
 # --- uncaptured calls, fsync of one file, small files ----------------------------------------
 # A pair differs by tens of ns on calls of a few hundred: UNCAP_PAIRS interleaved pairs
 # a round, so that the medians are not one run's noise.
@@ -347,6 +394,14 @@ for rep in $(seq 1 "$REPS"); do
       for np in $RANKS; do
         ckpt_round "$label" "$np" "$rep" || exit 1
         printf '.'
+      done
+    done
+  fi
+  if has_part next; then
+    for label in $NEXT_SIZES; do
+      for np in $NEXT_RANKS; do
+        next_round "$label" "$np" "$rep" || exit 1
+        printf 'n'
       done
     done
   fi

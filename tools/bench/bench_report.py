@@ -102,6 +102,31 @@ def checkpoint(recs):
     return rows
 
 
+def next_checkpoint(recs):
+    """A job's checkpoint after its first (section "next"): the next_* figures."""
+    rows = []
+    keys = sorted({(r["size"], r["size_label"], r["ranks"]) for r in pick(recs, sec="next")})
+    for size, lbl, np in keys:
+        sel = dict(sec="next", size=size, ranks=np)
+        med = {v: median([r.get("next_ckpt_s") for r in pick(recs, variant=v, **sel)])
+               for v in ("tmpfs", "disk_fsync", "lib", "lib_fsync")}
+        first = {v: median([r.get("ckpt_s") for r in pick(recs, variant=v, **sel)])
+                 for v in ("lib", "lib_fsync")}
+        rows.append({
+            "size": size, "size_label": lbl, "ranks": np,
+            "tmpfs_s": med["tmpfs"], "disk_fsync_s": med["disk_fsync"], "lib_s": med["lib"],
+            "lib_fsync_s": med["lib_fsync"],
+            "lib_first_s": first["lib"], "lib_fsync_first_s": first["lib_fsync"],
+            "lib_open_s": median([r.get("next_open_s") for r in pick(recs, variant="lib", **sel)]),
+            "lib_fsync_fsync_s": median([r.get("next_fsync_s")
+                                         for r in pick(recs, variant="lib_fsync", **sel)]),
+            "lib_over_tmpfs": ratio(med["lib"], med["tmpfs"]),
+            "lib_over_disk_fsync": ratio(med["lib"], med["disk_fsync"]),
+            "durable_lib_over_disk": ratio(med["lib_fsync"], med["disk_fsync"]),
+            "rounds": len(pick(recs, variant="lib", **sel))})
+    return rows
+
+
 def fsync_single(recs):
     out = {}
     for v in ("disk", "lib"):
@@ -161,8 +186,9 @@ def reads(recs):
         disk = median([r["ckpt_s"] for r in pick(recs, variant="disk", **sel)])
         lib = median([r["ckpt_s"] for r in pick(recs, variant="lib", **sel)
                       + pick(recs, variant="lib_fsync", **sel)])
-        nbytes = median([r["bytes"] for r in pick(recs, **sel)])
-        cold = all(r.get("cold") == 1 for r in pick(recs, **sel))
+        timed = [r for v in ("disk", "lib", "lib_fsync") for r in pick(recs, variant=v, **sel)]
+        nbytes = median([r["bytes"] for r in timed])
+        cold = all(r.get("cold") == 1 for r in timed)
         rows.append({"size": size, "size_label": lbl, "ranks": np, "disk_s": disk, "lib_s": lib,
                      "lib_over_disk": ratio(lib, disk), "disk_mb_s": mb_s(nbytes, disk),
                      "lib_mb_s": mb_s(nbytes, lib), "cold": cold,
@@ -296,6 +322,17 @@ def markdown(work):
           f"| {fmt(rd.get(k, {}).get('lib_s'), '.2f')} | {fmt(s.get('store_files'), '.0f')} "
           f"| {fmt(ratio(s.get('bytes_written'), s.get('store_bytes')), '.2f')} "
           f"| {fmt((rss.get(k) or 0) / 1048576, '.0f')} |")
+    nx = r.get("next_checkpoint")
+    if nx:
+        P()
+        P("A job's next checkpoint (its second, after a pause; same machine, same run):")
+        P()
+        P("| size x ranks | tmpfs s | ckptfwd s | ratio | disk+fsync s | ckptfwd+fsync s | durable ratio |")
+        P("|---|---|---|---|---|---|---|")
+        for c in nx:
+            P(f"| {c['size_label']} x {c['ranks']} | {fmt(c['tmpfs_s'], '.3f')} | {fmt(c['lib_s'], '.3f')} "
+              f"| {fmt(c['lib_over_tmpfs'], '.2f')} | {fmt(c['disk_fsync_s'], '.3f')} "
+              f"| {fmt(c['lib_fsync_s'], '.3f')} | {fmt(c['durable_lib_over_disk'], '.2f')} |")
     lim = r.get("store_limited")
     if lim:
         P()
@@ -335,6 +372,7 @@ def main():
     recs = load(os.path.join(work, "limits.jsonl"))
     writers = int(os.environ.get("CKPTFWD_WRITERS", "2") or 2)
     uc, ck, fs1 = uncaptured(recs), checkpoint(recs), fsync_single(recs)
+    nx = next_checkpoint(recs)
     st, rd, sm, so = stages(recs, writers), reads(recs), small(recs), store(recs)
     lim = limited(work)
     restores = pick(recs, sec="restore")
@@ -343,7 +381,8 @@ def main():
         "meta": {"nproc": os.cpu_count(), "writers": writers,
                  "quick": os.environ.get("BENCH_QUICK", "0") == "1",
                  "cold_reads": all(r.get("cold") == 1 for r in recs if "cold" in r)},
-        "uncaptured": uc, "checkpoint": ck, "fsync_single": fs1, "forwarder_stages": st,
+        "uncaptured": uc, "checkpoint": ck, "next_checkpoint": nx, "fsync_single": fs1,
+        "forwarder_stages": st,
         "restart_read": rd, "small_files": sm, "store": so, "store_limited": lim,
         "peak_rss": [{k: r[k] for k in ("size", "size_label", "ranks", "variant",
                                         "peak_rss_bytes", "peak_rss_from")} for r in st],
@@ -383,6 +422,16 @@ def main():
       f"write {fmt(fs1['lib']['write_s'])} fsync {fmt(fs1['lib']['fsync_s'])} s under ckptfwd "
       f"(fsync ratio {fmt(fs1['fsync_lib_over_disk'], '.2f')}, fsync vs direct write+fsync "
       f"{fmt(fs1['fsync_lib_over_disk_write_fsync'], '.2f')}, write+fsync+close {fmt(fs1['total_lib_over_disk'], '.2f')})")
+
+    if nx:
+        P("\n(b), (c) for a job's next checkpoint, s (the job's second, after a pause; slowest rank)")
+        P(f"{'size x ranks':<13} {'tmpfs':>8} {'ckptfwd':>8} {'/tmpfs':>7} {'disk+fsync':>10} "
+          f"{'ckptfwd+fsync':>13} {'ratio':>6} {'(first: ckptfwd':>16} {'+fsync)':>8}")
+        for r in nx:
+            P(f"{r['size_label'] + ' x' + str(r['ranks']):<13} {fmt(r['tmpfs_s']):>8} {fmt(r['lib_s']):>8} "
+              f"{fmt(r['lib_over_tmpfs'], '.2f'):>7} {fmt(r['disk_fsync_s']):>10} {fmt(r['lib_fsync_s']):>13} "
+              f"{fmt(r['durable_lib_over_disk'], '.2f'):>6} {fmt(r['lib_first_s']):>16} "
+              f"{fmt(r['lib_fsync_first_s']):>8}")
 
     P(f"\n(d) forwarder throughput per stage, MB/s (per core; compress = wall x {writers} writers)")
     P(f"{'size x ranks':<13} {'variant':<10} {'infer':>8} {'typed/core':>10} {'compr/core':>10} {'write':>8} "
