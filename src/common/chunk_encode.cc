@@ -1,10 +1,9 @@
 #include "common/chunk_encode.h"
 
-#include <xxhash.h>
-
 #include <cstdint>
 
 #include "codec/codec.h"
+#include "common/content_hash.h"
 
 namespace ckptfwd {
 
@@ -12,12 +11,12 @@ namespace {
 // Keeps the compressed form only when it saves at least ~5 %.
 bool pays(size_t packed, size_t n) { return static_cast<double>(packed) * 1.05 <= n; }
 
-void finish(EncodedChunk& c) { c.comp_hash = XXH64(c.bytes.data(), c.bytes.size(), 0); }
+void finish(EncodedChunk& c) { c.comp_hash = content_hash(c.bytes.data(), c.bytes.size()); }
 }  // namespace
 
 EncodedChunk encode_chunk(const uint8_t* raw, size_t n, const std::string& codec_name, int level) {
   // (A chunk over 4 GiB is refused unhashed.)
-  return encode_chunk(raw, n, n <= UINT32_MAX ? XXH64(raw, n, 0) : 0, codec_name, level);
+  return encode_chunk(raw, n, n <= UINT32_MAX ? content_hash(raw, n) : 0, codec_name, level);
 }
 
 EncodedChunk encode_chunk(const uint8_t* raw, size_t n, uint64_t raw_hash,
@@ -61,7 +60,7 @@ EncodedChunk encode_chunk_typed(const uint8_t* raw, size_t n, uint64_t raw_hash,
         // Never store what cannot decode.
         if (!dec || !dec->decompress(c.bytes.data(), c.bytes.size(), c.lossy_raw.data(), n))
           return encode_chunk(raw, n, raw_hash, codec_name, level);
-        c.raw_hash = XXH64(c.lossy_raw.data(), n, 0);
+        c.raw_hash = content_hash(c.lossy_raw.data(), n);
       } else {
         c.raw_hash = raw_hash;
       }

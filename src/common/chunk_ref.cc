@@ -1,9 +1,8 @@
 // Encoding of reference chunks (layout in chunk_ref.h).
 #include "common/chunk_ref.h"
 
-#include <xxhash.h>
-
 #include "codec/codec.h"
+#include "common/content_hash.h"
 #include "common/le_codec.h"
 
 namespace ckptfwd {
@@ -65,7 +64,7 @@ EncodedChunk make_ref_chunk(const ChunkRef& r, uint32_t raw_size, uint64_t raw_h
   c.raw_size = raw_size;
   c.raw_hash = raw_hash;
   c.bytes = encode_chunk_ref(r);
-  c.comp_hash = XXH64(c.bytes.data(), c.bytes.size(), 0);
+  c.comp_hash = content_hash(c.bytes.data(), c.bytes.size());
   return c;
 }
 

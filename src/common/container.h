@@ -2,16 +2,17 @@
 // nothing but the container to give every file back.
 //
 // Layout (all integers little endian):
-//   header   "CKFWDC01" | u32 format_version(3 or 4) | u32 flags(0)
+//   header   "CKFWDC01" | u32 format_version(5) | u32 flags(0)
 //            (version 1: without dtype hints per file; version 2: without variable
-//            maps per file; version 3: without reference chunks; all still read; the
-//            writer writes 4 only when a chunk is a reference)
+//            maps per file; version 3: without reference chunks; version 4: content
+//            hashes XXH64 instead of XXH3; all still read)
 //   chunks   compressed chunk bytes, back to back
 //   index    streams, then files (see StreamInfo, FileEntry; encoding in container_format.cc)
 //   trailer  u64 index_offset | u64 index_len | u64 xxh64(index) | "CKFWDEND"
-// Every chunk carries its codec id, raw and compressed sizes, xxh64 of its compressed
-// bytes (to locate corruption without decompressing) and xxh64 of its raw bytes.
-// A reference chunk (codec CodecId::kRef, version 4; common/chunk_ref.h) stores instead of
+// Every chunk carries its codec id, raw and compressed sizes, the content hash
+// (common/content_hash.h) of its compressed bytes (to locate corruption without
+// decompressing) and of its raw bytes.
+// A reference chunk (codec CodecId::kRef, version 4 on; common/chunk_ref.h) stores instead of
 // bytes the name of an equal chunk in another container of the same store directory
 // (file name, that container's identity, stream and chunk index); its raw size and raw
 // hash are the referenced chunk's. The reader resolves it by opening that container next
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "common/chunk_encode.h"
+#include "common/content_hash.h"
 #include "common/variable_map.h"
 
 namespace ckptfwd {
@@ -58,8 +60,8 @@ struct ChunkInfo {
   uint32_t raw_size = 0;
   uint32_t comp_size = 0;
   uint64_t offset = 0;     // absolute offset in the container
-  uint64_t raw_hash = 0;   // xxh64(raw bytes, seed 0)
-  uint64_t comp_hash = 0;  // xxh64(stored bytes, seed 0)
+  uint64_t raw_hash = 0;   // content hash of the raw bytes (the container's kind, content_hash.h)
+  uint64_t comp_hash = 0;  // content hash of the stored bytes
 };
 
 struct StreamInfo {
@@ -96,10 +98,11 @@ struct FileEntry {
   uint32_t mode = 0644;  // permission bits
   int64_t mtime_ns = 0;
   uint64_t version = 0;  // forwarder version id (diagnostics)
-  // xxh64 (seed 0) of the whole file content, holes as zeros (restore_file checks it).
+  // The content hash (content_hash.h: XXH3 from format version 5, XXH64 before) of the
+  // whole file content, holes as zeros (restore_file checks it).
   // For an overlay (a file the MANIFEST names in an "overlay" record, see manifest.h: the
   // extents one node wrote of a shared file; bytes outside its ranges are "unchanged", not
-  // zeros) it is instead the xxh64 of the bytes of its ranges concatenated in file order,
+  // zeros) it is instead the hash of the bytes of its ranges concatenated in file order,
   // holes contributing nothing (overlay_file checks that).
   uint64_t hash = 0;
   std::vector<FileRange> ranges;
@@ -149,6 +152,8 @@ class ContainerReader {
   const std::vector<FileEntry>& files() const;
   // The size and index checksum of the open container (see ContainerIdentity).
   ContainerIdentity identity() const;
+  // The hash its chunks and files are checked with (by its format version).
+  HashKind content_hash_kind() const;
   // Threads that decode a file's chunks while it is restored, read or checked (1, the
   // default: the calling thread alone; n > 1 starts n - 1 helpers per file of two or more
   // chunks, see common/decode_ahead.h). Set it before use, not while a walk runs.

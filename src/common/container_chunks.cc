@@ -1,8 +1,6 @@
 // A chunk's bytes for ContainerReader: read from the container (its stored checksum
 // checked or not), decoded, kept in the reader's cache for the walks, or fetched from the
 // container a reference chunk names.
-#include <xxhash.h>
-
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -11,6 +9,7 @@
 
 #include "codec/codec.h"
 #include "common/chunk_ref.h"
+#include "common/content_hash.h"
 #include "common/container_format.h"
 #include "common/container_reader_impl.h"
 
@@ -43,7 +42,7 @@ bool ContainerReader::Impl::read_stored(size_t s, size_t i, AlignedBuffer& buf,
   auto fail = [&](const std::string& why) { return chunk_error(s, i, why, err); };
   if (!direct.read(fd, c.offset, c.comp_size, buf, stored))
     return fail(errno == ENOMEM ? "out of memory" : "read failed: " + errno_text(errno));
-  if (checked && XXH64(*stored, c.comp_size, 0) != c.comp_hash)
+  if (checked && content_hash(content_kind, *stored, c.comp_size) != c.comp_hash)
     return fail("stored bytes do not match their checksum (corrupt container)");
   return true;
 }
@@ -144,7 +143,7 @@ bool ContainerReader::Impl::decode_chunk(size_t s, size_t i, std::vector<uint8_t
   if (!codec) return fail("unknown codec id " + std::to_string(c.codec));
   if (!codec->decompress(stored, c.comp_size, out.data(), out.size()))
     return fail(std::string("cannot ") + codec->name() + "-decompress (corrupt chunk)");
-  if (checked && XXH64(out.data(), out.size(), 0) != c.raw_hash)
+  if (checked && content_hash(content_kind, out.data(), out.size()) != c.raw_hash)
     return fail("decompressed bytes do not match their checksum");
   return true;
 }

@@ -13,10 +13,10 @@ namespace ckptfwd::container_format {
 
 inline constexpr char kMagic[8] = {'C', 'K', 'F', 'W', 'D', 'C', '0', '1'};
 inline constexpr char kEndMagic[8] = {'C', 'K', 'F', 'W', 'D', 'E', 'N', 'D'};
-// Written: 4 when a chunk is a reference (common/chunk_ref.h), else 3, so that a store
-// without references stays readable by a ckptfwd that predates them.
-inline constexpr uint32_t kFormatVersion = 4;
-inline constexpr uint32_t kFormatVersionNoRefs = 3;
+// Written: 5, whose chunk and file hashes are XXH3 (common/content_hash.h). Version 4
+// added reference chunks (common/chunk_ref.h), 3 variable maps, 2 dtype hints; versions
+// 1 to 4 hash content with XXH64 and are still read.
+inline constexpr uint32_t kFormatVersion = 5;
 inline constexpr uint32_t kOldestFormatVersion = 1;  // still read (no hints, no variable maps)
 // A reader opens at most this many other containers to resolve references: the writer
 // refers only to the few containers of the previous versions of a batch's paths, and a

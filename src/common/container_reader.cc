@@ -27,7 +27,7 @@
 #include "common/decode_ahead.h"
 #include "common/dtype.h"
 #include "common/le_codec.h"
-#include "common/xxh64_stream.h"
+#include "common/content_hash.h"
 
 namespace ckptfwd {
 
@@ -149,12 +149,12 @@ constexpr uint64_t kWalkPiece = 256 << 10;
 }  // namespace
 
 template <class Sink>
-bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
+bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, FileHashKind kind,
                                       std::string* err) const {
   const FileEntry& f = files[fi];
   // h: whole content; ho: ranges only. Each is computed only when the kind needs it.
-  bool want_whole = kind != HashKind::kOverlay, want_ranges = kind != HashKind::kWhole;
-  Xxh64Stream h, ho;
+  bool want_whole = kind != FileHashKind::kOverlay, want_ranges = kind != FileHashKind::kWhole;
+  ContentHashStream h(content_kind), ho(content_kind);
   if (!h.ok() || !ho.ok()) {
     if (err) *err = "out of memory";
     return false;
@@ -238,12 +238,12 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, HashKind kind,
   if (err && bad_chunk_of(fi, err)) return false;
   if (err) {
     *err = path + ": file '" + f.path + "': " +
-           (kind == HashKind::kOverlay ? "overlay content (its ranges)" : "restored content") +
+           (kind == FileHashKind::kOverlay ? "overlay content (its ranges)" : "restored content") +
            " does not match its checksum";
     // Tell an overlay restored on its own apart from corruption: one more pass, hashes only.
-    if (kind == HashKind::kWhole) {
+    if (kind == FileHashKind::kWhole) {
       std::string ignored;
-      if (walk_file(fi, NullSink{}, HashKind::kOverlay, &ignored))
+      if (walk_file(fi, NullSink{}, FileHashKind::kOverlay, &ignored))
         *err +=
             " as a whole file: it is an overlay (only the extents one node wrote of a "
             "shared file); restore it from its store, whose MANIFEST layers it on its base";
@@ -307,6 +307,8 @@ bool ContainerReader::open(const std::string& path, std::string* err) {
     return fail("index checksum mismatch (corrupt index at offset " + std::to_string(index_off) +
                 ")");
   m.index_hash = index_hash;
+  m.version = version;
+  m.content_kind = hash_kind_of_format(version);
   std::string why;
   if (!m.parse_index(index.data(), index.size(), index_off, version, &why)) {
     if (err) *err = why;
@@ -325,6 +327,8 @@ void ContainerReader::set_decode_threads(unsigned n) { impl_->decode_helpers = n
 ContainerIdentity ContainerReader::identity() const {
   return ContainerIdentity{impl_->file_size, impl_->index_hash};
 }
+
+HashKind ContainerReader::content_hash_kind() const { return impl_->content_kind; }
 
 std::string ContainerReader::chunk_chain(size_t s, size_t i) const {
   const Impl& m = *impl_;
@@ -380,7 +384,7 @@ bool ContainerReader::restore_file(size_t i, int fd, std::string* err) {
   auto sink = [&](uint64_t off, const uint8_t* p, uint64_t n) {
     return p == nullptr || pwrite_all(fd, p, static_cast<size_t>(n), off);
   };
-  if (!m.walk_file(i, sink, Impl::HashKind::kWhole, err)) return false;
+  if (!m.walk_file(i, sink, Impl::FileHashKind::kWhole, err)) return false;
   if (::ftruncate(fd, static_cast<off_t>(m.files[i].size)) != 0) {
     if (err) *err = "cannot set the size of '" + m.files[i].path + "': " + errno_text(errno);
     return false;
@@ -398,7 +402,7 @@ bool ContainerReader::overlay_file(size_t i, int fd, std::string* err, bool whol
   auto sink = [&](uint64_t off, const uint8_t* p, uint64_t n) {
     return p == nullptr || pwrite_all(fd, p, static_cast<size_t>(n), off);
   };
-  if (!m.walk_file(i, sink, whole_hash ? Impl::HashKind::kWhole : Impl::HashKind::kOverlay, err))
+  if (!m.walk_file(i, sink, whole_hash ? Impl::FileHashKind::kWhole : Impl::FileHashKind::kOverlay, err))
     return false;
   const FileEntry& f = m.files[i];
   struct stat st;
@@ -434,7 +438,7 @@ bool ContainerReader::read_file(size_t i, std::vector<uint8_t>& out, std::string
     if (p) memcpy(out.data() + off, p, static_cast<size_t>(n));
     return true;
   };
-  return m.walk_file(i, sink, Impl::HashKind::kWhole, err);
+  return m.walk_file(i, sink, Impl::FileHashKind::kWhole, err);
 }
 
 bool ContainerReader::verify(std::vector<std::string>& problems, const std::vector<bool>* overlay) {
@@ -469,11 +473,11 @@ bool ContainerReader::verify(std::vector<std::string>& problems, const std::vect
       size_t last = m.chunk_at(r.stream, r.stream_off + r.len - 1);
       if (bad_before[r.stream][last + 1] != bad_before[r.stream][first]) touches_bad = true;
     }
-    Impl::HashKind kind = !overlay                               ? Impl::HashKind::kEither
-                          : f < overlay->size() && (*overlay)[f] ? Impl::HashKind::kOverlay
-                                                                 : Impl::HashKind::kWhole;
+    Impl::FileHashKind kind = !overlay                               ? Impl::FileHashKind::kEither
+                          : f < overlay->size() && (*overlay)[f] ? Impl::FileHashKind::kOverlay
+                                                                 : Impl::FileHashKind::kWhole;
     // The limit is for hashing holes as zeros, which an overlay check never does.
-    if (touches_bad || (kind != Impl::HashKind::kOverlay && m.files[f].size > kVerifyFileLimit))
+    if (touches_bad || (kind != Impl::FileHashKind::kOverlay && m.files[f].size > kVerifyFileLimit))
       continue;
     std::string why;
     if (!m.walk_file(f, null_sink, kind, &why)) problems.push_back(why);

@@ -14,6 +14,7 @@
 
 #include "common/chunk_ref.h"
 #include "common/container.h"
+#include "common/content_hash.h"
 #include "common/direct_read.h"
 
 namespace ckptfwd {
@@ -24,6 +25,9 @@ struct ContainerReader::Impl {
   DirectRange direct;  // large chunks past the page cache (direct_read.h)
   uint64_t file_size = 0;
   uint64_t index_hash = 0;
+  uint32_t version = 0;
+  // The hash of its chunks and files: XXH64 before format version 5 (content_hash.h).
+  HashKind content_kind = kWriteHash;
   std::vector<StreamInfo> streams;
   std::vector<FileEntry> files;
   // raw_start[s][i]: stream offset of chunk i of stream s (prefix sums of raw sizes).
@@ -104,12 +108,12 @@ struct ContainerReader::Impl {
 
   // Which FileEntry.hash a walk checks: the whole content (holes as zeros), the overlay
   // hash (the ranges' bytes only), or either (a lone container does not say which).
-  enum class HashKind { kWhole, kOverlay, kEither };
+  enum class FileHashKind { kWhole, kOverlay, kEither };
 
   // Walks file i in order, handing each piece (data, or nullptr for a hole) to sink, and
   // checks the content hash at the end.
   template <class Sink>
-  bool walk_file(size_t i, Sink&& sink, HashKind kind, std::string* err) const;
+  bool walk_file(size_t i, Sink&& sink, FileHashKind kind, std::string* err) const;
   // After file i failed its hash: its chunks decoded again and checked one by one, so
   // that the error names a corrupt chunk when there is one (true, *err set to it).
   bool bad_chunk_of(size_t i, std::string* err) const;

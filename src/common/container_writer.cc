@@ -32,12 +32,11 @@ struct ContainerWriter::Impl {
   std::string final_path;
   std::string tmp_path;
   int fd = -1;
-  std::unique_ptr<DirectAppender> out;  // every byte but the version patch goes through it
+  std::unique_ptr<DirectAppender> out;  // every byte goes through it
   uint64_t pos = 0;
   uint64_t written_back = 0;  // bytes handed to writeback early (append_chunk)
   uint64_t direct_bytes = 0;  // of pos, written with O_DIRECT (set by commit())
   bool committed = false;
-  bool has_refs = false;    // a chunk is a reference: format version 4
   uint64_t index_hash = 0;  // set by commit()
   std::vector<StreamInfo> streams;
   std::vector<FileEntry> files;
@@ -66,7 +65,7 @@ bool ContainerWriter::open(const std::string& final_path, std::string* err, bool
   m.out = std::make_unique<DirectAppender>(m.fd, direct);
   Enc h;
   h.raw(kMagic, 8);
-  h.u32(kFormatVersionNoRefs);  // commit() raises it when a chunk is a reference
+  h.u32(kFormatVersion);
   h.u32(0);
   if (!m.out->append(h.buf.data(), h.buf.size())) {
     if (err) *err = m.tmp_path + ": write failed: " + errno_text(errno);
@@ -103,7 +102,6 @@ bool ContainerWriter::append_chunk(uint32_t s, const EncodedChunk& c, std::strin
     std::string why;
     if (!decode_chunk_ref(c.bytes.data(), c.bytes.size(), r, &why))
       return fail("reference chunk of stream '" + m.streams[s].key + "': " + why);
-    m.has_refs = true;
   }
   if (c.bytes.size() > UINT32_MAX || c.raw_size > kMaxChunkRaw)
     return fail("chunk too large (" + std::to_string(c.raw_size) + " raw bytes; at most " +
@@ -227,12 +225,6 @@ bool ContainerWriter::commit(std::string* err) {
     return fail(m.tmp_path + ": write failed: " + errno_text(errno));
   m.direct_bytes = m.out->direct_bytes();
   m.out.reset();  // its buffer, for the next container
-  if (m.has_refs) {
-    Enc v;
-    v.u32(kFormatVersion);
-    if (!pwrite_all(m.fd, v.buf.data(), v.buf.size(), 8))
-      return fail(m.tmp_path + ": write failed: " + errno_text(errno));
-  }
   m.pos += x.buf.size();
   // Only we write this file (O_EXCL, O_CLOEXEC): any other size means bytes that are not
   // ours went in through a descriptor mix-up, and the container must not be published.

@@ -1,12 +1,10 @@
 #include "forwarder/batch_hashes.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <new>
 #include <stdexcept>
 
-#include "common/xxh64_stream.h"
+#include "common/content_hash.h"
 #include "forwarder/staging.h"
 
 namespace ckptfwd::fwd {
@@ -19,8 +17,8 @@ uint64_t hash_ranges(const std::string& data_path, const Extents& ranges) {
 }
 
 uint64_t hash_mapped(const MappedFile& m, const Extents& ranges) {
-  if (ranges.size() == 1 && ranges[0].begin == 0) return XXH64(m.data(), ranges[0].end, 0);
-  Xxh64Stream h;
+  if (ranges.size() == 1 && ranges[0].begin == 0) return content_hash(m.data(), ranges[0].end);
+  ContentHashStream h;
   if (!h.ok()) throw std::bad_alloc();
   for (const Extent& x : ranges) h.update(m.data() + x.begin, x.end - x.begin);
   return h.digest();
@@ -29,7 +27,7 @@ uint64_t hash_mapped(const MappedFile& m, const Extents& ranges) {
 uint64_t restored_hash(const MergePlan& plan, size_t i, uint64_t size, bool overlay,
                        const std::map<uint32_t, std::vector<uint8_t>>& lossy,
                        const WalkedPiece& done) {
-  Xxh64Stream h;
+  ContentHashStream h;
   if (!h.ok()) throw std::bad_alloc();
   auto hole = [&](uint64_t len) {
     if (!overlay) h.update_zeros(len);

@@ -1,4 +1,4 @@
-// The whole-file hashes of a batch (FileEntry.hash, XXH64 seed 0, checked by every
+// The whole-file hashes of a batch (FileEntry.hash, the content hash of common/content_hash.h, checked by every
 // restore): of the staged bytes as the batch reads them, or of what a restore gives back.
 #pragma once
 #include <cstdint>
@@ -15,7 +15,7 @@
 
 namespace ckptfwd::fwd {
 
-// XXH64 of the bytes of `ranges` of the staged file, in order, read with pread into one
+// The content hash of the bytes of `ranges` of the staged file, in order, read with pread into one
 // buffer per worker: hashing neither faults the file's pages into the mapping (the RSS a
 // batch holds stays bounded) nor competes with the encoders for them. Throws on a read
 // error (the batch fails and is retried like a store error).
@@ -24,7 +24,7 @@ uint64_t hash_ranges(const std::string& data_path, const Extents& ranges);
 // The same hash over the mapping (a batch small enough to stay resident).
 uint64_t hash_mapped(const MappedFile& m, const Extents& ranges);
 
-// XXH64 of file i as a restore gives it back, read from the plan's streams now: every
+// The content hash of file i as a restore gives it back, read from the plan's streams now: every
 // range in file order, a hole (a new file's bytes never written) as zeros up to size; an
 // overlay's hash covers its ranges only (FileEntry.hash). Bytes of a lossy stream come
 // from `lossy` (what its chunks decode to). done(stream, off, p, n): called after each

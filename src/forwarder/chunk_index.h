@@ -2,7 +2,7 @@
 // instead of being stored again (reference chunks, common/chunk_ref.h): an unchanged
 // variable of an incremental checkpoint is cut into the same chunks every time (the merge
 // layout is deterministic), so a chunk with the same stream key (without the "@g<k>"
-// group suffix), dtype, raw size and raw xxh64 as one already in the store is stored as a
+// group suffix), dtype, raw size and raw content hash as one already in the store is stored as a
 // reference to it, and not compressed again.
 //
 // Which containers: those of the live versions of the batch's paths, and the last few
@@ -49,7 +49,7 @@ class ChunkIndex {
   // dtype, or nullptr.
   const ChunkRef* find(const std::string& key, const std::string& dtype, uint32_t raw_size,
                        uint64_t raw_hash) const;
-  // When n bytes of stream key (dtype) whose XXH64 (seed 0) is raw_hash equal a chunk of
+  // When n bytes of stream key (dtype) whose content hash (content_hash.h) is raw_hash equal a chunk of
   // the index: out becomes the reference chunk to it (true). The caller hashes the bytes
   // once for this and for the chunk it encodes otherwise; safe from many threads.
   bool refer(const std::string& key, const std::string& dtype, size_t n, uint64_t raw_hash,

@@ -3,7 +3,7 @@
 #include <atomic>
 #include <new>
 
-#include "common/xxh64_stream.h"
+#include "common/content_hash.h"
 #include "forwarder/batch_hashes.h"
 #include "forwarder/mapped_file.h"
 #include "forwarder/recheck_gate.h"
@@ -24,7 +24,7 @@ bool rehash_in_place(const MergePlan& plan, const std::vector<ChunkSpan>& chunks
   std::atomic<bool> differs{false};
   auto recheck_chunk = [&](size_t j) {
     if (differs.load(std::memory_order_relaxed)) return;
-    Xxh64Stream h;
+    ContentHashStream h;
     if (!h.ok()) throw std::bad_alloc();
     plan.streams[chunks[j].stream].bytes.for_each(chunks[j].off, chunks[j].len,
                                                   [&](const uint8_t* p, uint64_t n) {

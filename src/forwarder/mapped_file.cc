@@ -4,7 +4,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,7 +12,7 @@
 #include <mutex>
 #include <vector>
 
-#include "common/xxh64_stream.h"
+#include "common/content_hash.h"
 #include "forwarder/staging.h"
 #include "forwarder/warm_memory.h"
 #include "forwarder/worker_pool.h"
@@ -102,7 +101,7 @@ bool MappedFile::open(const std::string& path, uint64_t size, std::string* err) 
 }
 
 namespace {
-// XXH64 of a buffer filled slice by slice in any order, taken in order as the slices come
+// The content hash of a buffer filled slice by slice in any order, taken in order as the slices come
 // in: the thread that completes a slice hashes it, and the slices after it already in,
 // unless another thread is hashing (it takes them then). finish() hashes whatever is left;
 // the result stands only if every slice came in whole.
@@ -142,7 +141,7 @@ class InOrderHash {
   std::vector<std::atomic<bool>> in_;
   std::atomic<uint64_t> next_{0};  // the first slice not hashed yet
   std::mutex mu_;
-  Xxh64Stream state_;
+  ContentHashStream state_;
 };
 }  // namespace
 
@@ -154,7 +153,7 @@ bool MappedFile::read_private(const std::string& path, uint64_t size, WorkerPool
   if (fd < 0) return false;
   if (want == 0) {
     close(fd);
-    read_hash_ = XXH64(nullptr, 0, 0);
+    read_hash_ = content_hash(nullptr, 0);
     return true;
   }
   uint64_t len = want;

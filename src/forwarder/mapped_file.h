@@ -25,7 +25,7 @@ class MappedFile {
   // truncated, which would fault a mapping). The memory comes from, and goes back to,
   // the warm regions (warm_memory.h) when one fits.
   //
-  // It also takes the XXH64 (seed 0) of the bytes read (read_hash()), each slice hashed in
+  // It also takes the content hash (content_hash.h) of the bytes read (read_hash()), each slice hashed in
   // file order as soon as it and the slices before it are in, mostly by the thread that
   // just read it while its bytes are still in that core's cache: hashed afterwards from
   // memory, a 64 MiB snapshot cost a pass of about 15 ms of one core on the test machine
@@ -35,7 +35,7 @@ class MappedFile {
   uint64_t size() const { return size_; }
   // True after read_private: the bytes live only in this object's memory.
   bool is_private() const { return mapped_ != 0; }
-  // XXH64 (seed 0) of [data(), data() + size()) when read_private took it (every slice read
+  // The content hash of [data(), data() + size()) when read_private took it (every slice read
   // whole); nullopt after open() or a read cut short by a writer.
   const std::optional<uint64_t>& read_hash() const { return read_hash_; }
   // Gives back the pages of [p, p+n) (clipped to the mapping; nothing outside it is ever

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
@@ -20,6 +19,7 @@
 
 #include "codec/codec.h"
 #include "common/container.h"
+#include "common/content_hash.h"
 #include "common/lossy_rules.h"
 #include "common/manifest.h"
 #include "common/owner_check.h"
@@ -32,7 +32,7 @@
 #include "forwarder/log.h"
 #include "forwarder/mapped_file.h"
 #include "forwarder/merge_plan.h"
-#include "forwarder/snapshot_budget.h"
+#include "forwarder/batch_budget.h"
 #include "forwarder/staging.h"
 #include "forwarder/stats.h"
 #include "forwarder/store_paths.h"
@@ -83,7 +83,8 @@ void infer_maps(const schema::Inferrer& inferrer, const std::vector<BatchFile>& 
   out.infer_ns += monotonic_ns() - t0;
 }
 
-// Bytes of a batch read without bounding its resident pages: 128 MiB, or
+// Bytes of the batches in flight read without bounding their resident pages (all of them
+// together: BatchBudget::resident_batches): 128 MiB, or
 // CKPTFWD_TEST_RESIDENT_BUDGET (bytes; a test knob, so small batches take the bounded
 // path too).
 uint64_t resident_budget() {
@@ -155,7 +156,7 @@ std::vector<codec::Chain> choose_chains(const Config& cfg, const MergePlan& plan
 struct EncodedJob {
   EncodedChunk enc;
   int64_t ns = 0;         // encode time on its worker
-  uint64_t src_hash = 0;  // XXH64 of the bytes encoded, for the in-place checks
+  uint64_t src_hash = 0;  // content hash of the bytes encoded, for the in-place checks
 };
 }  // namespace
 
@@ -219,13 +220,15 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
     out.sizes[i] = n;
   }
   if (!changed->empty()) return false;
-  // A batch larger than resident_budget() is read so that its pages do not stay resident:
-  // hashed through pread, its mapped pages given back once planned and once encoded. That
-  // costs a copy and the faults of reading pages again (about a tenth more CPU), which a
-  // smaller batch, held whole in memory at little cost, does not pay.
+  // A batch larger than what resident_budget() leaves of the batches in flight is read so
+  // that its pages do not stay resident: hashed through pread, its mapped pages given back
+  // once planned and once encoded. That costs a copy and the faults of reading pages again
+  // (about a tenth more CPU), which a smaller batch, held whole in memory at little cost,
+  // does not pay.
   uint64_t batch_bytes = 0;
   for (const MappedFile& m : maps) batch_bytes += m.size();
-  const bool bounded = batch_bytes > resident_budget();
+  BatchBudget resident(BatchBudget::resident_batches, resident_budget());
+  const bool bounded = !resident.take(batch_bytes);
   // Every file's hash on the workers, beside planning and before the chunks (the pool is
   // FIFO): no serial pass over the whole batch before compression starts.
   std::atomic<int64_t> hash_ns{0};
@@ -326,7 +329,7 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
     populate_for_read(raw, job.len);  // a mapped chunk: its page tables in one call
     // One pass over the chunk's bytes in memory for the hash that the reference lookup,
     // the chunk's record and the in-place checks all use.
-    const uint64_t raw_hash = job.len <= UINT32_MAX ? XXH64(raw, job.len, 0) : 0;
+    const uint64_t raw_hash = job.len <= UINT32_MAX ? content_hash(raw, job.len) : 0;
     if (verify[job.stream]) r.src_hash = raw_hash;
     // A lossy stream's chunks must each carry the bytes a restore gives back
     // (rehash_lossy_files): they are never references.
@@ -482,13 +485,13 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   std::optional<WorkerPool> own_pool;  // callers without the forwarder's (tests)
   if (!workers) workers = &own_pool.emplace(std::max(1, cfg.writers));
   // Live files (fsync snapshots) are read into private memory while they fit in the
-  // forwarder's budget (snapshot_budget.h) and warm memory is kept for them
+  // forwarder's budget (batch_budget.h) and warm memory is kept for them
   // (warm_memory.h: fresh pages cost more than reading in place); the others are read in
   // place, under its checks, and warm memory of their size is prepared for the next
   // fsync. Not one a writer maps shared and writable (as at the fsync of a large file,
   // wait_verbs.cc): the checks could miss a change made and undone through that mapping,
   // a private read cannot.
-  SnapshotReadBudget budget(cfg.snapshot_read_max);
+  BatchBudget budget(BatchBudget::snapshot_reads, cfg.snapshot_read_max);
   std::vector<BatchFile> budgeted;
   std::vector<uint64_t> to_warm;
   for (size_t i = 0; i < files.size(); ++i) {

@@ -45,7 +45,7 @@ struct BatchFile {
   // (hash, inference input, chunks) comes from that one read, never from the live file.
   bool live = false;
   // A live file too large for that (Version::in_place, or past the bytes of live files the
-  // batches in flight may read into memory: snapshot_budget.h): read in place, under the checks
+  // batches in flight may read into memory: batch_budget.h): read in place, under the checks
   // of forwarder/in_place.h, and copied to a staged file of its own if they see a change.
   // holder_pids (of every live file): the processes that have the file open (whose maps
   // the checks read).
@@ -70,7 +70,7 @@ struct BatchResult {
   uint64_t bytes_stored = 0;          // container size
   ContainerIdentity identity;         // what its MANIFEST records carry (manifest.h)
   std::vector<uint64_t> sizes;        // bytes actually stored per file
-  std::vector<uint64_t> hashes;       // XXH64 of each file's bytes (a partial file: of its extents)
+  std::vector<uint64_t> hashes;       // content hash of each file's bytes (a partial file: of its extents)
   std::vector<uint64_t> typed;        // bytes covered by each file's committed dtype hints
   std::vector<uint64_t> mapped;       // bytes in the variables of each file's variable map
   std::vector<uint8_t> infer_failed;  // 1: a source was tried and failed (logged)

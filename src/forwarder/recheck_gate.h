@@ -4,7 +4,7 @@
 // chunk's hash at encoding, then the whole-file hash of what a restore gives back (a walk
 // of the file in order), then the chunk's hash once more: equal to the first, the bytes
 // did not change between the encoding and the walk, so the walk's hash speaks for what
-// was encoded. The walk is one serial XXH64 pass a file; the second hashes are not, and a
+// was encoded. The walk is one serial hash pass a file; the second hashes are not, and a
 // chunk's may run as soon as the walks have read every byte of it they read, on the
 // workers the walks leave idle, instead of after the last walk. The gate counts those
 // bytes per chunk and tells which chunk a walked piece completed.

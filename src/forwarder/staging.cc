@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,7 +12,7 @@
 #include <cstring>
 #include <vector>
 
-#include "common/xxh64_stream.h"
+#include "common/content_hash.h"
 
 namespace ckptfwd::fwd {
 
@@ -277,7 +276,7 @@ bool hash_staged_ranges(const std::string& path, const Extents& ranges, uint64_t
                         std::string* err) {
   constexpr uint64_t kWindow = 4ull << 20;
   thread_local std::vector<uint8_t> buf;
-  *hash = XXH64(nullptr, 0, 0);
+  *hash = content_hash(nullptr, 0);
   if (ranges.empty()) return true;
   buf.resize(kWindow);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -285,7 +284,7 @@ bool hash_staged_ranges(const std::string& path, const Extents& ranges, uint64_t
     if (err) *err = errno_message("cannot open staged file", path);
     return false;
   }
-  Xxh64Stream h;
+  ContentHashStream h;
   if (!h.ok()) {
     ::close(fd);
     if (err) *err = "out of memory hashing " + path;

@@ -12,7 +12,7 @@
 // Standalone build (from the repository root; needs clang with libFuzzer):
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
 //     tests/fuzz/fuzz_container.cc src/common/container_*.cc src/common/chunk_ref.cc \
-//     src/common/chunk_encode.cc src/common/decode_ahead.cc src/common/direct_append.cc src/common/direct_read.cc \
+//     src/common/chunk_encode.cc src/common/content_hash.cc src/common/decode_ahead.cc src/common/direct_append.cc src/common/direct_read.cc \
 //     src/common/variable_map.cc \
 //     src/codec/*.cc \
 //     -lzstd -lz -lfpzip -lxxhash -o /tmp/fuzz_container
@@ -67,7 +67,7 @@ bool make_target(const std::string& path) {
   f.ranges = {{0, 6000, 0, 0}, {6000, 3000, 1, 0}};
   std::vector<uint8_t> all(a);
   all.insert(all.end(), b.begin(), b.end());
-  f.hash = XXH64(all.data(), all.size(), 0);
+  f.hash = ckptfwd::content_hash(all.data(), all.size());
   w.add_file(f);
   return ok && w.commit(&err);
 }
@@ -155,7 +155,7 @@ void rebuild(const std::string& src, ckptfwd::ContainerReader& r) {
           ok = false;
           break;
         }
-        e.comp_hash = XXH64(e.bytes.data(), e.bytes.size(), 0);
+        e.comp_hash = ckptfwd::content_hash(e.bytes.data(), e.bytes.size());
         if (!w.append_chunk(id, e, &err)) {
           ok = false;
           break;
@@ -233,7 +233,7 @@ int main(int argc, char** argv) {
     f.path = std::string("/ckpt/") + which;
     f.size = 6000;
     f.ranges = {{0, 6000, 0, 0}};
-    f.hash = XXH64(a.data(), a.size(), 0);
+    f.hash = ckptfwd::content_hash(a.data(), a.size());
     w.add_file(f);
     if (!ok || !w.commit(&err)) {
       fprintf(stderr, "%s\n", err.c_str());

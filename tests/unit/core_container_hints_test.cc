@@ -34,7 +34,7 @@ bool write_with_hints(const std::string& path, const std::vector<uint8_t>& conte
   FileEntry f;
   f.path = "/ckpt/a.bin";
   f.size = content.size();
-  f.hash = XXH64(content.data(), content.size(), 0);
+  f.hash = content_hash(content.data(), content.size());
   f.ranges.push_back({0, content.size(), 0, 0});
   f.hints = std::move(hints);
   w.add_file(std::move(f));
@@ -140,13 +140,13 @@ TEST(ContainerHints, NoHintsRoundTrip) {
   EXPECT_TRUE(r.files()[0].hints.empty());
 }
 
-TEST(ContainerHints, WrittenAsTheCurrentVersion3) {
+TEST(ContainerHints, WrittenAsTheCurrentVersion) {
   TempDir d;
   std::string err;
   ASSERT_TRUE(write_with_hints(d.path() + "/c.ckc", pattern(10), {}, &err)) << err;
   auto bytes = test::read_all(d.path() + "/c.ckc");
   ASSERT_GE(bytes.size(), 12u);
-  EXPECT_EQ(bytes[8], 3);  // version 3 added variable maps after the hints
+  EXPECT_EQ(bytes[8], 5);  // version 5: XXH3 content hashes (3 added variable maps)
 }
 
 TEST(ContainerHints, Version1StillReadable) {
@@ -183,7 +183,7 @@ TEST(ContainerHints, HandmadeVersion2Readable) {
 TEST(ContainerHints, UnknownVersionsRejected) {
   TempDir d;
   std::string err;
-  for (uint32_t v : {0u, 5u}) {
+  for (uint32_t v : {0u, 6u}) {
     test::write_all(d.path() + "/v.ckc", handmade(v, pattern(10), [](Blob& x) { x.u32(0); }));
     ContainerReader r;
     EXPECT_FALSE(r.open(d.path() + "/v.ckc", &err)) << v;

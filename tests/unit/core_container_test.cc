@@ -186,7 +186,7 @@ TEST(Container, ReadsPastTheChunkCacheComeBackExact) {
       FileEntry f;
       f.path = name;
       f.size = data.size();
-      f.hash = XXH64(data.data(), data.size(), 0);
+      f.hash = content_hash(data.data(), data.size());
       f.ranges = {{0, data.size(), s, 0}};
       w.add_file(f);
     }
@@ -326,14 +326,14 @@ TEST(ContainerCorruption, AChunkDecodingToOtherBytesIsNamedByTheRestoreOfItsFile
       EncodedChunk c = encode_chunk(both.data() + off, 4096, "raw", 0);
       if (off == 4096) {  // chunk 1, inside a: stored bytes changed, stored hash kept true
         c.bytes[100] ^= 0x5A;
-        c.comp_hash = XXH64(c.bytes.data(), c.bytes.size(), 0);
+        c.comp_hash = content_hash(c.bytes.data(), c.bytes.size());
       }
       ASSERT_TRUE(w.append_chunk(s, c, &err)) << err;
     }
     FileEntry fa, fb;
-    fa.path = "/a", fa.size = a.size(), fa.hash = XXH64(a.data(), a.size(), 0);
+    fa.path = "/a", fa.size = a.size(), fa.hash = content_hash(a.data(), a.size());
     fa.ranges = {{0, a.size(), s, 0}};
-    fb.path = "/b", fb.size = b.size(), fb.hash = XXH64(b.data(), b.size(), 0);
+    fb.path = "/b", fb.size = b.size(), fb.hash = content_hash(b.data(), b.size());
     fb.ranges = {{0, b.size(), s, a.size()}};
     w.add_file(fa);
     w.add_file(fb);

@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <thread>
 
@@ -148,7 +147,7 @@ TEST(DirectAppender, AContainerIsTheSameFileWrittenDirectOrBuffered) {
     FileEntry f;
     f.path = "/ckpt/f.bin";
     f.size = raw.size();
-    f.hash = XXH64(raw.data(), raw.size(), 0);
+    f.hash = content_hash(raw.data(), raw.size());
     f.ranges = {FileRange{0, raw.size(), s, 0}};
     w.add_file(f);
     ASSERT_TRUE(w.commit(&err)) << err;

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -100,7 +99,7 @@ inline bool build_container(const std::string& final_path, std::vector<TestFile>
     e.mode = 0640;
     e.mtime_ns = 1700000000123456789LL;
     e.version = entries.size() + 1;
-    e.hash = XXH64(tf.content.data(), tf.content.size(), 0);
+    e.hash = content_hash(tf.content.data(), tf.content.size());
     for (auto [off, len] : tf.extents) {
       FileRange r;
       r.file_off = off;
@@ -142,14 +141,12 @@ struct OverlayFile {
   std::vector<std::pair<uint64_t, uint64_t>> extents;
 };
 
-// The overlay hash (container.h, FileEntry.hash): xxh64 of the extents' bytes in order.
+// The overlay hash (container.h, FileEntry.hash): the content hash of the extents' bytes
+// in order.
 inline uint64_t overlay_hash(const OverlayFile& o) {
-  XXH64_state_t* h = XXH64_createState();
-  XXH64_reset(h, 0);
-  for (auto [off, len] : o.extents) XXH64_update(h, o.node_view.data() + off, len);
-  uint64_t v = XXH64_digest(h);
-  XXH64_freeState(h);
-  return v;
+  ContentHashStream h;
+  for (auto [off, len] : o.extents) h.update(o.node_view.data() + off, len);
+  return h.digest();
 }
 
 // What applying o does to a file's bytes: its extents copied in, grown to its size.

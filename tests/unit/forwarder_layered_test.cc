@@ -2,7 +2,6 @@
 // built by hand: tests/unit/core_layered_store.h): STAT gives the merged size, a read view
 // and the starting bytes of a write open hold the merged bytes, and a new overlay gives a
 // new read view rather than the stale one.
-#include <xxhash.h>
 
 #include "core_layered_store.h"
 #include "forwarder/restore.h"

@@ -1,16 +1,16 @@
 // MappedFile (forwarder/mapped_file.h): a private read gives back the file's bytes and the
-// XXH64 of them taken while they were read, in file order whatever order the slices came
+// the content hash of them taken while they were read, in file order whatever order the slices came
 // in; a mapping has no such hash.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "common/content_hash.h"
 #include "forwarder/mapped_file.h"
 #include "forwarder/warm_memory.h"
 #include "forwarder/worker_pool.h"
@@ -57,9 +57,9 @@ TEST_F(MappedFileRead, PrivateReadHashesTheBytesInFileOrder) {
       ASSERT_EQ(m.size(), n);
       EXPECT_TRUE(n == 0 || memcmp(m.data(), bytes.data(), n) == 0) << n;
       ASSERT_TRUE(m.read_hash().has_value()) << n;
-      EXPECT_EQ(*m.read_hash(), XXH64(bytes.data(), n, 0)) << n << (p ? " on the pool" : "");
+      EXPECT_EQ(*m.read_hash(), ckptfwd::content_hash(bytes.data(), n)) << n << (p ? " on the pool" : "");
       MappedFile moved(std::move(m));
-      EXPECT_EQ(moved.read_hash(), XXH64(bytes.data(), n, 0)) << "kept when moved";
+      EXPECT_EQ(moved.read_hash(), ckptfwd::content_hash(bytes.data(), n)) << "kept when moved";
       EXPECT_FALSE(m.read_hash().has_value());
     }
   }
@@ -72,7 +72,7 @@ TEST_F(MappedFileRead, AShorterFileIsHashedAsFarAsItGoes) {
   std::string err;
   ASSERT_TRUE(m.read_private(dir + "/short.bin", 9 << 20, &pool, &err)) << err;
   ASSERT_EQ(m.size(), bytes.size());
-  EXPECT_EQ(m.read_hash(), XXH64(bytes.data(), bytes.size(), 0));
+  EXPECT_EQ(m.read_hash(), ckptfwd::content_hash(bytes.data(), bytes.size()));
 }
 
 TEST_F(MappedFileRead, AMappingHasNoReadHash) {

@@ -1,7 +1,6 @@
 // The merge schemes end to end through write_container: raw checkpoints of several ranks
 // described by a schema are laid out by every scheme and group size, and every file reads
 // back byte for byte; the streams are the ones the scheme promises (merge_plan.h).
-#include <xxhash.h>
 
 #include <cmath>
 #include <cstring>

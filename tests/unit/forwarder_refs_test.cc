@@ -2,7 +2,6 @@
 // change since an earlier container stores that variable's chunks as references to it;
 // every file of both batches restores exactly; CKPTFWD_KEEP keeps a referenced container
 // while a kept one refers to it, and deletes it once nothing does.
-#include <xxhash.h>
 
 #include <cmath>
 

@@ -1,5 +1,4 @@
 // Pieces tested on their own: the pipeline's stream cutting, meta files, stats JSON.
-#include <xxhash.h>
 
 #include "common/container.h"
 #include "forwarder/extents.h"
@@ -36,7 +35,7 @@ TEST_F(ForwarderTest, PipelineChunksStraddleFilesAndRestoreExactly) {
     std::vector<uint8_t> got;
     ASSERT_TRUE(r.read_file(i, got, &err)) << err;
     EXPECT_EQ(std::string(got.begin(), got.end()), contents[i]) << i;
-    EXPECT_EQ(r.files()[i].hash, XXH64(contents[i].data(), contents[i].size(), 0));
+    EXPECT_EQ(r.files()[i].hash, content_hash(contents[i].data(), contents[i].size()));
     EXPECT_EQ(r.files()[i].ranges.size(), contents[i].empty() ? 0u : 1u);
   }
   std::vector<std::string> problems;
