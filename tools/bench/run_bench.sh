@@ -7,9 +7,10 @@
 # Parts (each its own script, also runnable alone):
 #   1. bench_limits.sh  uncaptured-call overhead; checkpoints of BENCH_SIZES from BENCH_RANKS
 #      MPI ranks written to tmpfs, to disk with fsync and under ckptfwd (with and without
-#      fsync); restart reads (large files and many small ones) from disk and through
-#      ckptfwd; fsync of one file; forwarder throughput per stage, peak RSS, store contents;
-#      every byte read back and restored by `ckptfwd restore` verified
+#      fsync); the same as a job's second checkpoint (BENCH_NEXT_SIZES from
+#      BENCH_NEXT_RANKS); restart reads (large files and many small ones) from disk and
+#      through ckptfwd; fsync of one file; forwarder throughput per stage, peak RSS, store
+#      contents; every byte read back and restored by `ckptfwd restore` verified
 #   2. bench_demo.sh    the demo application (examples/stencil3d) with and without ckptfwd,
 #      and the store's compression against gzip -6 and zstd -3 on the same files
 #   3. bench_infer.sh   the cost of structure inference (skipped with BENCH_QUICK=1)
