@@ -385,26 +385,22 @@ if [ -n "$STORE_MBPS" ]; then
   [[ $STORE_MBPS =~ ^[1-9][0-9]*$ ]] || { echo "bench_limits: BENCH_STORE_MBPS='$STORE_MBPS' is not a whole number of MB/s" >&2; exit 2; }
   limit_store || exit 3
 fi
+# ROUND "SIZES" "RANKS" REP MARK: ROUND SIZE RANKS REP for each pair, MARK after each.
+each_size_and_ranks() {
+  local label np
+  for label in $2; do
+    for np in $3; do
+      "$1" "$label" "$np" "$4" || return 1
+      printf '%s' "$5"
+    done
+  done
+}
 echo "limits: parts [$PARTS], sizes [$SIZES], ranks [$RANKS], $REPS round(s), $SMALL small files; work dir $WORK ($(df -T "$WORK" | awk 'NR==2{print $2}'))${STORE_MBPS:+ limited to $STORE_MBPS MB/s}, tmpfs $SHM"
 for rep in $(seq 1 "$REPS"); do
   if has_part uncaptured; then uncaptured_round "$rep" || exit 1; printf 'u'; fi
   if has_part fsync1; then fsync1_round "$rep" || exit 1; printf 'f'; fi
-  if has_part ckpt; then
-    for label in $SIZES; do
-      for np in $RANKS; do
-        ckpt_round "$label" "$np" "$rep" || exit 1
-        printf '.'
-      done
-    done
-  fi
-  if has_part next; then
-    for label in $NEXT_SIZES; do
-      for np in $NEXT_RANKS; do
-        next_round "$label" "$np" "$rep" || exit 1
-        printf 'n'
-      done
-    done
-  fi
+  if has_part ckpt; then each_size_and_ranks ckpt_round "$SIZES" "$RANKS" "$rep" . || exit 1; fi
+  if has_part next; then each_size_and_ranks next_round "$NEXT_SIZES" "$NEXT_RANKS" "$rep" n || exit 1; fi
   if has_part small; then small_round "$rep" || exit 1; printf 's'; fi
 done
 echo
