@@ -30,7 +30,14 @@ ok "an old store verifies and restores byte for byte"
 CAP=/tmp/ckptfwd-legacy-v4/ck
 [[ -e /tmp/ckptfwd-legacy-v4 ]] && fail "/tmp/ckptfwd-legacy-v4 exists: another run of this test?"
 mkdir -p "$CAP"
-trap 'rm -rf /tmp/ckptfwd-legacy-v4; ckf_cleanup' EXIT
+# ckf_cleanup takes the test's status from $?: kept through the removal.
+legacy_cleanup() {
+  local rc=$?
+  rm -rf /tmp/ckptfwd-legacy-v4
+  (exit $rc)
+  ckf_cleanup
+}
+trap legacy_cleanup EXIT
 CAPTURE="$CAP/*"
 export CKPTFWD_STORE=$STORE
 with_lib cat "$CAP/a.txt" >"$T/a.read" || fail "reading a.txt through the library failed"
