@@ -9,9 +9,9 @@
 
 #include "codec/codec.h"
 #include "common/chunk_ref.h"
-#include "common/content_hash.h"
 #include "common/container_format.h"
 #include "common/container_reader_impl.h"
+#include "common/content_hash.h"
 
 namespace ckptfwd {
 

@@ -24,10 +24,10 @@
 #include "common/container.h"
 #include "common/container_format.h"
 #include "common/container_reader_impl.h"
+#include "common/content_hash.h"
 #include "common/decode_ahead.h"
 #include "common/dtype.h"
 #include "common/le_codec.h"
-#include "common/content_hash.h"
 
 namespace ckptfwd {
 
@@ -307,7 +307,6 @@ bool ContainerReader::open(const std::string& path, std::string* err) {
     return fail("index checksum mismatch (corrupt index at offset " + std::to_string(index_off) +
                 ")");
   m.index_hash = index_hash;
-  m.version = version;
   m.content_kind = hash_kind_of_format(version);
   std::string why;
   if (!m.parse_index(index.data(), index.size(), index_off, version, &why)) {
@@ -402,7 +401,8 @@ bool ContainerReader::overlay_file(size_t i, int fd, std::string* err, bool whol
   auto sink = [&](uint64_t off, const uint8_t* p, uint64_t n) {
     return p == nullptr || pwrite_all(fd, p, static_cast<size_t>(n), off);
   };
-  if (!m.walk_file(i, sink, whole_hash ? Impl::FileHashKind::kWhole : Impl::FileHashKind::kOverlay, err))
+  if (!m.walk_file(i, sink, whole_hash ? Impl::FileHashKind::kWhole : Impl::FileHashKind::kOverlay,
+                   err))
     return false;
   const FileEntry& f = m.files[i];
   struct stat st;
@@ -474,8 +474,8 @@ bool ContainerReader::verify(std::vector<std::string>& problems, const std::vect
       if (bad_before[r.stream][last + 1] != bad_before[r.stream][first]) touches_bad = true;
     }
     Impl::FileHashKind kind = !overlay                               ? Impl::FileHashKind::kEither
-                          : f < overlay->size() && (*overlay)[f] ? Impl::FileHashKind::kOverlay
-                                                                 : Impl::FileHashKind::kWhole;
+                              : f < overlay->size() && (*overlay)[f] ? Impl::FileHashKind::kOverlay
+                                                                     : Impl::FileHashKind::kWhole;
     // The limit is for hashing holes as zeros, which an overlay check never does.
     if (touches_bad || (kind != Impl::FileHashKind::kOverlay && m.files[f].size > kVerifyFileLimit))
       continue;

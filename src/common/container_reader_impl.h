@@ -25,7 +25,6 @@ struct ContainerReader::Impl {
   DirectRange direct;  // large chunks past the page cache (direct_read.h)
   uint64_t file_size = 0;
   uint64_t index_hash = 0;
-  uint32_t version = 0;
   // The hash of its chunks and files: XXH64 before format version 5 (content_hash.h).
   HashKind content_kind = kWriteHash;
   std::vector<StreamInfo> streams;
@@ -65,8 +64,8 @@ struct ContainerReader::Impl {
   const ContainerReader* ref_reader(const std::string& name, std::string* why) const;
   // Reads the stored bytes of chunk i of stream s into buf (*stored points at them) and,
   // checked, checks their hash.
-  bool read_stored(size_t s, size_t i, AlignedBuffer& buf, const uint8_t** stored,
-                   std::string* err, bool checked = true) const;
+  bool read_stored(size_t s, size_t i, AlignedBuffer& buf, const uint8_t** stored, std::string* err,
+                   bool checked = true) const;
   // Chunk i of stream s is a reference: parses it.
   bool read_ref(size_t s, size_t i, ChunkRef& r, std::string* err) const;
   // Decodes reference chunk i of stream s into out from the container it names (checked

@@ -1,5 +1,6 @@
-// The whole-file hashes of a batch (FileEntry.hash, the content hash of common/content_hash.h, checked by every
-// restore): of the staged bytes as the batch reads them, or of what a restore gives back.
+// The whole-file hashes of a batch (FileEntry.hash, the content hash of common/content_hash.h,
+// checked by every restore): of the staged bytes as the batch reads them, or of what a restore
+// gives back.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -49,8 +49,8 @@ class ChunkIndex {
   // dtype, or nullptr.
   const ChunkRef* find(const std::string& key, const std::string& dtype, uint32_t raw_size,
                        uint64_t raw_hash) const;
-  // When n bytes of stream key (dtype) whose content hash (content_hash.h) is raw_hash equal a chunk of
-  // the index: out becomes the reference chunk to it (true). The caller hashes the bytes
+  // When n bytes of stream key (dtype) whose content hash (content_hash.h) is raw_hash equal a
+  // chunk of the index: out becomes the reference chunk to it (true). The caller hashes the bytes
   // once for this and for the chunk it encodes otherwise; safe from many threads.
   bool refer(const std::string& key, const std::string& dtype, size_t n, uint64_t raw_hash,
              EncodedChunk& out) const;

@@ -101,10 +101,10 @@ bool MappedFile::open(const std::string& path, uint64_t size, std::string* err) 
 }
 
 namespace {
-// The content hash of a buffer filled slice by slice in any order, taken in order as the slices come
-// in: the thread that completes a slice hashes it, and the slices after it already in,
-// unless another thread is hashing (it takes them then). finish() hashes whatever is left;
-// the result stands only if every slice came in whole.
+// The content hash of a buffer filled slice by slice in any order, taken in order as the slices
+// come in: the thread that completes a slice hashes it, and the slices after it already in, unless
+// another thread is hashing (it takes them then). finish() hashes whatever is left; the result
+// stands only if every slice came in whole.
 class InOrderHash {
  public:
   InOrderHash(const uint8_t* buf, uint64_t len, uint64_t slice)

@@ -25,8 +25,8 @@ class MappedFile {
   // truncated, which would fault a mapping). The memory comes from, and goes back to,
   // the warm regions (warm_memory.h) when one fits.
   //
-  // It also takes the content hash (content_hash.h) of the bytes read (read_hash()), each slice hashed in
-  // file order as soon as it and the slices before it are in, mostly by the thread that
+  // It also takes the content hash (content_hash.h) of the bytes read (read_hash()), each slice
+  // hashed in file order as soon as it and the slices before it are in, mostly by the thread that
   // just read it while its bytes are still in that core's cache: hashed afterwards from
   // memory, a 64 MiB snapshot cost a pass of about 15 ms of one core on the test machine
   // (XXH64 ran at 4.4 GB/s from memory and 16 GB/s from cache there).

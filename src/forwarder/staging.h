@@ -70,12 +70,12 @@ bool copy_staged_file(int src, const std::string& dst_path, std::string* err);
 inline constexpr uint32_t kStagedFileMode = 0600;
 void remove_staged(const std::string& data_path, const std::string& meta_path);
 
-// The content hash (content_hash.h) of the first `size` bytes of path, read with pread (no mapping: a writer may cut
-// the file meanwhile). False if it cannot be read or holds fewer bytes.
+// The content hash (content_hash.h) of the first `size` bytes of path, read with pread (no mapping:
+// a writer may cut the file meanwhile). False if it cannot be read or holds fewer bytes.
 bool hash_staged(const std::string& path, uint64_t size, uint64_t* hash);
-// The content hash of the bytes of `ranges` of the staged file at path, read in 4 MiB windows into a
-// per-thread buffer (the only copy: nothing is mapped). False with *err when the file
-// cannot be opened or holds fewer bytes than the ranges name.
+// The content hash of the bytes of `ranges` of the staged file at path, read in 4 MiB windows into
+// a per-thread buffer (the only copy: nothing is mapped). False with *err when the file cannot be
+// opened or holds fewer bytes than the ranges name.
 bool hash_staged_ranges(const std::string& path, const Extents& ranges, uint64_t* hash,
                         std::string* err);
 

@@ -12,7 +12,8 @@
 // Standalone build (from the repository root; needs clang with libFuzzer):
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
 //     tests/fuzz/fuzz_container.cc src/common/container_*.cc src/common/chunk_ref.cc \
-//     src/common/chunk_encode.cc src/common/content_hash.cc src/common/decode_ahead.cc src/common/direct_append.cc src/common/direct_read.cc \
+//     src/common/chunk_encode.cc src/common/content_hash.cc src/common/decode_ahead.cc \
+//     src/common/direct_append.cc src/common/direct_read.cc \
 //     src/common/variable_map.cc \
 //     src/codec/*.cc \
 //     -lzstd -lz -lfpzip -lxxhash -o /tmp/fuzz_container

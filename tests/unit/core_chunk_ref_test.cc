@@ -64,7 +64,8 @@ void write_referrer(const std::string& path, const std::string& target, const Co
   uint32_t s = w.add_stream(kKey, "F64LE", "aware");
   ChunkRef r{target, id, kKey, 0, chunk};
   ASSERT_TRUE(w.append_chunk(
-      s, make_ref_chunk(r, static_cast<uint32_t>(a.size()), content_hash(a.data(), a.size())), &err))
+      s, make_ref_chunk(r, static_cast<uint32_t>(a.size()), content_hash(a.data(), a.size())),
+      &err))
       << err;
   ASSERT_TRUE(w.append_chunk(s, encode_chunk(b.data(), b.size(), "zstd", 1), &err)) << err;
   w.add_file(file_of("/ckpt/new", a, b));

@@ -20,7 +20,7 @@ TEST(BatchBudget, BatchesInFlightShareItAndGiveItBack) {
         EXPECT_FALSE(second.take(1)) << "the first batch holds all of it";
         EXPECT_TRUE(second.take(0));
         BatchBudget other(pool == &BatchBudget::snapshot_reads ? BatchBudget::resident_batches
-                                                                : BatchBudget::snapshot_reads,
+                                                               : BatchBudget::snapshot_reads,
                           100);
         EXPECT_TRUE(other.take(100)) << "the other pool is its own";
       }

@@ -57,7 +57,8 @@ TEST_F(MappedFileRead, PrivateReadHashesTheBytesInFileOrder) {
       ASSERT_EQ(m.size(), n);
       EXPECT_TRUE(n == 0 || memcmp(m.data(), bytes.data(), n) == 0) << n;
       ASSERT_TRUE(m.read_hash().has_value()) << n;
-      EXPECT_EQ(*m.read_hash(), ckptfwd::content_hash(bytes.data(), n)) << n << (p ? " on the pool" : "");
+      EXPECT_EQ(*m.read_hash(), ckptfwd::content_hash(bytes.data(), n))
+          << n << (p ? " on the pool" : "");
       MappedFile moved(std::move(m));
       EXPECT_EQ(moved.read_hash(), ckptfwd::content_hash(bytes.data(), n)) << "kept when moved";
       EXPECT_FALSE(m.read_hash().has_value());

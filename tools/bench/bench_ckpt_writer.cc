@@ -277,8 +277,7 @@ int main(int argc, char** argv) {
     // The computation between two checkpoints, then the next step's fields, filled before
     // the timing as the first's were.
     const std::string dir = o.dir + "/next";
-    if (g_rank == 0 && mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-      fail("cannot create", dir);
+    if (g_rank == 0 && mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) fail("cannot create", dir);
     s.step = o.step + 1;
     bench::fill(s, 0, buf.size(), buf.data());
     const double until = now() + o.next_after;
@@ -294,7 +293,7 @@ int main(int argc, char** argv) {
     if (o.read)
       printf(
           "ranks=%d bytes=%zu open_s=%.6f read_s=%.6f close_s=%.6f ckpt_s=%.6f wall_s=%.6f "
-          "verified=1\n",
+          "verified=1",
           nranks, total, first.open, first.io, first.close, first.sum, first.wall);
     else
       printf(
@@ -307,7 +306,7 @@ int main(int argc, char** argv) {
           " next_open_s=%.6f next_write_s=%.6f next_fsync_s=%.6f next_close_s=%.6f "
           "next_ckpt_s=%.6f next_wall_s=%.6f",
           next.open, next.io, next.fsync, next.close, next.sum, next.wall);
-    if (!o.read) printf("\n");
+    printf("\n");
     fflush(stdout);
   }
   MPI_Finalize();

@@ -58,6 +58,15 @@ def pick(recs, **kw):
     return [r for r in recs if all(r.get(k) == v for k, v in kw.items())]
 
 
+# The checkpoint variants of bench_limits.sh: without the library, then under it.
+VARIANTS = ("tmpfs", "disk_fsync", "lib", "lib_fsync")
+
+
+def medians_by_variant(recs, key, variants, **sel):
+    """{variant: median of key over the records of sel}, for each of variants."""
+    return {v: median([r.get(key) for r in pick(recs, variant=v, **sel)]) for v in variants}
+
+
 def size_keys(recs):
     keys = sorted({(r["size"], r["size_label"], r["ranks"]) for r in pick(recs, sec="ckpt")})
     return [(lbl, size, np) for size, lbl, np in keys]
@@ -84,8 +93,7 @@ def checkpoint(recs):
     rows = []
     for lbl, size, np in size_keys(recs):
         sel = dict(sec="ckpt", size=size, ranks=np)
-        med = {v: median([r["ckpt_s"] for r in pick(recs, variant=v, **sel)])
-               for v in ("tmpfs", "disk_fsync", "lib", "lib_fsync")}
+        med = medians_by_variant(recs, "ckpt_s", VARIANTS, **sel)
         written = median([r["bytes"] for r in pick(recs, variant="tmpfs", **sel)])
         until = median([r.get("until_committed_s") for r in pick(recs, variant="lib", **sel)])
         rows.append({
@@ -108,10 +116,8 @@ def next_checkpoint(recs):
     keys = sorted({(r["size"], r["size_label"], r["ranks"]) for r in pick(recs, sec="next")})
     for size, lbl, np in keys:
         sel = dict(sec="next", size=size, ranks=np)
-        med = {v: median([r.get("next_ckpt_s") for r in pick(recs, variant=v, **sel)])
-               for v in ("tmpfs", "disk_fsync", "lib", "lib_fsync")}
-        first = {v: median([r.get("ckpt_s") for r in pick(recs, variant=v, **sel)])
-                 for v in ("lib", "lib_fsync")}
+        med = medians_by_variant(recs, "next_ckpt_s", VARIANTS, **sel)
+        first = medians_by_variant(recs, "ckpt_s", ("lib", "lib_fsync"), **sel)
         rows.append({
             "size": size, "size_label": lbl, "ranks": np,
             "tmpfs_s": med["tmpfs"], "disk_fsync_s": med["disk_fsync"], "lib_s": med["lib"],
