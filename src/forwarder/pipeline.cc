@@ -24,6 +24,7 @@
 #include "common/manifest.h"
 #include "common/owner_check.h"
 #include "common/variable_map.h"
+#include "forwarder/after_jobs.h"
 #include "forwarder/batch_budget.h"
 #include "forwarder/batch_hashes.h"
 #include "forwarder/chunk_index.h"
@@ -155,8 +156,7 @@ std::vector<codec::Chain> choose_chains(const Config& cfg, const MergePlan& plan
 
 struct EncodedJob {
   EncodedChunk enc;
-  int64_t ns = 0;         // encode time on its worker
-  uint64_t src_hash = 0;  // content hash of the bytes encoded, for the in-place checks
+  int64_t ns = 0;  // encode time on its worker
 };
 }  // namespace
 
@@ -287,6 +287,7 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
 
   int64_t t0 = monotonic_ns();
   int64_t writing_ns = 0;  // of the writer, inside [t0, end of the chunks)
+  int64_t t_written = 0;   // when the last chunk was written
   // What an fsync waits for is encoded to keep up with the disk (BatchFile.synced).
   const bool urgent = !files.empty() && std::all_of(files.begin(), files.end(),
                                                     [](const BatchFile& f) { return f.synced; });
@@ -319,6 +320,30 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
   }
   // What a restore gives back of the streams whose chains were lossy (opted in).
   std::map<uint32_t, std::vector<uint8_t>> lossy;
+  // The in-place checks: what a restore of each in-place file gives back, and each chunk
+  // holding its bytes once more (in_place_rehash.h). They need every chunk encoded, not
+  // written: they start when the last chunk is encoded and run while the writer (this
+  // thread) still writes the last ones.
+  std::vector<uint64_t> src_hashes(any_in_place ? jobs.size() : 0);
+  std::vector<InPlaceFile> walked;
+  for (size_t i = 0; i < files.size(); ++i)
+    if (files[i].in_place) walked.push_back({i, entries[i].size, files[i].partial});
+  std::vector<uint64_t> file_hashes(files.size(), 0);
+  bool differs = false;
+  int64_t t_checks = 0, t_checked = 0;  // when the in-place checks began and ended
+  std::optional<AfterJobs> checks;
+  if (any_in_place)
+    checks.emplace(jobs.size(), [&] {
+      t_checks = monotonic_ns();
+      for (size_t i = 0; in_place_hook && i < files.size(); ++i)
+        if (files[i].in_place) (*in_place_hook)(files[i].data_path);
+      auto release = [&](const uint8_t* p, uint64_t n) {
+        if (bounded) release_mapped(maps, p, n);
+      };
+      differs =
+          !rehash_in_place(plan, jobs, src_hashes, verify, walked, file_hashes, pool, release);
+      t_checked = monotonic_ns();
+    });
   auto encode = [&](size_t j) {
     thread_local std::vector<uint8_t> own;
     const ChunkSpan& job = jobs[j];
@@ -330,7 +355,7 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
     // One pass over the chunk's bytes in memory for the hash that the reference lookup,
     // the chunk's record and the in-place checks all use.
     const uint64_t raw_hash = job.len <= UINT32_MAX ? content_hash(raw, job.len) : 0;
-    if (verify[job.stream]) r.src_hash = raw_hash;
+    if (verify[job.stream]) src_hashes[j] = raw_hash;
     // A lossy stream's chunks must each carry the bytes a restore gives back
     // (rehash_lossy_files): they are never references.
     bool lossy_chain = ps.typed && chains[job.stream].lossy;
@@ -344,14 +369,13 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
       ps.bytes.for_each(job.off, job.len,
                         [&](const uint8_t* p, uint64_t n) { release_mapped(maps, p, n); });
     r.ns = monotonic_ns() - c0;
+    if (checks) checks->done();
     return r;
   };
   // The writer (this thread) appends chunks in order while later ones are encoded; at most
   // two per worker plus two wait encoded or in work, which bounds the memory in flight
   // whatever the batch's size.
   const size_t window = static_cast<size_t>(pool.size()) * 2 + 2;
-  std::vector<uint64_t> src_hashes(any_in_place ? jobs.size() : 0);
-  int64_t t_checks = 0;  // when the in-place checks began
   try {
     OrderedResults<EncodedJob> encoded(pool, jobs.size(), window, encode);
     EncodedJob r;
@@ -373,26 +397,13 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
       if (r.enc.codec == static_cast<uint8_t>(CodecId::kRef)) out.referenced_bytes += job.len;
       out.streams[job.stream].encode_ns += r.ns;
       if (!w.append_chunk(job.stream, r.enc, err)) return false;
-      if (any_in_place) src_hashes[j] = r.src_hash;
       r = EncodedJob{};  // its memory goes now, not when the next one arrives
       writing_ns += monotonic_ns() - t1;
     }
+    t_written = monotonic_ns();
     hashing.wait();
-    if (any_in_place) {
-      t_checks = monotonic_ns();
-      for (size_t i = 0; in_place_hook && i < files.size(); ++i)
-        if (files[i].in_place) (*in_place_hook)(files[i].data_path);
-      auto release = [&](const uint8_t* p, uint64_t n) {
-        if (bounded) release_mapped(maps, p, n);
-      };
-      // What a restore of each in-place file gives back, and each chunk holding its bytes
-      // once more (in_place_rehash.h).
-      std::vector<InPlaceFile> walked;
-      for (size_t i = 0; i < files.size(); ++i)
-        if (files[i].in_place) walked.push_back({i, entries[i].size, files[i].partial});
-      std::vector<uint64_t> file_hashes(files.size(), 0);
-      const bool differs =
-          !rehash_in_place(plan, jobs, src_hashes, verify, walked, file_hashes, pool, release);
+    if (checks) {
+      checks->wait();
       for (const InPlaceFile& f : walked) entries[f.index].hash = file_hashes[f.index];
       for (size_t i = 0; i < files.size(); ++i) {
         if (!files[i].in_place) continue;
@@ -434,11 +445,13 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
   auto ms = [](int64_t a, int64_t b) { return static_cast<double>(b - a) / 1e6; };
   LOG_DEBUG(
       "%s: %zu files, %llu bytes%s: open+extents %.1f ms, plan %.1f ms, chains %.1f ms, "
-      "chunks %.1f ms (of which in-place checks %.1f ms), index+sync %.1f ms, "
-      "%.1f MiB written with O_DIRECT",
+      "chunks %.1f ms (in-place checks %.1f ms, %.1f ms of them after the last chunk was "
+      "written), index+sync %.1f ms, %.1f MiB written with O_DIRECT",
       out.container.c_str(), files.size(), static_cast<unsigned long long>(batch_bytes),
       urgent ? " (fsync)" : "", ms(t_start, t_opened), ms(t_opened, t0), ms(t0, t_chosen),
-      ms(t_chosen, t3), t_checks ? ms(t_checks, t3) : 0.0, ms(t3, t_end),
+      ms(t_chosen, t3), t_checks ? ms(t_checks, t_checked) : 0.0,
+      t_checks ? ms(std::max(t_checks, t_written), std::max(t_checked, t_written)) : 0.0,
+      ms(t3, t_end),
       static_cast<double>(w.direct_bytes()) / (1 << 20));
   out.bytes_stored = w.bytes_written();
   out.identity = w.identity();

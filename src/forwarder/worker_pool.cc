@@ -10,6 +10,7 @@ thread_local bool submit_urgent = false;  // an UrgentScope lives on this thread
 
 WorkerPool::UrgentScope::UrgentScope() : was_(submit_urgent) { submit_urgent = true; }
 WorkerPool::UrgentScope::~UrgentScope() { submit_urgent = was_; }
+bool WorkerPool::submitting_urgently() { return submit_urgent; }
 
 WorkerPool::WorkerPool(int threads, AtExit at_exit) : at_exit_(at_exit) {
   for (int t = 0; t < std::max(1, threads); ++t) threads_.emplace_back([this] { loop(); });

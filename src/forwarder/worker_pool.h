@@ -49,6 +49,9 @@ class WorkerPool {
    private:
     bool was_;
   };
+  // Whether this thread's submissions are urgent now (an UrgentScope lives on it, or it
+  // runs an urgent task): for a thread it starts to carry on with the same urgency.
+  static bool submitting_urgently();
 
   // Queues task (FIFO among the urgent ones, see UrgentScope, and among the others). A
   // task must not wait for another task of the pool (the pool may have a single thread);
