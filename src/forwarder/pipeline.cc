@@ -451,8 +451,7 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
       urgent ? " (fsync)" : "", ms(t_start, t_opened), ms(t_opened, t0), ms(t0, t_chosen),
       ms(t_chosen, t3), t_checks ? ms(t_checks, t_checked) : 0.0,
       t_checks ? ms(std::max(t_checks, t_written), std::max(t_checked, t_written)) : 0.0,
-      ms(t3, t_end),
-      static_cast<double>(w.direct_bytes()) / (1 << 20));
+      ms(t3, t_end), static_cast<double>(w.direct_bytes()) / (1 << 20));
   out.bytes_stored = w.bytes_written();
   out.identity = w.identity();
   return true;
