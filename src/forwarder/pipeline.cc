@@ -161,6 +161,490 @@ struct EncodedJob {
 }  // namespace
 
 namespace {
+// The files of a batch as opened for its encoding (open_batch_files): their mappings, the
+// container entries and merge inputs made of them, the extents each file's hash covers,
+// and for the in-place files (BatchFile.in_place) what tells whether they changed while
+// they were read (in_place.h).
+struct OpenedFiles {
+  explicit OpenedFiles(size_t n)
+      : maps(n), watched(n, 0), guards(n), identity(n), entries(n), inputs(n), hashed(n) {}
+
+  std::vector<MappedFile> maps;
+  // In-place files: watched from before their first read, their mappings guarded.
+  ModifyWatches watches;
+  std::vector<char> watched;
+  std::vector<std::unique_ptr<BusGuard>> guards;
+  std::vector<struct stat> identity;
+  bool any_in_place = false;
+  std::vector<FileEntry> entries;
+  std::vector<MergeInput> inputs;
+  std::vector<Extents> hashed;
+};
+
+// In-place file i, just mapped: its mapping guarded and its identity taken (for
+// mapped_writable_by). False when it cannot be watched while it is read.
+bool guard_in_place(const BatchFile& f, size_t i, OpenedFiles& o) {
+  o.guards[i] = std::make_unique<BusGuard>(o.maps[i].data(), o.maps[i].size());
+  const bool unguarded = o.maps[i].size() > 0 && !o.guards[i]->guarded();
+  return o.watched[i] && !unguarded && ::stat(f.data_path.c_str(), &o.identity[i]) == 0;
+}
+
+// The container entry and the merge input of file f, mapped as m (the entry's hash and
+// variables come later).
+void describe_file(const BatchFile& f, const MappedFile& m, FileEntry& e, MergeInput& in) {
+  e.path = f.path;
+  e.rank = f.rank;
+  e.size = m.size();
+  e.mode = f.mode;
+  e.mtime_ns = f.mtime_ns;
+  e.version = f.vid;
+  in.base = m.data();
+  in.size = m.size();
+  in.rank = f.rank;
+  in.vars = &e.vars;
+  in.mergeable = !f.partial;
+}
+
+// Maps every file of the batch (a live snapshot that is not read in place into private
+// memory) and makes its entry, merge input and hashed extents; the in-place files are
+// watched before the first of them is read. An in-place file that cannot be watched goes
+// into *changed (to be copied). False with *err when a file cannot be read.
+bool open_batch_files(const std::vector<BatchFile>& files, WorkerPool& pool, OpenedFiles& o,
+                      BatchResult& out, std::vector<size_t>* changed, std::string* err) {
+  for (size_t i = 0; i < files.size(); ++i)
+    if (files[i].in_place) {
+      o.watched[i] = o.watches.add(i, files[i].data_path);
+      o.any_in_place = true;
+    }
+  out.sizes.assign(files.size(), 0);
+  out.hashes.assign(files.size(), 0);
+  out.typed.assign(files.size(), 0);
+  for (size_t i = 0; i < files.size(); ++i) {
+    const BatchFile& f = files[i];
+    bool opened = f.live && !f.in_place ? o.maps[i].read_private(f.data_path, f.size, &pool, err)
+                                        : o.maps[i].open(f.data_path, f.size, err);
+    if (!opened) return false;
+    if (f.in_place && !guard_in_place(f, i, o)) {
+      LOG_DEBUG("%s: cannot watch it while it is read in place: copying it", f.path.c_str());
+      changed->push_back(i);
+    }
+    uint64_t n = o.maps[i].size();
+    FileEntry& e = o.entries[i];
+    MergeInput& in = o.inputs[i];
+    describe_file(f, o.maps[i], e, in);
+    if (!commit_extents(f, in.base, n, e, in.commit, &o.hashed[i], err)) return false;
+    out.typed[i] = hints_bytes(e.hints);
+    out.sizes[i] = n;
+  }
+  return true;
+}
+
+// Joins its thread, if one was started and not joined, when it goes.
+struct Joiner {
+  std::thread t;
+  ~Joiner() {
+    if (t.joinable()) t.join();
+  }
+};
+
+// One attempt at a batch's container (encode_batch): run() calls the phases in order. The
+// state they share is declared in the order the phases make it, so that each member goes
+// before what it refers to: the in-place checks (checks_, last) before everything their
+// work reads, the inference thread (inference_) and the file hashes (hashing_) before the
+// files they read (opened_), which with their guards and watches outlive the in-place
+// verdict.
+class BatchWork {
+ public:
+  BatchWork(const Config& cfg, const std::string& store, const std::string& node,
+            const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
+            const schema::Inferrer* inferrer, CodecChoices* choices, const ChunkIndex* refs,
+            WorkerPool& pool, std::vector<size_t>* changed,
+            const std::function<void(const std::string&)>* in_place_hook)
+      : cfg_(cfg),
+        store_(store),
+        node_(node),
+        files_(files),
+        out_(out),
+        err_(err),
+        inferrer_(inferrer),
+        choices_(choices),
+        refs_(refs),
+        pool_(pool),
+        changed_(changed),
+        in_place_hook_(in_place_hook),
+        threads_(std::max(1, cfg.writers)),
+        t_start_(monotonic_ns()),
+        opened_(files.size()),
+        resident_(BatchBudget::resident_batches, resident_budget()),
+        hashing_(pool) {}
+  BatchWork(const BatchWork&) = delete;
+  BatchWork& operator=(const BatchWork&) = delete;
+
+  bool run();
+
+ private:
+  void bound_resident_pages();
+  void start_file_hashes();
+  void start_inference();
+  bool plan_streams();
+  bool choose_codec_chains();
+  bool open_container();
+  void lay_out_chunk_jobs();
+  void set_up_in_place_checks();
+  void run_in_place_checks();
+  EncodedJob encode_job(size_t j);
+  bool write_and_verify();
+  bool write_chunks();
+  void keep_lossy_bytes(const ChunkSpan& job, const EncodedChunk& enc);
+  bool in_place_files_unchanged();
+  bool add_files_and_commit();
+  void log_phase_times(int64_t t_index, int64_t t_end) const;
+
+  // encode_batch's arguments.
+  const Config& cfg_;
+  const std::string& store_;
+  const std::string& node_;
+  const std::vector<BatchFile>& files_;
+  BatchResult& out_;
+  std::string* err_;
+  const schema::Inferrer* inferrer_;
+  CodecChoices* choices_;
+  const ChunkIndex* refs_;
+  WorkerPool& pool_;
+  std::vector<size_t>* changed_;
+  const std::function<void(const std::string&)>* in_place_hook_;
+
+  const int threads_;
+  const int64_t t_start_;
+  OpenedFiles opened_;
+  uint64_t batch_bytes_ = 0;
+  BatchBudget resident_;
+  bool bounded_ = false;  // its resident pages are bounded (bound_resident_pages)
+  std::atomic<int64_t> hash_ns_{0};
+  TaskGroup hashing_;  // the file hashes (start_file_hashes), waited before they are read
+  Joiner inference_;   // of the agnostic schemes (start_inference)
+  int64_t t_opened_ = 0;
+  MergePlan plan_;
+  // The streams holding bytes of in-place files: their chunks are hashed when encoded and
+  // again after the file hash, which must find the same bytes.
+  std::vector<char> verify_;
+  int64_t t_planned_ = 0;
+  int64_t writing_ns_ = 0;  // of the writer, inside [t_planned_, end of the chunks)
+  int64_t t_written_ = 0;   // when the last chunk was written
+  bool urgent_ = false;
+  int byte_level_ = 0;
+  std::vector<codec::Chain> chains_;
+  int64_t t_chosen_ = 0;
+  ContainerWriter w_;
+  std::vector<ChunkSpan> jobs_;
+  // What a restore gives back of the streams whose chains were lossy (opted in).
+  std::map<uint32_t, std::vector<uint8_t>> lossy_;
+  // The in-place checks (set_up_in_place_checks).
+  std::vector<uint64_t> src_hashes_;
+  std::vector<InPlaceFile> walked_;
+  std::vector<uint64_t> file_hashes_;
+  bool differs_ = false;
+  int64_t t_checks_ = 0, t_checked_ = 0;  // when the in-place checks began and ended
+  // Last: it waits for its work before anything that work reads goes. It outlives the
+  // OrderedResults of write_chunks, whose jobs call done().
+  std::optional<AfterJobs> checks_;
+};
+
+bool BatchWork::run() {
+  if (!open_batch_files(files_, pool_, opened_, out_, changed_, err_)) return false;
+  if (!changed_->empty()) return false;
+  bound_resident_pages();
+  start_file_hashes();
+  start_inference();
+  if (!plan_streams() || !choose_codec_chains() || !open_container()) return false;
+  set_up_in_place_checks();
+  if (!write_and_verify()) return false;
+  return add_files_and_commit();
+}
+
+// A batch larger than what resident_budget() leaves of the batches in flight is read so
+// that its pages do not stay resident: hashed through pread, its mapped pages given back
+// once planned and once encoded. That costs a copy and the faults of reading pages again
+// (about a tenth more CPU), which a smaller batch, held whole in memory at little cost,
+// does not pay.
+void BatchWork::bound_resident_pages() {
+  for (const MappedFile& m : opened_.maps) batch_bytes_ += m.size();
+  bounded_ = !resident_.take(batch_bytes_);
+}
+
+// Every file's hash on the workers, beside planning and before the chunks (the pool is
+// FIFO): no serial pass over the whole batch before compression starts.
+void BatchWork::start_file_hashes() {
+  for (size_t i = 0; i < files_.size(); ++i) {
+    if (files_[i].in_place) continue;  // hashed from the streams (run_in_place_checks)
+    const MappedFile& m = opened_.maps[i];
+    const Extents& hashed = opened_.hashed[i];
+    // A private snapshot read whole was hashed as it was read (MappedFile::read_hash).
+    const std::optional<uint64_t>& read = m.read_hash();
+    if (read && hashed.size() == 1 && hashed[0].begin == 0 && hashed[0].end == m.size()) {
+      opened_.entries[i].hash = *read;
+      continue;
+    }
+    hashing_.run([this, i] {
+      int64_t h0 = thread_cpu_ns();
+      opened_.entries[i].hash =
+          // A live snapshot's file may have changed since it was read: hash what was read.
+          bounded_ && !opened_.maps[i].is_private()
+              ? hash_ranges(files_[i].data_path, opened_.hashed[i])
+              : hash_mapped(opened_.maps[i], opened_.hashed[i]);
+      hash_ns_ += thread_cpu_ns() - h0;
+    });
+  }
+}
+
+// The agnostic schemes do not need the maps, which then only go into the index: their
+// inference runs beside the compression, where its cost (mostly waiting for the HDF5
+// helper) hides. The aware schemes lay streams out by the maps, so they infer first.
+void BatchWork::start_inference() {
+  const bool aware = cfg_.scheme != "agnostic" && cfg_.scheme != "agnostic-block";
+  if (!inferrer_) return;
+  auto run = [this] {
+    infer_maps(*inferrer_, files_, opened_.maps, opened_.entries, out_, std::max(1, threads_ / 2));
+  };
+  if (aware)
+    run();
+  else
+    inference_.t = std::thread(run);
+}
+
+// The plan of the batch's streams (merge_plan.h), and which of them verify_ marks.
+bool BatchWork::plan_streams() {
+  MergeOptions mo;
+  mo.scheme = cfg_.scheme;
+  mo.group_size = cfg_.group_size;
+  mo.block_bytes = cfg_.block_bytes;
+  mo.small_var_bytes = cfg_.small_var_bytes;
+  if (bounded_)
+    mo.release = [&maps = opened_.maps](const uint8_t* p, uint64_t n) {
+      release_mapped(maps, p, n);
+    };
+  t_opened_ = monotonic_ns();
+  if (!plan_merge(opened_.inputs, mo, plan_, err_)) return false;
+  out_.dedup_bytes = plan_.dedup_bytes;
+  verify_.assign(plan_.streams.size(), 0);
+  for (size_t i = 0; i < files_.size(); ++i)
+    if (files_[i].in_place)
+      for (const FileRange& r : plan_.ranges[i]) verify_[r.stream] = 1;
+  return true;
+}
+
+// The byte codecs' level and a chain per typed stream (choose_chains).
+bool BatchWork::choose_codec_chains() {
+  t_planned_ = monotonic_ns();
+  // What an fsync waits for is encoded to keep up with the disk (BatchFile.synced).
+  urgent_ = !files_.empty() &&
+            std::all_of(files_.begin(), files_.end(), [](const BatchFile& f) { return f.synced; });
+  byte_level_ = urgent_ && cfg_.codec == "zstd" ? cfg_.sync_level : cfg_.level;
+  try {
+    chains_ = choose_chains(cfg_, plan_, choices_, pool_, urgent_);
+  } catch (const std::exception& x) {
+    if (err_) *err_ = std::string("choosing codec chains: ") + x.what();
+    return false;
+  }
+  return true;
+}
+
+// The container's writer, opened under a new name, and the chunk jobs it is to write.
+bool BatchWork::open_container() {
+  t_chosen_ = monotonic_ns();
+  out_.container = new_container_name(node_);
+  if (!w_.open(store_ + "/" + out_.container, err_, cfg_.direct_write)) return false;
+  lay_out_chunk_jobs();
+  return true;
+}
+
+// A stream of the writer for each planned stream, cut into chunk jobs, and its report.
+void BatchWork::lay_out_chunk_jobs() {
+  out_.streams.assign(plan_.streams.size(), StreamReport{});
+  for (size_t s = 0; s < plan_.streams.size(); ++s) {
+    const PlannedStream& ps = plan_.streams[s];
+    uint32_t sid = w_.add_stream(ps.key, ps.layout.dtype, ps.scheme);
+    uint64_t cl = chunk_len(ps, cfg_.chunk_bytes);
+    for (uint64_t a = 0; a < ps.bytes.total; a += cl)
+      jobs_.push_back(ChunkSpan{sid, a, std::min(cl, ps.bytes.total - a)});
+    StreamReport& r = out_.streams[s];
+    r.key = ps.key;
+    r.dtype = ps.layout.dtype;
+    r.chain = ps.typed ? chains_[s].name : cfg_.codec + "-" + std::to_string(byte_level_);
+    r.raw = ps.bytes.total;
+  }
+}
+
+// The in-place checks: what a restore of each in-place file gives back, and each chunk
+// holding its bytes once more (in_place_rehash.h). They need every chunk encoded, not
+// written: they start when the last chunk is encoded and run while the writer (this
+// thread) still writes the last ones.
+void BatchWork::set_up_in_place_checks() {
+  src_hashes_.assign(opened_.any_in_place ? jobs_.size() : 0, 0);
+  for (size_t i = 0; i < files_.size(); ++i)
+    if (files_[i].in_place) walked_.push_back({i, opened_.entries[i].size, files_[i].partial});
+  file_hashes_.assign(files_.size(), 0);
+  if (opened_.any_in_place) checks_.emplace(jobs_.size(), [this] { run_in_place_checks(); });
+}
+
+// The work of checks_, on a thread of its own once every chunk was encoded.
+void BatchWork::run_in_place_checks() {
+  t_checks_ = monotonic_ns();
+  for (size_t i = 0; in_place_hook_ && i < files_.size(); ++i)
+    if (files_[i].in_place) (*in_place_hook_)(files_[i].data_path);
+  auto release = [this](const uint8_t* p, uint64_t n) {
+    if (bounded_) release_mapped(opened_.maps, p, n);
+  };
+  differs_ =
+      !rehash_in_place(plan_, jobs_, src_hashes_, verify_, walked_, file_hashes_, pool_, release);
+  t_checked_ = monotonic_ns();
+}
+
+// Chunk job j (on a worker): a reference to a chunk stored before where refs_ has one, else
+// the chunk encoded by its stream's chain.
+EncodedJob BatchWork::encode_job(size_t j) {
+  thread_local std::vector<uint8_t> own;
+  const ChunkSpan& job = jobs_[j];
+  const PlannedStream& ps = plan_.streams[job.stream];
+  EncodedJob r;
+  int64_t c0 = monotonic_ns();
+  const uint8_t* raw = ps.bytes.view(job.off, job.len, own);
+  populate_for_read(raw, job.len);  // a mapped chunk: its page tables in one call
+  // One pass over the chunk's bytes in memory for the hash that the reference lookup,
+  // the chunk's record and the in-place checks all use.
+  const uint64_t raw_hash = job.len <= UINT32_MAX ? content_hash(raw, job.len) : 0;
+  if (verify_[job.stream]) src_hashes_[j] = raw_hash;
+  // A lossy stream's chunks must each carry the bytes a restore gives back
+  // (rehash_lossy_files): they are never references.
+  bool lossy_chain = ps.typed && chains_[job.stream].lossy;
+  bool referred =
+      refs_ && !lossy_chain && refs_->refer(ps.key, ps.layout.dtype, job.len, raw_hash, r.enc);
+  if (!referred)
+    r.enc = ps.typed ? encode_chunk_typed(raw, job.len, raw_hash, chains_[job.stream], ps.layout,
+                                          cfg_.codec, byte_level_)
+                     : encode_chunk(raw, job.len, raw_hash, cfg_.codec, byte_level_);
+  if (bounded_ && !lossy_chain)  // a lossy stream's bytes are read again by the writer
+    ps.bytes.for_each(job.off, job.len,
+                      [&](const uint8_t* p, uint64_t n) { release_mapped(opened_.maps, p, n); });
+  r.ns = monotonic_ns() - c0;
+  if (checks_) checks_->done();
+  return r;
+}
+
+// The chunks written, the file hashes done and the in-place verdict taken. False with *err
+// when a chunk cannot be written or hashing or encoding threw; false with *changed filled
+// when an in-place file changed.
+bool BatchWork::write_and_verify() {
+  try {
+    if (!write_chunks()) return false;
+    t_written_ = monotonic_ns();
+    hashing_.wait();
+    if (checks_ && !in_place_files_unchanged()) return false;
+  } catch (const std::exception& x) {
+    if (err_) *err_ = "writing " + out_.container + " (hashing or encoding): " + x.what();
+    return false;
+  }
+  return true;
+}
+
+// The writer (this thread) appends chunks in order while later ones are encoded; at most
+// two per worker plus two wait encoded or in work, which bounds the memory in flight
+// whatever the batch's size.
+bool BatchWork::write_chunks() {
+  const size_t window = static_cast<size_t>(pool_.size()) * 2 + 2;
+  OrderedResults<EncodedJob> encoded(pool_, jobs_.size(), window,
+                                     [this](size_t j) { return encode_job(j); });
+  EncodedJob r;
+  for (size_t j = 0; encoded.next(r); ++j) {
+    int64_t t1 = monotonic_ns();
+    const ChunkSpan& job = jobs_[j];
+    if (plan_.streams[job.stream].typed && chains_[job.stream].lossy) keep_lossy_bytes(job, r.enc);
+    out_.streams[job.stream].stored += r.enc.bytes.size();
+    if (r.enc.codec == static_cast<uint8_t>(CodecId::kRef)) out_.referenced_bytes += job.len;
+    out_.streams[job.stream].encode_ns += r.ns;
+    if (!w_.append_chunk(job.stream, r.enc, err_)) return false;
+    r = EncodedJob{};  // its memory goes now, not when the next one arrives
+    writing_ns_ += monotonic_ns() - t1;
+  }
+  return true;
+}
+
+// Every chunk of a lossy stream, also one that fell back to an exact codec, so that the
+// stream's bytes as a restore gives them back are whole.
+void BatchWork::keep_lossy_bytes(const ChunkSpan& job, const EncodedChunk& enc) {
+  const PlannedStream& ps = plan_.streams[job.stream];
+  std::vector<uint8_t>& back = lossy_[job.stream];
+  back.resize(ps.bytes.total);
+  std::vector<uint8_t> own;
+  const uint8_t* given =
+      enc.lossy_raw.empty() ? ps.bytes.view(job.off, job.len, own) : enc.lossy_raw.data();
+  memcpy(back.data() + job.off, given, job.len);
+}
+
+// The in-place verdict, once the checks ran: the in-place files take the hashes the checks
+// found, and each one that changed while it was read goes into *changed. True when none
+// did.
+bool BatchWork::in_place_files_unchanged() {
+  checks_->wait();
+  for (const InPlaceFile& f : walked_) opened_.entries[f.index].hash = file_hashes_[f.index];
+  for (size_t i = 0; i < files_.size(); ++i) {
+    const BatchFile& f = files_[i];
+    if (!f.in_place) continue;
+    const bool written = opened_.watches.fired(i), cut = opened_.guards[i]->faulted();
+    const struct stat& id = opened_.identity[i];
+    const bool mapped = mapped_writable_by(f.holder_pids, id.st_dev, id.st_ino);
+    if (differs_ || written || cut || mapped) {
+      LOG_DEBUG("%s changed while it was committed in place (%s): copying it", f.path.c_str(),
+                cut       ? "cut short"
+                : written ? "written"
+                : mapped  ? "mapped writable"
+                          : "its bytes differ");
+      changed_->push_back(i);
+    }
+  }
+  return changed_->empty();
+}
+
+// Once every chunk is written: the files' hashes and entries into the container, which is
+// committed.
+bool BatchWork::add_files_and_commit() {
+  // Compression: what the writer waited for the encoders; writing: what it spent writing.
+  out_.compress_ns += monotonic_ns() - t_planned_ - writing_ns_;
+  out_.write_ns += writing_ns_;
+  out_.hash_ns += hash_ns_.load();
+  if (inference_.t.joinable()) inference_.t.join();
+  std::vector<FileEntry>& entries = opened_.entries;
+  for (size_t i = 0; i < entries.size(); ++i) out_.hashes[i] = entries[i].hash;
+  rehash_lossy_files(plan_, lossy_, entries, out_);
+  const int64_t t_index = monotonic_ns();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    entries[i].ranges = std::move(plan_.ranges[i]);
+    w_.add_file(std::move(entries[i]));
+  }
+  if (!w_.commit(err_)) return false;
+  const int64_t t_end = monotonic_ns();
+  out_.write_ns += t_end - t_index;
+  log_phase_times(t_index, t_end);
+  out_.bytes_stored = w_.bytes_written();
+  out_.identity = w_.identity();
+  return true;
+}
+
+// Where a batch's time went, for whoever tunes a node (CKPTFWD_LOG_LEVEL=debug).
+void BatchWork::log_phase_times(int64_t t_index, int64_t t_end) const {
+  auto ms = [](int64_t a, int64_t b) { return static_cast<double>(b - a) / 1e6; };
+  LOG_DEBUG(
+      "%s: %zu files, %llu bytes%s: open+extents %.1f ms, plan %.1f ms, chains %.1f ms, "
+      "chunks %.1f ms (in-place checks %.1f ms, %.1f ms of them after the last chunk was "
+      "written), index+sync %.1f ms, %.1f MiB written with O_DIRECT",
+      out_.container.c_str(), files_.size(), static_cast<unsigned long long>(batch_bytes_),
+      urgent_ ? " (fsync)" : "", ms(t_start_, t_opened_), ms(t_opened_, t_planned_),
+      ms(t_planned_, t_chosen_), ms(t_chosen_, t_index),
+      t_checks_ ? ms(t_checks_, t_checked_) : 0.0,
+      t_checks_ ? ms(std::max(t_checks_, t_written_), std::max(t_checked_, t_written_)) : 0.0,
+      ms(t_index, t_end), static_cast<double>(w_.direct_bytes()) / (1 << 20));
+}
+
 // write_container's one attempt. *changed: the in-place files (BatchFile.in_place) whose
 // checks saw a change while they were read; false then, with nothing written.
 bool encode_batch(const Config& cfg, const std::string& store, const std::string& node,
@@ -168,293 +652,9 @@ bool encode_batch(const Config& cfg, const std::string& store, const std::string
                   const schema::Inferrer* inferrer, CodecChoices* choices, const ChunkIndex* refs,
                   WorkerPool& pool, std::vector<size_t>* changed,
                   const std::function<void(const std::string&)>* in_place_hook) {
-  const int threads = std::max(1, cfg.writers);
-  const int64_t t_start = monotonic_ns();
-  std::vector<MappedFile> maps(files.size());
-  // In-place files: watched from before their first read, their mappings guarded.
-  ModifyWatches watches;
-  std::vector<char> watched(files.size(), 0);
-  std::vector<std::unique_ptr<BusGuard>> guards(files.size());
-  std::vector<struct stat> identity(files.size());
-  bool any_in_place = false;
-  for (size_t i = 0; i < files.size(); ++i)
-    if (files[i].in_place) {
-      watched[i] = watches.add(i, files[i].data_path);
-      any_in_place = true;
-    }
-  std::vector<FileEntry> entries(files.size());
-  std::vector<MergeInput> inputs(files.size());
-  std::vector<Extents> hashed(files.size());
-  out.sizes.assign(files.size(), 0);
-  out.hashes.assign(files.size(), 0);
-  out.typed.assign(files.size(), 0);
-  for (size_t i = 0; i < files.size(); ++i) {
-    const BatchFile& f = files[i];
-    bool opened = f.live && !f.in_place ? maps[i].read_private(f.data_path, f.size, &pool, err)
-                                        : maps[i].open(f.data_path, f.size, err);
-    if (!opened) return false;
-    if (f.in_place) {
-      guards[i] = std::make_unique<BusGuard>(maps[i].data(), maps[i].size());
-      const bool unguarded = maps[i].size() > 0 && !guards[i]->guarded();
-      if (!watched[i] || unguarded || ::stat(f.data_path.c_str(), &identity[i]) != 0) {
-        LOG_DEBUG("%s: cannot watch it while it is read in place: copying it", f.path.c_str());
-        changed->push_back(i);
-      }
-    }
-    uint64_t n = maps[i].size();
-    FileEntry& e = entries[i];
-    e.path = f.path;
-    e.rank = f.rank;
-    e.size = n;
-    e.mode = f.mode;
-    e.mtime_ns = f.mtime_ns;
-    e.version = f.vid;
-    MergeInput& in = inputs[i];
-    in.base = maps[i].data();
-    in.size = n;
-    in.rank = f.rank;
-    in.vars = &e.vars;
-    in.mergeable = !f.partial;
-    if (!commit_extents(f, in.base, n, e, in.commit, &hashed[i], err)) return false;
-    out.typed[i] = hints_bytes(e.hints);
-    out.sizes[i] = n;
-  }
-  if (!changed->empty()) return false;
-  // A batch larger than what resident_budget() leaves of the batches in flight is read so
-  // that its pages do not stay resident: hashed through pread, its mapped pages given back
-  // once planned and once encoded. That costs a copy and the faults of reading pages again
-  // (about a tenth more CPU), which a smaller batch, held whole in memory at little cost,
-  // does not pay.
-  uint64_t batch_bytes = 0;
-  for (const MappedFile& m : maps) batch_bytes += m.size();
-  BatchBudget resident(BatchBudget::resident_batches, resident_budget());
-  const bool bounded = !resident.take(batch_bytes);
-  // Every file's hash on the workers, beside planning and before the chunks (the pool is
-  // FIFO): no serial pass over the whole batch before compression starts.
-  std::atomic<int64_t> hash_ns{0};
-  TaskGroup hashing(pool);
-  for (size_t i = 0; i < files.size(); ++i) {
-    if (files[i].in_place) continue;  // hashed from the streams after the encoding (below)
-    // A private snapshot read whole was hashed as it was read (MappedFile::read_hash).
-    const std::optional<uint64_t>& read = maps[i].read_hash();
-    if (read && hashed[i].size() == 1 && hashed[i][0].begin == 0 &&
-        hashed[i][0].end == maps[i].size()) {
-      entries[i].hash = *read;
-      continue;
-    }
-    hashing.run([&, i] {
-      int64_t h0 = thread_cpu_ns();
-      entries[i].hash =
-          // A live snapshot's file may have changed since it was read: hash what was read.
-          bounded && !maps[i].is_private() ? hash_ranges(files[i].data_path, hashed[i])
-                                           : hash_mapped(maps[i], hashed[i]);
-      hash_ns += thread_cpu_ns() - h0;
-    });
-  }
-  // The agnostic schemes do not need the maps, which then only go into the index: their
-  // inference runs beside the compression, where its cost (mostly waiting for the HDF5
-  // helper) hides. The aware schemes lay streams out by the maps, so they infer first.
-  const bool aware = cfg.scheme != "agnostic" && cfg.scheme != "agnostic-block";
-  struct Joiner {
-    std::thread t;
-    ~Joiner() {
-      if (t.joinable()) t.join();
-    }
-  } inference;
-  if (inferrer) {
-    auto run = [&] { infer_maps(*inferrer, files, maps, entries, out, std::max(1, threads / 2)); };
-    if (aware)
-      run();
-    else
-      inference.t = std::thread(run);
-  }
-  MergeOptions mo;
-  mo.scheme = cfg.scheme;
-  mo.group_size = cfg.group_size;
-  mo.block_bytes = cfg.block_bytes;
-  mo.small_var_bytes = cfg.small_var_bytes;
-  if (bounded) mo.release = [&maps](const uint8_t* p, uint64_t n) { release_mapped(maps, p, n); };
-  const int64_t t_opened = monotonic_ns();
-  MergePlan plan;
-  if (!plan_merge(inputs, mo, plan, err)) return false;
-  out.dedup_bytes = plan.dedup_bytes;
-  // The streams holding bytes of in-place files: their chunks are hashed when encoded and
-  // again after the file hash, which must find the same bytes.
-  std::vector<char> verify(plan.streams.size(), 0);
-  for (size_t i = 0; i < files.size(); ++i)
-    if (files[i].in_place)
-      for (const FileRange& r : plan.ranges[i]) verify[r.stream] = 1;
-
-  int64_t t0 = monotonic_ns();
-  int64_t writing_ns = 0;  // of the writer, inside [t0, end of the chunks)
-  int64_t t_written = 0;   // when the last chunk was written
-  // What an fsync waits for is encoded to keep up with the disk (BatchFile.synced).
-  const bool urgent = !files.empty() && std::all_of(files.begin(), files.end(),
-                                                    [](const BatchFile& f) { return f.synced; });
-  const int byte_level = urgent && cfg.codec == "zstd" ? cfg.sync_level : cfg.level;
-  std::vector<codec::Chain> chains;
-  try {
-    chains = choose_chains(cfg, plan, choices, pool, urgent);
-  } catch (const std::exception& x) {
-    if (err) *err = std::string("choosing codec chains: ") + x.what();
-    return false;
-  }
-
-  const int64_t t_chosen = monotonic_ns();
-  out.container = new_container_name(node);
-  ContainerWriter w;
-  if (!w.open(store + "/" + out.container, err, cfg.direct_write)) return false;
-  std::vector<ChunkSpan> jobs;
-  out.streams.assign(plan.streams.size(), StreamReport{});
-  for (size_t s = 0; s < plan.streams.size(); ++s) {
-    const PlannedStream& ps = plan.streams[s];
-    uint32_t sid = w.add_stream(ps.key, ps.layout.dtype, ps.scheme);
-    uint64_t cl = chunk_len(ps, cfg.chunk_bytes);
-    for (uint64_t a = 0; a < ps.bytes.total; a += cl)
-      jobs.push_back(ChunkSpan{sid, a, std::min(cl, ps.bytes.total - a)});
-    StreamReport& r = out.streams[s];
-    r.key = ps.key;
-    r.dtype = ps.layout.dtype;
-    r.chain = ps.typed ? chains[s].name : cfg.codec + "-" + std::to_string(byte_level);
-    r.raw = ps.bytes.total;
-  }
-  // What a restore gives back of the streams whose chains were lossy (opted in).
-  std::map<uint32_t, std::vector<uint8_t>> lossy;
-  // The in-place checks: what a restore of each in-place file gives back, and each chunk
-  // holding its bytes once more (in_place_rehash.h). They need every chunk encoded, not
-  // written: they start when the last chunk is encoded and run while the writer (this
-  // thread) still writes the last ones.
-  std::vector<uint64_t> src_hashes(any_in_place ? jobs.size() : 0);
-  std::vector<InPlaceFile> walked;
-  for (size_t i = 0; i < files.size(); ++i)
-    if (files[i].in_place) walked.push_back({i, entries[i].size, files[i].partial});
-  std::vector<uint64_t> file_hashes(files.size(), 0);
-  bool differs = false;
-  int64_t t_checks = 0, t_checked = 0;  // when the in-place checks began and ended
-  std::optional<AfterJobs> checks;
-  if (any_in_place)
-    checks.emplace(jobs.size(), [&] {
-      t_checks = monotonic_ns();
-      for (size_t i = 0; in_place_hook && i < files.size(); ++i)
-        if (files[i].in_place) (*in_place_hook)(files[i].data_path);
-      auto release = [&](const uint8_t* p, uint64_t n) {
-        if (bounded) release_mapped(maps, p, n);
-      };
-      differs =
-          !rehash_in_place(plan, jobs, src_hashes, verify, walked, file_hashes, pool, release);
-      t_checked = monotonic_ns();
-    });
-  auto encode = [&](size_t j) {
-    thread_local std::vector<uint8_t> own;
-    const ChunkSpan& job = jobs[j];
-    const PlannedStream& ps = plan.streams[job.stream];
-    EncodedJob r;
-    int64_t c0 = monotonic_ns();
-    const uint8_t* raw = ps.bytes.view(job.off, job.len, own);
-    populate_for_read(raw, job.len);  // a mapped chunk: its page tables in one call
-    // One pass over the chunk's bytes in memory for the hash that the reference lookup,
-    // the chunk's record and the in-place checks all use.
-    const uint64_t raw_hash = job.len <= UINT32_MAX ? content_hash(raw, job.len) : 0;
-    if (verify[job.stream]) src_hashes[j] = raw_hash;
-    // A lossy stream's chunks must each carry the bytes a restore gives back
-    // (rehash_lossy_files): they are never references.
-    bool lossy_chain = ps.typed && chains[job.stream].lossy;
-    bool referred =
-        refs && !lossy_chain && refs->refer(ps.key, ps.layout.dtype, job.len, raw_hash, r.enc);
-    if (!referred)
-      r.enc = ps.typed ? encode_chunk_typed(raw, job.len, raw_hash, chains[job.stream], ps.layout,
-                                            cfg.codec, byte_level)
-                       : encode_chunk(raw, job.len, raw_hash, cfg.codec, byte_level);
-    if (bounded && !lossy_chain)  // a lossy stream's bytes are read again by the writer
-      ps.bytes.for_each(job.off, job.len,
-                        [&](const uint8_t* p, uint64_t n) { release_mapped(maps, p, n); });
-    r.ns = monotonic_ns() - c0;
-    if (checks) checks->done();
-    return r;
-  };
-  // The writer (this thread) appends chunks in order while later ones are encoded; at most
-  // two per worker plus two wait encoded or in work, which bounds the memory in flight
-  // whatever the batch's size.
-  const size_t window = static_cast<size_t>(pool.size()) * 2 + 2;
-  try {
-    OrderedResults<EncodedJob> encoded(pool, jobs.size(), window, encode);
-    EncodedJob r;
-    for (size_t j = 0; encoded.next(r); ++j) {
-      int64_t t1 = monotonic_ns();
-      const ChunkSpan& job = jobs[j];
-      const PlannedStream& ps = plan.streams[job.stream];
-      if (ps.typed && chains[job.stream].lossy) {
-        // Every chunk of a lossy stream, also one that fell back to an exact codec, so
-        // that the stream's bytes as a restore gives them back are whole.
-        std::vector<uint8_t>& back = lossy[job.stream];
-        back.resize(ps.bytes.total);
-        std::vector<uint8_t> own;
-        const uint8_t* given =
-            r.enc.lossy_raw.empty() ? ps.bytes.view(job.off, job.len, own) : r.enc.lossy_raw.data();
-        memcpy(back.data() + job.off, given, job.len);
-      }
-      out.streams[job.stream].stored += r.enc.bytes.size();
-      if (r.enc.codec == static_cast<uint8_t>(CodecId::kRef)) out.referenced_bytes += job.len;
-      out.streams[job.stream].encode_ns += r.ns;
-      if (!w.append_chunk(job.stream, r.enc, err)) return false;
-      r = EncodedJob{};  // its memory goes now, not when the next one arrives
-      writing_ns += monotonic_ns() - t1;
-    }
-    t_written = monotonic_ns();
-    hashing.wait();
-    if (checks) {
-      checks->wait();
-      for (const InPlaceFile& f : walked) entries[f.index].hash = file_hashes[f.index];
-      for (size_t i = 0; i < files.size(); ++i) {
-        if (!files[i].in_place) continue;
-        const bool written = watches.fired(i), cut = guards[i]->faulted();
-        const bool mapped =
-            mapped_writable_by(files[i].holder_pids, identity[i].st_dev, identity[i].st_ino);
-        if (differs || written || cut || mapped) {
-          LOG_DEBUG("%s changed while it was committed in place (%s): copying it",
-                    files[i].path.c_str(),
-                    cut       ? "cut short"
-                    : written ? "written"
-                    : mapped  ? "mapped writable"
-                              : "its bytes differ");
-          changed->push_back(i);
-        }
-      }
-      if (!changed->empty()) return false;
-    }
-  } catch (const std::exception& x) {
-    if (err) *err = "writing " + out.container + " (hashing or encoding): " + x.what();
-    return false;
-  }
-  // Compression: what the writer waited for the encoders; writing: what it spent writing.
-  out.compress_ns += monotonic_ns() - t0 - writing_ns;
-  out.write_ns += writing_ns;
-  out.hash_ns += hash_ns.load();
-  if (inference.t.joinable()) inference.t.join();
-  for (size_t i = 0; i < entries.size(); ++i) out.hashes[i] = entries[i].hash;
-  rehash_lossy_files(plan, lossy, entries, out);
-  int64_t t3 = monotonic_ns();
-  for (size_t i = 0; i < entries.size(); ++i) {
-    entries[i].ranges = std::move(plan.ranges[i]);
-    w.add_file(std::move(entries[i]));
-  }
-  if (!w.commit(err)) return false;
-  const int64_t t_end = monotonic_ns();
-  out.write_ns += t_end - t3;
-  // Where a batch's time went, for whoever tunes a node (CKPTFWD_LOG_LEVEL=debug).
-  auto ms = [](int64_t a, int64_t b) { return static_cast<double>(b - a) / 1e6; };
-  LOG_DEBUG(
-      "%s: %zu files, %llu bytes%s: open+extents %.1f ms, plan %.1f ms, chains %.1f ms, "
-      "chunks %.1f ms (in-place checks %.1f ms, %.1f ms of them after the last chunk was "
-      "written), index+sync %.1f ms, %.1f MiB written with O_DIRECT",
-      out.container.c_str(), files.size(), static_cast<unsigned long long>(batch_bytes),
-      urgent ? " (fsync)" : "", ms(t_start, t_opened), ms(t_opened, t0), ms(t0, t_chosen),
-      ms(t_chosen, t3), t_checks ? ms(t_checks, t_checked) : 0.0,
-      t_checks ? ms(std::max(t_checks, t_written), std::max(t_checked, t_written)) : 0.0,
-      ms(t3, t_end), static_cast<double>(w.direct_bytes()) / (1 << 20));
-  out.bytes_stored = w.bytes_written();
-  out.identity = w.identity();
-  return true;
+  BatchWork work(cfg, store, node, files, out, err, inferrer, choices, refs, pool, changed,
+                 in_place_hook);
+  return work.run();
 }
 
 // Gives an in-place file that changed while it was read a staged file of its own: a copy
