@@ -1,5 +1,7 @@
 #include "common/content_hash.h"
 
+#include <xxhash.h>
+
 #if defined(__x86_64__)
 #define XXH_DISPATCH_DISABLE_REPLACE  // name the dispatching entry points explicitly
 #include <xxh_x86dispatch.h>

@@ -12,8 +12,6 @@
 //
 // Index and MANIFEST checksums stay XXH64: they cover a few KiB.
 #pragma once
-#include <xxhash.h>
-
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,7 @@
 // Manifest journal and catalog replay: records, renames, unlinks, hostile path bytes,
 // torn and corrupt lines.
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <thread>
 

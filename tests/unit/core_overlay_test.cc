@@ -2,6 +2,7 @@
 // record and its replay, ContainerReader::overlay_file and the overlay hash, and
 // materialize_entry layering a base and overlays into one file.
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include "common/container.h"
 #include "common/manifest.h"
