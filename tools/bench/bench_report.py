@@ -67,8 +67,9 @@ def medians_by_variant(recs, key, variants, **sel):
     return {v: median([r.get(key) for r in pick(recs, variant=v, **sel)]) for v in variants}
 
 
-def size_keys(recs):
-    keys = sorted({(r["size"], r["size_label"], r["ranks"]) for r in pick(recs, sec="ckpt")})
+def size_keys(recs, sec="ckpt"):
+    """(size label, size, ranks) of each checkpoint measured in section sec, in order."""
+    keys = sorted({(r["size"], r["size_label"], r["ranks"]) for r in pick(recs, sec=sec)})
     return [(lbl, size, np) for size, lbl, np in keys]
 
 
@@ -113,8 +114,7 @@ def checkpoint(recs):
 def next_checkpoint(recs):
     """A job's checkpoint after its first (section "next"): the next_* figures."""
     rows = []
-    keys = sorted({(r["size"], r["size_label"], r["ranks"]) for r in pick(recs, sec="next")})
-    for size, lbl, np in keys:
+    for lbl, size, np in size_keys(recs, sec="next"):
         sel = dict(sec="next", size=size, ranks=np)
         med = medians_by_variant(recs, "next_ckpt_s", VARIANTS, **sel)
         first = medians_by_variant(recs, "ckpt_s", ("lib", "lib_fsync"), **sel)
