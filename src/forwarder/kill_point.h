@@ -9,6 +9,7 @@
 //   sync-copy   an fsync is about to make the open version's snapshot (a second name of
 //               its staged file, or a copy)
 //   close-done  a CLOSE has been recorded, before its reply
+//   waitall     a process's exit wait (WAITALL) has arrived, before it waits
 #pragma once
 #include <string>
 

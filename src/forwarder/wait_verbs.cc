@@ -214,6 +214,7 @@ Reply Service::sync(ClientCtx& cl, uint64_t vid, const std::string& ext, const s
 
 Reply Service::waitall(ClientCtx& cl) {
   int64_t arrived = monotonic_ns();
+  kill_point(c_.session_dir, "waitall");
   State& s = c_.state;
   std::unique_lock lk(s.mu);
   // What this connection closed, and what this process closed on a connection that is

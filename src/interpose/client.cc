@@ -682,6 +682,19 @@ void client_refuse(const char* why) {
   pthread_mutex_unlock(&g_mu);
 }
 
+bool client_refused() {
+  pthread_mutex_lock(&g_mu);
+  bool refused = g_refused;
+  pthread_mutex_unlock(&g_mu);
+  return refused;
+}
+
+void client_forget_unreachable() {
+  pthread_mutex_lock(&g_mu);
+  if (!g_refused) g_unreachable = false;
+  pthread_mutex_unlock(&g_mu);
+}
+
 void reply_payload(const char** data, size_t* len) {
   *data = g_reply;
   *len = g_reply_len;

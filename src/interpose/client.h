@@ -54,6 +54,14 @@ const char* unreachable_reason();
 // Stops using the forwarder for the rest of the process (it answered with something the
 // library must not act on, interpose/trust.h): logs why, later calls are kUnreachable.
 void client_refuse(const char* why);
+// True once the session was refused (above, or a planted directory or socket): no retry
+// can reach a forwarder.
+bool client_refused();
+// Forgets that the forwarder could not be reached, so that the next call connects to (or
+// starts) one again; a refusal stays. The exit wait outlasts a forwarder lost more than
+// once with it (interpose/exit_wait.h); everywhere else an unreachable forwarder stays
+// unreachable for the process, whose files then go to their real paths.
+void client_forget_unreachable();
 // True once this process handed over (CLOSE) at least one version on its connection.
 bool client_closed_any();
 void client_note_closed();

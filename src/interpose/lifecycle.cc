@@ -14,6 +14,7 @@
 #include "interpose/cwd_cache.h"
 #include "interpose/cwd_filter.h"
 #include "interpose/env_settings.h"
+#include "interpose/exit_wait.h"
 #include "interpose/extent_log.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
@@ -90,12 +91,14 @@ void write_stats_line() {
 std::atomic<bool> g_exit_done{false};
 
 // Hands over every version still open at exit, then waits until this process's versions
-// are committed (DESIGN: "when mpiexec returns the checkpoint is on the PFS").
+// are committed (DESIGN: "when mpiexec returns the checkpoint is on the PFS"; the wait and
+// its retries: interpose/exit_wait.h). Returns the exit status to use: status, or
+// kNotCommittedStatus instead of 0 when the files are not on the store.
 // flush: exit() path (stdio is flushed after atexit handlers, so flush first); _exit()
 // must not flush.
-void exit_work(bool flush) {
-  if (!g_settings.active || !owner_process()) return;
-  if (g_exit_done.exchange(true)) return;
+int exit_work(bool flush, int status) {
+  if (!g_settings.active || !owner_process()) return status;
+  if (g_exit_done.exchange(true)) return status;
   Busy busy;
   int saved = errno;
   if (flush) fflush(nullptr);
@@ -103,25 +106,21 @@ void exit_work(bool flush) {
     if (v->view || !v->owned.load() || v->abandoned.load() || v->close_sent.exchange(true)) return;
     close_version(v);  // with its extents when shared across nodes
   });
-  if (g_settings.exit_wait && client_closed_any()) {
-    const char* req[] = {wire::kWaitAll};
-    Result r = call(req, 1);
-    if (r.status == Status::kErr)
-      log_msg("ERROR: checkpoint files of pid %d are NOT committed to the store: %s",
-              static_cast<int>(getpid()), strerror(r.err));
-    else if (r.status == Status::kUnreachable)
-      log_msg(
-          "ERROR: checkpoint files of pid %d are NOT committed to the store: the "
-          "forwarder is gone (%s). They are kept in %s; start `ckptfwd-forwarder "
-          "--daemon` with the job's environment (same CKPTFWD_JOB_ID and node) to "
-          "commit them, or run `ckptfwd drain` once one runs",
-          static_cast<int>(getpid()), unreachable_reason(), g_settings.session.dir);
-  }
+  bool committed = true;
+  if (g_settings.exit_wait && client_closed_any()) committed = wait_for_commits_at_exit();
   write_stats_line();
   errno = saved;
+  return committed || status != 0 ? status : kNotCommittedStatus;
 }
 
-void on_exit_handler() { exit_work(true); }
+// Registered with on_exit (not atexit) for the status exit() was given: a process whose
+// files are not committed ends with kNotCommittedStatus instead of 0 through _exit, which
+// skips the exit handlers registered before the library's own (none of the application's:
+// those registered after it ran already) and stdio's flush (done by exit_work).
+void on_exit_handler(int status, void*) {
+  int now = exit_work(true, status);
+  if (now != status) real::_exit()(now);
+}
 
 // The connection and fallback locks are not taken around fork: a thread waiting in SYNC
 // or copying a large file would stall every fork. The child never uses the parent's
@@ -176,6 +175,7 @@ void do_init() {
   g_settings.rank = rank_from_env();
   g_settings.exit_wait = env_switch("CKPTFWD_EXIT_WAIT", true);
   g_settings.no_spawn = env_switch("CKPTFWD_NO_SPAWN", false);
+  g_settings.exit_retry_s = static_cast<int>(env_int("CKPTFWD_EXIT_RETRY_S", 60, 0, 86400));
   g_settings.spin_us = static_cast<int>(env_int("CKPTFWD_SPIN_US", 50, 0, 10000));
   env_abs_path("CKPTFWD_STATS_FILE", g_settings.stats_path, sizeof(g_settings.stats_path));
   collect_abs_env(g_settings.abs_env);
@@ -183,7 +183,7 @@ void do_init() {
   g_owner_pid.store(getpid());
   cwd_refresh();
   adopt_after_exec();
-  atexit(on_exit_handler);
+  on_exit(on_exit_handler, nullptr);
   pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
   g_settings.active = true;
   reserve_high_fds();
@@ -206,19 +206,19 @@ void ensure_init() {
   pthread_once(&g_once, do_init);
   g_init_done.store(true, std::memory_order_release);
 }
-void exit_without_flush() { exit_work(false); }
+int exit_without_flush(int status) { return exit_work(false, status); }
 
 }  // namespace ckptfwd::interpose
 
 // Programs that end with _exit (dash, forked workers) skip atexit handlers: do the same
 // hand-over and commit wait there, without the stdio flush _exit promises not to do.
 CKPTFWD_EXPORT void _exit(int status) {
-  if (!ckptfwd::interpose::t_busy) ckptfwd::interpose::exit_without_flush();
+  if (!ckptfwd::interpose::t_busy) status = ckptfwd::interpose::exit_without_flush(status);
   ckptfwd::interpose::real::_exit()(status);
   __builtin_unreachable();
 }
 CKPTFWD_EXPORT void _Exit(int status) {
-  if (!ckptfwd::interpose::t_busy) ckptfwd::interpose::exit_without_flush();
+  if (!ckptfwd::interpose::t_busy) status = ckptfwd::interpose::exit_without_flush(status);
   ckptfwd::interpose::real::_Exit()(status);
   __builtin_unreachable();
 }

@@ -21,6 +21,7 @@ struct Settings {
   bool active = false;    // capture on (CAPTURE set, not DISABLE, init succeeded)
   bool exit_wait = true;  // CKPTFWD_EXIT_WAIT != 0
   bool no_spawn = false;  // CKPTFWD_NO_SPAWN=1
+  int exit_retry_s = 60;  // CKPTFWD_EXIT_RETRY_S: the exit wait's retries (exit_wait.h)
   int spin_us = 50;       // CKPTFWD_SPIN_US: polling for a reply before sleeping
   int rank = -1;
   mode_t umask = 022;
@@ -74,8 +75,9 @@ class ErrnoKeeper {
 void ensure_init();
 // Set once init is done: every wrapped call reads it inline before calling ensure_init.
 extern std::atomic<bool> g_init_done;
-// The exit hand-over for _exit()/_Exit() (no stdio flush).
-void exit_without_flush();
+// The exit hand-over for _exit()/_Exit() (no stdio flush): the status to exit with
+// (interpose/exit_wait.h).
+int exit_without_flush(int status);
 // True when this call should be considered for capture: initialised, active, not nested.
 inline bool intercepting() {
   if (t_busy) return false;

@@ -3,8 +3,9 @@
 # being written, and the library may not start another. What must hold: close does not
 # return 0 with the bytes only in staging: the library writes the file to its real path
 # (the fallback: counted, logged), or close fails. Then, with a file closed (handed over)
-# before the kill: the exit wait says loudly that it is not committed and where it is, and
-# a forwarder started again commits it.
+# before the kill: the exit wait says loudly that it is not committed and where it is (after
+# CKPTFWD_EXIT_RETRY_S of reconnect tries), the process exits 75 instead of 0, and a
+# forwarder started again commits it.
 source "$(dirname "$0")/../integration/lib.sh"
 ckf_init "$@"
 source "$(dirname "$0")/lib_faults.sh"
@@ -33,12 +34,14 @@ fi
 "$FW" "$DIRECT/m.dat" 8M >/dev/null
 export CKPTFWD_BATCH_WINDOW_MS=60000
 timeout 60 "$FWD" --daemon || fail "second ckptfwd-forwarder --daemon failed"
-with_lib "$FW" "$CAP/m.dat" 8M --hold-exit "$T/gate2" >"$T/w2.out" 2>&1 &
+CKPTFWD_EXIT_RETRY_S=2 with_lib "$FW" "$CAP/m.dat" 8M --hold-exit "$T/gate2" >"$T/w2.out" 2>&1 &
 writer=$!
 wait_line "$T/w2.out" closed
 kill_forwarders
 touch "$T/gate2"
-wait "$writer" || true
+rc=0
+wait "$writer" || rc=$?
+[[ $rc -eq 75 ]] || fail "the writer whose file is not committed exited $rc, not 75"
 grep -q "NOT committed" "$CKPTFWD_LOG" || fail "the exit wait did not say the files are not committed: $(tail -3 "$CKPTFWD_LOG")"
 ok "exit wait: $(grep -m1 'NOT committed' "$CKPTFWD_LOG")"
 unset CKPTFWD_BATCH_WINDOW_MS

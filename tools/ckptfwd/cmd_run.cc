@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "forwarder_client.h"
+#include "staged_versions.h"
 
 namespace ckptfwd::cli {
 
@@ -23,7 +24,8 @@ const char kHelp[] =
     "Runs CMD with the preload library (LD_PRELOAD gets <dir of ckptfwd>/../lib/libckptfwd.so\n"
     "prepended), waits for it, then drains the forwarder so the checkpoint is on the store\n"
     "when this command returns. Exits with CMD's status (128+N if a signal N killed it), or\n"
-    "1 if CMD succeeded but the drain failed. SIGTERM and SIGHUP are passed on to CMD.\n"
+    "1 if CMD succeeded but the drain failed (a closed file version of the job on this node\n"
+    "is not committed: see ckptfwd drain --help). SIGTERM and SIGHUP are passed on to CMD.\n"
     "\n"
     "  --capture GLOBS   colon-separated globs of the files to capture, e.g.\n"
     "                    '/scratch/run/ckpt/*'; relative globs are made absolute against the\n"
@@ -36,24 +38,6 @@ volatile sig_atomic_t g_child = 0;
 
 void forward_signal(int sig) {
   if (g_child > 0) kill(g_child, sig);
-}
-
-std::string absolute_globs(const std::string& globs) {
-  char cwd[PATH_MAX];
-  if (!getcwd(cwd, sizeof(cwd))) return globs;
-  std::string out;
-  size_t b = 0;
-  for (;;) {
-    size_t e = globs.find(':', b);
-    std::string g = globs.substr(b, e == std::string::npos ? std::string::npos : e - b);
-    if (!g.empty()) {
-      if (!out.empty()) out += ':';
-      out += g[0] == '/' ? g : std::string(cwd) + "/" + g;
-    }
-    if (e == std::string::npos) break;
-    b = e + 1;
-  }
-  return out;
 }
 
 }  // namespace
@@ -122,7 +106,7 @@ int cmd_run(const Args& args, const std::string& self_exe) {
   // Ctrl-C reaches CMD through the terminal's process group; this process stays to drain.
   signal(SIGINT, SIG_IGN);
   signal(SIGQUIT, SIG_IGN);
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = forward_signal;
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGHUP, &sa, nullptr);

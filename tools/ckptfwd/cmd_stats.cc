@@ -77,9 +77,15 @@ const char kStatsHelp[] =
 const char kDrainHelp[] =
     "usage: ckptfwd drain\n"
     "\n"
-    "Waits until the running forwarder of this job on this node has committed every file\n"
-    "version it holds. Prints \"nothing to drain\" and exits 0 when no forwarder runs.\n"
-    "Exit status 1 if the forwarder reports that a commit failed.\n";
+    "Waits until the forwarder of this job on this node has committed every file version\n"
+    "it holds. When no forwarder runs but file versions that processes closed are still\n"
+    "staged (their forwarder was lost), it starts one (ckptfwd-forwarder --daemon, found\n"
+    "next to ckptfwd or through CKPTFWD_FORWARDER, with this environment: run it with the\n"
+    "job's CKPTFWD_CAPTURE or CKPTFWD_STORE), which recovers and commits them. Prints\n"
+    "\"nothing to drain\" and exits 0 when no forwarder runs and nothing is staged.\n"
+    "Exit status 1 while any closed file version of the job on this node is not committed\n"
+    "(a commit failed, a forwarder cannot be started, or versions stay staged): they are\n"
+    "named, and a later ckptfwd drain tries again.\n";
 
 struct Options {
   bool json = false, vars = false;

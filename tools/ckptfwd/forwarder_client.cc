@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "common/protocol.h"
 #include "common/session.h"
+#include "staged_versions.h"
 
 namespace ckptfwd::cli {
 
@@ -101,34 +102,98 @@ bool ForwarderClient::request(const std::vector<std::string>& fields,
   return true;
 }
 
-int drain_forwarder(bool quiet_ok) {
-  ForwarderClient c;
-  std::string msg;
-  switch (c.connect(&msg)) {
-    case ForwarderClient::Connect::kNoForwarder:
-      if (!quiet_ok) printf("nothing to drain (%s)\n", msg.c_str());
-      return 0;
-    case ForwarderClient::Connect::kError:
-      error("drain: " + msg);
-      return 1;
-    case ForwarderClient::Connect::kOk:
-      break;
-  }
+namespace {
+
+// Reports the closed versions still staged (at most a few named), for drain's error.
+std::string staged_summary(const std::vector<StagedVersion>& staged, const SessionPaths& sp) {
+  std::string out = std::to_string(staged.size()) + " closed file version" +
+                    (staged.size() == 1 ? " is" : "s are") + " staged in " + sp.dir +
+                    " and not committed (";
+  for (size_t i = 0; i < staged.size() && i < 3; ++i)
+    out += (i ? ", " : "") +
+           (staged[i].path.empty() ? staged[i].meta + " (unreadable)" : staged[i].path);
+  return out + (staged.size() > 3 ? ", ...)" : ")");
+}
+
+enum class Round { kDrained, kRetry, kFailed };
+
+// One DRAIN on a connected forwarder. kRetry: it answered, but closed versions are still
+// staged (closed while it drained, or left by a forwarder it did not recover).
+Round drain_once(ForwarderClient& c, const SessionPaths& sp) {
   std::vector<std::string> reply;
   std::string err;
   if (!c.request({wire::kDrain}, &reply, &err)) {
     error("drain: " + err);
+    return Round::kFailed;
+  }
+  if (reply.empty() || reply[0] != wire::kOk) {
+    std::string why = reply.size() > 1 ? reply[1] : "?";
+    long long e = 0;
+    if (wire::parse_i64(why.c_str(), e) && e > 0) why = strerror(static_cast<int>(e));
+    error("drain: the forwarder could not commit everything: " + why +
+          " (its log and `ckptfwd stats` say more)");
+    return Round::kFailed;
+  }
+  return closed_staged_versions(sp.dir).empty() ? Round::kDrained : Round::kRetry;
+}
+
+}  // namespace
+
+int drain_forwarder(bool quiet_ok) {
+  SessionPaths sp;
+  if (!session_paths(sp)) {
+    error(
+        "drain: session path too long (shorten CKPTFWD_STAGE_DIR, CKPTFWD_JOB_ID or "
+        "CKPTFWD_NODE_ID)");
     return 1;
   }
-  if (!reply.empty() && reply[0] == wire::kOk) {
-    if (!quiet_ok) printf("drained: everything captured is committed\n");
-    return 0;
+  constexpr int kRounds = 3;
+  bool started = false;
+  for (int round = 0; round < kRounds; ++round) {
+    ForwarderClient c;
+    std::string msg;
+    switch (c.connect(&msg)) {
+      case ForwarderClient::Connect::kNoForwarder: {
+        // No forwarder, but versions a process closed may wait for one that is gone:
+        // a new one recovers and commits them.
+        std::vector<StagedVersion> staged = closed_staged_versions(sp.dir);
+        if (staged.empty()) {
+          if (!quiet_ok)
+            printf(
+                started ? "drained: everything captured is committed\n" : "nothing to drain (%s)\n",
+                msg.c_str());
+          return 0;
+        }
+        std::string why;
+        if (started || !start_forwarder(sp, &why)) {
+          error("drain: " + staged_summary(staged, sp) + ": " +
+                (started ? "the forwarder started to commit them is gone" : why));
+          return 1;
+        }
+        started = true;
+        if (!quiet_ok)
+          printf("started a forwarder to commit %zu staged file version%s\n", staged.size(),
+                 staged.size() == 1 ? "" : "s");
+        continue;
+      }
+      case ForwarderClient::Connect::kError:
+        error("drain: " + msg);
+        return 1;
+      case ForwarderClient::Connect::kOk:
+        break;
+    }
+    switch (drain_once(c, sp)) {
+      case Round::kDrained:
+        if (!quiet_ok) printf("drained: everything captured is committed\n");
+        return 0;
+      case Round::kFailed:
+        return 1;
+      case Round::kRetry:
+        break;
+    }
   }
-  std::string why = reply.size() > 1 ? reply[1] : "?";
-  long long e = 0;
-  if (wire::parse_i64(why.c_str(), e) && e > 0) why = strerror(static_cast<int>(e));
-  error("drain: the forwarder could not commit everything: " + why +
-        " (its log and `ckptfwd stats` say more)");
+  error("drain: " + staged_summary(closed_staged_versions(sp.dir), sp) + " after " +
+        std::to_string(kRounds) + " drains (the forwarder's log says why)");
   return 1;
 }
 

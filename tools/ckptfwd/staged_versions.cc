@@ -1,0 +1,185 @@
+#include "staged_versions.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+extern char** environ;
+
+namespace ckptfwd::cli {
+
+namespace {
+
+// "v<digits>.meta"
+bool is_meta_name(const char* n) {
+  if (n[0] != 'v' || !isdigit(static_cast<unsigned char>(n[1]))) return false;
+  const char* p = n + 1;
+  while (isdigit(static_cast<unsigned char>(*p))) ++p;
+  return strcmp(p, ".meta") == 0;
+}
+
+// The .meta's fields as far as drain needs them: path= (percent-encoded) and state=.
+bool read_meta_fields(const std::string& file, std::string* path, bool* closed) {
+  std::ifstream in(file);
+  if (!in) return false;
+  std::string line;
+  bool any = false;
+  *closed = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("path=", 0) == 0) {
+      std::string enc = line.substr(5), dec;
+      for (size_t i = 0; i < enc.size(); ++i) {
+        unsigned v = 0;
+        if (enc[i] == '%' && i + 2 < enc.size() && sscanf(enc.c_str() + i + 1, "%2x", &v) == 1) {
+          dec += static_cast<char>(v);
+          i += 2;
+        } else {
+          dec += enc[i];
+        }
+      }
+      *path = dec;
+      any = true;
+    } else if (line == "state=closed") {
+      *closed = true;
+    }
+  }
+  return any;
+}
+
+std::string abs_against_cwd(const std::string& p) {
+  if (p.empty() || p[0] == '/') return p;
+  char cwd[PATH_MAX];
+  return getcwd(cwd, sizeof(cwd)) ? std::string(cwd) + "/" + p : p;
+}
+
+std::string forwarder_binary() {
+  if (const char* f = getenv("CKPTFWD_FORWARDER"); f && *f) return f;
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return "ckptfwd-forwarder";
+  std::string s(self, static_cast<size_t>(n));
+  return s.substr(0, s.rfind('/')) + "/ckptfwd-forwarder";
+}
+
+// This process's environment as the forwarder's (see start_forwarder).
+std::vector<std::string> forwarder_env() {
+  static const char* kPathKeys[] = {"CKPTFWD_STORE", "CKPTFWD_LOG", "CKPTFWD_STATS_FILE",
+                                    "CKPTFWD_STAGE_DIR", "CKPTFWD_CONFIG"};
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    size_t eq = kv.find('=');
+    std::string key = kv.substr(0, eq);
+    if (eq == std::string::npos || key == "LD_PRELOAD") continue;
+    std::string val = kv.substr(eq + 1);
+    if (key == "CKPTFWD_CAPTURE") val = absolute_globs(val);
+    for (const char* k : kPathKeys)
+      if (key == k) val = abs_against_cwd(val);
+    env.push_back(key + "=" + val);
+  }
+  return env;
+}
+
+}  // namespace
+
+std::string absolute_globs(const std::string& globs) {
+  std::string out;
+  size_t b = 0;
+  for (;;) {
+    size_t e = globs.find(':', b);
+    std::string g = globs.substr(b, e == std::string::npos ? std::string::npos : e - b);
+    if (!g.empty()) {
+      if (!out.empty()) out += ':';
+      out += abs_against_cwd(g);
+    }
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  return out;
+}
+
+std::vector<StagedVersion> closed_staged_versions(const std::string& dir) {
+  std::vector<StagedVersion> out;
+  struct stat st;
+  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) return out;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent* de = readdir(d)) {
+    if (!is_meta_name(de->d_name)) continue;
+    std::string meta = dir + "/" + de->d_name;
+    std::string data = meta.substr(0, meta.size() - 5) + ".data";
+    struct stat ms, ds;
+    if (lstat(meta.c_str(), &ms) != 0 || !S_ISREG(ms.st_mode) || ms.st_size == 0 ||
+        lstat(data.c_str(), &ds) != 0)
+      continue;  // empty: an OPEN that never replied; no data: committed meanwhile
+    StagedVersion v{meta, ""};
+    bool closed = false;
+    if (read_meta_fields(meta, &v.path, &closed) && !closed) continue;
+    out.push_back(v);  // closed, or unreadable: either way not committed
+  }
+  closedir(d);
+  return out;
+}
+
+bool start_forwarder(const SessionPaths& sp, std::string* why) {
+  const char* cap = getenv("CKPTFWD_CAPTURE");
+  const char* store = getenv("CKPTFWD_STORE");
+  if ((!cap || !*cap) && (!store || !*store)) {
+    *why =
+        "neither CKPTFWD_CAPTURE nor CKPTFWD_STORE is set, and which store a staged file "
+        "goes to depends on them: run ckptfwd drain with the job's settings";
+    return false;
+  }
+  std::string bin = forwarder_binary();
+  if (access(bin.c_str(), X_OK) != 0) {
+    *why = "cannot run " + bin + " (" + strerror(errno) + "; set CKPTFWD_FORWARDER)";
+    return false;
+  }
+  // The election lock, as the library takes it: one forwarder per session.
+  int lock = open(sp.lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+    *why = std::string("cannot take the election lock ") + sp.lock + ": " + strerror(errno);
+    if (lock >= 0) close(lock);
+    return false;
+  }
+  std::vector<std::string> env = forwarder_env();
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  char* argv[] = {bin.data(), const_cast<char*>("--daemon"), nullptr};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, bin.c_str(), &fa, nullptr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  int status = 0;
+  if (rc == 0)
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  close(lock);
+  if (rc != 0) {
+    *why = "cannot start " + bin + ": " + strerror(rc);
+    return false;
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    *why = bin + " --daemon failed (status " +
+           std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) +
+           "; its message is above or in CKPTFWD_LOG)";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace ckptfwd::cli
