@@ -17,6 +17,8 @@
 //     --hold-exit GATE           after the close, print "closed" and wait for GATE before
 //                                exiting (the exit wait then runs after the test's fault)
 //     --files N                  write FILE.0 .. FILE.N-1 instead (same options each)
+//     --between MS               with --files: sleep MS milliseconds after each file (the
+//                                steps of a run whose forwarder a test kills meanwhile)
 //     --interleave BLOCK         N-1: this process is rank r of n (PMI_RANK, PMI_SIZE:
 //                                under mpiexec.mpich) and writes, with pwrite into FILE
 //                                opened O_CREAT without O_TRUNC, the blocks k of BLOCK
@@ -78,6 +80,7 @@ struct Opts {
   long long fsync_at = -1;
   const char* exit_gate = nullptr;
   int files = 0;
+  int between_ms = 0;
   long long interleave = 0;
   const char* opened_gate = nullptr;
 };
@@ -159,7 +162,7 @@ int main(int argc, char** argv) {
         stderr,
         "usage: fault_writer FILE SIZE [--open trunc|append|rdwr|shared] [--from BYTES] [--seed N] "
         "[--pause-at BYTES GATE] [--fsync-at BYTES] [--hold-exit GATE] [--files N] "
-        "[--interleave BLOCK]\n");
+        "[--between MS] [--interleave BLOCK]\n");
     return 2;
   }
   std::string file = argv[1];
@@ -182,6 +185,8 @@ int main(int argc, char** argv) {
       o.exit_gate = argv[++i];
     else if (a == "--files" && more)
       o.files = atoi(argv[++i]);
+    else if (a == "--between" && more)
+      o.between_ms = atoi(argv[++i]);
     else if (a == "--interleave" && more)
       o.interleave = parse_size(argv[++i]);
     else if (a == "--opened-gate" && more)
@@ -195,7 +200,10 @@ int main(int argc, char** argv) {
   if (o.files <= 0) {
     write_one(file, size, o);
   } else {
-    for (int k = 0; k < o.files; ++k) write_one(file + "." + std::to_string(k), size, o);
+    for (int k = 0; k < o.files; ++k) {
+      write_one(file + "." + std::to_string(k), size, o);
+      if (o.between_ms > 0) usleep(static_cast<useconds_t>(o.between_ms) * 1000);
+    }
   }
   if (o.exit_gate) {
     printf("closed\n");

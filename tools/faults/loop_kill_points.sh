@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs each forwarder-kill scenario of tests/faults N times in a row (default 20), outside
-# CI, to find the flaky ones a single `make test` run passes by luck. Prints one row per
+# CI, to find the flaky ones a single `make test` run passes by luck. "repeated"
+# (test_kill_repeated.sh) kills the forwarder 1-3 times at random moments of a 4-rank,
+# 6-step job, its exit wait included: each run another draw (its seed is in the log). Prints one row per
 # scenario (scenario | runs | passed | failed) and exits 1 if any run failed. The log of a
 # failed run is kept in the log directory printed at the end; it names the test's kept
 # temporary directory ("(kept ... for inspection)": $T/ckptfwd.log, the writer output).
@@ -22,7 +24,7 @@ BUILD=${2:-build}
   echo "$0: $BUILD/bin/fault_writer is missing: build first (make build BUILD=...)" >&2
   exit 2
 }
-SCENARIOS=${CKPTFWD_LOOP_SCENARIOS:-midwrite fsync reopen exitwait nospawn}
+SCENARIOS=${CKPTFWD_LOOP_SCENARIOS:-midwrite fsync reopen exitwait exitwait_twice nospawn repeated}
 TIMEOUT=${CKPTFWD_TEST_TIMEOUT:-300}
 LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}/ckptfwd-kill-loop.XXXXXX")
 exec </dev/null
