@@ -1,12 +1,16 @@
 // The write family. Untracked fds: one table load, then the real call. Tracked fds: the
-// real call, timed (blocked_time.h); only a budget check (when the forwarder set one) or
-// an ENOSPC adds work, and then the fd moves to the real path before the write is (re)done.
+// real call, timed (blocked_time.h); only a budget check (when the forwarder set one), an
+// ENOSPC or a short write adds work, and then the fd moves to the real path before the
+// write is (re)done.
 // A version shared across nodes also records where the bytes went (extent_log.h), and a
 // write made inside a typed MPI write records a dtype hint (hint_log.h).
 #include <aio.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "interpose/blocked_time.h"
 #include "interpose/real.h"
@@ -22,10 +26,36 @@ size_t iov_bytes(const struct iovec* iov, int n) {
   return sum;
 }
 
+// A write into a staged file that took only r of its bytes (a regular file does that when
+// its file system is full: staging on a tmpfs out of space) is done again whole on the
+// real file, never handed to the application as a short write. Before the switch copies
+// the staged file, the r bytes are taken back as the fd sees them: the file position
+// moved back (a positional write needs nothing: the same bytes land at the same offset),
+// or, on an O_APPEND fd, the file cut back. False if that fails: the short count stands.
+bool undo_short_write(int fd, long long offset, ssize_t r) {
+  if (offset >= 0 || r == 0) return true;
+  int saved = errno;
+  int fl = real::fcntl()(fd, F_GETFL);
+  bool ok;
+  if (fl >= 0 && (fl & O_APPEND)) {
+    struct stat st {};
+    ok = real::fstat()(fd, &st) == 0 && st.st_size >= r &&
+         real::ftruncate()(fd, st.st_size - r) == 0;
+  } else {
+    ok = fl >= 0 && lseek(fd, -static_cast<off_t>(r), SEEK_CUR) >= 0;
+  }
+  errno = saved;
+  return ok;
+}
+
 // offset < 0: at the file position (or appended). The writers/switching protocol is
 // described at wait_for_switch (versions.h).
+// redo_short: the bytes come from the caller's memory (the write, pwrite and writev
+// families), so a short write can be done again whole (undo_short_write); not for
+// kernel-side copies, whose source position moved, nor ftruncate.
 template <class Op>
-ssize_t tracked_write(int fd, Version* v, long long offset, size_t len, Op op) {
+ssize_t tracked_write(int fd, Version* v, long long offset, size_t len, Op op,
+                      bool redo_short = false) {
   v->writers.fetch_add(1);
   if (v->switching.load()) {
     v->writers.fetch_sub(1);
@@ -45,6 +75,9 @@ ssize_t tracked_write(int fd, Version* v, long long offset, size_t len, Op op) {
     } else {
       errno = ENOSPC;
     }
+  } else if (redo_short && r >= 0 && static_cast<size_t>(r) < len && v->owned.load() && !v->view &&
+             undo_short_write(fd, offset, r) && switch_to_real(fd, v, "no space left in staging")) {
+    r = op();  // the whole write again, on the real file
   }
   return r;
 }
@@ -58,16 +91,22 @@ using namespace ckptfwd::interpose;
 // (-1: they end at the file position; -2: at the end of the file). Recorded as extents for
 // versions whose OPEN reply asked for them (shared across nodes, or a new file) and as
 // dtype hints during typed MPI writes.
-#define CKPTFWD_TRACKED(fd, offset, len, call, start)                                      \
-  Version* v = g_fds.get(fd);                                                              \
-  if (__builtin_expect(v == nullptr, 1) || t_busy) return call;                            \
-  BlockedTimer blocked_timer(v);                                                           \
-  ssize_t r = tracked_write(fd, v, offset, len, [&]() -> decltype(call) { return call; }); \
-  if (r > 0 && wants_note(v)) {                                                            \
-    Busy busy;                                                                             \
-    note_written(fd, v, (start), r);                                                       \
-  }                                                                                        \
+#define CKPTFWD_TRACKED_AS(fd, offset, len, call, start, redo_short)             \
+  Version* v = g_fds.get(fd);                                                    \
+  if (__builtin_expect(v == nullptr, 1) || t_busy) return call;                  \
+  BlockedTimer blocked_timer(v);                                                 \
+  ssize_t r = tracked_write(                                                     \
+      fd, v, offset, len, [&]() -> decltype(call) { return call; }, redo_short); \
+  if (r > 0 && wants_note(v)) {                                                  \
+    Busy busy;                                                                   \
+    note_written(fd, v, (start), r);                                             \
+  }                                                                              \
   return r
+// Bytes from the caller's memory (a short write is redone whole), and kernel-side copies.
+#define CKPTFWD_TRACKED(fd, offset, len, call, start) \
+  CKPTFWD_TRACKED_AS(fd, offset, len, call, start, true)
+#define CKPTFWD_TRACKED_COPY(fd, offset, len, call, start) \
+  CKPTFWD_TRACKED_AS(fd, offset, len, call, start, false)
 
 CKPTFWD_EXPORT ssize_t write(int fd, const void* buf, size_t n) {
   CKPTFWD_TRACKED(fd, -1, n, real::write()(fd, buf, n), -1);
@@ -100,15 +139,15 @@ CKPTFWD_EXPORT ssize_t pwritev64v2(int fd, const struct iovec* iov, int cnt, off
 // Kernel-side copies into a tracked fd (cp uses copy_file_range) count as writes too.
 CKPTFWD_EXPORT ssize_t copy_file_range(int in, loff_t* in_off, int out, loff_t* out_off, size_t n,
                                        unsigned fl) {
-  CKPTFWD_TRACKED(out, out_off ? static_cast<long long>(*out_off) : -1, n,
-                  real::copy_file_range()(in, in_off, out, out_off, n, fl),
-                  out_off ? static_cast<long long>(*out_off) - r : -1);
+  CKPTFWD_TRACKED_COPY(out, out_off ? static_cast<long long>(*out_off) : -1, n,
+                       real::copy_file_range()(in, in_off, out, out_off, n, fl),
+                       out_off ? static_cast<long long>(*out_off) - r : -1);
 }
 CKPTFWD_EXPORT ssize_t sendfile(int out, int in, off_t* off, size_t n) {
-  CKPTFWD_TRACKED(out, -1, n, real::sendfile()(out, in, off, n), -1);
+  CKPTFWD_TRACKED_COPY(out, -1, n, real::sendfile()(out, in, off, n), -1);
 }
 CKPTFWD_EXPORT ssize_t sendfile64(int out, int in, off_t* off, size_t n) {
-  CKPTFWD_TRACKED(out, -1, n, real::sendfile64()(out, in, off, n), -1);
+  CKPTFWD_TRACKED_COPY(out, -1, n, real::sendfile64()(out, in, off, n), -1);
 }
 
 // ftruncate may grow a staged file past its budget too (holes cost nothing on tmpfs, but

@@ -11,6 +11,8 @@
 #      refuses it (error naming it) and the link's target is untouched.
 source "$(dirname "$0")/../integration/lib.sh"
 ckf_init "$@"
+# The exit wait asks a refusing store again for CKPTFWD_EXIT_RETRY_S (60 s by default).
+export CKPTFWD_EXIT_RETRY_S=2
 source "$(dirname "$0")/lib_faults.sh"
 need_attacker
 ckf_std_dirs
