@@ -9,6 +9,9 @@
 //   chunks   compressed chunk bytes, back to back
 //   index    streams, then files (see StreamInfo, FileEntry; encoding in container_format.cc)
 //   trailer  u64 index_offset | u64 index_len | u64 xxh64(index) | "CKFWDEND"
+// A container in a store is made read-only once the MANIFEST record naming it is durable
+// (common/manifest_end.h): its bytes never change after that; the file's mode tells a
+// container of a record cut off the MANIFEST's end from a writer's leftover.
 // Every chunk carries its codec id, raw and compressed sizes, the content hash
 // (common/content_hash.h) of its compressed bytes (to locate corruption without
 // decompressing) and of its raw bytes.

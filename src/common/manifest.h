@@ -33,9 +33,8 @@
 //   paths it probably named (Catalog::uncertain);
 // - a record whose chain does not follow from the previous valid record is reported (it is
 //   still applied): a line before it was deleted, lines were reordered, or it was inserted.
-//   Truncation at a record boundary leaves a consistent chain; ckptfwd verify notices it
-//   only through containers no record names (an empty MANIFEST with containers is an
-//   error; a non-empty one leaves them as warnings: see tools/ckptfwd/cmd_verify.cc).
+//   Truncation at a record boundary leaves a consistent chain: the tail file and the
+//   read-only mark of containers whose record was durable tell it (common/manifest_end.h).
 // - records of the older format (before chains: no "@" field, commit/overlay without the
 //   container identity) are read as before and counted as unchained; an unchained record
 //   after a chained one is reported (an older ckptfwd appended, or a line was inserted).

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "common/manifest.h"
+#include "common/manifest_end.h"
 #include "common/manifest_record.h"
 #include "common/owner_check.h"
 
@@ -181,7 +182,9 @@ bool append_files(const char* verb, const std::string& store_dir, const std::str
   }
   f.push_back(std::to_string(id.size));
   f.push_back(manifest_record::hex64(id.index_hash));
-  return append_record(store_dir, f, err);
+  if (!append_record(store_dir, f, err)) return false;
+  manifest::mark_recorded(store_dir, container);  // its record is durable (manifest_end.h)
+  return true;
 }
 
 bool identity_on_disk(const std::string& store_dir, const std::string& container,

@@ -7,6 +7,15 @@
 
 namespace ckptfwd::fwd {
 
+namespace {
+// Which version a live entry is (its base and how many overlays), "" for none.
+std::string live_mark(const CatalogEntry* e) {
+  if (!e) return "";
+  return e->container + "#" + std::to_string(e->file_index) + "+" +
+         std::to_string(e->overlays.size());
+}
+}  // namespace
+
 Catalog& CatalogCache::get(const std::string& store) {
   Entry& e = stores_[store];
   if (e.frozen && e.loaded) return e.cat;
@@ -47,12 +56,28 @@ Catalog& CatalogCache::get(const std::string& store) {
     return e.cat;  // keep the last good view
   }
   for (const std::string& p : fresh.problems()) LOG_WARN("store %s: %s", store.c_str(), p.c_str());
+  e.lost = find_lost_records(store, fresh);
+  e.lost_live.clear();
+  for (const auto& [p, where] : e.lost.paths) e.lost_live[p] = live_mark(fresh.find(p));
+  for (const std::string& p : e.lost.problems) LOG_ERROR("%s", p.c_str());
   e.base = fresh;
   e.cat = std::move(fresh);
   e.loaded = true;
   e.size = size;
   e.mtime = mtime;
   return e.cat;
+}
+
+const std::string* CatalogCache::lost_version(const std::string& store,
+                                              const std::string& path) const {
+  auto it = stores_.find(store);
+  if (it == stores_.end()) return nullptr;
+  const Entry& e = it->second;
+  auto p = e.lost.paths.find(path);
+  if (p == e.lost.paths.end()) return nullptr;
+  auto was = e.lost_live.find(path);
+  if (was != e.lost_live.end() && was->second != live_mark(e.cat.find(path))) return nullptr;
+  return &p->second;
 }
 
 bool CatalogCache::replay_appended(const std::string& store) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/manifest.h"
+#include "common/manifest_end.h"
 
 namespace ckptfwd::fwd {
 
@@ -22,6 +23,12 @@ class CatalogCache {
     return get(store).find(path);
   }
   void clear() { stores_.clear(); }
+  // When records were cut off the end of store's MANIFEST (common/manifest_end.h) and one
+  // of them may have held a newer version of path than the catalog: "STORE/<container>"
+  // holding it; else nullptr. Found at the last whole load of store's MANIFEST (get()
+  // reads it whole the first time and when it was rewritten, and logs what was lost then);
+  // a record of path appended since (a new version, an unlink) settles it.
+  const std::string* lost_version(const std::string& store, const std::string& path) const;
   // While frozen, get(store) returns the catalog as it is without looking at the MANIFEST
   // (loading it first if it never was): records being appended are not read back before
   // they are durable (manifest_turn.h). Thawing makes the next get() look again.
@@ -49,6 +56,10 @@ class CatalogCache {
     off_t size = -1;
     timespec mtime{};
     bool refused_logged = false;  // a foreign store is reported once, not per lookup
+    LostRecords lost;             // found at the last whole load
+    // Per path of lost.paths, its live entry then (live_mark): another one now means a
+    // record of path came after the cut.
+    std::map<std::string, std::string> lost_live;
     bool frozen = false;
   };
   // The records appended to store's MANIFEST since e's last read, replayed onto e.base and

@@ -47,7 +47,10 @@ Reply Service::stat(const std::string& path) {
                        std::to_string(st.st_mtim.tv_nsec)});
     }
   }
-  if (const CatalogEntry* e = s.catalogs.find(store_for(c_.cfg, path), path)) {
+  const std::string store = store_for(c_.cfg, path);
+  const CatalogEntry* e = s.catalogs.find(store, path);
+  if (lost_on_store(store, path)) return reply_err(EIO);  // not ENOENT, nor an older size
+  if (e) {
     snprintf(mode, sizeof(mode), "%o", e->mode);
     return reply_ok({std::to_string(e->size), mode, std::to_string(e->mtime_ns / 1000000000),
                      std::to_string(e->mtime_ns % 1000000000)});

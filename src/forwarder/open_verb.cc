@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/manifest_end.h"
 #include "forwarder/extents.h"
 #include "forwarder/fate_file.h"
 #include "forwarder/kill_point.h"
@@ -37,6 +38,7 @@ Reply Service::open_read(const std::string& path) {
   }
   std::string store = store_for(c_.cfg, path);
   const CatalogEntry* found = s.catalogs.find(store, path);
+  if (lost_on_store(store, path)) return reply_err(EIO);
   if (!found) return reply_pass();
   CatalogEntry e = *found;
   const std::string view_name = read_view_of(c_.session_dir, store, e);
@@ -125,6 +127,10 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
       old_mode = st.st_mode & 07777;
     }
   }
+  // A record cut off the MANIFEST's end may hold a newer version than the catalog's or the
+  // real file: a version starting from their bytes would lose it (common/manifest_end.h).
+  if (src != Src::kStaged && !(flags & O_TRUNC) && lost_on_store(store, path))
+    return reply_err(EIO);
   bool exists = src != Src::kNone;
   // A shared open of a path unknown here: a rank on another node created it.
   if (!exists && !(flags & O_CREAT) && !shared) return reply_err(ENOENT);
@@ -230,6 +236,14 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
             copy ? "from its current bytes" : "empty");
   // "x": record the bytes you write (an overlay's extents); protocol.h.
   return reply_ok({std::to_string(vid), data, std::to_string(budget), v_extents ? "x" : "-"});
+}
+
+bool Service::lost_on_store(const std::string& store, const std::string& path) {
+  const std::string* container = c_.state.catalogs.lost_version(store, path);
+  if (!container) return false;
+  LOG_ERROR("cannot give back %s", lost_path_message(path, *container).c_str());
+  c_.stats.errors++;
+  return true;
 }
 
 long long Service::stage_budget() {

@@ -82,6 +82,10 @@ class Service {
   Reply join_write(ClientCtx& cl, Version& v, int flags, bool shared);
   // How far a staged file may grow (-1: no limit). Lock held.
   long long stage_budget();
+  // path may have a newer version than the catalog's in a record cut off the end of
+  // store's MANIFEST (CatalogCache::lost_version, as of the last get(store)): logged with
+  // the fix and counted as an error; the caller answers EIO.
+  bool lost_on_store(const std::string& store, const std::string& path);
   // Waits (lock held through lk) until each vid is committed or dropped (0), or fails a
   // commit attempt that started after the wait began (EIO). Failed versions are requeued.
   int wait_committed(std::unique_lock<std::mutex>& lk, const std::vector<uint64_t>& vids);

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include <set>
 
 #include "cli.h"
+#include "common/manifest_end.h"
 #include "common/materialize.h"
 #include "common/session.h"
 #include "restore_paths.h"
@@ -42,8 +44,11 @@ const char kHelp[] =
     "newest version: a skipped (corrupt) record named it (it is named and not restored; an\n"
     "older version may show in ckptfwd ls --all), a record could not be read at all, the\n"
     "chain of records is broken (records deleted or reordered: ckptfwd verify), a container\n"
-    "is not the one its record names, or the MANIFEST is missing or empty while the store\n"
-    "holds containers. Every other file is still restored.\n"
+    "is not the one its record names, the MANIFEST is missing or empty while the store\n"
+    "holds containers, or records were cut off its end (its MANIFEST.tail, or a read-only\n"
+    "container no record names: each file such a container holds is named and not restored\n"
+    "from an older version; ckptfwd restore CONTAINER.ckc gives it back). Every other file\n"
+    "is still restored.\n"
     "\n"
     "A shared file written from several nodes is stored as a base and overlays (the extents\n"
     "each node wrote); it is restored as the base with every overlay applied in MANIFEST\n"
@@ -175,12 +180,20 @@ bool wanted_path(const std::string& path, const std::vector<std::string>& wanted
 }
 
 // Damage that may hide files no record names any more: the files cannot be named, the
-// restore cannot be complete. Reported, true when any.
-bool lost_to_manifest_damage(const Store& st) {
+// restore cannot be complete. Reported, true when any. cut: records cut off the
+// MANIFEST's end (common/manifest_end.h); the paths they may have held are named by
+// cmd_restore.
+bool lost_to_manifest_damage(const Store& st, const LostRecords& cut) {
   bool lost = false;
+  for (const std::string& p : cut.problems) {
+    error("restore: " + printable(p));
+    lost = true;
+  }
   for (const std::string& c : unreferenced_containers(st)) {
     if (!st.no_manifest && st.catalog.chained_records() + st.catalog.unchained_records() > 0)
       break;  // a non-empty MANIFEST: see ckptfwd verify (a crash can leave one behind)
+    if (std::find(cut.containers.begin(), cut.containers.end(), c) != cut.containers.end())
+      continue;  // reported above
     error("restore: " + st.dir + "/" + c + " is in the store but the MANIFEST is " +
           (st.no_manifest ? "missing" : "empty") +
           ": the files it holds cannot be restored as live files (ckptfwd ls --all " + st.dir +
@@ -241,13 +254,21 @@ int cmd_restore(const Args& args) {
   if (!open_store(store, st)) return 1;
   for (const std::string& p : st.catalog.problems())
     error("warning: " + st.dir + "/" + p + " (run ckptfwd verify " + st.dir + ")");
-  bool failed = lost_to_manifest_damage(st);
+  LostRecords cut;
+  if (!st.single) cut = find_lost_records(st.dir, st.catalog);
+  bool failed = lost_to_manifest_damage(st, cut);
   std::vector<const CatalogEntry*> chosen = select(st, paths, &failed);
-  // A path a corrupt record named is not restored from an older record: that would hand
-  // back stale bytes as if they were the newest.
+  // A path a corrupt or a lost record named is not restored from an older record: that
+  // would hand back stale bytes as if they were the newest.
   std::vector<const CatalogEntry*> settled;
   std::set<std::string> reported;
   for (const CatalogEntry* e : chosen) {
+    if (auto lost = cut.paths.find(e->path); lost != cut.paths.end()) {
+      error("cannot restore " + printable(lost_path_message(e->path, lost->second)));
+      reported.insert(e->path);
+      failed = true;
+      continue;
+    }
     auto it = st.catalog.uncertain().find(e->path);
     if (it == st.catalog.uncertain().end()) {
       settled.push_back(e);
@@ -266,6 +287,11 @@ int cmd_restore(const Args& args) {
     if (reported.count(p) || st.catalog.find(p) || !wanted_path(p, paths)) continue;
     error("cannot restore " + printable(p) + ": the record that held it, " + st.dir + "/" +
           printable(why) + ", was skipped");
+    failed = true;
+  }
+  for (const auto& [p, container] : cut.paths) {
+    if (reported.count(p) || st.catalog.find(p) || !wanted_path(p, paths)) continue;
+    error("cannot restore " + printable(lost_path_message(p, container)));
     failed = true;
   }
 

@@ -1,12 +1,14 @@
 // ckptfwd verify STORE | FILE.ckc
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <set>
 
 #include "cli.h"
 #include "common/json_text.h"
+#include "common/manifest_end.h"
 #include "restore_paths.h"
 #include "store.h"
 
@@ -37,11 +39,14 @@ const char kHelp[] =
     "  OK: N containers, M files, X bytes\n"
     "where M counts the file versions held by the containers and X their restored size.\n"
     "A superseded container that is gone (garbage-collected) is a note, not a problem.\n"
-    "Containers no record names: with a missing or empty MANIFEST each is a problem (the\n"
-    "MANIFEST was lost or cut off: their files are not in the catalog); with a non-empty\n"
-    "one each is a warning on stderr: a forwarder that stopped between a container's rename\n"
-    "and its MANIFEST append leaves one behind (harmless), but so does a MANIFEST whose\n"
-    "last records were cut off, which the chain cannot show.\n"
+    "Records cut off the end of the MANIFEST, which the chain cannot show, are a problem\n"
+    "naming the files they may have held: MANIFEST.tail records the MANIFEST's size and last\n"
+    "record after each append, and a container is made read-only once the record naming\n"
+    "it is durable, so a read-only container no record names is a lost record's.\n"
+    "Other containers no record names: with a missing or empty MANIFEST each is a problem\n"
+    "(the MANIFEST was lost: their files are not in the catalog); with a non-empty one each\n"
+    "is a warning on stderr: a forwarder that stopped between a container's rename and its\n"
+    "MANIFEST append leaves one behind (still writable; harmless).\n"
     "Records written before records were chained are reported as unchained (older format)\n"
     "and checked as before.\n"
     "\n"
@@ -76,9 +81,15 @@ int cmd_verify(const Args& args) {
   std::vector<std::string> problems, warnings, notes;
   if (!st.distrust.empty()) problems.push_back(st.distrust);  // never "OK" for a foreign store
   for (const std::string& p : st.catalog.problems()) problems.push_back(st.dir + "/" + p);
-  if (std::string cut; !st.single && !manifest::check_tail(st.dir, &cut)) problems.push_back(cut);
+  // Records cut off the MANIFEST's end (common/manifest_end.h): each container they
+  // committed is a problem naming its files, not a warning.
+  LostRecords lost;
+  if (!st.single) lost = find_lost_records(st.dir, st.catalog);
+  problems.insert(problems.end(), lost.problems.begin(), lost.problems.end());
   size_t n_records = st.catalog.chained_records() + st.catalog.unchained_records();
   for (const std::string& c : unreferenced_containers(st)) {
+    if (std::find(lost.containers.begin(), lost.containers.end(), c) != lost.containers.end())
+      continue;  // reported above
     std::string where = st.dir + "/" + c;
     if (n_records == 0) {
       problems.push_back(where + ": no MANIFEST record names this container (the MANIFEST is " +
@@ -86,9 +97,9 @@ int cmd_verify(const Args& args) {
                          "): its files are not in the catalog");
     } else {
       warnings.push_back(where +
-                         ": no MANIFEST record names this container (left by a forwarder that "
-                         "stopped between its rename and its MANIFEST append, or by records "
-                         "cut off the end of the MANIFEST; ckptfwd ls --all " +
+                         ": no MANIFEST record names this container (still writable: left by a "
+                         "forwarder that stopped between its rename and its MANIFEST append, or "
+                         "written before containers were made read-only; ckptfwd ls --all " +
                          where + " shows what it holds)");
     }
   }
