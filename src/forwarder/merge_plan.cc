@@ -86,6 +86,7 @@ class Planner {
     s.scheme = opt_.scheme;
     s.layout.dtype = dtype;
     s.typed = typed;
+    s.may_be_lossy = typed && opt_.may_be_lossy && opt_.may_be_lossy(var_key, dtype);
     out_.streams.push_back(std::move(s));
     inner_known_.push_back(false);
     return streams_[var_key] = out_.streams.size() - 1;
@@ -143,8 +144,15 @@ class Planner {
     return true;
   }
 
+  // Whether bytes headed for stream s may point at equal bytes placed in stream t: only
+  // where t gives back exactly what was placed in it, or t is s itself (a lossy stream's
+  // own variable, whose bound its chain keeps for every value it holds).
+  bool may_point_into(size_t s, uint32_t t) const {
+    return t == s || !out_.streams[t].may_be_lossy;
+  }
+
   // Puts bytes [off, off+len) of file f into stream s (or points at an equal run placed
-  // before).
+  // before, where may_point_into allows it).
   void place(size_t s, const Piece& p) {
     if (!p.len) return;
     const uint8_t* bytes = files_[p.file].base + p.off;
@@ -154,7 +162,7 @@ class Planner {
       auto [lo, hi] = seen_.equal_range(fp);
       for (auto it = lo; it != hi; ++it) {
         Seen& e = it->second;
-        if (e.len != p.len) continue;
+        if (e.len != p.len || !may_point_into(s, e.stream)) continue;
         if (!h) h = hash(bytes, p.len);
         if (!e.hash) e.hash = hash(e.ptr, e.len);
         if (*e.hash == *h && equal(e.ptr, bytes, p.len)) {
@@ -325,7 +333,53 @@ class Planner {
   std::unordered_multimap<uint64_t, Seen> seen_;
 };
 
+// The bytes of file f that are its variables of key var_key, as sorted, joined extents.
+Extents variable_bytes(const MergeInput& f, const std::string& var_key) {
+  Extents x;
+  if (!f.vars) return x;
+  for (const Variable& v : f.vars->vars)
+    if (v.key == var_key)
+      for (const VarExtent& e : v.extents)
+        if (e.len) x.push_back(Extent{e.file_off, e.file_off + e.len});
+  std::sort(x.begin(), x.end(), [](const Extent& a, const Extent& b) { return a.begin < b.begin; });
+  Extents joined;
+  for (const Extent& e : x) {
+    if (!joined.empty() && e.begin <= joined.back().end)
+      joined.back().end = std::max(joined.back().end, e.end);
+    else
+      joined.push_back(e);
+  }
+  return joined;
+}
+
+bool within(const Extents& x, uint64_t b, uint64_t e) {
+  for (const Extent& k : x)
+    if (k.begin <= b && e <= k.end) return true;
+  return false;
+}
+
 }  // namespace
+
+std::map<size_t, std::string> lossy_streams_misread(const std::vector<MergeInput>& files,
+                                                    const MergePlan& plan,
+                                                    const std::vector<bool>& lossy) {
+  std::map<size_t, std::string> out;
+  for (size_t f = 0; f < plan.ranges.size() && f < files.size(); ++f) {
+    std::map<uint32_t, Extents> own;  // per lossy stream read: the file's bytes of its key
+    for (const FileRange& r : plan.ranges[f]) {
+      if (r.stream >= lossy.size() || !lossy[r.stream] || out.count(r.stream)) continue;
+      const PlannedStream& ps = plan.streams[r.stream];
+      auto it = own.find(r.stream);
+      if (it == own.end()) it = own.emplace(r.stream, variable_bytes(files[f], ps.var_key)).first;
+      if (within(it->second, r.file_off, r.file_off + r.len)) continue;
+      out[r.stream] = "bytes " + std::to_string(r.file_off) + ".." +
+                      std::to_string(r.file_off + r.len) + " of file " + std::to_string(f) +
+                      " (rank " + std::to_string(files[f].rank) + ") are not its variable " +
+                      ps.var_key;
+    }
+  }
+  return out;
+}
 
 bool plan_merge(const std::vector<MergeInput>& files, const MergeOptions& opt, MergePlan& out,
                 std::string* err) {

@@ -17,11 +17,16 @@
 // stored again: its file range points at the earlier bytes.
 //
 // The plan only decides where bytes go; it never changes them: every file's ranges cover
-// exactly the bytes it commits, so restore is exact whatever the maps say.
+// exactly the bytes it commits, so restore is exact whatever the maps say. The one
+// exception is a stream of a variable opted in to lossy compression (CKPTFWD_LOSSY,
+// MergeOptions.may_be_lossy): its chain may give back other bytes than were placed in it,
+// so only that variable's own bytes ever go there; a piece of any other stream equal to
+// bytes placed in it is stored again, never pointed at them.
 #pragma once
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -64,7 +69,10 @@ struct PlannedStream {
   std::string scheme;    // the scheme that laid it out
   codec::Layout layout;  // dtype "bytes" for byte streams
   bool typed = false;    // holds one variable's elements (typed codecs apply)
-  std::string var_key;   // the variable key without the group suffix (codec choice cache)
+  // Only this stream may get a lossy chain (MergeOptions.may_be_lossy said so for its
+  // variable): no other stream's bytes point into it.
+  bool may_be_lossy = false;
+  std::string var_key;  // the variable key without the group suffix (codec choice cache)
   StreamPieces bytes;
 };
 
@@ -88,6 +96,11 @@ struct MergeOptions {
   // and will not read again: the pipeline gives their pages back (MappedFile::release),
   // so planning a batch larger than memory does not hold all of it resident.
   std::function<void(const uint8_t*, uint64_t)> release;
+  // Whether the typed stream of variable key var_key (without the group suffix) and dtype
+  // may be given a lossy chain (the user opted it in: pipeline.cc). Its decoded bytes may
+  // then differ from the ones placed in it, so a duplicate piece of any other stream never
+  // points at them. Unset: no stream may be lossy.
+  std::function<bool(const std::string& var_key, const std::string& dtype)> may_be_lossy;
 };
 
 struct MergePlan {
@@ -102,5 +115,13 @@ inline constexpr uint64_t kDedupMin = 4096;
 // Lays out files under opt. False with *err for an unknown scheme.
 bool plan_merge(const std::vector<MergeInput>& files, const MergeOptions& opt, MergePlan& out,
                 std::string* err);
+
+// A check of a plan before lossy chains are used: the streams s with lossy[s] set that a
+// file's range reads although the range is not wholly bytes of that file's own variable of
+// the stream's key, each with why (for the log). A plan made by plan_merge has none; such
+// a stream must not get a lossy chain.
+std::map<size_t, std::string> lossy_streams_misread(const std::vector<MergeInput>& files,
+                                                    const MergePlan& plan,
+                                                    const std::vector<bool>& lossy);
 
 }  // namespace ckptfwd::fwd

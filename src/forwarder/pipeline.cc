@@ -120,6 +120,23 @@ uint64_t chunk_len(const PlannedStream& s, uint64_t chunk_bytes) {
   return std::max(unit, chunk_bytes / unit * unit);
 }
 
+std::vector<LossyRule> lossy_rules_of(const Config& cfg) {
+  std::vector<LossyRule> rules;
+  parse_lossy_rules(cfg.lossy, rules, nullptr);  // checked when the setting was read
+  return rules;
+}
+
+// The bound of a variable's values where the user opted it in (CKPTFWD_LOSSY): only float
+// variables (dtype F32LE, F64BE, ...); any other is always exact.
+std::optional<codec::LossyBound> lossy_bound_for(const std::vector<LossyRule>& rules,
+                                                 const std::string& var_key,
+                                                 const std::string& dtype) {
+  if (dtype.size() != 5 || dtype[0] != 'F') return std::nullopt;
+  std::optional<LossyRule> rule = lossy_rule_for(rules, var_key);
+  if (!rule) return std::nullopt;
+  return codec::LossyBound{rule->relative ? 0 : rule->bound, rule->relative ? rule->bound : 0};
+}
+
 // One chain per typed stream, chosen by trial on a sample (cached across batches when
 // choices is given); lossy only where the user opted in, and only for floats.
 // For an fsync (urgent): a chain chosen before; else a stream of at least
@@ -131,17 +148,14 @@ constexpr uint64_t kUrgentTrialSamples = 16;
 std::vector<codec::Chain> choose_chains(const Config& cfg, const MergePlan& plan,
                                         CodecChoices* choices, WorkerPool& pool, bool urgent) {
   std::vector<codec::Chain> chains(plan.streams.size());
-  std::vector<LossyRule> lossy_rules;
-  parse_lossy_rules(cfg.lossy, lossy_rules, nullptr);  // checked when the setting was read
+  const std::vector<LossyRule> lossy_rules = lossy_rules_of(cfg);
   pool_for(pool, plan.streams.size(), [&](size_t s) {
     const PlannedStream& ps = plan.streams[s];
     if (!ps.typed || ps.bytes.total == 0) return;
     codec::SelectOptions opt;
     opt.min_mbps = cfg.codec_min_mbps;
-    std::optional<LossyRule> rule = lossy_rule_for(lossy_rules, ps.var_key);
-    if (rule && ps.layout.dtype.size() == 5 && ps.layout.dtype[0] == 'F')
-      opt.lossy =
-          codec::LossyBound{rule->relative ? 0 : rule->bound, rule->relative ? rule->bound : 0};
+    // Only a stream the plan kept to its own variable's bytes (merge_plan.h).
+    if (ps.may_be_lossy) opt.lossy = lossy_bound_for(lossy_rules, ps.var_key, ps.layout.dtype);
     const bool worth_a_trial = ps.bytes.total >= kUrgentTrialSamples * opt.max_sample;
     if (urgent && !opt.lossy && !worth_a_trial) {  // a lossy opt-in is always tried
       std::optional<codec::Chain> c = choices ? choices->chosen(ps, opt) : std::nullopt;
@@ -211,6 +225,7 @@ class BatchWork {
   void start_inference();
   bool plan_streams();
   bool choose_codec_chains();
+  void keep_lossy_chains_to_their_variables();
   bool open_container();
   void lay_out_chunk_jobs();
   void set_up_in_place_checks();
@@ -346,6 +361,9 @@ bool BatchWork::plan_streams() {
     mo.release = [&maps = opened_.maps](const uint8_t* p, uint64_t n) {
       release_mapped(maps, p, n);
     };
+  mo.may_be_lossy = [rules = lossy_rules_of(cfg_)](const std::string& key, const std::string& dt) {
+    return lossy_bound_for(rules, key, dt).has_value();
+  };
   t_opened_ = monotonic_ns();
   if (!plan_merge(opened_.inputs, mo, plan_, err_)) return false;
   out_.dedup_bytes = plan_.dedup_bytes;
@@ -369,7 +387,23 @@ bool BatchWork::choose_codec_chains() {
     if (err_) *err_ = std::string("choosing codec chains: ") + x.what();
     return false;
   }
+  keep_lossy_chains_to_their_variables();
   return true;
+}
+
+// Defence in depth for the plan's promise (merge_plan.h): a lossy chain on a stream that
+// some file reads for bytes other than its own variable's would give those bytes back
+// changed, and the file's hash, taken over what a restore gives back, would agree. Such a
+// stream gets an exact chain instead, and the log says why.
+void BatchWork::keep_lossy_chains_to_their_variables() {
+  std::vector<bool> lossy(chains_.size(), false);
+  for (size_t s = 0; s < chains_.size(); ++s)
+    lossy[s] = plan_.streams[s].typed && chains_[s].lossy.has_value();
+  for (const auto& [s, why] : lossy_streams_misread(opened_.inputs, plan_, lossy)) {
+    LOG_ERROR("stream %s: not stored lossy, as %s (a merge plan fault)",
+              plan_.streams[s].key.c_str(), why.c_str());
+    chains_[s] = codec::shuffle_chain(plan_.streams[s].layout, cfg_.level);
+  }
 }
 
 // The container's writer, opened under a new name, and the chunk jobs it is to write.
