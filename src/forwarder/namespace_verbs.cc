@@ -48,7 +48,7 @@ Reply Service::stat(const std::string& path) {
     }
   }
   const std::string store = store_for(c_.cfg, path);
-  const CatalogEntry* e = s.catalogs.find(store, path);
+  const CatalogEntry* e = store_version(store, path);
   if (lost_on_store(store, path)) return reply_err(EIO);  // not ENOENT, nor an older size
   if (e) {
     snprintf(mode, sizeof(mode), "%o", e->mode);
@@ -228,7 +228,7 @@ Reply Service::chmod(const std::string& path, uint32_t mode) {
     return reply_ok();
   }
   std::string store = store_for(c_.cfg, path);
-  if (!s.catalogs.find(store, path)) return reply_pass();
+  if (!store_version(store, path)) return reply_pass();  // none, or the file is newer
   std::string err;
   auto record = [&](std::string* e) { return manifest::append_chmod(store, path, mode, e); };
   if (!append_unlocked(lk, record, &err)) {

@@ -7,8 +7,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <set>
+#include <utility>
 
 #include "common/manifest_end.h"
+#include "common/newer_real_file.h"
 #include "forwarder/extents.h"
 #include "forwarder/fate_file.h"
 #include "forwarder/kill_point.h"
@@ -37,7 +40,7 @@ Reply Service::open_read(const std::string& path) {
     return reply_ok({"0", v->data_path, "-1", "-", mode});
   }
   std::string store = store_for(c_.cfg, path);
-  const CatalogEntry* found = s.catalogs.find(store, path);
+  const CatalogEntry* found = store_version(store, path);
   if (lost_on_store(store, path)) return reply_err(EIO);
   if (!found) return reply_pass();
   CatalogEntry e = *found;
@@ -113,7 +116,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
       src_extents = v->extents;
       src_on_store = v->based_on_store;
     }
-  } else if (const CatalogEntry* e = s.catalogs.find(store, path)) {
+  } else if (const CatalogEntry* e = store_version(store, path)) {
     src = Src::kCatalog;
     cat = *e;
     old_mode = e->mode;
@@ -244,6 +247,23 @@ bool Service::lost_on_store(const std::string& store, const std::string& path) {
   LOG_ERROR("cannot give back %s", lost_path_message(path, *container).c_str());
   c_.stats.errors++;
   return true;
+}
+
+const CatalogEntry* Service::store_version(const std::string& store, const std::string& path) {
+  const CatalogEntry* e = c_.state.catalogs.find(store, path);
+  int64_t file_ns = 0;
+  if (!e || !real_file_is_newer(path, e->mtime_ns, &file_ns)) return e;
+  // Told once per path and file time, so that a rewrite after it is told again.
+  static std::set<std::pair<std::string, int64_t>> told;
+  if (told.emplace(path, file_ns).second)
+    LOG_WARN(
+        "%s was written directly (mtime %lld.%09lld) after its version in %s (mtime "
+        "%lld.%09lld): the file is served, not the store's older bytes",
+        path.c_str(), static_cast<long long>(file_ns / 1000000000),
+        static_cast<long long>(file_ns % 1000000000), store.c_str(),
+        static_cast<long long>(e->mtime_ns / 1000000000),
+        static_cast<long long>(e->mtime_ns % 1000000000));
+  return nullptr;
 }
 
 long long Service::stage_budget() {

@@ -32,6 +32,27 @@ bool parse_staged_name(const char* name, uint64_t& vid, std::string& kind) {
   return true;
 }
 
+// Where a recovered version goes when the store already holds a newer version of its path
+// (committed since, by another job: see recover_staged): <dir>/.ckptfwd-aside/<name>.job-
+// <job>.v<vid>, a file of its own in the same store, never listed in dir.
+std::string aside_path(const std::string& path, const std::string& job, uint64_t vid) {
+  return dirname_of(path) + "/.ckptfwd-aside/" + basename_of(path) + ".job-" + job + ".v" +
+         std::to_string(vid);
+}
+
+// True (and *live_ns set) when the store's live version of path was written after the
+// staged file `data` (their modification times: common/newer_real_file.h says why).
+bool store_has_newer(Core& c, const std::string& path, const std::string& data, int64_t* live_ns) {
+  struct stat st;
+  if (::stat(data.c_str(), &st) != 0) return false;
+  const int64_t staged_ns =
+      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  const CatalogEntry* e = c.state.catalogs.find(store_for(c.cfg, path), path);
+  if (!e || e->mtime_ns <= staged_ns) return false;
+  *live_ns = e->mtime_ns;
+  return true;
+}
+
 std::string pid_list(const std::map<long, int>& pids) {
   std::string out;
   for (const auto& [pid, refs] : pids) out += " " + std::to_string(pid);
@@ -165,6 +186,21 @@ size_t recover_staged(Core& c) {
       }
       LOG_WARN("%s was open when the forwarder died and its writers are gone: kept as written",
                m.path.c_str());
+    }
+    // A version of an earlier job (its forwarder and writers gone) is older than one the
+    // store got since from another job: committed over it, a restart would read the old
+    // bytes. It is kept aside instead, a file of its own in the store.
+    if (int64_t live_ns = 0; store_has_newer(c, m.path, data, &live_ns)) {
+      std::string aside = aside_path(m.path, c.job, vid);
+      LOG_WARN(
+          "recovered v%llu of %s is older than the version the store holds (mtime %lld.%09lld, "
+          "committed since): not committed over it; kept aside as %s (ckptfwd ls %s)",
+          static_cast<unsigned long long>(vid), m.path.c_str(),
+          static_cast<long long>(live_ns / 1000000000),
+          static_cast<long long>(live_ns % 1000000000), aside.c_str(),
+          store_for(c.cfg, m.path).c_str());
+      s.set_path(v, aside);
+      m.path = aside;
     }
     v.closer_pid = m.closer;
     v.pending_store = store_for(c.cfg, m.path);               // its forwarder noted it at CLOSE

@@ -86,6 +86,10 @@ class Service {
   // store's MANIFEST (CatalogCache::lost_version, as of the last get(store)): logged with
   // the fix and counted as an error; the caller answers EIO.
   bool lost_on_store(const std::string& store, const std::string& path);
+  // The store's live version of path, or nullptr when there is none or the file at path
+  // itself was written after it (common/newer_real_file.h: the file is the newest, and the
+  // caller answers PASS so the library uses it). Logged once per path. Lock held.
+  const CatalogEntry* store_version(const std::string& store, const std::string& path);
   // Waits (lock held through lk) until each vid is committed or dropped (0), or fails a
   // commit attempt that started after the wait began (EIO). Failed versions are requeued.
   int wait_committed(std::unique_lock<std::mutex>& lk, const std::vector<uint64_t>& vids);
