@@ -16,6 +16,7 @@
 #include "forwarder/client_session.h"
 #include "forwarder/listener.h"
 #include "forwarder/log.h"
+#include "forwarder/orphans.h"
 #include "forwarder/recovery.h"
 #include "forwarder/restore.h"
 #include "forwarder/session_dir.h"
@@ -139,7 +140,7 @@ bool Forwarder::stay_for_alive() {
     pollfd p{stay_for_pidfd_, POLLIN, 0};
     alive = poll(&p, 1, 0) == 0;  // readable once the process has exited
   } else {
-    alive = kill(stay_for_, 0) == 0 || errno == EPERM;
+    alive = process_alive(stay_for_);  // a zombie counts as gone
   }
   if (!alive) {
     if (stay_for_pidfd_ >= 0) close(stay_for_pidfd_);

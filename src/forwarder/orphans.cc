@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/proc_state.h"
 #include "forwarder/log.h"
 #include "forwarder/service.h"
 
@@ -25,10 +26,7 @@ bool process_alive(long pid) {
   ::close(fd);
   if (n <= 0) return true;
   buf[n] = '\0';
-  // "pid (comm) S ...": comm may hold ')' itself, the state follows the last one.
-  const char* p = strrchr(buf, ')');
-  char state = p && p[1] == ' ' ? p[2] : '?';
-  return state != 'Z' && state != 'X' && state != 'x';
+  return !proc_state::dead(proc_state::of_stat(buf));
 }
 
 Clock::time_point Service::reap_orphans(bool* closed_some) {
