@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/proc_state.h"
 #include "common/spin_wait.h"
 #include "interpose/env_settings.h"
 #include "interpose/real.h"
@@ -89,7 +90,53 @@ void wait_for_exit(pid_t pid, int ms) {
 }
 
 long sock_write(int fd, const void* p, size_t n) { return send(fd, p, n, MSG_NOSIGNAL); }
-long sock_read(int fd, void* p, size_t n) { return recv(fd, p, n, 0); }
+// A forwarder that is stopped (SIGSTOP, a debugger) would hang the application's calls
+// for good: a reply that has not come after kStoppedLimitMs, while the forwarder was
+// found stopped at every check, fails the read (ETIMEDOUT) and the call then goes on as
+// with a forwarder that is gone (reconnect, then the fallback to the real file). A
+// forwarder that is merely busy (a commit an fsync or the exit wait waits for) is waited
+// for without limit. The checks cost nothing while replies come: the socket's receive
+// timeout (kCheckMs, set at connect) wakes the read only when one is late.
+constexpr int kCheckMs = 1000;
+constexpr int kStoppedLimitMs = 10000;
+bool g_peer_stopped = false;  // the last try_connect's HELLO timed out on a stopped forwarder
+
+// The state letter of the forwarder at the other end of fd ('?' when unknown).
+char peer_state(int fd) {
+  struct ucred cred {};
+  socklen_t len = sizeof(cred);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0) return '?';
+  char path[48];
+  snprintf(path, sizeof(path), "/proc/%ld/stat", static_cast<long>(cred.pid));
+  int pfd = real::open()(path, O_RDONLY | O_CLOEXEC);
+  if (pfd < 0) return '?';
+  char text[512];
+  ssize_t got = read(pfd, text, sizeof(text) - 1);
+  real::close()(pfd);
+  if (got <= 0) return '?';
+  text[got] = '\0';
+  return proc_state::of_stat(text);
+}
+
+long sock_read(int fd, void* p, size_t n) {
+  int stopped_ms = 0;
+  for (;;) {
+    long r = recv(fd, p, n, 0);
+    if (r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) return r;
+    char st = peer_state(fd);
+    stopped_ms = st == 'T' || st == 't' ? stopped_ms + kCheckMs : 0;
+    if (stopped_ms >= kStoppedLimitMs) {
+      errno = ETIMEDOUT;
+      return -1;
+    }
+  }
+}
+
+// The receive timeout sock_read wakes up by to look at the forwarder.
+void set_check_timeout(int fd) {
+  timeval tv{kCheckMs / 1000, (kCheckMs % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
 
 void set_reason(const char* what, int err) {
   snprintf(g_reason, sizeof(g_reason), "%s: %s", what, strerror(err));
@@ -204,6 +251,7 @@ int try_connect() {
     return -1;
   }
   fd = move_high(fd);
+  set_check_timeout(fd);
   char pid[24];
   char rank[24];
   wire::fmt_i64(pid, getpid());
@@ -211,7 +259,18 @@ int try_connect() {
   const char* hello[] = {wire::kHello, pid, rank};
   wire::Fields reply;
   char buf[1024];
-  if (!exchange_small(fd, hello, 3, buf, sizeof(buf), reply) || strcmp(reply[0], wire::kOk) != 0) {
+  if (!exchange_small(fd, hello, 3, buf, sizeof(buf), reply)) {
+    g_peer_stopped = errno == ETIMEDOUT;
+    if (g_peer_stopped)
+      snprintf(g_reason, sizeof(g_reason),
+               "%s: the forwarder is stopped (SIGSTOP?) and did not answer for %d s", sp.socket,
+               kStoppedLimitMs / 1000);
+    else
+      snprintf(g_reason, sizeof(g_reason), "%s: HELLO not answered", sp.socket);
+    real::close()(fd);
+    return -1;
+  }
+  if (strcmp(reply[0], wire::kOk) != 0) {
     snprintf(g_reason, sizeof(g_reason), "%s: HELLO not answered", sp.socket);
     real::close()(fd);
     return -1;
@@ -480,8 +539,10 @@ bool ensure_connected_locked() {
   // otherwise get our HELLO); a missing one is created and checked by take_lock.
   DirCheck dir = check_session_dir(sp_dir(), g_reason, sizeof(g_reason));
   if (dir == DirCheck::kRefused) refuse(g_reason);
+  g_peer_stopped = false;
   int fd = dir == DirCheck::kOurs ? try_connect() : -1;
-  if (fd < 0 && !g_refused) {
+  // A stopped forwarder keeps its socket and lock: starting another cannot help.
+  if (fd < 0 && !g_refused && !g_peer_stopped) {
     int lock = take_lock(&fd);
     if (lock >= 0) {
       fd = try_connect();  // someone else may have started it while we waited
@@ -587,8 +648,16 @@ Result call(const char* const* fields, size_t n, ReplyFn on_ok, void* ctx) {
     if (!ensure_connected_locked()) break;
     wire::Fields reply;
     if (!exchange_locked(g_sock.load(), fields, n, reply)) {
-      // The forwarder went away mid-session; reconnect once (it may be restarting).
       drop_connection_locked();
+      if (errno == ETIMEDOUT) {  // stopped (sock_read): a new connection would hang too
+        snprintf(g_reason, sizeof(g_reason),
+                 "the forwarder is stopped (SIGSTOP?) and did not answer for %d s",
+                 kStoppedLimitMs / 1000);
+        g_unreachable = true;
+        res = Result{};
+        break;
+      }
+      // The forwarder went away mid-session; reconnect once (it may be restarting).
       continue;
     }
     res = result_of(reply);
