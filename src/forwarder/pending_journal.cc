@@ -29,6 +29,27 @@ PendingJournal::~PendingJournal() {
   for (auto& [store, fd] : fds_) ::close(fd);
 }
 
+// Only in a store the forwarder would commit into (open_store_dir: ours, not writable by
+// others, not reached through another user's symbolic link), and through a descriptor of
+// that very directory: the file is never created anywhere else, whatever the path leads
+// to by the time it is opened.
+int PendingJournal::open_file(const std::string& store, std::string* err) const {
+  std::string why;
+  int dir = open_store_dir(store, &why);
+  if (dir < 0 && errno == ENOENT && manifest::ensure_store(store, &why))
+    dir = open_store_dir(store, &why);  // first use
+  int fd = -1;
+  if (dir >= 0) {
+    why.clear();
+    fd = open_owned_at(dir, ".pending-" + job_, file_of(store), O_WRONLY | O_APPEND | O_CREAT, 0600,
+                       &why);
+    if (fd < 0 && why.empty()) why = file_of(store) + ": " + strerror(errno);
+    ::close(dir);
+  }
+  if (fd < 0 && err) *err = why;
+  return fd;
+}
+
 bool PendingJournal::append(const std::string& store, const std::string& line, std::string* err) {
   auto it = fds_.find(store);
   struct stat held {};
@@ -43,14 +64,8 @@ bool PendingJournal::append(const std::string& store, const std::string& line, s
     }
   }
   if (it == fds_.end()) {
-    std::string refused;
-    int fd = open_owned(file_of(store), O_WRONLY | O_APPEND | O_CREAT, 0600, &refused);
-    if (fd < 0 && errno == ENOENT && refused.empty() && manifest::ensure_store(store, err))
-      fd = open_owned(file_of(store), O_WRONLY | O_APPEND | O_CREAT, 0600, &refused);  // first use
-    if (fd < 0) {
-      if (err) *err = refused.empty() ? file_of(store) + ": " + strerror(errno) : refused;
-      return false;
-    }
+    int fd = open_file(store, err);
+    if (fd < 0) return false;
     it = fds_.emplace(store, fd).first;
     if (::fstat(fd, &held) != 0) held = {};
   }

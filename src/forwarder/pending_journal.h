@@ -49,6 +49,8 @@ class PendingJournal {
  private:
   std::string file_of(const std::string& store) const { return store + "/.pending-" + job_; }
   bool append(const std::string& store, const std::string& line, std::string* err);
+  // STORE/.pending-<job> opened for appending, created on first use; -1 with *err.
+  int open_file(const std::string& store, std::string* err) const;
   void refresh(const std::string& store);
   // One O_APPEND descriptor per store, kept open: a note is then a single write.
   std::map<std::string, int> fds_;

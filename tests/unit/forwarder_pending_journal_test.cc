@@ -3,6 +3,8 @@
 // own lines, but never skips another node's that came in between.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -69,6 +71,37 @@ TEST_F(PendingJournalTest, ARenamedCloseOfOursStaysOursForTheOtherNode) {
   EXPECT_TRUE(b_.pending_elsewhere(store_, "/ckpt/new"));
   a_.settled(store_, 4);
   EXPECT_FALSE(b_.pending_elsewhere(store_, "/ckpt/new"));
+}
+
+// The file is created only in a store the forwarder would commit into (README, "Other
+// users on the node"), never in the directory another user's symbolic link leads to.
+TEST_F(PendingJournalTest, NeverCreatedThroughAnotherUsersStoreSymlink) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give the link to another uid";
+  const std::string target = root_ + "/elsewhere";
+  ASSERT_EQ(::mkdir(target.c_str(), 0700), 0);
+  ASSERT_EQ(::symlink(target.c_str(), store_.c_str()), 0);
+  ASSERT_EQ(::lchown(store_.c_str(), 65534, 65534), 0);
+  std::string err;
+  EXPECT_FALSE(a_.closed(store_, 1, "/ckpt/f0", &err));
+  EXPECT_NE(err.find(store_ + " is a symbolic link owned by uid 65534"), std::string::npos) << err;
+  EXPECT_NE(err.find("Fix:"), std::string::npos) << err;
+  EXPECT_TRUE(fs::is_empty(target)) << "a file was created through the link";
+}
+
+TEST_F(PendingJournalTest, ARefusedStoreGetsNoFileAndAnOwnLinkedOneDoes) {
+  ASSERT_EQ(::mkdir(store_.c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(store_.c_str(), 0777), 0);  // whatever the umask
+  std::string err;
+  EXPECT_FALSE(a_.closed(store_, 1, "/ckpt/f0", &err));
+  EXPECT_NE(err.find("group/other can write into it"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(store_ + "/.pending-job"));
+  // A symbolic link of ours to a store of ours is the store (README, "Other users").
+  const std::string own = root_ + "/own", link = root_ + "/link";
+  ASSERT_EQ(::mkdir(own.c_str(), 0700), 0);
+  ASSERT_EQ(::symlink(own.c_str(), link.c_str()), 0);
+  ASSERT_TRUE(a_.closed(link, 1, "/ckpt/f0", &err)) << err;
+  EXPECT_TRUE(fs::exists(own + "/.pending-job"));
+  EXPECT_TRUE(b_.pending_elsewhere(link, "/ckpt/f0"));
 }
 
 }  // namespace

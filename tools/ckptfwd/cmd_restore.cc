@@ -1,13 +1,16 @@
 // ckptfwd restore STORE --to DIR [--full-paths] [PATH...]
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <set>
 
 #include "cli.h"
@@ -39,6 +42,14 @@ const char kHelp[] =
     "refused, and a symlink inside DIR is never followed. A file whose chunks are corrupt is\n"
     "reported (file, container, offset) and skipped; the others are restored and the exit\n"
     "status is 1. A progress bar is shown when stderr is a terminal.\n"
+    "\n"
+    "DIR may be shared with other users: each file is written into a new directory of yours\n"
+    "beside its destination (.ckptfwd-restore.<random>, mode 0700, removed after) and renamed\n"
+    "into place, so nobody else can read it while it is written or plant or swap the file it\n"
+    "lands in. A destination that exists is replaced only if it is yours (a symlink of yours\n"
+    "is replaced, never followed), and directories below DIR are written into only if they\n"
+    "are yours or root's; any other is refused (named, with the fix; exit status 1), also\n"
+    "for root.\n"
     "\n"
     "The exit status is also 1 when the MANIFEST says a file cannot be given back as its\n"
     "newest version: a skipped (corrupt) record named it (it is named and not restored; an\n"
@@ -96,44 +107,142 @@ bool make_target(const std::string& dir, std::string* why) {
   return true;
 }
 
-// Writes one file: into a temporary name in its final directory, then renamed over the
-// destination, so a failed restore never leaves a half-written file under the real name.
-bool restore_one(const ContainerSource& containers, const CatalogEntry& e, int root_fd,
-                 const std::string& rel, std::string* why) {
-  std::string leaf;
-  int dir = open_parent_dir(root_fd, rel, &leaf, why);
-  if (dir < 0) return false;
-  std::string tmp = "." + leaf.substr(0, 200) + ".ckptfwd-restore." + std::to_string(getpid());
-  int fd = ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    *why = "cannot create " + rel + ": " + strerror(errno);
-    ::close(dir);
+// Eight random bytes as hex: a name nobody can guess or plant beforehand.
+std::string random_suffix() {
+  uint64_t r = 0;
+  if (::getrandom(&r, sizeof r, 0) != static_cast<ssize_t>(sizeof r))
+    r = (static_cast<uint64_t>(getpid()) << 32) ^ static_cast<uint64_t>(time(nullptr)) ^
+        reinterpret_cast<uintptr_t>(&r);
+  char hex[17];
+  snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(r));
+  return hex;
+}
+
+// A directory of our own, mode 0700, made anew in dir under a random name (another one
+// when someone holds that name), where a restored file is written before it is renamed
+// into place. Nobody else can open, replace or rename what is written in it, even when
+// others can write into dir.
+struct PrivateDir {
+  int parent = -1;  // not owned
+  std::string name;
+  int fd = -1;
+  ~PrivateDir() {
+    if (fd < 0) return;
+    ::close(fd);
+    ::unlinkat(parent, name.c_str(), AT_REMOVEDIR);  // fails harmlessly if not empty
+  }
+  bool make(int dir, const std::string& shown, std::string* why) {
+    parent = dir;
+    for (int attempt = 0; attempt < 16; ++attempt) {
+      std::string n = ".ckptfwd-restore." + random_suffix();
+      if (::mkdirat(dir, n.c_str(), 0700) != 0) {
+        if (errno == EEXIST) continue;
+        *why = "cannot create a temporary directory in " + shown + ": " + strerror(errno);
+        return false;
+      }
+      fd = ::openat(dir, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      struct stat st;
+      if (fd >= 0 && ::fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+          (st.st_mode & 07777) == 0700) {
+        name = n;
+        return true;
+      }
+      // Replaced between mkdir and open: someone else's now, never written into.
+      if (fd >= 0) ::close(fd);
+      fd = -1;
+    }
+    *why = "cannot create a temporary directory of yours in " + shown +
+           " (names taken or replaced: someone else writes there). Fix: restore into a "
+           "directory only you can write";
     return false;
   }
-  bool ok = materialize_entry(e, containers, fd, why);
-  if (ok) {
-    // Permission bits only: set-uid/set-gid from a container are never honoured.
-    if (::fchmod(fd, e.mode & 01777) != 0) {
-      *why = "cannot set the mode of " + rel + ": " + strerror(errno);
-      ok = false;
-    }
-    struct timespec ts[2];
-    ts[0].tv_sec = 0;
-    ts[0].tv_nsec = UTIME_OMIT;
-    ts[1].tv_sec = static_cast<time_t>(e.mtime_ns / 1000000000);
-    ts[1].tv_nsec = static_cast<long>(e.mtime_ns % 1000000000);
-    if (ts[1].tv_nsec < 0) ts[1].tv_nsec = 0;
-    ::futimens(fd, ts);  // best effort: a wrong mtime is not worth failing the restore
+};
+
+// Whether the restore may replace what is at leaf in dir: nothing, or an entry of ours (a
+// symbolic link is replaced, never followed). Another user's file is not ours to replace:
+// a non-root restore would destroy a colleague's file, and a root restore would replace
+// what a user planted in a directory of theirs.
+bool may_replace(int dir, const std::string& leaf, const std::string& shown, std::string* why) {
+  struct stat st;
+  if (::fstatat(dir, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return true;
+    *why = "cannot stat " + shown + ": " + strerror(errno);
+    return false;
   }
+  if (st.st_uid == geteuid()) return true;
+  *why = "refusing to replace " + shown + ": it belongs to uid " + std::to_string(st.st_uid) +
+         ", not to you (uid " + std::to_string(geteuid()) +
+         "). Fix: have its owner remove it, or restore into a directory of yours";
+  return false;
+}
+
+// Moves name of the private directory to leaf of dir: onto nothing where possible
+// (RENAME_NOREPLACE), else over an entry may_replace allows.
+bool rename_into_place(const PrivateDir& pd, const std::string& name, int dir,
+                       const std::string& leaf, const std::string& shown, std::string* why) {
+  if (::renameat2(pd.fd, name.c_str(), dir, leaf.c_str(), RENAME_NOREPLACE) == 0) return true;
+  if (errno != EEXIST && errno != EINVAL && errno != ENOSYS) {
+    *why = "cannot rename into place " + shown + ": " + strerror(errno);
+    return false;
+  }
+  if (!may_replace(dir, leaf, shown, why)) return false;
+  if (::renameat(pd.fd, name.c_str(), dir, leaf.c_str()) == 0) return true;
+  *why = "cannot rename into place " + shown + ": " + strerror(errno);
+  return false;
+}
+
+// Writes e's bytes, mode and modification time into the new file fd.
+bool write_restored(const ContainerSource& containers, const CatalogEntry& e, int fd,
+                    const std::string& shown, std::string* why) {
+  if (!materialize_entry(e, containers, fd, why)) return false;
+  // Permission bits only: set-uid/set-gid from a container are never honoured.
+  if (::fchmod(fd, e.mode & 01777) != 0) {
+    *why = "cannot set the mode of " + shown + ": " + strerror(errno);
+    return false;
+  }
+  struct timespec ts[2];
+  ts[0].tv_sec = 0;
+  ts[0].tv_nsec = UTIME_OMIT;
+  ts[1].tv_sec = static_cast<time_t>(e.mtime_ns / 1000000000);
+  ts[1].tv_nsec = static_cast<long>(e.mtime_ns % 1000000000);
+  if (ts[1].tv_nsec < 0) ts[1].tv_nsec = 0;
+  ::futimens(fd, ts);  // best effort: a wrong mtime is not worth failing the restore
+  return true;
+}
+
+// Writes e as leaf of dir: created anew (O_EXCL, O_NOFOLLOW) in a private directory beside
+// its destination, then renamed into place, so a failed restore never leaves a half-written
+// file under the real name, and nobody else can read it while it is written, plant the file
+// it is written into, or swap another in before the rename.
+bool restore_into(const ContainerSource& containers, const CatalogEntry& e, int dir,
+                  const std::string& leaf, const std::string& shown, std::string* why) {
+  if (!may_replace(dir, leaf, shown, why)) return false;  // before any work; again at the end
+  PrivateDir pd;
+  if (!pd.make(dir, shown.substr(0, shown.size() - leaf.size() - 1), why)) return false;
+  int fd =
+      ::openat(pd.fd, leaf.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    *why = "cannot create " + shown + ": " + strerror(errno);
+    return false;
+  }
+  bool ok = write_restored(containers, e, fd, shown, why);
   if (::close(fd) != 0 && ok) {
-    *why = "cannot write " + rel + ": " + strerror(errno);
+    *why = "cannot write " + shown + ": " + strerror(errno);
     ok = false;
   }
-  if (ok && ::renameat(dir, tmp.c_str(), dir, leaf.c_str()) != 0) {
-    *why = "cannot rename into place " + rel + ": " + strerror(errno);
-    ok = false;
-  }
-  if (!ok) ::unlinkat(dir, tmp.c_str(), 0);
+  ok = ok && rename_into_place(pd, leaf, dir, leaf, shown, why);
+  if (!ok) ::unlinkat(pd.fd, leaf.c_str(), 0);
+  return ok;
+}
+
+// Restores e at rel below the target directory root_fd, named root_name (DIR).
+bool restore_one(const ContainerSource& containers, const CatalogEntry& e, int root_fd,
+                 const std::string& root_name, const std::string& rel, std::string* why) {
+  std::string leaf;
+  const std::string shown = root_name + "/" + rel;
+  int dir = open_parent_dir(root_fd, rel, &leaf, why, root_name);
+  if (dir < 0) return false;
+  bool ok = restore_into(containers, e, dir, leaf, shown, why);
   ::close(dir);
   return ok;
 }
@@ -337,7 +446,7 @@ int cmd_restore(const Args& args) {
     const CatalogEntry& e = *todo[i];
     std::string rel = destination_of(e.path, prefix, full);
     std::string err;
-    bool ok = restore_one(containers, e, root, rel, &err);
+    bool ok = restore_one(containers, e, root, to, rel, &err);
     if (ok) {
       ++ok_count;
       ok_bytes += e.size;

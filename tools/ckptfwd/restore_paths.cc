@@ -22,6 +22,23 @@ std::vector<std::string> split(const std::string& p) {
   }
   return out;
 }
+
+// A directory below the target may be written into when it is ours or root's: another
+// user's could have been planted there to catch the restored files (and they control
+// what happens to them).
+bool trusted_dir(int fd, const std::string& walked, std::string* why) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    if (why) *why = "cannot stat directory " + walked + ": " + strerror(errno);
+    return false;
+  }
+  if (st.st_uid == geteuid() || st.st_uid == 0) return true;
+  if (why)
+    *why = "refusing to write into directory " + walked + ": it belongs to uid " +
+           std::to_string(st.st_uid) + ", not to you (uid " + std::to_string(geteuid()) +
+           "). Fix: have its owner remove it, or restore into a directory of yours";
+  return false;
+}
 }  // namespace
 
 bool check_restore_path(const std::string& p, std::string* why) {
@@ -60,7 +77,8 @@ std::string destination_of(const std::string& p, const std::string& prefix, bool
   return p.substr(prefix.size() + 1);
 }
 
-int open_parent_dir(int root_fd, const std::string& rel, std::string* leaf, std::string* why) {
+int open_parent_dir(int root_fd, const std::string& rel, std::string* leaf, std::string* why,
+                    const std::string& root_name) {
   int fd = ::dup(root_fd);
   if (fd < 0) {
     if (why) *why = std::string("dup: ") + strerror(errno);
@@ -81,6 +99,7 @@ int open_parent_dir(int root_fd, const std::string& rel, std::string* leaf, std:
       *leaf = comp;
       return fd;
     }
+    if (walked.empty() && !root_name.empty()) walked = root_name;
     walked += (walked.empty() ? "" : "/") + comp;
     int next = ::openat(fd, comp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (next < 0 && errno == ENOENT) {
@@ -98,6 +117,11 @@ int open_parent_dir(int root_fd, const std::string& rel, std::string* leaf, std:
                    ? walked + " is a symlink or not a directory: refusing to write through it"
                    : "cannot open directory " + walked + ": " + strerror(e2);
       }
+      ::close(fd);
+      return -1;
+    }
+    if (!trusted_dir(next, walked, why)) {
+      ::close(next);
       ::close(fd);
       return -1;
     }

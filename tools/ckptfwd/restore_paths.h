@@ -20,9 +20,12 @@ std::string destination_of(const std::string& p, const std::string& prefix, bool
 
 // Opens (creating as needed) the parent directories of rel below root_fd, one component at
 // a time with O_NOFOLLOW, so a symlink planted anywhere on the way is refused instead of
-// followed. Returns the parent's fd (caller closes) and the last component in *leaf, or -1
-// with *why set.
-int open_parent_dir(int root_fd, const std::string& rel, std::string* leaf, std::string* why);
+// followed, and so is a directory owned by a user other than us or root. Returns the
+// parent's fd (caller closes) and the last component in *leaf, or -1 with *why set
+// (naming the directory as root_name/its path below root_fd, or without root_name/ when
+// it is empty).
+int open_parent_dir(int root_fd, const std::string& rel, std::string* leaf, std::string* why,
+                    const std::string& root_name = "");
 
 // Makes a path printable on one line (control characters become \xNN).
 std::string printable(const std::string& p);
