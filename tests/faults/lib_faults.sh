@@ -49,3 +49,25 @@ need_attacker() {
   [[ $(id -u) -eq 0 ]] || skip "needs root to act as the attacker uid 65534"
   ATTACKER=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 }
+
+# kill_after_close OUT FILE SIZE [OPTIONS...]: runs `fault_writer FILE SIZE OPTIONS` under
+# the library (environment assignments before the call reach it, as with with_lib) with
+# its exit held, kills this session's forwarders once it has closed its files, then lets
+# it exit (into its exit wait). Its output goes to OUT, its exit status to KILLED_RC.
+# With KILL_AFTER_CLOSE_EMPTY=1 the store must have no container when the kill comes (the
+# files are closed but not committed: a batch window long enough).
+kill_after_close() {
+  local out=$1 gate writer
+  shift
+  gate=$(mktemp -u "$T/gate.XXXXXX")
+  with_lib "$FW" "$@" --hold-exit "$gate" >"$out" 2>&1 &
+  writer=$!
+  wait_line "$out" closed
+  if [[ ${KILL_AFTER_CLOSE_EMPTY:-0} -eq 1 && $(count_containers "$STORE") -ne 0 ]]; then
+    fail "already committed before the kill: the test shows nothing"
+  fi
+  kill_forwarders
+  touch "$gate"
+  KILLED_RC=0
+  wait "$writer" || KILLED_RC=$?
+}

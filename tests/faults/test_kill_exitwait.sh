@@ -12,15 +12,8 @@ ckf_std_dirs
 export CKPTFWD_IDLE_EXIT=30 CKPTFWD_BATCH_WINDOW_MS=3000
 
 "$FW" "$DIRECT/r" 4M --files 4 >/dev/null || fail "direct run failed"
-with_lib "$FW" "$CAP/r" 4M --files 4 --hold-exit "$T/gate" >"$T/w.out" 2>&1 &
-writer=$!
-wait_line "$T/w.out" closed
-[[ $(count_containers "$STORE") -eq 0 ]] || fail "already committed before the kill (batch window 3 s): the test shows nothing"
-kill_forwarders
-touch "$T/gate"
-rc=0
-wait "$writer" || rc=$?
-[[ $rc -eq 0 ]] || fail "writer exit $rc: $(cat "$T/w.out")"
+KILL_AFTER_CLOSE_EMPTY=1 kill_after_close "$T/w.out" "$CAP/r" 4M --files 4
+[[ $KILLED_RC -eq 0 ]] || fail "writer exit $KILLED_RC: $(cat "$T/w.out")"
 for k in 0 1 2 3; do assert_store_has "$CAP/r.$k" "$DIRECT/r.$k"; done
 ok "all 4 files were on the store when the process exited"
 assert_verify_clean

@@ -17,16 +17,9 @@ ckf_std_dirs
 export CKPTFWD_IDLE_EXIT=30 CKPTFWD_BATCH_WINDOW_MS=3000 CKPTFWD_TEST_KILL_AT=waitall
 
 "$FW" "$DIRECT/r" 4M --files 4 >/dev/null || fail "direct run failed"
-with_lib "$FW" "$CAP/r" 4M --files 4 --hold-exit "$T/gate" >"$T/w.out" 2>&1 &
-writer=$!
-wait_line "$T/w.out" closed
-[[ $(count_containers "$STORE") -eq 0 ]] || fail "already committed before the kill (batch window 3 s): the test shows nothing"
-kill_forwarders
-touch "$T/gate"
-rc=0
-wait "$writer" || rc=$?
+KILL_AFTER_CLOSE_EMPTY=1 kill_after_close "$T/w.out" "$CAP/r" 4M --files 4
 kill_marker_fired waitall || fail "the second forwarder never killed itself at the exit wait: the test shows nothing"
-[[ $rc -eq 0 ]] || fail "writer exit $rc: $(cat "$T/w.out"; tail -5 "$CKPTFWD_LOG")"
+[[ $KILLED_RC -eq 0 ]] || fail "writer exit $KILLED_RC: $(cat "$T/w.out"; tail -5 "$CKPTFWD_LOG")"
 for k in 0 1 2 3; do assert_store_has "$CAP/r.$k" "$DIRECT/r.$k"; done
 ok "all 4 files were on the store when the process exited 0, after two forwarders were lost"
 assert_verify_clean
@@ -45,14 +38,8 @@ SH
 chmod +x "$T/fwd-once.sh"
 "$FW" "$DIRECT/m.dat" 8M >/dev/null || fail "direct run of m.dat failed"
 export CKPTFWD_BATCH_WINDOW_MS=60000
-CKPTFWD_FORWARDER=$T/fwd-once.sh with_lib "$FW" "$CAP/m.dat" 8M --hold-exit "$T/gate2" >"$T/w2.out" 2>&1 &
-writer=$!
-wait_line "$T/w2.out" closed
-kill_forwarders
-touch "$T/gate2"
-rc=0
-wait "$writer" || rc=$?
-[[ $rc -eq 75 ]] || fail "a process whose files are not committed exited $rc, not 75: $(tail -3 "$CKPTFWD_LOG")"
+CKPTFWD_FORWARDER=$T/fwd-once.sh kill_after_close "$T/w2.out" "$CAP/m.dat" 8M
+[[ $KILLED_RC -eq 75 ]] || fail "a process whose files are not committed exited $KILLED_RC, not 75: $(tail -3 "$CKPTFWD_LOG")"
 grep -q "NOT committed" "$CKPTFWD_LOG" || fail "the exit wait did not log NOT committed"
 ok "exit status 75: $(grep -m1 'NOT committed' "$CKPTFWD_LOG" | cut -c1-160)"
 unset CKPTFWD_BATCH_WINDOW_MS

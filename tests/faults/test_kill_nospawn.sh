@@ -34,14 +34,8 @@ fi
 "$FW" "$DIRECT/m.dat" 8M >/dev/null
 export CKPTFWD_BATCH_WINDOW_MS=60000
 timeout 60 "$FWD" --daemon || fail "second ckptfwd-forwarder --daemon failed"
-CKPTFWD_EXIT_RETRY_S=2 with_lib "$FW" "$CAP/m.dat" 8M --hold-exit "$T/gate2" >"$T/w2.out" 2>&1 &
-writer=$!
-wait_line "$T/w2.out" closed
-kill_forwarders
-touch "$T/gate2"
-rc=0
-wait "$writer" || rc=$?
-[[ $rc -eq 75 ]] || fail "the writer whose file is not committed exited $rc, not 75"
+CKPTFWD_EXIT_RETRY_S=2 kill_after_close "$T/w2.out" "$CAP/m.dat" 8M
+[[ $KILLED_RC -eq 75 ]] || fail "the writer whose file is not committed exited $KILLED_RC, not 75"
 grep -q "NOT committed" "$CKPTFWD_LOG" || fail "the exit wait did not say the files are not committed: $(tail -3 "$CKPTFWD_LOG")"
 ok "exit wait: $(grep -m1 'NOT committed' "$CKPTFWD_LOG")"
 unset CKPTFWD_BATCH_WINDOW_MS
