@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/owner_check.h"
 #include "common/protocol.h"
 #include "forwarder/listener.h"
 
@@ -113,7 +114,8 @@ int daemonize(const std::string& log_file, const std::string& socket_path, int e
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
   int out = null;
   if (!log_file.empty() && log_file != "stderr" && log_file != "syslog") {
-    int lf = open(log_file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    // As log_init: never through a symbolic link, never into another user's file.
+    int lf = open_owned(log_file, O_WRONLY | O_APPEND | O_CREAT, 0600, nullptr);
     if (lf >= 0) out = lf;
   }
   // The standard streams: not the caller's pipes any more (a shell capturing our output

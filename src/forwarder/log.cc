@@ -8,6 +8,9 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <string>
+
+#include "common/owner_check.h"
 
 namespace ckptfwd::fwd {
 
@@ -30,12 +33,15 @@ void log_init(const std::string& dest, const std::string& level) {
     g_syslog = true;
     return;
   }
-  int fd = open(dest.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  // Never through a symbolic link, never into another user's file: either may be planted
+  // where CKPTFWD_LOG names a directory others can write (/tmp).
+  std::string refused;
+  int fd = open_owned(dest, O_WRONLY | O_APPEND | O_CREAT, 0600, &refused);
   if (fd < 0) {
     dprintf(2,
             "ckptfwd-forwarder: warn: cannot open log file %s (%s); logging to stderr. "
-            "Fix: set CKPTFWD_LOG to a writable file\n",
-            dest.c_str(), strerror(errno));
+            "Fix: set CKPTFWD_LOG to a writable file of yours\n",
+            dest.c_str(), refused.empty() ? strerror(errno) : refused.c_str());
     return;
   }
   // Keep the fd above 2 so a later dup2 onto stderr does not close it.

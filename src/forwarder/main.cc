@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/config.h"
+#include "common/owner_check.h"
 #include "common/session.h"
 #include "forwarder/crash_handler.h"
 #include "forwarder/daemonize.h"
@@ -40,7 +41,7 @@ void report_bad_config(const std::string& err) {
   fputs(line.c_str(), stderr);
   const char* log = getenv("CKPTFWD_LOG");
   if (!log || !*log || !strcmp(log, "stderr") || !strcmp(log, "syslog")) return;
-  int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  int fd = open_owned(log, O_WRONLY | O_APPEND | O_CREAT, 0600, nullptr);  // as log_init
   if (fd < 0) return;
   ssize_t w = write(fd, line.data(), line.size());
   (void)w;

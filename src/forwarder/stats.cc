@@ -8,7 +8,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
+#include "common/owner_check.h"
 #include "forwarder/log.h"
 
 namespace ckptfwd::fwd {
@@ -166,10 +168,15 @@ void append_stats_line(const std::string& file, const std::string& json) {
   std::string line = json + "\n";
   int fd = 2;
   if (!file.empty()) {
-    fd = open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    // Never through a symbolic link, never into another user's file: either may be
+    // planted where CKPTFWD_STATS_FILE names a directory others can write (/tmp).
+    std::string refused;
+    fd = open_owned(file, O_WRONLY | O_APPEND | O_CREAT, 0600, &refused);
     if (fd < 0) {
-      LOG_WARN("cannot append stats to %s: %s. Fix: set CKPTFWD_STATS_FILE to a writable file",
-               file.c_str(), strerror(errno));
+      LOG_WARN(
+          "cannot append stats to %s: %s. Fix: set CKPTFWD_STATS_FILE to a writable file of "
+          "yours",
+          file.c_str(), refused.empty() ? strerror(errno) : refused.c_str());
       return;
     }
   }

@@ -81,7 +81,7 @@ void write_stats_line() {
   size_t len = format_client_stats_line(line, sizeof(line), static_cast<int>(getpid()),
                                         g_settings.rank, n, first_fallback_reason());
   if (len == 0) return;
-  int fd = real::open()(g_settings.stats_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open_own_append(g_settings.stats_path, 0644);
   if (fd < 0) return;
   ssize_t w = real::write()(fd, line, len);
   (void)w;

@@ -127,6 +127,18 @@ bool captured_path(int dirfd, const char* path, char* out, bool follow) {
   return hit;
 }
 
+int open_own_append(const char* path, mode_t mode) {
+  int fd = real::open()(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (real::fstat()(fd, &st) != 0 || st.st_uid != geteuid()) {
+    real::close()(fd);
+    errno = EPERM;
+    return -1;
+  }
+  return fd;
+}
+
 void log_msg(const char* fmt, ...) {
   int saved = errno;
   char buf[1536];
@@ -140,8 +152,7 @@ void log_msg(const char* fmt, ...) {
   if (len > sizeof(buf) - 2) len = sizeof(buf) - 2;
   buf[len++] = '\n';
   int fd = 2;
-  if (g_settings.log_path[0])
-    fd = real::open()(g_settings.log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (g_settings.log_path[0]) fd = open_own_append(g_settings.log_path, 0644);
   if (fd >= 0) {
     ssize_t w = real::write()(fd, buf, len);
     (void)w;

@@ -97,6 +97,10 @@ bool captured_path(int dirfd, const char* path, char* out, bool follow = true);
 
 // "ckptfwd: <message>" to CKPTFWD_LOG or stderr.
 void log_msg(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// path (CKPTFWD_LOG, CKPTFWD_STATS_FILE) opened for appending, created with mode when
+// missing; never through a symbolic link and never another user's file, either of which
+// may be planted where the path is in a directory others can write (/tmp): -1 then.
+int open_own_append(const char* path, mode_t mode);
 // Counts a fallback to the real path; logs only the first one of the process.
 void note_fallback(const char* reason, const char* path);
 long fallback_count();
