@@ -141,9 +141,9 @@ struct PrivateDir {
         return false;
       }
       fd = ::openat(dir, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      // 0700 whatever a default ACL of dir gave it (chmod sets the ACL's mask too).
       struct stat st;
-      if (fd >= 0 && ::fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
-          (st.st_mode & 07777) == 0700) {
+      if (fd >= 0 && ::fstat(fd, &st) == 0 && st.st_uid == geteuid() && ::fchmod(fd, 0700) == 0) {
         name = n;
         return true;
       }
