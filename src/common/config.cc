@@ -152,6 +152,8 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
     return int_key(wave_window_ms, 0, 600000, "milliseconds 0..600000");
   } else if (key == "IDLE_EXIT") {
     return int_key(idle_exit_s, 0, 86400 * 30, "seconds, 0 for never");
+  } else if (key == "TERM_DRAIN_S") {
+    return int_key(term_drain_s, 0, 86400, "seconds 0..86400");
   } else if (key == "SPIN_US") {
     return int_key(spin_us, 0, 10000, "microseconds 0..10000");
   } else if (key == "KEEP") {

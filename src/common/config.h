@@ -31,6 +31,9 @@ struct Config {
   int batch_window_ms = 300;          // CKPTFWD_BATCH_WINDOW_MS: seal after this quiet time
   int wave_window_ms = 3000;          // CKPTFWD_WAVE_WINDOW_MS: a wave waits this long for a member
   int idle_exit_s = 10;               // CKPTFWD_IDLE_EXIT: exit when idle this long (0: never)
+  // CKPTFWD_TERM_DRAIN_S: told to stop (SIGTERM, SIGINT, idle), the forwarder commits what
+  // is closed for at most this long; what is left stays staged for the next forwarder.
+  int term_drain_s = 20;
   // CKPTFWD_SPIN_US: how long a client session polls for the next request before it
   // sleeps, while requests keep coming that fast (common/spin_wait.h); 0: never.
   int spin_us = 50;

@@ -10,8 +10,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
 
 #include "forwarder/client_session.h"
 #include "forwarder/listener.h"
@@ -232,6 +237,69 @@ void Forwarder::remove_session_dir() {
   close(lock);
 }
 
+int Forwarder::drain_within_bound() {
+  const int bound_s = core_.cfg.term_drain_s;
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread guard([&] {
+    std::unique_lock l(m);
+    if (cv.wait_for(l, std::chrono::seconds(bound_s), [&] { return done; })) return;
+    l.unlock();
+    std::lock_guard lk(core_.state.mu);
+    LOG_WARN("still draining after %d s (CKPTFWD_TERM_DRAIN_S): stopping", bound_s);
+    core_.state.shutdown = true;  // the waits give up
+    core_.state.done_cv.notify_all();
+  });
+  int rc = svc_.drain_all();
+  {
+    std::lock_guard l(m);
+    done = true;
+  }
+  cv.notify_all();
+  guard.join();
+  return rc;
+}
+
+void Forwarder::stop_batcher_within_bound() {
+  constexpr int kStopGrace = 10;  // seconds: more than a failing attempt and its retry delay
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread guard([&] {
+    std::unique_lock l(m);
+    if (cv.wait_for(l, std::chrono::seconds(kStopGrace), [&] { return done; })) return;
+    LOG_ERROR(
+        "a commit to the store still runs %d s after the drain stopped (the store hangs?): "
+        "exiting without it; the staged versions stay in %s for the next forwarder",
+        kStopGrace, paths_.dir);
+    _exit(1);
+  });
+  batcher_.stop();
+  {
+    std::lock_guard l(m);
+    done = true;
+  }
+  cv.notify_all();
+  guard.join();
+}
+
+void Forwarder::log_left_staged() {
+  std::lock_guard lk(core_.state.mu);
+  std::string paths;
+  size_t n = 0;
+  for (const auto& [vid, v] : core_.state.versions) {
+    if (v.dropped || v.snapshot_of) continue;  // a snapshot is a name of an open version
+    if (n++ < 8) paths += (paths.empty() ? "" : ", ") + v.path;
+  }
+  if (n == 0) return;
+  LOG_ERROR(
+      "%zu file versions are not committed: %s%s. Their staged files stay in %s; the next "
+      "forwarder of this job and node recovers them (ckptfwd drain with the job's "
+      "environment starts one)",
+      n, paths.c_str(), n > 8 ? ", ..." : "", paths_.dir);
+}
+
 int Forwarder::run() {
   int64_t idle_since = monotonic_ns();
   const char* why = "stop requested";
@@ -255,13 +323,9 @@ int Forwarder::run() {
   }
   if (listen_fd_ >= 0) release_socket(true);
   LOG_INFO("shutting down (%s): draining", why);
-  int rc = svc_.drain_all();
-  if (rc)
-    LOG_ERROR(
-        "some versions could not be committed; their staged files stay in %s for "
-        "the next forwarder to recover",
-        paths_.dir);
-  batcher_.stop();
+  drain_within_bound();
+  stop_batcher_within_bound();
+  log_left_staged();
   {
     std::lock_guard lk(core_.state.mu);
     core_.state.shutdown = true;

@@ -58,6 +58,16 @@ class Forwarder {
   // the election lock. The lock is unlinked while held, so a library waiting on it
   // notices (its locked file is no longer the one at the path) and starts over.
   void remove_session_dir();
+  // drain_all for at most cfg.term_drain_s seconds: then the waits give up (EIO) and what
+  // is not committed stays staged, so a stop request always ends the forwarder (a store
+  // that refuses every commit would make each batch retry, one batch after the other).
+  int drain_within_bound();
+  // Stops the batcher; a batch in flight finishes its attempt first. A store that hangs
+  // could hold that forever: after kStopGrace the process leaves without it (_exit), the
+  // staged versions keeping their descriptions for the next forwarder.
+  void stop_batcher_within_bound();
+  // Logs every version not committed (staged, left for the next forwarder of this session).
+  void log_left_staged();
 
   // stay_while_alive: the process and its pidfd (-1: none, or it has exited).
   pid_t stay_for_ = 0;

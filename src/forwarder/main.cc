@@ -30,10 +30,13 @@ const char kUsage[] =
     "  --foreground  stay attached (the default)\n"
     "  Settings come from CKPTFWD_CONFIG and CKPTFWD_* (STORE, SCHEME, CODEC, LEVEL,\n"
     "  WRITERS, CHUNK, KEEP, STAGE_DIR, STAGE_LIMIT, BATCH_WINDOW_MS, WAVE_WINDOW_MS,\n"
-    "  BATCH_BYTES, GROUP_SIZE, IDLE_EXIT, STATS_FILE, LOG, LOG_LEVEL, JOB_ID, NODE_ID);\n"
+    "  BATCH_BYTES, GROUP_SIZE, IDLE_EXIT, TERM_DRAIN_S, STATS_FILE, LOG, LOG_LEVEL, JOB_ID,\n"
+    "  NODE_ID);\n"
     "  see the README. Its node identity: CKPTFWD_NODE_ID, else SLURMD_NODENAME (with the\n"
     "  host name's first label when it differs from it), else the host name.\n"
-    "  Signals: TERM/INT drain and exit; USR1 appends the stats to CKPTFWD_STATS_FILE.\n";
+    "  Signals: TERM/INT drain and exit (after CKPTFWD_TERM_DRAIN_S, 20 s, at most: what is\n"
+    "  not committed by then stays staged for the next forwarder); USR1 appends the stats to\n"
+    "  CKPTFWD_STATS_FILE.\n";
 // Under mpiexec our stderr is the library's file in the session dir (it quotes it in its
 // own log line) or /dev/null: the message also goes to CKPTFWD_LOG when that names a file.
 void report_bad_config(const std::string& err) {
