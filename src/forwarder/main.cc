@@ -16,6 +16,7 @@
 #include "forwarder/daemonize.h"
 #include "forwarder/forwarder.h"
 #include "forwarder/log.h"
+#include "forwarder/path_settings.h"
 #include "forwarder/staging.h"
 #include "schema/infer.h"
 
@@ -76,6 +77,11 @@ int main(int argc, char** argv) {
   // A schema that does not parse is a configuration error, reported before anything is
   // captured (with its file, line and column), like any other bad setting.
   if (schema::Inferrer probe; !probe.configure(cfg, &err)) {
+    report_bad_config(err);
+    return 2;
+  }
+  // A log, stats file or store it cannot use: named now, not silent once detached.
+  if (!fwd::check_path_settings(cfg, &err)) {
     report_bad_config(err);
     return 2;
   }

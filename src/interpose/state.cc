@@ -2,11 +2,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
 
 #include "interpose/cwd_cache.h"
 #include "interpose/cwd_filter.h"
@@ -139,6 +143,24 @@ int open_own_append(const char* path, mode_t mode) {
   return fd;
 }
 
+namespace {
+std::atomic<bool> g_logged_unusable_log{false};
+
+void note_unusable_log(int err) {
+  if (g_logged_unusable_log.exchange(true)) return;
+  char line[PATH_MAX + 256];
+  int n = snprintf(line, sizeof(line),
+                   "ckptfwd: warning: CKPTFWD_LOG=%s cannot be appended to (%s); logging to "
+                   "stderr. Fix: create its directory, or set CKPTFWD_LOG to a writable file "
+                   "of yours\n",
+                   g_settings.log_path, strerror(err));
+  if (n > 0) {
+    ssize_t w = real::write()(2, line, std::min(static_cast<size_t>(n), sizeof(line) - 1));
+    (void)w;
+  }
+}
+}  // namespace
+
 void log_msg(const char* fmt, ...) {
   int saved = errno;
   char buf[1536];
@@ -153,11 +175,15 @@ void log_msg(const char* fmt, ...) {
   buf[len++] = '\n';
   int fd = 2;
   if (g_settings.log_path[0]) fd = open_own_append(g_settings.log_path, 0644);
-  if (fd >= 0) {
-    ssize_t w = real::write()(fd, buf, len);
-    (void)w;
-    if (fd != 2) real::close()(fd);
+  if (fd < 0) {
+    // A log file that cannot be used: the line goes to stderr instead of nowhere, and
+    // says once why (the key, the file, the cause, the fix).
+    note_unusable_log(errno);
+    fd = 2;
   }
+  ssize_t w = real::write()(fd, buf, len);
+  (void)w;
+  if (fd != 2) real::close()(fd);
   errno = saved;
 }
 

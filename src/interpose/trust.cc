@@ -13,13 +13,40 @@
 
 namespace ckptfwd::interpose {
 
+namespace {
+// The staging root holding the session directory dir (CKPTFWD_STAGE_DIR): it exists as a
+// directory, or is created now (mode 0700, as the election would). Else false with *why
+// naming the key, the path, the cause and the fix: a root that cannot be used is a
+// setting to fix, not a session directory to refuse.
+bool stage_root_usable(const char* dir, char* why, size_t cap) {
+  char root[PATH_MAX];
+  const char* slash = strrchr(dir, '/');
+  size_t n = slash ? static_cast<size_t>(slash - dir) : 0;
+  if (n == 0 || n >= sizeof(root)) return true;  // "/" or not a path of ours: nothing to say
+  memcpy(root, dir, n);
+  root[n] = '\0';
+  struct stat st {};
+  if (real::stat()(root, &st) == 0 && S_ISDIR(st.st_mode)) return true;
+  if (mkdir(root, 0700) == 0 || errno == EEXIST) {
+    if (real::stat()(root, &st) == 0 && S_ISDIR(st.st_mode)) return true;
+    errno = ENOTDIR;
+  }
+  snprintf(why, cap,
+           "CKPTFWD_STAGE_DIR=%s cannot be used: %s. Fix: set CKPTFWD_STAGE_DIR to a "
+           "node-local directory you can write (the default is /dev/shm)",
+           root, strerror(errno));
+  return false;
+}
+}  // namespace
+
 DirCheck check_session_dir(const char* dir, char* why, size_t cap) {
   // O_NOFOLLOW|O_DIRECTORY then fstat: what is checked is what the name leads to now,
   // and a symbolic link planted under our name fails the open itself (ELOOP/ENOTDIR).
   int fd = real::open()(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
-    if (e == ENOENT) return DirCheck::kMissing;
+    if (e == ENOENT)
+      return stage_root_usable(dir, why, cap) ? DirCheck::kMissing : DirCheck::kRefused;
     if (e == ELOOP || e == ENOTDIR)
       snprintf(why, cap,
                "refusing session directory %s: it is a symbolic link or not a "

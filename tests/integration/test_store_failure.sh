@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The store cannot be written (README "What survives what": the store write fails): CKPTFWD_STORE
-# lies under a regular file, so creating it fails with ENOTDIR (a permission trick would not
-# work: tests may run as root). Then:
+# The store cannot be written (README "What survives what": the store write fails): once the
+# forwarder has started (a store that cannot be created at its start is a bad setting, which
+# keeps it from starting), CKPTFWD_STORE is replaced by a regular file, so committing into it
+# fails (a permission trick would not work: tests may run as root). Then:
 #   - fsync() on a captured file returns EIO (never success), within a bounded time;
 #   - a process that exits with uncommitted files reports it (log), and its bytes stay
 #     staged and readable through the library;
@@ -17,9 +18,10 @@ CAP=$T/ckpt
 OUT=$T/restored
 mkdir -p "$DIRECT" "$CAP" "$OUT"
 CAPTURE="$CAP/*"
-touch "$T/blocker"
-export CKPTFWD_STORE=$T/blocker/store
+export CKPTFWD_STORE=$T/store CKPTFWD_IDLE_EXIT=60
 STORE=$CKPTFWD_STORE
+timeout 60 "$FWD" --daemon || fail "ckptfwd-forwarder --daemon failed"
+rmdir "$STORE" && touch "$STORE" # broken under the running forwarder
 
 "$WRITER" fsync-check "$DIRECT/synced.bin" "$T/none" >/dev/null 2>&1 || true  # oracle bytes only
 "$WRITER" big "$DIRECT/later.bin" 300K
@@ -44,7 +46,7 @@ for f in synced.bin later.bin; do
 done
 ok "uncommitted files are reported, kept staged and readable through the library"
 
-rm "$T/blocker"
+rm "$STORE"
 if [[ -z "$(session_forwarders)" ]]; then
   echo "note: the forwarder had exited with versions pending; starting one to recover them"
   timeout 60 "$FWD" --daemon >"$T/fwd.out" 2>&1 || fail "ckptfwd-forwarder --daemon failed: $(tail -5 "$T/fwd.out")"
