@@ -358,6 +358,11 @@ void Service::note_pending(Version& v) {
   }
 }
 
+void Service::await_own_records(std::unique_lock<std::mutex>& lk, const std::string& store) {
+  State& s = c_.state;
+  s.manifest_cv.wait(lk, [&] { return !s.manifest_busy.count(store); });
+}
+
 void Service::await_other_nodes(std::unique_lock<std::mutex>& lk, const std::string& path) {
   State& s = c_.state;
   std::string store = store_for(c_.cfg, path);

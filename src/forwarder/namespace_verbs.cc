@@ -38,6 +38,8 @@ Reply Service::stat(const std::string& path) {
   State& s = c_.state;
   std::unique_lock lk(s.mu);
   if (!s.newest(path)) await_other_nodes(lk, path);
+  const std::string store = store_for(c_.cfg, path);
+  await_own_records(lk, store);
   char mode[16];
   if (Version* v = s.newest(path)) {
     struct stat st;
@@ -47,7 +49,6 @@ Reply Service::stat(const std::string& path) {
                        std::to_string(st.st_mtim.tv_nsec)});
     }
   }
-  const std::string store = store_for(c_.cfg, path);
   const CatalogEntry* e = store_version(store, path);
   if (lost_on_store(store, path)) return reply_err(EIO);  // not ENOENT, nor an older size
   if (e) {

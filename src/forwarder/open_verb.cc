@@ -34,12 +34,13 @@ Reply Service::open_read(const std::string& path) {
   // Written directly in this job (common/fate.h): the real file is the truth.
   if (c_.fates.is_direct(path)) return reply_pass();
   if (!s.newest(path)) await_other_nodes(lk, path);
+  std::string store = store_for(c_.cfg, path);
+  await_own_records(lk, store);
   char mode[16];  // the file's mode: the library shows it in fstat of the view's fd
   if (Version* v = s.newest(path)) {
     snprintf(mode, sizeof(mode), "%o", v->mode);
     return reply_ok({"0", v->data_path, "-1", "-", mode});
   }
-  std::string store = store_for(c_.cfg, path);
   const CatalogEntry* found = store_version(store, path);
   if (lost_on_store(store, path)) return reply_err(EIO);
   if (!found) return reply_pass();

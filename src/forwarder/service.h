@@ -139,6 +139,13 @@ class Service {
   // the store yet; an open here of a path another node closed waits for its commit.
   void note_pending(Version& v);
   void await_other_nodes(std::unique_lock<std::mutex>& lk, const std::string& path);
+  // Waits (lk released meanwhile) while a record of this forwarder is in flight to store
+  // (manifest_turn.h): its catalog is frozen then, so a version another node committed just
+  // before would not show, and a lookup would take an older version, or none (ENOENT), for
+  // the newest. Before the lookups that answer readers (read opens, stat); a turn lasts
+  // one append. Write opens do not wait (their OPEN during a RENAME's record is part of
+  // that verb's contract: forwarder_commit_lock_test.cc).
+  void await_own_records(std::unique_lock<std::mutex>& lk, const std::string& store);
   // Closes vid, which no process holds any more (pid: the last one), as written. Lock held.
   void close_unheld(uint64_t vid, long pid);
   // Runs append (a MANIFEST record of a name-space verb: write + fdatasync) with the

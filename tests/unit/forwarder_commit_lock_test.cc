@@ -4,6 +4,7 @@
 #include <future>
 
 #include "common/manifest.h"
+#include "core_test_util.h"
 #include "forwarder/store_paths.h"
 #include "forwarder_test_util.h"
 
@@ -182,6 +183,45 @@ TEST_F(ForwarderTest, AFileOpenedWhileAChmodIsRecordedCommitsTheNewMode) {
   auto st = c->call({"STAT", path});
   ASSERT_EQ(st.size(), 5u);
   EXPECT_EQ(st[2], "600") << "the version opened during the chmod committed the old mode";
+}
+
+// Another node commits a file while this forwarder's own record is in flight (the store's
+// catalog frozen here: manifest_turn.h). A read of the other node's file that arrives then
+// waits for the turn and finds it; before, it found the frozen catalog without it and
+// answered PASS, which the application saw as ENOENT (or as the older version).
+TEST_F(ForwarderTest, AReadDuringOurAppendSeesWhatAnotherNodeCommittedBeforeIt) {
+  fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
+  Core& core = fwd_->core();
+  const std::string mine = data_ + "/r0.bin", theirs = data_ + "/r1.bin";
+  const std::vector<uint8_t> b = ckptfwd::test::random_bytes(30000, 9);
+  std::future<std::string> read;
+  std::atomic<int> calls{0};
+  core.before_manifest_append = [&] {
+    if (calls++ != 0) return;
+    // The other node's commit: its container, then its record, before ours.
+    std::vector<ckptfwd::test::TestFile> files{{theirs, b, {}, 0}};
+    std::string err, name = "c-nodeB-1-0.ckc";
+    ASSERT_TRUE(
+        ckptfwd::test::build_container(store() + "/" + name, files, 1, 1 << 20, "zstd", &err))
+        << err;
+    ASSERT_TRUE(manifest::append_commit(store(), name,
+                                        {ckptfwd::test::catalog_entry(theirs, 0, b.size())}, &err))
+        << err;
+    read = std::async(std::launch::async, [&] {
+      auto r = client();
+      return read_through(*r, theirs);
+    });
+    // The read arrives while our record is still in flight.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  };
+  std::string err;
+  ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
+  thread_ = std::thread([this] { rc_ = fwd_->run(); });
+  auto c = client();
+  write_version(*c, mine, payload(20000, 4));
+  ASSERT_EQ(c->call({"WAITALL"}), std::vector<std::string>{"OK"});
+  ASSERT_TRUE(read.valid());
+  EXPECT_EQ(read.get(), std::string(b.begin(), b.end()));
 }
 
 }  // namespace ckptfwd::fwd::test
