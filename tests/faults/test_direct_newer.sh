@@ -3,9 +3,9 @@
 # store); job B writes v2 directly: its library cannot stage it (CKPTFWD_DISABLE, a
 # forwarder that cannot start because of a bad setting, a refused session directory) or
 # there is no library at all. What must hold: job C, restarting through the library, reads
-# v2 (its bytes, its size), not the store's v1; a job that then writes v5 through the
-# forwarder again is read back as v5 (the store wins once it is the newer). Before, job C
-# read v1 with exit 0.
+# v2 (its bytes, its size), not the store's v1, and so does `ckptfwd restore`; a job that
+# then writes v5 through the forwarder again is read back as v5 (the store wins once it is
+# the newer). Before, job C and the restore gave v1 with exit 0.
 source "$(dirname "$0")/../integration/lib.sh"
 ckf_init "$@"
 source "$(dirname "$0")/lib_faults.sh"
@@ -28,6 +28,11 @@ restart_reads() {
   size=$(CKPTFWD_JOB_ID=$job with_lib stat -c %s "$F")
   [[ $size -eq $(stat -c %s "$DIRECT/v$n") ]] || fail "after $why, stat through the library says $size bytes, not v$n's"
   ok "after $why, a restart reads v$n (bytes and size)"
+  # ckptfwd restore, without the library, gives the same newest bytes.
+  local out=$T/restored-$n
+  timeout 120 "$CLI" restore "$STORE" --to "$out" >"$T/restore.out" 2>&1 ||
+    fail "after $why, ckptfwd restore exited $?: $(cat "$T/restore.out")"
+  assert_same_bytes "$DIRECT/v$n" "$out/ckpt.bin" "ckptfwd restore after $why"
 }
 
 CKPTFWD_JOB_ID=$base_job-a with_lib "$FW" "$F" 2M --seed 1 >/dev/null || fail "job A failed"

@@ -12,10 +12,12 @@
 #include <cstring>
 #include <ctime>
 #include <set>
+#include <vector>
 
 #include "cli.h"
 #include "common/manifest_end.h"
 #include "common/materialize.h"
+#include "common/newer_real_file.h"
 #include "common/session.h"
 #include "restore_paths.h"
 #include "store.h"
@@ -60,6 +62,11 @@ const char kHelp[] =
     "container no record names: each file such a container holds is named and not restored\n"
     "from an older version; ckptfwd restore CONTAINER.ckc gives it back). Every other file\n"
     "is still restored.\n"
+    "\n"
+    "Newest wins: a file at a restored path itself (the original PATH, not DIR) that was\n"
+    "written after the store's version of it (a direct write: a process that could not\n"
+    "stage it, or ran without the library; told by modification time) is what is restored,\n"
+    "copied from there, and named on stderr; the store's older bytes are not.\n"
     "\n"
     "A shared file written from several nodes is stored as a base and overlays (the extents\n"
     "each node wrote); it is restored as the base with every overlay applied in MANIFEST\n"
@@ -191,9 +198,61 @@ bool rename_into_place(const PrivateDir& pd, const std::string& name, int dir,
   return false;
 }
 
-// Writes e's bytes, mode and modification time into the new file fd.
+// The file at e's own path when it was written after e (common/newer_real_file.h): open,
+// checked again on the descriptor (a regular file, newer than e), or -1.
+int open_newer_real_file(const CatalogEntry& e, struct stat* st) {
+  if (!real_file_is_newer(e.path, e.mtime_ns)) return -1;
+  int fd = ::open(e.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (::fstat(fd, st) != 0 || !S_ISREG(st->st_mode) ||
+      static_cast<int64_t>(st->st_mtim.tv_sec) * 1000000000 + st->st_mtim.tv_nsec <= e.mtime_ns) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Copies the newer file src (st: its fstat) into fd with its mode and modification time.
+bool copy_newer_file(int src, const struct stat& st, int fd, const std::string& shown,
+                     std::string* why) {
+  std::vector<char> buf(1 << 20);
+  for (;;) {
+    ssize_t n = ::read(src, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *why = std::string("cannot read the newer file: ") + strerror(errno);
+      return false;
+    }
+    if (n == 0) break;
+    for (ssize_t off = 0; off < n;) {
+      ssize_t w = ::write(fd, buf.data() + off, static_cast<size_t>(n - off));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        *why = "cannot write " + shown + ": " + strerror(errno);
+        return false;
+      }
+      off += w;
+    }
+  }
+  ::fchmod(fd, st.st_mode & 01777);
+  struct timespec ts[2] = {{0, UTIME_OMIT}, st.st_mtim};
+  ::futimens(fd, ts);  // best effort, as for a restored file
+  return true;
+}
+
+// Writes e's bytes, mode and modification time into the new file fd; or, when the file at
+// e's own path was written after e, that file's (named on stderr).
 bool write_restored(const ContainerSource& containers, const CatalogEntry& e, int fd,
                     const std::string& shown, std::string* why) {
+  struct stat st {};
+  if (int src = open_newer_real_file(e, &st); src >= 0) {
+    error("note: " + printable(e.path) +
+          " was written directly after the store's version of it: restoring that file, not "
+          "the store's older bytes");
+    bool ok = copy_newer_file(src, st, fd, shown, why);
+    ::close(src);
+    return ok;
+  }
   if (!materialize_entry(e, containers, fd, why)) return false;
   // Permission bits only: set-uid/set-gid from a container are never honoured.
   if (::fchmod(fd, e.mode & 01777) != 0) {
