@@ -28,17 +28,8 @@ void mark_recorded(const std::string& store_dir, const std::string& container) {
 
 }  // namespace manifest
 
-namespace {
-
-struct OnDisk {
-  std::string name;
-  mode_t mode = 0;
-  struct timespec mtime {};
-};
-
-// The regular *.ckc files of dir (no dot files: a writer's temporaries), sorted by name.
-std::vector<OnDisk> containers_on_disk(const std::string& dir) {
-  std::vector<OnDisk> out;
+std::vector<ContainerOnDisk> containers_on_disk(const std::string& dir) {
+  std::vector<ContainerOnDisk> out;
   DIR* d = ::opendir(dir.c_str());
   if (!d) return out;
   while (struct dirent* de = ::readdir(d)) {
@@ -51,9 +42,11 @@ std::vector<OnDisk> containers_on_disk(const std::string& dir) {
   }
   ::closedir(d);
   std::sort(out.begin(), out.end(),
-            [](const OnDisk& a, const OnDisk& b) { return a.name < b.name; });
+            [](const ContainerOnDisk& a, const ContainerOnDisk& b) { return a.name < b.name; });
   return out;
 }
+
+namespace {
 
 // The read-only mark means "recorded" only where the writers could write: a MANIFEST (or,
 // without one, a store directory) that its owner cannot write was made read-only by hand,
@@ -88,16 +81,16 @@ bool later(const struct timespec& a, const struct timespec& b) {
 // A container no record names whose records may have been cut off: marked recorded, or
 // any such container when the tail file says records were cut.
 struct Suspect {
-  OnDisk file;
+  ContainerOnDisk file;
   bool marked = false;
 };
 
 std::vector<Suspect> suspects_of(const std::string& store_dir, const Catalog& cat,
-                                 const std::vector<OnDisk>& on_disk, bool cut) {
+                                 const std::vector<ContainerOnDisk>& on_disk, bool cut) {
   const std::set<std::string> named(cat.containers().begin(), cat.containers().end());
   const bool trusted = marks_trusted(store_dir);
   std::vector<Suspect> out;
-  for (const OnDisk& f : on_disk) {
+  for (const ContainerOnDisk& f : on_disk) {
     if (named.count(f.name)) continue;
     bool marked = trusted && (f.mode & 0222) == 0;
     if (marked || cut) out.push_back({f, marked});

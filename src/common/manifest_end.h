@@ -18,6 +18,9 @@
 // forwarder at its first read of a store (a log line; a read of a path that may be
 // missing fails with EIO instead of ENOENT or an older version).
 #pragma once
+#include <sys/types.h>
+
+#include <ctime>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,6 +34,15 @@ namespace manifest {
 // once a record naming it is durable (append_commit, append_overlay, append_create).
 void mark_recorded(const std::string& store_dir, const std::string& container);
 }  // namespace manifest
+
+// A container file of a store directory: its name and what lstat said of it.
+struct ContainerOnDisk {
+  std::string name;
+  mode_t mode = 0;
+  struct timespec mtime {};
+};
+// The regular *.ckc files of dir (no dot files: a writer's temporaries), sorted by name.
+std::vector<ContainerOnDisk> containers_on_disk(const std::string& dir);
 
 struct LostRecords {
   // One line each, naming the file, what is wrong and the fix.

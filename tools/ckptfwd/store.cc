@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cli.h"
+#include "common/manifest_end.h"
 
 namespace ckptfwd::cli {
 
@@ -124,18 +125,7 @@ bool open_store(const std::string& arg, Store& out) {
 
 std::vector<std::string> container_files(const std::string& dir) {
   std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return out;
-  while (struct dirent* de = ::readdir(d)) {
-    std::string name = de->d_name;
-    if (name.size() <= 4 || name.compare(name.size() - 4, 4, ".ckc") != 0 || name[0] == '.')
-      continue;
-    struct stat st;
-    if (::fstatat(dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
-      out.push_back(name);
-  }
-  ::closedir(d);
-  std::sort(out.begin(), out.end());
+  for (const ContainerOnDisk& c : containers_on_disk(dir)) out.push_back(c.name);
   return out;
 }
 
