@@ -46,5 +46,9 @@ srun --mpi=pmi2 --export=ALL,LD_PRELOAD="$CKPTFWD_HOME/lib/libckptfwd.so" \
   "$APP" --steps "${STEPS:-400}" --ckpt-every "${CKPT_EVERY:-50}" --ckpt-dir "$CKPT" \
   "${RESTART[@]}" --out "$RUN_DIR/final.digest"
 
-# When srun returns, every rank has waited for its checkpoints to be committed.
+# When srun returns 0, every rank has waited for its checkpoints to be committed (a rank
+# whose files could not be committed exits 75). One task per node: commit what a lost
+# forwarder left staged there, and fail while anything the ranks closed is not on the store.
+srun --nodes="$SLURM_JOB_NUM_NODES" --ntasks="$SLURM_JOB_NUM_NODES" --ntasks-per-node=1 \
+  "$CKPTFWD_HOME/bin/ckptfwd" drain
 "$CKPTFWD_HOME/bin/ckptfwd" verify "$CKPT/.ckptfwd"

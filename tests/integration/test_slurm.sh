@@ -115,6 +115,9 @@ EOF
 job1=$(submit $HALF)
 out1=$SUBMIT/stencil3d-$job1.out
 grep -q "stencil3d: steps=0..$HALF " "$out1" || fail "job $job1 did not run steps 0..$HALF: $(tail -5 "$out1")"
+# The job script's per-node drain ran on both nodes (and exited 0: the script has set -e).
+[[ $(grep -cE "^(drained|nothing to drain)" "$out1") -eq 2 ]] ||
+  fail "job $job1: the per-node ckptfwd drain did not report from both nodes: $(grep -i drain "$out1")"
 wait_forwarders_of "$job1"
 n_regular=$(find "$CKPT" -maxdepth 1 -type f -name 'ckpt_*' | wc -l)
 [[ $n_regular -eq 0 ]] || fail "$n_regular checkpoint files of job $job1 landed on disk directly in $CKPT"
