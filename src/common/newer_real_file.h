@@ -14,6 +14,8 @@
 // file whose mtime was set back (touch -d, cp -p). A store version wins ties. Nothing
 // else written after a checkpoint is at its path: captured files never reach it.
 #pragma once
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <string>
 
@@ -25,5 +27,9 @@ namespace ckptfwd {
 // *file_mtime_ns gets the file's time when true (for messages).
 bool real_file_is_newer(const std::string& path, int64_t version_mtime_ns,
                         int64_t* file_mtime_ns = nullptr);
+// The same for a file already looked at (stat, or fstat of an open descriptor, so that
+// what is read is what was checked).
+bool stat_is_newer(const struct stat& st, int64_t version_mtime_ns,
+                   int64_t* file_mtime_ns = nullptr);
 
 }  // namespace ckptfwd

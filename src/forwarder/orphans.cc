@@ -17,16 +17,12 @@ namespace ckptfwd::fwd {
 bool process_alive(long pid) {
   if (pid <= 0 || pid == static_cast<long>(getpid())) return false;
   if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno != ENOENT;  // no /proc: kill() said it exists
-  char buf[512];
-  ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
-  ::close(fd);
-  if (n <= 0) return true;
-  buf[n] = '\0';
-  return !proc_state::dead(proc_state::of_stat(buf));
+  errno = 0;
+  char state = proc_state::read_state(
+      pid, [](const char* p, int f) { return ::open(p, f); }, ::close);
+  // Unreadable: gone meanwhile (ENOENT), or no /proc (kill() said it exists).
+  if (state == '?') return errno != ENOENT;
+  return !proc_state::dead(state);
 }
 
 Clock::time_point Service::reap_orphans(bool* closed_some) {

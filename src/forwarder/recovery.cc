@@ -45,10 +45,8 @@ std::string aside_path(const std::string& path, const std::string& job, uint64_t
 bool store_has_newer(Core& c, const std::string& path, const std::string& data, int64_t* live_ns) {
   struct stat st;
   if (::stat(data.c_str(), &st) != 0) return false;
-  const int64_t staged_ns =
-      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   const CatalogEntry* e = c.state.catalogs.find(store_for(c.cfg, path), path);
-  if (!e || e->mtime_ns <= staged_ns) return false;
+  if (!e || e->mtime_ns <= realtime_ns_of(st.st_mtim)) return false;
   *live_ns = e->mtime_ns;
   return true;
 }

@@ -106,16 +106,7 @@ char peer_state(int fd) {
   struct ucred cred {};
   socklen_t len = sizeof(cred);
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.pid <= 0) return '?';
-  char path[48];
-  snprintf(path, sizeof(path), "/proc/%ld/stat", static_cast<long>(cred.pid));
-  int pfd = real::open()(path, O_RDONLY | O_CLOEXEC);
-  if (pfd < 0) return '?';
-  char text[512];
-  ssize_t got = read(pfd, text, sizeof(text) - 1);
-  real::close()(pfd);
-  if (got <= 0) return '?';
-  text[got] = '\0';
-  return proc_state::of_stat(text);
+  return proc_state::read_state(cred.pid, real::open(), real::close());
 }
 
 long sock_read(int fd, void* p, size_t n) {
@@ -124,7 +115,7 @@ long sock_read(int fd, void* p, size_t n) {
     long r = recv(fd, p, n, 0);
     if (r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) return r;
     char st = peer_state(fd);
-    stopped_ms = st == 'T' || st == 't' ? stopped_ms + kCheckMs : 0;
+    stopped_ms = proc_state::stopped(st) ? stopped_ms + kCheckMs : 0;
     if (stopped_ms >= kStoppedLimitMs) {
       errno = ETIMEDOUT;
       return -1;

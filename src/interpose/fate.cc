@@ -41,16 +41,8 @@ Fate read_fate(const char* file, const char* norm, long* pid) {
 // that does not reap it must not keep its "staged" claims alive.
 bool process_alive(long pid) {
   if (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-  int fd = real::open()(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return true;  // no /proc: kill() said it exists
-  char text[512];
-  ssize_t n = read(fd, text, sizeof(text) - 1);
-  real::close()(fd);
-  if (n <= 0) return true;
-  text[n] = '\0';
-  return !proc_state::dead(proc_state::of_stat(text));
+  char state = proc_state::read_state(pid, real::open(), real::close());
+  return state == '?' || !proc_state::dead(state);  // '?': no /proc, kill() said it exists
 }
 
 // Writes the direct fate under a name of our own; renamed or linked into place by the

@@ -204,8 +204,7 @@ int open_newer_real_file(const CatalogEntry& e, struct stat* st) {
   if (!real_file_is_newer(e.path, e.mtime_ns)) return -1;
   int fd = ::open(e.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return -1;
-  if (::fstat(fd, st) != 0 || !S_ISREG(st->st_mode) ||
-      static_cast<int64_t>(st->st_mtim.tv_sec) * 1000000000 + st->st_mtim.tv_nsec <= e.mtime_ns) {
+  if (::fstat(fd, st) != 0 || !stat_is_newer(*st, e.mtime_ns)) {
     ::close(fd);
     return -1;
   }
