@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3, MPI-IO over MPICH/ROMIO: mpiio_writer (tests/mpiio) writes 9 shared N->1 files
+# MPI-IO over MPICH/ROMIO: mpiio_writer (tests/mpiio) writes 9 shared N->1 files
 # and one file per rank through every MPI-IO write variant (independent and collective,
 # explicit offsets, individual and shared file pointers, split collectives, non-blocking,
 # subarray views of MPI_DOUBLE, set_size, preallocate, sync, delete, collective-buffering

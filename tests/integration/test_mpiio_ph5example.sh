@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3, Must show: the HDF Group's parallel HDF5 example ph5example.c (Debian package
+# The HDF Group's parallel HDF5 example ph5example.c (Debian package
 # libhdf5-doc, /usr/share/doc/libhdf5-doc/examples/ph5example.c[.gz]), built with
 # h5pcc.mpich into the test's temp dir and run with mpiexec.mpich -n 4.
 #   ph5example -c -f DIR       write ParaEg0.h5 (independent) and ParaEg1.h5 (collective),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3, Must show: a parallel HDF5 writer and a separate parallel HDF5 restart reader
+# A parallel HDF5 writer and a separate parallel HDF5 restart reader
 # (tests/mpiio/phdf5_writer.c, phdf5_reader.c; libhdf5-mpich via h5pcc.mpich) round-trip
 # through the library. 4 ranks write one shared file collectively (a hyperslab of rows per
 # rank, a contiguous float64 and a chunked int32 dataset, attributes). Checks:

@@ -85,7 +85,7 @@ TEST(Config, EnvironmentOverridesDefaults) {
   unsetenv("CKPTFWD_SOMETHING_FOR_THE_LIBRARY");
 }
 
-// Issue 8, case 12: junk, signs, spaces, out-of-range numbers and unknown names are
+// Bad setting values: junk, signs, spaces, out-of-range numbers and unknown names are
 // rejected with a message naming the key, the value and what is expected.
 TEST(Config, RejectsInvalidValuesNamingKeyValueAndExpectation) {
   struct Case {
