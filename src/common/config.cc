@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "common/lossy_rules.h"
-#include "common/session.h"
+#include "wire/session.h"
 
 namespace ckptfwd {
 

@@ -13,10 +13,10 @@ struct Config {
   // The literal directories of the CKPTFWD_CAPTURE globs (the part before the first glob
   // character, cut at its last '/'), absolute and normalised: without CKPTFWD_STORE a
   // captured file's store is <the longest of them holding it>/.ckptfwd
-  // (forwarder/store_paths.h). Read from the environment only (the library passes its
+  // (forwarder/util/store_paths.h). Read from the environment only (the library passes its
   // globs, made absolute, to the forwarder it starts).
   std::vector<std::string> capture_dirs;
-  std::string scheme = "auto";      // CKPTFWD_SCHEME: merge scheme (forwarder/merge_plan.h)
+  std::string scheme = "auto";      // CKPTFWD_SCHEME: merge scheme (forwarder/pipeline/merge_plan.h)
   std::string codec = "zstd";       // CKPTFWD_CODEC: zstd | zlib | raw
   int level = 3;                    // CKPTFWD_LEVEL: codec level
   int sync_level = -1;              // CKPTFWD_SYNC_LEVEL: zstd level of what an fsync waits for
@@ -35,15 +35,15 @@ struct Config {
   // is closed for at most this long; what is left stays staged for the next forwarder.
   int term_drain_s = 20;
   // CKPTFWD_SPIN_US: how long a client session polls for the next request before it
-  // sleeps, while requests keep coming that fast (common/spin_wait.h); 0: never.
+  // sleeps, while requests keep coming that fast (wire/spin_wait.h); 0: never.
   int spin_us = 50;
   uint64_t chunk_bytes = 4ull << 20;  // CKPTFWD_CHUNK: chunk size of streams
   // CKPTFWD_SNAPSHOT_READ_MAX: the fsync snapshots of the batches in flight are read into
-  // the forwarder's memory once, up to this many bytes in all (forwarder/batch_budget.h);
+  // the forwarder's memory once, up to this many bytes in all (forwarder/batching/batch_budget.h);
   // a larger file, or one past that sum, is committed from the staged file in place, and
-  // copied only when it changed meanwhile (forwarder/in_place.h).
+  // copied only when it changed meanwhile (forwarder/pipeline/in_place.h).
   uint64_t snapshot_read_max = 128ull << 20;
-  // Restart reads (forwarder/view_prefetch.h): bytes of read views staged ahead of their
+  // Restart reads (forwarder/restore/view_prefetch.h): bytes of read views staged ahead of their
   // opens per plan (CKPTFWD_PREFETCH, 0: none) and the threads restoring them, which is
   // also the threads decoding one restored file's chunks (CKPTFWD_RESTORE_THREADS).
   uint64_t prefetch_bytes = 1ull << 30;
@@ -65,11 +65,11 @@ struct Config {
   bool infer = true;
 
   // CKPTFWD_DIRECT_WRITE=0: containers go through the page cache whole (default 1: in
-  // 8 MiB O_DIRECT pieces where the store's file system allows it, common/direct_append.h).
+  // 8 MiB O_DIRECT pieces where the store's file system allows it, store/direct_append.h).
   bool direct_write = true;
   // CKPTFWD_DIRECT_READ=0: chunks of containers are read through the page cache (default 1:
   // chunks of 256 KiB and more with O_DIRECT where the file system allows it,
-  // common/direct_read.h).
+  // store/direct_read.h).
   bool direct_read = true;
 
   // Loads file (if CKPTFWD_CONFIG is set) then environment. On a bad value returns false

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "common/variable_map.h"
+#include "store/variable_map.h"
 
 namespace ckptfwd {
 

@@ -8,7 +8,7 @@
 #pragma once
 #include <errno.h>
 
-#include "common/monotonic.h"
+#include "base/monotonic.h"
 #include "interpose/fd_table.h"
 
 namespace ckptfwd::interpose {

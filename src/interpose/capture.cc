@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "common/session.h"
+#include "wire/session.h"
 
 namespace ckptfwd::interpose {
 

@@ -21,8 +21,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "common/proc_state.h"
-#include "common/spin_wait.h"
+#include "wire/proc_state.h"
+#include "wire/spin_wait.h"
 #include "interpose/env_settings.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
@@ -172,7 +172,7 @@ char* g_big = nullptr;    // malloc'd for a large reply (LIST), freed at the nex
 // reply read back into it, or, when it does not fit, into what big(size + 1) gives
 // (nullptr: fail, the stream is out of step and the caller reconnects). *payload and
 // *len say where the reply's payload is. False on any failure.
-// spin: how the reply is waited for (common/spin_wait.h); nullptr: sleeping at once.
+// spin: how the reply is waited for (wire/spin_wait.h); nullptr: sleeping at once.
 bool exchange(int fd, const char* const* fields, size_t n, char* buf, size_t cap, wire::BigFn big,
               char** payload, size_t* len, wire::Fields& reply, wire::SpinWait* spin) {
   size_t out = wire::encode(buf, cap - 1, fields, n);

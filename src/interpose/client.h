@@ -4,7 +4,7 @@
 #pragma once
 #include <cstddef>
 
-#include "common/protocol.h"
+#include "wire/protocol.h"
 
 namespace ckptfwd::interpose {
 

@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "common/session.h"
+#include "wire/session.h"
 #include "interpose/state.h"
 
 namespace ckptfwd::interpose {

@@ -27,7 +27,7 @@ bool env_abs_path(const char* name, char* out, size_t cap, bool is_log = false);
 struct AbsEnv {
   static constexpr int kMax = 6;
   // CKPTFWD_CAPTURE too: every glob made absolute (the forwarder puts the store at their
-  // literal directories, forwarder/store_paths.h), up to CaptureSet::kSpecBytes.
+  // literal directories, forwarder/util/store_paths.h), up to CaptureSet::kSpecBytes.
   char entry[kMax][16384 + 32];
   int n = 0;
 };

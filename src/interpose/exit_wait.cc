@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/monotonic.h"
+#include "base/monotonic.h"
 #include "interpose/client.h"
 #include "interpose/state.h"
 

@@ -3,7 +3,7 @@
 //
 // A forwarder lost while the process waits (killed, crashed, its node's memory short) is
 // found or started again, and its successor recovers the staged versions and commits them
-// (forwarder/recovery.cc); a store that refuses the commit (full, read-only) is asked
+// (forwarder/daemon/recovery.cc); a store that refuses the commit (full, read-only) is asked
 // again. Both are retried with backoff for CKPTFWD_EXIT_RETRY_S seconds of failures in
 // all; a forwarder that is busy committing is waited for without a limit, as before.
 // What is still not committed then stays staged (a later `ckptfwd drain` of the job on

@@ -11,8 +11,8 @@
 
 #include <cstdio>
 
-#include "common/fate.h"
-#include "common/proc_state.h"
+#include "wire/fate.h"
+#include "wire/proc_state.h"
 #include "interpose/real.h"
 #include "interpose/state.h"
 #include "interpose/trust.h"
@@ -37,7 +37,7 @@ Fate read_fate(const char* file, const char* norm, long* pid) {
   return fate::parse_fate(text, norm, pid);
 }
 
-// A zombie counts as dead (common/proc_state.h): a forwarder killed under a job script
+// A zombie counts as dead (wire/proc_state.h): a forwarder killed under a job script
 // that does not reap it must not keep its "staged" claims alive.
 bool process_alive(long pid) {
   if (kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;

@@ -1,4 +1,4 @@
-// The library's side of a captured path's fate (common/fate.h): whether this process may
+// The library's side of a captured path's fate (wire/fate.h): whether this process may
 // write the path through staging or must write it directly like every other process of
 // the node and job. Used at open, fallback and close time only, never on the write path.
 #pragma once

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "common/dtype.h"
+#include "base/dtype.h"
 #include "interpose/real.h"
 
 namespace ckptfwd::interpose {

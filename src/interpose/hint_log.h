@@ -1,4 +1,4 @@
-// Dtype hints of a version (common/dtype.h): "bytes [off, off+len) are an array of <dtype>",
+// Dtype hints of a version (base/dtype.h): "bytes [off, off+len) are an array of <dtype>",
 // recorded by the write wrappers while an MPI write through a typed file view is in progress
 // (write_context.h), for any tracked version. Handed to the forwarder like the extents
 // (extent_log.h): when the process's last fd of the version closes (CLOSE ... hints=FILE)

@@ -8,7 +8,7 @@
 #include <atomic>
 #include <climits>
 
-#include "common/session.h"
+#include "wire/session.h"
 #include "interpose/capture.h"
 #include "interpose/env_settings.h"
 #include "interpose/fd_table.h"

@@ -10,7 +10,7 @@
 
 #include <cstdio>
 
-#include "common/protocol.h"
+#include "wire/protocol.h"
 #include "interpose/blocked_time.h"
 #include "interpose/extent_log.h"
 #include "interpose/fate.h"

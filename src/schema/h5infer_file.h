@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "common/variable_map.h"
+#include "store/variable_map.h"
 
 namespace ckptfwd::h5infer {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "common/dtype.h"
+#include "base/dtype.h"
 #include "schema/hdf5_client.h"
 #include "schema/netcdf_classic.h"
 #include "schema/rename.h"

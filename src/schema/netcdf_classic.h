@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/variable_map.h"
+#include "store/variable_map.h"
 
 namespace ckptfwd::schema {
 

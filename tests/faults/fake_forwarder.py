@@ -3,7 +3,7 @@
 
 usage: fake_forwarder.py SOCKET STAGED_PATH LOG
 
-Listens on SOCKET and speaks the wire protocol of src/common/protocol.h (frames: a
+Listens on SOCKET and speaks the wire protocol of src/wire/protocol.h (frames: a
 little-endian uint32 length, then NUL-separated fields): HELLO -> OK, OPEN -> OK 1
 STAGED_PATH -1 (a path of the attacker's choosing), anything else -> OK. Every request's
 verb is appended to LOG, so a test can tell whether the victim ever talked to it.

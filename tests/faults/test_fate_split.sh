@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One fate per captured path per node and job (src/common/fate.h). Two processes write
+# One fate per captured path per node and job (src/wire/fate.h). Two processes write
 # disjoint halves of one captured file (fault_writer --open shared, bytes [0,4M) and
 # [4M,8M)); one of them falls back to direct writes. What must hold: the file is whole
 # in one place (on disk here), never half on disk and half in the store; each process's

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "common/variable_map.h"
+#include "store/variable_map.h"
 #include "schema/hdf5_client.h"
 
 namespace {

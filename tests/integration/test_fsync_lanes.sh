@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # An fsync while a large batch of closed files is being compressed (two batches in flight,
-# src/forwarder/batcher.h), through the library:
+# src/forwarder/batching/batcher.h), through the library:
 #   1. bench_fsync writes bulk.bin (256 MiB of float64 field) and closes it without an
 #      fsync, and without waiting at exit (CKPTFWD_EXIT_WAIT=0);
 #   2. once its batch is sealed, a second program writes ck.bin and fsyncs it (written

@@ -6,7 +6,7 @@
 # are resident at once), the snapshot is committed in place, and it restores exactly.
 # Then 4 MPI ranks each fsync a 96 MiB file (bench_ckpt_writer --fsync), usually one batch:
 # each file is under that size, but the forwarder reads at most that many bytes of
-# snapshots into memory in all (forwarder/batch_budget.h), the rest in place; its peak
+# snapshots into memory in all (forwarder/batching/batch_budget.h), the rest in place; its peak
 # RSS stays under 256 MiB too (reading all four into memory, as
 # does, peaked at 430-470 MiB), and every rank reads its file back exactly.
 source "$(dirname "$0")/lib.sh"

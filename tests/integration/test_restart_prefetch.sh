@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A restart of many small files reads every byte exactly through the library while the
 # forwarder stages the views of a container's files ahead of their opens
-# (src/forwarder/view_prefetch.h):
+# (src/forwarder/restore/view_prefetch.h):
 #   - 2 x 600 files of 4 KiB committed in two batches (two or more containers), plus a few
 #     large files, read back by a new job (a restart) in one process: every byte equal to
 #     a run without the library, and views were prefetched;
@@ -38,7 +38,7 @@ victim=$(comm -13 <(echo "$before") <(find "$STORE" -maxdepth 1 -name '*.ckc' -p
 ok "$(count_containers "$STORE") containers committed; f005000..f005039 are in $victim"
 
 wait_for '[[ -z "$(session_forwarders)" ]]' 20 || fail "the writers' forwarder did not exit when idle"
-# Flip a byte in the middle of the victim's chunk area (layout: src/common/container.h).
+# Flip a byte in the middle of the victim's chunk area (layout: src/store/container.h).
 /usr/bin/python3 - "$STORE/$victim" <<'PY' || fail "could not corrupt $victim"
 import struct, sys
 with open(sys.argv[1], "r+b") as f:

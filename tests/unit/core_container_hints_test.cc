@@ -7,8 +7,8 @@
 #include <cstring>
 #include <functional>
 
-#include "common/container.h"
-#include "common/dtype.h"
+#include "store/container.h"
+#include "base/dtype.h"
 #include "core_test_util.h"
 
 namespace ckptfwd {

@@ -9,8 +9,8 @@
 #include <cstring>
 
 #include "codec/codec.h"
-#include "common/container.h"
-#include "common/direct_read.h"
+#include "store/container.h"
+#include "store/direct_read.h"
 #include "core_test_util.h"
 
 namespace ckptfwd {

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "common/manifest.h"
+#include "store/manifest.h"
 #include "core_test_util.h"
 
 namespace ckptfwd {

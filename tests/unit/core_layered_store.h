@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/manifest.h"
+#include "store/manifest.h"
 #include "core_test_util.h"
 
 namespace ckptfwd::test {

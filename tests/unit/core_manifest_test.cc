@@ -5,9 +5,9 @@
 
 #include <thread>
 
-#include "common/manifest.h"
-#include "common/manifest_record.h"
-#include "common/materialize.h"
+#include "store/manifest.h"
+#include "store/manifest_record.h"
+#include "store/materialize.h"
 #include "core_test_util.h"
 
 namespace ckptfwd {

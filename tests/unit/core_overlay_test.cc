@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
-#include "common/container.h"
-#include "common/manifest.h"
-#include "common/materialize.h"
+#include "store/container.h"
+#include "store/manifest.h"
+#include "store/materialize.h"
 #include "core_layered_store.h"
 #include "core_test_util.h"
 

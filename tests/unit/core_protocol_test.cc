@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "common/protocol.h"
+#include "wire/protocol.h"
 
 namespace ckptfwd {
 namespace {

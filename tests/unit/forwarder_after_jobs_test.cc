@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <thread>
 
-#include "forwarder/after_jobs.h"
-#include "forwarder/worker_pool.h"
+#include "forwarder/util/after_jobs.h"
+#include "forwarder/util/worker_pool.h"
 
 namespace ckptfwd::fwd {
 namespace {

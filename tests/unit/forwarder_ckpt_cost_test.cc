@@ -3,8 +3,8 @@
 // checkpoints counted, time handed over before a version joins a wave kept with it.
 #include <gtest/gtest.h>
 
-#include "forwarder/ckpt_cost.h"
-#include "forwarder/stats.h"
+#include "forwarder/state/ckpt_cost.h"
+#include "forwarder/state/stats.h"
 
 namespace ckptfwd::fwd::test {
 namespace {

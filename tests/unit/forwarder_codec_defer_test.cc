@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "forwarder/codec_choice.h"
+#include "forwarder/pipeline/codec_choice.h"
 
 namespace ckptfwd::fwd::test {
 

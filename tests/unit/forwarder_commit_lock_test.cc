@@ -3,9 +3,9 @@
 // the name-space verbs (RENAME, UNLINK, CHMOD).
 #include <future>
 
-#include "common/manifest.h"
+#include "store/manifest.h"
 #include "core_test_util.h"
-#include "forwarder/store_paths.h"
+#include "forwarder/util/store_paths.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {

@@ -1,13 +1,13 @@
-// The recovery protocol after a forwarder crash (forwarder/staging.h): only versions whose
+// The recovery protocol after a forwarder crash (forwarder/staging/staging.h): only versions whose
 // .meta says closed are committed; open ones wait for their writers (who may CLOSE them
 // on a new connection) or are kept as written when those are gone; staged files without a
 // .meta (a copy in progress) are deleted.
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "common/container.h"
-#include "common/manifest.h"
-#include "forwarder/staging.h"
+#include "store/container.h"
+#include "store/manifest.h"
+#include "forwarder/staging/staging.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "forwarder/warm_memory.h"
+#include "forwarder/staging/warm_memory.h"
 #include "forwarder_store_check.h"
 
 namespace ckptfwd::fwd::test {

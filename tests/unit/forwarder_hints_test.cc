@@ -1,12 +1,12 @@
-// Dtype hints (common/dtype.h) through the forwarder: the merge rules of hints.h, and a
+// Dtype hints (base/dtype.h) through the forwarder: the merge rules of hints.h, and a
 // version CLOSEd with a hints file commits a container whose FileEntry.hints are the
 // merged, clipped, coalesced hints; a malformed hints file is ignored, never failing the
 // version.
 #include <gtest/gtest.h>
 
-#include "common/dtype.h"
-#include "common/manifest.h"
-#include "forwarder/hints.h"
+#include "base/dtype.h"
+#include "store/manifest.h"
+#include "forwarder/staging/hints.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {

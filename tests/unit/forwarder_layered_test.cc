@@ -4,8 +4,8 @@
 // new read view rather than the stale one.
 
 #include "core_layered_store.h"
-#include "forwarder/restore.h"
-#include "forwarder/store_paths.h"
+#include "forwarder/restore/restore.h"
+#include "forwarder/util/store_paths.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {

@@ -8,10 +8,10 @@
 #include <cstring>
 
 #include "codec/codec.h"
-#include "common/container.h"
-#include "forwarder/chunk_index.h"
-#include "forwarder/merge_plan.h"
-#include "forwarder/pipeline.h"
+#include "store/container.h"
+#include "forwarder/pipeline/chunk_index.h"
+#include "forwarder/pipeline/merge_plan.h"
+#include "forwarder/pipeline/pipeline.h"
 #include "forwarder_test_util.h"
 #include "schema/infer.h"
 

@@ -1,4 +1,4 @@
-// MappedFile (forwarder/mapped_file.h): a private read gives back the file's bytes and the
+// MappedFile (forwarder/staging/mapped_file.h): a private read gives back the file's bytes and the
 // the content hash of them taken while they were read, in file order whatever order the slices came
 // in; a mapping has no such hash.
 #include <fcntl.h>
@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "common/content_hash.h"
-#include "forwarder/mapped_file.h"
-#include "forwarder/warm_memory.h"
-#include "forwarder/worker_pool.h"
+#include "store/content_hash.h"
+#include "forwarder/staging/mapped_file.h"
+#include "forwarder/staging/warm_memory.h"
+#include "forwarder/util/worker_pool.h"
 
 namespace ckptfwd::fwd {
 namespace {

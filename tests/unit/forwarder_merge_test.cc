@@ -6,9 +6,9 @@
 #include <cstring>
 #include <set>
 
-#include "common/container.h"
-#include "forwarder/merge_plan.h"
-#include "forwarder/pipeline.h"
+#include "store/container.h"
+#include "forwarder/pipeline/merge_plan.h"
+#include "forwarder/pipeline/pipeline.h"
 #include "forwarder_test_util.h"
 #include "schema/infer.h"
 

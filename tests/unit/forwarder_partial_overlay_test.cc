@@ -7,9 +7,9 @@
 // base + overlays materialize to the union, and a later whole-file commit replaces them.
 #include <endian.h>
 
-#include "common/container.h"
-#include "common/manifest.h"
-#include "common/materialize.h"
+#include "store/container.h"
+#include "store/manifest.h"
+#include "store/materialize.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {
@@ -351,7 +351,7 @@ TEST_F(TwoNodeForwarders, OverlaysOnABaseKeepTheBaseOutsideTheirExtents) {
   EXPECT_TRUE(same_bytes(read_through(*c1, p), want));
 }
 
-// MPI_File_sync of a file shared across nodes (src/forwarder/refresh_verb.cc): both nodes
+// MPI_File_sync of a file shared across nodes (src/forwarder/verbs/refresh_verb.cc): both nodes
 // have the file open; each writes its half and syncs (an overlay each); then REFRESH on
 // n1 rewrites n1's staged copy with the store's content, so n1's processes read n0's half
 // through their open fds, while n1's own later bytes past the store's size stay.

@@ -1,4 +1,4 @@
-// Path settings checked at the forwarder's start (forwarder/path_settings.h): an unusable
+// Path settings checked at the forwarder's start (forwarder/daemon/path_settings.h): an unusable
 // one is named with its key, the value and the fix; a usable one passes and is untouched.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "forwarder/path_settings.h"
+#include "forwarder/daemon/path_settings.h"
 
 namespace ckptfwd::fwd {
 namespace {

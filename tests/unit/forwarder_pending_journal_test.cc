@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <string>
 
-#include "forwarder/pending_journal.h"
+#include "forwarder/state/pending_journal.h"
 
 namespace ckptfwd::fwd {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <atomic>
 
-#include "forwarder/view_prefetch.h"
-#include "forwarder/worker_pool.h"
+#include "forwarder/restore/view_prefetch.h"
+#include "forwarder/util/worker_pool.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {

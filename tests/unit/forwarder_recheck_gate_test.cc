@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "forwarder/recheck_gate.h"
+#include "forwarder/pipeline/recheck_gate.h"
 
 namespace ckptfwd::fwd {
 namespace {

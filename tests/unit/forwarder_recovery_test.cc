@@ -3,9 +3,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/manifest.h"
-#include "forwarder/session_dir.h"
-#include "forwarder/staging.h"
+#include "store/manifest.h"
+#include "forwarder/daemon/session_dir.h"
+#include "forwarder/staging/staging.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {

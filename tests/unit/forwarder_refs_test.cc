@@ -6,11 +6,11 @@
 #include <cmath>
 
 #include "codec/codec.h"
-#include "common/container.h"
-#include "common/manifest.h"
-#include "common/variable_map.h"
-#include "forwarder/chunk_index.h"
-#include "forwarder/pipeline.h"
+#include "store/container.h"
+#include "store/manifest.h"
+#include "store/variable_map.h"
+#include "forwarder/pipeline/chunk_index.h"
+#include "forwarder/pipeline/pipeline.h"
 #include "forwarder_test_util.h"
 #include "schema/infer.h"
 

@@ -1,4 +1,4 @@
-// Frames read with as few reads as it takes (forwarder/request_reader.h on the forwarder's
+// Frames read with as few reads as it takes (forwarder/daemon/request_reader.h on the forwarder's
 // side, wire::recv_reply on the library's): a frame split over several writes comes
 // whole, two frames in one write come one by one in order, and a frame over the limit or
 // a peer hanging up mid-frame ends the connection.
@@ -10,8 +10,8 @@
 #include <string>
 #include <thread>
 
-#include "common/protocol.h"
-#include "forwarder/request_reader.h"
+#include "wire/protocol.h"
+#include "forwarder/daemon/request_reader.h"
 
 namespace ckptfwd::fwd {
 namespace {

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "common/json_text.h"
-#include "forwarder/stats.h"
+#include "forwarder/state/stats.h"
 
 namespace ckptfwd::fwd::test {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "common/manifest.h"
-#include "common/materialize.h"
+#include "store/manifest.h"
+#include "store/materialize.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {

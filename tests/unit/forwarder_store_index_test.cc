@@ -4,10 +4,10 @@
 
 #include <filesystem>
 
-#include "common/manifest.h"
-#include "forwarder/catalog_cache.h"
-#include "forwarder/state.h"
-#include "forwarder/store_paths.h"
+#include "store/manifest.h"
+#include "forwarder/state/catalog_cache.h"
+#include "forwarder/state/state.h"
+#include "forwarder/util/store_paths.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {

@@ -16,10 +16,10 @@
 #include <thread>
 #include <vector>
 
-#include "common/protocol.h"
-#include "common/session.h"
-#include "forwarder/forwarder.h"
-#include "forwarder/listener.h"
+#include "wire/protocol.h"
+#include "wire/session.h"
+#include "forwarder/daemon/forwarder.h"
+#include "forwarder/daemon/listener.h"
 
 namespace ckptfwd::fwd::test {
 

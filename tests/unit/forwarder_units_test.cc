@@ -1,10 +1,10 @@
 // Pieces tested on their own: the pipeline's stream cutting, meta files, stats JSON.
 
-#include "common/container.h"
-#include "forwarder/extents.h"
-#include "forwarder/pipeline.h"
-#include "forwarder/staging.h"
-#include "forwarder/stats.h"
+#include "store/container.h"
+#include "forwarder/staging/extents.h"
+#include "forwarder/pipeline/pipeline.h"
+#include "forwarder/staging/staging.h"
+#include "forwarder/state/stats.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-#include "forwarder/warm_memory.h"
+#include "forwarder/staging/warm_memory.h"
 
 namespace ckptfwd::fwd {
 namespace {

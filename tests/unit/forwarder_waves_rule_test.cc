@@ -1,7 +1,7 @@
-// The checkpoint wave rule (src/forwarder/waves.h): which closed versions are one wave.
+// The checkpoint wave rule (src/forwarder/batching/waves.h): which closed versions are one wave.
 #include <gtest/gtest.h>
 
-#include "forwarder/waves.h"
+#include "forwarder/batching/waves.h"
 
 namespace ckptfwd::fwd::test {
 

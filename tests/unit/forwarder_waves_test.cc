@@ -1,10 +1,10 @@
-// Batches follow checkpoint waves (src/forwarder/batcher.h, waves.h): the files of one step
+// Batches follow checkpoint waves (src/forwarder/batching/batcher.h, waves.h): the files of one step
 // closed by the node's ranks over more than a batch window land in one container; the
 // waves_sealed / waves_split / split_rate stats count them.
 #include <map>
 #include <set>
 
-#include "common/manifest.h"
+#include "store/manifest.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "forwarder/worker_pool.h"
+#include "forwarder/util/worker_pool.h"
 
 namespace ckptfwd::fwd {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #ifdef CKPTFWD_HAVE_MPICH_HEADERS
-#include "common/dtype.h"
+#include "base/dtype.h"
 #include "interpose/mpi/etype_map.h"
 
 namespace ckptfwd::interpose {

@@ -81,7 +81,7 @@ TEST(InterposeSources, IncludeNoJsonLibrary) {
     collect_includes(src, rel, seen, offenders);
     ++files;
   }
-  for (const char* wire : {"common/protocol.cc", "common/session.cc"})
+  for (const char* wire : {"wire/protocol.cc", "wire/session.cc"})
     collect_includes(src, wire, seen, offenders);
   EXPECT_GT(files, 20u) << "the library's sources were not found in " << dir << "/CMakeLists.txt";
   std::string all;

@@ -1,4 +1,4 @@
-// Dtype hints files (common/dtype.h format) written by the library's hint log: records
+// Dtype hints files (base/dtype.h format) written by the library's hint log: records
 // round-trip, sequential writes of one type merge, spills keep every record, a period
 // without typed writes hands over nothing.
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "common/dtype.h"
+#include "base/dtype.h"
 #include "interpose/hint_log.h"
 
 namespace ckptfwd::interpose {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/session.h"
+#include "wire/session.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <climits>
 #include <string>
 
-#include "common/session.h"
+#include "wire/session.h"
 #include "interpose/capture.h"
 
 namespace {

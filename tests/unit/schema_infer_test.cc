@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "common/dtype.h"
+#include "base/dtype.h"
 #include "schema/infer.h"
 #include "schema/rename.h"
 

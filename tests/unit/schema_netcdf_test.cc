@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "common/variable_map.h"
+#include "store/variable_map.h"
 #include "schema/netcdf_classic.h"
 
 namespace ckptfwd::schema {

@@ -30,11 +30,11 @@
 #include <vector>
 
 #include "common/config.h"
-#include "common/container.h"
+#include "store/container.h"
 #include "common/json_text.h"
-#include "common/variable_map.h"
-#include "forwarder/codec_choice.h"
-#include "forwarder/pipeline.h"
+#include "store/variable_map.h"
+#include "forwarder/pipeline/codec_choice.h"
+#include "forwarder/pipeline/pipeline.h"
 #include "schema/infer.h"
 
 namespace {

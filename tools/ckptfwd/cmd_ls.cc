@@ -8,9 +8,9 @@
 #include <set>
 
 #include "cli.h"
-#include "common/dtype.h"
+#include "base/dtype.h"
 #include "common/json_text.h"
-#include "common/variable_map.h"
+#include "store/variable_map.h"
 #include "restore_paths.h"
 #include "store.h"
 #include "stored_bytes.h"

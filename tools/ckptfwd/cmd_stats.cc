@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cli.h"
-#include "common/protocol.h"
+#include "wire/protocol.h"
 #include "forwarder_client.h"
 #include "interval_advice.h"
 #include "stats_format.h"
@@ -195,7 +195,7 @@ bool frame(const Options& o, std::string* out, std::string* err, Json* prev = nu
   std::string payload;
   if (!fetch(o.vars, &payload, err)) return false;
   if (o.vars) {
-    // One JSON object per line (forwarder/var_stats.h).
+    // One JSON object per line (forwarder/pipeline/var_stats.h).
     std::vector<Json> table;
     out->clear();
     for (size_t b = 0; b < payload.size();) {

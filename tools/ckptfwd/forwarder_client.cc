@@ -9,8 +9,8 @@
 #include <cstring>
 
 #include "cli.h"
-#include "common/protocol.h"
-#include "common/session.h"
+#include "wire/protocol.h"
+#include "wire/session.h"
 #include "staged_versions.h"
 
 namespace ckptfwd::cli {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "common/session.h"
+#include "wire/session.h"
 
 namespace ckptfwd::cli {
 

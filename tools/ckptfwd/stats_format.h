@@ -1,5 +1,5 @@
 // Reading and printing the forwarder's stats records (JSON objects; the keys are listed in
-// stats_format.cc, src/forwarder/stats.cc and docs/json.md).
+// stats_format.cc, src/forwarder/state/stats.cc and docs/json.md).
 #pragma once
 #include <string>
 #include <vector>

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "cli.h"
-#include "common/manifest_end.h"
+#include "store/manifest_end.h"
 
 namespace ckptfwd::cli {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "common/container.h"
-#include "common/manifest.h"
+#include "store/container.h"
+#include "store/manifest.h"
 
 namespace ckptfwd::cli {
 

@@ -4,7 +4,7 @@
 #include <tuple>
 
 #include "codec/codec.h"
-#include "common/chunk_ref.h"
+#include "store/chunk_ref.h"
 
 namespace ckptfwd::cli {
 

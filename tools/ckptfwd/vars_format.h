@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "common/variable_map.h"
+#include "store/variable_map.h"
 
 namespace ckptfwd::cli {
 

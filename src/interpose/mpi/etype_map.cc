@@ -1,6 +1,6 @@
 #include "interpose/mpi/etype_map.h"
 
-#include "common/dtype.h"
+#include "base/dtype.h"
 
 namespace ckptfwd::interpose {
 

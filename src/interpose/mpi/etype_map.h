@@ -1,4 +1,4 @@
-// The DtypeCode (common/dtype.h) an MPI-IO file view's etype stands for, MPICH ABI.
+// The DtypeCode (base/dtype.h) an MPI-IO file view's etype stands for, MPICH ABI.
 // Only predefined fixed-layout numeric types map; MPI_BYTE, MPI_CHAR, derived types and
 // anything unknown are kBytes (no hint): a wrong hint would only cost compression, but a
 // hint on bytes that are not one array of one type is worth nothing.

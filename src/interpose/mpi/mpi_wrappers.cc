@@ -27,7 +27,7 @@
 
 #include <atomic>
 
-#include "common/dtype.h"
+#include "base/dtype.h"
 #include "interpose/client.h"
 #include "interpose/mpi/etype_map.h"
 #include "interpose/open_context.h"

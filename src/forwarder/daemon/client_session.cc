@@ -1,0 +1,67 @@
+#include "forwarder/daemon/client_session.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "wire/spin_wait.h"
+#include "forwarder/util/log.h"
+#include "forwarder/daemon/request_reader.h"
+
+namespace ckptfwd::fwd {
+
+namespace {
+// MSG_NOSIGNAL: a client that died must not kill the forwarder with SIGPIPE.
+long send_fn(int fd, const void* p, size_t n) { return ::send(fd, p, n, MSG_NOSIGNAL); }
+
+bool send_reply(int fd, const Reply& r, std::vector<char>& out) {
+  std::vector<const char*> fields;
+  size_t need = 0;
+  for (const std::string& s : r) {
+    fields.push_back(s.c_str());
+    need += s.size() + 1;
+  }
+  // Most replies fit the usual frame; a long LIST grows the buffer (up to the reply cap).
+  if (need > out.size() && need <= wire::kMaxReplyFrame) out.resize(need);
+  size_t len = wire::encode(out.data(), out.size(), fields.data(), fields.size());
+  if (len == 0) {
+    LOG_ERROR("reply does not fit in one frame; sending EIO instead");
+    const char* e[] = {wire::kErr, "5"};
+    len = wire::encode(out.data(), out.size(), e, 2);
+  }
+  bool ok = wire::send_reply_frame(fd, out.data(), len, send_fn);
+  if (out.size() > wire::kMaxFrame) {  // do not keep megabytes per idle connection
+    out.resize(wire::kMaxFrame);
+    out.shrink_to_fit();
+  }
+  return ok;
+}
+}  // namespace
+
+void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid, int spin_us) {
+  ClientCtx cl;
+  cl.id = client_id;
+  cl.pid = peer_pid;
+  RequestReader requests;
+  std::vector<char> out(wire::kMaxFrame);
+  // A process writing many small files sends its next OPEN a few microseconds after the
+  // last reply: this session then polls for it instead of sleeping (a wake-up per
+  // request); one that waited longer than spin_us for its last request sleeps at once.
+  wire::SpinWait spin;
+  spin.set_cap_us(spin_us);
+  for (;;) {
+    int64_t began = requests.buffered() ? 0 : spin.poll(fd);
+    char* in = nullptr;
+    long n = requests.next(fd, &in);
+    if (began) spin.done(began);
+    if (n < 0) break;  // hung up, or a frame over the limit: either way the connection ends
+    wire::Fields f;
+    Reply r = wire::decode(in, static_cast<size_t>(n), f) ? svc.handle(cl, f) : reply_err(EINVAL);
+    if (!send_reply(fd, r, out)) break;
+  }
+  svc.disconnect(cl);
+}
+
+}  // namespace ckptfwd::fwd

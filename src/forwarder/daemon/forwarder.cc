@@ -1,0 +1,345 @@
+#include "forwarder/daemon/forwarder.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "forwarder/daemon/client_session.h"
+#include "forwarder/daemon/listener.h"
+#include "forwarder/util/log.h"
+#include "forwarder/verbs/orphans.h"
+#include "forwarder/daemon/recovery.h"
+#include "forwarder/restore/restore.h"
+#include "forwarder/daemon/session_dir.h"
+
+namespace ckptfwd::fwd {
+
+Forwarder::Forwarder(const Config& cfg, const SessionPaths& paths, BatcherTiming timing)
+    : paths_(paths), core_(cfg, paths.dir, paths.node), svc_(core_), batcher_(core_, timing) {
+  core_.job = paths.job;
+  core_.stats.set_node(paths.node);
+  core_.state.pending.set_identity(paths.node, paths.job);
+  core_.state.retire_grace = timing.retire_grace;
+  core_.state.view_grace = timing.view_grace;
+}
+
+Forwarder::~Forwarder() {
+  if (stay_for_pidfd_ >= 0) close(stay_for_pidfd_);
+  batcher_.stop();
+  {
+    std::lock_guard lk(core_.state.mu);
+    core_.state.shutdown = true;
+    core_.state.done_cv.notify_all();
+  }
+  reap_clients(true);
+  if (listen_fd_ >= 0) release_socket(true);
+  for (int fd : wake_)
+    if (fd >= 0) close(fd);
+}
+
+Forwarder::Start Forwarder::start(std::string* err) {
+  if (!prepare_session_dir(paths_.stage_root, paths_.dir, err)) return Start::kFailed;
+  switch (bind_control_socket(paths_.socket, &listen_fd_, &sock_ino_, err)) {
+    case BindResult::kOtherLive:
+      return Start::kOtherRunning;
+    case BindResult::kFailed:
+      return Start::kFailed;
+    case BindResult::kBound:
+      break;
+  }
+  if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
+    if (err) *err = std::string("pipe: ") + strerror(errno);
+    return Start::kFailed;
+  }
+  recover_staged(core_);
+  batcher_.start();
+  LOG_INFO("serving %s (store %s, codec %s, %d writers)", paths_.socket,
+           core_.cfg.store.empty() ? "<dir>/.ckptfwd" : core_.cfg.store.c_str(),
+           core_.cfg.codec.c_str(), core_.cfg.writers);
+  return Start::kReady;
+}
+
+void Forwarder::request_stop() {
+  stop_req_ = true;
+  ssize_t w = write(wake_[1], "s", 1);
+  (void)w;
+}
+
+void Forwarder::request_stats() {
+  stats_req_ = true;
+  ssize_t w = write(wake_[1], "u", 1);
+  (void)w;
+}
+
+void Forwarder::accept_client() {
+  int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) return;
+  long pid = 0;
+  if (!peer_is_us(fd, &pid)) {
+    LOG_WARN("refused a connection from pid %ld: it runs as another user", pid);
+    close(fd);
+    return;
+  }
+  {
+    std::lock_guard lk(core_.state.mu);
+    core_.state.clients++;
+  }
+  uint64_t id = next_client_++;
+  std::lock_guard lk(clients_mu_);
+  Client& c = clients_[id];
+  c.fd = fd;
+  c.th = std::thread([this, fd, id, pid] {
+    serve_client(svc_, fd, id, pid, core_.cfg.spin_us);
+    std::lock_guard lk2(clients_mu_);
+    auto it = clients_.find(id);  // gone when the shutdown already collected this thread
+    if (it != clients_.end()) {
+      it->second.fd = -1;
+      it->second.done = true;
+    }
+    close(fd);
+  });
+}
+
+void Forwarder::reap_clients(bool all) {
+  std::vector<std::thread> finished;
+  {
+    std::lock_guard lk(clients_mu_);
+    for (auto it = clients_.begin(); it != clients_.end();) {
+      if (all && !it->second.done && it->second.fd >= 0) shutdown(it->second.fd, SHUT_RDWR);
+      if (all || it->second.done) {
+        finished.push_back(std::move(it->second.th));
+        it = clients_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& t : finished)
+    if (t.joinable()) t.join();
+}
+
+void Forwarder::stay_while_alive(pid_t pid) {
+  stay_for_ = pid;
+  stay_for_pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (stay_for_pidfd_ < 0 && errno == ESRCH) stay_for_ = 0;  // gone already
+}
+
+bool Forwarder::stay_for_alive() {
+  if (stay_for_ <= 0) return false;
+  bool alive;
+  if (stay_for_pidfd_ >= 0) {
+    pollfd p{stay_for_pidfd_, POLLIN, 0};
+    alive = poll(&p, 1, 0) == 0;  // readable once the process has exited
+  } else {
+    alive = process_alive(stay_for_);  // a zombie counts as gone
+  }
+  if (!alive) {
+    if (stay_for_pidfd_ >= 0) close(stay_for_pidfd_);
+    stay_for_pidfd_ = -1;
+    stay_for_ = 0;
+  }
+  return alive;
+}
+
+bool Forwarder::idle_expired(int64_t& idle_since_ns) {
+  if (core_.cfg.idle_exit_s <= 0) return false;
+  int64_t now = monotonic_ns();
+  if (stay_for_alive()) {
+    idle_since_ns = now;
+    return false;
+  }
+  {
+    std::lock_guard lk(core_.state.mu);
+    if (core_.state.clients > 0 || core_.state.busy()) {
+      idle_since_ns = now;
+      return false;
+    }
+  }
+  return now - idle_since_ns >= static_cast<int64_t>(core_.cfg.idle_exit_s) * 1000000000;
+}
+
+bool Forwarder::release_socket(bool block) {
+  int lock = open(paths_.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  bool locked = lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0;
+  // Stopping for good: wait a little for the lock, but a stuck holder cannot keep us.
+  for (int i = 0; block && lock >= 0 && !locked && i < 40; ++i) {
+    usleep(50000);
+    locked = flock(lock, LOCK_EX | LOCK_NB) == 0;
+  }
+  if (lock >= 0 && !locked && !block) {
+    close(lock);
+    return false;  // a library is starting a forwarder: it wants one, stay
+  }
+  if (!block) {
+    pollfd p{listen_fd_, POLLIN, 0};
+    if (poll(&p, 1, 0) > 0) {  // a client is knocking: serve it instead of leaving
+      if (lock >= 0) close(lock);
+      return false;
+    }
+  }
+  struct stat st;
+  if (lstat(paths_.socket, &st) == 0 && st.st_ino == sock_ino_) unlink(paths_.socket);
+  close(listen_fd_);
+  listen_fd_ = -1;
+  if (lock >= 0) close(lock);  // releases the flock
+  return true;
+}
+
+namespace {
+// True if dir holds nothing but `lock` (staged versions, a socket or anything else: false).
+bool only_lock_left(const char* dir) {
+  DIR* d = opendir(dir);
+  if (!d) return false;
+  bool only = true;
+  while (dirent* de = readdir(d)) {
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, "lock"))
+      continue;
+    only = false;
+    break;
+  }
+  closedir(d);
+  return only;
+}
+}  // namespace
+
+void Forwarder::remove_session_dir() {
+  int lock = open(paths_.lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (lock < 0) {
+    if (only_lock_left(paths_.dir)) rmdir(paths_.dir);
+    return;
+  }
+  bool locked = flock(lock, LOCK_EX | LOCK_NB) == 0;
+  for (int i = 0; !locked && i < 40; ++i) {  // a library is starting a forwarder: let it
+    usleep(50000);
+    locked = flock(lock, LOCK_EX | LOCK_NB) == 0;
+  }
+  if (locked && only_lock_left(paths_.dir)) {
+    unlink(paths_.lock);
+    if (rmdir(paths_.dir) == 0) LOG_DEBUG("removed the session directory %s", paths_.dir);
+  } else if (locked) {
+    LOG_INFO("session directory %s kept: it still holds staged files or a new forwarder",
+             paths_.dir);
+  }
+  close(lock);
+}
+
+int Forwarder::drain_within_bound() {
+  const int bound_s = core_.cfg.term_drain_s;
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread guard([&] {
+    std::unique_lock l(m);
+    if (cv.wait_for(l, std::chrono::seconds(bound_s), [&] { return done; })) return;
+    l.unlock();
+    std::lock_guard lk(core_.state.mu);
+    LOG_WARN("still draining after %d s (CKPTFWD_TERM_DRAIN_S): stopping", bound_s);
+    core_.state.shutdown = true;  // the waits give up
+    core_.state.done_cv.notify_all();
+  });
+  int rc = svc_.drain_all();
+  {
+    std::lock_guard l(m);
+    done = true;
+  }
+  cv.notify_all();
+  guard.join();
+  return rc;
+}
+
+void Forwarder::stop_batcher_within_bound() {
+  constexpr int kStopGrace = 10;  // seconds: more than a failing attempt and its retry delay
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread guard([&] {
+    std::unique_lock l(m);
+    if (cv.wait_for(l, std::chrono::seconds(kStopGrace), [&] { return done; })) return;
+    LOG_ERROR(
+        "a commit to the store still runs %d s after the drain stopped (the store hangs?): "
+        "exiting without it; the staged versions stay in %s for the next forwarder",
+        kStopGrace, paths_.dir);
+    _exit(1);
+  });
+  batcher_.stop();
+  {
+    std::lock_guard l(m);
+    done = true;
+  }
+  cv.notify_all();
+  guard.join();
+}
+
+void Forwarder::log_left_staged() {
+  std::lock_guard lk(core_.state.mu);
+  std::string paths;
+  size_t n = 0;
+  for (const auto& [vid, v] : core_.state.versions) {
+    if (v.dropped || v.snapshot_of) continue;  // a snapshot is a name of an open version
+    if (n++ < 8) paths += (paths.empty() ? "" : ", ") + v.path;
+  }
+  if (n == 0) return;
+  LOG_ERROR(
+      "%zu file versions are not committed: %s%s. Their staged files stay in %s; the next "
+      "forwarder of this job and node recovers them (ckptfwd drain with the job's "
+      "environment starts one)",
+      n, paths.c_str(), n > 8 ? ", ..." : "", paths_.dir);
+}
+
+int Forwarder::run() {
+  int64_t idle_since = monotonic_ns();
+  const char* why = "stop requested";
+  while (listen_fd_ >= 0) {
+    pollfd p[2] = {{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    int n = poll(p, 2, 250);
+    if (n > 0 && (p[1].revents & POLLIN)) {
+      char buf[64];
+      while (read(wake_[0], buf, sizeof(buf)) > 0) {
+      }
+      if (stats_req_.exchange(false))
+        append_stats_line(core_.cfg.stats_file, core_.stats.to_json());
+      if (stop_req_) break;
+    }
+    if (n > 0 && (p[0].revents & POLLIN)) accept_client();
+    reap_clients(false);
+    if (idle_expired(idle_since) && release_socket(false)) {
+      why = "idle";
+      break;
+    }
+  }
+  if (listen_fd_ >= 0) release_socket(true);
+  LOG_INFO("shutting down (%s): draining", why);
+  drain_within_bound();
+  stop_batcher_within_bound();
+  log_left_staged();
+  {
+    std::lock_guard lk(core_.state.mu);
+    core_.state.shutdown = true;
+    core_.state.done_cv.notify_all();
+  }
+  reap_clients(true);
+  core_.prefetch.stop();  // no view may appear after they are removed
+  remove_read_views(paths_.dir);
+  append_stats_line(core_.cfg.stats_file, core_.stats.to_json());
+  for (const std::string& v : core_.var_stats.json_lines(kStatsVarsMax))
+    append_stats_line(core_.cfg.stats_file, v);
+  remove_session_dir();
+  LOG_INFO("exit");
+  return 0;
+}
+
+}  // namespace ckptfwd::fwd

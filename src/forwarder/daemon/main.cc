@@ -1,0 +1,150 @@
+// ckptfwd-forwarder [--daemon] [--foreground] [--help]
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "common/config.h"
+#include "store/owner_check.h"
+#include "wire/session.h"
+#include "forwarder/daemon/crash_handler.h"
+#include "forwarder/daemon/daemonize.h"
+#include "forwarder/daemon/forwarder.h"
+#include "forwarder/util/log.h"
+#include "forwarder/daemon/path_settings.h"
+#include "forwarder/staging/staging.h"
+#include "schema/infer.h"
+
+using namespace ckptfwd;
+
+namespace {
+const char kUsage[] =
+    "usage: ckptfwd-forwarder [--daemon] [--foreground] [--help]\n"
+    "  The per-node, per-job forwarder of ckptfwd: takes the checkpoint files the preload\n"
+    "  library captures, compresses them into containers on the store, serves them back.\n"
+    "  --daemon      detach; exit 0 once the control socket accepts connections\n"
+    "  --foreground  stay attached (the default)\n"
+    "  Settings come from CKPTFWD_CONFIG and CKPTFWD_* (STORE, SCHEME, CODEC, LEVEL,\n"
+    "  WRITERS, CHUNK, KEEP, STAGE_DIR, STAGE_LIMIT, BATCH_WINDOW_MS, WAVE_WINDOW_MS,\n"
+    "  BATCH_BYTES, GROUP_SIZE, IDLE_EXIT, TERM_DRAIN_S, STATS_FILE, LOG, LOG_LEVEL, JOB_ID,\n"
+    "  NODE_ID);\n"
+    "  see the README. Its node identity: CKPTFWD_NODE_ID, else SLURMD_NODENAME (with the\n"
+    "  host name's first label when it differs from it), else the host name.\n"
+    "  Signals: TERM/INT drain and exit (after CKPTFWD_TERM_DRAIN_S, 20 s, at most: what is\n"
+    "  not committed by then stays staged for the next forwarder); USR1 appends the stats to\n"
+    "  CKPTFWD_STATS_FILE.\n";
+// Under mpiexec our stderr is the library's file in the session dir (it quotes it in its
+// own log line) or /dev/null: the message also goes to CKPTFWD_LOG when that names a file.
+void report_bad_config(const std::string& err) {
+  std::string line = "ckptfwd-forwarder: error: bad configuration: " + err + "\n";
+  fputs(line.c_str(), stderr);
+  const char* log = getenv("CKPTFWD_LOG");
+  if (!log || !*log || !strcmp(log, "stderr") || !strcmp(log, "syslog")) return;
+  int fd = open_owned(log, O_WRONLY | O_APPEND | O_CREAT, 0600, nullptr);  // as log_init
+  if (fd < 0) return;
+  ssize_t w = write(fd, line.data(), line.size());
+  (void)w;
+  close(fd);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool daemon = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--daemon")) {
+      daemon = true;
+    } else if (!strcmp(argv[i], "--foreground")) {
+      daemon = false;
+    } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      fputs(kUsage, stdout);
+      return 0;
+    } else {
+      fprintf(stderr, "ckptfwd-forwarder: error: unknown argument '%s'\n%s", argv[i], kUsage);
+      return 2;
+    }
+  }
+  Config cfg;
+  std::string err;
+  if (!Config::load(cfg, &err)) {
+    report_bad_config(err);
+    return 2;
+  }
+  // A schema that does not parse is a configuration error, reported before anything is
+  // captured (with its file, line and column), like any other bad setting.
+  if (schema::Inferrer probe; !probe.configure(cfg, &err)) {
+    report_bad_config(err);
+    return 2;
+  }
+  // A log, stats file or store it cannot use: named now, not silent once detached.
+  if (!fwd::check_path_settings(cfg, &err)) {
+    report_bad_config(err);
+    return 2;
+  }
+  SessionPaths paths;
+  if (!session_paths(paths)) {
+    fprintf(stderr,
+            "ckptfwd-forwarder: error: the session path does not fit in a socket "
+            "address. Fix: set CKPTFWD_STAGE_DIR to a shorter directory\n");
+    return 2;
+  }
+  // An early start by a rank's library (client.h, start_forwarder_early): its election
+  // lock as fd 3 and its pid. Not passed on to the HDF5 helper the forwarder runs.
+  int election_fd = -1;
+  if (const char* e = getenv("CKPTFWD_ELECTION_FD"); e && !strcmp(e, "3") && fcntl(3, F_GETFD) >= 0)
+    election_fd = 3;
+  unsetenv("CKPTFWD_ELECTION_FD");
+  long started_for = 0;
+  if (const char* e = getenv("CKPTFWD_STARTED_FOR")) started_for = strtol(e, nullptr, 10);
+  unsetenv("CKPTFWD_STARTED_FOR");
+  if (!daemon && election_fd >= 0) close(election_fd);
+  int ready = daemon ? fwd::daemonize(cfg.log, paths.socket, election_fd) : -1;
+  fwd::log_init(cfg.log, cfg.log_level);
+
+  fwd::note_umask();  // before any thread exists: reading the umask means setting it
+  // Before any thread exists: TERM/INT/USR1 are taken by sigwait on one thread only.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  fwd::Forwarder f(cfg, paths);
+  if (started_for > 0) f.stay_while_alive(static_cast<pid_t>(started_for));
+  fwd::install_crash_handler(&f.core().stats);
+  switch (f.start(&err)) {
+    case fwd::Forwarder::Start::kOtherRunning:
+      LOG_INFO("a forwarder already serves %s; leaving it to that one", paths.socket);
+      fwd::signal_ready(ready, true, "");
+      return 0;
+    case fwd::Forwarder::Start::kFailed:
+      LOG_ERROR("cannot start: %s", err.c_str());
+      if (ready < 0 && fwd::log_fd() != 2)
+        fprintf(stderr, "ckptfwd-forwarder: error: cannot start: %s\n", err.c_str());
+      fwd::signal_ready(ready, false, "cannot start: " + err);
+      return 1;
+    case fwd::Forwarder::Start::kReady:
+      break;
+  }
+  fwd::signal_ready(ready, true, "");
+
+  std::thread([&f, set] {
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      if (sig == SIGUSR1) {
+        f.request_stats();
+      } else {
+        f.request_stop();
+        return;
+      }
+    }
+  }).detach();
+  return f.run();
+}

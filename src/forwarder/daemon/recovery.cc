@@ -1,0 +1,225 @@
+#include "forwarder/daemon/recovery.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "forwarder/staging/extents.h"
+#include "forwarder/state/fate_file.h"
+#include "forwarder/staging/hints.h"
+#include "forwarder/util/log.h"
+#include "forwarder/verbs/orphans.h"
+#include "forwarder/restore/restore.h"
+#include "forwarder/staging/staging.h"
+#include "forwarder/util/store_paths.h"
+
+namespace ckptfwd::fwd {
+
+namespace {
+// "v123.data" -> 123 with kind "data"; false for anything else.
+bool parse_staged_name(const char* name, uint64_t& vid, std::string& kind) {
+  if (name[0] != 'v' || !isdigit(static_cast<unsigned char>(name[1]))) return false;
+  char* end = nullptr;
+  unsigned long long v = strtoull(name + 1, &end, 10);
+  if (*end != '.') return false;
+  kind = end + 1;
+  vid = v;
+  return true;
+}
+
+// Where a recovered version goes when the store already holds a newer version of its path
+// (committed since, by another job: see recover_staged): <dir>/.ckptfwd-aside/<name>.job-
+// <job>.v<vid>, a file of its own in the same store, never listed in dir.
+std::string aside_path(const std::string& path, const std::string& job, uint64_t vid) {
+  return dirname_of(path) + "/.ckptfwd-aside/" + basename_of(path) + ".job-" + job + ".v" +
+         std::to_string(vid);
+}
+
+// True (and *live_ns set) when the store's live version of path was written after the
+// staged file `data` (their modification times: store/newer_real_file.h says why).
+bool store_has_newer(Core& c, const std::string& path, const std::string& data, int64_t* live_ns) {
+  struct stat st;
+  if (::stat(data.c_str(), &st) != 0) return false;
+  const CatalogEntry* e = c.state.catalogs.find(store_for(c.cfg, path), path);
+  if (!e || e->mtime_ns <= realtime_ns_of(st.st_mtim)) return false;
+  *live_ns = e->mtime_ns;
+  return true;
+}
+
+std::string pid_list(const std::map<long, int>& pids) {
+  std::string out;
+  for (const auto& [pid, refs] : pids) out += " " + std::to_string(pid);
+  return out;
+}
+}  // namespace
+
+size_t recover_staged(Core& c) {
+  State& s = c.state;
+  remove_read_views(c.session_dir);
+  struct Found {
+    bool data = false, meta = false;
+    std::vector<std::string> ext;                         // extents files (partial versions)
+    std::vector<std::pair<uint64_t, std::string>> hints;  // (seq, name) of its hints files
+  };
+  std::map<uint64_t, Found> found;
+  uint64_t max_vid = 0;
+  if (DIR* d = opendir(c.session_dir.c_str())) {
+    while (dirent* de = readdir(d)) {
+      uint64_t vid, seq;
+      std::string kind;
+      if (parse_hints_file_name(de->d_name, vid, seq)) {
+        if (is_hints_file_name(de->d_name, vid)) found[vid].hints.push_back({seq, de->d_name});
+        continue;
+      }
+      if (!parse_staged_name(de->d_name, vid, kind)) continue;
+      max_vid = std::max(max_vid, vid);
+      if (kind == "data")
+        found[vid].data = true;
+      else if (kind == "meta")
+        found[vid].meta = true;
+      else if (kind == "meta.tmp" || kind == "data.tmp")  // a .meta or a copy cut short
+        unlinkat(dirfd(d), de->d_name, 0);
+      else if (is_extents_file_name(de->d_name, vid))
+        found[vid].ext.push_back(de->d_name);
+    }
+    closedir(d);
+  }
+  std::lock_guard lk(s.mu);
+  s.next_vid = std::max(s.next_vid, max_vid + 1);
+  size_t n = 0, open = 0;
+  for (auto& [vid, f] : found) {
+    std::string data = staged_data_path(c.session_dir, vid),
+                meta = staged_meta_path(c.session_dir, vid);
+    auto drop_ext = [&] {
+      for (const std::string& x : f.ext) unlink((c.session_dir + "/" + x).c_str());
+      for (const auto& h : f.hints) unlink((c.session_dir + "/" + h.second).c_str());
+      f.hints.clear();
+    };
+    if (!f.data) {
+      unlink(meta.c_str());  // its data was committed or never created
+      drop_ext();
+      continue;
+    }
+    struct stat meta_st;
+    if (f.meta && stat(meta.c_str(), &meta_st) == 0 && meta_st.st_size == 0) {
+      unlink(meta.c_str());  // created, never written: its OPEN never replied (MetaWrite::kFresh)
+      f.meta = false;
+    }
+    if (!f.meta) {
+      // Committed (its .meta goes first), or created by an OPEN that never replied: no
+      // client holds it as a version.
+      unlink(data.c_str());
+      drop_ext();
+      continue;
+    }
+    VersionMeta m;
+    std::string err;
+    if (!read_meta(meta, m, &err)) {
+      LOG_WARN(
+          "%s has an unreadable description (%s); left in place, not committed. Fix: "
+          "inspect it and remove it by hand",
+          data.c_str(), err.c_str());
+      continue;
+    }
+    if (s.versions.count(vid)) continue;
+    Version& v = s.insert_recovered(vid, m.path);
+    v.order = s.next_order++;
+    v.rank = m.rank;
+    v.pid = m.pid;
+    v.mode = m.mode;
+    v.data_path = data;
+    v.meta_path = meta;
+    v.created = m.created;
+    if (m.partial || m.created) {
+      // Shared across nodes, or a new file: the extents its writers handed over (the
+      // files stay until the commit). A writer that never did leaves them unknown: the
+      // data extents of the staged file are committed then (pipeline.cc).
+      v.partial = m.partial;
+      v.extents_unknown = m.extents_unknown || (f.ext.empty() && m.whole < 0);
+      if (m.whole >= 0) v.add_whole_prefix(m.whole);
+      for (const std::string& x : f.ext) {
+        std::string err;
+        if (read_extents_file(c.session_dir + "/" + x, v.extents, &err)) {
+          v.ext_files.push_back(x);
+        } else {
+          LOG_WARN("recovering v%llu: %s; using the staged file's data extents",
+                   static_cast<unsigned long long>(vid), err.c_str());
+          v.extents_unknown = true;
+          unlink((c.session_dir + "/" + x).c_str());
+        }
+      }
+    } else {
+      for (const std::string& x : f.ext) unlink((c.session_dir + "/" + x).c_str());
+    }
+    // Dtype hints in hand-over order as far as it is known (the sequence numbers of one
+    // writer; writers' overlapping hints are rare and only a compression matter).
+    std::sort(f.hints.begin(), f.hints.end());
+    for (const auto& h : f.hints) s.absorb_hints(v, h.second);
+    if (!m.closed) {
+      // Open when the forwarder died: its writers may still be at work and CLOSE it on
+      // their next connection (Service::reap_orphans keeps watching them). Committing it
+      // now would acknowledge a truncated file. Writers that are gone leave it as written,
+      // as a killed rank does.
+      for (const auto& [pid, refs] : m.holders)
+        if (process_alive(pid)) v.orphans[pid] += refs;
+      if (m.holders.empty() && process_alive(m.pid)) v.orphans[m.pid] = 1;  // no holders= line
+      if (!v.orphans.empty()) {
+        v.opened_at = Clock::now() - std::chrono::hours(1);  // not part of a new wave
+        // Its writers go on staging it: the path's fate is staged again, under this
+        // forwarder (a process that found no forwarder meanwhile may have made it direct).
+        if (c.fates.claim_staged(m.path) == fate::Fate::kDirect)
+          LOG_ERROR(
+              "%s: its writers still stage it, but a process wrote it directly while no "
+              "forwarder ran: the store and the real file each hold only part of it",
+              m.path.c_str());
+        ++open;
+        LOG_INFO("recovered open version v%llu of %s: waiting for its writers (pids%s)",
+                 static_cast<unsigned long long>(vid), m.path.c_str(), pid_list(v.orphans).c_str());
+        continue;
+      }
+      LOG_WARN("%s was open when the forwarder died and its writers are gone: kept as written",
+               m.path.c_str());
+    }
+    // A version of an earlier job (its forwarder and writers gone) is older than one the
+    // store got since from another job: committed over it, a restart would read the old
+    // bytes. It is kept aside instead, a file of its own in the store.
+    if (int64_t live_ns = 0; store_has_newer(c, m.path, data, &live_ns)) {
+      std::string aside = aside_path(m.path, c.job, vid);
+      LOG_WARN(
+          "recovered v%llu of %s is older than the version the store holds (mtime %lld.%09lld, "
+          "committed since): not committed over it; kept aside as %s (ckptfwd ls %s)",
+          static_cast<unsigned long long>(vid), m.path.c_str(),
+          static_cast<long long>(live_ns / 1000000000),
+          static_cast<long long>(live_ns % 1000000000), aside.c_str(),
+          store_for(c.cfg, m.path).c_str());
+      s.set_path(v, aside);
+      m.path = aside;
+    }
+    v.closer_pid = m.closer;
+    v.pending_store = store_for(c.cfg, m.path);               // its forwarder noted it at CLOSE
+    if (m.closer > 0) s.closed_by_pid[m.closer].insert(vid);  // its exit wait waits for it
+    s.mark_closed(v, false);  // files of older forwarders were plain 0600
+    c.stats.files_captured++;
+    c.stats.bytes_captured += v.size;
+    ++n;
+    LOG_INFO("recovered staged version v%llu of %s (%llu bytes)",
+             static_cast<unsigned long long>(vid), m.path.c_str(),
+             static_cast<unsigned long long>(v.size));
+  }
+  s.update_pending_gauge();
+  if (n)
+    LOG_WARN("recovered %zu closed file versions left by an earlier forwarder; committing them", n);
+  if (open)
+    LOG_WARN(
+        "recovered %zu file versions that were still open: they are committed when their "
+        "writers close them (or, if those processes are gone, as written)",
+        open);
+  return n + open;
+}
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,88 @@
+#include "forwarder/pipeline/codec_choice.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "store/variable_map.h"
+
+namespace ckptfwd::fwd {
+
+namespace {
+std::string cache_key(const PlannedStream& s, const codec::SelectOptions& opt) {
+  std::string k = s.var_key + "|" + s.layout.dtype;
+  for (uint64_t d : s.layout.inner) k += "|" + std::to_string(d);
+  if (opt.lossy)
+    k += "|lossy " + std::to_string(opt.lossy->abs) + " " + std::to_string(opt.lossy->rel);
+  return k;
+}
+// The sample: whole rows from the middle of the stream (its start is often a boundary
+// region, its middle more like the rest). A pointer into the stream, or into own.
+const uint8_t* sample_of(const PlannedStream& s, const codec::SelectOptions& opt,
+                         std::vector<uint8_t>& own, uint64_t* n) {
+  uint64_t row = std::max<uint32_t>(1, dtype_name_size(s.layout.dtype));
+  if (!s.layout.inner.empty() && s.layout.inner.back() * row <= opt.max_sample / 4)
+    row *= s.layout.inner.back();
+  *n = std::min<uint64_t>(s.bytes.total, opt.max_sample) / row * row;
+  uint64_t at = (s.bytes.total - *n) / 2 / row * row;
+  return *n ? s.bytes.view(at, *n, own) : nullptr;
+}
+}  // namespace
+
+codec::Chain CodecChoices::choose(const PlannedStream& s, const codec::SelectOptions& opt) {
+  std::string key = cache_key(s, opt);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = chosen_.find(key);
+    if (it != chosen_.end()) return it->second;
+  }
+  std::vector<uint8_t> own;
+  uint64_t n = 0;
+  const uint8_t* sample = sample_of(s, opt, own, &n);
+  codec::Chain c = codec::select_chain(s.layout, sample, n, opt);
+  std::lock_guard<std::mutex> g(mu_);
+  deferred_.erase(key);
+  return chosen_.emplace(key, std::move(c)).first->second;
+}
+
+void CodecChoices::defer(const PlannedStream& s, const codec::SelectOptions& opt) {
+  std::string key = cache_key(s, opt);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (chosen_.count(key) || deferred_.count(key)) return;
+  }
+  std::vector<uint8_t> own;
+  uint64_t n = 0;
+  const uint8_t* sample = sample_of(s, opt, own, &n);
+  Deferred d{key, s.layout, std::vector<uint8_t>(sample, sample + n), opt};
+  std::lock_guard<std::mutex> g(mu_);
+  deferred_.emplace(key, std::move(d));
+}
+
+bool CodecChoices::run_deferred() {
+  std::map<std::string, Deferred> todo;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    todo.swap(deferred_);
+  }
+  for (auto& [key, d] : todo) {
+    codec::Chain c = codec::select_chain(d.layout, d.sample.data(), d.sample.size(), d.opt);
+    std::lock_guard<std::mutex> g(mu_);
+    chosen_.emplace(key, std::move(c));
+  }
+  return !todo.empty();
+}
+
+std::optional<codec::Chain> CodecChoices::chosen(const PlannedStream& s,
+                                                 const codec::SelectOptions& opt) const {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = chosen_.find(cache_key(s, opt));
+  if (it == chosen_.end()) return std::nullopt;
+  return it->second;
+}
+
+size_t CodecChoices::size() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return chosen_.size();
+}
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,109 @@
+#include "forwarder/pipeline/commit_ranges.h"
+
+#include <algorithm>
+
+#include "forwarder/staging/hints.h"
+#include "forwarder/util/log.h"
+
+namespace ckptfwd::fwd {
+
+namespace {
+// The staged file's data pages that no recorded extent touches: bytes written through a
+// path the library does not see (mmap, a forked child, io_uring). Page granular, as
+// SEEK_DATA is.
+Extents untouched_data(const Extents& data, const Extents& written) {
+  constexpr uint64_t kPage = 4096;
+  Extents touched;
+  for (const Extent& x : written)
+    touched.push_back({x.begin / kPage * kPage, (x.end + kPage - 1) / kPage * kPage});
+  extents_normalize(touched);
+  Extents out;
+  size_t t = 0;
+  for (Extent d : data) {
+    while (t < touched.size() && touched[t].end <= d.begin) ++t;
+    for (size_t k = t; k < touched.size() && touched[k].begin < d.end && d.begin < d.end; ++k) {
+      if (touched[k].begin > d.begin) out.push_back({d.begin, touched[k].begin});
+      d.begin = std::max(d.begin, touched[k].end);
+    }
+    if (d.begin < d.end) out.push_back(d);
+  }
+  return out;
+}
+
+// The extents a partial file commits: what its writers handed over, plus the staged
+// file's data extents when some never arrived, clipped to the staged size.
+bool partial_extents(const BatchFile& f, uint64_t size, Extents& out, std::string* err) {
+  out = f.extents;
+  if (f.extents_unknown) {
+    if (!data_extents_of(f.data_path, out, err)) return false;
+    LOG_WARN(
+        "%s (shared across nodes, staged as %s): the extents of some writer are unknown; "
+        "committing the staged file's data extents, page granular: they may overwrite "
+        "bytes another node wrote in the same pages",
+        f.path.c_str(), f.data_path.c_str());
+  }
+  out = extents_clip(out, size);
+  return true;
+}
+
+// The ranges a new file (created) commits: every byte of it that is not zero by never
+// having been written, as the bytes written over zeros, so that its whole-file hash and
+// its ranges agree (manifest.h, `create`). That is the extents its writers handed over,
+// plus the data pages none of them touched and, in the pages they touched, any non-zero
+// byte outside them: what was written through a path the library does not see (mmap, a
+// forked child, io_uring). Without extents (stdio writers): the staged file's data
+// extents, page granular, exact on one node.
+bool created_ranges(const BatchFile& f, const uint8_t* bytes, uint64_t size, Extents& out,
+                    std::string* err) {
+  Extents data;
+  if (!data_extents_of(f.data_path, data, err)) return false;
+  data = extents_clip(data, size);
+  if (f.extents_unknown) {
+    out = data;
+    return true;
+  }
+  out = extents_clip(f.extents, size);
+  Extents extra = untouched_data(data, out);
+  constexpr uint64_t kPage = 4096;
+  auto nonzero = [&](uint64_t b, uint64_t e) {
+    for (uint64_t i = b; i < e; ++i)
+      if (bytes[i]) return true;
+    return false;
+  };
+  // The gaps next to each extent inside the pages it touches (a gap between two extents
+  // in one page is looked at once, from both sides).
+  for (size_t k = 0; k < out.size(); ++k) {
+    uint64_t prev_end = k ? out[k - 1].end : 0,
+             next_begin = k + 1 < out.size() ? out[k + 1].begin : size;
+    uint64_t head = std::max(prev_end, out[k].begin / kPage * kPage);
+    if (head < out[k].begin && nonzero(head, out[k].begin)) extra.push_back({head, out[k].begin});
+    uint64_t tail = std::min({next_begin, size, (out[k].end + kPage - 1) / kPage * kPage});
+    if (out[k].end < tail && nonzero(out[k].end, tail)) extra.push_back({out[k].end, tail});
+  }
+  extents_normalize(extra);
+  extents_union(out, extra);
+  return true;
+}
+}  // namespace
+
+bool commit_extents(const BatchFile& f, const uint8_t* base, uint64_t n, FileEntry& e, Extents& ext,
+                    Extents* hashed, std::string* err) {
+  if (f.partial) {
+    // Overlay: the ranges are its extents; the hash covers their bytes in file order.
+    if (!partial_extents(f, n, ext, err)) return false;
+    *hashed = ext;
+    // Hints of bytes another node wrote would describe bytes this overlay lacks.
+    e.hints = hints_within(hints_clip(f.hints, n), ext);
+    return true;
+  }
+  // A whole file; a new one (`create`) as the bytes written over zeros, with the same
+  // whole-file hash.
+  hashed->clear();
+  if (n) hashed->push_back({0, n});
+  if (f.created && !created_ranges(f, base, n, ext, err)) return false;
+  if (!f.created && n) ext.push_back({0, n});
+  e.hints = hints_clip(f.hints, n);
+  return true;
+}
+
+}  // namespace ckptfwd::fwd

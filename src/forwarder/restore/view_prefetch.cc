@@ -1,0 +1,230 @@
+#include "forwarder/restore/view_prefetch.h"
+
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "forwarder/util/log.h"
+#include "forwarder/restore/restore.h"
+#include "forwarder/state/state.h"
+#include "forwarder/state/stats.h"
+#include "forwarder/util/worker_pool.h"
+
+namespace ckptfwd::fwd {
+
+uint64_t prefetch_budget(uint64_t limit, uint64_t free_bytes, uint64_t stage_limit, uint64_t staged,
+                         uint64_t in_flight) {
+  uint64_t budget = std::min(limit, free_bytes / 2);
+  if (stage_limit) budget = std::min(budget, stage_limit > staged ? stage_limit - staged : 0);
+  return budget > in_flight ? budget - in_flight : 0;
+}
+
+std::vector<size_t> prefetch_window(const std::vector<uint64_t>& sizes, size_t opened,
+                                    uint64_t budget) {
+  std::vector<size_t> out;
+  uint64_t used = 0;
+  for (size_t k = 1; k <= sizes.size(); ++k) {
+    size_t i = (opened + k) % sizes.size();
+    if (i == opened % sizes.size() || sizes[i] == UINT64_MAX) continue;
+    if (sizes[i] > budget - used) break;  // the next file does not fit: the window ends
+    used += sizes[i];
+    out.push_back(i);
+  }
+  return out;
+}
+
+ViewPrefetch::ViewPrefetch(State& state, Stats& stats, std::string session_dir, uint64_t limit,
+                           int threads)
+    : state_(state),
+      stats_(stats),
+      dir_(std::move(session_dir)),
+      limit_(limit),
+      threads_(std::max(1, threads)) {}
+
+ViewPrefetch::~ViewPrefetch() { stop(); }
+
+void ViewPrefetch::begin(const std::string& view) {
+  std::unique_lock<std::mutex> lk(mu_);
+  cv_.wait(lk, [&] { return !restoring_.count(view); });
+  restoring_.insert(view);
+}
+
+bool ViewPrefetch::try_begin(const std::string& view) {
+  std::lock_guard<std::mutex> g(mu_);
+  return restoring_.insert(view).second;
+}
+
+void ViewPrefetch::end(const std::string& view) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    restoring_.erase(view);
+  }
+  cv_.notify_all();
+}
+
+WorkerPool& ViewPrefetch::pool() {
+  if (!pool_) pool_ = std::make_unique<WorkerPool>(threads_, WorkerPool::AtExit::kDropQueued);
+  return *pool_;
+}
+
+void ViewPrefetch::prefetch_container(const std::string& store, const CatalogEntry& e) {
+  if (limit_ == 0 || e.container.empty()) return;
+  std::string key = store + "/" + e.container;
+  std::lock_guard<std::mutex> g(mu_);
+  if (stopped_ || !planned_.insert(key).second) return;
+  std::string container = e.container;
+  uint32_t opened = e.file_index;
+  pool().submit([this, store, container, opened] { plan(store, container, opened); });
+}
+
+void ViewPrefetch::plan(const std::string& store, const std::string& container, uint32_t opened) {
+  std::string key = store + "/" + container;
+  auto done = [&] {
+    std::lock_guard<std::mutex> g(mu_);
+    planned_.erase(key);
+  };
+  std::string err;
+  std::shared_ptr<ContainerReader> r = recent_container(store, container, &err);
+  if (!r) {  // the open that asked for the plan reports the error with its file
+    done();
+    return;
+  }
+  const std::vector<FileEntry>& files = r->files();
+  // The files of the container that the catalog names as live and that no staged version
+  // of this node supersedes (an open would serve that version instead).
+  std::vector<CatalogEntry> live(files.size());
+  std::vector<uint64_t> sizes(files.size(), UINT64_MAX);
+  uint64_t staged = 0;
+  {
+    std::lock_guard<std::mutex> g(state_.mu);
+    std::set<std::string> versioned;
+    for (const auto& [vid, v] : state_.versions)
+      if (!v.dropped) versioned.insert(v.path);
+    Catalog& cat = state_.catalogs.get(store);
+    for (size_t i = 0; i < files.size(); ++i) {
+      const CatalogEntry* e = cat.find(files[i].path);
+      if (!e || e->container != container || e->file_index != i || versioned.count(e->path))
+        continue;
+      live[i] = *e;
+      sizes[i] = e->size;
+    }
+    if (state_.cfg().stage_limit) staged = state_.staged_bytes();
+  }
+  std::vector<std::string> views(files.size());
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (sizes[i] == UINT64_MAX) continue;
+      views[i] = read_view_of(dir_, store, live[i]);
+      if (failed_.count(views[i])) sizes[i] = UINT64_MAX;  // tried: its open reports why
+    }
+  }
+  for (size_t i = 0; i < files.size(); ++i)
+    if (sizes[i] != UINT64_MAX && read_view_ready(views[i], sizes[i])) sizes[i] = UINT64_MAX;
+  struct statvfs vfs {};
+  uint64_t free_bytes =
+      statvfs(dir_.c_str(), &vfs) == 0 ? static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize : 0;
+  std::vector<size_t> window;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    uint64_t budget =
+        prefetch_budget(limit_, free_bytes, state_.cfg().stage_limit, staged, in_flight_);
+    window = prefetch_window(sizes, opened, budget);
+    for (size_t i : window) in_flight_ += sizes[i];
+  }
+  if (window.empty()) {
+    done();
+    return;
+  }
+  LOG_DEBUG("prefetching %zu read views of %s/%s", window.size(), store.c_str(), container.c_str());
+  // Contiguous runs, one per thread: files next to each other share chunks, so each
+  // chunk is decoded by one thread (the reader's cache serves the others).
+  size_t runs = std::min<size_t>(static_cast<size_t>(threads_), window.size());
+  auto left = std::make_shared<std::atomic<size_t>>(runs);
+  for (size_t k = 0; k < runs; ++k) {
+    std::vector<CatalogEntry> run;
+    for (size_t j = window.size() * k / runs; j < window.size() * (k + 1) / runs; ++j)
+      run.push_back(std::move(live[window[j]]));
+    std::lock_guard<std::mutex> g(mu_);
+    if (stopped_) break;
+    pool().submit([this, store, container, key, left, run = std::move(run)] {
+      stage(store, run, container);
+      if (--*left == 0) {
+        std::lock_guard<std::mutex> g2(mu_);
+        planned_.erase(key);
+      }
+    });
+  }
+}
+
+void ViewPrefetch::stage(const std::string& store, const std::vector<CatalogEntry>& files,
+                         const std::string& container) {
+  bool warned = false;
+  for (size_t k = 0; k < files.size(); ++k) {
+    const CatalogEntry& e = files[k];
+    std::string view = read_view_of(dir_, store, e);
+    bool stop = false, mine = false;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      stop = stopped_;
+      mine = !stop && restoring_.insert(view).second;
+    }
+    if (stop) {  // what is left of the run is not in flight any more
+      std::lock_guard<std::mutex> g(mu_);
+      for (size_t j = k; j < files.size(); ++j) in_flight_ -= files[j].size;
+      return;
+    }
+    bool restored = false;
+    std::string err, got;
+    if (mine) {
+      {
+        std::lock_guard<std::mutex> g(state_.mu);
+        state_.serve_view(view, true);
+      }
+      got = ensure_read_view(view, store, e, &restored, &err);
+      {
+        std::lock_guard<std::mutex> g(state_.mu);
+        state_.serve_view(view, false);
+      }
+      end(view);
+    }
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      in_flight_ -= e.size;
+      if (mine && got.empty()) failed_.insert(view);
+    }
+    if (restored) {
+      stats_.restores++;
+      stats_.bytes_restored += e.size;
+      stats_.views_prefetched++;
+    }
+    if (mine && got.empty() && !warned) {
+      warned = true;  // one line per run; each file's own open reports its error
+      LOG_WARN("cannot prefetch the read view of %s from %s/%s: %s", e.path.c_str(), store.c_str(),
+               container.c_str(), err.c_str());
+    }
+  }
+}
+
+void ViewPrefetch::stop() {
+  std::unique_ptr<WorkerPool> pool;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stopped_ = true;
+    pool = std::move(pool_);
+  }
+  pool.reset();  // drops queued plans, joins the running ones (they see stopped_)
+}
+
+void ViewPrefetch::wait_idle() {
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      if (planned_.empty() || !pool_) return;
+    }
+    pool_->wait_idle();
+  }
+}
+
+}  // namespace ckptfwd::fwd

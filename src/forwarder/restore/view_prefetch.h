@@ -1,0 +1,96 @@
+// Restart reads at speed. The ranks of a node restarting open the files of one committed
+// batch one after the other; restoring each alone costs a round of container work per
+// file. So the first read open that has to restore a file of a container also stages, in
+// the background, the read views of the container's other live files (a persistent pool
+// of restore threads, each taking a contiguous run of files so that they decode different
+// chunks), and the opens that follow find their views ready: they cost the RPC and the
+// catalog lookup.
+//
+// Bounds: a plan takes the files after the opened one (in container order, wrapping
+// around) while their sizes fit its budget: CKPTFWD_PREFETCH bytes, at most half of the
+// staging file system's free space, and within CKPTFWD_STAGE_LIMIT what staged versions
+// leave of it. A container larger than that is staged a window at a time (the next open
+// that has to restore plans the next window). Prefetched views are ordinary read views:
+// released view_grace after they were staged or last served (State::purge_retired).
+//
+// Views never go stale: a view is named after its container, file index and overlays
+// (read_view_of) and containers are immutable; a plan stages only the files the catalog
+// names as live at planning time.
+//
+// Each view is restored by one thread at a time: an open whose view is being staged waits
+// for it instead of restoring it a second time (begin/end below).
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "store/manifest.h"
+
+namespace ckptfwd::fwd {
+
+class State;
+class WorkerPool;
+struct Stats;
+
+// How many bytes a plan may stage: the smallest of limit, half of free_bytes and, with a
+// stage limit, what staged versions leave of it, less what is being prefetched already.
+uint64_t prefetch_budget(uint64_t limit, uint64_t free_bytes, uint64_t stage_limit, uint64_t staged,
+                         uint64_t in_flight);
+
+// The candidates of a plan, in order: the files after `opened` (their index in the
+// container's file order, wrapping around), cut where the sum of their sizes would pass
+// budget. sizes[i] is file i's size, or UINT64_MAX for a file not to stage (not live,
+// its view present already).
+std::vector<size_t> prefetch_window(const std::vector<uint64_t>& sizes, size_t opened,
+                                    uint64_t budget);
+
+class ViewPrefetch {
+ public:
+  // limit 0 disables prefetching (begin/end still serialise restores of one view).
+  ViewPrefetch(State& state, Stats& stats, std::string session_dir, uint64_t limit, int threads);
+  ~ViewPrefetch();
+  ViewPrefetch(const ViewPrefetch&) = delete;
+  ViewPrefetch& operator=(const ViewPrefetch&) = delete;
+
+  // Blocks while another thread restores view, then marks it as restored by the caller.
+  void begin(const std::string& view);
+  // As begin, without waiting: false when another thread restores view.
+  bool try_begin(const std::string& view);
+  void end(const std::string& view);
+
+  // An open must restore e (its view is not staged): plans the prefetch of the other live
+  // files of e's base container, unless a plan is under way for it. Returns at once.
+  void prefetch_container(const std::string& store, const CatalogEntry& e);
+
+  // Drops the plans not started and waits for the running restores (shutdown; the session
+  // directory's views are removed after it).
+  void stop();
+  // Waits until every plan is done (tests).
+  void wait_idle();
+
+ private:
+  void plan(const std::string& store, const std::string& container, uint32_t opened);
+  void stage(const std::string& store, const std::vector<CatalogEntry>& files,
+             const std::string& container);
+  WorkerPool& pool();
+
+  State& state_;
+  Stats& stats_;
+  const std::string dir_;
+  const uint64_t limit_;
+  const int threads_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<std::string> restoring_;  // views a thread is restoring now
+  std::set<std::string> planned_;    // store/container with a plan under way
+  std::set<std::string> failed_;     // views a plan could not restore: not tried again
+  uint64_t in_flight_ = 0;           // bytes planned and not staged yet
+  bool stopped_ = false;
+  std::unique_ptr<WorkerPool> pool_;  // started at the first plan
+};
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,116 @@
+#include "forwarder/state/catalog_cache.h"
+
+#include <sys/stat.h>
+
+#include "store/owner_check.h"
+#include "forwarder/util/log.h"
+
+namespace ckptfwd::fwd {
+
+namespace {
+// Which version a live entry is (its base and how many overlays), "" for none.
+std::string live_mark(const CatalogEntry* e) {
+  if (!e) return "";
+  return e->container + "#" + std::to_string(e->file_index) + "+" +
+         std::to_string(e->overlays.size());
+}
+}  // namespace
+
+Catalog& CatalogCache::get(const std::string& store) {
+  Entry& e = stores_[store];
+  if (e.frozen && e.loaded) return e.cat;
+  e.cat.keep_versions(keep_);  // also for a new entry whose first load fails
+  struct stat st;
+  off_t size = -1;
+  timespec mtime{};
+  if (stat((store + "/MANIFEST").c_str(), &st) == 0) {
+    size = st.st_size;
+    mtime = st.st_mtim;
+  }
+  if (e.loaded && size == e.size && mtime.tv_sec == e.mtime.tv_sec &&
+      mtime.tv_nsec == e.mtime.tv_nsec)
+    return e.cat;
+  // Grown (records appended by a commit here, on another node or by the CLI): replay the
+  // new records only. The replay refuses what does not continue the records it has
+  // (another file, a shorter one, a first new record that does not chain): then the
+  // whole MANIFEST is read again below, with the checks of a first load.
+  struct stat lst;
+  if (e.loaded && size > e.size && e.size >= 0 &&
+      !(lstat((store + "/MANIFEST").c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))) {
+    if (replay_onto(e, store, size, mtime)) return e.cat;
+  }
+  Catalog fresh;
+  fresh.keep_versions(keep_);
+  std::string err;
+  // Never read back what another user could have forged (README, "Other users on the node"): a
+  // foreign store reads as empty, and its MANIFEST must not be a symbolic link.
+  if (size >= 0 && (!check_store_dir(store, &err) ||
+                    (lstat((store + "/MANIFEST").c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)))) {
+    if (err.empty()) err = store + "/MANIFEST is a symbolic link; refusing it. Fix: remove it";
+    if (!e.refused_logged) LOG_ERROR("%s", err.c_str());
+    e.refused_logged = true;
+    return e.cat;
+  }
+  if (size >= 0 && !fresh.load(store, &err)) {
+    LOG_WARN("cannot read the manifest of store %s: %s", store.c_str(), err.c_str());
+    return e.cat;  // keep the last good view
+  }
+  for (const std::string& p : fresh.problems()) LOG_WARN("store %s: %s", store.c_str(), p.c_str());
+  e.lost = find_lost_records(store, fresh);
+  e.lost_live.clear();
+  for (const auto& [p, where] : e.lost.paths) e.lost_live[p] = live_mark(fresh.find(p));
+  for (const std::string& p : e.lost.problems) LOG_ERROR("%s", p.c_str());
+  e.base = fresh;
+  e.cat = std::move(fresh);
+  e.loaded = true;
+  e.size = size;
+  e.mtime = mtime;
+  return e.cat;
+}
+
+const std::string* CatalogCache::lost_version(const std::string& store,
+                                              const std::string& path) const {
+  auto it = stores_.find(store);
+  if (it == stores_.end()) return nullptr;
+  const Entry& e = it->second;
+  auto p = e.lost.paths.find(path);
+  if (p == e.lost.paths.end()) return nullptr;
+  auto was = e.lost_live.find(path);
+  if (was != e.lost_live.end() && was->second != live_mark(e.cat.find(path))) return nullptr;
+  return &p->second;
+}
+
+bool CatalogCache::replay_appended(const std::string& store) {
+  auto it = stores_.find(store);
+  if (it == stores_.end() || !it->second.loaded) return false;
+  Entry& e = it->second;
+  const std::string manifest = store + "/MANIFEST";
+  struct stat st;
+  if (e.cat.local_changes() != 0 || lstat(manifest.c_str(), &st) != 0 || S_ISLNK(st.st_mode) ||
+      st.st_size <= e.size || e.size < 0)
+    return false;
+  return replay_onto(e, store, st.st_size, st.st_mtim);
+}
+
+bool CatalogCache::replay_onto(Entry& e, const std::string& store, off_t size, timespec mtime) {
+  size_t known = e.base.problems().size();
+  std::string err;
+  if (!e.base.load_appended(store, &err)) return false;
+  for (size_t i = known; i < e.base.problems().size(); ++i)
+    LOG_WARN("store %s: %s", store.c_str(), e.base.problems()[i].c_str());
+  // Unchanged in memory: continue its replay too (no copy of a large catalog).
+  if (e.cat.local_changes() != 0 || !e.cat.load_appended(store, &err)) {
+    e.cat = e.base;
+    ++copies_;
+  }
+  e.size = size;
+  e.mtime = mtime;
+  return true;
+}
+
+void CatalogCache::freeze(const std::string& store, bool frozen) {
+  if (frozen) get(store);  // loaded before anything is appended
+  stores_[store].frozen = frozen;
+}
+
+}  // namespace ckptfwd::fwd

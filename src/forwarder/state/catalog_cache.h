@@ -1,0 +1,75 @@
+// Per-store Catalog cache: loaded lazily; when STORE/MANIFEST changed (size or mtime), so
+// that commits by other forwarders or the CLI show up, only the records appended since
+// the last read are replayed (a rewritten MANIFEST is read whole again). Not thread-safe:
+// used under the state lock.
+#pragma once
+#include <sys/types.h>
+
+#include <ctime>
+#include <map>
+#include <string>
+
+#include "store/manifest.h"
+#include "store/manifest_end.h"
+
+namespace ckptfwd::fwd {
+
+class CatalogCache {
+ public:
+  // The current catalog of store (never null; an unreadable manifest logs and yields the
+  // last good or an empty catalog).
+  Catalog& get(const std::string& store);
+  const CatalogEntry* find(const std::string& store, const std::string& path) {
+    return get(store).find(path);
+  }
+  void clear() { stores_.clear(); }
+  // When records were cut off the end of store's MANIFEST (store/manifest_end.h) and one
+  // of them may have held a newer version of path than the catalog: "STORE/<container>"
+  // holding it; else nullptr. Found at the last whole load of store's MANIFEST (get()
+  // reads it whole the first time and when it was rewritten, and logs what was lost then);
+  // a record of path appended since (a new version, an unlink) settles it.
+  const std::string* lost_version(const std::string& store, const std::string& path) const;
+  // While frozen, get(store) returns the catalog as it is without looking at the MANIFEST
+  // (loading it first if it never was): records being appended are not read back before
+  // they are durable (manifest_turn.h). Thawing makes the next get() look again.
+  void freeze(const std::string& store, bool frozen);
+  // After this forwarder appended records to store's MANIFEST (durable, its turn held):
+  // the catalog takes them by replaying the MANIFEST's new records (other nodes' before
+  // them too), as a restart would, even while frozen. Nothing is changed in memory, so a
+  // later refresh has nothing to undo (no copy of the whole catalog per commit). False
+  // when the replay cannot continue from what the cache holds: the caller then applies
+  // its change in memory (and the next refresh reloads).
+  bool replay_appended(const std::string& store);
+  // How often a catalog was replaced by a copy of its plain replay (tests).
+  uint64_t copies() const { return copies_; }
+  // CKPTFWD_KEEP for every catalog loaded from now on (Catalog::keep_versions).
+  void keep_versions(int keep) { keep_ = keep; }
+
+ private:
+  struct Entry {
+    Catalog cat;
+    // The plain replay of the MANIFEST (no in-memory changes): what a grown MANIFEST's
+    // new records are replayed onto when cat was changed in memory (the forwarder applies
+    // its own records at once); cat then becomes a copy of it, as a whole reload would.
+    Catalog base;
+    bool loaded = false;
+    off_t size = -1;
+    timespec mtime{};
+    bool refused_logged = false;  // a foreign store is reported once, not per lookup
+    LostRecords lost;             // found at the last whole load
+    // Per path of lost.paths, its live entry then (live_mark): another one now means a
+    // record of path came after the cut.
+    std::map<std::string, std::string> lost_live;
+    bool frozen = false;
+  };
+  // The records appended to store's MANIFEST since e's last read, replayed onto e.base and
+  // e.cat (a copy of base when cat was changed in memory or cannot continue); e then
+  // stands for a MANIFEST of size and mtime. False, e.cat untouched, when base cannot
+  // continue (a replaced or shortened MANIFEST, a chain that does not link).
+  bool replay_onto(Entry& e, const std::string& store, off_t size, timespec mtime);
+  std::map<std::string, Entry> stores_;
+  int keep_ = 0;
+  uint64_t copies_ = 0;
+};
+
+}  // namespace ckptfwd::fwd

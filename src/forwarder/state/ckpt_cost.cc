@@ -1,0 +1,139 @@
+#include "forwarder/state/ckpt_cost.h"
+
+#include <algorithm>
+
+#include "forwarder/state/stats.h"
+
+namespace ckptfwd::fwd {
+
+void CheckpointCosts::add(uint64_t wave, long pid, int64_t ns) {
+  auto w = waves_.find(wave);
+  if (w == waves_.end() || ns <= 0) return;
+  w->second.blocked[pid] += ns;
+}
+
+void CheckpointCosts::blocked(uint64_t vid, long pid, int64_t ns) {
+  if (ns <= 0) return;
+  if (auto m = members_.find(vid); m != members_.end()) {
+    add(m->second.wave, pid, ns);
+    publish();
+  } else {
+    pending_[vid][pid] += ns;
+  }
+}
+
+void CheckpointCosts::blocked_on_newest(const std::vector<uint64_t>& vids, long pid, int64_t ns) {
+  uint64_t newest = 0;
+  for (uint64_t vid : vids)
+    if (auto m = members_.find(vid); m != members_.end()) newest = std::max(newest, m->second.wave);
+  if (!newest || ns <= 0) return;
+  add(newest, pid, ns);
+  publish();
+}
+
+void CheckpointCosts::joined(uint64_t vid, uint64_t wave, Clock::time_point closed,
+                             uint64_t bytes) {
+  if (!wave || members_.count(vid)) return;
+  Wave& w = waves_[wave];
+  w.first_close = std::min(w.first_close, closed);
+  w.last_close = std::max(w.last_close, closed);
+  w.bytes += bytes;
+  w.files++;
+  w.vids.push_back(vid);
+  members_[vid] = Member{wave, bytes, false, false};
+  if (auto p = pending_.find(vid); p != pending_.end()) {
+    for (const auto& [pid, ns] : p->second) w.blocked[pid] += ns;
+    pending_.erase(p);
+  }
+  while (waves_.size() > kMaxWaves) {  // wave ids grow: the first is the oldest
+    for (uint64_t v : waves_.begin()->second.vids) members_.erase(v);
+    waves_.erase(waves_.begin());
+  }
+  publish();
+}
+
+void CheckpointCosts::committed(uint64_t vid, Clock::time_point at) {
+  auto m = members_.find(vid);
+  if (m == members_.end() || m->second.committed || m->second.gone) return;
+  m->second.committed = true;
+  Wave& w = waves_[m->second.wave];
+  w.committed++;
+  w.last_commit = std::max(w.last_commit, at);
+  publish();
+}
+
+void CheckpointCosts::forgotten(uint64_t vid, uint64_t into) {
+  if (auto m = members_.find(vid); m != members_.end()) {
+    if (m->second.committed || m->second.gone) return;
+    m->second.gone = true;
+    Wave& w = waves_[m->second.wave];
+    w.files--;
+    w.bytes -= m->second.bytes;
+    publish();
+    return;
+  }
+  auto p = pending_.find(vid);
+  if (p == pending_.end()) return;
+  std::map<long, int64_t> times = std::move(p->second);
+  pending_.erase(p);
+  if (into && into != vid)
+    for (const auto& [pid, ns] : times) blocked(into, pid, ns);
+}
+
+CheckpointCosts::Summary CheckpointCosts::summary() const {
+  // Waves closed at about the same time are one checkpoint: merge them in order of their
+  // first close.
+  std::vector<const Wave*> order;
+  for (const auto& [id, w] : waves_)
+    if (w.files > 0) order.push_back(&w);
+  std::sort(order.begin(), order.end(),
+            [](const Wave* a, const Wave* b) { return a->first_close < b->first_close; });
+  struct Checkpoint {
+    std::map<long, int64_t> blocked;
+    Clock::time_point end{}, last_close{}, last_commit{};
+    uint64_t bytes = 0;
+    bool complete = true;
+  };
+  std::vector<Checkpoint> cps;
+  for (const Wave* w : order) {
+    if (cps.empty() || w->first_close > cps.back().end + merge_) cps.emplace_back();
+    Checkpoint& c = cps.back();
+    for (const auto& [pid, ns] : w->blocked) c.blocked[pid] += ns;
+    c.end = std::max(c.end, w->last_close);
+    c.last_close = std::max(c.last_close, w->last_close);
+    c.last_commit = std::max(c.last_commit, w->last_commit);
+    c.bytes += w->bytes;
+    c.complete = c.complete && w->complete();
+  }
+  Summary s;
+  int64_t blocked = 0, durable = 0;
+  uint64_t bytes = 0;
+  for (auto it = cps.rbegin(); it != cps.rend() && s.checkpoints < kWindow; ++it) {
+    if (!it->complete || it->blocked.empty()) continue;  // not measured (or not done)
+    int64_t slowest = 0;
+    for (const auto& [pid, ns] : it->blocked) slowest = std::max(slowest, ns);
+    blocked += slowest;
+    durable += std::max<int64_t>(
+        0, std::chrono::duration_cast<std::chrono::nanoseconds>(it->last_commit - it->last_close)
+               .count());
+    bytes += it->bytes;
+    s.checkpoints++;
+  }
+  if (s.checkpoints) {
+    s.blocked_ns = blocked / static_cast<int64_t>(s.checkpoints);
+    s.durable_ns = durable / static_cast<int64_t>(s.checkpoints);
+    s.bytes = bytes / s.checkpoints;
+  }
+  return s;
+}
+
+void CheckpointCosts::publish() {
+  if (!stats_) return;
+  Summary s = summary();
+  stats_->checkpoints_measured = s.checkpoints;
+  stats_->ckpt_blocked_ns = static_cast<uint64_t>(s.blocked_ns);
+  stats_->ckpt_durable_ns = static_cast<uint64_t>(s.durable_ns);
+  stats_->ckpt_bytes = s.bytes;
+}
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,50 @@
+// The forwarder's side of a captured path's fate (wire/fate.h): it claims "staged"
+// while a write version of the path is open here, turns it "direct" when it lets a path
+// fall back, and answers the OPEN of a path that fell back with PASS. Called under
+// State::mu, so the forwarder's own claims never race each other (the book's own lock
+// only keeps its memory consistent).
+#pragma once
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "wire/fate.h"
+
+namespace ckptfwd::fwd {
+
+// The fates of one forwarder's session directory. It remembers the staged claims it made
+// itself: while it lives nobody else changes them (a library replaces only the claim of a
+// forwarder that is gone), so checking, keeping and releasing its own claim costs no read
+// of the fate file (a small file written and read back per new file opened: most of the
+// cost of many small files).
+class FateBook {
+ public:
+  explicit FateBook(std::string session_dir);
+  FateBook(const FateBook&) = delete;
+  FateBook& operator=(const FateBook&) = delete;
+
+  // Before a new write version of path: kStaged (claimed for this forwarder, or the fate
+  // file cannot be written: staging goes on as before) or kDirect (some process of this
+  // job writes path directly: the caller answers PASS).
+  fate::Fate claim_staged(const std::string& path);
+  // path's fate is direct from now on (its only writer fell back, or it cannot be staged).
+  void make_direct(const std::string& path);
+  // No write version of path is open here any more: this forwarder's staged claim goes.
+  void release_staged(const std::string& path);
+  // True if path's fate is direct.
+  bool is_direct(const std::string& path);
+
+ private:
+  // Whether the fate file `file` holds this forwarder's staged claim of path, as far as
+  // this book knows (false: read the file to find out).
+  bool holds(const std::string& file, const std::string& path);
+  std::string write_temp(fate::Fate f, const std::string& path);
+
+  const std::string dir_;
+  const long pid_;
+  std::mutex mu_;
+  // fate file -> the path this forwarder claimed it staged for.
+  std::unordered_map<std::string, std::string> held_;
+};
+
+}  // namespace ckptfwd::fwd

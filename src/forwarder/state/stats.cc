@@ -1,0 +1,188 @@
+#include "forwarder/state/stats.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "store/owner_check.h"
+#include "forwarder/util/log.h"
+
+namespace ckptfwd::fwd {
+
+Stats::Stats() : start_ns(monotonic_ns()) {}
+
+void Stats::set_node(const char* name) { snprintf(node, sizeof(node), "%s", name); }
+
+uint64_t peak_rss_bytes() {
+  struct rusage ru {};
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return static_cast<uint64_t>(ru.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+namespace {
+// A tiny bounded appender that never allocates (usable inside a signal handler).
+struct Out {
+  char* buf;
+  size_t cap, n = 0;
+  bool ok = true;
+  void str(const char* s) {
+    size_t l = strlen(s);
+    if (n + l >= cap) {
+      ok = false;
+      return;
+    }
+    memcpy(buf + n, s, l);
+    n += l;
+  }
+  void u64(uint64_t v) {
+    char tmp[24];
+    int i = 0;
+    do {
+      tmp[i++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v);
+    char rev[24];
+    for (int j = 0; j < i; ++j) rev[j] = tmp[i - 1 - j];
+    rev[i] = '\0';
+    str(rev);
+  }
+  // Fixed point with `digits` decimals from an integer scaled by 10^digits.
+  void fixed(uint64_t scaled, int digits) {
+    uint64_t div = 1;
+    for (int i = 0; i < digits; ++i) div *= 10;
+    u64(scaled / div);
+    str(".");
+    uint64_t frac = scaled % div;
+    char tmp[24];
+    for (int i = digits - 1; i >= 0; --i) {
+      tmp[i] = static_cast<char>('0' + frac % 10);
+      frac /= 10;
+    }
+    tmp[digits] = '\0';
+    str(tmp);
+  }
+  void key(const char* k) {
+    str(",\"");
+    str(k);
+    str("\":");
+  }
+};
+}  // namespace
+
+size_t Stats::format_json(char* buf, size_t cap) const {
+  Out o{buf, cap};
+  o.str("{\"source\":\"forwarder\"");
+  if (node[0]) {
+    // Needs no escaping: a node identity is sanitised to [A-Za-z0-9._-].
+    o.str(",\"node\":\"");
+    o.str(node);
+    o.str("\"");
+  }
+  o.str(",\"pid\":");
+  o.u64(static_cast<uint64_t>(getpid()));
+  struct {
+    const char* k;
+    const std::atomic<uint64_t>* v;
+  } ints[] = {{"files_captured", &files_captured},
+              {"bytes_captured", &bytes_captured},
+              {"files_committed", &files_committed},
+              {"bytes_committed", &bytes_committed},
+              {"bytes_typed", &bytes_typed},
+              {"files_mapped", &files_mapped},
+              {"bytes_mapped", &bytes_mapped},
+              {"infer_failures", &infer_failures},
+              {"bytes_deduped", &bytes_deduped},
+              {"bytes_referenced", &bytes_referenced},
+              {"typed_bytes_in", &typed_bytes_in},
+              {"typed_bytes_out", &typed_bytes_out},
+              {"bytes_stored", &bytes_stored},
+              {"containers_written", &containers_written},
+              {"fallbacks", &fallbacks},
+              {"errors", &errors},
+              {"restores", &restores},
+              {"bytes_restored", &bytes_restored},
+              {"views_prefetched", &views_prefetched},
+              {"refreshes", &refreshes},
+              {"fsync_in_place", &fsync_in_place},
+              {"fsync_copies", &fsync_copies},
+              {"fsync_batches_beside", &fsync_batches_beside},
+              {"containers_removed", &containers_removed},
+              {"pending_versions", &pending_versions},
+              {"waves_sealed", &waves_sealed},
+              {"waves_split", &waves_split},
+              {"checkpoints_measured", &checkpoints_measured},
+              {"ckpt_bytes", &ckpt_bytes}};
+  for (auto& kv : ints) {
+    o.key(kv.k);
+    o.u64(kv.v->load());
+  }
+  uint64_t stored = bytes_stored.load(), committed = bytes_committed.load();
+  o.key("ratio");
+  // committed/stored with 3 decimals; 0 before anything was stored.
+  unsigned __int128 r = stored ? (static_cast<unsigned __int128>(committed) * 1000) / stored : 0;
+  o.fixed(static_cast<uint64_t>(r), 3);
+  uint64_t sealed = waves_sealed.load(), split = waves_split.load();
+  o.key("split_rate");
+  // waves_split/waves_sealed with 3 decimals; 0 before a wave was sealed.
+  o.fixed(sealed ? split * 1000 / sealed : 0, 3);
+  o.key("time_infer_s");
+  o.fixed(infer_ns.load() / 1000, 6);
+  o.key("time_typed_encode_s");
+  o.fixed(typed_encode_ns.load() / 1000, 6);
+  o.key("time_compress_s");
+  o.fixed(compress_ns.load() / 1000, 6);
+  o.key("time_write_s");
+  o.fixed(write_ns.load() / 1000, 6);
+  o.key("time_commit_s");
+  o.fixed(commit_ns.load() / 1000, 6);
+  o.key("time_hash_s");
+  o.fixed(hash_ns.load() / 1000, 6);
+  o.key("ckpt_blocked_s");
+  o.fixed(ckpt_blocked_ns.load() / 1000, 6);
+  o.key("ckpt_durable_s");
+  o.fixed(ckpt_durable_ns.load() / 1000, 6);
+  o.key("peak_rss_bytes");
+  o.u64(peak_rss_bytes());
+  o.key("uptime_s");
+  int64_t up = monotonic_ns() - start_ns;
+  o.fixed(static_cast<uint64_t>(up > 0 ? up : 0) / 1000000, 3);
+  o.str("}");
+  if (!o.ok) return 0;
+  buf[o.n] = '\0';
+  return o.n;
+}
+
+std::string Stats::to_json() const {
+  char buf[2048];
+  size_t n = format_json(buf, sizeof(buf));
+  return std::string(buf, n);
+}
+
+void append_stats_line(const std::string& file, const std::string& json) {
+  std::string line = json + "\n";
+  int fd = 2;
+  if (!file.empty()) {
+    // Never through a symbolic link, never into another user's file: either may be
+    // planted where CKPTFWD_STATS_FILE names a directory others can write (/tmp).
+    std::string refused;
+    fd = open_owned(file, O_WRONLY | O_APPEND | O_CREAT, 0600, &refused);
+    if (fd < 0) {
+      LOG_WARN(
+          "cannot append stats to %s: %s. Fix: set CKPTFWD_STATS_FILE to a writable file of "
+          "yours",
+          file.c_str(), refused.empty() ? strerror(errno) : refused.c_str());
+      return;
+    }
+  }
+  ssize_t w = write(fd, line.data(), line.size());
+  (void)w;
+  if (fd != 2) close(fd);
+}
+
+}  // namespace ckptfwd::fwd

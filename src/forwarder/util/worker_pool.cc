@@ -1,0 +1,105 @@
+#include "forwarder/util/worker_pool.h"
+
+#include <algorithm>
+
+namespace ckptfwd::fwd {
+
+namespace {
+thread_local bool submit_urgent = false;  // an UrgentScope lives on this thread
+}  // namespace
+
+WorkerPool::UrgentScope::UrgentScope() : was_(submit_urgent) { submit_urgent = true; }
+WorkerPool::UrgentScope::~UrgentScope() { submit_urgent = was_; }
+bool WorkerPool::submitting_urgently() { return submit_urgent; }
+
+WorkerPool::WorkerPool(int threads, AtExit at_exit) : at_exit_(at_exit) {
+  for (int t = 0; t < std::max(1, threads); ++t) threads_.emplace_back([this] { loop(); });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+    if (at_exit_ == AtExit::kDropQueued) {
+      urgent_.clear();
+      queue_.clear();
+    }
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void WorkerPool::submit(std::function<void()> task) {
+  {
+    std::lock_guard lk(mu_);
+    if (stop_ && at_exit_ == AtExit::kDropQueued) return;
+    (submit_urgent ? urgent_ : queue_).push_back(std::move(task));
+  }
+  cv_.notify_one();
+}
+
+void WorkerPool::wait_idle() {
+  std::unique_lock lk(mu_);
+  idle_cv_.wait(lk, [&] { return urgent_.empty() && queue_.empty() && running_ == 0; });
+}
+
+void WorkerPool::loop() {
+  std::unique_lock lk(mu_);
+  for (;;) {
+    cv_.wait(lk, [&] { return stop_ || !urgent_.empty() || !queue_.empty(); });
+    // Stopping, and everything queued has run (or was dropped)?
+    if (urgent_.empty() && queue_.empty()) break;
+    const bool urgent = !urgent_.empty();
+    std::deque<std::function<void()>>& from = urgent ? urgent_ : queue_;
+    std::function<void()> task = std::move(from.front());
+    from.pop_front();
+    ++running_;
+    lk.unlock();
+    submit_urgent = urgent;  // what an urgent task submits is urgent too
+    task();
+    submit_urgent = false;
+    lk.lock();
+    if (--running_ == 0 && urgent_.empty() && queue_.empty()) idle_cv_.notify_all();
+  }
+}
+
+TaskGroup::~TaskGroup() {
+  std::unique_lock lk(mu_);
+  cv_.wait(lk, [&] { return running_ == 0; });
+}
+
+void TaskGroup::run(std::function<void()> task) {
+  {
+    std::lock_guard lk(mu_);
+    ++running_;
+  }
+  pool_.submit([this, task = std::move(task)] {
+    std::exception_ptr e;
+    try {
+      task();
+    } catch (...) {
+      e = std::current_exception();
+    }
+    std::lock_guard lk(mu_);
+    if (e && !error_) error_ = e;
+    if (--running_ == 0) cv_.notify_all();
+  });
+}
+
+void TaskGroup::wait() {
+  std::unique_lock lk(mu_);
+  cv_.wait(lk, [&] { return running_ == 0; });
+  if (error_) {
+    std::exception_ptr e = error_;
+    error_ = nullptr;
+    std::rethrow_exception(e);
+  }
+}
+
+void pool_for(WorkerPool& pool, size_t n, const std::function<void(size_t)>& work) {
+  TaskGroup g(pool);
+  for (size_t i = 0; i < n; ++i) g.run([&work, i] { work(i); });
+  g.wait();
+}
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,137 @@
+// Request parsing: turns one decoded frame into a Service call. Never trusts the client:
+// every number is checked and every path must be absolute (it is normalised again).
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "wire/session.h"
+#include "forwarder/staging/extents.h"
+#include "forwarder/util/log.h"
+#include "forwarder/verbs/service.h"
+
+namespace ckptfwd::fwd {
+
+Reply reply_ok(std::vector<std::string> more) {
+  more.insert(more.begin(), wire::kOk);
+  return more;
+}
+
+Reply reply_err(int err) { return {wire::kErr, std::to_string(err)}; }
+
+Reply reply_pass() { return {wire::kPass}; }
+
+namespace {
+bool get_path(const char* in, std::string& out) {
+  if (!in || in[0] != '/') return false;
+  char buf[PATH_MAX];
+  if (!normalize_path(in, "/", buf, sizeof(buf))) return false;
+  out = buf;
+  return true;
+}
+
+bool get_u64(const char* in, uint64_t& out) {
+  unsigned long long v;
+  if (!wire::parse_u64(in, v)) return false;
+  out = v;
+  return true;
+}
+// The optional trailing fields of CLOSE and SYNC from index `from`: an extents file name
+// or "whole=<end>", then "hints=<hints file name>" and "blocked=<ns>" (told apart by their
+// prefixes, so any may be absent). A blocked time that is not a number is ignored; a
+// whole= that is not one leaves the extents unknown (*whole -1, no file).
+void trailing_fields(const wire::Fields& f, size_t from, std::string& ext, std::string& hints,
+                     int64_t& blocked_ns, int64_t* whole = nullptr) {
+  static constexpr char kHintsPrefix[] = "hints=";
+  static constexpr char kBlockedPrefix[] = "blocked=";
+  static constexpr char kWholePrefix[] = "whole=";
+  for (size_t i = from; i < f.n; ++i) {
+    if (whole && !strncmp(f[i], kWholePrefix, sizeof(kWholePrefix) - 1)) {
+      *whole = parse_whole_end(f[i] + sizeof(kWholePrefix) - 1);
+    } else if (!strncmp(f[i], kHintsPrefix, sizeof(kHintsPrefix) - 1)) {
+      hints = f[i] + sizeof(kHintsPrefix) - 1;
+    } else if (!strncmp(f[i], kBlockedPrefix, sizeof(kBlockedPrefix) - 1)) {
+      long long ns = 0;
+      if (wire::parse_i64(f[i] + sizeof(kBlockedPrefix) - 1, ns) && ns > 0) blocked_ns = ns;
+    } else if (ext.empty()) {
+      ext = f[i];
+    }
+  }
+}
+}  // namespace
+
+Reply Service::handle(ClientCtx& cl, const wire::Fields& f) {
+  const std::string verb = f[0];
+  auto bad = [&] {
+    LOG_WARN("malformed %s request from pid %ld (%zu fields): ignored", verb.c_str(), cl.pid, f.n);
+    return reply_err(EINVAL);
+  };
+  std::string p1, p2;
+  uint64_t a = 0, b = 0;
+  if (verb == wire::kHello) {
+    long long pid, rank;
+    if (f.n < 3 || !wire::parse_i64(f[1], pid) || !wire::parse_i64(f[2], rank)) return bad();
+    cl.pid = static_cast<long>(pid);
+    cl.rank = static_cast<int>(rank);
+    return reply_ok();
+  }
+  if (verb == wire::kOpen) {
+    long long flags;
+    unsigned mode;
+    if (f.n < 4 || !get_path(f[1], p1) || !wire::parse_i64(f[2], flags) ||
+        !wire::parse_octal(f[3], mode))
+      return bad();
+    bool shared = f.n >= 5 && !strcmp(f[4], "shared");
+    return open(cl, p1, static_cast<int>(flags), mode, shared);
+  }
+  if (verb == wire::kClose) {
+    if (f.n < 3 || !get_u64(f[1], a) || !get_u64(f[2], b)) return bad();
+    std::string ext, hints;
+    int64_t blocked_ns = 0, whole = -1;
+    trailing_fields(f, 3, ext, hints, blocked_ns, &whole);
+    return close(cl, a, b, ext, hints, blocked_ns, whole);
+  }
+  if (verb == wire::kSync) {
+    if (f.n < 2 || !get_u64(f[1], a)) return bad();
+    std::string ext, hints;
+    int64_t blocked_ns = 0;
+    trailing_fields(f, 2, ext, hints, blocked_ns);
+    return sync(cl, a, ext, hints, blocked_ns);
+  }
+  if (verb == wire::kWaitAll) return waitall(cl);
+  if (verb == wire::kAbandon) {
+    if (f.n < 2 || !get_u64(f[1], a)) return bad();
+    return abandon(cl, a);
+  }
+  if (verb == wire::kStat) {
+    if (f.n < 2 || !get_path(f[1], p1)) return bad();
+    return stat(p1);
+  }
+  if (verb == wire::kRename) {
+    if (f.n < 3 || !get_path(f[1], p1) || !get_path(f[2], p2)) return bad();
+    return rename(p1, p2);
+  }
+  if (verb == wire::kUnlink) {
+    if (f.n < 2 || !get_path(f[1], p1)) return bad();
+    return unlink(p1);
+  }
+  if (verb == wire::kList) {
+    if (f.n < 2 || !get_path(f[1], p1)) return bad();
+    return list(p1);
+  }
+  if (verb == wire::kChmod) {
+    unsigned mode;
+    if (f.n < 3 || !get_path(f[1], p1) || !wire::parse_octal(f[2], mode) || mode > 07777)
+      return bad();
+    return chmod(p1, mode);
+  }
+  if (verb == wire::kRefresh) {
+    if (f.n < 2 || !get_path(f[1], p1)) return bad();
+    return refresh(p1);
+  }
+  if (verb == wire::kStats) return stats(f.n >= 2 && std::string(f[1]) == "vars");
+  if (verb == wire::kDrain) return drain();
+  LOG_WARN("unknown verb '%.40s' from pid %ld", verb.c_str(), cl.pid);
+  return reply_err(ENOSYS);
+}
+
+}  // namespace ckptfwd::fwd

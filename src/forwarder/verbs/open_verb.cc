@@ -1,0 +1,297 @@
+// OPEN: a write open starts a new staged version holding the path's current bytes; a
+// read-only open is served from the newest staged version or a restored read view.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <utility>
+
+#include "store/manifest_end.h"
+#include "store/newer_real_file.h"
+#include "forwarder/staging/extents.h"
+#include "forwarder/state/fate_file.h"
+#include "forwarder/util/kill_point.h"
+#include "forwarder/util/log.h"
+#include "forwarder/restore/restore.h"
+#include "forwarder/verbs/service.h"
+#include "forwarder/staging/staging.h"
+#include "forwarder/util/store_paths.h"
+
+namespace ckptfwd::fwd {
+
+Reply Service::open(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared) {
+  if ((flags & O_ACCMODE) == O_RDONLY) return open_read(path);
+  return open_write(cl, path, flags, mode, shared);
+}
+
+Reply Service::open_read(const std::string& path) {
+  State& s = c_.state;
+  std::unique_lock lk(s.mu);
+  // Written directly in this job (wire/fate.h): the real file is the truth.
+  if (c_.fates.is_direct(path)) return reply_pass();
+  if (!s.newest(path)) await_other_nodes(lk, path);
+  std::string store = store_for(c_.cfg, path);
+  await_own_records(lk, store);
+  char mode[16];  // the file's mode: the library shows it in fstat of the view's fd
+  if (Version* v = s.newest(path)) {
+    snprintf(mode, sizeof(mode), "%o", v->mode);
+    return reply_ok({"0", v->data_path, "-1", "-", mode});
+  }
+  const CatalogEntry* found = store_version(store, path);
+  if (lost_on_store(store, path)) return reply_err(EIO);
+  if (!found) return reply_pass();
+  CatalogEntry e = *found;
+  const std::string view_name = read_view_of(c_.session_dir, store, e);
+  s.serve_view(view_name, true);  // not purged under the restore
+  lk.unlock();                    // a restore may take a while; never under the lock
+  // Staged already (prefetched, or opened before): nothing but this check. Else the other
+  // files of its container are staged in the background while this one is restored.
+  bool restored = false;
+  std::string err, view = view_name;
+  if (!read_view_ready(view_name, e.size)) {
+    c_.prefetch.prefetch_container(store, e);
+    c_.prefetch.begin(view_name);  // a prefetch restoring it now: wait for it
+    view = ensure_read_view(view_name, store, e, &restored, &err);
+    c_.prefetch.end(view_name);
+  }
+  lk.lock();
+  s.serve_view(view_name, false);
+  lk.unlock();
+  if (view.empty()) {
+    LOG_ERROR("cannot restore %s from %s/%s: %s. Fix: run `ckptfwd verify %s`", path.c_str(),
+              store.c_str(), e.container.c_str(), err.c_str(), store.c_str());
+    c_.stats.errors++;
+    return reply_err(EIO);
+  }
+  if (restored) {
+    c_.stats.restores++;
+    c_.stats.bytes_restored += e.size;
+  }
+  snprintf(mode, sizeof(mode), "%o", e.mode);
+  return reply_ok({"0", view, "-1", "-", mode});
+}
+
+Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, unsigned req_mode,
+                          bool shared) {
+  State& s = c_.state;
+  std::unique_lock lk(s.mu);
+  // Closed on another node and not on the store yet: wait for it first (close-to-open;
+  // MPI-IO files follow MPI's rules instead). The wait releases the lock, so whatever
+  // another opener of path did meanwhile is looked at below, never missed: two openers
+  // woken together must share one version, not stage two.
+  bool preparing = false;
+  if (!shared && !s.newest(path) && !s.open_for_write(path, &preparing) && !preparing)
+    await_other_nodes(lk, path);
+  // A version of path still open for writing: join it (same vid, same staged file).
+  Version* joined = nullptr;
+  for (preparing = true; preparing;) {
+    joined = s.open_for_write(path, &preparing);
+    if (joined || !preparing) break;
+    s.done_cv.wait(lk);  // its first opener is copying the starting bytes in
+  }
+  if (joined) return join_write(cl, *joined, flags, shared);
+  enum class Src { kNone, kStaged, kCatalog, kReal } src = Src::kNone;
+  std::string store = store_for(c_.cfg, path);
+  std::string src_path;
+  CatalogEntry cat;
+  uint32_t old_mode = 0;
+  // A staged partial source: the new version inherits its partial kind and extents (it
+  // supersedes it, so it must commit those bytes too), else its commit would replace the
+  // other nodes' overlays with this node's incomplete copy.
+  // A staged new-file source (created, not yet committed) makes this one a new file too,
+  // with its extents (the ranks of one node opening a new file one after the other).
+  bool src_partial = false, src_unknown = false, src_on_store = false, src_created = false;
+  Extents src_extents;
+  if (Version* v = s.newest(path)) {
+    src = Src::kStaged;
+    src_path = v->data_path;
+    old_mode = v->mode;
+    src_created = v->created;
+    if (v->partial || v->created) {
+      src_partial = v->partial;
+      src_unknown = v->extents_unknown;
+      src_extents = v->extents;
+      src_on_store = v->based_on_store;
+    }
+  } else if (const CatalogEntry* e = store_version(store, path)) {
+    src = Src::kCatalog;
+    cat = *e;
+    old_mode = e->mode;
+  } else {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode)) return reply_err(EISDIR);
+      if (!S_ISREG(st.st_mode)) return reply_pass();  // a device or fifo is not ours
+      src = Src::kReal;
+      src_path = path;
+      old_mode = st.st_mode & 07777;
+    }
+  }
+  // A record cut off the MANIFEST's end may hold a newer version than the catalog's or the
+  // real file: a version starting from their bytes would lose it (store/manifest_end.h).
+  if (src != Src::kStaged && !(flags & O_TRUNC) && lost_on_store(store, path))
+    return reply_err(EIO);
+  bool exists = src != Src::kNone;
+  // A shared open of a path unknown here: a rank on another node created it.
+  if (!exists && !(flags & O_CREAT) && !shared) return reply_err(ENOENT);
+  if (exists && (flags & O_CREAT) && (flags & O_EXCL)) return reply_err(EEXIST);
+  if (!exists) {
+    // Same answer a direct open would give for a missing parent directory.
+    struct stat ds;
+    if (::stat(dirname_of(path).c_str(), &ds) != 0) return reply_err(ENOENT);
+    if (!S_ISDIR(ds.st_mode)) return reply_err(ENOTDIR);
+  }
+  bool copy = exists && !(flags & O_TRUNC);
+  // Opened under the lock: the fd keeps a staged source alive even if it commits meanwhile.
+  int src_fd = -1;
+  if (copy && src != Src::kCatalog) {
+    src_fd = ::open(src_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (src_fd < 0) return reply_err(errno);
+  }
+  // One fate per path (wire/fate.h): a path some process writes directly is written
+  // directly by every process, this one too.
+  if (c_.fates.claim_staged(path) == fate::Fate::kDirect) {
+    if (src_fd >= 0) ::close(src_fd);
+    LOG_INFO("OPEN of %s by pid %ld: the path is written directly in this job: PASS", path.c_str(),
+             cl.pid);
+    return reply_pass();
+  }
+  Version& v = s.add(path, cl.rank, cl.pid, cl.id, exists ? old_mode : (req_mode & 07777));
+  v.holders[cl.id] = {cl.pid, 1};
+  v.created = (src == Src::kNone || src_created) && !shared;
+  v.partial = shared || (copy && src_partial);
+  v.started_from_existing = copy;
+  v.based_on_store = v.partial && (src == Src::kCatalog || (src == Src::kStaged && src_on_store));
+  if (copy && (src_partial || v.created)) {  // (a created source only makes v created)
+    v.extents = std::move(src_extents);
+    v.extents_unknown = src_unknown;
+  }
+  uint64_t vid = v.vid;
+  bool v_extents = v.partial || v.created;
+  std::string data = v.data_path;
+  std::string err;
+  int fd = create_staged(v.data_path, &err);
+  // With starting bytes to copy, the .meta comes after the copy: a crash meanwhile leaves
+  // a staged file without one, which a recovery deletes (never a truncated version).
+  if (fd < 0 || (!copy && !write_meta(v.meta_path, meta_of(v), &err, MetaWrite::kFresh))) {
+    int e = errno ? errno : EIO;
+    if (fd >= 0) ::close(fd);
+    if (src_fd >= 0) ::close(src_fd);
+    s.forget(vid);
+    LOG_WARN("cannot stage %s in %s: %s. Fix: free space there or set CKPTFWD_STAGE_DIR",
+             path.c_str(), c_.session_dir.c_str(), err.c_str());
+    // Nothing to lose for a new file: let the library write it directly (counted), and
+    // every later opener with it.
+    if (!exists) {
+      c_.stats.fallbacks++;
+      c_.fates.make_direct(path);
+      return reply_pass();
+    }
+    c_.fates.release_staged(path);
+    return reply_err(e);
+  }
+  if (copy) {
+    v.ready = false;  // hidden from readers until its starting bytes are in
+    lk.unlock();
+    kill_point(c_.session_dir, "open-copy");
+    bool ok =
+        src == Src::kCatalog ? restore_entry(store, cat, fd, &err) : copy_fd(src_fd, fd, &err);
+    lk.lock();
+    if (!ok) {
+      ::close(fd);
+      if (src_fd >= 0) ::close(src_fd);
+      s.forget(vid);
+      c_.fates.release_staged(path);
+      LOG_ERROR("cannot copy the current bytes of %s into staging: %s", path.c_str(), err.c_str());
+      c_.stats.errors++;
+      return reply_err(EIO);
+    }
+    if (Version* nv = s.find(vid)) {
+      nv->ready = true;
+      struct stat st;
+      if (::fstat(fd, &st) == 0) nv->start_size = static_cast<uint64_t>(st.st_size);
+      if (!nv->extents.empty()) s.persist_extents(*nv);  // inherited: a recovery needs them
+      if (!write_meta(nv->meta_path, meta_of(*nv), &err, MetaWrite::kFresh)) {
+        ::close(fd);
+        if (src_fd >= 0) ::close(src_fd);
+        s.forget(vid);
+        c_.fates.release_staged(path);
+        s.done_cv.notify_all();
+        LOG_ERROR("cannot describe the staged copy of %s: %s. Fix: free space in %s", path.c_str(),
+                  err.c_str(), c_.session_dir.c_str());
+        c_.stats.errors++;
+        return reply_err(EIO);
+      }
+    }
+    s.done_cv.notify_all();  // openers waiting to join it
+    if (src == Src::kCatalog) {
+      c_.stats.restores++;
+      c_.stats.bytes_restored += cat.size;
+    }
+  }
+  ::close(fd);
+  if (src_fd >= 0) ::close(src_fd);
+  long long budget = stage_budget();
+  LOG_DEBUG("open %s for writing: v%llu (%s)", path.c_str(), static_cast<unsigned long long>(vid),
+            copy ? "from its current bytes" : "empty");
+  // "x": record the bytes you write (an overlay's extents); protocol.h.
+  return reply_ok({std::to_string(vid), data, std::to_string(budget), v_extents ? "x" : "-"});
+}
+
+bool Service::lost_on_store(const std::string& store, const std::string& path) {
+  const std::string* container = c_.state.catalogs.lost_version(store, path);
+  if (!container) return false;
+  LOG_ERROR("cannot give back %s", lost_path_message(path, *container).c_str());
+  c_.stats.errors++;
+  return true;
+}
+
+const CatalogEntry* Service::store_version(const std::string& store, const std::string& path) {
+  const CatalogEntry* e = c_.state.catalogs.find(store, path);
+  int64_t file_ns = 0;
+  if (!e || !real_file_is_newer(path, e->mtime_ns, &file_ns)) return e;
+  // Told once per path and file time, so that a rewrite after it is told again.
+  static std::set<std::pair<std::string, int64_t>> told;
+  if (told.emplace(path, file_ns).second)
+    LOG_WARN(
+        "%s was written directly (mtime %lld.%09lld) after its version in %s (mtime "
+        "%lld.%09lld): the file is served, not the store's older bytes",
+        path.c_str(), static_cast<long long>(file_ns / 1000000000),
+        static_cast<long long>(file_ns % 1000000000), store.c_str(),
+        static_cast<long long>(e->mtime_ns / 1000000000),
+        static_cast<long long>(e->mtime_ns % 1000000000));
+  return nullptr;
+}
+
+long long Service::stage_budget() {
+  if (!c_.cfg.stage_limit) return -1;
+  uint64_t used = c_.state.staged_bytes();
+  return used >= c_.cfg.stage_limit ? 0 : static_cast<long long>(c_.cfg.stage_limit - used);
+}
+
+Reply Service::join_write(ClientCtx& cl, Version& v, int flags, bool shared) {
+  if ((flags & O_CREAT) && (flags & O_EXCL)) return reply_err(EEXIST);
+  // Writers that joined earlier without "shared" hand over no extents: their CLOSE marks
+  // the extents unknown (lifecycle_verbs.cc).
+  if (shared) c_.state.mark_partial(v);
+  if ((flags & O_TRUNC) && ::truncate(v.data_path.c_str(), 0) != 0) {
+    int e = errno;
+    LOG_ERROR("cannot truncate staged %s for a new opener of %s: %s", v.data_path.c_str(),
+              v.path.c_str(), strerror(e));
+    return reply_err(e);
+  }
+  v.joins++;  // a hash of it taken before now no longer tells whether it is unchanged
+  Version::Hold& h = v.holders[cl.id];
+  h.pid = cl.pid;
+  if (h.refs++ == 0) c_.state.rewrite_meta(v);  // a new holder: a recovery must know it
+  LOG_DEBUG("open %s for writing: joins v%llu (%zu connections)", v.path.c_str(),
+            static_cast<unsigned long long>(v.vid), v.holders.size());
+  return reply_ok({std::to_string(v.vid), v.data_path, std::to_string(stage_budget()),
+                   v.partial || v.created ? "x" : "-"});
+}
+
+}  // namespace ckptfwd::fwd

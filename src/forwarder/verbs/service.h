@@ -1,0 +1,165 @@
+// The verbs of src/wire/protocol.h, one method each. Called from the per-connection
+// threads; every method takes the state lock itself. Replies are lists of fields.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "wire/protocol.h"
+#include "forwarder/core.h"
+
+namespace ckptfwd::fwd {
+
+using Reply = std::vector<std::string>;
+
+struct ClientCtx {
+  uint64_t id = 0;
+  long pid = 0;
+  int rank = -1;
+  std::set<uint64_t> closed;  // versions this connection closed (WAITALL waits for them)
+};
+
+Reply reply_ok(std::vector<std::string> more = {});
+Reply reply_err(int err);
+Reply reply_pass();
+
+class Service {
+ public:
+  explicit Service(Core& core) : c_(core) {}
+
+  // Parses one request and runs its verb. Malformed requests get ERR EINVAL.
+  Reply handle(ClientCtx& cl, const wire::Fields& f);
+
+  // shared: OPEN ... "shared" (protocol.h): the version is partial.
+  Reply open(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared = false);
+  // ext: the client's extents file for a shared version ("" if none). hints: the
+  // client's dtype hints file (the base name after "hints=", "" if none). blocked_ns: the
+  // time the client's calls on the version took ("blocked=", ckpt_cost.h); the time the
+  // request waits here is added to it. whole: "whole=<end>" instead of an extents file
+  // (the client wrote [0, end) and nothing else); -1 when not given.
+  Reply close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::string& ext = "",
+              const std::string& hints = "", int64_t blocked_ns = 0, int64_t whole = -1);
+  Reply sync(ClientCtx& cl, uint64_t vid, const std::string& ext = "",
+             const std::string& hints = "", int64_t blocked_ns = 0);
+  Reply waitall(ClientCtx& cl);
+  Reply abandon(ClientCtx& cl, uint64_t vid);
+  Reply stat(const std::string& path);
+  Reply rename(const std::string& from, const std::string& to);
+  Reply unlink(const std::string& path);
+  Reply list(const std::string& dir);
+  Reply chmod(const std::string& path, uint32_t mode);
+  // REFRESH (refresh_verb.cc): path's open partial version takes in the store's content.
+  Reply refresh(const std::string& path);
+  // The counters; with vars, the per-variable lines instead (var_stats.h).
+  Reply stats(bool vars = false);
+  Reply drain();
+  // The connection went away: its still-open versions are closed as they are (a killed
+  // rank leaves the partial file a direct write would have left).
+  // A process that is still alive keeps its references (Version::orphans).
+  void disconnect(ClientCtx& cl);
+  // Releases the references of processes that are gone (lock held): versions nobody holds
+  // any more are closed as written, as at a disconnect. Returns when to look again
+  // (time_point::max() when no version is held by a process without a connection).
+  // *closed_some: it closed versions, which need a new pick.
+  Clock::time_point reap_orphans(bool* closed_some);
+  // Exit drain: seals everything now and waits until nothing is closed or committing.
+  // Returns 0 or EIO if some version failed.
+  int drain_all();
+
+  // The batcher (lock held through lk, released while hashing): every closed version
+  // settle_or_defer_unchanged left for it is hashed; one that holds its fsync snapshot's
+  // bytes is forgotten (the snapshot stands), any other goes on to be committed.
+  void settle_unchanged(std::unique_lock<std::mutex>& lk);
+
+ private:
+  Reply open_write(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared);
+  Reply open_read(const std::string& path);
+  // Another OPEN for writing of a path whose version v is still open (lock held).
+  Reply join_write(ClientCtx& cl, Version& v, int flags, bool shared);
+  // How far a staged file may grow (-1: no limit). Lock held.
+  long long stage_budget();
+  // path may have a newer version than the catalog's in a record cut off the end of
+  // store's MANIFEST (CatalogCache::lost_version, as of the last get(store)): logged with
+  // the fix and counted as an error; the caller answers EIO.
+  bool lost_on_store(const std::string& store, const std::string& path);
+  // The store's live version of path, or nullptr when there is none or the file at path
+  // itself was written after it (store/newer_real_file.h: the file is the newest, and the
+  // caller answers PASS so the library uses it). Logged once per path. Lock held.
+  const CatalogEntry* store_version(const std::string& store, const std::string& path);
+  // Waits (lock held through lk) until each vid is committed or dropped (0), or fails a
+  // commit attempt that started after the wait began (EIO). Failed versions are requeued.
+  int wait_committed(std::unique_lock<std::mutex>& lk, const std::vector<uint64_t>& vids);
+  // A whole-file hash of an open version's staged file, taken without the state lock
+  // (hash_if_synced), and what the version and its file were when it was taken.
+  struct SyncedHash {
+    uint64_t vid = 0, joins = 0;  // Version::joins then
+    uint64_t size = 0;            // the staged file's size and mtime then
+    int64_t mtime_ns = 0;
+    bool ok = false;  // the file was read whole
+    uint64_t hash = 0;
+  };
+  // v was just closed (mark_closed). A partial version that changed nothing is forgotten
+  // (unchanged_partial); a whole one whose size, mode and mtime are those of its last
+  // fsync snapshot, which the catalog still names, may hold exactly its bytes: it waits
+  // as closed for the batcher to hash its staged file (settle_unchanged), and the CLOSE
+  // is answered without that whole-file read. True when v needs nothing more here; false:
+  // it is an ordinary closed version (count it as captured).
+  bool settle_or_defer_unchanged(Version& v);
+  // The checks of matches_synced that read nothing: v's last fsync snapshot is committed
+  // with this size, v's mode and this mtime, and the catalog still names it. Lock held.
+  bool synced_record_stands(const Version& v, uint64_t size, int64_t mtime_ns);
+  // If v (open) may be unchanged since its last fsync (synced_record_stands with its
+  // staged file's size and mtime now), hashes that file without the state lock: unlocks
+  // lk, hashes it with pread (a writer may cut it meanwhile) and locks again. v may be
+  // gone then: callers find it again by vid and look at everything anew. nullopt (the
+  // lock kept) when it cannot be unchanged.
+  std::optional<SyncedHash> hash_if_synced(std::unique_lock<std::mutex>& lk, Version& v);
+  // v's staged file, with this size and mtime, holds exactly the bytes its last fsync
+  // snapshot committed, and the catalog still names that snapshot (not for partial
+  // versions), as hashed tells: a hash_if_synced of v taken since the last writer joined
+  // it, of a file of this size and mtime. Reads nothing. Lock held.
+  bool matches_synced(const Version& v, uint64_t size, int64_t mtime_ns,
+                      const std::optional<SyncedHash>& hashed);
+  // v (partial, just closed) started from the path's bytes and changed nothing: forgotten.
+  bool unchanged_partial(Version& v);
+  // CLOSE of a partial or new version: its extents file, a whole prefix (>= 0), or
+  // neither (extents unknown then). Lock held; the caller rewrites the .meta after it.
+  void take_extents(Version& v, const std::string& ext, int64_t whole);
+  // A closed snapshot of still-open version v (fsync mid-write): a second name of its
+  // staged file (Version::live_source), or a copy where none can be made; its vid, 0 on
+  // failure, or kSnapshotSuperseded when the path was unlinked or replaced meanwhile
+  // (an fsync then has nothing to make durable, as if that had happened before it).
+  static constexpr uint64_t kSnapshotSuperseded = UINT64_MAX;
+  uint64_t snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid);
+  // Close-to-open across nodes (pending_journal.h): v, just closed, is noted as not on
+  // the store yet; an open here of a path another node closed waits for its commit.
+  void note_pending(Version& v);
+  void await_other_nodes(std::unique_lock<std::mutex>& lk, const std::string& path);
+  // Waits (lk released meanwhile) while a record of this forwarder is in flight to store
+  // (manifest_turn.h): its catalog is frozen then, so a version another node committed just
+  // before would not show, and a lookup would take an older version, or none (ENOENT), for
+  // the newest. Before the lookups that answer readers (read opens, stat); a turn lasts
+  // one append. Write opens do not wait (their OPEN during a RENAME's record is part of
+  // that verb's contract: forwarder_commit_lock_test.cc).
+  void await_own_records(std::unique_lock<std::mutex>& lk, const std::string& store);
+  // Closes vid, which no process holds any more (pid: the last one), as written. Lock held.
+  void close_unheld(uint64_t vid, long pid);
+  // Runs append (a MANIFEST record of a name-space verb: write + fdatasync) with the
+  // state lock released and takes it again. The caller holds the turn of the record's
+  // store (manifest_turn.h): no other record goes in meanwhile and the cached catalog
+  // stays as it was, but versions may be opened, closed or dropped meanwhile, so what the
+  // caller found before must be looked at again after it.
+  bool append_unlocked(std::unique_lock<std::mutex>& lk,
+                       const std::function<bool(std::string*)>& append, std::string* err);
+  // Stages catalog entry e of store as a new closed version of path (cross-store rename).
+  bool stage_from_catalog(std::unique_lock<std::mutex>& lk, const std::string& store,
+                          const CatalogEntry& e, const std::string& path);
+
+  Core& c_;
+};
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,109 @@
+// The variable map of one file version: which bytes of the file are which variable, with
+// what element type and shape. src/schema/ infers it (HDF5 and netCDF headers, MPI-IO view
+// hints, user schemas); the container stores it with the file (container.h); the CLI shows
+// it (`ckptfwd ls --vars`, `ckptfwd inspect`). The merge schemes and typed codecs use it.
+//
+// A map never decides correctness: the file's bytes are stored and restored exactly
+// whatever the map says, and a file without a map is stored as bytes (agnostic). The bytes
+// no variable covers (headers, metadata, padding, compact datasets) are the residual.
+//
+// Variable key: "Group/Name_Dtype_Class", e.g. "fields/Temperature_F32LE_Array3D": the
+// variable's path without the leading '/', its dtype name, and its class ("Scalar" for no
+// dimension, "Array<N>D" for N dimensions). Names may be rewritten first by a rename rule
+// (CKPTFWD_VAR_RENAME), so that "temp_r0003" of every rank becomes one key.
+//
+// Dtype names (elements of elem_size bytes):
+//   I8 U8, I16LE I16BE U16LE U16BE, I32LE I32BE U32LE U32BE, I64LE I64BE U64LE U64BE,
+//   F32LE F32BE F64LE F64BE       integers and IEEE floats with their byte order
+//   CHAR                          1-byte text characters
+//   STR<n>                        fixed-length strings of n bytes
+//   CMP<n>                        compound (struct) elements of n bytes
+//   B<n>                          any other element of n bytes (opaque, bitfield, enum...)
+//   bytes                         untyped bytes (elem_size 1), e.g. a schema's `bytes` field
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ckptfwd {
+
+// One piece of a variable's data in the file: the whole array (contiguous storage), one
+// chunk of a chunked dataset, one record of a netCDF record variable, one iteration of a
+// schema `repeat` group.
+struct VarExtent {
+  uint64_t file_off = 0;
+  uint64_t len = 0;             // bytes, > 0
+  std::vector<uint64_t> start;  // element coordinates of its first element (size = rank)
+  std::vector<uint64_t> shape;  // its elements per dimension (size = rank)
+  // A chunk that went through a filter (e.g. deflate): its bytes are not elements and
+  // len has no relation to shape.
+  bool filtered = false;
+  bool operator==(const VarExtent&) const = default;
+};
+
+struct Variable {
+  std::string key;    // see above
+  std::string name;   // as the file names it: "/fields/Temperature", "temp", "nx"
+  std::string dtype;  // see above
+  uint32_t elem_size = 0;
+  std::vector<uint64_t> shape;  // the whole variable's elements per dimension
+  std::vector<VarExtent> extents;
+  bool operator==(const Variable&) const = default;
+};
+
+struct VariableMap {
+  // Where the map came from: "hdf5", "netcdf", "schema", "mpiio"; empty when the file has
+  // none (it is stored agnostic).
+  std::string source;
+  // A few words for people: "CDF-2", "superblock at 512", "rule '*/ckpt_*.bin' of
+  // /path/demo.schema"; or, with no source, why inference gave up.
+  std::string detail;
+  std::vector<Variable> vars;
+  bool empty() const { return vars.empty(); }
+  bool operator==(const VariableMap&) const = default;
+};
+
+// "Scalar", "Array1D", "Array3D", ...
+std::string var_class(size_t rank);
+// The key of a variable named `name` ("/fields/T" or "T"): leading '/' removed.
+std::string var_key(const std::string& name, const std::string& dtype, size_t rank);
+
+// The container stream key of variable key `key` in merge group `group` of a batch
+// (forwarder/pipeline/merge_plan.h): the key itself in group 0, "KEY@g<group>" after it.
+// ungrouped_key inverts it ("x@g2" -> "x"; "a@gx" stays): a variable lands in another
+// group when the batch has other ranks, and is the same variable.
+std::string grouped_key(const std::string& key, size_t group);
+std::string ungrouped_key(const std::string& key);
+
+// Element size of a dtype name (0 for an unknown name).
+uint32_t dtype_name_size(const std::string& dtype);
+
+// Checks a map against a file of file_size bytes: every extent non-empty and inside the
+// file, no two extents (of any variables) overlapping, ranks of start/shape equal to the
+// variable's, keys and dtypes non-empty and known, unfiltered extents holding exactly
+// product(shape) * elem_size bytes. Returns "" or what is wrong (naming the variable).
+std::string check_variable_map(const VariableMap& m, uint64_t file_size);
+
+// Bytes covered by variables, and the residual ranges [begin, end) in file order.
+uint64_t mapped_bytes(const VariableMap& m);
+std::vector<std::pair<uint64_t, uint64_t>> residual_ranges(const VariableMap& m,
+                                                           uint64_t file_size);
+
+// Binary encoding (little endian; strings are u32 length + bytes), as stored in a
+// container index and as the HDF5 inference helper writes it to its parent:
+//   str source | str detail | u32 n_vars
+//   per var:    str key | str name | str dtype | u32 elem_size | u32 rank | u64 shape[rank]
+//               | u32 n_extents
+//   per extent: u64 file_off | u64 len | u8 flags (1: filtered) | u64 start[rank]
+//               | u64 shape[rank]
+void encode_variable_map(const VariableMap& m, std::vector<uint8_t>& out);
+// Decodes one map from p[0, n) starting at *pos, advancing *pos. Every count is bounded
+// by the bytes left, so hostile input gets an error, never a huge allocation; the decoded
+// map is then checked with check_variable_map(file_size). On failure returns false with
+// *err saying what is wrong.
+bool decode_variable_map(const uint8_t* p, size_t n, size_t* pos, uint64_t file_size,
+                         VariableMap& out, std::string* err);
+
+// JSON of a map: common/json_text.h (variable_map_to_json).
+
+}  // namespace ckptfwd

@@ -1,0 +1,142 @@
+#include "wire/session.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+
+namespace ckptfwd {
+
+static const char* env_or(const char* a, const char* b, const char* c, const char* dflt) {
+  for (const char* name : {a, b, c}) {
+    const char* v = name ? getenv(name) : nullptr;
+    if (v && *v) return v;
+  }
+  return dflt;
+}
+
+// Job and node ids become part of a file name: keep them to a safe alphabet.
+static void sanitize_into(char* out, size_t cap, const char* in) {
+  size_t n = 0;
+  for (; *in && n + 1 < cap; ++in) {
+    char c = *in;
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    out[n++] = ok ? c : '_';
+  }
+  out[n] = '\0';
+}
+
+void node_identity_from(const char* node_id, const char* slurmd_nodename, const char* host,
+                        char* out, size_t cap) {
+  if (cap == 0) return;
+  if (!host || !*host) host = "localhost";
+  const char* name = host;
+  char both[512];
+  size_t label = strcspn(host, ".");
+  if (node_id && *node_id) {
+    name = node_id;
+  } else if (slurmd_nodename && *slurmd_nodename) {
+    size_t n = strlen(slurmd_nodename);
+    bool names_this_host =
+        !strcmp(slurmd_nodename, host) || (n == label && !strncmp(slurmd_nodename, host, n));
+    // Otherwise "<slurm node>.<host label>": the host part keeps two hosts apart.
+    if (!names_this_host)
+      snprintf(both, sizeof(both), "%s.%.*s", slurmd_nodename, static_cast<int>(label), host);
+    name = names_this_host ? slurmd_nodename : both;
+  }
+  sanitize_into(out, cap, name);
+}
+
+void node_identity(char* out, size_t cap) {
+  char host[256] = {0};
+  if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  node_identity_from(getenv("CKPTFWD_NODE_ID"), getenv("SLURMD_NODENAME"), host, out, cap);
+}
+
+bool session_paths(SessionPaths& p) {
+  // Absolute and normalised: the forwarder works in `/` and must derive the same names as
+  // the library (a relative root used to put its socket elsewhere, stalling every open).
+  const char* root = env_or("CKPTFWD_STAGE_DIR", nullptr, nullptr, "/dev/shm");
+  if (!normalize_path(root, nullptr, p.stage_root, sizeof(p.stage_root))) return false;
+  char* job = p.job;
+  sanitize_into(job, sizeof(p.job), env_or("CKPTFWD_JOB_ID", "SLURM_JOB_ID", "PBS_JOBID", "0"));
+  node_identity(p.node, sizeof(p.node));
+  int n = snprintf(p.dir, sizeof(p.dir), "%s/ckptfwd-%u-%s-%s", p.stage_root,
+                   static_cast<unsigned>(getuid()), job, p.node);
+  if (n < 0 || static_cast<size_t>(n) >= sizeof(p.dir)) return false;
+  // sun_path is 108 bytes; keep the socket name short and check it fits there.
+  n = snprintf(p.socket, sizeof(p.socket), "%s/sock", p.dir);
+  if (n < 0 || n >= 108) return false;
+  n = snprintf(p.lock, sizeof(p.lock), "%s/lock", p.dir);
+  return n > 0 && static_cast<size_t>(n) < sizeof(p.lock);
+}
+
+namespace {
+// The value of the first of these variables that holds a number; -1 if none does.
+int first_rank_of(std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    const char* v = getenv(name);
+    if (v && *v >= '0' && *v <= '9') return atoi(v);
+  }
+  return -1;
+}
+}  // namespace
+
+int rank_from_env() {
+  return first_rank_of({"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"});
+}
+
+bool launched_as_mpi_rank() {
+  return first_rank_of({"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK"}) >= 0;
+}
+
+bool normalize_path(const char* path, const char* base, char* out, size_t cap) {
+  char tmp[PATH_MAX * 2];
+  if (path[0] == '/') {
+    if (strlen(path) >= sizeof(tmp)) return false;
+    strcpy(tmp, path);
+  } else {
+    char cwd[PATH_MAX];
+    if (!base) {
+      if (!getcwd(cwd, sizeof(cwd))) return false;
+      base = cwd;
+    }
+    int n = snprintf(tmp, sizeof(tmp), "%s/%s", base, path);
+    if (n < 0 || static_cast<size_t>(n) >= sizeof(tmp)) return false;
+  }
+  // Walk components, keeping a stack of component start offsets in out.
+  size_t len = 0;
+  size_t starts[PATH_MAX / 2];
+  size_t depth = 0;
+  const char* p = tmp;
+  while (*p) {
+    while (*p == '/') ++p;
+    if (!*p) break;
+    const char* e = p;
+    while (*e && *e != '/') ++e;
+    size_t clen = static_cast<size_t>(e - p);
+    if (clen == 1 && p[0] == '.') {
+      // skip
+    } else if (clen == 2 && p[0] == '.' && p[1] == '.') {
+      if (depth > 0) len = starts[--depth];
+    } else {
+      if (len + 1 + clen + 1 > cap || depth >= sizeof(starts) / sizeof(starts[0])) return false;
+      starts[depth++] = len;
+      out[len++] = '/';
+      memcpy(out + len, p, clen);
+      len += clen;
+    }
+    p = e;
+  }
+  if (len == 0) {
+    if (cap < 2) return false;
+    out[len++] = '/';
+  }
+  out[len] = '\0';
+  return true;
+}
+
+}  // namespace ckptfwd

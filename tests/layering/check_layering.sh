@@ -1,0 +1,66 @@
+#!/bin/bash
+# Checks every #include "..." of src/ and tools/ckptfwd/ against the arrows of src/layers.txt
+# and names each include that runs against them (file:line, what it includes, what its
+# folder may include). Exit 0 when none does, 1 otherwise, 2 on a bad table.
+# usage: tests/layering/check_layering.sh [SOURCE_DIR]
+set -u
+root=${1:-$(cd "$(dirname "$0")/../.." && pwd)}
+table=$root/src/layers.txt
+[ -r "$table" ] || { echo "check_layering: cannot read $table" >&2; exit 2; }
+
+declare -A allowed
+while IFS= read -r line; do
+  line=${line%%#*}
+  [[ $line =~ ^[[:space:]]*$ ]] && continue
+  [[ $line == *:* ]] || { echo "check_layering: bad line in $table: $line" >&2; exit 2; }
+  allowed[${line%%:*}]=" ${line#*:} "
+done <"$table"
+
+# The layer of a file or of an included path ("store/manifest.h" -> store,
+# "forwarder/pipeline/pipeline.h" -> forwarder/pipeline, "forwarder/core.h" -> forwarder/core).
+layer_of() {
+  local p=$1 top rest
+  top=${p%%/*}
+  rest=${p#*/}
+  if [ "$top" = forwarder ]; then
+    if [[ $rest == */* ]]; then echo "forwarder/${rest%%/*}"; else echo "forwarder/${rest%.*}"; fi
+  else
+    echo "$top"
+  fi
+}
+
+bad=0 checked=0
+cd "$root" || exit 2
+while IFS= read -r f; do
+  rel=${f#src/}
+  case $f in
+    tools/ckptfwd/*) from=tools/ckptfwd ;;
+    *) from=$(layer_of "$rel") ;;
+  esac
+  if [ -z "${allowed[$from]+x}" ]; then
+    echo "$f: its folder $from has no line in src/layers.txt"
+    bad=$((bad + 1))
+    continue
+  fi
+  while IFS=: read -r ln inc; do
+    [[ $inc == */* ]] || continue  # a header next to the file
+    to=$(layer_of "$inc")
+    checked=$((checked + 1))
+    [ "$to" = "$from" ] && continue
+    # A room of the forwarder may use what the forwarder as a whole may use.
+    if [[ $from == forwarder/* && $to != forwarder/* ]]; then
+      [[ ${allowed[forwarder]} == *" $to "* ]] && continue
+    fi
+    [[ ${allowed[$from]} == *" $to "* ]] && continue
+    echo "$f:$ln: includes \"$inc\" ($to), but $from may include only:${allowed[$from]}(src/layers.txt)"
+    bad=$((bad + 1))
+  done < <(awk 'match($0, /^[ \t]*#[ \t]*include[ \t]*"[^"]*"/) {
+                 s = substr($0, RSTART, RLENGTH); sub(/^[^"]*"/, "", s); sub(/"$/, "", s)
+                 print FNR ":" s }' "$f")
+done < <(find src tools/ckptfwd -path tools/ckptfwd/test -prune -o \( -name '*.h' -o -name '*.cc' \) -print | sort)
+
+if [ "$bad" -gt 0 ]; then
+  echo "check_layering: $bad include(s) against the arrows of src/layers.txt"
+  exit 1
+fi
+echo "check_layering: $checked includes follow src/layers.txt"
