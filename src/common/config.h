@@ -39,7 +39,7 @@ struct Config {
   int spin_us = 50;
   uint64_t chunk_bytes = 4ull << 20;  // CKPTFWD_CHUNK: chunk size of streams
   // CKPTFWD_SNAPSHOT_READ_MAX: the fsync snapshots of the batches in flight are read into
-  // the forwarder's memory once, up to this many bytes in all (forwarder/batching/batch_budget.h);
+  // the forwarder's memory once, up to this many bytes in all (forwarder/pipeline/batch_budget.h);
   // a larger file, or one past that sum, is committed from the staged file in place, and
   // copied only when it changed meanwhile (forwarder/pipeline/in_place.h).
   uint64_t snapshot_read_max = 128ull << 20;

@@ -1,6 +1,5 @@
 // Everything one forwarder instance owns, in one place (tests build one in-process).
 #pragma once
-#include <functional>
 #include <string>
 
 #include "common/config.h"
@@ -9,6 +8,7 @@
 #include "forwarder/pipeline/codec_choice.h"
 #include "forwarder/state/fate_file.h"
 #include "forwarder/pipeline/pipeline.h"
+#include "forwarder/commit/commit_context.h"
 #include "forwarder/commit/ref_keep.h"
 #include "forwarder/restore/restore.h"
 #include "forwarder/state/state.h"
@@ -40,6 +40,11 @@ struct Core {
   Core(const Core&) = delete;
   Core& operator=(const Core&) = delete;
 
+  // The part of this forwarder the commit room works on (commit_context.h).
+  CommitContext commit_context() {
+    return {cfg, state, stats, var_stats, chunk_indexes, ref_keep};
+  }
+
   const Config cfg;
   const std::string session_dir;
   const std::string node;
@@ -53,25 +58,6 @@ struct Core {
   ChunkIndexCache chunk_indexes;  // earlier chunks new ones may refer to (chunk_index.h)
   RefKeep ref_keep;               // what kept containers refer to (CKPTFWD_KEEP, ref_keep.h)
   WorkerPool workers;             // compression workers of every batch (worker_pool.h)
-  // Tests: called by the committer and the name-space verbs (Service::append_unlocked)
-  // just before each MANIFEST append, without the state lock (to observe that the lock is
-  // free over the append and its fdatasync).
-  std::function<void()> before_manifest_append;
-  // Tests: called by the batcher with each batch it wrote to a container, before the
-  // commit and without the state lock (to hold a batch in flight).
-  std::function<void(const std::vector<BatchFile>&)> after_batch_written;
-  // Tests: called by an fsync's snapshot between taking the staged file and linking or
-  // copying it, without the state lock (to race a drop of the open version against it).
-  std::function<void()> during_snapshot;
-  // Tests: called by a SYNC (Service::hash_if_synced) or the batcher
-  // (Service::settle_unchanged, after a CLOSE) after hashing a staged file to tell whether
-  // it is unchanged since its last fsync, before the state lock is taken again (to race
-  // requests against the hash).
-  std::function<void()> during_synced_hash;
-  // Tests: called by the pipeline with the staged path of each fsync snapshot it reads in
-  // place (in_place.h), after encoding it and before checking that it did not change (to
-  // change it then), without the state lock.
-  std::function<void(const std::string&)> after_in_place_encode;
   // Last: its restore threads use state, so they stop first.
   ViewPrefetch prefetch;  // read views staged ahead of restart opens (view_prefetch.h)
 };

@@ -2,7 +2,7 @@
 // another cannot take, until it is done; each pool on its own.
 #include <gtest/gtest.h>
 
-#include "forwarder/batching/batch_budget.h"
+#include "forwarder/pipeline/batch_budget.h"
 
 namespace ckptfwd::fwd {
 namespace {

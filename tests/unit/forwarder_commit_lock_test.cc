@@ -15,7 +15,7 @@ TEST_F(ForwarderTest, StateLockIsFreeWhileTheManifestIsAppended) {
   Core& core = fwd_->core();
   const std::string path = data_ + "/r0.bin";
   std::atomic<int> appends{0}, lock_free{0}, still_staged{0}, catalog_silent{0};
-  core.before_manifest_append = [&] {
+  test_hooks().before_manifest_append = [&] {
     appends++;
     // Another thread (a client's verb) can take the state lock now, and sees the
     // version still being committed, not yet in the catalog.
@@ -54,7 +54,7 @@ TEST_F(ForwarderTest, RenameDuringAManifestAppendAppliesAfterIt) {
   std::promise<void> in_append, release;
   std::shared_future<void> released = release.get_future().share();
   std::atomic<int> calls{0};
-  core.before_manifest_append = [&] {
+  test_hooks().before_manifest_append = [&] {
     if (calls++ == 0) {
       in_append.set_value();
       released.wait();
@@ -107,7 +107,7 @@ TEST_F(ForwarderTest, AFileOpenedWhileARenameIsRecordedMovesWithIt) {
   std::unique_ptr<Client> opener;
   std::vector<std::string> opened;
   std::atomic<int> lock_free{0};
-  core.before_manifest_append = [&] {
+  test_hooks().before_manifest_append = [&] {
     if (opener) return;
     std::unique_lock probe(core.state.mu, std::try_to_lock);
     if (probe.owns_lock()) lock_free++;
@@ -143,7 +143,7 @@ TEST_F(ForwarderTest, AFileOpenedWhileAnUnlinkIsRecordedGoesWithIt) {
   ASSERT_EQ(c->call({"WAITALL"}), std::vector<std::string>{"OK"});
   std::unique_ptr<Client> opener;
   std::vector<std::string> opened;
-  core.before_manifest_append = [&] {
+  test_hooks().before_manifest_append = [&] {
     if (opener) return;
     opener = client();
     opened = opener->call({"OPEN", path, std::to_string(O_WRONLY), "644"});
@@ -170,7 +170,7 @@ TEST_F(ForwarderTest, AFileOpenedWhileAChmodIsRecordedCommitsTheNewMode) {
   ASSERT_EQ(c->call({"WAITALL"}), std::vector<std::string>{"OK"});
   std::unique_ptr<Client> opener;
   std::vector<std::string> opened;
-  core.before_manifest_append = [&] {
+  test_hooks().before_manifest_append = [&] {
     if (opener) return;
     opener = client();  // copies the committed file, with its mode before the chmod
     opened = opener->call({"OPEN", path, std::to_string(O_WRONLY), "644"});
@@ -196,7 +196,7 @@ TEST_F(ForwarderTest, AReadDuringOurAppendSeesWhatAnotherNodeCommittedBeforeIt) 
   const std::vector<uint8_t> b = ckptfwd::test::random_bytes(30000, 9);
   std::future<std::string> read;
   std::atomic<int> calls{0};
-  core.before_manifest_append = [&] {
+  test_hooks().before_manifest_append = [&] {
     if (calls++ != 0) return;
     // The other node's commit: its container, then its record, before ours.
     std::vector<ckptfwd::test::TestFile> files{{theirs, b, {}, 0}};

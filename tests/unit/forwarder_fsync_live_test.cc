@@ -61,14 +61,14 @@ struct TwoRanks {
     std::thread second;
     std::atomic<int> made{0};
     std::string second_reply;
-    core.during_snapshot = [&] {
+    test_hooks().during_snapshot = [&] {
       const bool first = made++ == 0;
       if (first) second = std::thread([&] { second_reply = b->call({"SYNC", rb[1]})[0]; });
       std::this_thread::sleep_for(std::chrono::milliseconds(first ? 50 : second_ms));
     };
     std::string first_reply = a->call({"SYNC", ra[1]})[0];
     if (second.joinable()) second.join();
-    core.during_snapshot = nullptr;
+    test_hooks().during_snapshot = nullptr;
     *snapshots = made.load();
     return {first_reply, second_reply};
   }
@@ -257,13 +257,13 @@ TEST_P(FsyncLiveTest, AnUnlinkDuringTheSnapshotLeavesNothingAndNoError) {
   ASSERT_EQ(r[0], "OK");
   write_file(r[2], a);
   int unlinks = 0;
-  core.during_snapshot = [&] {
+  test_hooks().during_snapshot = [&] {
     ++unlinks;
     EXPECT_EQ(other->call({"UNLINK", p})[0], "OK");
     ::unlink(r[2].c_str());  // the dropped version's staged file purged at once
   };
   EXPECT_EQ(c->call({"SYNC", r[1]})[0], "OK");
-  core.during_snapshot = nullptr;
+  test_hooks().during_snapshot = nullptr;
   EXPECT_EQ(unlinks, 1);
   c->call({"CLOSE", r[1], std::to_string(a.size())});
   ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
@@ -478,17 +478,17 @@ class FsyncInPlaceTest : public ForwarderTest {
     write_file(r_[2], bytes_);
   }
   void TearDown() override {
-    if (fwd_) fwd_->core().after_in_place_encode = nullptr;
+    test_hooks().after_in_place_encode = nullptr;
     ForwarderTest::TearDown();
   }
   // SYNC with change() run on the staged file between its encoding and the checks.
   std::string sync_changing(std::function<void(const std::string&)> change) {
     int calls = 0;
-    fwd_->core().after_in_place_encode = [&](const std::string& staged) {
+    test_hooks().after_in_place_encode = [&](const std::string& staged) {
       if (calls++ == 0) change(staged);  // the first attempt only
     };
     std::string reply = c_->call({"SYNC", r_[1]})[0];
-    fwd_->core().after_in_place_encode = nullptr;
+    test_hooks().after_in_place_encode = nullptr;
     EXPECT_GE(calls, 1) << "the snapshot was not read in place";
     return reply;
   }
@@ -569,7 +569,7 @@ TEST_F(FsyncInPlaceTest, AFileAWriterMapsWritableIsCopied) {
   ::close(fd);
   ASSERT_NE(p, MAP_FAILED);
   int calls = 0;
-  fwd_->core().after_in_place_encode = [&](const std::string&) { ++calls; };
+  test_hooks().after_in_place_encode = [&](const std::string&) { ++calls; };
   EXPECT_EQ(c_->call({"SYNC", r_[1]})[0], "OK");
   munmap(p, bytes_.size());
   EXPECT_EQ(calls, 0) << "read in place although a writer maps it";

@@ -13,7 +13,7 @@ namespace {
 class BulkBatchGate {
  public:
   explicit BulkBatchGate(Core& core) : released_(release_.get_future().share()) {
-    core.after_batch_written = [this](const std::vector<BatchFile>& files) {
+    test_hooks().after_batch_written = [this](const std::vector<BatchFile>& files) {
       if (files.empty() || files.front().synced) return;
       if (held_++ == 0) in_flight_.set_value();
       released_.wait();

@@ -3,7 +3,7 @@
 // at an fsync or, after a CLOSE (answered first), in the batcher: other clients are
 // answered meanwhile, and what they do meanwhile (open the path and write it, unlink or
 // rename it) ends as it would have without the hash.
-// Core::during_synced_hash runs right after the hash, before the lock is taken again; its
+// TestHooks::during_synced_hash (forwarder/util/test_hooks.h) runs right after the hash, before the lock is taken again; its
 // requests run on clients of their own and are given kAnswerLimit to be answered, so a
 // hash under the lock makes them fail instead of hanging the test.
 #include <sys/stat.h>
@@ -98,11 +98,11 @@ class SyncedHashTest : public ForwarderTest {
   // after its hash, and drains. True when the hook ran once and ended.
   bool close_while_hashed(Core& core, Client& c, const std::vector<std::string>& r, size_t size,
                           std::function<void()> during) {
-    core.during_synced_hash = first_call(std::move(during));
+    test_hooks().during_synced_hash = first_call(std::move(during));
     EXPECT_EQ(c.call({"CLOSE", r[1], std::to_string(size)})[0], "OK");
     EXPECT_EQ(c.call({"DRAIN"})[0], "OK");
     const bool ended = hook_ended();
-    core.during_synced_hash = nullptr;
+    test_hooks().during_synced_hash = nullptr;
     wait_late();
     return ended && calls_.load() == 1;
   }
@@ -124,7 +124,7 @@ TEST_F(SyncedHashTest, ACloseIsAnsweredBeforeTheHashAndOthersDuringIt) {
   bool stats_in_time = false, open_in_time = false, close_answered_first = false;
   std::promise<void> close_answered;
   std::shared_future<void> answered = close_answered.get_future().share();
-  core.during_synced_hash = first_call([&] {
+  test_hooks().during_synced_hash = first_call([&] {
     close_answered_first = answered.wait_for(kAnswerLimit) == std::future_status::ready;
     stats_in_time = done_in_time([&](Client& o) { stats_reply = o.call({"STATS"})[0]; });
     open_in_time = done_in_time([&](Client& o) {
@@ -136,7 +136,7 @@ TEST_F(SyncedHashTest, ACloseIsAnsweredBeforeTheHashAndOthersDuringIt) {
   close_answered.set_value();
   ASSERT_EQ(c->call({"DRAIN"})[0], "OK");  // the batcher settled it
   ASSERT_TRUE(hook_ended());
-  core.during_synced_hash = nullptr;
+  test_hooks().during_synced_hash = nullptr;
   wait_late();
   EXPECT_EQ(close_reply, "OK");
   EXPECT_EQ(calls_.load(), 1);
@@ -244,12 +244,12 @@ TEST_F(SyncedHashTest, OtherClientsAreAnsweredWhileASyncHashes) {
   std::string stats_reply;
   bool in_time = false;
   std::atomic<int> hashes{0};
-  core.during_synced_hash = [&] {
+  test_hooks().during_synced_hash = [&] {
     if (hashes++) return;
     in_time = done_in_time([&](Client& o) { stats_reply = o.call({"STATS"})[0]; });
   };
   std::string sync_reply = c->call({"SYNC", r[1]})[0];
-  core.during_synced_hash = nullptr;
+  test_hooks().during_synced_hash = nullptr;
   wait_late();
   EXPECT_EQ(sync_reply, "OK");
   EXPECT_EQ(hashes.load(), 1);
@@ -274,7 +274,7 @@ TEST_F(SyncedHashTest, AWriterGoingAwayUnchangedHashesWithoutTheLock) {
   bool in_time = false;
   std::atomic<int> hashes{0};
   std::promise<void> hashed;
-  core.during_synced_hash = [&] {
+  test_hooks().during_synced_hash = [&] {
     if (hashes++) return;
     in_time = done_in_time([&](Client& o) { stats_reply = o.call({"STATS"})[0]; });
     hashed.set_value();
@@ -290,7 +290,7 @@ TEST_F(SyncedHashTest, AWriterGoingAwayUnchangedHashesWithoutTheLock) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  core.during_synced_hash = nullptr;
+  test_hooks().during_synced_hash = nullptr;
   wait_late();
   EXPECT_EQ(hashes.load(), 1);
   EXPECT_TRUE(in_time) << "STATS waited for the hash";

@@ -20,6 +20,7 @@
 #include "wire/session.h"
 #include "forwarder/daemon/forwarder.h"
 #include "forwarder/daemon/listener.h"
+#include "forwarder/util/test_hooks.h"
 
 namespace ckptfwd::fwd::test {
 
@@ -122,6 +123,7 @@ class ForwarderTest : public ::testing::Test {
 
   void TearDown() override {
     stop();
+    clear_test_hooks();  // a hook a test set must not run in the next one
     std::error_code ec;
     fs::remove_all(root_, ec);
   }

@@ -11,9 +11,9 @@
 #include "forwarder/commit/committer.h"
 #include "forwarder/commit/gc.h"
 #include "forwarder/util/log.h"
-#include "forwarder/verbs/service.h"
 #include "forwarder/util/store_paths.h"
 #include "forwarder/staging/warm_memory.h"
+#include "forwarder/util/test_hooks.h"
 
 namespace ckptfwd::fwd {
 
@@ -47,7 +47,7 @@ void Batcher::loop() {
     const Clock::time_point look_start = Clock::now();
     // Versions closed maybe unchanged since their fsync: settled before any batch.
     if (s.unchanged_checks > 0) {
-      Service(c_).settle_unchanged(lk);
+      chores_.settle_unchanged(lk);
       continue;
     }
     std::string store;
@@ -70,7 +70,7 @@ void Batcher::loop() {
     }
     // Not beside a batch in flight, which may refer to chunks of what it deletes.
     // Collecting releases the lock: what was closed or notified meanwhile needs a new pick.
-    if (!lanes_busy() && collect_due_garbage(c_, lk)) continue;
+    if (!lanes_busy() && collect_due_garbage(c_.commit_context(), lk)) continue;
     if (stop_) break;
     std::vector<std::string> doomed;
     Clock::time_point purge_at = s.purge_retired(false, &doomed);
@@ -81,7 +81,7 @@ void Batcher::loop() {
       continue;  // what was closed or notified meanwhile needs a new pick
     }
     bool reaped = false;
-    const Clock::time_point reap_at = Service(c_).reap_orphans(&reaped);
+    const Clock::time_point reap_at = chores_.reap_orphans(&reaped);
     if (reaped) continue;  // closed versions to pick
     wake = std::min({wake, purge_at, reap_at});
     // A close makes a batch due a batch window after it at the soonest (unless someone
@@ -178,10 +178,10 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
   std::sort(fresh.begin(), fresh.end(),
             [](auto& a, auto& b) { return a.first->close_seq < b.first->close_seq; });
   for (auto& [v, st] : fresh) {
-    live.insert(v->wave = s.waves.add(*st, v->path, v->rank, v->closed_at));
+    live.insert(v->wave = waves_.add(*st, v->path, v->rank, v->closed_at));
     s.costs.joined(v->vid, v->wave, v->closed_at, v->size);
   }
-  s.waves.retain_open(live);
+  waves_.retain_open(live);
   if (groups.empty()) return false;
   std::sort(order.begin(), order.end());
   std::set<std::string> gathering;
@@ -194,7 +194,7 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
   auto member_open = [&](const Waves::Wave& w) {
     for (auto& [vid, v] : s.versions)
       if (v.state == VState::kOpen && !v.dropped &&
-          s.waves.accepts(w.id, w.store, v.path, v.rank) && store_for(cfg, v.path) == w.store)
+          waves_.accepts(w.id, w.store, v.path, v.rank) && store_for(cfg, v.path) == w.store)
         return true;
     return false;
   };
@@ -226,14 +226,14 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
     bool everything = s.draining || full || waited;
     bool any_due = false;
     for (Part& p : parts) {
-      const Waves::Wave* w = s.waves.find(p.wave);
+      const Waves::Wave* w = waves_.find(p.wave);
       if (!w || w->sealed) {  // the rest of a wave a batch took before (or a retry)
         p.due = any_due = true;
         continue;
       }
       auto first = p.vs.front()->closed_at;
       for (Version* v : p.vs) first = std::min(first, v->closed_at);
-      size_t expected = s.waves.expected(*w);
+      size_t expected = waves_.expected(*w);
       bool complete = expected > 0 && w->paths.size() >= expected && !member_open(*w);
       p.due = (complete && quiet >= window) || now - w->last_close >= wave_window ||
               now - first >= max_age;
@@ -272,7 +272,7 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
 
 void Batcher::seal_wave(uint64_t wave, bool whole) {
   State& s = c_.state;
-  Waves::SealResult r = s.waves.seal(wave, whole);
+  Waves::SealResult r = waves_.seal(wave, whole);
   if (r.first) s.stats().waves_sealed++;
   if (r.split) s.stats().waves_split++;
 }
@@ -335,7 +335,7 @@ bool Batcher::pick_synced(std::map<std::string, std::vector<Version*>>& groups,
       for (auto& [vid, v] : s.versions) {
         if (v.dropped || store_for(c_.cfg, v.path) != *st) continue;
         const bool peer_writing = v.state == VState::kOpen && v.ready && !v.last_snapshot &&
-                                  first->wave && s.waves.accepts(first->wave, *st, v.path, v.rank);
+                                  first->wave && waves_.accepts(first->wave, *st, v.path, v.rank);
         if ((v.snapshot_of && !v.ready) || peer_writing) {
           snapshot_pending = true;
           break;
@@ -343,8 +343,8 @@ bool Batcher::pick_synced(std::map<std::string, std::vector<Version*>>& groups,
       }
       // And a rank of the wave that has not even opened its file yet: the wave's family
       // had more files last time than the wave has now (closed or open, counted above).
-      if (const Waves::Wave* w = first->wave ? s.waves.find(first->wave) : nullptr;
-          !snapshot_pending && w && w->paths.size() < s.waves.expected(*w))
+      if (const Waves::Wave* w = first->wave ? waves_.find(first->wave) : nullptr;
+          !snapshot_pending && w && w->paths.size() < waves_.expected(*w))
         snapshot_pending = true;
       if (snapshot_pending) {  // its mark_closed (or a close) wakes the batcher
         *wake = std::min(*wake, gather_end);
@@ -400,14 +400,13 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
     BatchResult res;
     err.clear();
     // Chunks unchanged since an earlier container of the store become references to it.
-    std::shared_ptr<const ChunkIndex> refs = chunk_index_for(c_, store, files);
+    std::shared_ptr<const ChunkIndex> refs = chunk_index_for(c_.chunk_indexes, c_.state, store, files);
     bool ok = write_container(c_.cfg, store, c_.node, files, res, &err, &c_.inferrer,
-                              &c_.codec_choices, refs.get(), &c_.workers,
-                              c_.after_in_place_encode ? &c_.after_in_place_encode : nullptr);
-    if (ok && c_.after_batch_written) c_.after_batch_written(files);
+                              &c_.codec_choices, refs.get(), &c_.workers);
+    if (ok && test_hooks().after_batch_written) test_hooks().after_batch_written(files);
     {
       std::unique_lock lk(s.mu);
-      if (ok) ok = commit_batch(c_, lk, store, files, res, &err);
+      if (ok) ok = commit_batch(c_.commit_context(), lk, store, files, res, &err);
       if (ok) {
         c_.chunk_indexes.committed(store, {res.container, res.identity});
         c_.stats.fsync_in_place += res.in_place;
@@ -422,7 +421,7 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
         });
         if (files.empty()) return;
         if (attempt >= t_.retry_delays.size() || stop_) {
-          fail_batch(c_, files, t_.failed_retry);
+          fail_batch(c_.commit_context(), files, t_.failed_retry);
           break;
         }
       }

@@ -39,6 +39,8 @@
 #include <thread>
 #include <vector>
 
+#include "forwarder/batching/loop_chores.h"
+#include "forwarder/batching/waves.h"
 #include "forwarder/core.h"
 #include "forwarder/pipeline/pipeline.h"
 #include "forwarder/state/state.h"
@@ -57,7 +59,9 @@ struct BatcherTiming {
 
 class Batcher {
  public:
-  Batcher(Core& core, BatcherTiming timing = {}) : c_(core), t_(std::move(timing)) {}
+  // chores: what the loop asks of the verbs between batches (loop_chores.h).
+  Batcher(Core& core, LoopChores& chores, BatcherTiming timing = {})
+      : c_(core), chores_(chores), t_(std::move(timing)) {}
   ~Batcher() { stop(); }
   void start();
   // Finishes the batches in flight, then returns.
@@ -108,9 +112,11 @@ class Batcher {
   static constexpr std::chrono::milliseconds kSyncGather{100};
 
   Core& c_;
+  LoopChores& chores_;
   BatcherTiming t_;
   std::thread th_;
   std::array<Lane, kLanes> lanes_;
+  Waves waves_;  // checkpoint waves of the closed versions; under the state lock
   std::condition_variable lane_cv_;  // a lane got a batch, or stop_; with the state lock
   bool stop_ = false;                // under the state lock
 };

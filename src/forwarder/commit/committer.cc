@@ -11,6 +11,7 @@
 #include "forwarder/util/log.h"
 #include "forwarder/commit/manifest_turn.h"
 #include "forwarder/util/store_paths.h"
+#include "forwarder/util/test_hooks.h"
 
 namespace ckptfwd::fwd {
 
@@ -22,7 +23,7 @@ uint64_t committed_bytes(const std::vector<CatalogEntry>& entries) {
 }
 
 // Stats and staged files of versions whose manifest record went in.
-void settle(Core& c, const BatchResult& res, const std::vector<CatalogEntry>& entries,
+void settle(const CommitContext& c, const BatchResult& res, const std::vector<CatalogEntry>& entries,
             const std::vector<uint64_t>& committed) {
   State& s = c.state;
   if (!entries.empty()) {
@@ -64,7 +65,7 @@ void settle(Core& c, const BatchResult& res, const std::vector<CatalogEntry>& en
 }
 }  // namespace
 
-bool commit_batch(Core& c, std::unique_lock<std::mutex>& lk, const std::string& store,
+bool commit_batch(const CommitContext& c, std::unique_lock<std::mutex>& lk, const std::string& store,
                   const std::vector<BatchFile>& files, const BatchResult& res, std::string* err) {
   State& s = c.state;
   // Held until the catalog shows what went in: the verbs that would change what the
@@ -155,7 +156,7 @@ bool commit_batch(Core& c, std::unique_lock<std::mutex>& lk, const std::string& 
     // The append and its fdatasync without the state lock: the versions stay kCommitting
     // and the catalog frozen until it is durable (manifest_turn.h).
     lk.unlock();
-    if (c.before_manifest_append) c.before_manifest_append();
+    if (test_hooks().before_manifest_append) test_hooks().before_manifest_append();
     int64_t t0 = monotonic_ns();
     bool ok = append_record(store, res.container, res.identity, files, err);
     c.stats.commit_ns += monotonic_ns() - t0;
@@ -204,7 +205,7 @@ bool commit_batch(Core& c, std::unique_lock<std::mutex>& lk, const std::string& 
   return true;
 }
 
-void fail_batch(Core& c, const std::vector<BatchFile>& files, Clock::duration retry_after) {
+void fail_batch(const CommitContext& c, const std::vector<BatchFile>& files, Clock::duration retry_after) {
   State& s = c.state;
   for (const BatchFile& f : files) {
     Version* v = s.find(f.vid);

@@ -11,7 +11,7 @@
 
 namespace ckptfwd::fwd {
 
-void gc_due(Core& c, const std::string& store) {
+void gc_due(const CommitContext& c, const std::string& store) {
   if (c.cfg.keep <= 0) return;
   c.state.gc_due.insert(store);
   c.state.work_cv.notify_all();
@@ -19,7 +19,7 @@ void gc_due(Core& c, const std::string& store) {
 
 namespace {
 // The manifest records first, then the files: see manifest::append_drops.
-void drop_containers(Core& c, const std::string& store, const std::vector<std::string>& names) {
+void drop_containers(const CommitContext& c, const std::string& store, const std::vector<std::string>& names) {
   std::string err;
   if (!manifest::append_drops(store, names, &err)) {
     LOG_WARN(
@@ -46,7 +46,7 @@ void drop_containers(Core& c, const std::string& store, const std::vector<std::s
 }
 }  // namespace
 
-bool collect_due_garbage(Core& c, std::unique_lock<std::mutex>& lk) {
+bool collect_due_garbage(const CommitContext& c, std::unique_lock<std::mutex>& lk) {
   State& s = c.state;
   if (s.gc_due.empty()) return false;
   bool unlocked = false;

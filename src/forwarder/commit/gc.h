@@ -7,14 +7,14 @@
 #include <mutex>
 #include <string>
 
-#include "forwarder/core.h"
+#include "forwarder/commit/commit_context.h"
 
 namespace ckptfwd::fwd {
 
 // Lock held. No-op when cfg.keep is 0 (keep every version).
-void gc_due(Core& c, const std::string& store);
+void gc_due(const CommitContext& c, const std::string& store);
 // Collects every due store. Called with lk held; releases it around the file work and then
 // returns true (the caller's view of the state is stale).
-bool collect_due_garbage(Core& c, std::unique_lock<std::mutex>& lk);
+bool collect_due_garbage(const CommitContext& c, std::unique_lock<std::mutex>& lk);
 
 }  // namespace ckptfwd::fwd

@@ -29,7 +29,7 @@
 namespace ckptfwd::fwd {
 
 Forwarder::Forwarder(const Config& cfg, const SessionPaths& paths, BatcherTiming timing)
-    : paths_(paths), core_(cfg, paths.dir, paths.node), svc_(core_), batcher_(core_, timing) {
+    : paths_(paths), core_(cfg, paths.dir, paths.node), svc_(core_), batcher_(core_, svc_, timing) {
   core_.job = paths.job;
   core_.stats.set_node(paths.node);
   core_.state.pending.set_identity(paths.node, paths.job);

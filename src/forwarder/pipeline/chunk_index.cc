@@ -6,9 +6,9 @@
 
 #include "codec/codec.h"
 #include "store/variable_map.h"
-#include "forwarder/core.h"
 #include "forwarder/util/log.h"
 #include "forwarder/pipeline/pipeline.h"
+#include "forwarder/state/state.h"
 
 namespace ckptfwd::fwd {
 
@@ -152,16 +152,17 @@ void ChunkIndexCache::forget(const std::string& store, const std::string& name) 
     std::erase_if(it->second, [&](const RefSource& r) { return r.name == name; });
 }
 
-std::shared_ptr<const ChunkIndex> chunk_index_for(Core& c, const std::string& store,
+std::shared_ptr<const ChunkIndex> chunk_index_for(ChunkIndexCache& cache, State& state,
+                                                  const std::string& store,
                                                   const std::vector<BatchFile>& files) {
   std::vector<std::string> paths;
   for (const BatchFile& f : files) paths.push_back(f.path);
-  std::vector<RefSource> recent = c.chunk_indexes.recent(store), sources;
+  std::vector<RefSource> recent = cache.recent(store), sources;
   {
-    std::lock_guard lk(c.state.mu);
-    sources = ref_sources(c.state.catalogs.get(store), paths, recent);
+    std::lock_guard lk(state.mu);
+    sources = ref_sources(state.catalogs.get(store), paths, recent);
   }
-  return c.chunk_indexes.index_for(store, sources);
+  return cache.index_for(store, sources);
 }
 
 }  // namespace ckptfwd::fwd

@@ -66,12 +66,14 @@ std::vector<RefSource> ref_sources(const Catalog& cat, const std::vector<std::st
 
 // Chunk tables of the containers of each store read for earlier batches (the last
 // kMaxLoaded used), and the containers this forwarder committed last. Thread-safe.
-struct Core;       // core.h
+class ChunkIndexCache;
+class State;       // state.h
 struct BatchFile;  // pipeline.h
 
 // The index a batch of files for store refers to (ref_sources of the catalog, under the
 // state lock, which the caller must not hold; the chunk tables then read without it).
-std::shared_ptr<const ChunkIndex> chunk_index_for(Core& c, const std::string& store,
+std::shared_ptr<const ChunkIndex> chunk_index_for(ChunkIndexCache& cache, State& state,
+                                                  const std::string& store,
                                                   const std::vector<BatchFile>& files);
 
 class ChunkIndexCache {

@@ -25,7 +25,7 @@
 #include "store/owner_check.h"
 #include "store/variable_map.h"
 #include "forwarder/util/after_jobs.h"
-#include "forwarder/batching/batch_budget.h"
+#include "forwarder/pipeline/batch_budget.h"
 #include "forwarder/pipeline/batch_files.h"
 #include "forwarder/pipeline/batch_hashes.h"
 #include "forwarder/pipeline/chunk_index.h"
@@ -38,6 +38,7 @@
 #include "forwarder/staging/staging.h"
 #include "forwarder/state/stats.h"
 #include "forwarder/util/store_paths.h"
+#include "forwarder/util/test_hooks.h"
 #include "forwarder/staging/warm_memory.h"
 #include "forwarder/util/worker_pool.h"
 
@@ -195,8 +196,7 @@ class BatchWork {
   BatchWork(const Config& cfg, const std::string& store, const std::string& node,
             const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
             const schema::Inferrer* inferrer, CodecChoices* choices, const ChunkIndex* refs,
-            WorkerPool& pool, std::vector<size_t>* changed,
-            const std::function<void(const std::string&)>* in_place_hook)
+            WorkerPool& pool, std::vector<size_t>* changed)
       : cfg_(cfg),
         store_(store),
         node_(node),
@@ -208,7 +208,6 @@ class BatchWork {
         refs_(refs),
         pool_(pool),
         changed_(changed),
-        in_place_hook_(in_place_hook),
         threads_(std::max(1, cfg.writers)),
         t_start_(monotonic_ns()),
         opened_(files.size()),
@@ -250,7 +249,6 @@ class BatchWork {
   const ChunkIndex* refs_;
   WorkerPool& pool_;
   std::vector<size_t>* changed_;
-  const std::function<void(const std::string&)>* in_place_hook_;
 
   const int threads_;
   const int64_t t_start_;
@@ -447,8 +445,8 @@ void BatchWork::set_up_in_place_checks() {
 // The work of checks_, on a thread of its own once every chunk was encoded.
 void BatchWork::run_in_place_checks() {
   t_checks_ = monotonic_ns();
-  for (size_t i = 0; in_place_hook_ && i < files_.size(); ++i)
-    if (files_[i].in_place) (*in_place_hook_)(files_[i].data_path);
+  for (size_t i = 0; test_hooks().after_in_place_encode && i < files_.size(); ++i)
+    if (files_[i].in_place) test_hooks().after_in_place_encode(files_[i].data_path);
   auto release = [this](const uint8_t* p, uint64_t n) {
     if (bounded_) release_mapped(opened_.maps, p, n);
   };
@@ -607,10 +605,8 @@ void BatchWork::log_phase_times(int64_t t_index, int64_t t_end) const {
 bool encode_batch(const Config& cfg, const std::string& store, const std::string& node,
                   const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
                   const schema::Inferrer* inferrer, CodecChoices* choices, const ChunkIndex* refs,
-                  WorkerPool& pool, std::vector<size_t>* changed,
-                  const std::function<void(const std::string&)>* in_place_hook) {
-  BatchWork work(cfg, store, node, files, out, err, inferrer, choices, refs, pool, changed,
-                 in_place_hook);
+                  WorkerPool& pool, std::vector<size_t>* changed) {
+  BatchWork work(cfg, store, node, files, out, err, inferrer, choices, refs, pool, changed);
   return work.run();
 }
 
@@ -646,8 +642,7 @@ bool copy_in_place(BatchFile& f, std::string* err) {
 bool write_container(const Config& cfg, const std::string& store, const std::string& node,
                      const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
                      const schema::Inferrer* inferrer, CodecChoices* choices,
-                     const ChunkIndex* refs, WorkerPool* workers,
-                     const std::function<void(const std::string&)>* in_place_hook) {
+                     const ChunkIndex* refs, WorkerPool* workers) {
   // A store another user planted (or can write into) is not ours to fill: the batch fails
   // like any store write, so the staged versions stay (README, "Other users on the node").
   if (!manifest::ensure_store(store, err) || !check_store_dir(store, err)) return false;
@@ -678,8 +673,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   std::vector<size_t> changed;
   const auto in_place = static_cast<uint32_t>(
       std::count_if(batch.begin(), batch.end(), [](const BatchFile& f) { return f.in_place; }));
-  if (encode_batch(cfg, store, node, batch, out, err, inferrer, choices, refs, *workers, &changed,
-                   in_place_hook)) {
+  if (encode_batch(cfg, store, node, batch, out, err, inferrer, choices, refs, *workers, &changed)) {
     out.in_place = in_place;
     out.warm_sizes = std::move(to_warm);
     return true;
@@ -693,8 +687,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   out = BatchResult{};
   const auto copied = static_cast<uint32_t>(changed.size());
   changed.clear();
-  if (!encode_batch(cfg, store, node, again, out, err, inferrer, choices, refs, *workers, &changed,
-                    in_place_hook))
+  if (!encode_batch(cfg, store, node, again, out, err, inferrer, choices, refs, *workers, &changed))
     return false;
   out.in_place = in_place - copied;
   out.in_place_copied = copied;

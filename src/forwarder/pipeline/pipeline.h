@@ -101,7 +101,6 @@ struct BatchResult {
 bool write_container(const Config& cfg, const std::string& store, const std::string& node,
                      const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
                      const schema::Inferrer* inferrer = nullptr, CodecChoices* choices = nullptr,
-                     const ChunkIndex* refs = nullptr, WorkerPool* workers = nullptr,
-                     const std::function<void(const std::string&)>* in_place_hook = nullptr);
+                     const ChunkIndex* refs = nullptr, WorkerPool* workers = nullptr);
 
 }  // namespace ckptfwd::fwd

@@ -21,7 +21,6 @@
 #include "forwarder/state/pending_journal.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder/state/stats.h"
-#include "forwarder/batching/waves.h"
 
 namespace ckptfwd::fwd {
 
@@ -167,7 +166,6 @@ class State {
   // Stores whose MANIFEST a thread is appending to without the lock (manifest_turn.h).
   std::set<std::string> manifest_busy;
   PendingJournal pending;  // close-to-open across nodes (pending_journal.h)
-  Waves waves;             // checkpoint waves of the closed versions (the batcher's)
   CheckpointCosts costs;   // what each checkpoint cost the application (ckpt_cost.h)
   // Stores with containers that may have become garbage (CKPTFWD_KEEP, forwarder/commit/gc.h).
   std::set<std::string> gc_due;

@@ -18,6 +18,7 @@
 #include "forwarder/staging/staging.h"
 #include "forwarder/util/store_paths.h"
 #include "forwarder/util/worker_pool.h"
+#include "forwarder/util/test_hooks.h"
 
 namespace ckptfwd::fwd {
 
@@ -59,7 +60,7 @@ void Service::settle_unchanged(std::unique_lock<std::mutex>& lk) {
     Check& c = checks[i];
     c.read = hash_staged(c.data_path, c.size, &c.hash);
   });
-  if (c_.during_synced_hash) c_.during_synced_hash();
+  if (test_hooks().during_synced_hash) test_hooks().during_synced_hash();
   lk.lock();
   for (const Check& c : checks) {
     Version* v = s.find(c.vid);
@@ -119,7 +120,7 @@ std::optional<Service::SyncedHash> Service::hash_if_synced(std::unique_lock<std:
       "its last fsync?)",
       static_cast<unsigned long long>(h.vid), static_cast<unsigned long long>(h.size),
       (monotonic_ns() - t0) / 1e6);
-  if (c_.during_synced_hash) c_.during_synced_hash();
+  if (test_hooks().during_synced_hash) test_hooks().during_synced_hash();
   lk.lock();
   if (Version* w = c_.state.find(h.vid)) w->hashing--;
   c_.state.done_cv.notify_all();  // a CLOSE waiting for this hash (close)

@@ -20,6 +20,7 @@
 #include "forwarder/verbs/service.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder/util/store_paths.h"
+#include "forwarder/util/test_hooks.h"
 
 namespace ckptfwd::fwd {
 
@@ -62,7 +63,7 @@ Reply Service::stat(const std::string& path) {
 bool Service::append_unlocked(std::unique_lock<std::mutex>& lk,
                               const std::function<bool(std::string*)>& append, std::string* err) {
   lk.unlock();
-  if (c_.before_manifest_append) c_.before_manifest_append();
+  if (test_hooks().before_manifest_append) test_hooks().before_manifest_append();
   const bool ok = append(err);
   lk.lock();
   return ok;
@@ -118,7 +119,7 @@ Reply Service::rename(const std::string& from, const std::string& to) {
       return reply_err(EIO);
     }
     if (!s.catalogs.replay_appended(store_from)) s.catalogs.get(store_from).apply_rename(from, to);
-    gc_due(c_, store_from);  // what `to` held is one version older now
+    gc_due(c_.commit_context(), store_from);  // what `to` held is one version older now
   }
   // Whatever `to` held before is superseded (closed versions deleted; open ones keep
   // being written by their clients but are never committed).
@@ -179,7 +180,7 @@ Reply Service::unlink(const std::string& path) {
       return reply_err(EIO);
     }
     if (!s.catalogs.replay_appended(store)) s.catalogs.get(store).apply_unlink(path);
-    gc_due(c_, store);
+    gc_due(c_.commit_context(), store);
   }
   // Looked up after the record: a version opened while it went in came before the unlink.
   std::vector<uint64_t> pending;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "wire/protocol.h"
+#include "forwarder/batching/loop_chores.h"
 #include "forwarder/core.h"
 
 namespace ckptfwd::fwd {
@@ -27,7 +28,7 @@ Reply reply_ok(std::vector<std::string> more = {});
 Reply reply_err(int err);
 Reply reply_pass();
 
-class Service {
+class Service : public LoopChores {
  public:
   explicit Service(Core& core) : c_(core) {}
 
@@ -65,7 +66,7 @@ class Service {
   // any more are closed as written, as at a disconnect. Returns when to look again
   // (time_point::max() when no version is held by a process without a connection).
   // *closed_some: it closed versions, which need a new pick.
-  Clock::time_point reap_orphans(bool* closed_some);
+  Clock::time_point reap_orphans(bool* closed_some) override;
   // Exit drain: seals everything now and waits until nothing is closed or committing.
   // Returns 0 or EIO if some version failed.
   int drain_all();
@@ -73,7 +74,7 @@ class Service {
   // The batcher (lock held through lk, released while hashing): every closed version
   // settle_or_defer_unchanged left for it is hashed; one that holds its fsync snapshot's
   // bytes is forgotten (the snapshot stands), any other goes on to be committed.
-  void settle_unchanged(std::unique_lock<std::mutex>& lk);
+  void settle_unchanged(std::unique_lock<std::mutex>& lk) override;
 
  private:
   Reply open_write(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared);

@@ -11,6 +11,7 @@
 #include "forwarder/util/log.h"
 #include "forwarder/verbs/service.h"
 #include "forwarder/staging/staging.h"
+#include "forwarder/util/test_hooks.h"
 
 namespace ckptfwd::fwd {
 
@@ -90,7 +91,7 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   int src = ::open(src_path.c_str(), O_RDONLY | O_CLOEXEC);
   lk.unlock();
   kill_point(c_.session_dir, "sync-copy");
-  if (c_.during_snapshot) c_.during_snapshot();
+  if (test_hooks().during_snapshot) test_hooks().during_snapshot();
   // No copy: the snapshot's staged file is a second name of the open version's, and the
   // pipeline reads its bytes once into private memory (Version::live_source). No .meta
   // is ever written for it: a crash leaves a staged file without one, which a recovery

@@ -1,4 +1,4 @@
-#include "forwarder/batching/batch_budget.h"
+#include "forwarder/pipeline/batch_budget.h"
 
 namespace ckptfwd::fwd {
 

@@ -1,0 +1,43 @@
+// Points where in-process unit tests run code of their own inside the forwarder, to hold
+// one of its threads at a chosen moment (races no request sequence could reach). The
+// forwarder never sets them; an unset hook costs one test of an empty std::function.
+//
+// Process-wide rather than per forwarder instance: they are a test's instrument, not
+// part of what a forwarder owns (core.h). A test sets a hook before the threads it races
+// act and clears it after they are done (clear_test_hooks, which the unit-test fixtures
+// call when a test ends), so hooks are read without a lock.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ckptfwd::fwd {
+
+struct BatchFile;  // pipeline/pipeline.h
+
+struct TestHooks {
+  // The committer and the name-space verbs (Service::append_unlocked), just before each
+  // MANIFEST append, without the state lock (to observe that the lock is free over the
+  // append and its fdatasync).
+  std::function<void()> before_manifest_append;
+  // The batcher, with each batch it wrote to a container, before the commit and without
+  // the state lock (to hold a batch in flight).
+  std::function<void(const std::vector<BatchFile>&)> after_batch_written;
+  // An fsync's snapshot, between taking the staged file and linking or copying it,
+  // without the state lock (to race a drop of the open version against it).
+  std::function<void()> during_snapshot;
+  // A SYNC (Service::hash_if_synced) or the batcher (settle_unchanged, after a CLOSE),
+  // after hashing a staged file to tell whether it is unchanged since its last fsync,
+  // before the state lock is taken again (to race requests against the hash).
+  std::function<void()> during_synced_hash;
+  // The pipeline, with the staged path of each fsync snapshot it reads in place
+  // (pipeline/in_place.h), after encoding it and before checking that it did not change
+  // (to change it then), without the state lock.
+  std::function<void(const std::string&)> after_in_place_encode;
+};
+
+TestHooks& test_hooks();
+// Unsets every hook.
+void clear_test_hooks();
+
+}  // namespace ckptfwd::fwd
