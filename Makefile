@@ -1,5 +1,5 @@
 # ckptfwd top-level driver. CMake does the building; this file is the user's interface.
-# make deps | make | make test | make demo | make bench | make bench-ratio | make asan |
+# make deps | make | make test | make demo | make bench | make bench-ratio | make asan | make tsan |
 # make install PREFIX=...
 BUILD  ?= build
 PREFIX ?= /usr/local
@@ -11,7 +11,7 @@ DEB_PKGS := mpich libmpich-dev libunwind-dev zlib1g-dev libfpzip-dev libxxhash-d
             python3-netcdf4 slurm-wlm munge nlohmann-json3-dev
 STAMP  := $(BUILD)/.deps-ok
 
-.PHONY: all deps build test demo bench bench-ratio asan fuzz install clean format
+.PHONY: all deps build test demo bench bench-ratio asan tsan fuzz install clean format
 all: build
 
 # Installs the Debian packages only when one is missing (dpkg-query is cheap). The stamp
@@ -64,6 +64,22 @@ asan: $(STAMP)
 	if [ -n "$$reports" ]; then \
 	  for r in $$reports; do echo "== sanitizer report $(SAN_DIR)/$$r"; head -40 $(SAN_DIR)/$$r; done; \
 	  echo "make asan: sanitizer reports in $(SAN_DIR) (see above)"; exit 1; \
+	fi; exit $$rc
+
+# ThreadSanitizer on the forwarder, the CLI and the unit tests (the preload library stays
+# uninstrumented, as under asan). Reports go to build-tsan/sanitizer/ and fail the target;
+# tests/tsan.supp holds the suppressions, each with its reason.
+TSAN_DIR := $(CURDIR)/build-tsan/sanitizer
+tsan: $(STAMP)
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCKPTFWD_TSAN=ON
+	cmake --build build-tsan -j $(JOBS)
+	@rm -rf $(TSAN_DIR) && mkdir -p $(TSAN_DIR)
+	@TSAN_OPTIONS="log_path=$(TSAN_DIR)/tsan suppressions=$(CURDIR)/tests/tsan.supp second_deadlock_stack=1" \
+	  tests/run_all.sh build-tsan; rc=$$?; \
+	reports=$$(ls $(TSAN_DIR)); \
+	if [ -n "$$reports" ]; then \
+	  for r in $$reports; do echo "== sanitizer report $(TSAN_DIR)/$$r"; head -60 $(TSAN_DIR)/$$r; done; \
+	  echo "make tsan: sanitizer reports in $(TSAN_DIR) (see above)"; exit 1; \
 	fi; exit $$rc
 
 # Fuzz the parsers of untrusted bytes (containers, codec chunks, manifest, netCDF classic headers, schemas

@@ -91,8 +91,8 @@ void write_stats_line() {
 std::atomic<bool> g_exit_done{false};
 
 // Hands over every version still open at exit, then waits until this process's versions
-// are committed (DESIGN: "when mpiexec returns the checkpoint is on the PFS"; the wait and
-// its retries: interpose/exit_wait.h). Returns the exit status to use: status, or
+// are committed (when mpiexec returns, the checkpoint is on the store: README; the wait
+// and its retries: interpose/exit_wait.h). Returns the exit status to use: status, or
 // kNotCommittedStatus instead of 0 when the files are not on the store.
 // flush: exit() path (stdio is flushed after atexit handlers, so flush first); _exit()
 // must not flush.

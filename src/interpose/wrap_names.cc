@@ -1,5 +1,5 @@
 // Calls that act on names: unlink/remove, rename, truncate. For captured paths they act
-// on the forwarder's catalog (DESIGN: apps rotate checkpoints with write-then-rename).
+// on the forwarder's catalog (applications rotate checkpoints with write-then-rename).
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

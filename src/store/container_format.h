@@ -1,5 +1,5 @@
 // What the container writer and reader share: the on-disk constants and small I/O
-// helpers. Internal to src/common (the public interface is container.h).
+// helpers. Internal to src/store (the public interface is container.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,7 @@
 // The state of an open ContainerReader, shared by its two files: container_reader.cc
 // (open, index, file walks, verify) and container_chunks.cc (a chunk's bytes: stored,
 // decoded, cached, and the references to other containers' chunks). Private to
-// src/common: users include store/container.h.
+// src/store: users include store/container.h.
 #pragma once
 #include <unistd.h>
 

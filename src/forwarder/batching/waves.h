@@ -19,7 +19,7 @@
 //     reopens it, so the late file counts as a split of that wave, not a new one; so does
 //     a file that would have decided the rank field of a sealed wave of one path.
 //
-// Not thread-safe: lives in State, under State::mu.
+// Not thread-safe: the Batcher owns it (Batcher::waves_), under State::mu.
 #pragma once
 #include <chrono>
 #include <cstddef>

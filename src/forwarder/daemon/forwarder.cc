@@ -21,7 +21,7 @@
 #include "forwarder/daemon/client_session.h"
 #include "forwarder/daemon/listener.h"
 #include "forwarder/util/log.h"
-#include "forwarder/verbs/orphans.h"
+#include "forwarder/util/process_alive.h"
 #include "forwarder/daemon/recovery.h"
 #include "forwarder/restore/restore.h"
 #include "forwarder/daemon/session_dir.h"

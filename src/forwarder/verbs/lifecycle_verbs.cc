@@ -13,7 +13,7 @@
 #include "forwarder/util/kill_point.h"
 #include "forwarder/util/log.h"
 #include "forwarder/commit/manifest_turn.h"
-#include "forwarder/verbs/orphans.h"
+#include "forwarder/util/process_alive.h"
 #include "forwarder/verbs/service.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder/util/store_paths.h"

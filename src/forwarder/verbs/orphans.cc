@@ -1,4 +1,7 @@
-#include "forwarder/verbs/orphans.h"
+// Versions held by processes without a connection (Version::orphans): after a forwarder
+// restart or a lost connection, a writer that lives on may still CLOSE its version on a
+// new connection; one that died leaves its file as written (Service::reap_orphans).
+#include "forwarder/util/process_alive.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -8,22 +11,10 @@
 #include <cstdio>
 #include <cstring>
 
-#include "wire/proc_state.h"
 #include "forwarder/util/log.h"
 #include "forwarder/verbs/service.h"
 
 namespace ckptfwd::fwd {
-
-bool process_alive(long pid) {
-  if (pid <= 0 || pid == static_cast<long>(getpid())) return false;
-  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
-  errno = 0;
-  char state = proc_state::read_state(
-      pid, [](const char* p, int f) { return ::open(p, f); }, ::close);
-  // Unreadable: gone meanwhile (ENOENT), or no /proc (kill() said it exists).
-  if (state == '?') return errno != ENOENT;
-  return !proc_state::dead(state);
-}
 
 Clock::time_point Service::reap_orphans(bool* closed_some) {
   State& s = c_.state;

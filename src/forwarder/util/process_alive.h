@@ -1,6 +1,6 @@
-// Versions held by processes without a connection (Version::orphans): after a forwarder
-// restart or a lost connection, a writer that lives on may still CLOSE its version on a
-// new connection; one that died leaves its file as written (Service::reap_orphans).
+// Whether a process that held a version is still there: the orphan reaper
+// (Service::reap_orphans, verbs/orphans.cc), a recovery (daemon/recovery.cc) and the
+// daemon's checks of other forwarders ask it.
 #pragma once
 
 namespace ckptfwd::fwd {
