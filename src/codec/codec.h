@@ -1,4 +1,6 @@
-// One interface for every byte codec (zstd, zlib, raw; fpzip and filters come later).
+// One interface for every byte codec: raw, zstd, zlib, and the typed codec chain (kChain,
+// codec/typed.h), whose stages are the transforms (codec/transforms.h) and an entropy
+// stage that is zstd, zlib, fpzip for floats (codec/entropy_fpzip.cc) or none.
 // Modeled on ADIOS2's operator idea: a codec is looked up by a stable id stored in each
 // chunk, so a container written today stays readable when defaults change.
 #pragma once

@@ -761,7 +761,6 @@ void reply_payload(const char** data, size_t* len) {
 }
 bool client_closed_any() { return g_closed_any.load(); }
 void client_note_closed() { g_closed_any.store(true); }
-bool client_owns_fd(int fd) { return fd >= 0 && g_sock.load(std::memory_order_relaxed) == fd; }
 
 void client_fd_gone(int fd) {
   int expected = fd;

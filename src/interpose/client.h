@@ -67,7 +67,6 @@ bool client_closed_any();
 void client_note_closed();
 // The application closed or dup'd over fd: if it was our socket, forget it.
 void client_fd_gone(int fd);
-bool client_owns_fd(int fd);
 // The connected socket (verified), or -1: exec hands it to the new image.
 int client_socket();
 // The new image after exec adopts the socket its predecessor used (already said HELLO).

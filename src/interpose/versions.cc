@@ -381,11 +381,6 @@ void track_dup(int oldfd, int newfd) {
   if (prev) release_version(prev);
 }
 
-void untrack_fd(int fd) {
-  Version* v = g_fds.detach(fd);
-  if (v) release_version(v);
-}
-
 // ---- fallback to the real path ----
 
 namespace {

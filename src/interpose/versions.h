@@ -82,8 +82,6 @@ void note_written(int fd, Version* v, long long start, long long n);
 bool release_version(Version* v);
 // Handles a tracked fd being duplicated onto newfd (dup, dup2, dup3, F_DUPFD).
 void track_dup(int oldfd, int newfd);
-// Forgets fd (closed, or replaced by dup2/dup3) and releases its version.
-void untrack_fd(int fd);
 
 // Switches every fd of v to the real path v->path, copying the staged bytes; the
 // application never notices. True if fd now writes to the real file.

@@ -88,11 +88,6 @@ int open_store_dir(const std::string& dir, std::string* err) {
   return -1;
 }
 
-long long owner_of(const std::string& dir) {
-  struct stat st;
-  return ::stat(dir.c_str(), &st) == 0 ? static_cast<long long>(st.st_uid) : -1;
-}
-
 int open_owned(const std::string& path, int flags, mode_t mode, std::string* err) {
   return open_owned_at(AT_FDCWD, path, path, flags, mode, err);
 }

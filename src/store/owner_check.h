@@ -14,9 +14,6 @@ namespace ckptfwd {
 // naming the path, the owner or mode, and the fix.
 bool check_store_dir(const std::string& dir, std::string* err);
 
-// The uid owning dir (following a symbolic link), or -1 if it cannot be stat'ed.
-long long owner_of(const std::string& dir);
-
 // The store directory dir opened (O_DIRECTORY), when it passes the checks of
 // check_store_dir as opened: the directory the descriptor holds is ours and not writable
 // by group or other, and dir is that directory itself or a symbolic link of ours to it.

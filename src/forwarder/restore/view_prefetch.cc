@@ -50,11 +50,6 @@ void ViewPrefetch::begin(const std::string& view) {
   restoring_.insert(view);
 }
 
-bool ViewPrefetch::try_begin(const std::string& view) {
-  std::lock_guard<std::mutex> g(mu_);
-  return restoring_.insert(view).second;
-}
-
 void ViewPrefetch::end(const std::string& view) {
   {
     std::lock_guard<std::mutex> g(mu_);

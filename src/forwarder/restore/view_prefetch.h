@@ -58,8 +58,6 @@ class ViewPrefetch {
 
   // Blocks while another thread restores view, then marks it as restored by the caller.
   void begin(const std::string& view);
-  // As begin, without waiting: false when another thread restores view.
-  bool try_begin(const std::string& view);
   void end(const std::string& view);
 
   // An open must restore e (its view is not staged): plans the prefetch of the other live

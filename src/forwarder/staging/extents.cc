@@ -58,12 +58,6 @@ Extents extents_clip(const Extents& e, uint64_t size) {
   return out;
 }
 
-uint64_t extents_bytes(const Extents& e) {
-  uint64_t n = 0;
-  for (const Extent& x : e) n += x.end - x.begin;
-  return n;
-}
-
 namespace {
 std::string sys_err(const std::string& what, const std::string& path) {
   return what + " " + path + ": " + strerror(errno);

@@ -30,7 +30,6 @@ void extents_union(Extents& a, const Extents& b);
 void extents_normalize(Extents& e);
 // Cut to [0, size).
 Extents extents_clip(const Extents& e, uint64_t size);
-uint64_t extents_bytes(const Extents& e);
 
 // Reads an extents file: every pair must have begin < end <= kMaxExtentEnd and the file
 // a whole number of pairs (runs may follow each other in any order; they are merged).
