@@ -151,6 +151,12 @@ bool skip_attributes(Cursor& c, bool cdf5, const char* what) {
   return true;
 }
 
+// The dimension list: each dimension's length, and which one is the record dimension.
+struct NcDims {
+  std::vector<uint64_t> len;
+  uint64_t record = ~uint64_t{0};  // none
+};
+
 struct NcVar {
   std::string name;
   const NcType* type = nullptr;
@@ -161,6 +167,182 @@ struct NcVar {
   std::vector<uint64_t> dims;  // lengths; a record variable's first is filled in later
   uint64_t bytes = 0;          // a fixed variable's, or one record's, without padding
 };
+
+// The record layout (size_variables): how many record variables, and the bytes between
+// the starts of two records.
+struct NcRecords {
+  uint64_t vars = 0;
+  uint64_t size = 0;
+};
+
+// dim_list: names (not kept) and lengths; length 0 marks the record (unlimited) dimension,
+// of which classic files have at most one.
+bool read_dimensions(Cursor& c, NcDims& dims) {
+  const uint64_t cs = c.count_size();
+  uint64_t ndims = 0;
+  if (!list_header(c, kTagDimension, "dimension list", cs + 4 + cs, ndims)) return false;
+  for (uint64_t i = 0; i < ndims; ++i) {
+    std::string name;
+    uint64_t len = 0, at = c.pos();
+    if (!c.name(name, "dimension name") || !c.count(len, "dimension length")) return false;
+    if (len == 0) {
+      if (dims.record != ~uint64_t{0}) return c.fail("second record dimension '" + name + "'", at);
+      dims.record = i;
+    }
+    dims.len.push_back(len);
+  }
+  return true;
+}
+
+// One entry of var_list into v: name (unique among names), rank, dimension ids (the
+// record dimension only first), attributes, nc_type, vsize, begin.
+bool read_variable(Cursor& c, bool cdf5, const NcDims& dims, std::set<std::string>& names,
+                   NcVar& v) {
+  v.header_at = c.pos();
+  if (!c.name(v.name, "variable name")) return false;
+  if (!names.insert(v.name).second)
+    return c.fail("second variable named '" + v.name + "'", v.header_at);
+  uint64_t rank = 0, at = c.pos();
+  if (!c.count(rank, "variable rank")) return false;
+  if (rank > kMaxRank)
+    return c.fail("variable '" + v.name + "' has " + std::to_string(rank) +
+                      " dimensions (at most " + std::to_string(kMaxRank) + ")",
+                  at);
+  for (uint64_t k = 0; k < rank; ++k) {
+    uint64_t id = 0;
+    at = c.pos();
+    if (!c.count(id, "dimension id")) return false;
+    if (id >= dims.len.size())
+      return c.fail("variable '" + v.name + "' names dimension " + std::to_string(id) + " of " +
+                        std::to_string(dims.len.size()),
+                    at);
+    if (id == dims.record && k != 0)
+      return c.fail("variable '" + v.name + "' has the record dimension other than first", at);
+    v.dimids.push_back(id);
+  }
+  if (!skip_attributes(c, cdf5, "variable attribute list")) return false;
+  uint32_t t = 0;
+  uint64_t vsize = 0;
+  at = c.pos();
+  if (!c.u32(t, "variable type")) return false;
+  if (!(v.type = nc_type(t, cdf5)))
+    return c.fail("unknown type " + std::to_string(t) + " of variable '" + v.name + "'", at);
+  // vsize is not used: it saturates for large variables, and the netCDF library itself
+  // recomputes sizes from the dimensions.
+  return c.count(vsize, "variable size") && c.offset(v.begin, "variable begin");
+}
+
+// var_list: every variable's entry, in the header's order.
+bool read_variables(Cursor& c, bool cdf5, const NcDims& dims, std::vector<NcVar>& vars) {
+  const uint64_t cs = c.count_size();
+  uint64_t nvars = 0;
+  const uint64_t min_var = cs + 4 + cs + (4 + cs) + 4 + cs + c.offset_size();
+  if (!list_header(c, kTagVariable, "variable list", min_var, nvars)) return false;
+  std::set<std::string> names;
+  for (uint64_t i = 0; i < nvars; ++i) {
+    NcVar v;
+    if (!read_variable(c, cdf5, dims, names, v)) return false;
+    vars.push_back(std::move(v));
+  }
+  return true;
+}
+
+// Sizes (each variable's record flag, dims and bytes), and the record size: the padded
+// record slices of all record variables, except that a single record variable is not
+// padded (as the netCDF library and PnetCDF lay records out). "" or what overflows.
+std::string size_variables(std::vector<NcVar>& vars, const NcDims& dims, NcRecords& records) {
+  for (NcVar& v : vars) {
+    v.record = !v.dimids.empty() && v.dimids[0] == dims.record;
+    uint64_t n = v.type->size;
+    for (size_t k = v.record ? 1 : 0; k < v.dimids.size(); ++k) {
+      v.dims.push_back(dims.len[v.dimids[k]]);
+      if (!mul(n, dims.len[v.dimids[k]], n))
+        return "size of variable '" + v.name + "' overflows at byte " + std::to_string(v.header_at);
+    }
+    v.bytes = n;
+    if (v.record) {
+      uint64_t padded = 0;
+      if (!pad4(n, padded) || !add(records.size, padded, records.size))
+        return "record size overflows at variable '" + v.name + "' at byte " +
+               std::to_string(v.header_at);
+      ++records.vars;
+    }
+  }
+  if (records.vars == 1)
+    for (const NcVar& v : vars)
+      if (v.record) records.size = v.bytes;
+  return "";
+}
+
+// The streaming numrecs: as many whole records as the file holds, each record variable's
+// slice of the last record ending inside the file. "" or what lies beyond the file.
+std::string count_streamed_records(const std::vector<NcVar>& vars, const NcRecords& records,
+                                   uint64_t size, uint64_t& numrecs) {
+  numrecs = 0;
+  if (records.vars == 0 || records.size == 0) return "";
+  uint64_t end = 0;
+  for (const NcVar& v : vars) {
+    if (!v.record || v.bytes == 0) continue;
+    uint64_t e = 0;
+    if (!add(v.begin, v.bytes, e))
+      return "record variable '" + v.name + "' lies beyond the end of the file at byte " +
+             std::to_string(v.begin);
+    end = std::max(end, e);
+  }
+  if (end > 0 && end <= size) numrecs = (size - end) / records.size + 1;
+  return "";
+}
+
+// Every variable with data must lie after the header and inside the file; a header
+// that promises more data than the file holds (a truncated file) is not mapped at all.
+// At most kMaxExtents extents in all. "" or the first variable that does not fit.
+std::string check_data_in_file(const std::vector<NcVar>& vars, uint64_t numrecs, uint64_t recsize,
+                               uint64_t header_end, uint64_t size) {
+  uint64_t n_extents = 0;
+  for (const NcVar& v : vars) {
+    uint64_t count = v.record ? numrecs : 1;
+    if (v.bytes == 0 || count == 0) continue;
+    uint64_t last = 0, end = 0;
+    if (v.begin < header_end)
+      return "variable '" + v.name + "' begins at byte " + std::to_string(v.begin) +
+             ", inside the header (which ends at byte " + std::to_string(header_end) + ")";
+    if (!mul(count - 1, recsize, last) || !add(v.begin, last, last) || !add(last, v.bytes, end) ||
+        end > size)
+      return "variable '" + v.name + "' at byte " + std::to_string(v.begin) +
+             " lies beyond the end of the file (" + std::to_string(size) + " bytes)";
+    n_extents += count;
+    if (n_extents > kMaxExtents)
+      return "more than " + std::to_string(kMaxExtents) + " records to map (variable '" + v.name +
+             "' at byte " + std::to_string(v.begin) + ")";
+  }
+  return "";
+}
+
+// v as a Variable of the map: one extent, or one per record (check_data_in_file passed).
+Variable map_variable(const NcVar& v, uint64_t numrecs, uint64_t recsize) {
+  Variable x;
+  x.name = v.name;
+  x.dtype = v.type->dtype;
+  x.elem_size = v.type->size;
+  x.key = var_key(x.name, x.dtype, v.dimids.size());
+  if (v.record) x.shape.push_back(numrecs);
+  x.shape.insert(x.shape.end(), v.dims.begin(), v.dims.end());
+  if (v.bytes == 0) return x;
+  if (!v.record) {
+    x.extents.push_back(
+        VarExtent{v.begin, v.bytes, std::vector<uint64_t>(x.shape.size(), 0), x.shape, false});
+    return x;
+  }
+  std::vector<uint64_t> shape = x.shape;
+  shape[0] = 1;
+  x.extents.reserve(numrecs);
+  for (uint64_t r = 0; r < numrecs; ++r) {
+    std::vector<uint64_t> start(x.shape.size(), 0);
+    start[0] = r;
+    x.extents.push_back(VarExtent{v.begin + r * recsize, v.bytes, std::move(start), shape, false});
+  }
+  return x;
+}
 
 }  // namespace
 
@@ -179,177 +361,30 @@ bool infer_netcdf_classic(const uint8_t* data, uint64_t size, VariableMap& out, 
   const bool cdf5 = version == 5;
   Cursor c(data, size, version);
   c.skip_padded(4, "magic");
-  const uint64_t cs = c.count_size();
 
+  // The header: numrecs, dim_list, gatt_list, var_list.
   uint64_t numrecs = 0;
-  if (!c.count(numrecs, "numrecs")) return fail(c.error());
-  const uint64_t streaming = cs == 8 ? ~uint64_t{0} : 0xFFFFFFFFu;
-  const bool is_streaming = numrecs == streaming;
-
-  // dim_list
-  uint64_t ndims = 0;
-  if (!list_header(c, kTagDimension, "dimension list", cs + 4 + cs, ndims)) return fail(c.error());
-  std::vector<uint64_t> dim_len;
-  std::vector<std::string> dim_name;
-  uint64_t record_dim = ~uint64_t{0};
-  for (uint64_t i = 0; i < ndims; ++i) {
-    std::string name;
-    uint64_t len = 0, at = c.pos();
-    if (!c.name(name, "dimension name") || !c.count(len, "dimension length"))
-      return fail(c.error());
-    if (len == 0) {
-      // Length 0 marks the record (unlimited) dimension; classic files have at most one.
-      if (record_dim != ~uint64_t{0})
-        return fail("second record dimension '" + name + "' at byte " + std::to_string(at));
-      record_dim = i;
-    }
-    dim_len.push_back(len);
-    dim_name.push_back(std::move(name));
-  }
-
-  if (!skip_attributes(c, cdf5, "global attribute list")) return fail(c.error());
-
-  // var_list: name, ndims, dimids, attributes, nc_type, vsize, begin.
-  uint64_t nvars = 0;
-  const uint64_t min_var = cs + 4 + cs + (4 + cs) + 4 + cs + c.offset_size();
-  if (!list_header(c, kTagVariable, "variable list", min_var, nvars)) return fail(c.error());
+  NcDims dims;
   std::vector<NcVar> vars;
-  std::set<std::string> names;
-  for (uint64_t i = 0; i < nvars; ++i) {
-    NcVar v;
-    v.header_at = c.pos();
-    if (!c.name(v.name, "variable name")) return fail(c.error());
-    if (!names.insert(v.name).second)
-      return fail("second variable named '" + v.name + "' at byte " + std::to_string(v.header_at));
-    uint64_t rank = 0, at = c.pos();
-    if (!c.count(rank, "variable rank")) return fail(c.error());
-    if (rank > kMaxRank)
-      return fail("variable '" + v.name + "' has " + std::to_string(rank) +
-                  " dimensions (at most " + std::to_string(kMaxRank) + ") at byte " +
-                  std::to_string(at));
-    for (uint64_t k = 0; k < rank; ++k) {
-      uint64_t id = 0;
-      at = c.pos();
-      if (!c.count(id, "dimension id")) return fail(c.error());
-      if (id >= dim_len.size())
-        return fail("variable '" + v.name + "' names dimension " + std::to_string(id) + " of " +
-                    std::to_string(dim_len.size()) + " at byte " + std::to_string(at));
-      if (id == record_dim && k != 0)
-        return fail("variable '" + v.name + "' has the record dimension other than first at byte " +
-                    std::to_string(at));
-      v.dimids.push_back(id);
-    }
-    if (!skip_attributes(c, cdf5, "variable attribute list")) return fail(c.error());
-    uint32_t t = 0;
-    uint64_t vsize = 0;
-    at = c.pos();
-    if (!c.u32(t, "variable type")) return fail(c.error());
-    if (!(v.type = nc_type(t, cdf5)))
-      return fail("unknown type " + std::to_string(t) + " of variable '" + v.name + "' at byte " +
-                  std::to_string(at));
-    // vsize is not used: it saturates for large variables, and the netCDF library itself
-    // recomputes sizes from the dimensions.
-    if (!c.count(vsize, "variable size") || !c.offset(v.begin, "variable begin"))
-      return fail(c.error());
-    vars.push_back(std::move(v));
-  }
+  if (!c.count(numrecs, "numrecs") || !read_dimensions(c, dims) ||
+      !skip_attributes(c, cdf5, "global attribute list") || !read_variables(c, cdf5, dims, vars))
+    return fail(c.error());
   const uint64_t header_end = c.pos();
+  const uint64_t streaming = c.count_size() == 8 ? ~uint64_t{0} : 0xFFFFFFFFu;
 
-  // Sizes, and the record size: the padded record slices of all record variables, except
-  // that a single record variable is not padded (as the netCDF library and PnetCDF lay
-  // records out).
-  uint64_t recsize = 0, n_record_vars = 0;
-  for (NcVar& v : vars) {
-    v.record = !v.dimids.empty() && v.dimids[0] == record_dim;
-    uint64_t n = v.type->size;
-    for (size_t k = v.record ? 1 : 0; k < v.dimids.size(); ++k) {
-      v.dims.push_back(dim_len[v.dimids[k]]);
-      if (!mul(n, dim_len[v.dimids[k]], n))
-        return fail("size of variable '" + v.name + "' overflows at byte " +
-                    std::to_string(v.header_at));
-    }
-    v.bytes = n;
-    if (v.record) {
-      uint64_t padded = 0;
-      if (!pad4(n, padded) || !add(recsize, padded, recsize))
-        return fail("record size overflows at variable '" + v.name + "' at byte " +
-                    std::to_string(v.header_at));
-      ++n_record_vars;
-    }
-  }
-  if (n_record_vars == 1)
-    for (const NcVar& v : vars)
-      if (v.record) recsize = v.bytes;
-
-  if (is_streaming) {
-    // As many whole records as the file holds: each record variable's slice of the last
-    // record ends inside the file.
-    numrecs = 0;
-    if (n_record_vars > 0 && recsize > 0) {
-      uint64_t end = 0;
-      for (const NcVar& v : vars) {
-        if (!v.record || v.bytes == 0) continue;
-        uint64_t e = 0;
-        if (!add(v.begin, v.bytes, e))
-          return fail("record variable '" + v.name + "' lies beyond the end of the file at byte " +
-                      std::to_string(v.begin));
-        end = std::max(end, e);
-      }
-      if (end > 0 && end <= size) numrecs = (size - end) / recsize + 1;
-    }
-  }
-
-  // Every variable with data must lie after the header and inside the file; a header
-  // that promises more data than the file holds (a truncated file) is not mapped at all.
-  uint64_t n_extents = 0;
-  for (const NcVar& v : vars) {
-    uint64_t count = v.record ? numrecs : 1;
-    if (v.bytes == 0 || count == 0) continue;
-    uint64_t last = 0, end = 0;
-    if (v.begin < header_end)
-      return fail("variable '" + v.name + "' begins at byte " + std::to_string(v.begin) +
-                  ", inside the header (which ends at byte " + std::to_string(header_end) + ")");
-    if (!mul(count - 1, recsize, last) || !add(v.begin, last, last) || !add(last, v.bytes, end) ||
-        end > size)
-      return fail("variable '" + v.name + "' at byte " + std::to_string(v.begin) +
-                  " lies beyond the end of the file (" + std::to_string(size) + " bytes)");
-    n_extents += count;
-    if (n_extents > kMaxExtents)
-      return fail("more than " + std::to_string(kMaxExtents) + " records to map (variable '" +
-                  v.name + "' at byte " + std::to_string(v.begin) + ")");
-  }
+  NcRecords records;
+  std::string bad = size_variables(vars, dims, records);
+  if (bad.empty() && numrecs == streaming)
+    bad = count_streamed_records(vars, records, size, numrecs);
+  if (bad.empty()) bad = check_data_in_file(vars, numrecs, records.size, header_end, size);
+  if (!bad.empty()) return fail(bad);
 
   VariableMap m;
   m.source = "netcdf";
   m.detail = "CDF-" + std::to_string(version);
   m.vars.reserve(vars.size());
-  for (const NcVar& v : vars) {
-    Variable x;
-    x.name = v.name;
-    x.dtype = v.type->dtype;
-    x.elem_size = v.type->size;
-    x.key = var_key(x.name, x.dtype, v.dimids.size());
-    if (v.record) x.shape.push_back(numrecs);
-    x.shape.insert(x.shape.end(), v.dims.begin(), v.dims.end());
-    if (v.bytes > 0) {
-      if (!v.record) {
-        x.extents.push_back(
-            VarExtent{v.begin, v.bytes, std::vector<uint64_t>(x.shape.size(), 0), x.shape, false});
-      } else {
-        std::vector<uint64_t> shape = x.shape;
-        shape[0] = 1;
-        x.extents.reserve(numrecs);
-        for (uint64_t r = 0; r < numrecs; ++r) {
-          std::vector<uint64_t> start(x.shape.size(), 0);
-          start[0] = r;
-          x.extents.push_back(
-              VarExtent{v.begin + r * recsize, v.bytes, std::move(start), shape, false});
-        }
-      }
-    }
-    m.vars.push_back(std::move(x));
-  }
-  std::string bad = check_variable_map(m, size);
+  for (const NcVar& v : vars) m.vars.push_back(map_variable(v, numrecs, records.size));
+  bad = check_variable_map(m, size);
   if (!bad.empty()) return fail(bad);
   out = std::move(m);
   return true;
