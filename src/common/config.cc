@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 
 #include "common/lossy_rules.h"
 #include "wire/session.h"
@@ -73,104 +74,143 @@ static bool absolute_path(const std::string& v, std::string& out) {
   return true;
 }
 
-bool Config::set(const std::string& key_in, const std::string& value, std::string* err) {
-  std::string key = key_in;
-  std::transform(key.begin(), key.end(), key.begin(), ::toupper);
-  if (key.rfind("CKPTFWD_", 0) == 0) key = key.substr(8);
-  auto bad = [&](const char* expect) {
+namespace {
+
+// One value being set (Config::set), and how each kind of value is parsed into its field;
+// a value that does not parse leaves the field as it was and sets *err to a message
+// naming the key, the value and what is expected.
+struct Setting {
+  const std::string& key;  // upper case, without the CKPTFWD_ prefix
+  const std::string& value;
+  std::string* err;
+
+  bool bad(const char* expect) const {
     if (err) *err = "CKPTFWD_" + key + "='" + value + "': expected " + expect;
     return false;
-  };
-  auto int_key = [&](int& dst, int lo, int hi, const char* expect) {
+  }
+  bool int_value(int& dst, int lo, int hi, const char* expect) const {
     return parse_int(value, lo, hi, dst) ? true : bad(expect);
-  };
-  auto size_key = [&](uint64_t& dst) {
+  }
+  bool size_value(uint64_t& dst) const {
     return parse_size(value, dst) ? true : bad("a size such as 512M or 4G");
-  };
-  auto path_key = [&](std::string& dst) {
+  }
+  // Empty: none.
+  bool path_value(std::string& dst) const {
     if (value.empty()) {
       dst.clear();
       return true;
     }
     return absolute_path(value, dst) ? true : bad("a path that fits in PATH_MAX once absolute");
-  };
-  if (key == "STORE") {
-    return path_key(store);
-  } else if (key == "SCHEME") {
+  }
+  bool flag_value(bool& dst) const {
+    if (value != "0" && value != "1") return bad("0 or 1");
+    dst = value == "1";
+    return true;
+  }
+};
+
+// Each set_*_setting applies s if its key is one of that group's (whether it parsed), or
+// returns nullopt for a key of another group.
+
+// How containers are encoded: scheme, codec, levels, threads, blocks, lossy rules, chunks.
+std::optional<bool> set_encoding_setting(Config& cfg, const Setting& s) {
+  const std::string& key = s.key;
+  const std::string& value = s.value;
+  if (key == "SCHEME") {
     static const char* ok[] = {"agnostic", "agnostic-block", "aware", "aware-block", "auto"};
     if (std::find(std::begin(ok), std::end(ok), value) == std::end(ok))
-      return bad("one of agnostic, agnostic-block, aware, aware-block, auto");
-    scheme = value;
+      return s.bad("one of agnostic, agnostic-block, aware, aware-block, auto");
+    cfg.scheme = value;
   } else if (key == "CODEC") {
-    if (value != "zstd" && value != "zlib" && value != "raw") return bad("zstd, zlib or raw");
-    codec = value;
+    if (value != "zstd" && value != "zlib" && value != "raw") return s.bad("zstd, zlib or raw");
+    cfg.codec = value;
   } else if (key == "LEVEL") {
-    return int_key(level, 0, 19, "an integer 0..19");
+    return s.int_value(cfg.level, 0, 19, "an integer 0..19");
   } else if (key == "SYNC_LEVEL") {
     // zstd's fast levels are negative: the one setting where a leading '-' is allowed.
     bool neg = !value.empty() && value[0] == '-';
     int x = 0;
     if (!parse_int(neg ? value.substr(1) : value, 0, neg ? 7 : 19, x))
-      return bad("an integer -7..19 (negative: zstd's fast levels)");
-    sync_level = neg ? -x : x;
+      return s.bad("an integer -7..19 (negative: zstd's fast levels)");
+    cfg.sync_level = neg ? -x : x;
   } else if (key == "WRITERS") {
-    return int_key(writers, 1, 256, "an integer 1..256");
+    return s.int_value(cfg.writers, 1, 256, "an integer 1..256");
   } else if (key == "GROUP_SIZE") {
-    return int_key(group_size, 0, 1 << 20, "a rank count, 0 for all ranks of a batch");
+    return s.int_value(cfg.group_size, 0, 1 << 20, "a rank count, 0 for all ranks of a batch");
   } else if (key == "BLOCK") {
-    if (!size_key(block_bytes)) return false;
-    if (block_bytes < 64 || block_bytes > (256ull << 20)) return bad("64..256M");
+    if (!s.size_value(cfg.block_bytes)) return false;
+    if (cfg.block_bytes < 64 || cfg.block_bytes > (256ull << 20)) return s.bad("64..256M");
   } else if (key == "SMALL_VAR") {
-    if (!size_key(small_var_bytes)) return false;
-    if (small_var_bytes > (1ull << 30)) return bad("0..1G");
+    if (!s.size_value(cfg.small_var_bytes)) return false;
+    if (cfg.small_var_bytes > (1ull << 30)) return s.bad("0..1G");
   } else if (key == "LOSSY") {
     std::vector<LossyRule> rules;
     std::string why;
     if (!parse_lossy_rules(value, rules, &why)) {
-      if (err) *err = "CKPTFWD_LOSSY='" + value + "': " + why;
+      if (s.err) *s.err = "CKPTFWD_LOSSY='" + value + "': " + why;
       return false;
     }
-    lossy = value;
+    cfg.lossy = value;
   } else if (key == "CODEC_MIN_MBPS") {
-    return int_key(codec_min_mbps, 0, 100000, "MB/s 0..100000");
-  } else if (key == "STAGE_LIMIT") {
-    return size_key(stage_limit);
-  } else if (key == "BATCH_BYTES") {
-    return size_key(batch_bytes);
+    return s.int_value(cfg.codec_min_mbps, 0, 100000, "MB/s 0..100000");
   } else if (key == "CHUNK") {
-    if (!size_key(chunk_bytes)) return false;
-    if (chunk_bytes < 4096 || chunk_bytes > (256ull << 20)) return bad("4K..256M");
-  } else if (key == "SNAPSHOT_READ_MAX") {
-    return size_key(snapshot_read_max);
-  } else if (key == "PREFETCH") {
-    return size_key(prefetch_bytes);
-  } else if (key == "RESTORE_THREADS") {
-    return int_key(restore_threads, 1, 64, "an integer 1..64");
-  } else if (key == "BATCH_WINDOW_MS") {
-    return int_key(batch_window_ms, 0, 600000, "milliseconds 0..600000");
-  } else if (key == "WAVE_WINDOW_MS") {
-    return int_key(wave_window_ms, 0, 600000, "milliseconds 0..600000");
-  } else if (key == "IDLE_EXIT") {
-    return int_key(idle_exit_s, 0, 86400 * 30, "seconds, 0 for never");
-  } else if (key == "TERM_DRAIN_S") {
-    return int_key(term_drain_s, 0, 86400, "seconds 0..86400");
-  } else if (key == "SPIN_US") {
-    return int_key(spin_us, 0, 10000, "microseconds 0..10000");
-  } else if (key == "KEEP") {
-    return int_key(keep, 0, 1 << 20, "a count, 0 for all");
-  } else if (key == "STATS_FILE") {
-    return path_key(stats_file);
-  } else if (key == "LOG") {
+    if (!s.size_value(cfg.chunk_bytes)) return false;
+    if (cfg.chunk_bytes < 4096 || cfg.chunk_bytes > (256ull << 20)) return s.bad("4K..256M");
+  } else {
+    return std::nullopt;
+  }
+  return true;
+}
+
+// Staging, batching and the forwarder's times: limits, windows, reads ahead, keep.
+std::optional<bool> set_batching_setting(Config& cfg, const Setting& s) {
+  const std::string& key = s.key;
+  if (key == "STAGE_LIMIT") return s.size_value(cfg.stage_limit);
+  if (key == "BATCH_BYTES") return s.size_value(cfg.batch_bytes);
+  if (key == "SNAPSHOT_READ_MAX") return s.size_value(cfg.snapshot_read_max);
+  if (key == "PREFETCH") return s.size_value(cfg.prefetch_bytes);
+  if (key == "RESTORE_THREADS") return s.int_value(cfg.restore_threads, 1, 64, "an integer 1..64");
+  if (key == "BATCH_WINDOW_MS")
+    return s.int_value(cfg.batch_window_ms, 0, 600000, "milliseconds 0..600000");
+  if (key == "WAVE_WINDOW_MS")
+    return s.int_value(cfg.wave_window_ms, 0, 600000, "milliseconds 0..600000");
+  if (key == "IDLE_EXIT")
+    return s.int_value(cfg.idle_exit_s, 0, 86400 * 30, "seconds, 0 for never");
+  if (key == "TERM_DRAIN_S") return s.int_value(cfg.term_drain_s, 0, 86400, "seconds 0..86400");
+  if (key == "SPIN_US") return s.int_value(cfg.spin_us, 0, 10000, "microseconds 0..10000");
+  if (key == "KEEP") return s.int_value(cfg.keep, 0, 1 << 20, "a count, 0 for all");
+  return std::nullopt;
+}
+
+// Where things go and how they are written and read: store, stats file, log, direct I/O.
+std::optional<bool> set_output_setting(Config& cfg, const Setting& s) {
+  const std::string& key = s.key;
+  const std::string& value = s.value;
+  if (key == "STORE") return s.path_value(cfg.store);
+  if (key == "STATS_FILE") return s.path_value(cfg.stats_file);
+  if (key == "LOG") {
     if (value == "stderr" || value == "syslog") {
-      log = value;
+      cfg.log = value;
       return true;
     }
-    return path_key(log);
-  } else if (key == "LOG_LEVEL") {
+    return s.path_value(cfg.log);
+  }
+  if (key == "LOG_LEVEL") {
     if (value != "error" && value != "warn" && value != "info" && value != "debug")
-      return bad("error, warn, info or debug");
-    log_level = value;
-  } else if (key == "SCHEMA") {
+      return s.bad("error, warn, info or debug");
+    cfg.log_level = value;
+    return true;
+  }
+  if (key == "DIRECT_WRITE") return s.flag_value(cfg.direct_write);
+  if (key == "DIRECT_READ") return s.flag_value(cfg.direct_read);
+  return std::nullopt;
+}
+
+// Structure inference: schema files, the rename rule, the time limit, the switch.
+std::optional<bool> set_inference_setting(Config& cfg, const Setting& s) {
+  const std::string& key = s.key;
+  const std::string& value = s.value;
+  if (key == "SCHEMA") {
     // Made absolute now: the forwarder, started from the application's directory, leaves
     // it when it becomes a daemon.
     std::string list, one;
@@ -179,30 +219,36 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
       if (e == std::string::npos) e = value.size();
       std::string part = value.substr(b, e - b);
       if (!part.empty()) {
-        if (!absolute_path(part, one)) return bad("schema files (colon-separated paths)");
+        if (!absolute_path(part, one)) return s.bad("schema files (colon-separated paths)");
         list += (list.empty() ? "" : ":") + one;
       }
       b = e + 1;
     }
-    schema = list;
-  } else if (key == "VAR_RENAME") {
-    var_rename = value;
-  } else if (key == "INFER_TIMEOUT_MS") {
-    return int_key(infer_timeout_ms, 100, 3600000, "milliseconds 100..3600000");
-  } else if (key == "INFER") {
-    if (value != "0" && value != "1") return bad("0 or 1");
-    infer = value == "1";
-  } else if (key == "DIRECT_WRITE") {
-    if (value != "0" && value != "1") return bad("0 or 1");
-    direct_write = value == "1";
-  } else if (key == "DIRECT_READ") {
-    if (value != "0" && value != "1") return bad("0 or 1");
-    direct_read = value == "1";
-  } else {
-    if (err) *err = "unknown setting '" + key_in + "'";
-    return false;
+    cfg.schema = list;
+    return true;
   }
-  return true;
+  if (key == "VAR_RENAME") {
+    cfg.var_rename = value;
+    return true;
+  }
+  if (key == "INFER_TIMEOUT_MS")
+    return s.int_value(cfg.infer_timeout_ms, 100, 3600000, "milliseconds 100..3600000");
+  if (key == "INFER") return s.flag_value(cfg.infer);
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool Config::set(const std::string& key_in, const std::string& value, std::string* err) {
+  std::string key = key_in;
+  std::transform(key.begin(), key.end(), key.begin(), ::toupper);
+  if (key.rfind("CKPTFWD_", 0) == 0) key = key.substr(8);
+  const Setting s{key, value, err};
+  for (auto set_group :
+       {set_encoding_setting, set_batching_setting, set_output_setting, set_inference_setting})
+    if (std::optional<bool> done = set_group(*this, s)) return *done;
+  if (err) *err = "unknown setting '" + key_in + "'";
+  return false;
 }
 
 static std::string trim(const std::string& s) {
