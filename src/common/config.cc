@@ -77,8 +77,8 @@ static bool absolute_path(const std::string& v, std::string& out) {
 namespace {
 
 // One value being set (Config::set), and how each kind of value is parsed into its field;
-// a value that does not parse leaves the field as it was and sets *err to a message
-// naming the key, the value and what is expected.
+// a value that does not parse sets *err to a message naming the key, the value and what
+// is expected, and the parser returns false.
 struct Setting {
   const std::string& key;  // upper case, without the CKPTFWD_ prefix
   const std::string& value;
