@@ -2,6 +2,7 @@
 #include "codec/chain_format.h"
 
 #include <cstring>
+#include <optional>
 
 namespace ckptfwd::codec::chain {
 namespace {
@@ -56,39 +57,14 @@ bool has_record(Step s) { return s == Step::kFixed || s == Step::kDict || s == S
 }  // namespace
 
 Dtype parse_dtype(const std::string& name) {
+  // At most 6 digits (kMaxElemSize has 5): a name with more, leading zeros, reads as
+  // bytes, so the chain chosen for it stays what it was before base/dtype.h held the table.
+  std::optional<DtypeInfo> t = dtype_lookup(name, 6);
   Dtype d;
-  auto digits = [&](size_t from) -> uint32_t {
-    if (from >= name.size() || name.size() - from > 6) return 0;
-    uint32_t v = 0;
-    for (size_t i = from; i < name.size(); ++i) {
-      if (name[i] < '0' || name[i] > '9') return 0;
-      v = v * 10 + uint32_t(name[i] - '0');
-    }
-    return v <= kMaxElemSize ? v : 0;
-  };
-  if (name == "I8" || name == "U8" || name == "CHAR") {
-    d.kind = name == "I8" ? DtypeKind::kSigned : DtypeKind::kUnsigned;
-    return d;
-  }
-  if (name.size() == 5 && (name[0] == 'I' || name[0] == 'U' || name[0] == 'F')) {
-    uint32_t bits = 0;
-    std::string b = name.substr(1, 2), order = name.substr(3);
-    if (b == "16") bits = 16;
-    if (b == "32") bits = 32;
-    if (b == "64") bits = 64;
-    if (bits && (order == "LE" || order == "BE") && !(name[0] == 'F' && bits == 16)) {
-      d.kind = name[0] == 'I'   ? DtypeKind::kSigned
-               : name[0] == 'U' ? DtypeKind::kUnsigned
-                                : DtypeKind::kFloat;
-      d.elem = bits / 8;
-      d.big_endian = order == "BE";
-      return d;
-    }
-  }
-  uint32_t n = 0;
-  if (name.rfind("STR", 0) == 0 || name.rfind("CMP", 0) == 0) n = digits(3);
-  if (name.rfind("B", 0) == 0) n = digits(1);
-  if (n) d.elem = n;
+  if (!t || t->size > kMaxElemSize) return d;
+  d.kind = t->kind;
+  d.elem = t->size;
+  d.big_endian = t->big_endian;
   return d;
 }
 

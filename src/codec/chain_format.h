@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "base/dtype.h"
+
 namespace ckptfwd::codec::chain {
 
 inline constexpr uint8_t kSpecVersion = 1;
@@ -28,14 +30,17 @@ inline constexpr size_t kMaxInner = 8;
 inline constexpr uint32_t kMaxElemSize = 1u << 16;
 inline constexpr uint64_t kMaxDictEntries = 1u << 16;
 
-enum class DtypeKind : uint8_t { kBytes = 0, kUnsigned = 1, kSigned = 2, kFloat = 3 };
+// The u8 "dtype kind" of the chunk header.
+using ckptfwd::DtypeKind;
 
 struct Dtype {
   DtypeKind kind = DtypeKind::kBytes;
   uint32_t elem = 1;  // bytes per element
   bool big_endian = false;
 };
-// The dtype of a variable_map.h name; "bytes" (elem 1) for an unknown name.
+// The dtype of a name of base/dtype.h whose element size the header can hold: a sized name
+// (STR<n>, CMP<n>, B<n>) with at most 6 digits and n <= kMaxElemSize. "bytes" (elem 1)
+// for any other name.
 Dtype parse_dtype(const std::string& name);
 
 enum class Step : uint8_t {

@@ -22,7 +22,7 @@ namespace ckptfwd::codec {
 // varies fastest): {ny, nx} for [nz][ny][nx], {} for a 1-D array or unknown. A chunk handed
 // to encode() starts at an element boundary (at a row boundary when inner is known).
 struct Layout {
-  std::string dtype = "bytes";  // a dtype name of store/variable_map.h: F32BE, I32LE, ...
+  std::string dtype = "bytes";  // a dtype name of base/dtype.h: F32BE, I32LE, ...
   std::vector<uint64_t> inner;
 };
 

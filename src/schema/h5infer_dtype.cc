@@ -85,7 +85,7 @@ std::string float_name(hid_t t, size_t size) {
 std::string dtype_name(hid_t t, uint32_t* elem_size) {
   if (has_variable_length(t)) return "";
   size_t size = H5Tget_size(t);
-  // dtype names carry at most 9 digits (variable_map.cc); no real element comes near.
+  // dtype names carry at most 9 digits (base/dtype.h); no real element comes near.
   if (size == 0 || size > 999999999) return "";
   *elem_size = static_cast<uint32_t>(size);
   std::string n;

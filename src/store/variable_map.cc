@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
+#include "base/dtype.h"
 #include "base/le_codec.h"
 
 namespace ckptfwd {
@@ -12,17 +14,6 @@ namespace {
 // HDF5 allows 32 dimensions, netCDF 1024; no real checkpoint comes near this, and it keeps
 // a hostile rank from making a decoder allocate much.
 constexpr uint32_t kMaxRank = 64;
-
-bool parse_suffix_size(const std::string& s, size_t prefix, uint32_t& out) {
-  if (s.size() <= prefix || s.size() > prefix + 9) return false;
-  uint32_t v = 0;
-  for (size_t i = prefix; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    v = v * 10 + static_cast<uint32_t>(s[i] - '0');
-  }
-  out = v;
-  return v > 0;
-}
 
 }  // namespace
 
@@ -49,20 +40,8 @@ std::string ungrouped_key(const std::string& key) {
 }
 
 uint32_t dtype_name_size(const std::string& d) {
-  static const struct {
-    const char* name;
-    uint32_t size;
-  } fixed[] = {{"I8", 1},    {"U8", 1},    {"CHAR", 1},  {"bytes", 1}, {"I16LE", 2},
-               {"I16BE", 2}, {"U16LE", 2}, {"U16BE", 2}, {"I32LE", 4}, {"I32BE", 4},
-               {"U32LE", 4}, {"U32BE", 4}, {"F32LE", 4}, {"F32BE", 4}, {"I64LE", 8},
-               {"I64BE", 8}, {"U64LE", 8}, {"U64BE", 8}, {"F64LE", 8}, {"F64BE", 8}};
-  for (const auto& f : fixed)
-    if (d == f.name) return f.size;
-  uint32_t n = 0;
-  if (d.rfind("STR", 0) == 0 && parse_suffix_size(d, 3, n)) return n;
-  if (d.rfind("CMP", 0) == 0 && parse_suffix_size(d, 3, n)) return n;
-  if (d.rfind("B", 0) == 0 && parse_suffix_size(d, 1, n)) return n;
-  return 0;
+  std::optional<DtypeInfo> t = dtype_lookup(d);
+  return t ? t->size : 0;
 }
 
 std::string check_variable_map(const VariableMap& m, uint64_t file_size) {

@@ -12,14 +12,8 @@
 // dimension, "Array<N>D" for N dimensions). Names may be rewritten first by a rename rule
 // (CKPTFWD_VAR_RENAME), so that "temp_r0003" of every rank becomes one key.
 //
-// Dtype names (elements of elem_size bytes):
-//   I8 U8, I16LE I16BE U16LE U16BE, I32LE I32BE U32LE U32BE, I64LE I64BE U64LE U64BE,
-//   F32LE F32BE F64LE F64BE       integers and IEEE floats with their byte order
-//   CHAR                          1-byte text characters
-//   STR<n>                        fixed-length strings of n bytes
-//   CMP<n>                        compound (struct) elements of n bytes
-//   B<n>                          any other element of n bytes (opaque, bitfield, enum...)
-//   bytes                         untyped bytes (elem_size 1), e.g. a schema's `bytes` field
+// Dtype names (elements of elem_size bytes): the table of base/dtype.h (F32LE, I16BE,
+// CHAR, STR<n>, CMP<n>, B<n>, bytes, ...).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -75,7 +69,7 @@ std::string var_key(const std::string& name, const std::string& dtype, size_t ra
 std::string grouped_key(const std::string& key, size_t group);
 std::string ungrouped_key(const std::string& key);
 
-// Element size of a dtype name (0 for an unknown name).
+// Element size of a dtype name (dtype_lookup of base/dtype.h; 0 for an unknown name).
 uint32_t dtype_name_size(const std::string& dtype);
 
 // Checks a map against a file of file_size bytes: every extent non-empty and inside the
