@@ -42,6 +42,189 @@ Chain zstd_chain(std::vector<StepSpec> steps, int zstd_level) {
   return c;
 }
 
+// One encode() of a chunk: run_steps() applies the plan's steps between the two scratch
+// buffers, recording in the header those that applied; write() appends the header and
+// the entropy-coded body.
+class ChunkEncoder {
+ public:
+  ChunkEncoder(const Chain& chain, const Plan& plan, const Layout& layout, const uint8_t* in,
+               size_t n, std::vector<uint8_t>& buf_a, std::vector<uint8_t>& buf_b,
+               std::vector<uint8_t>& side)
+      : chain_(chain), plan_(plan), in_(in), n_(n), buf_a_(buf_a), buf_b_(buf_b), side_(side) {
+    h_.dtype = parse_dtype(layout.dtype);
+    h_.inner = layout.inner;
+    if (h_.inner.size() > kMaxInner) h_.inner.clear();
+    h_.raw_size = n;
+    h_.entropy = plan.entropy;
+    h_.level = plan.level;
+    elem_ = h_.dtype.elem;
+    m_ = n / elem_;
+    row_ = h_.inner.empty() ? 0 : h_.inner.back();
+    is_float_ = h_.dtype.kind == DtypeKind::kFloat;
+    w_ = elem_;
+    const size_t cap = m_ * std::max<uint32_t>(elem_, 8) + n % elem_ + 64;
+    if (buf_a_.size() < cap) buf_a_.resize(cap);
+    if (buf_b_.size() < cap) buf_b_.resize(cap);
+    side_.clear();
+  }
+
+  bool run_steps(std::string* err);
+  bool write(std::vector<uint8_t>& out, std::string* err);
+
+ private:
+  enum class Applied { kYes, kSkipped, kError };
+  // Step s from src_ into dst_ (its record in rec), or skipped where it does not apply.
+  Applied apply(const StepSpec& s, StepRecord& rec, std::string* err);
+  // kFixed or kQuant from src_ into dst_; skipped with too many exceptions.
+  Applied apply_fixed(const StepSpec& s, StepRecord& rec);
+  Applied apply_quant(StepRecord& rec, std::string* err);
+  // The header and an fpzip body: true when the chunk (floats, only native order steps)
+  // took it, else out as it was.
+  bool write_fpzip(std::vector<uint8_t>& out);
+  // The body: main stream, side data, tail, in one buffer for the entropy stage.
+  bool write_body(std::vector<uint8_t>& out, size_t out_start, std::string* err);
+
+  const Chain& chain_;
+  const Plan& plan_;
+  const uint8_t* in_;
+  const size_t n_;
+  std::vector<uint8_t>& buf_a_;
+  std::vector<uint8_t>& buf_b_;
+  std::vector<uint8_t>& side_;
+  ChunkHeader h_;
+  uint32_t elem_ = 0;
+  uint64_t m_ = 0;    // elements
+  uint64_t row_ = 0;  // the innermost extent, 0 when unknown
+  bool is_float_ = false;
+  const uint8_t* src_ = in_;             // the last step's output (the chunk before any)
+  std::vector<uint8_t>* dst_ = &buf_a_;  // the next step's output
+  uint32_t w_ = 0;                       // element width of src_
+  // Fixed-point, quantization and the float order of dictionaries need the values
+  // themselves: only a byte order step may come before them.
+  bool values_intact_ = true;
+};
+
+bool ChunkEncoder::run_steps(std::string* err) {
+  for (const StepSpec& s : plan_.steps) {
+    StepRecord rec;
+    rec.spec = s;
+    Applied a = apply(s, rec, err);
+    if (a == Applied::kError) return false;
+    if (a == Applied::kSkipped) continue;
+    if (rec.width) w_ = rec.width;
+    values_intact_ = values_intact_ && s.kind == Step::kSwap;
+    h_.steps.push_back(rec);
+    src_ = dst_->data();
+    dst_ = dst_ == &buf_a_ ? &buf_b_ : &buf_a_;
+  }
+  return true;
+}
+
+ChunkEncoder::Applied ChunkEncoder::apply(const StepSpec& s, StepRecord& rec, std::string* err) {
+  uint8_t* dst = dst_->data();
+  switch (s.kind) {
+    case Step::kSwap:
+      if (!h_.dtype.big_endian || !values_intact_ || (w_ != 2 && w_ != 4 && w_ != 8))
+        return Applied::kSkipped;
+      swap_bytes(src_, dst, m_, w_);
+      return Applied::kYes;
+    case Step::kFixed:
+      return apply_fixed(s, rec);
+    case Step::kQuant:
+      return apply_quant(rec, err);
+    case Step::kDict: {
+      if (!is_int_width(w_)) return Applied::kSkipped;
+      size_t side_before = side_.size();
+      if (!dict_encode(src_, dst, m_, w_, is_float_ && values_intact_, rec, side_)) {
+        side_.resize(side_before);
+        return Applied::kSkipped;
+      }
+      return Applied::kYes;
+    }
+    case Step::kShuffle:
+      if (w_ < 2) return Applied::kSkipped;
+      shuffle(src_, dst, m_, w_);
+      return Applied::kYes;
+    case Step::kByteDelta:
+      byte_delta(src_, dst, m_ * w_);
+      return Applied::kYes;
+    default:
+      if (!is_predictor(s.kind) || !is_int_width(w_)) return Applied::kSkipped;
+      predict(s.kind, s.param == 1, src_, dst, m_, w_, row_);
+      rec.spec.param = s.param == 1 ? 1 : 0;
+      return Applied::kYes;
+  }
+}
+
+ChunkEncoder::Applied ChunkEncoder::apply_fixed(const StepSpec& s, StepRecord& rec) {
+  if (!is_float_ || !values_intact_) return Applied::kSkipped;
+  size_t side_before = side_.size();
+  fixed_encode(s.param, src_, dst_->data(), m_, w_, rec, side_);
+  if (too_many_exceptions(rec, m_)) {
+    side_.resize(side_before);
+    return Applied::kSkipped;
+  }
+  return Applied::kYes;
+}
+
+ChunkEncoder::Applied ChunkEncoder::apply_quant(StepRecord& rec, std::string* err) {
+  if (!chain_.lossy) {
+    fail(err, "lossy step in a chain without a LossyBound");
+    return Applied::kError;
+  }
+  const LossyBound& b = *chain_.lossy;
+  if (!is_float_ || !values_intact_ || !(b.abs > 0 || b.rel > 0)) return Applied::kSkipped;
+  uint8_t mode = b.abs > 0 ? 0 : 1;
+  size_t side_before = side_.size();
+  quant_encode(mode, b.abs, b.rel, src_, dst_->data(), m_, w_, rec, side_);
+  if (too_many_exceptions(rec, m_)) {
+    side_.resize(side_before);
+    return Applied::kSkipped;
+  }
+  return Applied::kYes;
+}
+
+bool ChunkEncoder::write(std::vector<uint8_t>& out, std::string* err) {
+  const size_t out_start = out.size();
+  if (h_.entropy == Entropy::kFpzip) {
+    // fpzip codes floats only; for anything else, when it is not trusted (typed.h) or if it
+    // fails, the chunk gets zstd -3.
+    if (write_fpzip(out)) return true;
+    h_.entropy = Entropy::kZstd;
+    h_.level = 3;
+  }
+  write_header(h_, out);
+  return write_body(out, out_start, err);
+}
+
+bool ChunkEncoder::write_fpzip(std::vector<uint8_t>& out) {
+  bool only_native = std::all_of(h_.steps.begin(), h_.steps.end(),
+                                 [](const StepRecord& r) { return r.spec.kind == Step::kSwap; });
+  if (!is_float_ || w_ != elem_ || !only_native) return false;
+  const size_t out_start = out.size();
+  write_header(h_, out);
+  if (fpzip_encode(src_, m_, w_, h_.inner, out)) {
+    out.insert(out.end(), in_ + m_ * elem_, in_ + n_);  // the tail, verbatim
+    return true;
+  }
+  out.resize(out_start);
+  return false;
+}
+
+bool ChunkEncoder::write_body(std::vector<uint8_t>& out, size_t out_start, std::string* err) {
+  const size_t main = m_ * w_, tail = n_ - m_ * elem_;
+  std::vector<uint8_t>& body = *dst_;
+  if (body.size() < main + side_.size() + tail) body.resize(main + side_.size() + tail);
+  if (main) memmove(body.data(), src_, main);
+  if (!side_.empty()) memcpy(body.data() + main, side_.data(), side_.size());
+  if (tail) memcpy(body.data() + main + side_.size(), in_ + m_ * elem_, tail);
+  if (!entropy_encode(h_.entropy, h_.level, body.data(), main + side_.size() + tail, out)) {
+    out.resize(out_start);
+    return fail(err, "entropy stage failed");
+  }
+  return true;
+}
+
 }  // namespace
 
 Chain bytes_chain(int zstd_level) { return zstd_chain({}, zstd_level); }
@@ -55,120 +238,10 @@ bool encode(const Chain& chain, const Layout& layout, const uint8_t* in, size_t 
             std::vector<uint8_t>& out, std::string* err) {
   Plan plan;
   if (!parse_plan(chain.spec, plan)) return fail(err, "malformed chain spec");
-  ChunkHeader h;
-  h.dtype = parse_dtype(layout.dtype);
-  h.inner = layout.inner;
-  if (h.inner.size() > kMaxInner) h.inner.clear();
-  h.raw_size = n;
-  h.entropy = plan.entropy;
-  h.level = plan.level;
-  const uint32_t elem = h.dtype.elem;
-  const uint64_t m = n / elem;
-  const uint64_t row = h.inner.empty() ? 0 : h.inner.back();
-  const bool is_float = h.dtype.kind == DtypeKind::kFloat;
-
   // Two scratch buffers per thread, swapped after each step; reused across chunks.
   thread_local std::vector<uint8_t> buf_a, buf_b, side;
-  const size_t cap = m * std::max<uint32_t>(elem, 8) + n % elem + 64;
-  if (buf_a.size() < cap) buf_a.resize(cap);
-  if (buf_b.size() < cap) buf_b.resize(cap);
-  side.clear();
-  const uint8_t* src = in;
-  std::vector<uint8_t>* dst = &buf_a;
-  uint32_t w = elem;
-  auto advance = [&]() {
-    src = dst->data();
-    dst = dst == &buf_a ? &buf_b : &buf_a;
-  };
-
-  // Fixed-point, quantization and the float order of dictionaries need the values
-  // themselves: only a byte order step may come before them.
-  bool values_intact = true;
-  for (const StepSpec& s : plan.steps) {
-    StepRecord rec;
-    rec.spec = s;
-    size_t side_before = side.size();
-    switch (s.kind) {
-      case Step::kSwap:
-        if (!h.dtype.big_endian || !values_intact || (w != 2 && w != 4 && w != 8)) continue;
-        swap_bytes(src, dst->data(), m, w);
-        break;
-      case Step::kFixed:
-        if (!is_float || !values_intact) continue;
-        fixed_encode(s.param, src, dst->data(), m, w, rec, side);
-        if (too_many_exceptions(rec, m)) {
-          side.resize(side_before);
-          continue;
-        }
-        break;
-      case Step::kQuant: {
-        if (!chain.lossy) return fail(err, "lossy step in a chain without a LossyBound");
-        const LossyBound& b = *chain.lossy;
-        if (!is_float || !values_intact || !(b.abs > 0 || b.rel > 0)) continue;
-        uint8_t mode = b.abs > 0 ? 0 : 1;
-        quant_encode(mode, b.abs, b.rel, src, dst->data(), m, w, rec, side);
-        if (too_many_exceptions(rec, m)) {
-          side.resize(side_before);
-          continue;
-        }
-        break;
-      }
-      case Step::kDict:
-        if (!is_int_width(w)) continue;
-        if (!dict_encode(src, dst->data(), m, w, is_float && values_intact, rec, side)) {
-          side.resize(side_before);
-          continue;
-        }
-        break;
-      case Step::kShuffle:
-        if (w < 2) continue;
-        shuffle(src, dst->data(), m, w);
-        break;
-      case Step::kByteDelta:
-        byte_delta(src, dst->data(), m * w);
-        break;
-      default:
-        if (!is_predictor(s.kind) || !is_int_width(w)) continue;
-        predict(s.kind, s.param == 1, src, dst->data(), m, w, row);
-        rec.spec.param = s.param == 1 ? 1 : 0;
-        break;
-    }
-    if (rec.width) w = rec.width;
-    values_intact = values_intact && s.kind == Step::kSwap;
-    h.steps.push_back(rec);
-    advance();
-  }
-
-  const size_t out_start = out.size();
-  if (h.entropy == Entropy::kFpzip) {
-    // fpzip codes floats only; for anything else, when it is not trusted (typed.h) or if it
-    // fails, the chunk gets zstd -3.
-    bool only_native = std::all_of(h.steps.begin(), h.steps.end(),
-                                   [](const StepRecord& r) { return r.spec.kind == Step::kSwap; });
-    if (is_float && w == elem && only_native) {
-      write_header(h, out);
-      if (fpzip_encode(src, m, w, h.inner, out)) {
-        out.insert(out.end(), in + m * elem, in + n);  // the tail, verbatim
-        return true;
-      }
-      out.resize(out_start);
-    }
-    h.entropy = Entropy::kZstd;
-    h.level = 3;
-  }
-  write_header(h, out);
-  // Body: main stream, side data, tail, in one buffer for the entropy stage.
-  const size_t main = m * w, tail = n - m * elem;
-  std::vector<uint8_t>& body = *dst;
-  if (body.size() < main + side.size() + tail) body.resize(main + side.size() + tail);
-  if (main) memmove(body.data(), src, main);
-  if (!side.empty()) memcpy(body.data() + main, side.data(), side.size());
-  if (tail) memcpy(body.data() + main + side.size(), in + m * elem, tail);
-  if (!entropy_encode(h.entropy, h.level, body.data(), main + side.size() + tail, out)) {
-    out.resize(out_start);
-    return fail(err, "entropy stage failed");
-  }
-  return true;
+  ChunkEncoder enc(chain, plan, layout, in, n, buf_a, buf_b, side);
+  return enc.run_steps(err) && enc.write(out, err);
 }
 
 }  // namespace ckptfwd::codec
