@@ -33,19 +33,16 @@ namespace ckptfwd {
 
 using namespace container_format;
 
-bool ContainerReader::Impl::parse_index(const uint8_t* p, size_t n, uint64_t index_off,
-                                        uint32_t version, std::string* err) {
-  const bool has_hints = version >= 2, has_vars = version >= 3;
-  const size_t file_record_min = has_vars    ? kFileRecordMinV3
-                                 : has_hints ? kFileRecordMinV2
-                                             : kFileRecordMinV1;
-  auto fail = [&](const std::string& why) {
-    if (err) *err = path + ": corrupt index: " + why;
-    return false;
-  };
-  Dec d(p, n);
+namespace {
+
+// The stream table of an index of this format version whose chunk area ends at
+// index_off: each stream with its chunks, and raw_start (each chunk's stream offset).
+// "" or why it is corrupt; d is past it.
+std::string read_stream_table(Dec& d, uint64_t index_off, uint32_t version,
+                              std::vector<StreamInfo>& streams,
+                              std::vector<std::vector<uint64_t>>& raw_start) {
   uint32_t ns = d.u32();
-  if (!d.ok() || ns > d.left() / kStreamRecordMin) return fail("stream count out of range");
+  if (!d.ok() || ns > d.left() / kStreamRecordMin) return "stream count out of range";
   streams.resize(ns);
   raw_start.resize(ns);
   for (uint32_t s = 0; s < ns; ++s) {
@@ -55,8 +52,8 @@ bool ContainerReader::Impl::parse_index(const uint8_t* p, size_t n, uint64_t ind
     st.scheme = d.str();
     st.raw_size = d.u64();
     uint32_t nc = d.u32();
-    if (!d.ok()) return fail("truncated stream " + std::to_string(s));
-    if (nc > d.left() / kChunkRecord) return fail("chunk count of stream " + std::to_string(s));
+    if (!d.ok()) return "truncated stream " + std::to_string(s);
+    if (nc > d.left() / kChunkRecord) return "chunk count of stream " + std::to_string(s);
     st.chunks.resize(nc);
     raw_start[s].resize(nc);
     uint64_t sum = 0;
@@ -68,77 +65,111 @@ bool ContainerReader::Impl::parse_index(const uint8_t* p, size_t n, uint64_t ind
       c.offset = d.u64();
       c.raw_hash = d.u64();
       c.comp_hash = d.u64();
-      if (!d.ok()) return fail("truncated chunk table");
+      if (!d.ok()) return "truncated chunk table";
       std::string where = "chunk " + std::to_string(i) + " of stream '" + st.key + "'";
       if (c.offset < kHeaderSize || c.offset > index_off || c.comp_size > index_off - c.offset)
-        return fail(where + " lies outside the chunk area");
-      if (c.raw_size > kMaxChunkRaw) return fail(where + " is implausibly large");
+        return where + " lies outside the chunk area";
+      if (c.raw_size > kMaxChunkRaw) return where + " is implausibly large";
       if (c.codec == static_cast<uint8_t>(CodecId::kRef)) {
         if (version < 4)
-          return fail(where + " is a reference, which format version " + std::to_string(version) +
-                      " does not have");
-        if (c.comp_size > kMaxChunkRefBytes) return fail(where + " is a reference too long");
+          return where + " is a reference, which format version " + std::to_string(version) +
+                 " does not have";
+        if (c.comp_size > kMaxChunkRefBytes) return where + " is a reference too long";
       }
       raw_start[s][i] = sum;
       sum += c.raw_size;  // cannot overflow: at most 2^32 chunks of at most 2^28 bytes
     }
-    if (sum != st.raw_size) return fail("stream '" + st.key + "' size disagrees with its chunks");
+    if (sum != st.raw_size) return "stream '" + st.key + "' size disagrees with its chunks";
   }
+  return "";
+}
+
+// File number f's ranges (in order, inside the file and their streams). "" or why not.
+std::string read_ranges(Dec& d, const std::vector<StreamInfo>& streams, uint32_t f, FileEntry& fe) {
+  uint32_t nr = d.u32();
+  if (!d.ok()) return "truncated file table";
+  if (nr > d.left() / kRangeRecord) return "range count of file " + std::to_string(f);
+  fe.ranges.resize(nr);
+  uint64_t end = 0;
+  for (uint32_t r = 0; r < nr; ++r) {
+    FileRange& fr = fe.ranges[r];
+    fr.file_off = d.u64();
+    fr.len = d.u64();
+    fr.stream = d.u32();
+    fr.stream_off = d.u64();
+    if (!d.ok()) return "truncated range table";
+    std::string where = "file '" + fe.path + "' range " + std::to_string(r);
+    if (fr.stream >= streams.size()) return where + " names an unknown stream";
+    if (fr.file_off < end) return where + " is out of order or overlaps";
+    if (fr.len > fe.size || fr.file_off > fe.size - fr.len)
+      return where + " lies beyond the file size";
+    const StreamInfo& st = streams[fr.stream];
+    if (fr.len > st.raw_size || fr.stream_off > st.raw_size - fr.len)
+      return where + " lies beyond its stream";
+    end = fr.file_off + fr.len;
+  }
+  return "";
+}
+
+// File number f's dtype hints (format version 2 on). "" or why not.
+std::string read_hints(Dec& d, uint32_t f, FileEntry& fe) {
+  uint32_t nh = d.u32();
+  if (!d.ok()) return "truncated file table";
+  if (nh > d.left() / kHintRecord) return "hint count of file " + std::to_string(f);
+  fe.hints.resize(nh);
+  uint64_t hend = 0;
+  for (uint32_t k = 0; k < nh; ++k) {
+    DtypeHint& h = fe.hints[k];
+    h.file_off = d.u64();
+    h.len = d.u64();
+    h.dtype = d.u8();
+    if (!d.ok()) return "truncated hint table";
+    std::string why = bad_hint(h, hend, fe.size);
+    if (!why.empty()) return "file '" + fe.path + "' dtype hint " + std::to_string(k) + " " + why;
+    hend = h.file_off + h.len;
+  }
+  return "";
+}
+
+// File number f of the file table of index p[0, n) of this format version: its fields,
+// ranges, hints (version 2 on) and variable map (version 3 on). "" or why it is corrupt.
+std::string read_file_entry(Dec& d, const uint8_t* p, size_t n, uint32_t version,
+                            const std::vector<StreamInfo>& streams, uint32_t f, FileEntry& fe) {
+  fe.path = d.str();
+  fe.rank = static_cast<int32_t>(d.u32());
+  fe.size = d.u64();
+  fe.mode = d.u32();
+  fe.mtime_ns = static_cast<int64_t>(d.u64());
+  fe.version = d.u64();
+  fe.hash = d.u64();
+  std::string why = read_ranges(d, streams, f, fe);
+  if (!why.empty() || version < 2) return why;
+  why = read_hints(d, f, fe);
+  if (!why.empty() || version < 3) return why;
+  if (!read_variable_map(d, p, n, fe.size, fe.vars, &why)) return "file '" + fe.path + "' " + why;
+  return "";
+}
+
+}  // namespace
+
+bool ContainerReader::Impl::parse_index(const uint8_t* p, size_t n, uint64_t index_off,
+                                        uint32_t version, std::string* err) {
+  const size_t file_record_min = version >= 3   ? kFileRecordMinV3
+                                 : version >= 2 ? kFileRecordMinV2
+                                                : kFileRecordMinV1;
+  auto fail = [&](const std::string& why) {
+    if (err) *err = path + ": corrupt index: " + why;
+    return false;
+  };
+  Dec d(p, n);
+  std::string why = read_stream_table(d, index_off, version, streams, raw_start);
+  if (!why.empty()) return fail(why);
   uint32_t nf = d.u32();
   if (!d.ok() || nf > d.left() / file_record_min) return fail("file count out of range");
   files.resize(nf);
   for (uint32_t f = 0; f < nf; ++f) {
-    FileEntry& fe = files[f];
-    fe.path = d.str();
-    fe.rank = static_cast<int32_t>(d.u32());
-    fe.size = d.u64();
-    fe.mode = d.u32();
-    fe.mtime_ns = static_cast<int64_t>(d.u64());
-    fe.version = d.u64();
-    fe.hash = d.u64();
-    uint32_t nr = d.u32();
-    if (!d.ok()) return fail("truncated file table");
-    if (nr > d.left() / kRangeRecord) return fail("range count of file " + std::to_string(f));
-    fe.ranges.resize(nr);
-    uint64_t end = 0;
-    for (uint32_t r = 0; r < nr; ++r) {
-      FileRange& fr = fe.ranges[r];
-      fr.file_off = d.u64();
-      fr.len = d.u64();
-      fr.stream = d.u32();
-      fr.stream_off = d.u64();
-      if (!d.ok()) return fail("truncated range table");
-      std::string where = "file '" + fe.path + "' range " + std::to_string(r);
-      if (fr.stream >= ns) return fail(where + " names an unknown stream");
-      if (fr.file_off < end) return fail(where + " is out of order or overlaps");
-      if (fr.len > fe.size || fr.file_off > fe.size - fr.len)
-        return fail(where + " lies beyond the file size");
-      const StreamInfo& st = streams[fr.stream];
-      if (fr.len > st.raw_size || fr.stream_off > st.raw_size - fr.len)
-        return fail(where + " lies beyond its stream");
-      end = fr.file_off + fr.len;
-    }
-    if (!has_hints) continue;
-    uint32_t nh = d.u32();
-    if (!d.ok()) return fail("truncated file table");
-    if (nh > d.left() / kHintRecord) return fail("hint count of file " + std::to_string(f));
-    fe.hints.resize(nh);
-    uint64_t hend = 0;
-    for (uint32_t k = 0; k < nh; ++k) {
-      DtypeHint& h = fe.hints[k];
-      h.file_off = d.u64();
-      h.len = d.u64();
-      h.dtype = d.u8();
-      if (!d.ok()) return fail("truncated hint table");
-      std::string why = bad_hint(h, hend, fe.size);
-      if (!why.empty())
-        return fail("file '" + fe.path + "' dtype hint " + std::to_string(k) + " " + why);
-      hend = h.file_off + h.len;
-    }
-    if (!has_vars) continue;
-    std::string why;
-    if (!read_variable_map(d, p, n, fe.size, fe.vars, &why))
-      return fail("file '" + fe.path + "' " + why);
+    why = read_file_entry(d, p, n, version, streams, f, files[f]);
+    if (!why.empty()) return fail(why);
   }
   if (d.left() != 0) return fail("trailing bytes after the file table");
   return true;
@@ -164,30 +195,9 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, FileHashKind kind,
     if (want_whole) h.update_zeros(len);
   };
   // The distinct chunks of the file in the order the walk first needs them, decoded ahead
-  // of it by helper threads when there are several (see decode_ahead.h). A chunk needed
-  // again later (a file alternating between its variables' streams) comes from the cache.
+  // of it (decode_ahead_for).
   std::vector<std::pair<size_t, size_t>> firsts;
-  std::unique_ptr<DecodeAhead> ahead;
-  if (decode_helpers > 0) {
-    std::set<std::pair<size_t, size_t>> seen;
-    for (const FileRange& r : f.ranges) {
-      if (r.len == 0) continue;
-      for (size_t i = chunk_at(r.stream, r.stream_off),
-                  last = chunk_at(r.stream, r.stream_off + r.len - 1);
-           i <= last; ++i)
-        if (streams[r.stream].chunks[i].raw_size > 0 && seen.insert({r.stream, i}).second)
-          firsts.push_back({r.stream, i});
-    }
-    // Direct reads wait for the store without read-ahead: two more helpers keep reads in
-    // flight while the others decode (a helper waiting for the store takes no core).
-    const unsigned helpers = decode_helpers + (direct.direct() ? 2 : 0);
-    if (firsts.size() > 1)
-      ahead = std::make_unique<DecodeAhead>(firsts.size(), helpers, 2 * (helpers + 1),
-                                            [&](size_t k, std::string* why) -> DecodeAhead::Bytes {
-                                              return cached_chunk(firsts[k].first, firsts[k].second,
-                                                                  why);
-                                            });
-  }
+  std::unique_ptr<DecodeAhead> ahead = decode_ahead_for(f, firsts);
   size_t next_first = 0;  // the first of firsts the walk has not reached
   ChunkBytes held;        // the chunk being read
   size_t cached_s = SIZE_MAX, cached_i = SIZE_MAX;
@@ -235,6 +245,34 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, FileHashKind kind,
   bool whole_ok = want_whole && h.digest() == f.hash;
   bool ranges_ok = want_ranges && ho.digest() == f.hash;
   if (whole_ok || ranges_ok) return true;
+  return hash_mismatch(fi, kind, err);
+}
+
+std::unique_ptr<DecodeAhead> ContainerReader::Impl::decode_ahead_for(
+    const FileEntry& f, std::vector<std::pair<size_t, size_t>>& firsts) const {
+  if (decode_helpers == 0) return nullptr;
+  std::set<std::pair<size_t, size_t>> seen;
+  for (const FileRange& r : f.ranges) {
+    if (r.len == 0) continue;
+    for (size_t i = chunk_at(r.stream, r.stream_off),
+                last = chunk_at(r.stream, r.stream_off + r.len - 1);
+         i <= last; ++i)
+      if (streams[r.stream].chunks[i].raw_size > 0 && seen.insert({r.stream, i}).second)
+        firsts.push_back({r.stream, i});
+  }
+  // Direct reads wait for the store without read-ahead: two more helpers keep reads in
+  // flight while the others decode (a helper waiting for the store takes no core).
+  const unsigned helpers = decode_helpers + (direct.direct() ? 2 : 0);
+  if (firsts.size() <= 1) return nullptr;
+  return std::make_unique<DecodeAhead>(
+      firsts.size(), helpers, 2 * (helpers + 1),
+      [this, &firsts](size_t k, std::string* why) -> DecodeAhead::Bytes {
+        return cached_chunk(firsts[k].first, firsts[k].second, why);
+      });
+}
+
+bool ContainerReader::Impl::hash_mismatch(size_t fi, FileHashKind kind, std::string* err) const {
+  const FileEntry& f = files[fi];
   if (err && bad_chunk_of(fi, err)) return false;
   if (err) {
     *err = path + ": file '" + f.path + "': " +

@@ -15,6 +15,7 @@
 #include "store/chunk_ref.h"
 #include "store/container.h"
 #include "store/content_hash.h"
+#include "store/decode_ahead.h"
 #include "store/direct_read.h"
 
 namespace ckptfwd {
@@ -116,6 +117,14 @@ struct ContainerReader::Impl {
   // After file i failed its hash: its chunks decoded again and checked one by one, so
   // that the error names a corrupt chunk when there is one (true, *err set to it).
   bool bad_chunk_of(size_t i, std::string* err) const;
+  // walk_file's steps. With decode helpers set: the distinct chunks of file f in the order
+  // a walk first needs them (into firsts, which must outlive the result) and, when there
+  // are several, a DecodeAhead decoding them in that order; else nullptr.
+  std::unique_ptr<DecodeAhead> decode_ahead_for(
+      const FileEntry& f, std::vector<std::pair<size_t, size_t>>& firsts) const;
+  // File i (walked as kind) did not match its hash: *err names a corrupt chunk, or says
+  // the content does not match (and, for kWhole, whether it is an overlay). Always false.
+  bool hash_mismatch(size_t i, FileHashKind kind, std::string* err) const;
 };
 
 }  // namespace ckptfwd

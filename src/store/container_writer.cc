@@ -139,42 +139,46 @@ void ContainerWriter::add_file(FileEntry f) {
   impl_->files.push_back(std::move(f));
 }
 
-bool ContainerWriter::commit(std::string* err) {
-  Impl& m = *impl_;
-  auto fail = [&](const std::string& why) {
-    if (err) *err = why;
-    abort();
-    return false;
-  };
-  if (m.fd < 0) return fail(m.final_path + ": commit on a container that is not open");
-  // Refuse to write an index the reader would reject: the mistake shows at write time.
-  for (const FileEntry& f : m.files) {
+namespace {
+
+// Why the index of container (for messages) with these streams and files would be
+// rejected by the reader, or "": ranges in order inside their file and stream, hints in
+// order inside their file, a variable map check_variable_map accepts.
+std::string index_error(const std::string& container, const std::vector<StreamInfo>& streams,
+                        const std::vector<FileEntry>& files) {
+  for (const FileEntry& f : files) {
     uint64_t end = 0;
     for (const FileRange& r : f.ranges) {
       std::string where =
-          m.final_path + ": file '" + f.path + "' range at " + std::to_string(r.file_off) + ": ";
-      if (r.stream >= m.streams.size()) return fail(where + "unknown stream");
-      if (r.file_off < end) return fail(where + "overlaps the previous range");
-      if (r.len > f.size || r.file_off > f.size - r.len) return fail(where + "beyond file size");
-      const StreamInfo& st = m.streams[r.stream];
+          container + ": file '" + f.path + "' range at " + std::to_string(r.file_off) + ": ";
+      if (r.stream >= streams.size()) return where + "unknown stream";
+      if (r.file_off < end) return where + "overlaps the previous range";
+      if (r.len > f.size || r.file_off > f.size - r.len) return where + "beyond file size";
+      const StreamInfo& st = streams[r.stream];
       if (r.len > st.raw_size || r.stream_off > st.raw_size - r.len)
-        return fail(where + "beyond the end of stream '" + st.key + "'");
+        return where + "beyond the end of stream '" + st.key + "'";
       end = r.file_off + r.len;
     }
     uint64_t hend = 0;
     for (const DtypeHint& h : f.hints) {
       std::string why = bad_hint(h, hend, f.size);
       if (!why.empty())
-        return fail(m.final_path + ": file '" + f.path + "' dtype hint at " +
-                    std::to_string(h.file_off) + " " + why);
+        return container + ": file '" + f.path + "' dtype hint at " + std::to_string(h.file_off) +
+               " " + why;
       hend = h.file_off + h.len;
     }
     std::string why = check_variable_map(f.vars, f.size);
-    if (!why.empty()) return fail(m.final_path + ": file '" + f.path + "': " + why);
+    if (!why.empty()) return container + ": file '" + f.path + "': " + why;
   }
-  Enc x;
-  x.u32(static_cast<uint32_t>(m.streams.size()));
-  for (const StreamInfo& s : m.streams) {
+  return "";
+}
+
+// The index (layout in container_format.cc): the streams with their chunks, then the
+// files with their ranges, hints and variable maps.
+void encode_index(const std::vector<StreamInfo>& streams, const std::vector<FileEntry>& files,
+                  Enc& x) {
+  x.u32(static_cast<uint32_t>(streams.size()));
+  for (const StreamInfo& s : streams) {
     x.str(s.key);
     x.str(s.dtype);
     x.str(s.scheme);
@@ -189,8 +193,8 @@ bool ContainerWriter::commit(std::string* err) {
       x.u64(c.comp_hash);
     }
   }
-  x.u32(static_cast<uint32_t>(m.files.size()));
-  for (const FileEntry& f : m.files) {
+  x.u32(static_cast<uint32_t>(files.size()));
+  for (const FileEntry& f : files) {
     x.str(f.path);
     x.u32(static_cast<uint32_t>(f.rank));
     x.u64(f.size);
@@ -213,6 +217,23 @@ bool ContainerWriter::commit(std::string* err) {
     }
     encode_variable_map(f.vars, x.buf);
   }
+}
+
+}  // namespace
+
+bool ContainerWriter::commit(std::string* err) {
+  Impl& m = *impl_;
+  auto fail = [&](const std::string& why) {
+    if (err) *err = why;
+    abort();
+    return false;
+  };
+  if (m.fd < 0) return fail(m.final_path + ": commit on a container that is not open");
+  // Refuse to write an index the reader would reject: the mistake shows at write time.
+  std::string bad = index_error(m.final_path, m.streams, m.files);
+  if (!bad.empty()) return fail(bad);
+  Enc x;
+  encode_index(m.streams, m.files, x);
   uint64_t index_off = m.pos;
   uint64_t index_len = x.buf.size();
   uint64_t index_hash = XXH64(x.buf.data(), x.buf.size(), 0);

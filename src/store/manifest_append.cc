@@ -61,6 +61,60 @@ bool last_valid_checksum(int fd, uint64_t size, uint64_t* out) {
   }
 }
 
+// store_dir's MANIFEST (path) opened for appending, or -1 with *err set. O_RDWR, not
+// O_WRONLY: the chain and the torn-line check pread the end of the file. open_owned:
+// never through a symbolic link, never into another user's file.
+int open_for_append(const std::string& store_dir, const std::string& path, std::string* err) {
+  std::string refused;
+  int fd = open_owned(path, O_RDWR | O_APPEND | O_CREAT, 0600, &refused);
+  if (fd >= 0) return fd;
+  if (!refused.empty()) {
+    if (err) *err = refused;
+    return -1;
+  }
+  if (errno == ENOENT) {
+    errno = ENOENT;
+    if (err)
+      *err = path + ": cannot create the manifest: store directory " + store_dir +
+             " does not exist (create it with manifest::ensure_store)";
+    return -1;
+  }
+  if (err) *err = path + ": cannot open the manifest for appending: " + strerror(errno);
+  return -1;
+}
+
+// Takes the open-file-description write lock on the MANIFEST fd, waiting for it. True
+// also where the file system refuses such locks (the append goes ahead unlocked); false
+// with errno set on any other failure.
+bool lock_for_append(int fd) {
+  struct flock lk {};
+  lk.l_type = F_WRLCK;
+  lk.l_whence = SEEK_SET;
+  int lr;
+  do {
+    lr = ::fcntl(fd, F_OFD_SETLKW, &lk);
+  } while (lr != 0 && errno == EINTR);
+  return lr == 0 || errno == EINVAL || errno == ENOLCK || errno == EOPNOTSUPP;
+}
+
+// Releases lock_for_append's lock: the record is in place, the next appender may chain
+// to it.
+void unlock_after_append(int fd) {
+  struct flock lk {};
+  lk.l_type = F_UNLCK;
+  lk.l_whence = SEEK_SET;
+  ::fcntl(fd, F_OFD_SETLK, &lk);
+}
+
+// rec (whole lines) is durable and the MANIFEST is size bytes long: the tail may say so
+// now (its line checksum is that of rec's last line).
+void write_tail_after(const std::string& store_dir, const std::string& rec, uint64_t size) {
+  size_t b = rec.rfind('\n', rec.size() >= 2 ? rec.size() - 2 : 0);
+  b = b == std::string::npos ? 0 : b + 1;
+  DecodedLine d = manifest_record::decode_line(rec.substr(b, rec.size() - 1 - b));
+  if (d.status == DecodedLine::Status::kOk) manifest::write_tail(store_dir, size, d.checksum);
+}
+
 // Appends records with a single O_APPEND write, then fdatasync. make_lines gets the
 // checksum of the last valid record and returns the lines to append, chained to it.
 // Reading that checksum and writing must not interleave with another appender (the
@@ -77,39 +131,15 @@ bool append_lines(const std::string& store_dir, MakeLines&& make_lines, std::str
     if (err) *err = path + ": " + what + ": " + strerror(errno);
     return false;
   };
-  // O_RDWR, not O_WRONLY: the chain and the torn-line check pread the end of the file.
-  // open_owned: never through a symbolic link, never into another user's file.
-  std::string refused;
-  int fd = open_owned(path, O_RDWR | O_APPEND | O_CREAT, 0600, &refused);
-  if (fd < 0 && !refused.empty()) {
-    if (err) *err = refused;
-    return false;
-  }
-  if (fd < 0) {
-    if (errno == ENOENT) {
-      errno = ENOENT;
-      if (err)
-        *err = path + ": cannot create the manifest: store directory " + store_dir +
-               " does not exist (create it with manifest::ensure_store)";
-      return false;
-    }
-    return fail("cannot open the manifest for appending");
-  }
+  int fd = open_for_append(store_dir, path, err);
+  if (fd < 0) return false;
   auto close_fail = [&](const std::string& what) {
     int e = errno;
     ::close(fd);
     errno = e;
     return fail(what);
   };
-  struct flock lk {};
-  lk.l_type = F_WRLCK;
-  lk.l_whence = SEEK_SET;
-  int lr;
-  do {
-    lr = ::fcntl(fd, F_OFD_SETLKW, &lk);
-  } while (lr != 0 && errno == EINTR);
-  if (lr != 0 && errno != EINVAL && errno != ENOLCK && errno != EOPNOTSUPP)
-    return close_fail("cannot lock the manifest");
+  if (!lock_for_append(fd)) return close_fail("cannot lock the manifest");
   struct stat st;
   if (fstat(fd, &st) != 0) return close_fail("cannot stat");
   bool created = st.st_size == 0;
@@ -139,18 +169,12 @@ bool append_lines(const std::string& store_dir, MakeLines&& make_lines, std::str
                       " bytes after appending " + std::to_string(rec.size()) + " to " +
                       std::to_string(st.st_size) + ")");
   }
-  lk.l_type = F_UNLCK;  // the record is in place: the next appender may chain to it
-  ::fcntl(fd, F_OFD_SETLK, &lk);
+  unlock_after_append(fd);
   if (::fdatasync(fd) != 0) return close_fail("fdatasync failed");
   if (::close(fd) != 0) return fail("close failed");
   // A new manifest's directory entry must be durable too.
   if (created && !fsync_dir(store_dir)) return fail("fsync of the store directory failed");
-  // Durable: the tail may say so now (its line checksum is that of our last line).
-  size_t b = rec.rfind('\n', rec.size() >= 2 ? rec.size() - 2 : 0);
-  b = b == std::string::npos ? 0 : b + 1;
-  DecodedLine d = manifest_record::decode_line(rec.substr(b, rec.size() - 1 - b));
-  if (d.status == DecodedLine::Status::kOk)
-    manifest::write_tail(store_dir, static_cast<uint64_t>(after.st_size), d.checksum);
+  write_tail_after(store_dir, rec, static_cast<uint64_t>(after.st_size));
   return true;
 }
 
