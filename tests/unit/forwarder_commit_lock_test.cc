@@ -49,7 +49,6 @@ TEST_F(ForwarderTest, StateLockIsFreeWhileTheManifestIsAppended) {
 // the committed file: the catalog never names the old path afterwards.
 TEST_F(ForwarderTest, RenameDuringAManifestAppendAppliesAfterIt) {
   fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
-  Core& core = fwd_->core();
   const std::string from = data_ + "/old.bin", to = data_ + "/new.bin";
   std::promise<void> in_append, release;
   std::shared_future<void> released = release.get_future().share();
@@ -132,7 +131,6 @@ TEST_F(ForwarderTest, AFileOpenedWhileARenameIsRecordedMovesWithIt) {
 
 TEST_F(ForwarderTest, AFileOpenedWhileAnUnlinkIsRecordedGoesWithIt) {
   fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
-  Core& core = fwd_->core();
   const std::string path = data_ + "/old.bin";
   std::string err;
   ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
@@ -160,7 +158,6 @@ TEST_F(ForwarderTest, AFileOpenedWhileAnUnlinkIsRecordedGoesWithIt) {
 
 TEST_F(ForwarderTest, AFileOpenedWhileAChmodIsRecordedCommitsTheNewMode) {
   fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
-  Core& core = fwd_->core();
   const std::string path = data_ + "/ck.bin";
   std::string err;
   ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
@@ -191,7 +188,6 @@ TEST_F(ForwarderTest, AFileOpenedWhileAChmodIsRecordedCommitsTheNewMode) {
 // answered PASS, which the application saw as ENOENT (or as the older version).
 TEST_F(ForwarderTest, AReadDuringOurAppendSeesWhatAnotherNodeCommittedBeforeIt) {
   fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
-  Core& core = fwd_->core();
   const std::string mine = data_ + "/r0.bin", theirs = data_ + "/r1.bin";
   const std::vector<uint8_t> b = ckptfwd::test::random_bytes(30000, 9);
   std::future<std::string> read;

@@ -56,8 +56,7 @@ struct TwoRanks {
   // 50 ms to make and the second second_ms, so the second is still being made when the
   // first is ready (one batch; with second_ms > 50, the first is first in it).
   // The SYNC replies; *snapshots: how many were made.
-  std::pair<std::string, std::string> sync_overlapping(Core& core, int* snapshots,
-                                                       int second_ms = 50) {
+  std::pair<std::string, std::string> sync_overlapping(int* snapshots, int second_ms = 50) {
     std::thread second;
     std::atomic<int> made{0};
     std::string second_reply;
@@ -95,7 +94,7 @@ class FsyncLiveTest : public ForwarderTest, public ::testing::WithParamInterface
     write_file(t.ra[2], da);
     write_file(t.rb[2], db);
     int snapshots = 0;
-    EXPECT_EQ(t.sync_overlapping(fwd_->core(), &snapshots),
+    EXPECT_EQ(t.sync_overlapping(&snapshots),
               (std::pair<std::string, std::string>{"OK", "OK"}));
     EXPECT_EQ(snapshots, 2);
     const size_t containers = container_count(store());
@@ -246,7 +245,6 @@ namespace ckptfwd::fwd::test {
 // the unlink had come first, and the unlinked path does not come back on the store.
 TEST_P(FsyncLiveTest, AnUnlinkDuringTheSnapshotLeavesNothingAndNoError) {
   fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
-  Core& core = fwd_->core();
   std::string err;
   ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
   thread_ = std::thread([this] { rc_ = fwd_->run(); });
@@ -314,7 +312,7 @@ TEST_F(ForwarderTest, SnapshotsOfOneBatchShareOneReadBudget) {
   write_file(t.ra[2], da);
   write_file(t.rb[2], db);
   int snapshots = 0;
-  EXPECT_EQ(t.sync_overlapping(fwd_->core(), &snapshots),
+  EXPECT_EQ(t.sync_overlapping(&snapshots),
             (std::pair<std::string, std::string>{"OK", "OK"}));
   EXPECT_EQ(container_count(store()), 1u) << "one batch for both fsyncs";
   EXPECT_EQ(stat_of(*t.a, "fsync_in_place"), 1) << "both snapshots were read into memory";
@@ -372,7 +370,7 @@ TEST_F(ForwarderTest, ASnapshotMappedWritableIsReadIntoMemoryPastTheBudget) {
   ::close(fd);
   ASSERT_NE(map, MAP_FAILED);
   int snapshots = 0;
-  EXPECT_EQ(t.sync_overlapping(fwd_->core(), &snapshots, 100),  // r0.bin takes the budget
+  EXPECT_EQ(t.sync_overlapping(&snapshots, 100),  // r0.bin takes the budget
             (std::pair<std::string, std::string>{"OK", "OK"}));
   ::munmap(map, db.size());
   EXPECT_EQ(container_count(store()), 1u) << "one batch for both fsyncs";

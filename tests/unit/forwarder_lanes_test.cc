@@ -12,7 +12,7 @@ namespace {
 // until release(); tells when the first one got there.
 class BulkBatchGate {
  public:
-  explicit BulkBatchGate(Core& core) : released_(release_.get_future().share()) {
+  BulkBatchGate() : released_(release_.get_future().share()) {
     test_hooks().after_batch_written = [this](const std::vector<BatchFile>& files) {
       if (files.empty() || files.front().synced) return;
       if (held_++ == 0) in_flight_.set_value();
@@ -39,7 +39,7 @@ class LanesTest : public ForwarderTest {
   void SetUp() override {
     ForwarderTest::SetUp();
     fwd_ = std::make_unique<Forwarder>(cfg_, paths_, timing_);
-    gate_ = std::make_unique<BulkBatchGate>(fwd_->core());
+    gate_ = std::make_unique<BulkBatchGate>();
     std::string err;
     ASSERT_EQ(fwd_->start(&err), Forwarder::Start::kReady) << err;
     thread_ = std::thread([this] { rc_ = fwd_->run(); });

@@ -96,7 +96,7 @@ class SyncedHashTest : public ForwarderTest {
   }
   // CLOSEs r's version (size bytes) through c, the batcher running `during` once right
   // after its hash, and drains. True when the hook ran once and ended.
-  bool close_while_hashed(Core& core, Client& c, const std::vector<std::string>& r, size_t size,
+  bool close_while_hashed(Client& c, const std::vector<std::string>& r, size_t size,
                           std::function<void()> during) {
     test_hooks().during_synced_hash = first_call(std::move(during));
     EXPECT_EQ(c.call({"CLOSE", r[1], std::to_string(size)})[0], "OK");
@@ -116,7 +116,7 @@ class SyncedHashTest : public ForwarderTest {
 // CLOSE waited for the hash. Another client's STATS and its OPEN of another path are
 // answered while the batcher hashes, and the file is not committed again.
 TEST_F(SyncedHashTest, ACloseIsAnsweredBeforeTheHashAndOthersDuringIt) {
-  Core& core = start_core();
+  start_core();
   auto c = client();
   std::string p = data_ + "/r0.bin", a = payload(4 << 20, 1);
   auto r = open_synced(*c, p, a);
@@ -162,13 +162,13 @@ TEST_F(SyncedHashTest, ACloseIsAnsweredBeforeTheHashAndOthersDuringIt) {
 // unchanged since its fsync, writes new bytes of the same size, puts the mtime back (what
 // a write through a mapping to tmpfs leaves) and closes: its bytes are committed.
 TEST_F(SyncedHashTest, AWriterOpeningDuringTheHashGetsItsBytesCommitted) {
-  Core& core = start_core();
+  start_core();
   auto c = client();
   std::string p = data_ + "/r0.bin", a = payload(1 << 20, 2), b = payload(1 << 20, 3);
   auto r = open_synced(*c, p, a);
   std::string reopen_close;
   bool in_time = false, wrote = false;
-  ASSERT_TRUE(close_while_hashed(core, *c, r, a.size(), [&] {
+  ASSERT_TRUE(close_while_hashed(*c, r, a.size(), [&] {
     in_time = done_in_time([&](Client& j) {
       auto o = j.call({"OPEN", p, std::to_string(O_WRONLY), "644"});
       if (o.size() < 3 || o[0] != "OK") return;
@@ -195,13 +195,13 @@ TEST_F(SyncedHashTest, AWriterOpeningDuringTheHashGetsItsBytesCommitted) {
 // The path is unlinked by another client while the batcher hashes the version closed
 // unchanged since its fsync: nothing of the path is left on the store, no error.
 TEST_F(SyncedHashTest, AnUnlinkDuringTheHashLeavesNothingAndNoError) {
-  Core& core = start_core();
+  start_core();
   auto c = client();
   std::string p = data_ + "/gone.bin", a = payload(1 << 20, 4);
   auto r = open_synced(*c, p, a);
   std::string unlink_reply;
   bool in_time = false;
-  ASSERT_TRUE(close_while_hashed(core, *c, r, a.size(), [&] {
+  ASSERT_TRUE(close_while_hashed(*c, r, a.size(), [&] {
     in_time = done_in_time([&](Client& o) { unlink_reply = o.call({"UNLINK", p})[0]; });
   }));
   EXPECT_TRUE(in_time) << "the UNLINK waited for the hash";
@@ -217,13 +217,13 @@ TEST_F(SyncedHashTest, AnUnlinkDuringTheHashLeavesNothingAndNoError) {
 // while the batcher hashes the closed version: the snapshot moves to the new name with
 // the catalog entry and still stands; nothing is committed again.
 TEST_F(SyncedHashTest, ARenameDuringTheHashKeepsTheSnapshot) {
-  Core& core = start_core();
+  start_core();
   auto c = client();
   std::string p = data_ + "/ck.tmp", fin = data_ + "/ck.bin", a = payload(1 << 20, 5);
   auto r = open_synced(*c, p, a);
   std::string rename_reply;
   bool in_time = false;
-  ASSERT_TRUE(close_while_hashed(core, *c, r, a.size(), [&] {
+  ASSERT_TRUE(close_while_hashed(*c, r, a.size(), [&] {
     in_time = done_in_time([&](Client& o) { rename_reply = o.call({"RENAME", p, fin})[0]; });
   }));
   EXPECT_TRUE(in_time) << "the RENAME waited for the hash";
@@ -237,7 +237,7 @@ TEST_F(SyncedHashTest, ARenameDuringTheHashKeepsTheSnapshot) {
 // An fsync without a change since the last one hashes the file: another client's STATS
 // is answered meanwhile, and nothing is committed.
 TEST_F(SyncedHashTest, OtherClientsAreAnsweredWhileASyncHashes) {
-  Core& core = start_core();
+  start_core();
   auto c = client();
   std::string p = data_ + "/r0.bin", a = payload(4 << 20, 6);
   auto r = open_synced(*c, p, a);
