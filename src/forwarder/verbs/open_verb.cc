@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -79,6 +80,53 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
                           bool shared) {
   State& s = c_.state;
   std::unique_lock lk(s.mu);
+  if (Version* joined = await_joinable(lk, path, shared))
+    return join_write(cl, *joined, flags, shared);
+  WriteSource src;
+  src.store = store_for(c_.cfg, path);
+  if (std::optional<Reply> r = find_write_source(path, src)) return *r;
+  if (std::optional<Reply> r = refuse_write_open(path, flags, shared, src)) return *r;
+  const bool exists = src.kind != WriteSource::Kind::kNone;
+  const bool copy = exists && !(flags & O_TRUNC);
+  // Opened under the lock: the fd keeps a staged source alive even if it commits meanwhile.
+  int src_fd = -1;
+  if (copy && src.kind != WriteSource::Kind::kCatalog) {
+    src_fd = ::open(src.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (src_fd < 0) return reply_err(errno);
+  }
+  // One fate per path (wire/fate.h): a path some process writes directly is written
+  // directly by every process, this one too.
+  if (c_.fates.claim_staged(path) == fate::Fate::kDirect) {
+    if (src_fd >= 0) ::close(src_fd);
+    LOG_INFO("OPEN of %s by pid %ld: the path is written directly in this job: PASS", path.c_str(),
+             cl.pid);
+    return reply_pass();
+  }
+  Version& v = add_write_version(cl, path, req_mode, shared, copy, src);
+  uint64_t vid = v.vid;
+  bool v_extents = v.partial || v.created;
+  std::string data = v.data_path;
+  std::string err;
+  int fd = create_staged(v.data_path, &err);
+  // With starting bytes to copy, the .meta comes after the copy: a crash meanwhile leaves
+  // a staged file without one, which a recovery deletes (never a truncated version).
+  if (fd < 0 || (!copy && !write_meta(v.meta_path, meta_of(v), &err, MetaWrite::kFresh)))
+    return staging_failed(path, vid, exists, errno ? errno : EIO, fd, src_fd, err);
+  if (copy) {
+    if (std::optional<Reply> r = copy_starting_bytes(lk, path, v, src, fd, src_fd)) return *r;
+  }
+  ::close(fd);
+  if (src_fd >= 0) ::close(src_fd);
+  long long budget = stage_budget();
+  LOG_DEBUG("open %s for writing: v%llu (%s)", path.c_str(), static_cast<unsigned long long>(vid),
+            copy ? "from its current bytes" : "empty");
+  // "x": record the bytes you write (an overlay's extents); protocol.h.
+  return reply_ok({std::to_string(vid), data, std::to_string(budget), v_extents ? "x" : "-"});
+}
+
+Version* Service::await_joinable(std::unique_lock<std::mutex>& lk, const std::string& path,
+                                 bool shared) {
+  State& s = c_.state;
   // Closed on another node and not on the store yet: wait for it first (close-to-open;
   // MPI-IO files follow MPI's rules instead). The wait releases the lock, so whatever
   // another opener of path did meanwhile is looked at below, never missed: two openers
@@ -93,49 +141,46 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
     if (joined || !preparing) break;
     s.done_cv.wait(lk);  // its first opener is copying the starting bytes in
   }
-  if (joined) return join_write(cl, *joined, flags, shared);
-  enum class Src { kNone, kStaged, kCatalog, kReal } src = Src::kNone;
-  std::string store = store_for(c_.cfg, path);
-  std::string src_path;
-  CatalogEntry cat;
-  uint32_t old_mode = 0;
-  // A staged partial source: the new version inherits its partial kind and extents (it
-  // supersedes it, so it must commit those bytes too), else its commit would replace the
-  // other nodes' overlays with this node's incomplete copy.
-  // A staged new-file source (created, not yet committed) makes this one a new file too,
-  // with its extents (the ranks of one node opening a new file one after the other).
-  bool src_partial = false, src_unknown = false, src_on_store = false, src_created = false;
-  Extents src_extents;
-  if (Version* v = s.newest(path)) {
-    src = Src::kStaged;
-    src_path = v->data_path;
-    old_mode = v->mode;
-    src_created = v->created;
+  return joined;
+}
+
+std::optional<Reply> Service::find_write_source(const std::string& path, WriteSource& src) {
+  if (Version* v = c_.state.newest(path)) {
+    src.kind = WriteSource::Kind::kStaged;
+    src.path = v->data_path;
+    src.mode = v->mode;
+    src.created = v->created;
     if (v->partial || v->created) {
-      src_partial = v->partial;
-      src_unknown = v->extents_unknown;
-      src_extents = v->extents;
-      src_on_store = v->based_on_store;
+      src.partial = v->partial;
+      src.extents_unknown = v->extents_unknown;
+      src.extents = v->extents;
+      src.on_store = v->based_on_store;
     }
-  } else if (const CatalogEntry* e = store_version(store, path)) {
-    src = Src::kCatalog;
-    cat = *e;
-    old_mode = e->mode;
+  } else if (const CatalogEntry* e = store_version(src.store, path)) {
+    src.kind = WriteSource::Kind::kCatalog;
+    src.cat = *e;
+    src.mode = e->mode;
   } else {
     struct stat st;
     if (::stat(path.c_str(), &st) == 0) {
       if (S_ISDIR(st.st_mode)) return reply_err(EISDIR);
       if (!S_ISREG(st.st_mode)) return reply_pass();  // a device or fifo is not ours
-      src = Src::kReal;
-      src_path = path;
-      old_mode = st.st_mode & 07777;
+      src.kind = WriteSource::Kind::kReal;
+      src.path = path;
+      src.mode = st.st_mode & 07777;
     }
   }
+  return std::nullopt;
+}
+
+std::optional<Reply> Service::refuse_write_open(const std::string& path, int flags, bool shared,
+                                                const WriteSource& src) {
   // A record cut off the MANIFEST's end may hold a newer version than the catalog's or the
   // real file: a version starting from their bytes would lose it (store/manifest_end.h).
-  if (src != Src::kStaged && !(flags & O_TRUNC) && lost_on_store(store, path))
+  if (src.kind != WriteSource::Kind::kStaged && !(flags & O_TRUNC) &&
+      lost_on_store(src.store, path))
     return reply_err(EIO);
-  bool exists = src != Src::kNone;
+  bool exists = src.kind != WriteSource::Kind::kNone;
   // A shared open of a path unknown here: a rank on another node created it.
   if (!exists && !(flags & O_CREAT) && !shared) return reply_err(ENOENT);
   if (exists && (flags & O_CREAT) && (flags & O_EXCL)) return reply_err(EEXIST);
@@ -145,101 +190,89 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
     if (::stat(dirname_of(path).c_str(), &ds) != 0) return reply_err(ENOENT);
     if (!S_ISDIR(ds.st_mode)) return reply_err(ENOTDIR);
   }
-  bool copy = exists && !(flags & O_TRUNC);
-  // Opened under the lock: the fd keeps a staged source alive even if it commits meanwhile.
-  int src_fd = -1;
-  if (copy && src != Src::kCatalog) {
-    src_fd = ::open(src_path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (src_fd < 0) return reply_err(errno);
+  return std::nullopt;
+}
+
+Version& Service::add_write_version(ClientCtx& cl, const std::string& path, unsigned req_mode,
+                                    bool shared, bool copy, WriteSource& src) {
+  using Kind = WriteSource::Kind;
+  const bool exists = src.kind != Kind::kNone;
+  Version& v = c_.state.add(path, cl.rank, cl.pid, cl.id, exists ? src.mode : (req_mode & 07777));
+  v.holders[cl.id] = {cl.pid, 1};
+  v.created = (src.kind == Kind::kNone || src.created) && !shared;
+  v.partial = shared || (copy && src.partial);
+  v.started_from_existing = copy;
+  v.based_on_store =
+      v.partial && (src.kind == Kind::kCatalog || (src.kind == Kind::kStaged && src.on_store));
+  if (copy && (src.partial || v.created)) {  // (a created source only makes v created)
+    v.extents = std::move(src.extents);
+    v.extents_unknown = src.extents_unknown;
   }
-  // One fate per path (wire/fate.h): a path some process writes directly is written
-  // directly by every process, this one too.
-  if (c_.fates.claim_staged(path) == fate::Fate::kDirect) {
-    if (src_fd >= 0) ::close(src_fd);
-    LOG_INFO("OPEN of %s by pid %ld: the path is written directly in this job: PASS", path.c_str(),
-             cl.pid);
+  return v;
+}
+
+Reply Service::staging_failed(const std::string& path, uint64_t vid, bool exists, int e, int fd,
+                              int src_fd, const std::string& err) {
+  if (fd >= 0) ::close(fd);
+  if (src_fd >= 0) ::close(src_fd);
+  c_.state.forget(vid);
+  LOG_WARN("cannot stage %s in %s: %s. Fix: free space there or set CKPTFWD_STAGE_DIR",
+           path.c_str(), c_.session_dir.c_str(), err.c_str());
+  // Nothing to lose for a new file: let the library write it directly (counted), and
+  // every later opener with it.
+  if (!exists) {
+    c_.stats.fallbacks++;
+    c_.fates.make_direct(path);
     return reply_pass();
   }
-  Version& v = s.add(path, cl.rank, cl.pid, cl.id, exists ? old_mode : (req_mode & 07777));
-  v.holders[cl.id] = {cl.pid, 1};
-  v.created = (src == Src::kNone || src_created) && !shared;
-  v.partial = shared || (copy && src_partial);
-  v.started_from_existing = copy;
-  v.based_on_store = v.partial && (src == Src::kCatalog || (src == Src::kStaged && src_on_store));
-  if (copy && (src_partial || v.created)) {  // (a created source only makes v created)
-    v.extents = std::move(src_extents);
-    v.extents_unknown = src_unknown;
-  }
-  uint64_t vid = v.vid;
-  bool v_extents = v.partial || v.created;
-  std::string data = v.data_path;
+  c_.fates.release_staged(path);
+  return reply_err(e);
+}
+
+std::optional<Reply> Service::copy_starting_bytes(std::unique_lock<std::mutex>& lk,
+                                                  const std::string& path, Version& v,
+                                                  const WriteSource& src, int fd, int src_fd) {
+  State& s = c_.state;
+  const bool from_catalog = src.kind == WriteSource::Kind::kCatalog;
+  const uint64_t vid = v.vid;
+  v.ready = false;  // hidden from readers until its starting bytes are in
+  lk.unlock();
+  kill_point(c_.session_dir, "open-copy");
   std::string err;
-  int fd = create_staged(v.data_path, &err);
-  // With starting bytes to copy, the .meta comes after the copy: a crash meanwhile leaves
-  // a staged file without one, which a recovery deletes (never a truncated version).
-  if (fd < 0 || (!copy && !write_meta(v.meta_path, meta_of(v), &err, MetaWrite::kFresh))) {
-    int e = errno ? errno : EIO;
-    if (fd >= 0) ::close(fd);
+  bool ok = from_catalog ? restore_entry(src.store, src.cat, fd, &err) : copy_fd(src_fd, fd, &err);
+  lk.lock();
+  if (!ok) {
+    ::close(fd);
     if (src_fd >= 0) ::close(src_fd);
     s.forget(vid);
-    LOG_WARN("cannot stage %s in %s: %s. Fix: free space there or set CKPTFWD_STAGE_DIR",
-             path.c_str(), c_.session_dir.c_str(), err.c_str());
-    // Nothing to lose for a new file: let the library write it directly (counted), and
-    // every later opener with it.
-    if (!exists) {
-      c_.stats.fallbacks++;
-      c_.fates.make_direct(path);
-      return reply_pass();
-    }
     c_.fates.release_staged(path);
-    return reply_err(e);
+    LOG_ERROR("cannot copy the current bytes of %s into staging: %s", path.c_str(), err.c_str());
+    c_.stats.errors++;
+    return reply_err(EIO);
   }
-  if (copy) {
-    v.ready = false;  // hidden from readers until its starting bytes are in
-    lk.unlock();
-    kill_point(c_.session_dir, "open-copy");
-    bool ok =
-        src == Src::kCatalog ? restore_entry(store, cat, fd, &err) : copy_fd(src_fd, fd, &err);
-    lk.lock();
-    if (!ok) {
+  if (Version* nv = s.find(vid)) {
+    nv->ready = true;
+    struct stat st;
+    if (::fstat(fd, &st) == 0) nv->start_size = static_cast<uint64_t>(st.st_size);
+    if (!nv->extents.empty()) s.persist_extents(*nv);  // inherited: a recovery needs them
+    if (!write_meta(nv->meta_path, meta_of(*nv), &err, MetaWrite::kFresh)) {
       ::close(fd);
       if (src_fd >= 0) ::close(src_fd);
       s.forget(vid);
       c_.fates.release_staged(path);
-      LOG_ERROR("cannot copy the current bytes of %s into staging: %s", path.c_str(), err.c_str());
+      s.done_cv.notify_all();
+      LOG_ERROR("cannot describe the staged copy of %s: %s. Fix: free space in %s", path.c_str(),
+                err.c_str(), c_.session_dir.c_str());
       c_.stats.errors++;
       return reply_err(EIO);
     }
-    if (Version* nv = s.find(vid)) {
-      nv->ready = true;
-      struct stat st;
-      if (::fstat(fd, &st) == 0) nv->start_size = static_cast<uint64_t>(st.st_size);
-      if (!nv->extents.empty()) s.persist_extents(*nv);  // inherited: a recovery needs them
-      if (!write_meta(nv->meta_path, meta_of(*nv), &err, MetaWrite::kFresh)) {
-        ::close(fd);
-        if (src_fd >= 0) ::close(src_fd);
-        s.forget(vid);
-        c_.fates.release_staged(path);
-        s.done_cv.notify_all();
-        LOG_ERROR("cannot describe the staged copy of %s: %s. Fix: free space in %s", path.c_str(),
-                  err.c_str(), c_.session_dir.c_str());
-        c_.stats.errors++;
-        return reply_err(EIO);
-      }
-    }
-    s.done_cv.notify_all();  // openers waiting to join it
-    if (src == Src::kCatalog) {
-      c_.stats.restores++;
-      c_.stats.bytes_restored += cat.size;
-    }
   }
-  ::close(fd);
-  if (src_fd >= 0) ::close(src_fd);
-  long long budget = stage_budget();
-  LOG_DEBUG("open %s for writing: v%llu (%s)", path.c_str(), static_cast<unsigned long long>(vid),
-            copy ? "from its current bytes" : "empty");
-  // "x": record the bytes you write (an overlay's extents); protocol.h.
-  return reply_ok({std::to_string(vid), data, std::to_string(budget), v_extents ? "x" : "-"});
+  s.done_cv.notify_all();  // openers waiting to join it
+  if (from_catalog) {
+    c_.stats.restores++;
+    c_.stats.bytes_restored += src.cat.size;
+  }
+  return std::nullopt;
 }
 
 bool Service::lost_on_store(const std::string& store, const std::string& path) {

@@ -12,6 +12,7 @@
 #include "wire/protocol.h"
 #include "forwarder/batching/loop_chores.h"
 #include "forwarder/core.h"
+#include "forwarder/staging/extents.h"
 
 namespace ckptfwd::fwd {
 
@@ -79,6 +80,50 @@ class Service : public LoopChores {
  private:
   Reply open_write(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared);
   Reply open_read(const std::string& path);
+  // Where a new write version's starting bytes come from (open_write): the newest staged
+  // version of the path, the store's live version, the real file, or nothing (a new file).
+  struct WriteSource {
+    enum class Kind { kNone, kStaged, kCatalog, kReal } kind = Kind::kNone;
+    std::string store;     // store_for the path, set by the caller
+    std::string path;      // the file to copy (kStaged: its staged file; kReal: the path)
+    CatalogEntry cat;      // kCatalog
+    uint32_t mode = 0;     // the source's
+    bool created = false;  // kStaged: a new file not committed yet
+    // kStaged, partial or created: what the new version inherits (it supersedes the
+    // source, so it must commit those bytes too; a created source makes it a new file).
+    bool partial = false, extents_unknown = false, on_store = false;
+    Extents extents;
+  };
+  // open_write's first step (lock held through lk, released while waiting): waits for a
+  // version another node closed and has not committed yet (close-to-open; not for a shared
+  // open) and for the first opener of a version being prepared; then the version of path
+  // still open for writing, to join, or nullptr.
+  Version* await_joinable(std::unique_lock<std::mutex>& lk, const std::string& path, bool shared);
+  // Fills src (its store set) with path's newest bytes: staged, on the store or the real
+  // file. A reply when path is a directory (EISDIR) or not a regular file (PASS). Lock held.
+  std::optional<Reply> find_write_source(const std::string& path, WriteSource& src);
+  // The reply refusing a write open of path from src under these flags (EIO when the store
+  // may hold a newer version than src, ENOENT, EEXIST, ENOTDIR as a direct open would), or
+  // nullopt to go on. Lock held.
+  std::optional<Reply> refuse_write_open(const std::string& path, int flags, bool shared,
+                                         const WriteSource& src);
+  // The new version of path for client cl, held by it, with src's mode (req_mode for a new
+  // file) and what it inherits of src (whose extents it takes). copy: it starts from src's
+  // bytes. Lock held.
+  Version& add_write_version(ClientCtx& cl, const std::string& path, unsigned req_mode, bool shared,
+                             bool copy, WriteSource& src);
+  // The staged file or .meta of new version vid could not be made (errno e, err): closes
+  // fd and src_fd (when >= 0), forgets vid and answers PASS for a new file (made direct)
+  // or e. Lock held.
+  Reply staging_failed(const std::string& path, uint64_t vid, bool exists, int e, int fd,
+                       int src_fd, const std::string& err);
+  // Copies src's bytes (from src_fd, or restored from the store) into v's staged file fd,
+  // lk released meanwhile (v is hidden from readers and joiners until then; only its vid is
+  // used after), then writes its .meta. nullopt when done; else the error reply, with fd
+  // and src_fd closed and the version forgotten.
+  std::optional<Reply> copy_starting_bytes(std::unique_lock<std::mutex>& lk,
+                                           const std::string& path, Version& v,
+                                           const WriteSource& src, int fd, int src_fd);
   // Another OPEN for writing of a path whose version v is still open (lock held).
   Reply join_write(ClientCtx& cl, Version& v, int flags, bool shared);
   // How far a staged file may grow (-1: no limit). Lock held.
@@ -136,6 +181,30 @@ class Service : public LoopChores {
   // (an fsync then has nothing to make durable, as if that had happened before it).
   static constexpr uint64_t kSnapshotSuperseded = UINT64_MAX;
   uint64_t snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid);
+  // snapshot's steps. The snapshot version of open version v, not ready and without its
+  // staged file yet: it takes what v has handed over so far (extents, hints) and v's
+  // order (v, still written, stays the newest of its path). Lock held.
+  Version& add_snapshot_of(Version& v);
+  // What make_snapshot_file made of a snapshot's staged file.
+  struct SnapshotFile {
+    bool live = false;   // a second name of the open version's staged file
+    bool small = false;  // at most Config.snapshot_read_max bytes: read into memory
+    bool ok = false;     // made (linked or copied); else err says why
+    std::string err;
+  };
+  // The staged file dst_path of a snapshot of open version vid (its application path
+  // app_path, its staged file src_path, opened as src, -1 if that failed): a second name
+  // of it, or a copy where none can be made or a process of writers maps it shared and
+  // writable. Lock not held.
+  SnapshotFile make_snapshot_file(uint64_t vid, const std::string& app_path, int src,
+                                  const std::string& src_path, const std::string& dst_path,
+                                  const std::vector<long>& writers);
+  // Lock held again after make_snapshot_file: snapshot svid of vid made ready and closed
+  // (writers: who may write its file while it is read in place), and what snapshot()
+  // returns: svid, 0 when it failed (forgotten), or kSnapshotSuperseded when it or vid was
+  // dropped meanwhile.
+  uint64_t finish_snapshot(uint64_t vid, uint64_t svid, const SnapshotFile& file,
+                           std::vector<long> writers);
   // Close-to-open across nodes (pending_journal.h): v, just closed, is noted as not on
   // the store yet; an open here of a path another node closed waits for its commit.
   void note_pending(Version& v);

@@ -64,23 +64,9 @@ int Service::wait_committed(std::unique_lock<std::mutex>& lk, const std::vector<
 uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   State& s = c_.state;
   Version* v = s.find(vid);
-  Version& snap = s.add(v->path, v->rank, v->pid, v->client, v->mode);
-  snap.snapshot_of = vid;
-  snap.snapshot_started = Clock::now();
-  // A partial version's snapshot commits the extents handed over so far (the writers'
-  // SYNCs bring theirs), as an overlay.
-  snap.partial = v->partial;
-  snap.extents = v->extents;
-  snap.extents_unknown = v->extents_unknown;
-  snap.created = v->created;
-  snap.hints = v->hints;  // the open version keeps its own (and its files) for its commit
-  v->last_snapshot = snap.vid;
-  v->synced.valid = false;
-  // The still-open version keeps being written, so it must stay the newest of its path.
-  std::swap(snap.order, v->order);
-  snap.ready = false;
+  Version& snap = add_snapshot_of(*v);
   uint64_t svid = snap.vid;
-  std::string src_path = v->data_path, dst_path = snap.data_path, err;
+  std::string src_path = v->data_path, dst_path = snap.data_path;
   // The processes that may write the file while it is committed in place.
   const std::string app_path = v->path;
   std::vector<long> writers{v->pid};
@@ -92,6 +78,36 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   lk.unlock();
   kill_point(c_.session_dir, "sync-copy");
   if (test_hooks().during_snapshot) test_hooks().during_snapshot();
+  SnapshotFile file = make_snapshot_file(vid, app_path, src, src_path, dst_path, writers);
+  if (src >= 0) ::close(src);
+  lk.lock();
+  return finish_snapshot(vid, svid, file, std::move(writers));
+}
+
+Version& Service::add_snapshot_of(Version& v) {
+  State& s = c_.state;
+  Version& snap = s.add(v.path, v.rank, v.pid, v.client, v.mode);
+  snap.snapshot_of = v.vid;
+  snap.snapshot_started = Clock::now();
+  // A partial version's snapshot commits the extents handed over so far (the writers'
+  // SYNCs bring theirs), as an overlay.
+  snap.partial = v.partial;
+  snap.extents = v.extents;
+  snap.extents_unknown = v.extents_unknown;
+  snap.created = v.created;
+  snap.hints = v.hints;  // the open version keeps its own (and its files) for its commit
+  v.last_snapshot = snap.vid;
+  v.synced.valid = false;
+  // The still-open version keeps being written, so it must stay the newest of its path.
+  std::swap(snap.order, v.order);
+  snap.ready = false;
+  return snap;
+}
+
+Service::SnapshotFile Service::make_snapshot_file(uint64_t vid, const std::string& app_path,
+                                                  int src, const std::string& src_path,
+                                                  const std::string& dst_path,
+                                                  const std::vector<long>& writers) {
   // No copy: the snapshot's staged file is a second name of the open version's, and the
   // pipeline reads its bytes once into private memory (Version::live_source). No .meta
   // is ever written for it: a crash leaves a staged file without one, which a recovery
@@ -100,59 +116,64 @@ uint64_t Service::snapshot(std::unique_lock<std::mutex>& lk, uint64_t vid) {
   // read in place instead (in_place.h), so the forwarder's resident memory stays bounded
   // whatever the checkpoint's size and the fsync copies nothing. Not when a writer maps
   // the file shared and writable: its writes could not be seen; it is copied then.
+  SnapshotFile f;
   struct stat src_st;
   const bool sized = src >= 0 && ::fstat(src, &src_st) == 0;
-  const bool small = sized && static_cast<uint64_t>(src_st.st_size) <= c_.cfg.snapshot_read_max;
-  const bool mapped = sized && !small && mapped_writable_by(writers, src_st.st_dev, src_st.st_ino);
+  f.small = sized && static_cast<uint64_t>(src_st.st_size) <= c_.cfg.snapshot_read_max;
+  const bool mapped =
+      sized && !f.small && mapped_writable_by(writers, src_st.st_dev, src_st.st_ino);
   if (mapped)
     LOG_DEBUG("fsync of v%llu (%s): a writer maps it shared and writable: copying it",
               static_cast<unsigned long long>(vid), app_path.c_str());
-  bool live = sized && !mapped && ::link(src_path.c_str(), dst_path.c_str()) == 0;
-  bool ok = live;
-  if (!live) {
-    if (sized && !mapped)
-      LOG_DEBUG("cannot link %s to %s (%s): copying it for the fsync", src_path.c_str(),
-                dst_path.c_str(), strerror(errno));
-    if (src < 0)
-      err = "cannot open " + src_path + ": " + strerror(errno);
-    else {
-      const int64_t t0 = monotonic_ns();
-      // No .meta until it is complete (mark_closed writes it): a crash mid-copy leaves a
-      // staged file without one, which a recovery deletes.
-      ok = copy_staged_file(src, dst_path, &err);
-      if (ok) c_.stats.fsync_copies++;
-      LOG_DEBUG("fsync of v%llu: snapshot copied (%llu bytes) in %.1f ms",
-                static_cast<unsigned long long>(vid),
-                static_cast<unsigned long long>(src_st.st_size), (monotonic_ns() - t0) / 1e6);
-    }
+  f.live = sized && !mapped && ::link(src_path.c_str(), dst_path.c_str()) == 0;
+  f.ok = f.live;
+  if (f.live) return f;
+  if (sized && !mapped)
+    LOG_DEBUG("cannot link %s to %s (%s): copying it for the fsync", src_path.c_str(),
+              dst_path.c_str(), strerror(errno));
+  if (src < 0) {
+    f.err = "cannot open " + src_path + ": " + strerror(errno);
+    return f;
   }
-  if (src >= 0) ::close(src);
-  lk.lock();
+  const int64_t t0 = monotonic_ns();
+  // No .meta until it is complete (mark_closed writes it): a crash mid-copy leaves a
+  // staged file without one, which a recovery deletes.
+  f.ok = copy_staged_file(src, dst_path, &f.err);
+  if (f.ok) c_.stats.fsync_copies++;
+  LOG_DEBUG("fsync of v%llu: snapshot copied (%llu bytes) in %.1f ms",
+            static_cast<unsigned long long>(vid), static_cast<unsigned long long>(src_st.st_size),
+            (monotonic_ns() - t0) / 1e6);
+  return f;
+}
+
+uint64_t Service::finish_snapshot(uint64_t vid, uint64_t svid, const SnapshotFile& file,
+                                  std::vector<long> writers) {
+  State& s = c_.state;
   Version* sv = s.find(svid);
   if (!sv) {
     // Dropped with its path meanwhile (unlinked or replaced): nothing left to make durable.
     const Version* open = s.find(vid);
     return !open || open->dropped ? kSnapshotSuperseded : 0;
   }
-  if (!ok) {
+  if (!file.ok) {
     const bool gone = sv->dropped;  // superseded meanwhile: its bytes are not needed
     if (!gone)
       LOG_ERROR("cannot snapshot v%llu for fsync: %s", static_cast<unsigned long long>(vid),
-                err.c_str());
+                file.err.c_str());
     s.forget(svid);
     return gone ? kSnapshotSuperseded : 0;
   }
-  sv->live_source = live;
-  sv->in_place = live && !small;
+  sv->live_source = file.live;
+  sv->in_place = file.live && !file.small;
   if (sv->in_place) sv->writer_pids = std::move(writers);
-  if (!live) {  // a copy of its own: recoverable like any closed version
+  if (!file.live) {  // a copy of its own: recoverable like any closed version
     if ((sv->partial || sv->created) && !sv->extents.empty()) s.persist_extents(*sv);
     s.persist_hints(*sv);
   }
   sv->ready = true;
   // A second name shares the file's mode bits: the open version takes an fchmod the
   // library could not report at its own close (mark_closed), so the snapshot leaves them.
-  s.mark_closed(*sv, !live);
+  s.mark_closed(*sv, !file.live);
   // A snapshot is a version of its own: counted so committed never exceeds captured.
   c_.stats.files_captured++;
   c_.stats.bytes_captured += sv->size;
