@@ -51,15 +51,14 @@ void report_bad_config(const std::string& err) {
   (void)w;
   close(fd);
 }
-}  // namespace
-
-int main(int argc, char** argv) {
-  bool daemon = false;
+// The command line: *daemon set; -1 to go on, else the exit code (help, a bad argument).
+int parse_arguments(int argc, char** argv, bool* daemon) {
+  *daemon = false;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--daemon")) {
-      daemon = true;
+      *daemon = true;
     } else if (!strcmp(argv[i], "--foreground")) {
-      daemon = false;
+      *daemon = false;
     } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       fputs(kUsage, stdout);
       return 0;
@@ -68,23 +67,86 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  Config cfg;
+  return -1;
+}
+
+// The settings into cfg, checked as far as they can be before anything is captured; false
+// after reporting a bad one (report_bad_config).
+bool load_settings(Config& cfg) {
   std::string err;
   if (!Config::load(cfg, &err)) {
     report_bad_config(err);
-    return 2;
+    return false;
   }
   // A schema that does not parse is a configuration error, reported before anything is
   // captured (with its file, line and column), like any other bad setting.
   if (schema::Inferrer probe; !probe.configure(cfg, &err)) {
     report_bad_config(err);
-    return 2;
+    return false;
   }
   // A log, stats file or store it cannot use: named now, not silent once detached.
   if (!fwd::check_path_settings(cfg, &err)) {
     report_bad_config(err);
-    return 2;
+    return false;
   }
+  return true;
+}
+
+// Before any thread exists: TERM/INT/USR1 (into *set) are blocked, to be taken by sigwait
+// on one thread only (watch_signals); SIGPIPE is ignored.
+void block_signals(sigset_t* set) {
+  sigemptyset(set);
+  sigaddset(set, SIGTERM);
+  sigaddset(set, SIGINT);
+  sigaddset(set, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+// Starts f and tells the waiting parent (ready, -1 if none) how it went: -1 to go on
+// serving, else the exit code (another forwarder serves the socket: 0; failed: 1).
+int start_forwarder(fwd::Forwarder& f, int ready, const SessionPaths& paths) {
+  std::string err;
+  switch (f.start(&err)) {
+    case fwd::Forwarder::Start::kOtherRunning:
+      LOG_INFO("a forwarder already serves %s; leaving it to that one", paths.socket);
+      fwd::signal_ready(ready, true, "");
+      return 0;
+    case fwd::Forwarder::Start::kFailed:
+      LOG_ERROR("cannot start: %s", err.c_str());
+      if (ready < 0 && fwd::log_fd() != 2)
+        fprintf(stderr, "ckptfwd-forwarder: error: cannot start: %s\n", err.c_str());
+      fwd::signal_ready(ready, false, "cannot start: " + err);
+      return 1;
+    case fwd::Forwarder::Start::kReady:
+      break;
+  }
+  fwd::signal_ready(ready, true, "");
+  return -1;
+}
+
+// A thread taking the blocked signals: USR1 asks f for the stats, TERM or INT for a stop.
+void watch_signals(fwd::Forwarder& f, sigset_t set) {
+  std::thread([&f, set] {
+    for (;;) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      if (sig == SIGUSR1) {
+        f.request_stats();
+      } else {
+        f.request_stop();
+        return;
+      }
+    }
+  }).detach();
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool daemon = false;
+  if (int rc = parse_arguments(argc, argv, &daemon); rc >= 0) return rc;
+  Config cfg;
+  if (!load_settings(cfg)) return 2;
   SessionPaths paths;
   if (!session_paths(paths)) {
     fprintf(stderr,
@@ -106,45 +168,13 @@ int main(int argc, char** argv) {
   fwd::log_init(cfg.log, cfg.log_level);
 
   fwd::note_umask();  // before any thread exists: reading the umask means setting it
-  // Before any thread exists: TERM/INT/USR1 are taken by sigwait on one thread only.
   sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGUSR1);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  block_signals(&set);
 
   fwd::Forwarder f(cfg, paths);
   if (started_for > 0) f.stay_while_alive(static_cast<pid_t>(started_for));
   fwd::install_crash_handler(&f.core().stats);
-  switch (f.start(&err)) {
-    case fwd::Forwarder::Start::kOtherRunning:
-      LOG_INFO("a forwarder already serves %s; leaving it to that one", paths.socket);
-      fwd::signal_ready(ready, true, "");
-      return 0;
-    case fwd::Forwarder::Start::kFailed:
-      LOG_ERROR("cannot start: %s", err.c_str());
-      if (ready < 0 && fwd::log_fd() != 2)
-        fprintf(stderr, "ckptfwd-forwarder: error: cannot start: %s\n", err.c_str());
-      fwd::signal_ready(ready, false, "cannot start: " + err);
-      return 1;
-    case fwd::Forwarder::Start::kReady:
-      break;
-  }
-  fwd::signal_ready(ready, true, "");
-
-  std::thread([&f, set] {
-    for (;;) {
-      int sig = 0;
-      if (sigwait(&set, &sig) != 0) continue;
-      if (sig == SIGUSR1) {
-        f.request_stats();
-      } else {
-        f.request_stop();
-        return;
-      }
-    }
-  }).detach();
+  if (int rc = start_forwarder(f, ready, paths); rc >= 0) return rc;
+  watch_signals(f, set);
   return f.run();
 }

@@ -13,7 +13,7 @@
 #include "forwarder/state/fate_file.h"
 #include "forwarder/staging/hints.h"
 #include "forwarder/util/log.h"
-#include "forwarder/verbs/orphans.h"
+#include "forwarder/util/process_alive.h"
 #include "forwarder/restore/restore.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder/util/store_paths.h"
@@ -56,160 +56,213 @@ std::string pid_list(const std::map<long, int>& pids) {
   for (const auto& [pid, refs] : pids) out += " " + std::to_string(pid);
   return out;
 }
+
+// The files of one vid found in the session dir.
+struct StagedFiles {
+  bool data = false, meta = false;
+  std::vector<std::string> ext;                         // extents files (partial versions)
+  std::vector<std::pair<uint64_t, std::string>> hints;  // (seq, name) of its hints files
+};
+
+// The staged files of dir by vid, and the highest vid seen (*max_vid). Temporaries (a
+// .meta or a copy cut short) are removed on the way.
+std::map<uint64_t, StagedFiles> scan_session_dir(const std::string& dir, uint64_t* max_vid) {
+  std::map<uint64_t, StagedFiles> found;
+  DIR* d = opendir(dir.c_str());
+  if (!d) return found;
+  while (dirent* de = readdir(d)) {
+    uint64_t vid, seq;
+    std::string kind;
+    if (parse_hints_file_name(de->d_name, vid, seq)) {
+      if (is_hints_file_name(de->d_name, vid)) found[vid].hints.push_back({seq, de->d_name});
+      continue;
+    }
+    if (!parse_staged_name(de->d_name, vid, kind)) continue;
+    *max_vid = std::max(*max_vid, vid);
+    if (kind == "data")
+      found[vid].data = true;
+    else if (kind == "meta")
+      found[vid].meta = true;
+    else if (kind == "meta.tmp" || kind == "data.tmp")  // a .meta or a copy cut short
+      unlinkat(dirfd(d), de->d_name, 0);
+    else if (is_extents_file_name(de->d_name, vid))
+      found[vid].ext.push_back(de->d_name);
+  }
+  closedir(d);
+  return found;
+}
+
+// Removes f's extents and hints files.
+void drop_side_files(const std::string& dir, StagedFiles& f) {
+  for (const std::string& x : f.ext) unlink((dir + "/" + x).c_str());
+  for (const auto& h : f.hints) unlink((dir + "/" + h.second).c_str());
+  f.hints.clear();
+}
+
+// A staged vid no client holds as a version (no data: committed or never created; no
+// .meta, or an empty one: committed, its .meta going first, or created by an OPEN that
+// never replied, MetaWrite::kFresh) has its files removed: true. False for a version to
+// recover.
+bool drop_if_unheld(const std::string& data, const std::string& meta, const std::string& dir,
+                    StagedFiles& f) {
+  if (!f.data) {
+    unlink(meta.c_str());
+    drop_side_files(dir, f);
+    return true;
+  }
+  struct stat meta_st;
+  if (f.meta && stat(meta.c_str(), &meta_st) == 0 && meta_st.st_size == 0) {
+    unlink(meta.c_str());
+    f.meta = false;
+  }
+  if (f.meta) return false;
+  unlink(data.c_str());
+  drop_side_files(dir, f);
+  return true;
+}
+
+// The extents of recovered v (partial or created, as m says): the files its writers
+// handed over (they stay until the commit), or a whole prefix. A writer that never did
+// leaves them unknown: the data extents of the staged file are committed then
+// (pipeline.cc). Other versions' extents files are removed.
+void take_recovered_extents(const std::string& dir, const VersionMeta& m, const StagedFiles& f,
+                            Version& v) {
+  if (!m.partial && !m.created) {
+    for (const std::string& x : f.ext) unlink((dir + "/" + x).c_str());
+    return;
+  }
+  v.partial = m.partial;
+  v.extents_unknown = m.extents_unknown || (f.ext.empty() && m.whole < 0);
+  if (m.whole >= 0) v.add_whole_prefix(m.whole);
+  for (const std::string& x : f.ext) {
+    std::string err;
+    if (read_extents_file(dir + "/" + x, v.extents, &err)) {
+      v.ext_files.push_back(x);
+    } else {
+      LOG_WARN("recovering v%llu: %s; using the staged file's data extents",
+               static_cast<unsigned long long>(v.vid), err.c_str());
+      v.extents_unknown = true;
+      unlink((dir + "/" + x).c_str());
+    }
+  }
+}
+
+// v was open when the forwarder died: its writers may still be at work and CLOSE it on
+// their next connection (Service::reap_orphans keeps watching them). Committing it now
+// would acknowledge a truncated file. True when some writer is alive (v waits for them,
+// as orphans); false when all are gone: it is kept as written, as a killed rank leaves it.
+bool await_live_writers(Core& c, const VersionMeta& m, Version& v) {
+  for (const auto& [pid, refs] : m.holders)
+    if (process_alive(pid)) v.orphans[pid] += refs;
+  if (m.holders.empty() && process_alive(m.pid)) v.orphans[m.pid] = 1;  // no holders= line
+  if (v.orphans.empty()) {
+    LOG_WARN("%s was open when the forwarder died and its writers are gone: kept as written",
+             m.path.c_str());
+    return false;
+  }
+  v.opened_at = Clock::now() - std::chrono::hours(1);  // not part of a new wave
+  // Its writers go on staging it: the path's fate is staged again, under this
+  // forwarder (a process that found no forwarder meanwhile may have made it direct).
+  if (c.fates.claim_staged(m.path) == fate::Fate::kDirect)
+    LOG_ERROR(
+        "%s: its writers still stage it, but a process wrote it directly while no "
+        "forwarder ran: the store and the real file each hold only part of it",
+        m.path.c_str());
+  LOG_INFO("recovered open version v%llu of %s: waiting for its writers (pids%s)",
+           static_cast<unsigned long long>(v.vid), m.path.c_str(), pid_list(v.orphans).c_str());
+  return true;
+}
+
+// A version of an earlier job (its forwarder and writers gone) is older than one the
+// store got since from another job: committed over it, a restart would read the old
+// bytes. It is kept aside instead, a file of its own in the store (v's and m's path).
+void keep_aside_if_store_newer(Core& c, const std::string& data, VersionMeta& m, Version& v) {
+  int64_t live_ns = 0;
+  if (!store_has_newer(c, m.path, data, &live_ns)) return;
+  std::string aside = aside_path(m.path, c.job, v.vid);
+  LOG_WARN(
+      "recovered v%llu of %s is older than the version the store holds (mtime %lld.%09lld, "
+      "committed since): not committed over it; kept aside as %s (ckptfwd ls %s)",
+      static_cast<unsigned long long>(v.vid), m.path.c_str(),
+      static_cast<long long>(live_ns / 1000000000), static_cast<long long>(live_ns % 1000000000),
+      aside.c_str(), store_for(c.cfg, m.path).c_str());
+  c.state.set_path(v, aside);
+  m.path = aside;
+}
+
+// Recovered v, closed before the forwarder died (or with its writers gone), as closed:
+// the batcher commits it.
+void close_recovered(Core& c, const VersionMeta& m, Version& v) {
+  State& s = c.state;
+  v.closer_pid = m.closer;
+  v.pending_store = store_for(c.cfg, m.path);                 // its forwarder noted it at CLOSE
+  if (m.closer > 0) s.closed_by_pid[m.closer].insert(v.vid);  // its exit wait waits for it
+  s.mark_closed(v, false);  // files of older forwarders were plain 0600
+  c.stats.files_captured++;
+  c.stats.bytes_captured += v.size;
+  LOG_INFO("recovered staged version v%llu of %s (%llu bytes)",
+           static_cast<unsigned long long>(v.vid), m.path.c_str(),
+           static_cast<unsigned long long>(v.size));
+}
+
+enum class Recovered { kNothing, kClosed, kOpen };
+
+// Registers staged vid (its files f) again, as a closed version, or as an open one whose
+// writers are alive; its files are removed when no client holds it. State lock held.
+Recovered recover_version(Core& c, uint64_t vid, StagedFiles& f) {
+  State& s = c.state;
+  std::string data = staged_data_path(c.session_dir, vid),
+              meta = staged_meta_path(c.session_dir, vid);
+  if (drop_if_unheld(data, meta, c.session_dir, f)) return Recovered::kNothing;
+  VersionMeta m;
+  std::string err;
+  if (!read_meta(meta, m, &err)) {
+    LOG_WARN(
+        "%s has an unreadable description (%s); left in place, not committed. Fix: "
+        "inspect it and remove it by hand",
+        data.c_str(), err.c_str());
+    return Recovered::kNothing;
+  }
+  if (s.versions.count(vid)) return Recovered::kNothing;
+  Version& v = s.insert_recovered(vid, m.path);
+  v.order = s.next_order++;
+  v.rank = m.rank;
+  v.pid = m.pid;
+  v.mode = m.mode;
+  v.data_path = data;
+  v.meta_path = meta;
+  v.created = m.created;
+  take_recovered_extents(c.session_dir, m, f, v);
+  // Dtype hints in hand-over order as far as it is known (the sequence numbers of one
+  // writer; writers' overlapping hints are rare and only a compression matter).
+  std::sort(f.hints.begin(), f.hints.end());
+  for (const auto& h : f.hints) s.absorb_hints(v, h.second);
+  if (!m.closed && await_live_writers(c, m, v)) return Recovered::kOpen;
+  keep_aside_if_store_newer(c, data, m, v);
+  close_recovered(c, m, v);
+  return Recovered::kClosed;
+}
 }  // namespace
 
 size_t recover_staged(Core& c) {
   State& s = c.state;
   remove_read_views(c.session_dir);
-  struct Found {
-    bool data = false, meta = false;
-    std::vector<std::string> ext;                         // extents files (partial versions)
-    std::vector<std::pair<uint64_t, std::string>> hints;  // (seq, name) of its hints files
-  };
-  std::map<uint64_t, Found> found;
   uint64_t max_vid = 0;
-  if (DIR* d = opendir(c.session_dir.c_str())) {
-    while (dirent* de = readdir(d)) {
-      uint64_t vid, seq;
-      std::string kind;
-      if (parse_hints_file_name(de->d_name, vid, seq)) {
-        if (is_hints_file_name(de->d_name, vid)) found[vid].hints.push_back({seq, de->d_name});
-        continue;
-      }
-      if (!parse_staged_name(de->d_name, vid, kind)) continue;
-      max_vid = std::max(max_vid, vid);
-      if (kind == "data")
-        found[vid].data = true;
-      else if (kind == "meta")
-        found[vid].meta = true;
-      else if (kind == "meta.tmp" || kind == "data.tmp")  // a .meta or a copy cut short
-        unlinkat(dirfd(d), de->d_name, 0);
-      else if (is_extents_file_name(de->d_name, vid))
-        found[vid].ext.push_back(de->d_name);
-    }
-    closedir(d);
-  }
+  std::map<uint64_t, StagedFiles> found = scan_session_dir(c.session_dir, &max_vid);
   std::lock_guard lk(s.mu);
   s.next_vid = std::max(s.next_vid, max_vid + 1);
   size_t n = 0, open = 0;
   for (auto& [vid, f] : found) {
-    std::string data = staged_data_path(c.session_dir, vid),
-                meta = staged_meta_path(c.session_dir, vid);
-    auto drop_ext = [&] {
-      for (const std::string& x : f.ext) unlink((c.session_dir + "/" + x).c_str());
-      for (const auto& h : f.hints) unlink((c.session_dir + "/" + h.second).c_str());
-      f.hints.clear();
-    };
-    if (!f.data) {
-      unlink(meta.c_str());  // its data was committed or never created
-      drop_ext();
-      continue;
-    }
-    struct stat meta_st;
-    if (f.meta && stat(meta.c_str(), &meta_st) == 0 && meta_st.st_size == 0) {
-      unlink(meta.c_str());  // created, never written: its OPEN never replied (MetaWrite::kFresh)
-      f.meta = false;
-    }
-    if (!f.meta) {
-      // Committed (its .meta goes first), or created by an OPEN that never replied: no
-      // client holds it as a version.
-      unlink(data.c_str());
-      drop_ext();
-      continue;
-    }
-    VersionMeta m;
-    std::string err;
-    if (!read_meta(meta, m, &err)) {
-      LOG_WARN(
-          "%s has an unreadable description (%s); left in place, not committed. Fix: "
-          "inspect it and remove it by hand",
-          data.c_str(), err.c_str());
-      continue;
-    }
-    if (s.versions.count(vid)) continue;
-    Version& v = s.insert_recovered(vid, m.path);
-    v.order = s.next_order++;
-    v.rank = m.rank;
-    v.pid = m.pid;
-    v.mode = m.mode;
-    v.data_path = data;
-    v.meta_path = meta;
-    v.created = m.created;
-    if (m.partial || m.created) {
-      // Shared across nodes, or a new file: the extents its writers handed over (the
-      // files stay until the commit). A writer that never did leaves them unknown: the
-      // data extents of the staged file are committed then (pipeline.cc).
-      v.partial = m.partial;
-      v.extents_unknown = m.extents_unknown || (f.ext.empty() && m.whole < 0);
-      if (m.whole >= 0) v.add_whole_prefix(m.whole);
-      for (const std::string& x : f.ext) {
-        std::string err;
-        if (read_extents_file(c.session_dir + "/" + x, v.extents, &err)) {
-          v.ext_files.push_back(x);
-        } else {
-          LOG_WARN("recovering v%llu: %s; using the staged file's data extents",
-                   static_cast<unsigned long long>(vid), err.c_str());
-          v.extents_unknown = true;
-          unlink((c.session_dir + "/" + x).c_str());
-        }
-      }
-    } else {
-      for (const std::string& x : f.ext) unlink((c.session_dir + "/" + x).c_str());
-    }
-    // Dtype hints in hand-over order as far as it is known (the sequence numbers of one
-    // writer; writers' overlapping hints are rare and only a compression matter).
-    std::sort(f.hints.begin(), f.hints.end());
-    for (const auto& h : f.hints) s.absorb_hints(v, h.second);
-    if (!m.closed) {
-      // Open when the forwarder died: its writers may still be at work and CLOSE it on
-      // their next connection (Service::reap_orphans keeps watching them). Committing it
-      // now would acknowledge a truncated file. Writers that are gone leave it as written,
-      // as a killed rank does.
-      for (const auto& [pid, refs] : m.holders)
-        if (process_alive(pid)) v.orphans[pid] += refs;
-      if (m.holders.empty() && process_alive(m.pid)) v.orphans[m.pid] = 1;  // no holders= line
-      if (!v.orphans.empty()) {
-        v.opened_at = Clock::now() - std::chrono::hours(1);  // not part of a new wave
-        // Its writers go on staging it: the path's fate is staged again, under this
-        // forwarder (a process that found no forwarder meanwhile may have made it direct).
-        if (c.fates.claim_staged(m.path) == fate::Fate::kDirect)
-          LOG_ERROR(
-              "%s: its writers still stage it, but a process wrote it directly while no "
-              "forwarder ran: the store and the real file each hold only part of it",
-              m.path.c_str());
+    switch (recover_version(c, vid, f)) {
+      case Recovered::kClosed:
+        ++n;
+        break;
+      case Recovered::kOpen:
         ++open;
-        LOG_INFO("recovered open version v%llu of %s: waiting for its writers (pids%s)",
-                 static_cast<unsigned long long>(vid), m.path.c_str(), pid_list(v.orphans).c_str());
-        continue;
-      }
-      LOG_WARN("%s was open when the forwarder died and its writers are gone: kept as written",
-               m.path.c_str());
+        break;
+      case Recovered::kNothing:
+        break;
     }
-    // A version of an earlier job (its forwarder and writers gone) is older than one the
-    // store got since from another job: committed over it, a restart would read the old
-    // bytes. It is kept aside instead, a file of its own in the store.
-    if (int64_t live_ns = 0; store_has_newer(c, m.path, data, &live_ns)) {
-      std::string aside = aside_path(m.path, c.job, vid);
-      LOG_WARN(
-          "recovered v%llu of %s is older than the version the store holds (mtime %lld.%09lld, "
-          "committed since): not committed over it; kept aside as %s (ckptfwd ls %s)",
-          static_cast<unsigned long long>(vid), m.path.c_str(),
-          static_cast<long long>(live_ns / 1000000000),
-          static_cast<long long>(live_ns % 1000000000), aside.c_str(),
-          store_for(c.cfg, m.path).c_str());
-      s.set_path(v, aside);
-      m.path = aside;
-    }
-    v.closer_pid = m.closer;
-    v.pending_store = store_for(c.cfg, m.path);               // its forwarder noted it at CLOSE
-    if (m.closer > 0) s.closed_by_pid[m.closer].insert(vid);  // its exit wait waits for it
-    s.mark_closed(v, false);  // files of older forwarders were plain 0600
-    c.stats.files_captured++;
-    c.stats.bytes_captured += v.size;
-    ++n;
-    LOG_INFO("recovered staged version v%llu of %s (%llu bytes)",
-             static_cast<unsigned long long>(vid), m.path.c_str(),
-             static_cast<unsigned long long>(v.size));
   }
   s.update_pending_gauge();
   if (n)
