@@ -127,27 +127,43 @@ void Batcher::lane_loop(Lane& lane) {
 bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::time_point* wake,
                    bool bulk_allowed, bool* synced) {
   State& s = c_.state;
-  const Config& cfg = c_.cfg;
   auto now = Clock::now();
   *wake = now + std::chrono::hours(1);
   s.closed_bytes_unpicked = 0;  // what closed so far is looked at now
-  const auto window = std::chrono::milliseconds(cfg.batch_window_ms);
-  // A wave waits for a new member at least as long as a batch waits for quiet, so a long
-  // batch window (tests that keep versions staged) holds waves too.
-  const auto wave_window = std::max(window, std::chrono::milliseconds(cfg.wave_window_ms));
-  const auto max_age = std::max(window * 10 + std::chrono::seconds(1), wave_window * 4);
   std::map<std::string, std::vector<Version*>> groups;
-  // Per store: is a file of the same checkpoint wave still being written (opened within
-  // the batch window, never fsync'd)? A waiter then gives it until the 100 ms bound to
-  // close or fsync too, so one wave of ranks that fsync lands in one container.
   std::map<std::string, bool> wave_open;
+  group_closed_versions(now, groups, wave_open, wake);
+  std::vector<std::pair<uint64_t, const std::string*>> order = join_waves(groups);
+  if (groups.empty()) return false;
+  std::set<std::string> gathering;
+  if (pick_synced(groups, order, store, files, wake, &gathering)) {
+    *synced = true;
+    return true;
+  }
+  if (!bulk_allowed) return false;
+  for (auto& [seq, st] : order) {
+    if (gathering.count(*st)) continue;
+    if (pick_store(groups[*st], wave_open[*st], now, files, wake)) {
+      store = *st;
+      return true;
+    }
+  }
+  return false;
+}
+
+void Batcher::group_closed_versions(Clock::time_point now,
+                                    std::map<std::string, std::vector<Version*>>& groups,
+                                    std::map<std::string, bool>& wave_open,
+                                    Clock::time_point* wake) {
+  State& s = c_.state;
+  const auto window = std::chrono::milliseconds(c_.cfg.batch_window_ms);
   // Paths with a version in a batch in flight: a newer version waits for its commit.
   std::set<std::string> committing;
   for (auto& [vid, v] : s.versions) {
     if (v.dropped) continue;
     if (v.state == VState::kCommitting) committing.insert(v.path);
     if (v.state == VState::kOpen && v.ready && !v.last_snapshot && now - v.opened_at < window)
-      wave_open[store_for(cfg, v.path)] = true;
+      wave_open[store_for(c_.cfg, v.path)] = true;
   }
   for (auto& [vid, v] : s.versions) {
     if (v.state == VState::kFailed && !v.dropped) {
@@ -159,9 +175,13 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
       }
     }
     if (v.state == VState::kClosed && v.ready && !v.dropped && !committing.count(v.path))
-      groups[store_for(cfg, v.path)].push_back(&v);
+      groups[store_for(c_.cfg, v.path)].push_back(&v);
   }
-  // The store whose oldest version closed first goes first.
+}
+
+std::vector<std::pair<uint64_t, const std::string*>> Batcher::join_waves(
+    std::map<std::string, std::vector<Version*>>& groups) {
+  State& s = c_.state;
   auto by_close = [](const Version* a, const Version* b) { return a->close_seq < b->close_seq; };
   std::vector<std::pair<uint64_t, const std::string*>> order;
   std::vector<std::pair<Version*, const std::string*>> fresh;
@@ -182,92 +202,97 @@ bool Batcher::pick(std::string& store, std::vector<BatchFile>& files, Clock::tim
     s.costs.joined(v->vid, v->wave, v->closed_at, v->size);
   }
   waves_.retain_open(live);
-  if (groups.empty()) return false;
+  // The store whose oldest version closed first goes first.
   std::sort(order.begin(), order.end());
-  std::set<std::string> gathering;
-  if (pick_synced(groups, order, store, files, wake, &gathering)) {
-    *synced = true;
-    return true;
+  return order;
+}
+
+bool Batcher::pick_store(const std::vector<Version*>& vs, bool wave_open, Clock::time_point now,
+                         std::vector<BatchFile>& files, Clock::time_point* wake) {
+  State& s = c_.state;
+  uint64_t bytes = 0;
+  auto oldest = vs.front()->closed_at;
+  std::vector<WavePart> parts;  // in the order of their first close
+  std::map<uint64_t, size_t> part_of;
+  for (Version* v : vs) {
+    bytes += v->size;
+    oldest = std::min(oldest, v->closed_at);
+    auto [it, added] = part_of.try_emplace(v->wave, parts.size());
+    if (added) parts.push_back(WavePart{v->wave, {}, 0, false});
+    parts[it->second].vs.push_back(v);
+    parts[it->second].bytes += v->size;
   }
-  if (!bulk_allowed) return false;
-  // Is a version still open that would join wave w (a rank still writing its file)?
-  auto member_open = [&](const Waves::Wave& w) {
-    for (auto& [vid, v] : s.versions)
-      if (v.state == VState::kOpen && !v.dropped &&
-          waves_.accepts(w.id, w.store, v.path, v.rank) && store_for(cfg, v.path) == w.store)
-        return true;
+  auto quiet = now - s.last_close;
+  bool full = bytes >= c_.cfg.batch_bytes;
+  bool waited = s.waiters > 0 && ((quiet >= t_.waiter_quiet && !wave_open) ||
+                                  now - oldest >= std::chrono::milliseconds(100));
+  bool everything = s.draining || full || waited;
+  bool any_due = mark_due_waves(parts, now, wake);
+  if (!everything && !any_due) {
+    if (s.waiters > 0)
+      *wake = std::min(
+          {*wake, s.last_close + t_.waiter_quiet, oldest + std::chrono::milliseconds(100)});
     return false;
-  };
-  struct Part {  // the closed versions of one wave in this store
-    uint64_t wave = 0;
-    std::vector<Version*> vs;
-    uint64_t bytes = 0;
-    bool due = false;
-  };
-  for (auto& [seq, st] : order) {
-    if (gathering.count(*st)) continue;
-    std::vector<Version*>& vs = groups[*st];
-    uint64_t bytes = 0;
-    auto oldest = vs.front()->closed_at;
-    std::vector<Part> parts;  // in the order of their first close
-    std::map<uint64_t, size_t> part_of;
-    for (Version* v : vs) {
-      bytes += v->size;
-      oldest = std::min(oldest, v->closed_at);
-      auto [it, added] = part_of.try_emplace(v->wave, parts.size());
-      if (added) parts.push_back(Part{v->wave, {}, 0, false});
-      parts[it->second].vs.push_back(v);
-      parts[it->second].bytes += v->size;
-    }
-    auto quiet = now - s.last_close;
-    bool full = bytes >= cfg.batch_bytes;
-    bool waited = s.waiters > 0 && ((quiet >= t_.waiter_quiet && !wave_open[*st]) ||
-                                    now - oldest >= std::chrono::milliseconds(100));
-    bool everything = s.draining || full || waited;
-    bool any_due = false;
-    for (Part& p : parts) {
-      const Waves::Wave* w = waves_.find(p.wave);
-      if (!w || w->sealed) {  // the rest of a wave a batch took before (or a retry)
-        p.due = any_due = true;
-        continue;
-      }
-      auto first = p.vs.front()->closed_at;
-      for (Version* v : p.vs) first = std::min(first, v->closed_at);
-      size_t expected = waves_.expected(*w);
-      bool complete = expected > 0 && w->paths.size() >= expected && !member_open(*w);
-      p.due = (complete && quiet >= window) || now - w->last_close >= wave_window ||
-              now - first >= max_age;
-      any_due = any_due || p.due;
-      if (!p.due) {
-        *wake = std::min({*wake, w->last_close + wave_window, first + max_age});
-        if (complete) *wake = std::min(*wake, s.last_close + window);
-      }
-    }
-    if (!everything && !any_due) {
-      if (s.waiters > 0)
-        *wake = std::min(
-            {*wake, s.last_close + t_.waiter_quiet, oldest + std::chrono::milliseconds(100)});
+  }
+  take_wave_parts(parts, everything, files);
+  return true;
+}
+
+bool Batcher::mark_due_waves(std::vector<WavePart>& parts, Clock::time_point now,
+                             Clock::time_point* wake) {
+  State& s = c_.state;
+  const auto window = std::chrono::milliseconds(c_.cfg.batch_window_ms);
+  // A wave waits for a new member at least as long as a batch waits for quiet, so a long
+  // batch window (tests that keep versions staged) holds waves too.
+  const auto wave_window = std::max(window, std::chrono::milliseconds(c_.cfg.wave_window_ms));
+  const auto max_age = std::max(window * 10 + std::chrono::seconds(1), wave_window * 4);
+  bool any_due = false;
+  for (WavePart& p : parts) {
+    const Waves::Wave* w = waves_.find(p.wave);
+    if (!w || w->sealed) {  // the rest of a wave a batch took before (or a retry)
+      p.due = any_due = true;
       continue;
     }
-    store = *st;
-    uint64_t taken_bytes = 0;
-    for (Part& p : parts) {
-      if (!everything && !p.due) continue;
-      // Whole waves while they fit in batch_bytes: only a wave bigger than that is cut.
-      if (!files.empty() && taken_bytes + p.bytes > cfg.batch_bytes) break;
-      size_t n = 0;
-      for (Version* v : p.vs) {
-        if (!files.empty() && taken_bytes + v->size > cfg.batch_bytes) break;
-        files.push_back(take(*v));
-        taken_bytes += v->size;
-        ++n;
-      }
-      seal_wave(p.wave, n == p.vs.size());
-      if (n < p.vs.size()) break;
+    auto first = p.vs.front()->closed_at;
+    for (Version* v : p.vs) first = std::min(first, v->closed_at);
+    size_t expected = waves_.expected(*w);
+    bool complete = expected > 0 && w->paths.size() >= expected && !wave_member_open(*w);
+    p.due = (complete && now - s.last_close >= window) || now - w->last_close >= wave_window ||
+            now - first >= max_age;
+    any_due = any_due || p.due;
+    if (!p.due) {
+      *wake = std::min({*wake, w->last_close + wave_window, first + max_age});
+      if (complete) *wake = std::min(*wake, s.last_close + window);
     }
-    return true;
   }
+  return any_due;
+}
+
+bool Batcher::wave_member_open(const Waves::Wave& w) {
+  for (auto& [vid, v] : c_.state.versions)
+    if (v.state == VState::kOpen && !v.dropped && waves_.accepts(w.id, w.store, v.path, v.rank) &&
+        store_for(c_.cfg, v.path) == w.store)
+      return true;
   return false;
+}
+
+void Batcher::take_wave_parts(const std::vector<WavePart>& parts, bool everything,
+                              std::vector<BatchFile>& files) {
+  uint64_t taken_bytes = 0;
+  for (const WavePart& p : parts) {
+    if (!everything && !p.due) continue;
+    // Whole waves while they fit in batch_bytes: only a wave bigger than that is cut.
+    if (!files.empty() && taken_bytes + p.bytes > c_.cfg.batch_bytes) break;
+    size_t n = 0;
+    for (Version* v : p.vs) {
+      if (!files.empty() && taken_bytes + v->size > c_.cfg.batch_bytes) break;
+      files.push_back(take(*v));
+      taken_bytes += v->size;
+      ++n;
+    }
+    seal_wave(p.wave, n == p.vs.size());
+    if (n < p.vs.size()) break;
+  }
 }
 
 void Batcher::seal_wave(uint64_t wave, bool whole) {
@@ -312,7 +337,6 @@ bool Batcher::pick_synced(std::map<std::string, std::vector<Version*>>& groups,
                           const std::vector<std::pair<uint64_t, const std::string*>>& order,
                           std::string& store, std::vector<BatchFile>& files,
                           Clock::time_point* wake, std::set<std::string>* gathering) {
-  State& s = c_.state;
   const auto now = Clock::now();
   for (auto& [seq, st] : order) {
     std::vector<Version*>& vs = groups[*st];
@@ -327,67 +351,68 @@ bool Batcher::pick_synced(std::map<std::string, std::vector<Version*>>& groups,
         first->snapshot_of ? first->closed_at - first->snapshot_started : Clock::duration::zero();
     const Clock::time_point gather_end =
         first->closed_at + std::max<Clock::duration>(kSyncGather, made);
-    if (now < gather_end) {
-      // Also a file of the same checkpoint wave still being written and not fsync'd yet
-      // (another rank's, a few ms behind): its fsync or close wakes the batcher, and
-      // the ranks of one wave share one container instead of queueing one after another.
-      bool snapshot_pending = false;
-      for (auto& [vid, v] : s.versions) {
-        if (v.dropped || store_for(c_.cfg, v.path) != *st) continue;
-        const bool peer_writing = v.state == VState::kOpen && v.ready && !v.last_snapshot &&
-                                  first->wave && waves_.accepts(first->wave, *st, v.path, v.rank);
-        if ((v.snapshot_of && !v.ready) || peer_writing) {
-          snapshot_pending = true;
-          break;
-        }
-      }
-      // And a rank of the wave that has not even opened its file yet: the wave's family
-      // had more files last time than the wave has now (closed or open, counted above).
-      if (const Waves::Wave* w = first->wave ? waves_.find(first->wave) : nullptr;
-          !snapshot_pending && w && w->paths.size() < waves_.expected(*w))
-        snapshot_pending = true;
-      if (snapshot_pending) {  // its mark_closed (or a close) wakes the batcher
-        *wake = std::min(*wake, gather_end);
-        gathering->insert(*st);
-        continue;
-      }
+    if (now < gather_end && sync_peers_pending(*first, *st)) {
+      // Its mark_closed (or a close) wakes the batcher.
+      *wake = std::min(*wake, gather_end);
+      gathering->insert(*st);
+      continue;
     }
-    // Only the fsync'd versions (and older ones of their paths): any other file in the
-    // batch would make them wait for its compression. Their waves' other members follow
-    // in later batches.
-    std::map<uint64_t, std::pair<size_t, size_t>> taken_of_wave;  // wave: taken, closed
-    for (Version* v : vs) taken_of_wave[v->wave].second++;
-    // An older closed version of an fsync'd path goes with it (the commit names the
-    // newest of a batch): committed after it, it would replace the fsync'd bytes.
-    std::map<std::string, uint64_t> synced_order;  // path: newest fsync'd version's order
-    for (Version* v : vs)
-      if (v->sync_waiters > 0) synced_order[v->path] = std::max(synced_order[v->path], v->order);
-    // CKPTFWD_BATCH_BYTES cuts between checkpoint waves, not within one: the ranks of a
-    // wave whose fsyncs land in one batch return together. Cut in two, the ranks of the
-    // first half returned first and then polled in their MPI waits on the cores the
-    // second half was being compressed on (4 ranks fsyncing 512 MiB each on 2 cores:
-    // 3.9-4.3 s against 1.8 s in one batch).
-    uint64_t batch_wave = 0;  // of the versions taken, while they are of one wave
-    uint64_t bytes = 0;
-    for (Version* v : vs) {
-      auto it = synced_order.find(v->path);
-      if (it == synced_order.end() || v->order > it->second) continue;
-      if (files.empty()) batch_wave = v->wave;
-      if (v->wave != batch_wave) batch_wave = 0;
-      if (!files.empty() && bytes + v->size > c_.cfg.batch_bytes && batch_wave == 0) break;
-      files.push_back(take(*v));
-      files.back().synced = true;
-      bytes += v->size;
-      taken_of_wave[v->wave].first++;
-    }
+    take_synced(vs, files);
     if (files.empty()) continue;
-    for (auto& [wave, n] : taken_of_wave) {
-      if (n.first) seal_wave(wave, n.first == n.second);
-    }
     store = *st;
     return true;
   }
   return false;
+}
+
+bool Batcher::sync_peers_pending(const Version& first, const std::string& store) {
+  // A file of the same checkpoint wave still being written and not fsync'd yet (another
+  // rank's, a few ms behind): its fsync or close wakes the batcher, and the ranks of one
+  // wave share one container instead of queueing one after another.
+  for (auto& [vid, v] : c_.state.versions) {
+    if (v.dropped || store_for(c_.cfg, v.path) != store) continue;
+    const bool peer_writing = v.state == VState::kOpen && v.ready && !v.last_snapshot &&
+                              first.wave && waves_.accepts(first.wave, store, v.path, v.rank);
+    if ((v.snapshot_of && !v.ready) || peer_writing) return true;
+  }
+  // And a rank of the wave that has not even opened its file yet: the wave's family
+  // had more files last time than the wave has now (closed or open, counted above).
+  const Waves::Wave* w = first.wave ? waves_.find(first.wave) : nullptr;
+  return w && w->paths.size() < waves_.expected(*w);
+}
+
+void Batcher::take_synced(const std::vector<Version*>& vs, std::vector<BatchFile>& files) {
+  // Only the fsync'd versions (and older ones of their paths): any other file in the
+  // batch would make them wait for its compression. Their waves' other members follow
+  // in later batches.
+  std::map<uint64_t, std::pair<size_t, size_t>> taken_of_wave;  // wave: taken, closed
+  for (Version* v : vs) taken_of_wave[v->wave].second++;
+  // An older closed version of an fsync'd path goes with it (the commit names the
+  // newest of a batch): committed after it, it would replace the fsync'd bytes.
+  std::map<std::string, uint64_t> synced_order;  // path: newest fsync'd version's order
+  for (Version* v : vs)
+    if (v->sync_waiters > 0) synced_order[v->path] = std::max(synced_order[v->path], v->order);
+  // CKPTFWD_BATCH_BYTES cuts between checkpoint waves, not within one: the ranks of a
+  // wave whose fsyncs land in one batch return together. Cut in two, the ranks of the
+  // first half returned first and then polled in their MPI waits on the cores the
+  // second half was being compressed on (4 ranks fsyncing 512 MiB each on 2 cores:
+  // 3.9-4.3 s against 1.8 s in one batch).
+  uint64_t batch_wave = 0;  // of the versions taken, while they are of one wave
+  uint64_t bytes = 0;
+  for (Version* v : vs) {
+    auto it = synced_order.find(v->path);
+    if (it == synced_order.end() || v->order > it->second) continue;
+    if (files.empty()) batch_wave = v->wave;
+    if (v->wave != batch_wave) batch_wave = 0;
+    if (!files.empty() && bytes + v->size > c_.cfg.batch_bytes && batch_wave == 0) break;
+    files.push_back(take(*v));
+    files.back().synced = true;
+    bytes += v->size;
+    taken_of_wave[v->wave].first++;
+  }
+  for (auto& [wave, n] : taken_of_wave) {
+    if (n.first) seal_wave(wave, n.first == n.second);
+  }
 }
 
 void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
@@ -400,7 +425,8 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
     BatchResult res;
     err.clear();
     // Chunks unchanged since an earlier container of the store become references to it.
-    std::shared_ptr<const ChunkIndex> refs = chunk_index_for(c_.chunk_indexes, c_.state, store, files);
+    std::shared_ptr<const ChunkIndex> refs =
+        chunk_index_for(c_.chunk_indexes, c_.state, store, files);
     bool ok = write_container(c_.cfg, store, c_.node, files, res, &err, &c_.inferrer,
                               &c_.codec_choices, refs.get(), &c_.workers);
     if (ok && test_hooks().after_batch_written) test_hooks().after_batch_written(files);

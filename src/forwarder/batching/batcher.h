@@ -74,6 +74,47 @@ class Batcher {
   // bulk_allowed, only a batch an fsync waits for.
   bool pick(std::string& store, std::vector<BatchFile>& files, Clock::time_point* wake,
             bool bulk_allowed, bool* synced);
+  // pick's steps, state lock held:
+  // The closed versions ready to seal, by store (groups), but none of a path that has a
+  // version in a batch in flight (the newer commit must come last); failed versions whose
+  // retry is due are closed again, and *wake is lowered to the others' retry times.
+  // wave_open: the stores with a file opened within the batch window, never fsync'd and
+  // still being written (a waiter gives its wave time to close or fsync too).
+  void group_closed_versions(Clock::time_point now,
+                             std::map<std::string, std::vector<Version*>>& groups,
+                             std::map<std::string, bool>& wave_open, Clock::time_point* wake);
+  // Sorts each store's versions in close order and puts the newly closed ones into their
+  // checkpoint waves (in close order); open waves none of them is in are forgotten
+  // (Waves::retain_open).
+  // Returns the stores by their first close (the store whose oldest version closed first
+  // goes first), pointing at the keys of groups.
+  std::vector<std::pair<uint64_t, const std::string*>> join_waves(
+      std::map<std::string, std::vector<Version*>>& groups);
+  // The closed versions of one wave in a store.
+  struct WavePart {
+    uint64_t wave = 0;
+    std::vector<Version*> vs;
+    uint64_t bytes = 0;
+    bool due = false;
+  };
+  // A bulk batch of one store's closed versions vs (in close order) into files: its due
+  // waves, or all of them when the store must go (draining, Config.batch_bytes reached,
+  // or a waiter and quiet: see the top of this file). wave_open: the store's, as
+  // group_closed_versions found. False with *wake lowered to when to look again when none
+  // is due.
+  bool pick_store(const std::vector<Version*>& vs, bool wave_open, Clock::time_point now,
+                  std::vector<BatchFile>& files, Clock::time_point* wake);
+  // Marks each part due or not (see the top of this file), lowering *wake to when one
+  // that is not becomes due. True when any is.
+  bool mark_due_waves(std::vector<WavePart>& parts, Clock::time_point now, Clock::time_point* wake);
+  // Is a version still open that would join wave w (a rank still writing its file)?
+  bool wave_member_open(const Waves::Wave& w);
+  // Takes the parts (all, or only the due ones unless everything) into files in order,
+  // whole waves while they fit in Config.batch_bytes: a wave that does not fit ends the
+  // batch, unless it comes first (then it is cut after the versions that fit, at least
+  // one). Each wave taken from is sealed.
+  void take_wave_parts(const std::vector<WavePart>& parts, bool everything,
+                       std::vector<BatchFile>& files);
   // A batch of the closed versions an fsync waits for (Version::sync_waiters), of the
   // first store in `order` that has any: sealed at once, alone, unless another fsync's
   // snapshot of that store is still being made (a copy of a large file) or a file of the
@@ -87,6 +128,15 @@ class Batcher {
                    const std::vector<std::pair<uint64_t, const std::string*>>& order,
                    std::string& store, std::vector<BatchFile>& files, Clock::time_point* wake,
                    std::set<std::string>* gathering);
+  // pick_synced's steps, state lock held:
+  // Is a snapshot of store still being made, or a file of first's checkpoint wave still
+  // being written and not fsync'd yet, or a member of that wave not even opened yet?
+  // (first: the store's first fsync'd version ready.)
+  bool sync_peers_pending(const Version& first, const std::string& store);
+  // Takes the versions of vs (one store's closed versions, in close order) an fsync waits
+  // for into files (empty on entry), with the older closed versions of their paths; cut
+  // at Config.batch_bytes only between checkpoint waves. Each wave taken from is sealed.
+  void take_synced(const std::vector<Version*>& vs, std::vector<BatchFile>& files);
   // v as a member of the batch being sealed (marked kCommitting).
   BatchFile take(Version& v);
   // A batch took members of wave (all of its closed ones when whole): sealed, counted.
