@@ -73,6 +73,81 @@ struct Out {
     str("\":");
   }
 };
+
+// The counters of s, each as ,"name":value.
+void write_counters(const Stats& s, Out& o) {
+  struct {
+    const char* k;
+    const std::atomic<uint64_t>* v;
+  } ints[] = {{"files_captured", &s.files_captured},
+              {"bytes_captured", &s.bytes_captured},
+              {"files_committed", &s.files_committed},
+              {"bytes_committed", &s.bytes_committed},
+              {"bytes_typed", &s.bytes_typed},
+              {"files_mapped", &s.files_mapped},
+              {"bytes_mapped", &s.bytes_mapped},
+              {"infer_failures", &s.infer_failures},
+              {"bytes_deduped", &s.bytes_deduped},
+              {"bytes_referenced", &s.bytes_referenced},
+              {"typed_bytes_in", &s.typed_bytes_in},
+              {"typed_bytes_out", &s.typed_bytes_out},
+              {"bytes_stored", &s.bytes_stored},
+              {"containers_written", &s.containers_written},
+              {"fallbacks", &s.fallbacks},
+              {"errors", &s.errors},
+              {"restores", &s.restores},
+              {"bytes_restored", &s.bytes_restored},
+              {"views_prefetched", &s.views_prefetched},
+              {"refreshes", &s.refreshes},
+              {"fsync_in_place", &s.fsync_in_place},
+              {"fsync_copies", &s.fsync_copies},
+              {"fsync_batches_beside", &s.fsync_batches_beside},
+              {"containers_removed", &s.containers_removed},
+              {"pending_versions", &s.pending_versions},
+              {"waves_sealed", &s.waves_sealed},
+              {"waves_split", &s.waves_split},
+              {"checkpoints_measured", &s.checkpoints_measured},
+              {"ckpt_bytes", &s.ckpt_bytes}};
+  for (auto& kv : ints) {
+    o.key(kv.k);
+    o.u64(kv.v->load());
+  }
+}
+
+// The ratios (3 decimals), the phase times (seconds, 6 decimals), the peak RSS and the
+// uptime of s.
+void write_rates_and_times(const Stats& s, Out& o) {
+  uint64_t stored = s.bytes_stored.load(), committed = s.bytes_committed.load();
+  o.key("ratio");
+  // committed/stored with 3 decimals; 0 before anything was stored.
+  unsigned __int128 r = stored ? (static_cast<unsigned __int128>(committed) * 1000) / stored : 0;
+  o.fixed(static_cast<uint64_t>(r), 3);
+  uint64_t sealed = s.waves_sealed.load(), split = s.waves_split.load();
+  o.key("split_rate");
+  // waves_split/waves_sealed with 3 decimals; 0 before a wave was sealed.
+  o.fixed(sealed ? split * 1000 / sealed : 0, 3);
+  o.key("time_infer_s");
+  o.fixed(s.infer_ns.load() / 1000, 6);
+  o.key("time_typed_encode_s");
+  o.fixed(s.typed_encode_ns.load() / 1000, 6);
+  o.key("time_compress_s");
+  o.fixed(s.compress_ns.load() / 1000, 6);
+  o.key("time_write_s");
+  o.fixed(s.write_ns.load() / 1000, 6);
+  o.key("time_commit_s");
+  o.fixed(s.commit_ns.load() / 1000, 6);
+  o.key("time_hash_s");
+  o.fixed(s.hash_ns.load() / 1000, 6);
+  o.key("ckpt_blocked_s");
+  o.fixed(s.ckpt_blocked_ns.load() / 1000, 6);
+  o.key("ckpt_durable_s");
+  o.fixed(s.ckpt_durable_ns.load() / 1000, 6);
+  o.key("peak_rss_bytes");
+  o.u64(peak_rss_bytes());
+  o.key("uptime_s");
+  int64_t up = monotonic_ns() - s.start_ns;
+  o.fixed(static_cast<uint64_t>(up > 0 ? up : 0) / 1000000, 3);
+}
 }  // namespace
 
 size_t Stats::format_json(char* buf, size_t cap) const {
@@ -86,72 +161,8 @@ size_t Stats::format_json(char* buf, size_t cap) const {
   }
   o.str(",\"pid\":");
   o.u64(static_cast<uint64_t>(getpid()));
-  struct {
-    const char* k;
-    const std::atomic<uint64_t>* v;
-  } ints[] = {{"files_captured", &files_captured},
-              {"bytes_captured", &bytes_captured},
-              {"files_committed", &files_committed},
-              {"bytes_committed", &bytes_committed},
-              {"bytes_typed", &bytes_typed},
-              {"files_mapped", &files_mapped},
-              {"bytes_mapped", &bytes_mapped},
-              {"infer_failures", &infer_failures},
-              {"bytes_deduped", &bytes_deduped},
-              {"bytes_referenced", &bytes_referenced},
-              {"typed_bytes_in", &typed_bytes_in},
-              {"typed_bytes_out", &typed_bytes_out},
-              {"bytes_stored", &bytes_stored},
-              {"containers_written", &containers_written},
-              {"fallbacks", &fallbacks},
-              {"errors", &errors},
-              {"restores", &restores},
-              {"bytes_restored", &bytes_restored},
-              {"views_prefetched", &views_prefetched},
-              {"refreshes", &refreshes},
-              {"fsync_in_place", &fsync_in_place},
-              {"fsync_copies", &fsync_copies},
-              {"fsync_batches_beside", &fsync_batches_beside},
-              {"containers_removed", &containers_removed},
-              {"pending_versions", &pending_versions},
-              {"waves_sealed", &waves_sealed},
-              {"waves_split", &waves_split},
-              {"checkpoints_measured", &checkpoints_measured},
-              {"ckpt_bytes", &ckpt_bytes}};
-  for (auto& kv : ints) {
-    o.key(kv.k);
-    o.u64(kv.v->load());
-  }
-  uint64_t stored = bytes_stored.load(), committed = bytes_committed.load();
-  o.key("ratio");
-  // committed/stored with 3 decimals; 0 before anything was stored.
-  unsigned __int128 r = stored ? (static_cast<unsigned __int128>(committed) * 1000) / stored : 0;
-  o.fixed(static_cast<uint64_t>(r), 3);
-  uint64_t sealed = waves_sealed.load(), split = waves_split.load();
-  o.key("split_rate");
-  // waves_split/waves_sealed with 3 decimals; 0 before a wave was sealed.
-  o.fixed(sealed ? split * 1000 / sealed : 0, 3);
-  o.key("time_infer_s");
-  o.fixed(infer_ns.load() / 1000, 6);
-  o.key("time_typed_encode_s");
-  o.fixed(typed_encode_ns.load() / 1000, 6);
-  o.key("time_compress_s");
-  o.fixed(compress_ns.load() / 1000, 6);
-  o.key("time_write_s");
-  o.fixed(write_ns.load() / 1000, 6);
-  o.key("time_commit_s");
-  o.fixed(commit_ns.load() / 1000, 6);
-  o.key("time_hash_s");
-  o.fixed(hash_ns.load() / 1000, 6);
-  o.key("ckpt_blocked_s");
-  o.fixed(ckpt_blocked_ns.load() / 1000, 6);
-  o.key("ckpt_durable_s");
-  o.fixed(ckpt_durable_ns.load() / 1000, 6);
-  o.key("peak_rss_bytes");
-  o.u64(peak_rss_bytes());
-  o.key("uptime_s");
-  int64_t up = monotonic_ns() - start_ns;
-  o.fixed(static_cast<uint64_t>(up > 0 ? up : 0) / 1000000, 3);
+  write_counters(*this, o);
+  write_rates_and_times(*this, o);
   o.str("}");
   if (!o.ok) return 0;
   buf[o.n] = '\0';
