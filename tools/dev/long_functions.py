@@ -26,6 +26,7 @@ first, then braces are matched. A brace opens
 import argparse
 import os
 import re
+import signal
 import sys
 
 SOURCE_EXTENSIONS = (".cc", ".cpp", ".cxx", ".h", ".hpp")
@@ -260,6 +261,7 @@ def source_files(paths):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quietly, when piped into head
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--min", type=int, default=80,
                         help="print functions longer than this many lines (default 80)")
