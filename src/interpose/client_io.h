@@ -1,0 +1,39 @@
+// The library's sockets to the forwarder: descriptors placed above the range applications
+// use, and one request and its reply on a socket, whose read gives up on a forwarder found
+// stopped. Which socket, and what to do when an exchange fails, is client.cc's.
+#pragma once
+#include <cstddef>
+
+#include "wire/protocol.h"
+#include "wire/spin_wait.h"
+
+namespace ckptfwd::interpose {
+
+// A reply late this long while the forwarder was found stopped at every check fails the
+// read with ETIMEDOUT (client_io.cc says why).
+inline constexpr int kStoppedLimitMs = 10000;
+
+// Moves fd to the library's descriptors (900 or above; half the descriptor limit when it
+// is below 1024), close-on-exec; fd itself when that fails. reserve_high_fds (client.h)
+// grows the table for them at init.
+int move_high(int fd);
+
+// The receive timeout the read of a reply wakes up by to look at the forwarder: set on a
+// socket before its first exchange.
+void set_check_timeout(int fd);
+
+// One request and its reply on fd: the request is encoded into buf (cap bytes) and the
+// reply read back into it, or, when it does not fit, into what big(size + 1) gives
+// (nullptr: fail, the stream is out of step and the caller reconnects). *payload and
+// *len say where the reply's payload is. False on any failure; errno ETIMEDOUT when the
+// forwarder is stopped.
+// spin: how the reply is waited for (wire/spin_wait.h); nullptr: sleeping at once.
+bool exchange(int fd, const char* const* fields, size_t n, char* buf, size_t cap, wire::BigFn big,
+              char** payload, size_t* len, wire::Fields& reply, wire::SpinWait* spin);
+
+// A request and its small reply through the caller's buffer (cap bytes): HELLO, and
+// requests on a connection of their own (call_waiting). False on any failure.
+bool exchange_small(int fd, const char* const* fields, size_t n, char* buf, size_t cap,
+                    wire::Fields& reply);
+
+}  // namespace ckptfwd::interpose
