@@ -32,6 +32,8 @@
 
 namespace ckptfwd::container_format {
 
+namespace {
+
 // Why hint h of a file of `size` bytes cannot follow a hint ending at prev_end, or "".
 std::string bad_hint(const DtypeHint& h, uint64_t prev_end, uint64_t size) {
   if (h.dtype == 0 || h.dtype > kMaxDtypeCode)
@@ -40,6 +42,44 @@ std::string bad_hint(const DtypeHint& h, uint64_t prev_end, uint64_t size) {
   if (h.file_off < prev_end) return "is out of order or overlaps";
   if (h.len > size || h.file_off > size - h.len) return "lies beyond the file size";
   return "";
+}
+
+// Why range r of a file of `size` bytes cannot follow a range ending at prev_end, or "".
+std::string bad_range(const FileRange& r, uint64_t prev_end, uint64_t size,
+                      const std::vector<StreamInfo>& streams) {
+  if (r.stream >= streams.size()) return "names an unknown stream";
+  if (r.file_off < prev_end) return "is out of order or overlaps";
+  if (r.len > size || r.file_off > size - r.len) return "lies beyond the file size";
+  const StreamInfo& st = streams[r.stream];
+  if (r.len > st.raw_size || r.stream_off > st.raw_size - r.len)
+    return "lies beyond the end of stream '" + st.key + "'";
+  return "";
+}
+
+// The first of f's pieces (in file order) that bad(piece, end of the piece before) rejects,
+// named as `what` at its offset; "" when there is none.
+template <class Piece, class Bad>
+std::string first_bad(const FileEntry& f, const std::vector<Piece>& pieces, const char* what,
+                      Bad bad) {
+  uint64_t end = 0;
+  for (const Piece& p : pieces) {
+    std::string why = bad(p, end);
+    if (!why.empty())
+      return "file '" + f.path + "' " + what + " at " + std::to_string(p.file_off) + " " + why;
+    end = p.file_off + p.len;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string bad_pieces(const FileEntry& f, const std::vector<StreamInfo>& streams) {
+  std::string why = first_bad(f, f.ranges, "range", [&](const FileRange& r, uint64_t end) {
+    return bad_range(r, end, f.size, streams);
+  });
+  if (!why.empty()) return why;
+  return first_bad(f, f.hints, "dtype hint",
+                   [&](const DtypeHint& h, uint64_t end) { return bad_hint(h, end, f.size); });
 }
 
 std::string errno_text(int e) { return strerror(e); }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "store/container.h"
 #include "base/le_codec.h"
@@ -40,8 +41,13 @@ inline constexpr size_t kFileRecordMinV2 = kFileRecordMinV1 + 4;
 inline constexpr size_t kFileRecordMinV3 = kFileRecordMinV2 + 4 + 4 + 4;
 inline constexpr size_t kHintRecord = 8 + 8 + 1;
 
-// Why hint h of a file of `size` bytes cannot follow a hint ending at prev_end, or "".
-std::string bad_hint(const DtypeHint& h, uint64_t prev_end, uint64_t size);
+// Why file f's ranges and dtype hints are not as the index holds them (layout in
+// container_format.cc), or "": each list in file order, not overlapping, inside the file;
+// ranges inside their (existing) stream of streams, hints non-empty with a known code. Names
+// the first bad one: "file '<path>' range at <offset> <why>". The writer refuses such an
+// index, the reader rejects it.
+std::string bad_pieces(const FileEntry& f, const std::vector<StreamInfo>& streams);
+
 std::string errno_text(int e);
 
 // The index's encoding (base/le_codec.h).

@@ -84,51 +84,18 @@ std::string read_stream_table(Dec& d, uint64_t index_off, uint32_t version,
   return "";
 }
 
-// File number f's ranges (in order, inside the file and their streams). "" or why not.
-std::string read_ranges(Dec& d, const std::vector<StreamInfo>& streams, uint32_t f, FileEntry& fe) {
-  uint32_t nr = d.u32();
+// The table of `what` (ranges or dtype hints) of file number f: a u32 count of records of
+// at least `record` bytes, bounded by the bytes left, then each record, read by get. ""
+// or why it is corrupt; bad_pieces checks the records.
+template <class Piece, class Get>
+std::string read_table(Dec& d, size_t record, const char* what, uint32_t f, std::vector<Piece>& out,
+                       Get get) {
+  uint32_t n = d.u32();
   if (!d.ok()) return "truncated file table";
-  if (nr > d.left() / kRangeRecord) return "range count of file " + std::to_string(f);
-  fe.ranges.resize(nr);
-  uint64_t end = 0;
-  for (uint32_t r = 0; r < nr; ++r) {
-    FileRange& fr = fe.ranges[r];
-    fr.file_off = d.u64();
-    fr.len = d.u64();
-    fr.stream = d.u32();
-    fr.stream_off = d.u64();
-    if (!d.ok()) return "truncated range table";
-    std::string where = "file '" + fe.path + "' range " + std::to_string(r);
-    if (fr.stream >= streams.size()) return where + " names an unknown stream";
-    if (fr.file_off < end) return where + " is out of order or overlaps";
-    if (fr.len > fe.size || fr.file_off > fe.size - fr.len)
-      return where + " lies beyond the file size";
-    const StreamInfo& st = streams[fr.stream];
-    if (fr.len > st.raw_size || fr.stream_off > st.raw_size - fr.len)
-      return where + " lies beyond its stream";
-    end = fr.file_off + fr.len;
-  }
-  return "";
-}
-
-// File number f's dtype hints (format version 2 on). "" or why not.
-std::string read_hints(Dec& d, uint32_t f, FileEntry& fe) {
-  uint32_t nh = d.u32();
-  if (!d.ok()) return "truncated file table";
-  if (nh > d.left() / kHintRecord) return "hint count of file " + std::to_string(f);
-  fe.hints.resize(nh);
-  uint64_t hend = 0;
-  for (uint32_t k = 0; k < nh; ++k) {
-    DtypeHint& h = fe.hints[k];
-    h.file_off = d.u64();
-    h.len = d.u64();
-    h.dtype = d.u8();
-    if (!d.ok()) return "truncated hint table";
-    std::string why = bad_hint(h, hend, fe.size);
-    if (!why.empty()) return "file '" + fe.path + "' dtype hint " + std::to_string(k) + " " + why;
-    hend = h.file_off + h.len;
-  }
-  return "";
+  if (n > d.left() / record) return std::string(what) + " count of file " + std::to_string(f);
+  out.resize(n);
+  for (Piece& p : out) get(p);
+  return d.ok() ? "" : std::string("truncated ") + what + " table";
 }
 
 // File number f of the file table of index p[0, n) of this format version: its fields,
@@ -142,9 +109,19 @@ std::string read_file_entry(Dec& d, const uint8_t* p, size_t n, uint32_t version
   fe.mtime_ns = static_cast<int64_t>(d.u64());
   fe.version = d.u64();
   fe.hash = d.u64();
-  std::string why = read_ranges(d, streams, f, fe);
-  if (!why.empty() || version < 2) return why;
-  why = read_hints(d, f, fe);
+  std::string why = read_table(d, kRangeRecord, "range", f, fe.ranges, [&](FileRange& r) {
+    r.file_off = d.u64();
+    r.len = d.u64();
+    r.stream = d.u32();
+    r.stream_off = d.u64();
+  });
+  if (why.empty() && version >= 2)
+    why = read_table(d, kHintRecord, "dtype hint", f, fe.hints, [&](DtypeHint& h) {
+      h.file_off = d.u64();
+      h.len = d.u64();
+      h.dtype = d.u8();
+    });
+  if (why.empty()) why = bad_pieces(fe, streams);
   if (!why.empty() || version < 3) return why;
   if (!read_variable_map(d, p, n, fe.size, fe.vars, &why)) return "file '" + fe.path + "' " + why;
   return "";
@@ -411,17 +388,19 @@ bool ContainerReader::referenced_containers(std::set<std::string>& out, std::str
   return true;
 }
 
-bool ContainerReader::restore_file(size_t i, int fd, std::string* err) {
-  Impl& m = *impl_;
-  if (i >= m.files.size()) {
-    if (err) *err = m.path + ": no file " + std::to_string(i);
-    return false;
-  }
-  // Holes are skipped (left sparse); ftruncate gives the file its size and zero tail.
+bool ContainerReader::Impl::write_file_into(size_t i, int fd, FileHashKind kind,
+                                            std::string* err) const {
+  if (!has_file(i, err)) return false;
   auto sink = [&](uint64_t off, const uint8_t* p, uint64_t n) {
     return p == nullptr || pwrite_all(fd, p, static_cast<size_t>(n), off);
   };
-  if (!m.walk_file(i, sink, Impl::FileHashKind::kWhole, err)) return false;
+  return walk_file(i, sink, kind, err);
+}
+
+bool ContainerReader::restore_file(size_t i, int fd, std::string* err) {
+  Impl& m = *impl_;
+  // Holes are skipped (left sparse); ftruncate gives the file its size and zero tail.
+  if (!m.write_file_into(i, fd, Impl::FileHashKind::kWhole, err)) return false;
   if (::ftruncate(fd, static_cast<off_t>(m.files[i].size)) != 0) {
     if (err) *err = "cannot set the size of '" + m.files[i].path + "': " + errno_text(errno);
     return false;
@@ -431,16 +410,9 @@ bool ContainerReader::restore_file(size_t i, int fd, std::string* err) {
 
 bool ContainerReader::overlay_file(size_t i, int fd, std::string* err, bool whole_hash) {
   Impl& m = *impl_;
-  if (i >= m.files.size()) {
-    if (err) *err = m.path + ": no file " + std::to_string(i);
-    return false;
-  }
   // Holes are "unchanged": fd keeps whatever the layers below put there.
-  auto sink = [&](uint64_t off, const uint8_t* p, uint64_t n) {
-    return p == nullptr || pwrite_all(fd, p, static_cast<size_t>(n), off);
-  };
-  if (!m.walk_file(i, sink, whole_hash ? Impl::FileHashKind::kWhole : Impl::FileHashKind::kOverlay,
-                   err))
+  if (!m.write_file_into(
+          i, fd, whole_hash ? Impl::FileHashKind::kWhole : Impl::FileHashKind::kOverlay, err))
     return false;
   const FileEntry& f = m.files[i];
   struct stat st;
@@ -460,10 +432,7 @@ bool ContainerReader::overlay_file(size_t i, int fd, std::string* err, bool whol
 
 bool ContainerReader::read_file(size_t i, std::vector<uint8_t>& out, std::string* err) {
   Impl& m = *impl_;
-  if (i >= m.files.size()) {
-    if (err) *err = m.path + ": no file " + std::to_string(i);
-    return false;
-  }
+  if (!m.has_file(i, err)) return false;
   try {
     out.assign(m.files[i].size, 0);
   } catch (const std::exception&) {

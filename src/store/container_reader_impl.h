@@ -114,6 +114,15 @@ struct ContainerReader::Impl {
   // checks the content hash at the end.
   template <class Sink>
   bool walk_file(size_t i, Sink&& sink, FileHashKind kind, std::string* err) const;
+  // Whether there is a file i; false with *err naming the container when not.
+  bool has_file(size_t i, std::string* err) const {
+    if (i < files.size()) return true;
+    if (err) *err = path + ": no file " + std::to_string(i);
+    return false;
+  }
+  // Walks file i (checked as kind) into fd: each piece of data written at its offset, the
+  // holes not written at all. False with *err.
+  bool write_file_into(size_t i, int fd, FileHashKind kind, std::string* err) const;
   // After file i failed its hash: its chunks decoded again and checked one by one, so
   // that the error names a corrupt chunk when there is one (true, *err set to it).
   bool bad_chunk_of(size_t i, std::string* err) const;

@@ -142,32 +142,14 @@ void ContainerWriter::add_file(FileEntry f) {
 namespace {
 
 // Why the index of container (for messages) with these streams and files would be
-// rejected by the reader, or "": ranges in order inside their file and stream, hints in
-// order inside their file, a variable map check_variable_map accepts.
+// rejected by the reader, or "": the ranges and hints of each file as bad_pieces wants
+// them, a variable map check_variable_map accepts.
 std::string index_error(const std::string& container, const std::vector<StreamInfo>& streams,
                         const std::vector<FileEntry>& files) {
   for (const FileEntry& f : files) {
-    uint64_t end = 0;
-    for (const FileRange& r : f.ranges) {
-      std::string where =
-          container + ": file '" + f.path + "' range at " + std::to_string(r.file_off) + ": ";
-      if (r.stream >= streams.size()) return where + "unknown stream";
-      if (r.file_off < end) return where + "overlaps the previous range";
-      if (r.len > f.size || r.file_off > f.size - r.len) return where + "beyond file size";
-      const StreamInfo& st = streams[r.stream];
-      if (r.len > st.raw_size || r.stream_off > st.raw_size - r.len)
-        return where + "beyond the end of stream '" + st.key + "'";
-      end = r.file_off + r.len;
-    }
-    uint64_t hend = 0;
-    for (const DtypeHint& h : f.hints) {
-      std::string why = bad_hint(h, hend, f.size);
-      if (!why.empty())
-        return container + ": file '" + f.path + "' dtype hint at " + std::to_string(h.file_off) +
-               " " + why;
-      hend = h.file_off + h.len;
-    }
-    std::string why = check_variable_map(f.vars, f.size);
+    std::string why = bad_pieces(f, streams);
+    if (!why.empty()) return container + ": " + why;
+    why = check_variable_map(f.vars, f.size);
     if (!why.empty()) return container + ": file '" + f.path + "': " + why;
   }
   return "";
