@@ -74,43 +74,46 @@ struct Out {
   }
 };
 
+// A stats field: its JSON key and the counter it shows.
+struct Field {
+  const char* key;
+  const std::atomic<uint64_t>* value;
+};
+
 // The counters of s, each as ,"name":value.
 void write_counters(const Stats& s, Out& o) {
-  struct {
-    const char* k;
-    const std::atomic<uint64_t>* v;
-  } ints[] = {{"files_captured", &s.files_captured},
-              {"bytes_captured", &s.bytes_captured},
-              {"files_committed", &s.files_committed},
-              {"bytes_committed", &s.bytes_committed},
-              {"bytes_typed", &s.bytes_typed},
-              {"files_mapped", &s.files_mapped},
-              {"bytes_mapped", &s.bytes_mapped},
-              {"infer_failures", &s.infer_failures},
-              {"bytes_deduped", &s.bytes_deduped},
-              {"bytes_referenced", &s.bytes_referenced},
-              {"typed_bytes_in", &s.typed_bytes_in},
-              {"typed_bytes_out", &s.typed_bytes_out},
-              {"bytes_stored", &s.bytes_stored},
-              {"containers_written", &s.containers_written},
-              {"fallbacks", &s.fallbacks},
-              {"errors", &s.errors},
-              {"restores", &s.restores},
-              {"bytes_restored", &s.bytes_restored},
-              {"views_prefetched", &s.views_prefetched},
-              {"refreshes", &s.refreshes},
-              {"fsync_in_place", &s.fsync_in_place},
-              {"fsync_copies", &s.fsync_copies},
-              {"fsync_batches_beside", &s.fsync_batches_beside},
-              {"containers_removed", &s.containers_removed},
-              {"pending_versions", &s.pending_versions},
-              {"waves_sealed", &s.waves_sealed},
-              {"waves_split", &s.waves_split},
-              {"checkpoints_measured", &s.checkpoints_measured},
-              {"ckpt_bytes", &s.ckpt_bytes}};
-  for (auto& kv : ints) {
-    o.key(kv.k);
-    o.u64(kv.v->load());
+  const Field ints[] = {{"files_captured", &s.files_captured},
+                        {"bytes_captured", &s.bytes_captured},
+                        {"files_committed", &s.files_committed},
+                        {"bytes_committed", &s.bytes_committed},
+                        {"bytes_typed", &s.bytes_typed},
+                        {"files_mapped", &s.files_mapped},
+                        {"bytes_mapped", &s.bytes_mapped},
+                        {"infer_failures", &s.infer_failures},
+                        {"bytes_deduped", &s.bytes_deduped},
+                        {"bytes_referenced", &s.bytes_referenced},
+                        {"typed_bytes_in", &s.typed_bytes_in},
+                        {"typed_bytes_out", &s.typed_bytes_out},
+                        {"bytes_stored", &s.bytes_stored},
+                        {"containers_written", &s.containers_written},
+                        {"fallbacks", &s.fallbacks},
+                        {"errors", &s.errors},
+                        {"restores", &s.restores},
+                        {"bytes_restored", &s.bytes_restored},
+                        {"views_prefetched", &s.views_prefetched},
+                        {"refreshes", &s.refreshes},
+                        {"fsync_in_place", &s.fsync_in_place},
+                        {"fsync_copies", &s.fsync_copies},
+                        {"fsync_batches_beside", &s.fsync_batches_beside},
+                        {"containers_removed", &s.containers_removed},
+                        {"pending_versions", &s.pending_versions},
+                        {"waves_sealed", &s.waves_sealed},
+                        {"waves_split", &s.waves_split},
+                        {"checkpoints_measured", &s.checkpoints_measured},
+                        {"ckpt_bytes", &s.ckpt_bytes}};
+  for (const Field& f : ints) {
+    o.key(f.key);
+    o.u64(f.value->load());
   }
 }
 
@@ -126,22 +129,16 @@ void write_rates_and_times(const Stats& s, Out& o) {
   o.key("split_rate");
   // waves_split/waves_sealed with 3 decimals; 0 before a wave was sealed.
   o.fixed(sealed ? split * 1000 / sealed : 0, 3);
-  o.key("time_infer_s");
-  o.fixed(s.infer_ns.load() / 1000, 6);
-  o.key("time_typed_encode_s");
-  o.fixed(s.typed_encode_ns.load() / 1000, 6);
-  o.key("time_compress_s");
-  o.fixed(s.compress_ns.load() / 1000, 6);
-  o.key("time_write_s");
-  o.fixed(s.write_ns.load() / 1000, 6);
-  o.key("time_commit_s");
-  o.fixed(s.commit_ns.load() / 1000, 6);
-  o.key("time_hash_s");
-  o.fixed(s.hash_ns.load() / 1000, 6);
-  o.key("ckpt_blocked_s");
-  o.fixed(s.ckpt_blocked_ns.load() / 1000, 6);
-  o.key("ckpt_durable_s");
-  o.fixed(s.ckpt_durable_ns.load() / 1000, 6);
+  // Nanoseconds, shown as seconds with 6 decimals (whole microseconds).
+  const Field times[] = {
+      {"time_infer_s", &s.infer_ns},          {"time_typed_encode_s", &s.typed_encode_ns},
+      {"time_compress_s", &s.compress_ns},    {"time_write_s", &s.write_ns},
+      {"time_commit_s", &s.commit_ns},        {"time_hash_s", &s.hash_ns},
+      {"ckpt_blocked_s", &s.ckpt_blocked_ns}, {"ckpt_durable_s", &s.ckpt_durable_ns}};
+  for (const Field& f : times) {
+    o.key(f.key);
+    o.fixed(f.value->load() / 1000, 6);
+  }
   o.key("peak_rss_bytes");
   o.u64(peak_rss_bytes());
   o.key("uptime_s");
