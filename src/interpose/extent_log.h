@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "interpose/extent_set.h"
+#include "interpose/handover_file.h"
 
 namespace ckptfwd::interpose {
 
@@ -24,9 +25,8 @@ struct ExtentLog {
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   unsigned long long vid = 0;
   ExtentSet set;
-  int fd = -1;         // the current file (created at the first spill or hand-over)
-  char name[96] = {};  // its base name
-  bool lost = false;   // a record or spill failed: this process's extents are unknown
+  HandOverFile file;  // created at the first spill or hand-over
+  bool lost = false;  // a record or spill failed: this process's extents are unknown
 };
 
 ExtentLog* extent_log_create(unsigned long long vid);

@@ -15,6 +15,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "interpose/handover_file.h"
+
 namespace ckptfwd::interpose {
 
 inline constexpr size_t kMaxMemHints = 4096;  // 68 KiB of records before a spill
@@ -31,8 +33,7 @@ struct HintLog {
   char dir[4096] = {};   // the session dir the file goes to
   HintRecord* rec = nullptr;  // kMaxMemHints of them, malloc'd at creation
   size_t n = 0;
-  int fd = -1;           // the current file (created at the first spill or hand-over)
-  char name[96] = {};    // its base name
+  HandOverFile file;     // in dir, created at the first spill or hand-over
   bool lost = false;     // a spill failed: this period's hints are dropped
 };
 

@@ -98,7 +98,7 @@ TEST(InterposeHintLog, DestroyRemovesAFileNeverHandedOver) {
   ASSERT_NE(h, nullptr);
   for (uint64_t i = 0; i < kMaxMemHints + 1; ++i)  // forces a spill: the file exists
     hint_log_add(h, i * 10, 4, static_cast<uint8_t>(DtypeCode::kI32LE));
-  std::string file = dir.path + "/" + h->name;
+  std::string file = dir.path + "/" + h->file.name;
   ASSERT_EQ(access(file.c_str(), F_OK), 0);
   hint_log_destroy(h);
   EXPECT_NE(access(file.c_str(), F_OK), 0);
