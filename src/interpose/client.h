@@ -2,6 +2,8 @@
 // mutex. Connects lazily, starts the forwarder if nobody has (election by flock), and
 // remembers for the rest of the process when the forwarder cannot be reached.
 #pragma once
+#include <errno.h>
+
 #include <cstddef>
 
 #include "wire/protocol.h"
@@ -14,6 +16,18 @@ struct Result {
   Status status = Status::kUnreachable;
   int err = 0;  // errno from an ERR reply (EIO if it carried none)
 };
+
+// How a wrapper takes the reply (status, err) to its request about a captured path, saved
+// being the application's errno from before the wrapper ran: -1 with errno = err when the
+// forwarder failed the request (kErr: the wrapper fails); 0 with errno = saved when it is
+// not the forwarder's to do (kPass, kUnreachable: the real call follows); 1 when the
+// forwarder did it, errno untouched (the wrapper goes on, and gives saved back when it
+// succeeds).
+inline int take_reply(Status status, int err, int saved) {
+  if (status == Status::kOk) return 1;
+  errno = status == Status::kErr ? err : saved;
+  return status == Status::kErr ? -1 : 0;
+}
 
 // Called with the reply's fields while the connection lock is held (the fields point into
 // the shared frame buffer): copy out what is needed.

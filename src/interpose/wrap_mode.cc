@@ -41,20 +41,15 @@ int chmod_captured(int dirfd, const char* path, mode_t mode, bool follow) {
   if (!intercepting()) return 0;
   int saved = errno;
   char norm[PATH_MAX];
-  if (!captured_path(dirfd, path, norm, follow)) {
-    errno = saved;
-    return 0;
-  }
+  if (!captured_path(dirfd, path, norm, follow)) return 0;  // errno untouched (state.h)
   Busy busy;
   Result r = send_chmod(norm, mode);
-  if (r.status == Status::kErr) {
-    errno = r.err;
-    return -1;
+  int h = take_reply(r.status, r.err, saved);  // 0: not the forwarder's file, the real one
+  if (h > 0) {
+    note_mode(norm, mode);
+    errno = saved;
   }
-  errno = saved;
-  if (r.status != Status::kOk) return 0;  // not the forwarder's file: the real one
-  note_mode(norm, mode);
-  return 1;
+  return h;
 }
 
 }  // namespace

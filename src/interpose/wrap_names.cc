@@ -36,23 +36,15 @@ int unlink_captured(int dirfd, const char* path, int flags) {
   if (!intercepting() || (flags & AT_REMOVEDIR)) return 0;
   int saved = errno;
   char norm[PATH_MAX];
-  if (!captured_path(dirfd, path, norm, false)) {
-    errno = saved;
-    return 0;
-  }
+  if (!captured_path(dirfd, path, norm, false)) return 0;  // errno untouched (state.h)
   Busy busy;
   Result r = simple_call(wire::kUnlink, norm);
-  if (r.status == Status::kErr) {
-    errno = r.err;
-    return -1;
-  }
-  if (r.status != Status::kOk) {
+  int h = take_reply(r.status, r.err, saved);
+  if (h > 0) {
+    real::unlink()(norm);  // a real file left by an earlier fallback goes too
     errno = saved;
-    return 0;
   }
-  real::unlink()(norm);  // a real file left by an earlier fallback goes too
-  errno = saved;
-  return 1;
+  return h;
 }
 
 bool forwarder_knows(const char* norm) {
@@ -82,14 +74,8 @@ int rename_common(int olddir, const char* oldp, int newdir, const char* newp, un
   }
   if (oc && nc) {
     Result r = simple_call(wire::kRename, on, nn);
-    if (r.status == Status::kErr) {
-      errno = r.err;
-      return -1;
-    }
-    if (r.status != Status::kOk) {
-      errno = saved;
-      return real_rename();
-    }
+    int h = take_reply(r.status, r.err, saved);
+    if (h <= 0) return h < 0 ? -1 : real_rename();
     struct stat st {};
     if (real::lstat()(nn, &st) == 0 && S_ISREG(st.st_mode)) real::unlink()(nn);  // stale real
     errno = saved;
@@ -118,18 +104,13 @@ int truncate_captured(const char* path, off_t len) {
   if (!intercepting()) return 0;
   int saved = errno;
   char norm[PATH_MAX];
-  if (!captured_path(AT_FDCWD, path, norm)) {
-    errno = saved;
-    return 0;
-  }
+  if (!captured_path(AT_FDCWD, path, norm)) return 0;  // errno untouched (state.h)
   Busy busy;
   OpenReply r;
   request_open(norm, O_WRONLY, 0, r);
-  if (r.status == Status::kErr) {
-    errno = r.err;
-    return -1;
-  }
-  if (r.status != Status::kOk || r.vid == 0) {
+  int h = take_reply(r.status, r.err, saved);
+  if (h <= 0) return h;
+  if (r.vid == 0) {
     errno = saved;
     return 0;
   }

@@ -36,11 +36,9 @@ int open_path_only(int dirfd, const char* path, int flags) {
   Busy busy;
   OpenReply r;
   request_open(norm, O_RDONLY, 0, r);
-  if (r.status == Status::kErr) {
-    errno = r.err;
-    return -1;
-  }
-  if (r.status != Status::kOk || r.vid != 0) {
+  h = take_reply(r.status, r.err, saved);
+  if (h < 0) return -1;
+  if (h == 0 || r.vid != 0) {
     if (r.vid) send_abandon(r.vid, norm);
     errno = saved;
     return kPassThrough;
@@ -63,14 +61,8 @@ int open_core(int dirfd, const char* path, int flags, mode_t mode) {
   int fd = open_staged(norm, flags, mode, r, true, -1, [flags](const char* staged) {
     return real::open()(staged, staged_open_flags(flags) | O_NOFOLLOW);
   });
-  if (r.status == Status::kErr) {
-    errno = r.err;
-    return -1;
-  }
-  if (r.status != Status::kOk) {
-    errno = saved;
-    return kPassThrough;
-  }
+  int h = take_reply(r.status, r.err, saved);
+  if (h <= 0) return h < 0 ? -1 : kPassThrough;
   if (fd < 0) {
     if (r.vid == 0) return -1;  // read view vanished: report it like the open would
     if (!send_abandon(r.vid, norm)) {

@@ -46,13 +46,9 @@ FILE* fopen_core(const char* path, const char* mode, FILE* reuse, bool* pass,
   // version opened here has unknown extents (the forwarder uses the staged data extents).
   r.shared = false;
   r.extents = false;
-  if (r.status == Status::kErr) {
-    *pass = false;
-    errno = r.err;
-    return nullptr;
-  }
-  if (r.status != Status::kOk) {
-    errno = saved;
+  int h = take_reply(r.status, r.err, saved);
+  if (h <= 0) {
+    if (h < 0) *pass = false;
     return nullptr;
   }
   if (!f) {
