@@ -17,8 +17,12 @@ bool spill(ExtentLog* x) {
   // Little-endian on disk; x86-64 and aarch64 are little-endian already.
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "extents files are little-endian");
   if (!hand_over_append(x->file, x->set.iv, x->set.n * sizeof(x->set.iv[0]))) {
-    log_msg("cannot %s the extents file %s of %s: %s", x->file.fd < 0 ? "create" : "write",
-            x->file.name, x->file.dir, strerror(errno));
+    if (x->file.fd < 0)
+      log_msg("cannot create the extents file %s/%s: %s", x->file.dir, x->file.name,
+              strerror(errno));
+    else
+      log_msg("cannot write the extents file %s of %s: %s", x->file.name, x->file.dir,
+              strerror(errno));
     return false;
   }
   extent_set_clear(x->set);
