@@ -1,6 +1,6 @@
 // Element types of checkpoint bytes: the one table of dtype names, their element sizes,
 // kinds and byte orders, and the byte codes of the little-endian ones. Every reader of a
-// dtype goes through it: the variable maps of the store (store/variable_map.h), the typed
+// dtype goes through it: the variable maps of the store (store/container/variable_map.h), the typed
 // codec chains (codec/chain_format.h), and the hints below.
 //
 // Dtype names (elements of `size` bytes):
@@ -31,7 +31,7 @@
 namespace ckptfwd {
 
 // The byte code of a dtype in hints files and in containers' hint records
-// (store/container_format.cc): fixed, as both are stored.
+// (store/container/container_format.cc): fixed, as both are stored.
 enum class DtypeCode : uint8_t {
   kBytes = 0,  // untyped; never written as a hint
   kI8 = 1,

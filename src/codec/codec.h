@@ -13,7 +13,7 @@ namespace ckptfwd {
 
 // kChain: a typed codec chain (codec/typed.h), self-describing in the chunk bytes.
 // kRef: no codec: the chunk names an equal chunk of another container of the store
-// (store/chunk_ref.h, container format version 4); codec_by_id(kRef) is nullptr.
+// (store/container/chunk_ref.h, container format version 4); codec_by_id(kRef) is nullptr.
 enum class CodecId : uint8_t { kRaw = 0, kZstd = 1, kZlib = 2, kChain = 3, kRef = 4 };
 
 class Codec {

@@ -65,11 +65,11 @@ struct Config {
   bool infer = true;
 
   // CKPTFWD_DIRECT_WRITE=0: containers go through the page cache whole (default 1: in
-  // 8 MiB O_DIRECT pieces where the store's file system allows it, store/direct_append.h).
+  // 8 MiB O_DIRECT pieces where the store's file system allows it, store/container/direct_append.h).
   bool direct_write = true;
   // CKPTFWD_DIRECT_READ=0: chunks of containers are read through the page cache (default 1:
   // chunks of 256 KiB and more with O_DIRECT where the file system allows it,
-  // store/direct_read.h).
+  // store/container/direct_read.h).
   bool direct_read = true;
 
   // Loads file (if CKPTFWD_CONFIG is set) then environment. On a bad value returns false

@@ -1,13 +1,13 @@
 // JSON as the CLI and the forwarder write and read it: nlohmann-json (Debian
 // nlohmann-json3-dev, header only), one escaping rule for every string they print.
 // Never included by the preload library (src/interpose): it runs inside other people's
-// programs and writes its one stats line by hand (src/interpose/lifecycle.cc).
+// programs and writes its one stats line by hand (src/interpose/client/lifecycle.cc).
 #pragma once
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "store/variable_map.h"
+#include "store/container/variable_map.h"
 
 namespace ckptfwd {
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "common/config.h"
-#include "store/direct_read.h"
+#include "store/container/direct_read.h"
 #include "forwarder/pipeline/chunk_index.h"
 #include "forwarder/pipeline/codec_choice.h"
 #include "forwarder/state/fate_file.h"

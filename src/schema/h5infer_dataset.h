@@ -1,4 +1,4 @@
-// ckptfwd-h5infer: one HDF5 dataset as a Variable (store/variable_map.h): its dtype,
+// ckptfwd-h5infer: one HDF5 dataset as a Variable (store/container/variable_map.h): its dtype,
 // shape and the file extents of its raw data, by storage layout.
 #pragma once
 #include <hdf5.h>
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "store/variable_map.h"
+#include "store/container/variable_map.h"
 
 namespace ckptfwd::h5infer {
 

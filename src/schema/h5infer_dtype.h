@@ -1,4 +1,4 @@
-// ckptfwd-h5infer: the dtype name (store/variable_map.h) of an HDF5 datatype.
+// ckptfwd-h5infer: the dtype name (store/container/variable_map.h) of an HDF5 datatype.
 #pragma once
 #include <hdf5.h>
 

@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "store/variable_map.h"
+#include "store/container/variable_map.h"
 
 namespace ckptfwd::h5infer {
 

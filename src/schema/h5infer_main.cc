@@ -1,5 +1,5 @@
 // ckptfwd-h5infer FILE: prints the variable map of the HDF5 file FILE (binary encoding of
-// store/variable_map.h) on stdout and exits 0; any failure: a message on stderr and a
+// store/container/variable_map.h) on stdout and exits 0; any failure: a message on stderr and a
 // non-zero exit. (`ckptfwd inspect FILE` shows the same map readably.)
 //
 // The forwarder runs this program per sealed HDF5 file (schema/hdf5_client.h) so that a

@@ -1,4 +1,4 @@
-// Structure inference: the variable map (store/variable_map.h) of one file version.
+// Structure inference: the variable map (store/container/variable_map.h) of one file version.
 //
 // Runs in the forwarder when a version is sealed, and in `ckptfwd inspect`; never in the
 // preload library. Sources, first match wins:
@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "common/config.h"
-#include "store/container.h"
-#include "store/variable_map.h"
+#include "store/container/container.h"
+#include "store/container/variable_map.h"
 
 namespace ckptfwd::schema {
 

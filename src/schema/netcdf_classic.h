@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string>
 
-#include "store/variable_map.h"
+#include "store/container/variable_map.h"
 
 namespace ckptfwd::schema {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "store/variable_map.h"
+#include "store/container/variable_map.h"
 
 namespace ckptfwd::schema {
 

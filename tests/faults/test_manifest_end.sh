@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The MANIFEST's end (store/manifest_end.h): a store of three files in three containers
+# The MANIFEST's end (store/manifest/manifest_end.h): a store of three files in three containers
 # loses the last record of its MANIFEST at a line boundary (sed -i '$d'), once with its
 # MANIFEST.tail kept and once with it deleted too. Each time:
 #   - `ckptfwd verify` exits 1 saying records were cut off, naming the last file;

@@ -11,10 +11,10 @@
 //
 // Standalone build (from the repository root; needs clang with libFuzzer):
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
-//     tests/fuzz/fuzz_container.cc src/common/container_*.cc src/store/chunk_ref.cc \
-//     src/store/chunk_encode.cc src/store/content_hash.cc src/store/decode_ahead.cc \
-//     src/store/direct_append.cc src/store/direct_read.cc \
-//     src/store/variable_map.cc \
+//     tests/fuzz/fuzz_container.cc src/common/container_*.cc src/store/container/chunk_ref.cc \
+//     src/store/container/chunk_encode.cc src/store/container/content_hash.cc src/store/container/decode_ahead.cc \
+//     src/store/container/direct_append.cc src/store/container/direct_read.cc \
+//     src/store/container/variable_map.cc \
 //     src/codec/*.cc \
 //     -lzstd -lz -lfpzip -lxxhash -o /tmp/fuzz_container
 //   mkdir -p /tmp/fuzz_container_corpus && /tmp/fuzz_container /tmp/fuzz_container_corpus \
@@ -22,7 +22,7 @@
 // Seeds: tests/fuzz/seeds/container/ (three small valid containers: zstd, zlib, raw; holes,
 // two streams, an empty file), made with ContainerWriter like tests/unit/core_test_util.h.
 //
-// Reference chunks (store/chunk_ref.h) name another container in the same directory: every
+// Reference chunks (store/container/chunk_ref.h) name another container in the same directory: every
 // input is written into a directory of its own that also holds "target.ckc", a container
 // this file builds the same way every time (make_target), so references reach a real
 // container; ref_*.ckc seeds refer to its chunks (and one to a chunk of a missing
@@ -41,9 +41,9 @@
 #include <string>
 #include <vector>
 
-#include "store/chunk_encode.h"
-#include "store/chunk_ref.h"
-#include "store/container.h"
+#include "store/container/chunk_encode.h"
+#include "store/container/chunk_ref.h"
+#include "store/container/container.h"
 
 namespace {
 

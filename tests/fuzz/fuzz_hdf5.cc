@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "store/variable_map.h"
+#include "store/container/variable_map.h"
 #include "schema/hdf5_client.h"
 
 namespace {

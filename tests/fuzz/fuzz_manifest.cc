@@ -16,8 +16,8 @@
 //
 // Standalone build (from the repository root; needs clang with libFuzzer):
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
-//     tests/fuzz/fuzz_manifest.cc src/store/catalog.cc \
-//     src/store/manifest_record.cc -lxxhash -o /tmp/fuzz_manifest
+//     tests/fuzz/fuzz_manifest.cc src/store/manifest/catalog.cc \
+//     src/store/manifest/manifest_record.cc -lxxhash -o /tmp/fuzz_manifest
 //   mkdir -p /tmp/fuzz_manifest_corpus && /tmp/fuzz_manifest /tmp/fuzz_manifest_corpus \
 //     tests/fuzz/seeds/manifest -max_total_time=60
 #include <dirent.h>
@@ -32,8 +32,8 @@
 #include <string>
 #include <vector>
 
-#include "store/manifest.h"
-#include "store/manifest_record.h"
+#include "store/manifest/manifest.h"
+#include "store/manifest/manifest_record.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 //
 // Standalone build (from the repository root; needs clang with libFuzzer):
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
-//     tests/fuzz/fuzz_netcdf.cc src/schema/netcdf_classic.cc src/store/variable_map.cc \
+//     tests/fuzz/fuzz_netcdf.cc src/schema/netcdf_classic.cc src/store/container/variable_map.cc \
 //     src/common/json_text.cc \
 //     -o /tmp/fuzz_netcdf
 //   mkdir -p /tmp/fuzz_netcdf_corpus && /tmp/fuzz_netcdf /tmp/fuzz_netcdf_corpus \
@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "common/json_text.h"
-#include "store/variable_map.h"
+#include "store/container/variable_map.h"
 #include "schema/netcdf_classic.h"
 
 namespace {

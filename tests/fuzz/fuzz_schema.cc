@@ -9,7 +9,7 @@
 // Standalone build (from the repository root; needs clang with libFuzzer):
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
 //     tests/fuzz/fuzz_schema.cc src/schema/schema_*.cc src/schema/rename.cc \
-//     src/store/variable_map.cc src/common/json_text.cc -o /tmp/fuzz_schema
+//     src/store/container/variable_map.cc src/common/json_text.cc -o /tmp/fuzz_schema
 //   mkdir -p /tmp/fuzz_schema_corpus && /tmp/fuzz_schema /tmp/fuzz_schema_corpus \
 //     tests/fuzz/seeds/schema -max_total_time=60 -rss_limit_mb=2048
 // Seeds: tests/fuzz/seeds/schema/ (schemas with every construct, each followed by a NUL and
@@ -20,7 +20,7 @@
 #include <string>
 
 #include "common/json_text.h"
-#include "store/variable_map.h"
+#include "store/container/variable_map.h"
 #include "schema/schema_lang.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -5,7 +5,7 @@
 # bytes; the files of another container still restore byte-identical. A read through the
 # library must not return the corrupted bytes as if they were good either.
 #
-# The byte is located from the container trailer (src/store/container.h): the chunk area
+# The byte is located from the container trailer (src/store/container/container.h): the chunk area
 # is [16, index_offset), index_offset being the u64 32 bytes before the end.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"

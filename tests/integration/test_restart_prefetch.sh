@@ -38,7 +38,7 @@ victim=$(comm -13 <(echo "$before") <(find "$STORE" -maxdepth 1 -name '*.ckc' -p
 ok "$(count_containers "$STORE") containers committed; f005000..f005039 are in $victim"
 
 wait_for '[[ -z "$(session_forwarders)" ]]' 20 || fail "the writers' forwarder did not exit when idle"
-# Flip a byte in the middle of the victim's chunk area (layout: src/store/container.h).
+# Flip a byte in the middle of the victim's chunk area (layout: src/store/container/container.h).
 /usr/bin/python3 - "$STORE/$victim" <<'PY' || fail "could not corrupt $victim"
 import struct, sys
 with open(sys.argv[1], "r+b") as f:

@@ -16,7 +16,7 @@ while IFS= read -r line; do
   allowed[${line%%:*}]=" ${line#*:} "
 done <"$table"
 
-# The layer of a file or of an included path ("store/manifest.h" -> store,
+# The layer of a file or of an included path ("store/manifest/manifest.h" -> store,
 # "forwarder/pipeline/pipeline.h" -> forwarder/pipeline, "forwarder/core.h" -> forwarder/core).
 layer_of() {
   local p=$1 top rest
@@ -24,8 +24,10 @@ layer_of() {
   rest=${p#*/}
   if [ "$top" = forwarder ]; then
     if [[ $rest == */* ]]; then echo "forwarder/${rest%%/*}"; else echo "forwarder/${rest%.*}"; fi
+  elif [ "$top" = store ] && [[ $rest == */* ]]; then
+    echo "store/${rest%%/*}"
   else
-    echo "$top"
+    echo "$top"  # interpose/<room>/: one layer (its rooms are folders by job, no arrows)
   fi
 }
 
@@ -47,11 +49,14 @@ while IFS= read -r f; do
     to=$(layer_of "$inc")
     checked=$((checked + 1))
     [ "$to" = "$from" ] && continue
-    # A room of the forwarder may use what the forwarder as a whole may use.
-    if [[ $from == forwarder/* && $to != forwarder/* ]]; then
-      [[ ${allowed[forwarder]} == *" $to "* ]] && continue
-    fi
     [[ ${allowed[$from]} == *" $to "* ]] && continue
+    # Other folders see every room of a folder they may use (schema may include store/...).
+    [[ ${allowed[$from]} == *" ${to%%/*} "* ]] && continue
+    # A room may use what its folder as a whole may use (store/x may include codec/...).
+    top=${from%%/*}
+    if [ "$from" != "$top" ] && [ -n "${allowed[$top]+x}" ] && [ "${to%%/*}" != "$top" ]; then
+      [[ ${allowed[$top]} == *" ${to%%/*} "* ]] && continue
+    fi
     echo "$f:$ln: includes \"$inc\" ($to), but $from may include only:${allowed[$from]}(src/layers.txt)"
     bad=$((bad + 1))
   done < <(awk 'match($0, /^[ \t]*#[ \t]*include[ \t]*"[^"]*"/) {

@@ -1,4 +1,4 @@
-// Reference chunks (store/chunk_ref.h, container format version 4): the encoding and its
+// Reference chunks (store/container/chunk_ref.h, container format version 4): the encoding and its
 // hostile-input checks, and the reader resolving a reference in the container it names,
 // with an error naming both containers when that one is missing, replaced or corrupt.
 #include <gtest/gtest.h>
@@ -6,9 +6,9 @@
 #include <cstdio>
 
 #include "codec/codec.h"
-#include "store/chunk_encode.h"
-#include "store/chunk_ref.h"
-#include "store/container.h"
+#include "store/container/chunk_encode.h"
+#include "store/container/chunk_ref.h"
+#include "store/container/container.h"
 #include "core_test_util.h"
 
 namespace ckptfwd {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "codec/codec.h"
-#include "store/container.h"
+#include "store/container/container.h"
 #include "core_test_util.h"
 
 namespace ckptfwd {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <functional>
 
-#include "store/container.h"
+#include "store/container/container.h"
 #include "base/dtype.h"
 #include "core_test_util.h"
 

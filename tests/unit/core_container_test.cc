@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "codec/codec.h"
-#include "store/container.h"
+#include "store/container/container.h"
 #include "core_test_util.h"
 
 namespace ckptfwd {

@@ -11,8 +11,8 @@
 #include <set>
 #include <thread>
 
-#include "store/container.h"
-#include "store/decode_ahead.h"
+#include "store/container/container.h"
+#include "store/container/decode_ahead.h"
 #include "core_test_util.h"
 
 namespace ckptfwd {

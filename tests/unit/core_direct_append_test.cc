@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "codec/codec.h"
-#include "store/container.h"
-#include "store/direct_append.h"
+#include "store/container/container.h"
+#include "store/container/direct_append.h"
 #include "core_test_util.h"
 
 namespace ckptfwd {

@@ -9,8 +9,8 @@
 #include <cstring>
 
 #include "codec/codec.h"
-#include "store/container.h"
-#include "store/direct_read.h"
+#include "store/container/container.h"
+#include "store/container/direct_read.h"
 #include "core_test_util.h"
 
 namespace ckptfwd {

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "store/manifest.h"
+#include "store/manifest/manifest.h"
 #include "core_test_util.h"
 
 namespace ckptfwd {

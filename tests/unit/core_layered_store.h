@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "store/manifest.h"
+#include "store/manifest/manifest.h"
 #include "core_test_util.h"
 
 namespace ckptfwd::test {

@@ -1,4 +1,4 @@
-// Records cut off the end of the MANIFEST (store/manifest_end.h): the read-only mark of
+// Records cut off the end of the MANIFEST (store/manifest/manifest_end.h): the read-only mark of
 // recorded containers tells them even without MANIFEST.tail; a stopped writer's leftover,
 // a store made read-only by hand and a record appended after the catalog was loaded are
 // not taken for lost records.
@@ -7,8 +7,8 @@
 
 #include <fstream>
 
-#include "store/manifest.h"
-#include "store/manifest_end.h"
+#include "store/manifest/manifest.h"
+#include "store/manifest/manifest_end.h"
 #include "core_test_util.h"
 
 namespace ckptfwd {

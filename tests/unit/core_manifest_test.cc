@@ -5,9 +5,9 @@
 
 #include <thread>
 
-#include "store/manifest.h"
-#include "store/manifest_record.h"
-#include "store/materialize.h"
+#include "store/manifest/manifest.h"
+#include "store/manifest/manifest_record.h"
+#include "store/manifest/materialize.h"
 #include "core_test_util.h"
 
 namespace ckptfwd {

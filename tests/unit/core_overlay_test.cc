@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
-#include "store/container.h"
-#include "store/manifest.h"
-#include "store/materialize.h"
+#include "store/container/container.h"
+#include "store/manifest/manifest.h"
+#include "store/manifest/materialize.h"
 #include "core_layered_store.h"
 #include "core_test_util.h"
 

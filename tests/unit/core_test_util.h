@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "store/container.h"
-#include "store/manifest.h"
+#include "store/container/container.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::test {
 

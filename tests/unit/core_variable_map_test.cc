@@ -1,13 +1,13 @@
-// Variable maps (store/variable_map.h): the checks every map passes before use, the
+// Variable maps (store/container/variable_map.h): the checks every map passes before use, the
 // residual, the binary encoding (round trip, and hostile bytes rejected without a crash or
 // a huge allocation), and the map stored per file in a container (format version 3).
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "store/container.h"
+#include "store/container/container.h"
 #include "common/json_text.h"
-#include "store/variable_map.h"
+#include "store/container/variable_map.h"
 #include "core_test_util.h"
 
 namespace ckptfwd {

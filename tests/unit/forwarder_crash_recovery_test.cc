@@ -5,8 +5,8 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "store/container.h"
-#include "store/manifest.h"
+#include "store/container/container.h"
+#include "store/manifest/manifest.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder_test_util.h"
 

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "base/dtype.h"
-#include "store/manifest.h"
+#include "store/manifest/manifest.h"
 #include "forwarder/staging/hints.h"
 #include "forwarder_test_util.h"
 

@@ -3,8 +3,8 @@
 // everything kept still restores.
 #include <map>
 
-#include "store/container.h"
-#include "store/manifest.h"
+#include "store/container/container.h"
+#include "store/manifest/manifest.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {

@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "codec/codec.h"
-#include "store/container.h"
+#include "store/container/container.h"
 #include "forwarder/pipeline/chunk_index.h"
 #include "forwarder/pipeline/merge_plan.h"
 #include "forwarder/pipeline/pipeline.h"

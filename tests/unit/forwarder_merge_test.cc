@@ -6,7 +6,7 @@
 #include <cstring>
 #include <set>
 
-#include "store/container.h"
+#include "store/container/container.h"
 #include "forwarder/pipeline/merge_plan.h"
 #include "forwarder/pipeline/pipeline.h"
 #include "forwarder_test_util.h"

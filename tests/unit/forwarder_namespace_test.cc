@@ -1,7 +1,7 @@
 // RENAME, UNLINK, LIST, ABANDON: the captured name space, staged and committed.
 #include <algorithm>
 
-#include "store/manifest.h"
+#include "store/manifest/manifest.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {

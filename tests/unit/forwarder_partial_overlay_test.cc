@@ -1,15 +1,15 @@
 // Partial versions (OPEN ... "shared": a file written from several nodes) end to end in
 // the forwarder: the client hands over its written extents at CLOSE in an extents file
 // (little-endian u64 [begin, end) pairs, "v<vid>.ext.<pid>.<seq>" in the session dir, as
-// src/interpose/extent_log.cc writes them), and the commit is a manifest `overlay` whose
+// src/interpose/track/extent_log.cc writes them), and the commit is a manifest `overlay` whose
 // container ranges are exactly those extents. Then two in-process forwarders on two
 // simulated nodes (two session dirs, one store) each write a disjoint half of one file:
 // base + overlays materialize to the union, and a later whole-file commit replaces them.
 #include <endian.h>
 
-#include "store/container.h"
-#include "store/manifest.h"
-#include "store/materialize.h"
+#include "store/container/container.h"
+#include "store/manifest/manifest.h"
+#include "store/manifest/materialize.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {

@@ -3,7 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "store/manifest.h"
+#include "store/manifest/manifest.h"
 #include "forwarder/daemon/session_dir.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder_test_util.h"

@@ -6,9 +6,9 @@
 #include <cmath>
 
 #include "codec/codec.h"
-#include "store/container.h"
-#include "store/manifest.h"
-#include "store/variable_map.h"
+#include "store/container/container.h"
+#include "store/manifest/manifest.h"
+#include "store/container/variable_map.h"
 #include "forwarder/pipeline/chunk_index.h"
 #include "forwarder/pipeline/pipeline.h"
 #include "forwarder_test_util.h"

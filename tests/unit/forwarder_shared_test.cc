@@ -1,6 +1,6 @@
 // Concurrent writers of one path share one version (POSIX: two opens of one file see one
 // file): OPEN of a path open for writing joins its version; it closes with its last writer.
-#include "store/manifest.h"
+#include "store/manifest/manifest.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {

@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "store/manifest.h"
-#include "store/materialize.h"
+#include "store/manifest/manifest.h"
+#include "store/manifest/materialize.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {

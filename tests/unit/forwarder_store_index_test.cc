@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "store/manifest.h"
+#include "store/manifest/manifest.h"
 #include "forwarder/state/catalog_cache.h"
 #include "forwarder/state/state.h"
 #include "forwarder/util/store_paths.h"

@@ -1,6 +1,6 @@
 // Pieces tested on their own: the pipeline's stream cutting, meta files, stats JSON.
 
-#include "store/container.h"
+#include "store/container/container.h"
 #include "forwarder/staging/extents.h"
 #include "forwarder/pipeline/pipeline.h"
 #include "forwarder/staging/staging.h"

@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "store/manifest.h"
+#include "store/manifest/manifest.h"
 #include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {

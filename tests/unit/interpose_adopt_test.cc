@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "interpose/adopt_codec.h"
+#include "interpose/track/adopt_codec.h"
 
 using namespace ckptfwd::interpose;
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "interpose/capture.h"
-#include "interpose/cwd_filter.h"
+#include "interpose/setup/capture.h"
+#include "interpose/setup/cwd_filter.h"
 
 using ckptfwd::interpose::CaptureSet;
 using ckptfwd::interpose::CwdFilter;

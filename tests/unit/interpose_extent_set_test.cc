@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "interpose/extent_set.h"
+#include "interpose/track/extent_set.h"
 
 namespace ckptfwd::interpose {
 namespace {

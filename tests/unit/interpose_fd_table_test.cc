@@ -5,7 +5,7 @@
 #include <thread>
 #include <vector>
 
-#include "interpose/fd_table.h"
+#include "interpose/track/fd_table.h"
 
 using namespace ckptfwd::interpose;
 

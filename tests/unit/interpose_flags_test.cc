@@ -2,7 +2,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
-#include "interpose/open_flags.h"
+#include "interpose/setup/open_flags.h"
 
 using namespace ckptfwd::interpose;
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "base/dtype.h"
-#include "interpose/hint_log.h"
+#include "interpose/track/hint_log.h"
 
 namespace ckptfwd::interpose {
 namespace {

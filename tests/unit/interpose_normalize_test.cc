@@ -5,7 +5,7 @@
 #include <string>
 
 #include "wire/session.h"
-#include "interpose/capture.h"
+#include "interpose/setup/capture.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The client's stats line (interpose/stats_line.h) must be a JSON object that a strict
+// The client's stats line (interpose/client/stats_line.h) must be a JSON object that a strict
 // reader (nlohmann-json, as `ckptfwd stats --file` uses) accepts, whatever bytes the
 // fallback reason holds, and keep the reason's text where it can.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "interpose/stats_line.h"
+#include "interpose/client/stats_line.h"
 
 namespace ckptfwd::interpose {
 namespace {

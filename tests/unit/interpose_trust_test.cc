@@ -1,4 +1,4 @@
-// interpose/trust.h: what the library accepts from a session directory and a forwarder
+// interpose/setup/trust.h: what the library accepts from a session directory and a forwarder
 // (README, "Other users on the node").
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "interpose/trust.h"
+#include "interpose/setup/trust.h"
 
 namespace ckptfwd::interpose {
 namespace {

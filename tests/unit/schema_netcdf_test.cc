@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "store/variable_map.h"
+#include "store/container/variable_map.h"
 #include "schema/netcdf_classic.h"
 
 namespace ckptfwd::schema {

@@ -33,7 +33,7 @@
 
 #include "common/config.h"
 #include "common/json_text.h"
-#include "store/variable_map.h"
+#include "store/container/variable_map.h"
 #include "schema/infer.h"
 
 namespace {

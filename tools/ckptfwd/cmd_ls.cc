@@ -10,7 +10,7 @@
 #include "cli.h"
 #include "base/dtype.h"
 #include "common/json_text.h"
-#include "store/variable_map.h"
+#include "store/container/variable_map.h"
 #include "restore_paths.h"
 #include "store.h"
 #include "stored_bytes.h"

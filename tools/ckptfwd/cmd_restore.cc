@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "cli.h"
-#include "store/manifest_end.h"
-#include "store/materialize.h"
-#include "store/newer_real_file.h"
+#include "store/manifest/manifest_end.h"
+#include "store/manifest/materialize.h"
+#include "store/manifest/newer_real_file.h"
 #include "wire/session.h"
 #include "restore_paths.h"
 #include "store.h"
@@ -198,7 +198,7 @@ bool rename_into_place(const PrivateDir& pd, const std::string& name, int dir,
   return false;
 }
 
-// The file at e's own path when it was written after e (store/newer_real_file.h): open,
+// The file at e's own path when it was written after e (store/manifest/newer_real_file.h): open,
 // checked again on the descriptor (a regular file, newer than e), or -1.
 int open_newer_real_file(const CatalogEntry& e, struct stat* st) {
   if (!real_file_is_newer(e.path, e.mtime_ns)) return -1;
@@ -348,7 +348,7 @@ bool wanted_path(const std::string& path, const std::vector<std::string>& wanted
 
 // Damage that may hide files no record names any more: the files cannot be named, the
 // restore cannot be complete. Reported, true when any. cut: records cut off the
-// MANIFEST's end (store/manifest_end.h); the paths they may have held are named by
+// MANIFEST's end (store/manifest/manifest_end.h); the paths they may have held are named by
 // cmd_restore.
 bool lost_to_manifest_damage(const Store& st, const LostRecords& cut) {
   bool lost = false;

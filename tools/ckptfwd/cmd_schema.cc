@@ -9,7 +9,7 @@
 
 #include "cli.h"
 #include "common/json_text.h"
-#include "store/variable_map.h"
+#include "store/container/variable_map.h"
 #include "schema/rename.h"
 #include "schema/schema_lang.h"
 #include "vars_format.h"

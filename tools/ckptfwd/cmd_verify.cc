@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "common/json_text.h"
-#include "store/manifest_end.h"
+#include "store/manifest/manifest_end.h"
 #include "restore_paths.h"
 #include "store.h"
 
@@ -81,7 +81,7 @@ int cmd_verify(const Args& args) {
   std::vector<std::string> problems, warnings, notes;
   if (!st.distrust.empty()) problems.push_back(st.distrust);  // never "OK" for a foreign store
   for (const std::string& p : st.catalog.problems()) problems.push_back(st.dir + "/" + p);
-  // Records cut off the MANIFEST's end (store/manifest_end.h): each container they
+  // Records cut off the MANIFEST's end (store/manifest/manifest_end.h): each container they
   // committed is a problem naming its files, not a warning.
   LostRecords lost;
   if (!st.single) lost = find_lost_records(st.dir, st.catalog);

@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "common/config.h"
-#include "store/direct_read.h"
+#include "store/container/direct_read.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "cli.h"
-#include "store/manifest_end.h"
+#include "store/manifest/manifest_end.h"
 
 namespace ckptfwd::cli {
 

@@ -4,7 +4,7 @@
 #include <tuple>
 
 #include "codec/codec.h"
-#include "store/chunk_ref.h"
+#include "store/container/chunk_ref.h"
 
 namespace ckptfwd::cli {
 

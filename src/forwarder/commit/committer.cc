@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <map>
 
-#include "store/manifest.h"
+#include "store/manifest/manifest.h"
 #include "forwarder/commit/gc.h"
 #include "forwarder/util/log.h"
 #include "forwarder/commit/manifest_turn.h"

@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "store/manifest.h"
-#include "store/materialize.h"
+#include "store/manifest/manifest.h"
+#include "store/manifest/materialize.h"
 #include "forwarder/util/log.h"
 
 namespace ckptfwd::fwd {
@@ -63,7 +63,7 @@ bool collect_due_garbage(const CommitContext& c, std::unique_lock<std::mutex>& l
     if (names.empty()) continue;
     std::vector<std::string> all = cat.containers();
     lk.unlock();  // reads, an fdatasync and unlinks: not under the lock the verbs need
-    // Reference chunks (store/chunk_ref.h): what a kept container refers to stays.
+    // Reference chunks (store/container/chunk_ref.h): what a kept container refers to stays.
     std::string err;
     size_t before = names.size();
     if (!c.ref_keep.spare_referenced(store, all, names, &err))

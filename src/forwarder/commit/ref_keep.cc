@@ -5,7 +5,7 @@
 
 #include <cerrno>
 
-#include "store/container.h"
+#include "store/container/container.h"
 
 namespace ckptfwd::fwd {
 

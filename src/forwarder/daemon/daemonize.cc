@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "store/owner_check.h"
+#include "store/manifest/owner_check.h"
 #include "wire/protocol.h"
 #include "forwarder/daemon/listener.h"
 

@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "common/config.h"
-#include "store/owner_check.h"
+#include "store/manifest/owner_check.h"
 #include "wire/session.h"
 #include "forwarder/daemon/crash_handler.h"
 #include "forwarder/daemon/daemonize.h"

@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "store/manifest.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd {
 

@@ -41,7 +41,7 @@ std::string aside_path(const std::string& path, const std::string& job, uint64_t
 }
 
 // True (and *live_ns set) when the store's live version of path was written after the
-// staged file `data` (their modification times: store/newer_real_file.h says why).
+// staged file `data` (their modification times: store/manifest/newer_real_file.h says why).
 bool store_has_newer(Core& c, const std::string& path, const std::string& data, int64_t* live_ns) {
   struct stat st;
   if (::stat(data.c_str(), &st) != 0) return false;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "store/container.h"
+#include "store/container/container.h"
 #include "forwarder/staging/extents.h"
 #include "forwarder/pipeline/in_place.h"
 #include "forwarder/staging/mapped_file.h"

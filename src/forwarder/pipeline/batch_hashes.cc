@@ -4,7 +4,7 @@
 #include <new>
 #include <stdexcept>
 
-#include "store/content_hash.h"
+#include "store/container/content_hash.h"
 #include "forwarder/staging/staging.h"
 
 namespace ckptfwd::fwd {

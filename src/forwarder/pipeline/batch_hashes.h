@@ -1,4 +1,4 @@
-// The whole-file hashes of a batch (FileEntry.hash, the content hash of store/content_hash.h,
+// The whole-file hashes of a batch (FileEntry.hash, the content hash of store/container/content_hash.h,
 // checked by every restore): of the staged bytes as the batch reads them, or of what a restore
 // gives back.
 #pragma once
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "store/container.h"
+#include "store/container/container.h"
 #include "forwarder/staging/extents.h"
 #include "forwarder/staging/mapped_file.h"
 #include "forwarder/pipeline/merge_plan.h"

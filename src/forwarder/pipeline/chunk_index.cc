@@ -5,7 +5,7 @@
 #include <set>
 
 #include "codec/codec.h"
-#include "store/variable_map.h"
+#include "store/container/variable_map.h"
 #include "forwarder/util/log.h"
 #include "forwarder/pipeline/pipeline.h"
 #include "forwarder/state/state.h"

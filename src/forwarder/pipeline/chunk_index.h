@@ -1,5 +1,5 @@
 // The chunks of earlier containers of a store that the chunks of a new batch may refer to
-// instead of being stored again (reference chunks, store/chunk_ref.h): an unchanged
+// instead of being stored again (reference chunks, store/container/chunk_ref.h): an unchanged
 // variable of an incremental checkpoint is cut into the same chunks every time (the merge
 // layout is deterministic), so a chunk with the same stream key (without the "@g<k>"
 // group suffix), dtype, raw size and raw content hash as one already in the store is stored as a
@@ -19,9 +19,9 @@
 #include <tuple>
 #include <vector>
 
-#include "store/chunk_encode.h"
-#include "store/chunk_ref.h"
-#include "store/manifest.h"
+#include "store/container/chunk_encode.h"
+#include "store/container/chunk_ref.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd {
 

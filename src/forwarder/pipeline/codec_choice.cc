@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "store/variable_map.h"
+#include "store/container/variable_map.h"
 
 namespace ckptfwd::fwd {
 

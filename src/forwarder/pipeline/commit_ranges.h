@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "store/container.h"
+#include "store/container/container.h"
 #include "forwarder/staging/extents.h"
 #include "forwarder/pipeline/pipeline.h"
 

@@ -3,7 +3,7 @@
 #include <atomic>
 #include <new>
 
-#include "store/content_hash.h"
+#include "store/container/content_hash.h"
 #include "forwarder/pipeline/batch_hashes.h"
 #include "forwarder/staging/mapped_file.h"
 #include "forwarder/pipeline/recheck_gate.h"

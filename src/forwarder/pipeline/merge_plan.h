@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "codec/typed.h"
-#include "store/container.h"
-#include "store/variable_map.h"
+#include "store/container/container.h"
+#include "store/container/variable_map.h"
 #include "forwarder/staging/extents.h"
 
 namespace ckptfwd::fwd {

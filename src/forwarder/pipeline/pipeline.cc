@@ -18,12 +18,12 @@
 #include <thread>
 
 #include "codec/codec.h"
-#include "store/container.h"
-#include "store/content_hash.h"
+#include "store/container/container.h"
+#include "store/container/content_hash.h"
 #include "common/lossy_rules.h"
-#include "store/manifest.h"
-#include "store/owner_check.h"
-#include "store/variable_map.h"
+#include "store/manifest/manifest.h"
+#include "store/manifest/owner_check.h"
+#include "store/container/variable_map.h"
 #include "forwarder/util/after_jobs.h"
 #include "forwarder/pipeline/batch_budget.h"
 #include "forwarder/pipeline/batch_files.h"

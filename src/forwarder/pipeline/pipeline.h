@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/config.h"
-#include "store/container.h"
+#include "store/container/container.h"
 #include "forwarder/pipeline/codec_choice.h"
 #include "forwarder/staging/extents.h"
 #include "forwarder/staging/hints.h"

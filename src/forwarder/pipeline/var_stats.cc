@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "common/json_text.h"
-#include "store/variable_map.h"
+#include "store/container/variable_map.h"
 
 namespace ckptfwd::fwd {
 

@@ -17,7 +17,7 @@
 #include <set>
 #include <vector>
 
-#include "store/materialize.h"
+#include "store/manifest/materialize.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder/util/store_paths.h"
 

@@ -4,12 +4,12 @@
 #include <memory>
 #include <string>
 
-#include "store/container.h"
-#include "store/manifest.h"
+#include "store/container/container.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd {
 
-// e's live content (base plus overlays, store/materialize.h) into fd.
+// e's live content (base plus overlays, store/manifest/materialize.h) into fd.
 bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std::string* err);
 
 // Where e's read view lives (whether or not it exists now): named after its container,
@@ -33,7 +33,7 @@ bool read_view_ready(const std::string& view, uint64_t size);
 std::shared_ptr<ContainerReader> recent_container(const std::string& store, const std::string& name,
                                                   std::string* err);
 
-// Threads that decode one restored file's chunks (store/decode_ahead.h), for every
+// Threads that decode one restored file's chunks (store/container/decode_ahead.h), for every
 // container recent_container opens from now on: CKPTFWD_RESTORE_THREADS. Process-wide,
 // like the recent containers themselves.
 void set_restore_decode_threads(unsigned n);

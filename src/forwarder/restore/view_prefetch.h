@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "store/manifest.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd {
 

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <vector>
 
-#include "store/content_hash.h"
+#include "store/container/content_hash.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder/staging/warm_memory.h"
 #include "forwarder/util/worker_pool.h"

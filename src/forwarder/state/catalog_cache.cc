@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-#include "store/owner_check.h"
+#include "store/manifest/owner_check.h"
 #include "forwarder/util/log.h"
 
 namespace ckptfwd::fwd {

@@ -9,8 +9,8 @@
 #include <map>
 #include <string>
 
-#include "store/manifest.h"
-#include "store/manifest_end.h"
+#include "store/manifest/manifest.h"
+#include "store/manifest/manifest_end.h"
 
 namespace ckptfwd::fwd {
 
@@ -23,7 +23,7 @@ class CatalogCache {
     return get(store).find(path);
   }
   void clear() { stores_.clear(); }
-  // When records were cut off the end of store's MANIFEST (store/manifest_end.h) and one
+  // When records were cut off the end of store's MANIFEST (store/manifest/manifest_end.h) and one
   // of them may have held a newer version of path than the catalog: "STORE/<container>"
   // holding it; else nullptr. Found at the last whole load of store's MANIFEST (get()
   // reads it whole the first time and when it was rewritten, and logs what was lost then);

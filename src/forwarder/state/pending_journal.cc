@@ -8,9 +8,9 @@
 #include <cstring>
 #include <vector>
 
-#include "store/manifest.h"
-#include "store/manifest_record.h"
-#include "store/owner_check.h"
+#include "store/manifest/manifest.h"
+#include "store/manifest/manifest_record.h"
+#include "store/manifest/owner_check.h"
 
 namespace ckptfwd::fwd {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-#include "store/owner_check.h"
+#include "store/manifest/owner_check.h"
 
 namespace ckptfwd::fwd {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <thread>
 
-#include "store/manifest.h"
+#include "store/manifest/manifest.h"
 #include "forwarder/staging/extents.h"
 #include "forwarder/state/fate_file.h"
 #include "forwarder/util/kill_point.h"

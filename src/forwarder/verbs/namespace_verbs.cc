@@ -12,7 +12,7 @@
 #include <optional>
 #include <set>
 
-#include "store/manifest.h"
+#include "store/manifest/manifest.h"
 #include "forwarder/commit/gc.h"
 #include "forwarder/util/log.h"
 #include "forwarder/commit/manifest_turn.h"

@@ -11,8 +11,8 @@
 #include <set>
 #include <utility>
 
-#include "store/manifest_end.h"
-#include "store/newer_real_file.h"
+#include "store/manifest/manifest_end.h"
+#include "store/manifest/newer_real_file.h"
 #include "forwarder/staging/extents.h"
 #include "forwarder/state/fate_file.h"
 #include "forwarder/util/kill_point.h"
@@ -176,7 +176,7 @@ std::optional<Reply> Service::find_write_source(const std::string& path, WriteSo
 std::optional<Reply> Service::refuse_write_open(const std::string& path, int flags, bool shared,
                                                 const WriteSource& src) {
   // A record cut off the MANIFEST's end may hold a newer version than the catalog's or the
-  // real file: a version starting from their bytes would lose it (store/manifest_end.h).
+  // real file: a version starting from their bytes would lose it (store/manifest/manifest_end.h).
   if (src.kind != WriteSource::Kind::kStaged && !(flags & O_TRUNC) &&
       lost_on_store(src.store, path))
     return reply_err(EIO);

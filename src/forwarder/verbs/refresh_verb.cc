@@ -15,7 +15,7 @@
 #include <cstring>
 #include <vector>
 
-#include "store/materialize.h"
+#include "store/manifest/materialize.h"
 #include "forwarder/util/log.h"
 #include "forwarder/verbs/service.h"
 #include "forwarder/staging/staging.h"

@@ -133,7 +133,7 @@ class Service : public LoopChores {
   // the fix and counted as an error; the caller answers EIO.
   bool lost_on_store(const std::string& store, const std::string& path);
   // The store's live version of path, or nullptr when there is none or the file at path
-  // itself was written after it (store/newer_real_file.h: the file is the newest, and the
+  // itself was written after it (store/manifest/newer_real_file.h: the file is the newest, and the
   // caller answers PASS so the library uses it). Logged once per path. Lock held.
   const CatalogEntry* store_version(const std::string& store, const std::string& path);
   // Waits (lock held through lk) until each vid is committed or dropped (0), or fails a

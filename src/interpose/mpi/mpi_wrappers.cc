@@ -2,7 +2,7 @@
 // The data of MPI-IO keeps flowing through ROMIO's own POSIX calls into the staged file
 // (the libc wrappers of the same library); what the MPI layer adds is:
 //  - MPI_Finalize: wait until everything this process closed is committed, while the job
-//    is still alive (as the exit wait of interpose/exit_wait.h does at exit).
+//    is still alive (as the exit wait of interpose/client/exit_wait.h does at exit).
 //  - MPI_File_open/MPI_File_delete of a captured path: the "ufs:" prefix, so a ROMIO built
 //    with Lustre/GPFS drivers uses its generic POSIX driver on the staged file.
 //  - MPI_Init/MPI_Init_thread: the rank from MPI_COMM_WORLD when the launcher set none.
@@ -28,11 +28,11 @@
 #include <atomic>
 
 #include "base/dtype.h"
-#include "interpose/client.h"
+#include "interpose/client/client.h"
 #include "interpose/mpi/etype_map.h"
-#include "interpose/open_context.h"
-#include "interpose/state.h"
-#include "interpose/write_context.h"
+#include "interpose/track/open_context.h"
+#include "interpose/setup/state.h"
+#include "interpose/track/write_context.h"
 
 using namespace ckptfwd::interpose;
 namespace wire = ckptfwd::wire;

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "cli.h"
-#include "store/container.h"
+#include "store/container/container.h"
 #include "core_layered_store.h"
 
 namespace ckptfwd::cli {

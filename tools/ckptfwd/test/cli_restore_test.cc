@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "cli.h"
-#include "store/manifest.h"
+#include "store/manifest/manifest.h"
 #include "core_test_util.h"
 #include "restore_paths.h"
 

@@ -1,0 +1,290 @@
+// The process's main connection to the forwarder and the requests on it: call() under the
+// connection lock with one reconnect, call_waiting() on connections of their own, and what
+// exec and fork do with them. Reaching the forwarder (connect, election, start) is
+// client_connect.cc's, one exchange on a socket client_io.cc's.
+#include "interpose/client/client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+
+#include "interpose/client/client_connect.h"
+#include "interpose/client/client_io.h"
+#include "interpose/wrap/real.h"
+#include "interpose/setup/state.h"
+#include "wire/spin_wait.h"
+
+namespace ckptfwd::interpose {
+namespace {
+
+// The connection lock: guards the main connection and the state of client_connect.h.
+pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+std::atomic<int> g_sock{-1};
+dev_t g_sock_dev = 0;
+ino_t g_sock_ino = 0;
+bool g_unreachable = false;
+std::atomic<bool> g_closed_any{false};
+char g_frame[wire::kMaxFrame + 1];  // one frame in flight, guarded by g_mu
+wire::SpinWait g_spin;              // how the main connection waits for replies, under g_mu
+
+void drop_connection_locked() {
+  int fd = g_sock.exchange(-1);
+  if (fd >= 0) real::close()(fd);
+}
+
+size_t g_reply_len = 0;   // payload length of the reply in g_reply
+char* g_reply = g_frame;  // g_frame, or g_big for a reply larger than it
+char* g_big = nullptr;    // malloc'd for a large reply (LIST), freed at the next one
+
+bool exchange_locked(int fd, const char* const* fields, size_t n, wire::Fields& reply) {
+  if (g_big) {
+    free(g_big);
+    g_big = nullptr;
+  }
+  g_reply = g_frame;
+  g_reply_len = 0;
+  auto grow = [](size_t need) { return g_big = static_cast<char*>(malloc(need)); };
+  g_spin.set_cap_us(g_settings.spin_us);
+  return exchange(fd, fields, n, g_frame, sizeof(g_frame), grow, &g_reply, &g_reply_len, reply,
+                  &g_spin);
+}
+
+// fd becomes the main connection: its identity is what connected_locked checks (a
+// connection of call_waiting's must never change it).
+void set_main_socket_locked(int fd) {
+  struct stat st {};
+  if (real::fstat()(fd, &st) == 0) {
+    g_sock_dev = st.st_dev;
+    g_sock_ino = st.st_ino;
+  }
+  g_sock.store(fd);
+}
+
+bool connected_locked() {
+  int fd = g_sock.load();
+  if (fd < 0) return false;
+  // The application may have closed our fd and reused its number: check it is still ours.
+  struct stat st {};
+  if (real::fstat()(fd, &st) != 0 || st.st_dev != g_sock_dev || st.st_ino != g_sock_ino ||
+      !S_ISSOCK(st.st_mode)) {
+    g_sock.store(-1);
+    return false;
+  }
+  return true;
+}
+
+bool ensure_connected_locked() {
+  if (connected_locked()) return true;
+  if (g_unreachable) return false;
+  if (!g_settings.session_ok) {
+    snprintf(g_reason, sizeof(g_reason), "session paths too long (shorten CKPTFWD_STAGE_DIR)");
+    g_unreachable = true;
+    return false;
+  }
+  int fd = reach_forwarder();
+  if (fd < 0) {
+    g_unreachable = true;
+    return false;
+  }
+  set_main_socket_locked(fd);
+  return true;
+}
+
+// The result a reply means: OK, PASS, or ERR with its errno (EIO if it carried none).
+Result result_of(const wire::Fields& reply) {
+  Result res;
+  if (strcmp(reply[0], wire::kOk) == 0) {
+    res.status = Status::kOk;
+  } else if (strcmp(reply[0], wire::kPass) == 0) {
+    res.status = Status::kPass;
+  } else {
+    long long e = 0;
+    res.status = Status::kErr;
+    res.err = wire::parse_i64(reply[1], e) && e > 0 ? static_cast<int>(e) : EIO;
+  }
+  return res;
+}
+
+}  // namespace
+
+Result call(const char* const* fields, size_t n, ReplyFn on_ok, void* ctx) {
+  Busy busy;
+  Result res;
+  pthread_mutex_lock(&g_mu);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!ensure_connected_locked()) break;
+    wire::Fields reply;
+    if (!exchange_locked(g_sock.load(), fields, n, reply)) {
+      drop_connection_locked();
+      if (errno == ETIMEDOUT) {  // stopped (sock_read): a new connection would hang too
+        snprintf(g_reason, sizeof(g_reason),
+                 "the forwarder is stopped (SIGSTOP?) and did not answer for %d s",
+                 kStoppedLimitMs / 1000);
+        g_unreachable = true;
+        res = Result{};
+        break;
+      }
+      // The forwarder went away mid-session; reconnect once (it may be restarting).
+      continue;
+    }
+    res = result_of(reply);
+    if (res.status == Status::kOk && on_ok) on_ok(reply, ctx);
+    break;
+  }
+  pthread_mutex_unlock(&g_mu);
+  return res;
+}
+
+namespace {
+// Connections of their own for requests that wait for a commit (call_waiting), kept for
+// the next one. Each is checked before use: the application may have closed its number.
+struct Spare {
+  int fd = -1;
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+constexpr int kMaxSpares = 4;
+pthread_mutex_t g_spare_mu = PTHREAD_MUTEX_INITIALIZER;
+Spare g_spares[kMaxSpares];
+int g_spare_count = 0;
+
+bool spare_is_ours(const Spare& sp) {
+  struct stat st {};
+  return real::fstat()(sp.fd, &st) == 0 && st.st_dev == sp.dev && st.st_ino == sp.ino &&
+         S_ISSOCK(st.st_mode);
+}
+
+// A kept connection, or a new one (connected under g_mu: it shares the session checks and
+// g_reason with the main connection). fd -1 when none can be had.
+Spare take_spare() {
+  Spare sp;
+  pthread_mutex_lock(&g_spare_mu);
+  while (g_spare_count > 0) {
+    sp = g_spares[--g_spare_count];
+    if (spare_is_ours(sp)) break;
+    sp.fd = -1;  // its number is the application's now: forget it, never close it
+  }
+  pthread_mutex_unlock(&g_spare_mu);
+  if (sp.fd >= 0) return sp;
+  pthread_mutex_lock(&g_mu);
+  if (ensure_connected_locked()) {
+    sp.fd = try_connect();
+    struct stat st {};
+    if (sp.fd >= 0 && real::fstat()(sp.fd, &st) == 0) {
+      sp.dev = st.st_dev;
+      sp.ino = st.st_ino;
+    } else if (sp.fd >= 0) {
+      real::close()(sp.fd);
+      sp.fd = -1;
+    }
+  }
+  pthread_mutex_unlock(&g_mu);
+  return sp;
+}
+
+void give_back(const Spare& sp) {
+  pthread_mutex_lock(&g_spare_mu);
+  bool kept = g_spare_count < kMaxSpares;
+  if (kept) g_spares[g_spare_count++] = sp;
+  pthread_mutex_unlock(&g_spare_mu);
+  if (!kept) real::close()(sp.fd);
+}
+}  // namespace
+
+Result call_waiting(const char* const* fields, size_t n) {
+  Busy busy;
+  Spare sp = take_spare();
+  if (sp.fd < 0) return call(fields, n);  // reports why the forwarder is unreachable
+  char buf[2 * PATH_MAX + 512];
+  wire::Fields reply;
+  if (!exchange_small(sp.fd, fields, n, buf, sizeof(buf), reply)) {
+    // The forwarder went away meanwhile (or the reply was unusable): the main connection
+    // reconnects once, as for any call.
+    real::close()(sp.fd);
+    return call(fields, n);
+  }
+  Result res = result_of(reply);
+  give_back(sp);
+  return res;
+}
+
+const char* unreachable_reason() { return g_reason; }
+
+void client_refuse(const char* why) {
+  pthread_mutex_lock(&g_mu);
+  drop_connection_locked();
+  refuse(why);
+  g_unreachable = true;
+  pthread_mutex_unlock(&g_mu);
+}
+
+bool client_refused() {
+  pthread_mutex_lock(&g_mu);
+  bool refused = g_refused;
+  pthread_mutex_unlock(&g_mu);
+  return refused;
+}
+
+void client_forget_unreachable() {
+  pthread_mutex_lock(&g_mu);
+  if (!g_refused) g_unreachable = false;
+  pthread_mutex_unlock(&g_mu);
+}
+
+void reply_payload(const char** data, size_t* len) {
+  *data = g_reply;
+  *len = g_reply_len;
+}
+bool client_closed_any() { return g_closed_any.load(); }
+void client_note_closed() { g_closed_any.store(true); }
+
+void client_fd_gone(int fd) {
+  int expected = fd;
+  if (fd >= 0 && g_sock.load(std::memory_order_relaxed) == fd)
+    g_sock.compare_exchange_strong(expected, -1);
+}
+
+int client_socket() {
+  pthread_mutex_lock(&g_mu);
+  int fd = connected_locked() ? g_sock.load() : -1;
+  pthread_mutex_unlock(&g_mu);
+  return fd;
+}
+
+bool client_adopt_socket(int fd) {
+  struct stat st {};
+  if (real::fstat()(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
+  real::fcntl()(fd, F_SETFD, FD_CLOEXEC);
+  pthread_mutex_lock(&g_mu);
+  g_sock_dev = st.st_dev;
+  g_sock_ino = st.st_ino;
+  g_sock.store(fd);
+  g_closed_any.store(true);  // versions the old image closed still count for WAITALL
+  pthread_mutex_unlock(&g_mu);
+  return true;
+}
+
+void client_atfork_child() {
+  pthread_mutex_init(&g_mu, nullptr);
+  g_big = nullptr;  // the parent's (copy-on-write) buffer: leaked, never freed twice
+  g_reply = g_frame;
+  // The parent's conversation is the parent's: the child says HELLO with its own pid.
+  int fd = g_sock.exchange(-1);
+  if (fd >= 0) real::close()(fd);
+  g_closed_any.store(false);
+  // The parent's waiting connections too (one a parent thread had taken stays open here,
+  // unused: its number may be one the application uses).
+  pthread_mutex_init(&g_spare_mu, nullptr);
+  for (int i = 0; i < g_spare_count; ++i)
+    if (spare_is_ours(g_spares[i])) real::close()(g_spares[i].fd);
+  g_spare_count = 0;
+}
+
+}  // namespace ckptfwd::interpose

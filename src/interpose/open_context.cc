@@ -1,5 +1,0 @@
-#include "interpose/open_context.h"
-
-namespace ckptfwd::interpose {
-__thread OpenContext t_open_context __attribute__((tls_model("initial-exec")));
-}  // namespace ckptfwd::interpose

@@ -1,0 +1,185 @@
+// The write family. Untracked fds: one table load, then the real call. Tracked fds: the
+// real call, timed (blocked_time.h); only a budget check (when the forwarder set one), an
+// ENOSPC or a short write adds work, and then the fd moves to the real path before the
+// write is (re)done.
+// A version shared across nodes also records where the bytes went (extent_log.h), and a
+// write made inside a typed MPI write records a dtype hint (hint_log.h).
+#include <aio.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "interpose/track/blocked_time.h"
+#include "interpose/wrap/real.h"
+#include "interpose/setup/state.h"
+#include "interpose/track/versions.h"
+
+namespace ckptfwd::interpose {
+namespace {
+
+size_t iov_bytes(const struct iovec* iov, int n) {
+  size_t sum = 0;
+  for (int i = 0; iov && i < n; ++i) sum += iov[i].iov_len;
+  return sum;
+}
+
+// A write into a staged file that took only r of its bytes (a regular file does that when
+// its file system is full: staging on a tmpfs out of space) is done again whole on the
+// real file, never handed to the application as a short write. Before the switch copies
+// the staged file, the r bytes are taken back as the fd sees them: the file position
+// moved back (a positional write needs nothing: the same bytes land at the same offset),
+// or, on an O_APPEND fd, the file cut back. False if that fails: the short count stands.
+bool undo_short_write(int fd, long long offset, ssize_t r) {
+  if (offset >= 0 || r == 0) return true;
+  int saved = errno;
+  int fl = real::fcntl()(fd, F_GETFL);
+  bool ok;
+  if (fl >= 0 && (fl & O_APPEND)) {
+    struct stat st {};
+    ok = real::fstat()(fd, &st) == 0 && st.st_size >= r &&
+         real::ftruncate()(fd, st.st_size - r) == 0;
+  } else {
+    ok = fl >= 0 && lseek(fd, -static_cast<off_t>(r), SEEK_CUR) >= 0;
+  }
+  errno = saved;
+  return ok;
+}
+
+// offset < 0: at the file position (or appended). The writers/switching protocol is
+// described at wait_for_switch (versions.h).
+// redo_short: the bytes come from the caller's memory (the write, pwrite and writev
+// families), so a short write can be done again whole (undo_short_write); not for
+// kernel-side copies, whose source position moved, nor ftruncate.
+template <class Op>
+ssize_t tracked_write(int fd, Version* v, long long offset, size_t len, Op op,
+                      bool redo_short = false) {
+  v->writers.fetch_add(1);
+  if (v->switching.load()) {
+    v->writers.fetch_sub(1);
+    wait_for_switch(v);
+    return op();  // fd now writes the real file
+  }
+  if (v->budget >= 0 && v->owned.load() && exceeds_budget(fd, v, offset, len)) {
+    v->writers.fetch_sub(1);
+    switch_to_real(fd, v, "size budget reached");
+    return op();
+  }
+  ssize_t r = op();
+  v->writers.fetch_sub(1);
+  if (r < 0 && errno == ENOSPC && v->owned.load() && !v->view) {
+    if (switch_to_real(fd, v, "no space left in staging")) {
+      r = op();
+    } else {
+      errno = ENOSPC;
+    }
+  } else if (redo_short && r >= 0 && static_cast<size_t>(r) < len && v->owned.load() && !v->view &&
+             undo_short_write(fd, offset, r) && switch_to_real(fd, v, "no space left in staging")) {
+    r = op();  // the whole write again, on the real file
+  }
+  return r;
+}
+
+}  // namespace
+}  // namespace ckptfwd::interpose
+
+using namespace ckptfwd::interpose;
+
+// start: where the written bytes began, evaluated after the call with r = bytes written
+// (-1: they end at the file position; -2: at the end of the file). Recorded as extents for
+// versions whose OPEN reply asked for them (shared across nodes, or a new file) and as
+// dtype hints during typed MPI writes.
+#define CKPTFWD_TRACKED_AS(fd, offset, len, call, start, redo_short)             \
+  Version* v = g_fds.get(fd);                                                    \
+  if (__builtin_expect(v == nullptr, 1) || t_busy) return call;                  \
+  BlockedTimer blocked_timer(v);                                                 \
+  ssize_t r = tracked_write(                                                     \
+      fd, v, offset, len, [&]() -> decltype(call) { return call; }, redo_short); \
+  if (r > 0 && wants_note(v)) {                                                  \
+    Busy busy;                                                                   \
+    note_written(fd, v, (start), r);                                             \
+  }                                                                              \
+  return r
+// Bytes from the caller's memory (a short write is redone whole), and kernel-side copies.
+#define CKPTFWD_TRACKED(fd, offset, len, call, start) \
+  CKPTFWD_TRACKED_AS(fd, offset, len, call, start, true)
+#define CKPTFWD_TRACKED_COPY(fd, offset, len, call, start) \
+  CKPTFWD_TRACKED_AS(fd, offset, len, call, start, false)
+
+CKPTFWD_EXPORT ssize_t write(int fd, const void* buf, size_t n) {
+  CKPTFWD_TRACKED(fd, -1, n, real::write()(fd, buf, n), -1);
+}
+CKPTFWD_EXPORT ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
+  CKPTFWD_TRACKED(fd, off, n, real::pwrite()(fd, buf, n, off), off);
+}
+CKPTFWD_EXPORT ssize_t pwrite64(int fd, const void* buf, size_t n, off_t off) {
+  CKPTFWD_TRACKED(fd, off, n, real::pwrite64()(fd, buf, n, off), off);
+}
+CKPTFWD_EXPORT ssize_t writev(int fd, const struct iovec* iov, int cnt) {
+  CKPTFWD_TRACKED(fd, -1, iov_bytes(iov, cnt), real::writev()(fd, iov, cnt), -1);
+}
+CKPTFWD_EXPORT ssize_t pwritev(int fd, const struct iovec* iov, int cnt, off_t off) {
+  CKPTFWD_TRACKED(fd, off, iov_bytes(iov, cnt), real::pwritev()(fd, iov, cnt, off), off);
+}
+CKPTFWD_EXPORT ssize_t pwritev64(int fd, const struct iovec* iov, int cnt, off_t off) {
+  CKPTFWD_TRACKED(fd, off, iov_bytes(iov, cnt), real::pwritev64()(fd, iov, cnt, off), off);
+}
+// offset -1 or RWF_APPEND: the write lands at the file position / end.
+CKPTFWD_EXPORT ssize_t pwritev2(int fd, const struct iovec* iov, int cnt, off_t off, int fl) {
+  CKPTFWD_TRACKED(fd, (fl & RWF_APPEND) ? -1 : off, iov_bytes(iov, cnt),
+                  real::pwritev2()(fd, iov, cnt, off, fl), (fl & RWF_APPEND) ? -2 : off);
+}
+CKPTFWD_EXPORT ssize_t pwritev64v2(int fd, const struct iovec* iov, int cnt, off_t off, int fl) {
+  CKPTFWD_TRACKED(fd, (fl & RWF_APPEND) ? -1 : off, iov_bytes(iov, cnt),
+                  real::pwritev64v2()(fd, iov, cnt, off, fl), (fl & RWF_APPEND) ? -2 : off);
+}
+
+// Kernel-side copies into a tracked fd (cp uses copy_file_range) count as writes too.
+CKPTFWD_EXPORT ssize_t copy_file_range(int in, loff_t* in_off, int out, loff_t* out_off, size_t n,
+                                       unsigned fl) {
+  CKPTFWD_TRACKED_COPY(out, out_off ? static_cast<long long>(*out_off) : -1, n,
+                       real::copy_file_range()(in, in_off, out, out_off, n, fl),
+                       out_off ? static_cast<long long>(*out_off) - r : -1);
+}
+CKPTFWD_EXPORT ssize_t sendfile(int out, int in, off_t* off, size_t n) {
+  CKPTFWD_TRACKED_COPY(out, -1, n, real::sendfile()(out, in, off, n), -1);
+}
+CKPTFWD_EXPORT ssize_t sendfile64(int out, int in, off_t* off, size_t n) {
+  CKPTFWD_TRACKED_COPY(out, -1, n, real::sendfile64()(out, in, off, n), -1);
+}
+
+// ftruncate may grow a staged file past its budget too (holes cost nothing on tmpfs, but
+// the bytes behind them are what a later fallback copies).
+#define CKPTFWD_FTRUNCATE(name)                                                                 \
+  CKPTFWD_EXPORT int name(int fd, off_t len) {                                                  \
+    Version* v = g_fds.get(fd);                                                                 \
+    if (__builtin_expect(v == nullptr, 1) || t_busy || len < 0) return real::name()(fd, len);   \
+    BlockedTimer blocked_timer(v);                                                              \
+    return static_cast<int>(tracked_write(fd, v, 0, static_cast<size_t>(len),                   \
+                                          [&]() -> ssize_t { return real::name()(fd, len); })); \
+  }                                                                                             \
+  static_assert(true, "a use of the macro ends with ';', so each keeps its own line")
+CKPTFWD_FTRUNCATE(ftruncate);
+CKPTFWD_FTRUNCATE(ftruncate64);
+
+// POSIX AIO (ROMIO's non-blocking MPI_File_iwrite*): glibc's helper threads write with
+// internal calls the library cannot see, so the data lands in the staged file unseen. A
+// version that records extents records this one (and a typed MPI write its dtype hint)
+// when the request is accepted (a request that later fails may leave it over-covered;
+// ROMIO then reports the error anyway).
+#define CKPTFWD_AIO_WRITE(name, cbtype)                                     \
+  CKPTFWD_EXPORT int name(cbtype* cb) {                                     \
+    int rc = real::name()(cb);                                              \
+    if (rc != 0 || t_busy) return rc;                                       \
+    Version* v = g_fds.get(cb->aio_fildes);                                 \
+    if (__builtin_expect(v == nullptr, 1) || !wants_note(v)) return rc;     \
+    Busy busy;                                                              \
+    note_written(cb->aio_fildes, v, static_cast<long long>(cb->aio_offset), \
+                 static_cast<long long>(cb->aio_nbytes));                   \
+    return rc;                                                              \
+  }                                                                         \
+  static_assert(true, "a use of the macro ends with ';', so each keeps its own line")
+CKPTFWD_AIO_WRITE(aio_write, struct aiocb);
+CKPTFWD_AIO_WRITE(aio_write64, struct aiocb64);

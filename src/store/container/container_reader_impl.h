@@ -1,0 +1,139 @@
+// The state of an open ContainerReader, shared by its two files: container_reader.cc
+// (open, index, file walks, verify) and container_chunks.cc (a chunk's bytes: stored,
+// decoded, cached, and the references to other containers' chunks). Private to
+// src/store: users include store/container/container.h.
+#pragma once
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "store/container/chunk_ref.h"
+#include "store/container/container.h"
+#include "store/container/content_hash.h"
+#include "store/container/decode_ahead.h"
+#include "store/container/direct_read.h"
+
+namespace ckptfwd {
+
+struct ContainerReader::Impl {
+  std::string path;
+  int fd = -1;
+  DirectRange direct;  // large chunks past the page cache (direct_read.h)
+  uint64_t file_size = 0;
+  uint64_t index_hash = 0;
+  // The hash of its chunks and files: XXH64 before format version 5 (content_hash.h).
+  HashKind content_kind = kWriteHash;
+  std::vector<StreamInfo> streams;
+  std::vector<FileEntry> files;
+  // raw_start[s][i]: stream offset of chunk i of stream s (prefix sums of raw sizes).
+  std::vector<std::vector<uint64_t>> raw_start;
+
+  // Decoded chunks kept across the files read through this reader, least recently used
+  // dropped first: the files of a batch merged by variable share chunks (and a file
+  // alternates between its variables' streams), so restoring them one after another
+  // decodes each chunk about once. Shared pointers: a walk keeps its chunk even when
+  // another thread's walk drops it from the cache.
+  using ChunkBytes = std::shared_ptr<const std::vector<uint8_t>>;
+  struct CachedChunk {
+    uint64_t used = 0;
+    ChunkBytes bytes;
+  };
+  // Threads decoding a walked file's chunks ahead of the walk (set_decode_threads - 1).
+  unsigned decode_helpers = 0;
+  static constexpr uint64_t kChunkCacheBytes = 64ull << 20;
+  static constexpr size_t kChunkCacheMinEntries = 8, kChunkCacheMaxEntries = 4096;
+  mutable std::mutex cache_mu;
+  mutable std::map<std::pair<size_t, size_t>, CachedChunk> cache;
+  mutable uint64_t cache_bytes = 0, cache_tick = 0;
+  // Chunk i of stream s decoded (from the cache or the file); null with *err on failure.
+  // Unchecked (decode_chunk): the walks, its only users, check the file hash over every
+  // byte they take from it (walk_file).
+  ChunkBytes cached_chunk(size_t s, size_t i, std::string* err) const;
+
+  // The containers references were resolved in, opened once each (by file name in the
+  // directory of path), and why the ones that could not be opened could not: at most
+  // kMaxRefContainers names in all. Readers are never removed while this one lives.
+  mutable std::mutex refs_mu;
+  mutable std::map<std::string, std::unique_ptr<ContainerReader>> ref_readers;
+  mutable std::map<std::string, std::string> ref_failures;
+  // The open reader of the container a reference names, or nullptr with *why.
+  const ContainerReader* ref_reader(const std::string& name, std::string* why) const;
+  // Reads the stored bytes of chunk i of stream s into buf (*stored points at them) and,
+  // checked, checks their hash.
+  bool read_stored(size_t s, size_t i, AlignedBuffer& buf, const uint8_t** stored, std::string* err,
+                   bool checked = true) const;
+  // Chunk i of stream s is a reference: parses it.
+  bool read_ref(size_t s, size_t i, ChunkRef& r, std::string* err) const;
+  // Decodes reference chunk i of stream s into out from the container it names (checked
+  // or not: decode_chunk).
+  bool resolve_ref(size_t s, size_t i, std::vector<uint8_t>& out, std::string* err,
+                   bool checked) const;
+
+  ~Impl() {
+    if (fd >= 0) ::close(fd);
+  }
+
+  std::string chunk_where(size_t s, size_t i) const {
+    return path + ": offset " + std::to_string(streams[s].chunks[i].offset) + ": chunk " +
+           std::to_string(i) + " of stream '" + streams[s].key + "'";
+  }
+  // *err = where chunk i of stream s is, and why it failed; false.
+  bool chunk_error(size_t s, size_t i, const std::string& why, std::string* err) const {
+    if (err) *err = chunk_where(s, i) + ": " + why;
+    return false;
+  }
+
+  // The chunk of stream s holding stream offset soff (< the stream's size): the last one
+  // starting at or before it, so never an empty chunk.
+  size_t chunk_at(size_t s, uint64_t soff) const {
+    const std::vector<uint64_t>& starts = raw_start[s];
+    return static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), soff) -
+                               starts.begin()) -
+           1;
+  }
+
+  // Reads and decodes chunk i of stream s into out. Checked: the stored bytes against
+  // their checksum before decoding, the decoded ones against theirs after. Unchecked
+  // skips both passes (about a seventh of a restore's CPU) for a caller that checks a
+  // hash over every byte it uses; the decoders take any input safely (tests/fuzz).
+  bool decode_chunk(size_t s, size_t i, std::vector<uint8_t>& out, std::string* err,
+                    bool checked = true) const;
+  bool parse_index(const uint8_t* p, size_t n, uint64_t index_off, uint32_t version,
+                   std::string* err);
+
+  // Which FileEntry.hash a walk checks: the whole content (holes as zeros), the overlay
+  // hash (the ranges' bytes only), or either (a lone container does not say which).
+  enum class FileHashKind { kWhole, kOverlay, kEither };
+
+  // Walks file i in order, handing each piece (data, or nullptr for a hole) to sink, and
+  // checks the content hash at the end.
+  template <class Sink>
+  bool walk_file(size_t i, Sink&& sink, FileHashKind kind, std::string* err) const;
+  // Whether there is a file i; false with *err naming the container when not.
+  bool has_file(size_t i, std::string* err) const {
+    if (i < files.size()) return true;
+    if (err) *err = path + ": no file " + std::to_string(i);
+    return false;
+  }
+  // Walks file i (checked as kind) into fd: each piece of data written at its offset, the
+  // holes not written at all. False with *err.
+  bool write_file_into(size_t i, int fd, FileHashKind kind, std::string* err) const;
+  // After file i failed its hash: its chunks decoded again and checked one by one, so
+  // that the error names a corrupt chunk when there is one (true, *err set to it).
+  bool bad_chunk_of(size_t i, std::string* err) const;
+  // walk_file's steps. With decode helpers set: the distinct chunks of file f in the order
+  // a walk first needs them (into firsts, which must outlive the result) and, when there
+  // are several, a DecodeAhead decoding them in that order; else nullptr.
+  std::unique_ptr<DecodeAhead> decode_ahead_for(
+      const FileEntry& f, std::vector<std::pair<size_t, size_t>>& firsts) const;
+  // File i (walked as kind) did not match its hash: *err names a corrupt chunk, or says
+  // the content does not match (and, for kWhole, whether it is an overlay). Always false.
+  bool hash_mismatch(size_t i, FileHashKind kind, std::string* err) const;
+};
+
+}  // namespace ckptfwd
