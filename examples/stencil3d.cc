@@ -54,7 +54,7 @@ struct Options {
   bool restart = false;
   int nx = 48, ny = 48, nz = 48;
   std::string out;
-  int keep = 0;          // >0: delete checkpoints older than the newest `keep`
+  int keep = 0;  // >0: delete checkpoints older than the newest `keep`
   bool fsync_ckpt = false;
   bool posix_io = false;  // write with open/write instead of fopen/fwrite
   bool quiet = false;
@@ -169,7 +169,9 @@ struct Block {
   std::vector<double> t, c, t_next, c_next, source;
   size_t plane() const { return static_cast<size_t>(nx) * ny; }
   size_t interior() const { return plane() * nz; }
-  size_t idx(int i, int j, int k) const { return i + static_cast<size_t>(nx) * (j + static_cast<size_t>(ny) * k); }
+  size_t idx(int i, int j, int k) const {
+    return i + static_cast<size_t>(nx) * (j + static_cast<size_t>(ny) * k);
+  }
   double* t_interior() { return t.data() + plane(); }
   double* c_interior() { return c.data() + plane(); }
 };
@@ -191,12 +193,15 @@ void init_block(Block& b, const Options& o) {
     for (int j = 0; j < b.ny; ++j)
       for (int i = 0; i < b.nx; ++i) {
         double x = (i + 0.5) / NX, y = (j + 0.5) / NY, z = (b.z0 + k - 1 + 0.5) / NZ;
-        double hot = std::exp(-((x - 0.3) * (x - 0.3) + (y - 0.6) * (y - 0.6) + (z - 0.25) * (z - 0.25)) / 0.01);
-        b.t[b.idx(i, j, k)] = 300.0 + 20.0 * std::sin(2 * pi * x) * std::cos(2 * pi * y) * std::sin(pi * z) + 50.0 * hot;
+        double hot = std::exp(
+            -((x - 0.3) * (x - 0.3) + (y - 0.6) * (y - 0.6) + (z - 0.25) * (z - 0.25)) / 0.01);
+        b.t[b.idx(i, j, k)] =
+            300.0 + 20.0 * std::sin(2 * pi * x) * std::cos(2 * pi * y) * std::sin(pi * z) +
+            50.0 * hot;
         b.c[b.idx(i, j, k)] = 0.5 + 0.25 * std::cos(2 * pi * (x + y)) * std::cos(pi * z);
         // A fixed heater near the upper middle; its strength varies with the step.
-        b.source[b.idx(i, j, k)] =
-            std::exp(-((x - 0.5) * (x - 0.5) + (y - 0.5) * (y - 0.5) + (z - 0.7) * (z - 0.7)) / 0.02);
+        b.source[b.idx(i, j, k)] = std::exp(
+            -((x - 0.5) * (x - 0.5) + (y - 0.5) * (y - 0.5) + (z - 0.7) * (z - 0.7)) / 0.02);
       }
 }
 
@@ -209,8 +214,8 @@ void exchange_halos(Block& b) {
     // Send my top interior plane up, receive my bottom ghost from below; then the reverse.
     MPI_Sendrecv(a + b.plane() * b.nz, n, MPI_DOUBLE, above, 1, a, n, MPI_DOUBLE, below, 1,
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    MPI_Sendrecv(a + b.plane(), n, MPI_DOUBLE, below, 2, a + b.plane() * (b.nz + 1), n,
-                 MPI_DOUBLE, above, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(a + b.plane(), n, MPI_DOUBLE, below, 2, a + b.plane() * (b.nz + 1), n, MPI_DOUBLE,
+                 above, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     // Zero-flux boundary at the global bottom and top: the ghost mirrors the interior.
     if (below == MPI_PROC_NULL) memcpy(a, a + b.plane(), b.plane() * sizeof(double));
     if (above == MPI_PROC_NULL)
@@ -231,9 +236,11 @@ void step_block(Block& b, long step) {
         const size_t c0 = b.idx(i, j, k);
         const double t = b.t[c0], c = b.c[c0];
         const double lt = b.t[b.idx(im, j, k)] + b.t[b.idx(ip, j, k)] + b.t[b.idx(i, jm, k)] +
-                          b.t[b.idx(i, jp, k)] + b.t[b.idx(i, j, k - 1)] + b.t[b.idx(i, j, k + 1)] - 6.0 * t;
+                          b.t[b.idx(i, jp, k)] + b.t[b.idx(i, j, k - 1)] + b.t[b.idx(i, j, k + 1)] -
+                          6.0 * t;
         const double lc = b.c[b.idx(im, j, k)] + b.c[b.idx(ip, j, k)] + b.c[b.idx(i, jm, k)] +
-                          b.c[b.idx(i, jp, k)] + b.c[b.idx(i, j, k - 1)] + b.c[b.idx(i, j, k + 1)] - 6.0 * c;
+                          b.c[b.idx(i, jp, k)] + b.c[b.idx(i, j, k - 1)] + b.c[b.idx(i, j, k + 1)] -
+                          6.0 * c;
         const double ex = kx * (c * 600.0 - t);
         b.t_next[c0] = t + at * lt + 0.1 * ex + heat * b.source[c0];
         b.c_next[c0] = c + ac * lc - 0.0001 * ex;
@@ -306,7 +313,8 @@ size_t write_checkpoint(const Options& o, Block& b, long step) {
     write_all_fd(fd, b.t_interior(), field_bytes, tmp);
     write_all_fd(fd, b.c_interior(), field_bytes, tmp);
     write_all_fd(fd, &sum, sizeof sum, tmp);
-    if (o.fsync_ckpt && fsync(fd) != 0) die("fsync of checkpoint %s failed: %s", tmp, strerror(errno));
+    if (o.fsync_ckpt && fsync(fd) != 0)
+      die("fsync of checkpoint %s failed: %s", tmp, strerror(errno));
     if (close(fd) != 0) die("close of checkpoint %s failed: %s", tmp, strerror(errno));
   } else {
     FILE* f = fopen(tmp.c_str(), "wb");
@@ -375,7 +383,8 @@ bool read_checkpoint(const Options& o, Block& b, long step) {
   const std::string path = ckpt_name(o, step, g_rank);
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    fprintf(stderr, "stencil3d[rank %d]: cannot open %s: %s\n", g_rank, path.c_str(), strerror(errno));
+    fprintf(stderr, "stencil3d[rank %d]: cannot open %s: %s\n", g_rank, path.c_str(),
+            strerror(errno));
     return false;
   }
   unsigned char header[kHeaderBytes], expect[kHeaderBytes];
@@ -384,28 +393,30 @@ bool read_checkpoint(const Options& o, Block& b, long step) {
   uint64_t stored = 0;
   bool ok = read_all_fd(fd, header, kHeaderBytes);
   if (ok && memcmp(header, expect, kHeaderBytes) != 0) {
-    fprintf(stderr,
-            "stencil3d[rank %d]: %s has a different header (magic/rank/ranks/size/step); restart with "
-            "the same -n and --size as the run that wrote it\n",
-            g_rank, path.c_str());
+    fprintf(
+        stderr,
+        "stencil3d[rank %d]: %s has a different header (magic/rank/ranks/size/step); restart with "
+        "the same -n and --size as the run that wrote it\n",
+        g_rank, path.c_str());
     close(fd);
     return false;
   }
-  ok = ok && read_all_fd(fd, b.t_interior(), field_bytes) && read_all_fd(fd, b.c_interior(), field_bytes) &&
-       read_all_fd(fd, &stored, sizeof stored);
+  ok = ok && read_all_fd(fd, b.t_interior(), field_bytes) &&
+       read_all_fd(fd, b.c_interior(), field_bytes) && read_all_fd(fd, &stored, sizeof stored);
   char extra;
   const bool trailing = ok && read(fd, &extra, 1) > 0;
   close(fd);
   if (!ok || trailing) {
-    fprintf(stderr, "stencil3d[rank %d]: %s is %s than a checkpoint of this size\n", g_rank, path.c_str(),
-            ok ? "longer" : "shorter");
+    fprintf(stderr, "stencil3d[rank %d]: %s is %s than a checkpoint of this size\n", g_rank,
+            path.c_str(), ok ? "longer" : "shorter");
     return false;
   }
   uint64_t sum = hash_words(kHashSeed, header, kHeaderBytes);
   sum = hash_words(sum, b.t_interior(), field_bytes);
   sum = hash_words(sum, b.c_interior(), field_bytes);
   if (sum != stored) {
-    fprintf(stderr, "stencil3d[rank %d]: %s fails its checksum (corrupt file)\n", g_rank, path.c_str());
+    fprintf(stderr, "stencil3d[rank %d]: %s fails its checksum (corrupt file)\n", g_rank,
+            path.c_str());
     return false;
   }
   return true;
@@ -430,8 +441,8 @@ std::string global_digest(Block& b, long step) {
   double total = 0.0;
   for (double x : ss) total += x;
   char line[256];
-  snprintf(line, sizeof line, "step=%ld ranks=%d grid=%dx%dx%d hash=%016llx sum=%.17g", step, g_nranks, b.nx,
-           b.ny, b.nz * g_nranks, static_cast<unsigned long long>(all), total);
+  snprintf(line, sizeof line, "step=%ld ranks=%d grid=%dx%dx%d hash=%016llx sum=%.17g", step,
+           g_nranks, b.nx, b.ny, b.nz * g_nranks, static_cast<unsigned long long>(all), total);
   return line;
 }
 
@@ -455,10 +466,11 @@ int main(int argc, char** argv) {
     MPI_Bcast(&found, 1, MPI_LONG, 0, MPI_COMM_WORLD);
     if (found < 0) {
       if (g_rank == 0)
-        fprintf(stderr,
-                "stencil3d: --restart: no complete checkpoint (ckpt_<step>_r<0..%d>.bin) in %s; run "
-                "without --restart first\n",
-                g_nranks - 1, o.ckpt_dir.c_str());
+        fprintf(
+            stderr,
+            "stencil3d: --restart: no complete checkpoint (ckpt_<step>_r<0..%d>.bin) in %s; run "
+            "without --restart first\n",
+            g_nranks - 1, o.ckpt_dir.c_str());
       MPI_Finalize();
       return 2;
     }
@@ -468,12 +480,14 @@ int main(int argc, char** argv) {
     double mine = MPI_Wtime() - t0;
     MPI_Reduce(&mine, &read_s, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (!all_ok) {
-      if (g_rank == 0) fprintf(stderr, "stencil3d: restart from step %ld failed (see above)\n", found);
+      if (g_rank == 0)
+        fprintf(stderr, "stencil3d: restart from step %ld failed (see above)\n", found);
       MPI_Finalize();
       return 2;
     }
     step = found;
-    if (g_rank == 0 && !o.quiet) printf("stencil3d: restarted from step %ld in %s\n", step, o.ckpt_dir.c_str());
+    if (g_rank == 0 && !o.quiet)
+      printf("stencil3d: restarted from step %ld in %s\n", step, o.ckpt_dir.c_str());
   }
 
   if (o.ckpt_every > 0 && g_rank == 0) {
@@ -510,9 +524,12 @@ int main(int argc, char** argv) {
     if (!o.quiet) {
       printf("stencil3d: digest %s\n", digest.c_str());
       // key=value so scripts (tools/bench) can pick the numbers out.
-      printf("stencil3d: steps=%ld..%ld checkpoints=%d ckpt_files=%d ckpt_bytes=%llu ckpt_write_s=%.6f "
-             "restart_read_s=%.6f run_s=%.6f\n",
-             first, step, written, written * g_nranks, total_bytes, max_write_s, read_s, MPI_Wtime() - t_start);
+      printf(
+          "stencil3d: steps=%ld..%ld checkpoints=%d ckpt_files=%d ckpt_bytes=%llu "
+          "ckpt_write_s=%.6f "
+          "restart_read_s=%.6f run_s=%.6f\n",
+          first, step, written, written * g_nranks, total_bytes, max_write_s, read_s,
+          MPI_Wtime() - t_start);
     }
     if (!o.out.empty()) {
       FILE* f = fopen(o.out.c_str(), "w");

@@ -16,12 +16,12 @@ struct Config {
   // (forwarder/util/store_paths.h). Read from the environment only (the library passes its
   // globs, made absolute, to the forwarder it starts).
   std::vector<std::string> capture_dirs;
-  std::string scheme = "auto";      // CKPTFWD_SCHEME: merge scheme (forwarder/pipeline/merge_plan.h)
-  std::string codec = "zstd";       // CKPTFWD_CODEC: zstd | zlib | raw
-  int level = 3;                    // CKPTFWD_LEVEL: codec level
-  int sync_level = -1;              // CKPTFWD_SYNC_LEVEL: zstd level of what an fsync waits for
-  int writers = 2;                  // CKPTFWD_WRITERS: compression/write threads
-  int group_size = 0;               // CKPTFWD_GROUP_SIZE: ranks merged together (0: all of a batch)
+  std::string scheme = "auto";  // CKPTFWD_SCHEME: merge scheme (forwarder/pipeline/merge_plan.h)
+  std::string codec = "zstd";   // CKPTFWD_CODEC: zstd | zlib | raw
+  int level = 3;                // CKPTFWD_LEVEL: codec level
+  int sync_level = -1;          // CKPTFWD_SYNC_LEVEL: zstd level of what an fsync waits for
+  int writers = 2;              // CKPTFWD_WRITERS: compression/write threads
+  int group_size = 0;           // CKPTFWD_GROUP_SIZE: ranks merged together (0: all of a batch)
   uint64_t block_bytes = 64 << 10;  // CKPTFWD_BLOCK: block size of the block schemes
   uint64_t small_var_bytes = 100;   // CKPTFWD_SMALL_VAR: smaller variables go to the residual
   int codec_min_mbps = 300;         // CKPTFWD_CODEC_MIN_MBPS: speed floor of codec chains
@@ -65,7 +65,8 @@ struct Config {
   bool infer = true;
 
   // CKPTFWD_DIRECT_WRITE=0: containers go through the page cache whole (default 1: in
-  // 8 MiB O_DIRECT pieces where the store's file system allows it, store/container/direct_append.h).
+  // 8 MiB O_DIRECT pieces where the store's file system allows it,
+  // store/container/direct_append.h).
   bool direct_write = true;
   // CKPTFWD_DIRECT_READ=0: chunks of containers are read through the page cache (default 1:
   // chunks of 256 KiB and more with O_DIRECT where the file system allows it,

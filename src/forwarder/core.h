@@ -3,21 +3,21 @@
 #include <string>
 
 #include "common/config.h"
-#include "store/container/direct_read.h"
-#include "forwarder/pipeline/chunk_index.h"
-#include "forwarder/pipeline/codec_choice.h"
-#include "forwarder/state/fate_file.h"
-#include "forwarder/pipeline/pipeline.h"
 #include "forwarder/commit/commit_context.h"
 #include "forwarder/commit/ref_keep.h"
-#include "forwarder/restore/restore.h"
-#include "forwarder/state/state.h"
-#include "forwarder/state/stats.h"
+#include "forwarder/pipeline/chunk_index.h"
+#include "forwarder/pipeline/codec_choice.h"
+#include "forwarder/pipeline/pipeline.h"
 #include "forwarder/pipeline/var_stats.h"
+#include "forwarder/restore/restore.h"
 #include "forwarder/restore/view_prefetch.h"
 #include "forwarder/staging/warm_memory.h"
+#include "forwarder/state/fate_file.h"
+#include "forwarder/state/state.h"
+#include "forwarder/state/stats.h"
 #include "forwarder/util/worker_pool.h"
 #include "schema/infer.h"
+#include "store/container/direct_read.h"
 
 namespace ckptfwd::fwd {
 
@@ -41,9 +41,7 @@ struct Core {
   Core& operator=(const Core&) = delete;
 
   // The part of this forwarder the commit room works on (commit_context.h).
-  CommitContext commit_context() {
-    return {cfg, state, stats, var_stats, chunk_indexes, ref_keep};
-  }
+  CommitContext commit_context() { return {cfg, state, stats, var_stats, chunk_indexes, ref_keep}; }
 
   const Config cfg;
   const std::string session_dir;

@@ -12,7 +12,8 @@
 // Standalone build (from the repository root; needs clang with libFuzzer):
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
 //     tests/fuzz/fuzz_container.cc src/common/container_*.cc src/store/container/chunk_ref.cc \
-//     src/store/container/chunk_encode.cc src/store/container/content_hash.cc src/store/container/decode_ahead.cc \
+//     src/store/container/chunk_encode.cc src/store/container/content_hash.cc
+//     src/store/container/decode_ahead.cc \
 //     src/store/container/direct_append.cc src/store/container/direct_read.cc \
 //     src/store/container/variable_map.cc \
 //     src/codec/*.cc \
@@ -22,13 +23,12 @@
 // Seeds: tests/fuzz/seeds/container/ (three small valid containers: zstd, zlib, raw; holes,
 // two streams, an empty file), made with ContainerWriter like tests/unit/core_test_util.h.
 //
-// Reference chunks (store/container/chunk_ref.h) name another container in the same directory: every
-// input is written into a directory of its own that also holds "target.ckc", a container
-// this file builds the same way every time (make_target), so references reach a real
-// container; ref_*.ckc seeds refer to its chunks (and one to a chunk of a missing
-// container). Both are made by the same code: build this file with
-// -DFUZZ_CONTAINER_MAKE_SEEDS (without -fsanitize=fuzzer) and run it with the seed
-// directory to write them again.
+// Reference chunks (store/container/chunk_ref.h) name another container in the same directory:
+// every input is written into a directory of its own that also holds "target.ckc", a container this
+// file builds the same way every time (make_target), so references reach a real container;
+// ref_*.ckc seeds refer to its chunks (and one to a chunk of a missing container). Both are made by
+// the same code: build this file with -DFUZZ_CONTAINER_MAKE_SEEDS (without -fsanitize=fuzzer) and
+// run it with the seed directory to write them again.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>

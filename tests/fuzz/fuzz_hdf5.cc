@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "store/container/variable_map.h"
 #include "schema/hdf5_client.h"
+#include "store/container/variable_map.h"
 
 namespace {
 

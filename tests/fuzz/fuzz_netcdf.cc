@@ -25,8 +25,8 @@
 #include <vector>
 
 #include "common/json_text.h"
-#include "store/container/variable_map.h"
 #include "schema/netcdf_classic.h"
+#include "store/container/variable_map.h"
 
 namespace {
 

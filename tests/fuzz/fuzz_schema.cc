@@ -20,8 +20,8 @@
 #include <string>
 
 #include "common/json_text.h"
-#include "store/container/variable_map.h"
 #include "schema/schema_lang.h"
+#include "store/container/variable_map.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t* nul = static_cast<const uint8_t*>(memchr(data, 0, size));

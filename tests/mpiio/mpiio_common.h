@@ -32,8 +32,8 @@ double content_double(int var, long i, long j);
 
 /* Compares BUF (LEN bytes read from OFF of NAME) with the content; counts and reports
  * (first few per call) mismatches in C. */
-void expect_content(struct ctx *c, const char *name, int fid, MPI_Offset off,
-                    const void *buf, size_t len);
+void expect_content(struct ctx *c, const char *name, int fid, MPI_Offset off, const void *buf,
+                    size_t len);
 void expect_zero(struct ctx *c, const char *name, MPI_Offset off, const void *buf, size_t len);
 void expect_size(struct ctx *c, const char *name, MPI_File fh, MPI_Offset want);
 

@@ -7,8 +7,8 @@
 #include "mpiio_common.h"
 
 struct pattern {
-  const char *name;   /* file name in DIR (N->1), or a printf format with the rank (N->N) */
-  int per_rank;       /* 1: one file per rank opened on MPI_COMM_SELF */
+  const char *name; /* file name in DIR (N->1), or a printf format with the rank (N->N) */
+  int per_rank;     /* 1: one file per rank opened on MPI_COMM_SELF */
   void (*write)(struct ctx *c);
   void (*read)(struct ctx *c);
 };

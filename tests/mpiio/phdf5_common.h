@@ -20,13 +20,13 @@ static inline double temperature(long i, long j) { return 300.0 + i * 0.5 + j * 
 static inline int id_of(long i, long j) { return (int)(i * 100000 + j); }
 
 /* Any HDF5 failure aborts the job: name the call and the file. */
-#define H5_TRY(expr, file)                                                                  \
-  do {                                                                                       \
-    if ((expr) < 0) {                                                                        \
+#define H5_TRY(expr, file)                                                                \
+  do {                                                                                    \
+    if ((expr) < 0) {                                                                     \
       fprintf(stderr, "%s: %s failed on %s (%s:%d)\n", __func__, #expr, (file), __FILE__, \
-              __LINE__);                                                                     \
-      MPI_Abort(MPI_COMM_WORLD, 2);                                                          \
-    }                                                                                        \
+              __LINE__);                                                                  \
+      MPI_Abort(MPI_COMM_WORLD, 2);                                                       \
+    }                                                                                     \
   } while (0)
 
 #endif

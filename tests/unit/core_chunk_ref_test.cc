@@ -6,10 +6,10 @@
 #include <cstdio>
 
 #include "codec/codec.h"
+#include "core_test_util.h"
 #include "store/container/chunk_encode.h"
 #include "store/container/chunk_ref.h"
 #include "store/container/container.h"
-#include "core_test_util.h"
 
 namespace ckptfwd {
 namespace {

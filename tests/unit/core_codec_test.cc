@@ -2,8 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "codec/codec.h"
-#include "store/container/container.h"
 #include "core_test_util.h"
+#include "store/container/container.h"
 
 namespace ckptfwd {
 namespace {

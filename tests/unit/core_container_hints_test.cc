@@ -7,9 +7,9 @@
 #include <cstring>
 #include <functional>
 
-#include "store/container/container.h"
 #include "base/dtype.h"
 #include "core_test_util.h"
+#include "store/container/container.h"
 
 namespace ckptfwd {
 namespace {
@@ -198,17 +198,69 @@ TEST(ContainerHints, MalformedHintsRejectedByReader) {
     const char* want;
   };
   const Case cases[] = {
-      {"bad code 0", [](Blob& x) { x.u32(1); hint_record(x, 0, 10, 0); }, "dtype code"},
-      {"bad code 11", [](Blob& x) { x.u32(1); hint_record(x, 0, 10, kMaxDtypeCode + 1); }, "dtype code"},
-      {"empty", [](Blob& x) { x.u32(1); hint_record(x, 0, 0, kF64); }, "empty"},
-      {"overlap", [](Blob& x) { x.u32(2); hint_record(x, 0, 100, kF64); hint_record(x, 50, 10, kI32); }, "overlaps"},
-      {"unsorted", [](Blob& x) { x.u32(2); hint_record(x, 100, 8, kF64); hint_record(x, 0, 8, kI32); }, "out of order"},
-      {"beyond size", [](Blob& x) { x.u32(1); hint_record(x, 4990, 11, kF64); }, "beyond the file size"},
-      {"offset wraps", [](Blob& x) { x.u32(1); hint_record(x, UINT64_MAX - 3, 8, kF64); }, "beyond the file size"},
-      {"huge count", [](Blob& x) { x.u32(0xFFFFFFFFu); hint_record(x, 0, 8, kF64); }, "hint count"},
-      {"truncated", [](Blob& x) { x.u32(1); x.u64(0); }, "hint count"},
+      {"bad code 0",
+       [](Blob& x) {
+         x.u32(1);
+         hint_record(x, 0, 10, 0);
+       },
+       "dtype code"},
+      {"bad code 11",
+       [](Blob& x) {
+         x.u32(1);
+         hint_record(x, 0, 10, kMaxDtypeCode + 1);
+       },
+       "dtype code"},
+      {"empty",
+       [](Blob& x) {
+         x.u32(1);
+         hint_record(x, 0, 0, kF64);
+       },
+       "empty"},
+      {"overlap",
+       [](Blob& x) {
+         x.u32(2);
+         hint_record(x, 0, 100, kF64);
+         hint_record(x, 50, 10, kI32);
+       },
+       "overlaps"},
+      {"unsorted",
+       [](Blob& x) {
+         x.u32(2);
+         hint_record(x, 100, 8, kF64);
+         hint_record(x, 0, 8, kI32);
+       },
+       "out of order"},
+      {"beyond size",
+       [](Blob& x) {
+         x.u32(1);
+         hint_record(x, 4990, 11, kF64);
+       },
+       "beyond the file size"},
+      {"offset wraps",
+       [](Blob& x) {
+         x.u32(1);
+         hint_record(x, UINT64_MAX - 3, 8, kF64);
+       },
+       "beyond the file size"},
+      {"huge count",
+       [](Blob& x) {
+         x.u32(0xFFFFFFFFu);
+         hint_record(x, 0, 8, kF64);
+       },
+       "hint count"},
+      {"truncated",
+       [](Blob& x) {
+         x.u32(1);
+         x.u64(0);
+       },
+       "hint count"},
       {"no table", [](Blob&) {}, "truncated"},
-      {"trailing", [](Blob& x) { x.u32(0); x.u8(1); }, "trailing"},
+      {"trailing",
+       [](Blob& x) {
+         x.u32(0);
+         x.u8(1);
+       },
+       "trailing"},
   };
   TempDir d;
   for (const Case& c : cases) {
@@ -226,10 +278,8 @@ TEST(ContainerHints, MalformedHintsRefusedByWriter) {
   TempDir d;
   auto content = pattern(1000);
   const std::vector<std::vector<DtypeHint>> bad = {
-      {{0, 10, 0}},
-      {{0, 10, kMaxDtypeCode + 1}},
-      {{0, 0, kF64}},
-      {{0, 100, kF64}, {50, 100, kI32}},
+      {{0, 10, 0}},       {{0, 10, kMaxDtypeCode + 1}},
+      {{0, 0, kF64}},     {{0, 100, kF64}, {50, 100, kI32}},
       {{900, 101, kF64}},
   };
   for (size_t i = 0; i < bad.size(); ++i) {

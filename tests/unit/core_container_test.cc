@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "codec/codec.h"
-#include "store/container/container.h"
 #include "core_test_util.h"
+#include "store/container/container.h"
 
 namespace ckptfwd {
 namespace {

@@ -11,9 +11,9 @@
 #include <set>
 #include <thread>
 
+#include "core_test_util.h"
 #include "store/container/container.h"
 #include "store/container/decode_ahead.h"
-#include "core_test_util.h"
 
 namespace ckptfwd {
 namespace {

@@ -9,9 +9,9 @@
 #include <thread>
 
 #include "codec/codec.h"
+#include "core_test_util.h"
 #include "store/container/container.h"
 #include "store/container/direct_append.h"
-#include "core_test_util.h"
 
 namespace ckptfwd {
 namespace {

@@ -9,9 +9,9 @@
 #include <cstring>
 
 #include "codec/codec.h"
+#include "core_test_util.h"
 #include "store/container/container.h"
 #include "store/container/direct_read.h"
-#include "core_test_util.h"
 
 namespace ckptfwd {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "store/manifest/manifest.h"
 #include "core_test_util.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd {
 namespace {

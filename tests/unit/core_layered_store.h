@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "store/manifest/manifest.h"
 #include "core_test_util.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::test {
 

@@ -7,9 +7,9 @@
 
 #include <fstream>
 
+#include "core_test_util.h"
 #include "store/manifest/manifest.h"
 #include "store/manifest/manifest_end.h"
-#include "core_test_util.h"
 
 namespace ckptfwd {
 namespace {

@@ -5,10 +5,10 @@
 
 #include <thread>
 
+#include "core_test_util.h"
 #include "store/manifest/manifest.h"
 #include "store/manifest/manifest_record.h"
 #include "store/manifest/materialize.h"
-#include "core_test_util.h"
 
 namespace ckptfwd {
 namespace {

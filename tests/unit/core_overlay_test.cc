@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include "core_layered_store.h"
+#include "core_test_util.h"
 #include "store/container/container.h"
 #include "store/manifest/manifest.h"
 #include "store/manifest/materialize.h"
-#include "core_layered_store.h"
-#include "core_test_util.h"
 
 namespace ckptfwd {
 namespace {

@@ -5,10 +5,10 @@
 
 #include <random>
 
-#include "store/container/container.h"
 #include "common/json_text.h"
-#include "store/container/variable_map.h"
 #include "core_test_util.h"
+#include "store/container/container.h"
+#include "store/container/variable_map.h"
 
 namespace ckptfwd {
 namespace {

@@ -3,10 +3,10 @@
 // the name-space verbs (RENAME, UNLINK, CHMOD).
 #include <future>
 
-#include "store/manifest/manifest.h"
 #include "core_test_util.h"
 #include "forwarder/util/store_paths.h"
 #include "forwarder_test_util.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd::test {
 

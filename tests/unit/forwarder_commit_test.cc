@@ -1,10 +1,10 @@
 // End to end in one process: versions written through the protocol become containers on
 // the store whose restore gives the same bytes; reopen, stat, read views, stats.
+#include <map>
+
+#include "forwarder_test_util.h"
 #include "store/container/container.h"
 #include "store/manifest/manifest.h"
-#include "forwarder_test_util.h"
-
-#include <map>
 
 namespace ckptfwd::fwd::test {
 

@@ -5,10 +5,10 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "store/container/container.h"
-#include "store/manifest/manifest.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder_test_util.h"
+#include "store/container/container.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd::test {
 namespace {

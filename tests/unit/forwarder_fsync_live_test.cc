@@ -94,8 +94,7 @@ class FsyncLiveTest : public ForwarderTest, public ::testing::WithParamInterface
     write_file(t.ra[2], da);
     write_file(t.rb[2], db);
     int snapshots = 0;
-    EXPECT_EQ(t.sync_overlapping(&snapshots),
-              (std::pair<std::string, std::string>{"OK", "OK"}));
+    EXPECT_EQ(t.sync_overlapping(&snapshots), (std::pair<std::string, std::string>{"OK", "OK"}));
     EXPECT_EQ(snapshots, 2);
     const size_t containers = container_count(store());
     EXPECT_EQ(on_store(store(), t.pa, root_ + "/restored"), da);
@@ -312,8 +311,7 @@ TEST_F(ForwarderTest, SnapshotsOfOneBatchShareOneReadBudget) {
   write_file(t.ra[2], da);
   write_file(t.rb[2], db);
   int snapshots = 0;
-  EXPECT_EQ(t.sync_overlapping(&snapshots),
-            (std::pair<std::string, std::string>{"OK", "OK"}));
+  EXPECT_EQ(t.sync_overlapping(&snapshots), (std::pair<std::string, std::string>{"OK", "OK"}));
   EXPECT_EQ(container_count(store()), 1u) << "one batch for both fsyncs";
   EXPECT_EQ(stat_of(*t.a, "fsync_in_place"), 1) << "both snapshots were read into memory";
   EXPECT_TRUE(on_store(store(), t.pa, root_ + "/restored") == da);

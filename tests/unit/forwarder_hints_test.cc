@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "base/dtype.h"
-#include "store/manifest/manifest.h"
 #include "forwarder/staging/hints.h"
 #include "forwarder_test_util.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd::test {
 
@@ -86,9 +86,9 @@ TEST_F(HintsForwarderTest, CloseWithHintsCommitsMergedHints) {
   auto c = client();
   ASSERT_EQ(c->call({"HELLO", "4242", "0"})[0], "OK");
   std::string data = payload(10000, 7);
-  std::string name = write_with_hints(
-      *c, data_ + "/field.bin", data,
-      hint_records({{0, 8000, kF64}, {4000, 2000, kI32}, {8000, 4000, kF64}}));
+  std::string name =
+      write_with_hints(*c, data_ + "/field.bin", data,
+                       hint_records({{0, 8000, kF64}, {4000, 2000, kI32}, {8000, 4000, kF64}}));
   ASSERT_EQ(c->call({"WAITALL"})[0], "OK");
   ContainerReader r;
   std::string got;
@@ -99,7 +99,8 @@ TEST_F(HintsForwarderTest, CloseWithHintsCommitsMergedHints) {
   // are one F64 hint.
   std::vector<DtypeHint> want = {{0, 4000, kF64}, {4000, 2000, kI32}, {6000, 4000, kF64}};
   EXPECT_EQ(f->hints, want);
-  EXPECT_FALSE(fs::exists(std::string(paths_.dir) + "/" + name)) << "hints file kept after the commit";
+  EXPECT_FALSE(fs::exists(std::string(paths_.dir) + "/" + name))
+      << "hints file kept after the commit";
   auto js = c->call({"STATS"});
   ASSERT_EQ(js.size(), 2u);
   EXPECT_NE(js[1].find("\"bytes_typed\":10000"), std::string::npos) << js[1];
@@ -133,11 +134,11 @@ TEST_F(HintsForwarderTest, MalformedHintsFileIgnoredVersionCommitted) {
   auto c = client();
   ASSERT_EQ(c->call({"HELLO", "4242", "0"})[0], "OK");
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"a.bin", hint_records({{0, 10, kF64}}).substr(0, 16)},             // not whole records
-      {"b.bin", hint_records({{0, 10, kF64}, {10, 10, 0}})},              // code 0
-      {"c.bin", hint_records({{0, 10, kMaxDtypeCode + 1}})},              // unknown code
-      {"d.bin", hint_records({{UINT64_MAX - 4, 10, kF64}})},              // wraps
-      {"e.bin", hint_records({{5, 0, kF64}})},                            // empty
+      {"a.bin", hint_records({{0, 10, kF64}}).substr(0, 16)},  // not whole records
+      {"b.bin", hint_records({{0, 10, kF64}, {10, 10, 0}})},   // code 0
+      {"c.bin", hint_records({{0, 10, kMaxDtypeCode + 1}})},   // unknown code
+      {"d.bin", hint_records({{UINT64_MAX - 4, 10, kF64}})},   // wraps
+      {"e.bin", hint_records({{5, 0, kF64}})},                 // empty
   };
   std::map<std::string, std::string> data;
   std::vector<std::string> names;
@@ -163,7 +164,8 @@ TEST_F(HintsForwarderTest, MalformedHintsFileIgnoredVersionCommitted) {
     EXPECT_EQ(got, bytes) << file;
     EXPECT_TRUE(f->hints.empty()) << file;
   }
-  for (const std::string& n : names) EXPECT_FALSE(fs::exists(std::string(paths_.dir) + "/" + n)) << n;
+  for (const std::string& n : names)
+    EXPECT_FALSE(fs::exists(std::string(paths_.dir) + "/" + n)) << n;
   auto js = c->call({"STATS"});
   EXPECT_NE(js[1].find("\"bytes_typed\":0"), std::string::npos) << js[1];
   EXPECT_NE(js[1].find("\"files_committed\":6"), std::string::npos) << js[1];

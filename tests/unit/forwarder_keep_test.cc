@@ -3,9 +3,9 @@
 // everything kept still restores.
 #include <map>
 
+#include "forwarder_test_util.h"
 #include "store/container/container.h"
 #include "store/manifest/manifest.h"
-#include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {
 namespace {

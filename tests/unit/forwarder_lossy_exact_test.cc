@@ -8,12 +8,12 @@
 #include <cstring>
 
 #include "codec/codec.h"
-#include "store/container/container.h"
 #include "forwarder/pipeline/chunk_index.h"
 #include "forwarder/pipeline/merge_plan.h"
 #include "forwarder/pipeline/pipeline.h"
 #include "forwarder_test_util.h"
 #include "schema/infer.h"
+#include "store/container/container.h"
 
 namespace ckptfwd::fwd::test {
 namespace {

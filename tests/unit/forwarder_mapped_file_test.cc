@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "store/container/content_hash.h"
 #include "forwarder/staging/mapped_file.h"
 #include "forwarder/staging/warm_memory.h"
 #include "forwarder/util/worker_pool.h"
+#include "store/container/content_hash.h"
 
 namespace ckptfwd::fwd {
 namespace {

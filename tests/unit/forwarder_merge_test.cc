@@ -6,11 +6,11 @@
 #include <cstring>
 #include <set>
 
-#include "store/container/container.h"
 #include "forwarder/pipeline/merge_plan.h"
 #include "forwarder/pipeline/pipeline.h"
 #include "forwarder_test_util.h"
 #include "schema/infer.h"
+#include "store/container/container.h"
 
 namespace ckptfwd::fwd::test {
 

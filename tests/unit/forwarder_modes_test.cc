@@ -1,7 +1,7 @@
 // Permission bits of captured files: the version's mode at OPEN, CHMOD of a staged or a
 // committed path, and an fchmod on the staged fd that the forwarder only sees at CLOSE.
-#include "store/manifest/manifest.h"
 #include "forwarder_test_util.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd::test {
 

@@ -1,8 +1,8 @@
 // RENAME, UNLINK, LIST, ABANDON: the captured name space, staged and committed.
 #include <algorithm>
 
-#include "store/manifest/manifest.h"
 #include "forwarder_test_util.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd::test {
 
@@ -88,7 +88,8 @@ TEST_F(ForwarderTest, UnlinkDropsStagedVersions) {
   EXPECT_EQ(c->call({"DRAIN"})[0], "OK");
   EXPECT_FALSE(fs::exists(store() + "/MANIFEST"));
   size_t staged = 0;
-  for (auto& e : fs::directory_iterator(paths_.dir)) staged += e.path().filename().string()[0] == 'v';
+  for (auto& e : fs::directory_iterator(paths_.dir))
+    staged += e.path().filename().string()[0] == 'v';
   EXPECT_EQ(staged, 0u);
 }
 

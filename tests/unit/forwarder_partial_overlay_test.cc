@@ -7,10 +7,10 @@
 // base + overlays materialize to the union, and a later whole-file commit replaces them.
 #include <endian.h>
 
+#include "forwarder_test_util.h"
 #include "store/container/container.h"
 #include "store/manifest/manifest.h"
 #include "store/manifest/materialize.h"
-#include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {
 namespace {

@@ -3,10 +3,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "store/manifest/manifest.h"
 #include "forwarder/daemon/session_dir.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder_test_util.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd::test {
 namespace {

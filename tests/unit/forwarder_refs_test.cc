@@ -6,13 +6,13 @@
 #include <cmath>
 
 #include "codec/codec.h"
-#include "store/container/container.h"
-#include "store/manifest/manifest.h"
-#include "store/container/variable_map.h"
 #include "forwarder/pipeline/chunk_index.h"
 #include "forwarder/pipeline/pipeline.h"
 #include "forwarder_test_util.h"
 #include "schema/infer.h"
+#include "store/container/container.h"
+#include "store/container/variable_map.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd::test {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <thread>
 
-#include "wire/protocol.h"
 #include "forwarder/daemon/request_reader.h"
+#include "wire/protocol.h"
 
 namespace ckptfwd::fwd {
 namespace {

@@ -35,8 +35,7 @@ TEST_F(ForwarderTest, ExitWithStagedDataKeepsTheSessionDir) {
   stop();
   EXPECT_TRUE(fs::exists(paths_.dir));
   bool staged = false;
-  for (auto& e : fs::directory_iterator(paths_.dir))
-    staged |= e.path().extension() == ".data";
+  for (auto& e : fs::directory_iterator(paths_.dir)) staged |= e.path().extension() == ".data";
   EXPECT_TRUE(staged) << "the staged version must survive for recovery";
 }
 

@@ -1,12 +1,13 @@
 // Concurrent writers of one path share one version (POSIX: two opens of one file see one
 // file): OPEN of a path open for writing joins its version; it closes with its last writer.
-#include "store/manifest/manifest.h"
 #include "forwarder_test_util.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd::test {
 
 namespace {
-std::vector<std::string> open_w(Client& c, const std::string& path, int flags = O_WRONLY | O_CREAT) {
+std::vector<std::string> open_w(Client& c, const std::string& path,
+                                int flags = O_WRONLY | O_CREAT) {
   return c.call({"OPEN", path, std::to_string(flags), "644"});
 }
 

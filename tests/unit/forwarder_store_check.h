@@ -7,9 +7,9 @@
 
 #include <string>
 
+#include "forwarder_test_util.h"
 #include "store/manifest/manifest.h"
 #include "store/manifest/materialize.h"
-#include "forwarder_test_util.h"
 
 namespace ckptfwd::fwd::test {
 

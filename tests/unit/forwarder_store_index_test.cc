@@ -4,11 +4,11 @@
 
 #include <filesystem>
 
-#include "store/manifest/manifest.h"
 #include "forwarder/state/catalog_cache.h"
 #include "forwarder/state/state.h"
 #include "forwarder/util/store_paths.h"
 #include "forwarder_test_util.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd::test {
 namespace fs = std::filesystem;

@@ -1,7 +1,7 @@
 // fsync, close, rename (the safe way to write a checkpoint): the fsync commits a snapshot
 // of the open version; closing it unchanged must not commit the same bytes a second time.
-#include "store/manifest/manifest.h"
 #include "forwarder_test_util.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd::test {
 

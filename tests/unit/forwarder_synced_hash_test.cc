@@ -3,9 +3,9 @@
 // at an fsync or, after a CLOSE (answered first), in the batcher: other clients are
 // answered meanwhile, and what they do meanwhile (open the path and write it, unlink or
 // rename it) ends as it would have without the hash.
-// TestHooks::during_synced_hash (forwarder/util/test_hooks.h) runs right after the hash, before the lock is taken again; its
-// requests run on clients of their own and are given kAnswerLimit to be answered, so a
-// hash under the lock makes them fail instead of hanging the test.
+// TestHooks::during_synced_hash (forwarder/util/test_hooks.h) runs right after the hash, before the
+// lock is taken again; its requests run on clients of their own and are given kAnswerLimit to be
+// answered, so a hash under the lock makes them fail instead of hanging the test.
 #include <sys/stat.h>
 
 #include <atomic>

@@ -16,11 +16,11 @@
 #include <thread>
 #include <vector>
 
-#include "wire/protocol.h"
-#include "wire/session.h"
 #include "forwarder/daemon/forwarder.h"
 #include "forwarder/daemon/listener.h"
 #include "forwarder/util/test_hooks.h"
+#include "wire/protocol.h"
+#include "wire/session.h"
 
 namespace ckptfwd::fwd::test {
 

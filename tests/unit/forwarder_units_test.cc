@@ -1,11 +1,11 @@
 // Pieces tested on their own: the pipeline's stream cutting, meta files, stats JSON.
 
-#include "store/container/container.h"
-#include "forwarder/staging/extents.h"
 #include "forwarder/pipeline/pipeline.h"
+#include "forwarder/staging/extents.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder/state/stats.h"
 #include "forwarder_test_util.h"
+#include "store/container/container.h"
 
 namespace ckptfwd::fwd::test {
 

@@ -1,11 +1,11 @@
-// Batches follow checkpoint waves (src/forwarder/batching/batcher.h, waves.h): the files of one step
-// closed by the node's ranks over more than a batch window land in one container; the
+// Batches follow checkpoint waves (src/forwarder/batching/batcher.h, waves.h): the files of one
+// step closed by the node's ranks over more than a batch window land in one container; the
 // waves_sealed / waves_split / split_rate stats count them.
 #include <map>
 #include <set>
 
-#include "store/manifest/manifest.h"
 #include "forwarder_test_util.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd::test {
 

@@ -66,14 +66,14 @@ TEST(InterposeAdopt, GarbageIsRefused) {
   EXPECT_EQ(parse_adopt_head("99999999999999999999;", sock), nullptr);
   EXPECT_EQ(parse_adopt_head(nullptr, sock), nullptr);
   AdoptRecord r;
-  for (const char* bad : {"1,2,3,644,5:/abc;",      // path shorter than its length
-                          "1,2,3,644,3:/abcd;",     // no ';' right after the path
-                          "1,0,3,644,2:/a;",        // vid 0 is a read view, never handed over
-                          "1,2,3,999,2:/a;",        // not octal
-                          "-1,2,3,644,2:/a;",       // negative fd
-                          "1,2,3,644,0:;",          // empty path
-                          "1,2,3,644,99999999:/a;", // absurd length
-                          "1,2,3",                  // truncated
+  for (const char* bad : {"1,2,3,644,5:/abc;",       // path shorter than its length
+                          "1,2,3,644,3:/abcd;",      // no ';' right after the path
+                          "1,0,3,644,2:/a;",         // vid 0 is a read view, never handed over
+                          "1,2,3,999,2:/a;",         // not octal
+                          "-1,2,3,644,2:/a;",        // negative fd
+                          "1,2,3,644,0:;",           // empty path
+                          "1,2,3,644,99999999:/a;",  // absurd length
+                          "1,2,3",                   // truncated
                           ""}) {
     EXPECT_EQ(parse_adopt_record(bad, r), nullptr) << bad;
   }

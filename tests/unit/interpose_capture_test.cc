@@ -338,11 +338,29 @@ TEST(InterposeCaptureFastReject, WorkingDirectoriesNoGlobReachesAreRejected) {
 TEST(InterposeCaptureFastReject, RelativePathsAreTestedWithoutJoiningThem) {
   static CaptureSet c;
   ASSERT_TRUE(c.parse("/scratch/run/ckpt/step_*/r*.bin:/data/[ab]x/*.h5:/lit/file.dat"));
-  const char* dirs[] = {"/", "/scratch", "/scratch/run", "/scratch/run/ckpt",
-                        "/scratch/run/ckpt/step_1", "/data", "/data/ax", "/lit", "/home/u"};
-  const char* rels[] = {"notes.txt", "ckpt", "ckpt/step_", "ckpt/step_2/r0.bin", "step_",
-                        "step_9/x", "r0.bin", "run/ckpt/step_1/r.bin", "file.dat", "file.da",
-                        "lit/file.dat", "ax/f.h5", "data/zz", "scratch/run/ckpt/step_",
+  const char* dirs[] = {"/",
+                        "/scratch",
+                        "/scratch/run",
+                        "/scratch/run/ckpt",
+                        "/scratch/run/ckpt/step_1",
+                        "/data",
+                        "/data/ax",
+                        "/lit",
+                        "/home/u"};
+  const char* rels[] = {"notes.txt",
+                        "ckpt",
+                        "ckpt/step_",
+                        "ckpt/step_2/r0.bin",
+                        "step_",
+                        "step_9/x",
+                        "r0.bin",
+                        "run/ckpt/step_1/r.bin",
+                        "file.dat",
+                        "file.da",
+                        "lit/file.dat",
+                        "ax/f.h5",
+                        "data/zz",
+                        "scratch/run/ckpt/step_",
                         "scratch/run/ckpt/ste"};
   int rejected = 0, passed = 0;
   for (const char* d : dirs) {

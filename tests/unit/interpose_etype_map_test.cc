@@ -41,7 +41,7 @@ TEST(InterposeEtypeMap, UntypedAndUnknownEtypesGiveNoHint) {
   EXPECT_EQ(dtype_code_of_etype(MPI_CHAR), 0);
   EXPECT_EQ(dtype_code_of_etype(MPI_PACKED), 0);
   EXPECT_EQ(dtype_code_of_etype(MPI_DATATYPE_NULL), 0);
-  EXPECT_EQ(dtype_code_of_etype(MPI_DOUBLE_INT), 0);  // a pair type
+  EXPECT_EQ(dtype_code_of_etype(MPI_DOUBLE_INT), 0);                         // a pair type
   EXPECT_EQ(dtype_code_of_etype(static_cast<MPI_Datatype>(0x8c000001)), 0);  // a derived handle
 }
 

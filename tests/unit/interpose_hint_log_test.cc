@@ -50,17 +50,17 @@ TEST(InterposeHintLog, RecordsRoundTripThroughTheFile) {
   const auto f64 = static_cast<uint8_t>(DtypeCode::kF64LE);
   const auto i32 = static_cast<uint8_t>(DtypeCode::kI32LE);
   hint_log_add(h, 4096, 800, f64);
-  hint_log_add(h, 4896, 800, f64);     // continues the previous record: merged
-  hint_log_add(h, 0, 16, i32);         // another type, earlier offset
-  hint_log_add(h, 1ull << 40, 8, f64);  // large offsets keep all 64 bits
-  hint_log_add(h, 100, 50, 0);          // kBytes is never a hint
+  hint_log_add(h, 4896, 800, f64);              // continues the previous record: merged
+  hint_log_add(h, 0, 16, i32);                  // another type, earlier offset
+  hint_log_add(h, 1ull << 40, 8, f64);          // large offsets keep all 64 bits
+  hint_log_add(h, 100, 50, 0);                  // kBytes is never a hint
   hint_log_add(h, 100, 50, kMaxDtypeCode + 1);  // nor an unknown code
-  hint_log_add(h, 200, 0, f64);          // nor an empty range
+  hint_log_add(h, 200, 0, f64);                 // nor an empty range
   char name[96];
   ASSERT_TRUE(hint_log_hand_over(h, name, sizeof(name)));
   EXPECT_EQ(std::string(name).rfind("h7." + std::to_string(getpid()) + ".", 0), 0u) << name;
   std::string file = dir.path + "/" + name;
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat(file.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_EQ(read_hints(file),

@@ -4,8 +4,8 @@
 #include <climits>
 #include <string>
 
-#include "wire/session.h"
 #include "interpose/setup/capture.h"
+#include "wire/session.h"
 
 namespace {
 
@@ -45,7 +45,8 @@ TEST(InterposeNormalize, SmallBufferFailsCleanly) {
 TEST(InterposeNormalize, NormalisedSpellingsOfOnePathAllMatch) {
   static ckptfwd::interpose::CaptureSet c;
   ASSERT_TRUE(c.parse("/run/ckpt/*.bin"));
-  for (const char* spelling : {"/run/ckpt/r0.bin", "//run/ckpt/./r0.bin", "/run/x/../ckpt/r0.bin"}) {
+  for (const char* spelling :
+       {"/run/ckpt/r0.bin", "//run/ckpt/./r0.bin", "/run/x/../ckpt/r0.bin"}) {
     char out[PATH_MAX];
     ASSERT_TRUE(ckptfwd::normalize_path(spelling, nullptr, out, sizeof(out)));
     EXPECT_TRUE(c.matches(out)) << spelling;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "store/container/variable_map.h"
 #include "schema/netcdf_classic.h"
+#include "store/container/variable_map.h"
 
 namespace ckptfwd::schema {
 namespace {

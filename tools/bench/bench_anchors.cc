@@ -33,8 +33,8 @@
 
 #include "common/config.h"
 #include "common/json_text.h"
-#include "store/container/variable_map.h"
 #include "schema/infer.h"
+#include "store/container/variable_map.h"
 
 namespace {
 

@@ -30,12 +30,12 @@
 #include <vector>
 
 #include "common/config.h"
-#include "store/container/container.h"
 #include "common/json_text.h"
-#include "store/container/variable_map.h"
 #include "forwarder/pipeline/codec_choice.h"
 #include "forwarder/pipeline/pipeline.h"
 #include "schema/infer.h"
+#include "store/container/container.h"
+#include "store/container/variable_map.h"
 
 namespace {
 

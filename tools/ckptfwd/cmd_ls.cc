@@ -7,12 +7,12 @@
 #include <map>
 #include <set>
 
-#include "cli.h"
 #include "base/dtype.h"
+#include "cli.h"
 #include "common/json_text.h"
-#include "store/container/variable_map.h"
 #include "restore_paths.h"
 #include "store.h"
+#include "store/container/variable_map.h"
 #include "stored_bytes.h"
 #include "vars_format.h"
 

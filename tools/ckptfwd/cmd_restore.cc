@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "cli.h"
+#include "restore_paths.h"
+#include "store.h"
 #include "store/manifest/manifest_end.h"
 #include "store/manifest/materialize.h"
 #include "store/manifest/newer_real_file.h"
 #include "wire/session.h"
-#include "restore_paths.h"
-#include "store.h"
 
 namespace ckptfwd::cli {
 

@@ -9,9 +9,9 @@
 
 #include "cli.h"
 #include "common/json_text.h"
-#include "store/container/variable_map.h"
 #include "schema/rename.h"
 #include "schema/schema_lang.h"
+#include "store/container/variable_map.h"
 #include "vars_format.h"
 
 namespace ckptfwd::cli {

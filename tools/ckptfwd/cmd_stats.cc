@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "cli.h"
-#include "wire/protocol.h"
 #include "forwarder_client.h"
 #include "interval_advice.h"
 #include "stats_format.h"
 #include "stats_watch.h"
 #include "store.h"
+#include "wire/protocol.h"
 
 namespace ckptfwd::cli {
 

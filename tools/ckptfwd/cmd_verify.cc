@@ -8,9 +8,9 @@
 
 #include "cli.h"
 #include "common/json_text.h"
-#include "store/manifest/manifest_end.h"
 #include "restore_paths.h"
 #include "store.h"
+#include "store/manifest/manifest_end.h"
 
 namespace ckptfwd::cli {
 

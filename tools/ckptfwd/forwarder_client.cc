@@ -9,9 +9,9 @@
 #include <cstring>
 
 #include "cli.h"
+#include "staged_versions.h"
 #include "wire/protocol.h"
 #include "wire/session.h"
-#include "staged_versions.h"
 
 namespace ckptfwd::cli {
 

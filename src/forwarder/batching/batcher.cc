@@ -7,12 +7,12 @@
 #include <optional>
 #include <set>
 
-#include "forwarder/pipeline/chunk_index.h"
 #include "forwarder/commit/committer.h"
 #include "forwarder/commit/gc.h"
+#include "forwarder/pipeline/chunk_index.h"
+#include "forwarder/staging/warm_memory.h"
 #include "forwarder/util/log.h"
 #include "forwarder/util/store_paths.h"
-#include "forwarder/staging/warm_memory.h"
 #include "forwarder/util/test_hooks.h"
 
 namespace ckptfwd::fwd {

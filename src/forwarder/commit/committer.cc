@@ -6,12 +6,12 @@
 #include <cerrno>
 #include <map>
 
-#include "store/manifest/manifest.h"
 #include "forwarder/commit/gc.h"
-#include "forwarder/util/log.h"
 #include "forwarder/commit/manifest_turn.h"
+#include "forwarder/util/log.h"
 #include "forwarder/util/store_paths.h"
 #include "forwarder/util/test_hooks.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd {
 

@@ -16,10 +16,12 @@ namespace ckptfwd::fwd {
 // durable (the store's manifest turn held meanwhile, manifest_turn.h), and held again on
 // return. False with *err when the manifest append failed (the container is removed
 // again; the versions stay kCommitting for the caller's retry).
-bool commit_batch(const CommitContext& c, std::unique_lock<std::mutex>& lk, const std::string& store,
-                  const std::vector<BatchFile>& files, const BatchResult& res, std::string* err);
+bool commit_batch(const CommitContext& c, std::unique_lock<std::mutex>& lk,
+                  const std::string& store, const std::vector<BatchFile>& files,
+                  const BatchResult& res, std::string* err);
 // State lock held. Marks the batch failed (waiters get EIO), keeps the staged files and
 // schedules another attempt after `retry_after`.
-void fail_batch(const CommitContext& c, const std::vector<BatchFile>& files, Clock::duration retry_after);
+void fail_batch(const CommitContext& c, const std::vector<BatchFile>& files,
+                Clock::duration retry_after);
 
 }  // namespace ckptfwd::fwd

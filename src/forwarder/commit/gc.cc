@@ -5,9 +5,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "forwarder/util/log.h"
 #include "store/manifest/manifest.h"
 #include "store/manifest/materialize.h"
-#include "forwarder/util/log.h"
 
 namespace ckptfwd::fwd {
 
@@ -19,7 +19,8 @@ void gc_due(const CommitContext& c, const std::string& store) {
 
 namespace {
 // The manifest records first, then the files: see manifest::append_drops.
-void drop_containers(const CommitContext& c, const std::string& store, const std::vector<std::string>& names) {
+void drop_containers(const CommitContext& c, const std::string& store,
+                     const std::vector<std::string>& names) {
   std::string err;
   if (!manifest::append_drops(store, names, &err)) {
     LOG_WARN(

@@ -1,5 +1,5 @@
-// CKPTFWD_KEEP and reference chunks (store/container/chunk_ref.h): a container that a kept container
-// refers to must stay, or the kept one could no longer be restored. The catalog knows
+// CKPTFWD_KEEP and reference chunks (store/container/chunk_ref.h): a container that a kept
+// container refers to must stay, or the kept one could no longer be restored. The catalog knows
 // nothing of references (MANIFEST records are unchanged by them), so the collector reads
 // the references of the containers it keeps before it deletes anything.
 #pragma once

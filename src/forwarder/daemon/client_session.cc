@@ -6,9 +6,9 @@
 #include <cerrno>
 #include <vector>
 
-#include "wire/spin_wait.h"
-#include "forwarder/util/log.h"
 #include "forwarder/daemon/request_reader.h"
+#include "forwarder/util/log.h"
+#include "wire/spin_wait.h"
 
 namespace ckptfwd::fwd {
 

@@ -7,8 +7,8 @@
 
 #include <cstring>
 
-#include "forwarder/util/log.h"
 #include "forwarder/state/stats.h"
+#include "forwarder/util/log.h"
 
 namespace ckptfwd::fwd {
 

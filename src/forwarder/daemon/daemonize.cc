@@ -10,9 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "forwarder/daemon/listener.h"
 #include "store/manifest/owner_check.h"
 #include "wire/protocol.h"
-#include "forwarder/daemon/listener.h"
 
 namespace ckptfwd::fwd {
 

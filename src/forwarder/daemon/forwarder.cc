@@ -20,11 +20,11 @@
 
 #include "forwarder/daemon/client_session.h"
 #include "forwarder/daemon/listener.h"
+#include "forwarder/daemon/recovery.h"
+#include "forwarder/daemon/session_dir.h"
+#include "forwarder/restore/restore.h"
 #include "forwarder/util/log.h"
 #include "forwarder/util/process_alive.h"
-#include "forwarder/daemon/recovery.h"
-#include "forwarder/restore/restore.h"
-#include "forwarder/daemon/session_dir.h"
 
 namespace ckptfwd::fwd {
 

@@ -11,10 +11,10 @@
 #include <thread>
 #include <vector>
 
-#include "wire/session.h"
 #include "forwarder/batching/batcher.h"
 #include "forwarder/core.h"
 #include "forwarder/verbs/service.h"
+#include "wire/session.h"
 
 namespace ckptfwd::fwd {
 

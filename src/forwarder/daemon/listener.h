@@ -14,7 +14,8 @@ enum class BindResult { kBound, kOtherLive, kFailed };
 BindResult bind_control_socket(const std::string& path, int* fd, ino_t* ino, std::string* err);
 // True when the connected peer runs as our uid.
 bool peer_is_us(int fd, long* peer_pid);
-// Connects to a control socket (clients and tests; the CLI has its own, tools/ckptfwd/forwarder_client.h). -1 with errno on failure.
+// Connects to a control socket (clients and tests; the CLI has its own,
+// tools/ckptfwd/forwarder_client.h). -1 with errno on failure.
 int connect_control_socket(const std::string& path);
 
 }  // namespace ckptfwd::fwd

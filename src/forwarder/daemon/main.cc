@@ -10,15 +10,15 @@
 #include <thread>
 
 #include "common/config.h"
-#include "store/manifest/owner_check.h"
-#include "wire/session.h"
 #include "forwarder/daemon/crash_handler.h"
 #include "forwarder/daemon/daemonize.h"
 #include "forwarder/daemon/forwarder.h"
-#include "forwarder/util/log.h"
 #include "forwarder/daemon/path_settings.h"
 #include "forwarder/staging/staging.h"
+#include "forwarder/util/log.h"
 #include "schema/infer.h"
+#include "store/manifest/owner_check.h"
+#include "wire/session.h"
 
 using namespace ckptfwd;
 

@@ -9,13 +9,13 @@
 #include <map>
 #include <vector>
 
+#include "forwarder/restore/restore.h"
 #include "forwarder/staging/extents.h"
-#include "forwarder/state/fate_file.h"
 #include "forwarder/staging/hints.h"
+#include "forwarder/staging/staging.h"
+#include "forwarder/state/fate_file.h"
 #include "forwarder/util/log.h"
 #include "forwarder/util/process_alive.h"
-#include "forwarder/restore/restore.h"
-#include "forwarder/staging/staging.h"
 #include "forwarder/util/store_paths.h"
 
 namespace ckptfwd::fwd {

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "store/container/container.h"
-#include "forwarder/staging/extents.h"
 #include "forwarder/pipeline/in_place.h"
-#include "forwarder/staging/mapped_file.h"
 #include "forwarder/pipeline/merge_plan.h"
 #include "forwarder/pipeline/pipeline.h"
+#include "forwarder/staging/extents.h"
+#include "forwarder/staging/mapped_file.h"
 #include "forwarder/util/worker_pool.h"
+#include "store/container/container.h"
 
 namespace ckptfwd::fwd {
 

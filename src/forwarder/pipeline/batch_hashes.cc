@@ -4,8 +4,8 @@
 #include <new>
 #include <stdexcept>
 
-#include "store/container/content_hash.h"
 #include "forwarder/staging/staging.h"
+#include "store/container/content_hash.h"
 
 namespace ckptfwd::fwd {
 

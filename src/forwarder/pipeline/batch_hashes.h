@@ -1,6 +1,6 @@
-// The whole-file hashes of a batch (FileEntry.hash, the content hash of store/container/content_hash.h,
-// checked by every restore): of the staged bytes as the batch reads them, or of what a restore
-// gives back.
+// The whole-file hashes of a batch (FileEntry.hash, the content hash of
+// store/container/content_hash.h, checked by every restore): of the staged bytes as the batch reads
+// them, or of what a restore gives back.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "store/container/container.h"
-#include "forwarder/staging/extents.h"
-#include "forwarder/staging/mapped_file.h"
 #include "forwarder/pipeline/merge_plan.h"
 #include "forwarder/pipeline/pipeline.h"
+#include "forwarder/staging/extents.h"
+#include "forwarder/staging/mapped_file.h"
+#include "store/container/container.h"
 
 namespace ckptfwd::fwd {
 

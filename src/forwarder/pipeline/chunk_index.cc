@@ -5,10 +5,10 @@
 #include <set>
 
 #include "codec/codec.h"
-#include "store/container/variable_map.h"
-#include "forwarder/util/log.h"
 #include "forwarder/pipeline/pipeline.h"
 #include "forwarder/state/state.h"
+#include "forwarder/util/log.h"
+#include "store/container/variable_map.h"
 
 namespace ckptfwd::fwd {
 

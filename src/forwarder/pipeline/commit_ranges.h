@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <string>
 
-#include "store/container/container.h"
-#include "forwarder/staging/extents.h"
 #include "forwarder/pipeline/pipeline.h"
+#include "forwarder/staging/extents.h"
+#include "store/container/container.h"
 
 namespace ckptfwd::fwd {
 

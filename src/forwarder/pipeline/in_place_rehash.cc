@@ -3,10 +3,10 @@
 #include <atomic>
 #include <new>
 
-#include "store/container/content_hash.h"
 #include "forwarder/pipeline/batch_hashes.h"
-#include "forwarder/staging/mapped_file.h"
 #include "forwarder/pipeline/recheck_gate.h"
+#include "forwarder/staging/mapped_file.h"
+#include "store/container/content_hash.h"
 
 namespace ckptfwd::fwd {
 

@@ -31,9 +31,9 @@
 #include <vector>
 
 #include "codec/typed.h"
+#include "forwarder/staging/extents.h"
 #include "store/container/container.h"
 #include "store/container/variable_map.h"
-#include "forwarder/staging/extents.h"
 
 namespace ckptfwd::fwd {
 

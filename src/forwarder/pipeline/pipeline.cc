@@ -18,13 +18,7 @@
 #include <thread>
 
 #include "codec/codec.h"
-#include "store/container/container.h"
-#include "store/container/content_hash.h"
 #include "common/lossy_rules.h"
-#include "store/manifest/manifest.h"
-#include "store/manifest/owner_check.h"
-#include "store/container/variable_map.h"
-#include "forwarder/util/after_jobs.h"
 #include "forwarder/pipeline/batch_budget.h"
 #include "forwarder/pipeline/batch_files.h"
 #include "forwarder/pipeline/batch_hashes.h"
@@ -32,15 +26,21 @@
 #include "forwarder/pipeline/commit_ranges.h"
 #include "forwarder/pipeline/in_place.h"
 #include "forwarder/pipeline/in_place_rehash.h"
-#include "forwarder/util/log.h"
-#include "forwarder/staging/mapped_file.h"
 #include "forwarder/pipeline/merge_plan.h"
+#include "forwarder/staging/mapped_file.h"
 #include "forwarder/staging/staging.h"
+#include "forwarder/staging/warm_memory.h"
 #include "forwarder/state/stats.h"
+#include "forwarder/util/after_jobs.h"
+#include "forwarder/util/log.h"
 #include "forwarder/util/store_paths.h"
 #include "forwarder/util/test_hooks.h"
-#include "forwarder/staging/warm_memory.h"
 #include "forwarder/util/worker_pool.h"
+#include "store/container/container.h"
+#include "store/container/content_hash.h"
+#include "store/container/variable_map.h"
+#include "store/manifest/manifest.h"
+#include "store/manifest/owner_check.h"
 
 namespace ckptfwd::fwd {
 
@@ -673,7 +673,8 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   std::vector<size_t> changed;
   const auto in_place = static_cast<uint32_t>(
       std::count_if(batch.begin(), batch.end(), [](const BatchFile& f) { return f.in_place; }));
-  if (encode_batch(cfg, store, node, batch, out, err, inferrer, choices, refs, *workers, &changed)) {
+  if (encode_batch(cfg, store, node, batch, out, err, inferrer, choices, refs, *workers,
+                   &changed)) {
     out.in_place = in_place;
     out.warm_sizes = std::move(to_warm);
     return true;

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "common/config.h"
-#include "store/container/container.h"
 #include "forwarder/pipeline/codec_choice.h"
 #include "forwarder/staging/extents.h"
 #include "forwarder/staging/hints.h"
 #include "schema/infer.h"
+#include "store/container/container.h"
 
 namespace ckptfwd::fwd {
 

@@ -17,9 +17,9 @@
 #include <set>
 #include <vector>
 
-#include "store/manifest/materialize.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder/util/store_paths.h"
+#include "store/manifest/materialize.h"
 
 namespace ckptfwd::fwd {
 

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <atomic>
 
-#include "forwarder/util/log.h"
 #include "forwarder/restore/restore.h"
 #include "forwarder/state/state.h"
 #include "forwarder/state/stats.h"
+#include "forwarder/util/log.h"
 #include "forwarder/util/worker_pool.h"
 
 namespace ckptfwd::fwd {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "store/container/container.h"
 #include "forwarder/staging/extents.h"
+#include "store/container/container.h"
 
 namespace ckptfwd::fwd {
 

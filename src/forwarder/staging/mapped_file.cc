@@ -12,10 +12,10 @@
 #include <mutex>
 #include <vector>
 
-#include "store/container/content_hash.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder/staging/warm_memory.h"
 #include "forwarder/util/worker_pool.h"
+#include "store/container/content_hash.h"
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22  // Linux 5.14; older kernels refuse it (EINVAL), nothing lost

@@ -2,8 +2,8 @@
 
 #include <sys/stat.h>
 
-#include "store/manifest/owner_check.h"
 #include "forwarder/util/log.h"
+#include "store/manifest/owner_check.h"
 
 namespace ckptfwd::fwd {
 

@@ -3,8 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "forwarder/util/log.h"
 #include "forwarder/staging/staging.h"
+#include "forwarder/util/log.h"
 #include "forwarder/util/store_paths.h"
 
 namespace ckptfwd::fwd {

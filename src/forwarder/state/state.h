@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "common/config.h"
+#include "forwarder/staging/staging.h"
 #include "forwarder/state/catalog_cache.h"
 #include "forwarder/state/ckpt_cost.h"
 #include "forwarder/state/pending_journal.h"
-#include "forwarder/staging/staging.h"
 #include "forwarder/state/stats.h"
 #include "forwarder/state/version.h"
 

@@ -10,8 +10,8 @@
 #include <cstring>
 #include <string>
 
-#include "store/manifest/owner_check.h"
 #include "forwarder/util/log.h"
+#include "store/manifest/owner_check.h"
 
 namespace ckptfwd::fwd {
 

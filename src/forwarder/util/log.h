@@ -15,8 +15,8 @@ int log_fd();
 bool log_enabled(LogLevel l);
 void log_msg(LogLevel l, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define FWD_LOG(level, ...)                                                       \
-  do {                                                                            \
+#define FWD_LOG(level, ...)                                                              \
+  do {                                                                                   \
     if (::ckptfwd::fwd::log_enabled(level)) ::ckptfwd::fwd::log_msg(level, __VA_ARGS__); \
   } while (0)
 #define LOG_ERROR(...) FWD_LOG(::ckptfwd::fwd::LogLevel::kError, __VA_ARGS__)

@@ -4,10 +4,10 @@
 #include <climits>
 #include <cstring>
 
-#include "wire/session.h"
 #include "forwarder/staging/extents.h"
 #include "forwarder/util/log.h"
 #include "forwarder/verbs/service.h"
+#include "wire/session.h"
 
 namespace ckptfwd::fwd {
 

@@ -7,18 +7,18 @@
 #include <optional>
 #include <thread>
 
-#include "store/manifest/manifest.h"
+#include "forwarder/commit/manifest_turn.h"
 #include "forwarder/staging/extents.h"
+#include "forwarder/staging/staging.h"
 #include "forwarder/state/fate_file.h"
 #include "forwarder/util/kill_point.h"
 #include "forwarder/util/log.h"
-#include "forwarder/commit/manifest_turn.h"
 #include "forwarder/util/process_alive.h"
-#include "forwarder/verbs/service.h"
-#include "forwarder/staging/staging.h"
 #include "forwarder/util/store_paths.h"
-#include "forwarder/util/worker_pool.h"
 #include "forwarder/util/test_hooks.h"
+#include "forwarder/util/worker_pool.h"
+#include "forwarder/verbs/service.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd {
 

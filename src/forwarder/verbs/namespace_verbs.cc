@@ -12,15 +12,15 @@
 #include <optional>
 #include <set>
 
-#include "store/manifest/manifest.h"
 #include "forwarder/commit/gc.h"
-#include "forwarder/util/log.h"
 #include "forwarder/commit/manifest_turn.h"
 #include "forwarder/restore/restore.h"
-#include "forwarder/verbs/service.h"
 #include "forwarder/staging/staging.h"
+#include "forwarder/util/log.h"
 #include "forwarder/util/store_paths.h"
 #include "forwarder/util/test_hooks.h"
+#include "forwarder/verbs/service.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd {
 

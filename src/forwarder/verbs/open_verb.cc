@@ -11,16 +11,16 @@
 #include <set>
 #include <utility>
 
-#include "store/manifest/manifest_end.h"
-#include "store/manifest/newer_real_file.h"
+#include "forwarder/restore/restore.h"
 #include "forwarder/staging/extents.h"
+#include "forwarder/staging/staging.h"
 #include "forwarder/state/fate_file.h"
 #include "forwarder/util/kill_point.h"
 #include "forwarder/util/log.h"
-#include "forwarder/restore/restore.h"
-#include "forwarder/verbs/service.h"
-#include "forwarder/staging/staging.h"
 #include "forwarder/util/store_paths.h"
+#include "forwarder/verbs/service.h"
+#include "store/manifest/manifest_end.h"
+#include "store/manifest/newer_real_file.h"
 
 namespace ckptfwd::fwd {
 

@@ -1,8 +1,6 @@
 // Versions held by processes without a connection (Version::orphans): after a forwarder
 // restart or a lost connection, a writer that lives on may still CLOSE its version on a
 // new connection; one that died leaves its file as written (Service::reap_orphans).
-#include "forwarder/util/process_alive.h"
-
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -12,6 +10,7 @@
 #include <cstring>
 
 #include "forwarder/util/log.h"
+#include "forwarder/util/process_alive.h"
 #include "forwarder/verbs/service.h"
 
 namespace ckptfwd::fwd {

@@ -15,11 +15,11 @@
 #include <cstring>
 #include <vector>
 
-#include "store/manifest/materialize.h"
-#include "forwarder/util/log.h"
-#include "forwarder/verbs/service.h"
 #include "forwarder/staging/staging.h"
+#include "forwarder/util/log.h"
 #include "forwarder/util/store_paths.h"
+#include "forwarder/verbs/service.h"
+#include "store/manifest/materialize.h"
 
 namespace ckptfwd::fwd {
 

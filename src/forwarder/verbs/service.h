@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "wire/protocol.h"
 #include "forwarder/batching/loop_chores.h"
 #include "forwarder/core.h"
 #include "forwarder/staging/extents.h"
+#include "wire/protocol.h"
 
 namespace ckptfwd::fwd {
 

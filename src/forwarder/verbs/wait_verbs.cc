@@ -7,11 +7,11 @@
 #include <cstring>
 
 #include "forwarder/pipeline/in_place.h"
+#include "forwarder/staging/staging.h"
 #include "forwarder/util/kill_point.h"
 #include "forwarder/util/log.h"
-#include "forwarder/verbs/service.h"
-#include "forwarder/staging/staging.h"
 #include "forwarder/util/test_hooks.h"
+#include "forwarder/verbs/service.h"
 
 namespace ckptfwd::fwd {
 

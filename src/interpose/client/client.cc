@@ -17,8 +17,8 @@
 
 #include "interpose/client/client_connect.h"
 #include "interpose/client/client_io.h"
-#include "interpose/wrap/real.h"
 #include "interpose/setup/state.h"
+#include "interpose/wrap/real.h"
 #include "wire/spin_wait.h"
 
 namespace ckptfwd::interpose {

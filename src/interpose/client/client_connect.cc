@@ -22,9 +22,9 @@
 #include "interpose/client/client.h"
 #include "interpose/client/client_io.h"
 #include "interpose/setup/env_settings.h"
-#include "interpose/wrap/real.h"
 #include "interpose/setup/state.h"
 #include "interpose/setup/trust.h"
+#include "interpose/wrap/real.h"
 #include "wire/protocol.h"
 
 extern char** environ;

@@ -11,11 +11,11 @@
 
 #include <cstdio>
 
-#include "wire/fate.h"
-#include "wire/proc_state.h"
-#include "interpose/wrap/real.h"
 #include "interpose/setup/state.h"
 #include "interpose/setup/trust.h"
+#include "interpose/wrap/real.h"
+#include "wire/fate.h"
+#include "wire/proc_state.h"
 
 namespace ckptfwd::interpose {
 namespace {

@@ -11,15 +11,15 @@
 #include <unistd.h>
 
 #include "interpose/client/client.h"
+#include "interpose/client/exit_wait.h"
+#include "interpose/client/stats_line.h"
 #include "interpose/setup/cwd_cache.h"
 #include "interpose/setup/cwd_filter.h"
 #include "interpose/setup/env_settings.h"
-#include "interpose/client/exit_wait.h"
-#include "interpose/track/extent_log.h"
-#include "interpose/wrap/real.h"
 #include "interpose/setup/state.h"
-#include "interpose/client/stats_line.h"
+#include "interpose/track/extent_log.h"
 #include "interpose/track/versions.h"
+#include "interpose/wrap/real.h"
 
 namespace ckptfwd::interpose {
 namespace {

@@ -19,19 +19,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-
-#include <pthread.h>
 
 #include <atomic>
 
 #include "base/dtype.h"
 #include "interpose/client/client.h"
 #include "interpose/mpi/etype_map.h"
-#include "interpose/track/open_context.h"
 #include "interpose/setup/state.h"
+#include "interpose/track/open_context.h"
 #include "interpose/track/write_context.h"
 
 using namespace ckptfwd::interpose;
@@ -44,23 +43,25 @@ namespace {
 void* next_pmpi(const char* name) {
   void* p = dlsym(RTLD_NEXT, name);
   if (!p) {
-    log_msg("FATAL: %s not found: libckptfwd-mpich.so needs an MPICH-ABI MPI library; "
-            "preload libckptfwd.so for other MPIs or programs without MPI", name);
+    log_msg(
+        "FATAL: %s not found: libckptfwd-mpich.so needs an MPICH-ABI MPI library; "
+        "preload libckptfwd.so for other MPIs or programs without MPI",
+        name);
     abort();
   }
   return p;
 }
 
-#define MPICALL(name, params, args)                                            \
-  using name##_fn = int(*) params;                                             \
-  name##_fn real_##name() {                                                    \
-    static std::atomic<name##_fn> fn{nullptr};                                 \
-    name##_fn f = fn.load(std::memory_order_acquire);                          \
-    if (!f) {                                                                  \
-      f = reinterpret_cast<name##_fn>(next_pmpi("PMPI_" #name));               \
-      fn.store(f, std::memory_order_release);                                  \
-    }                                                                          \
-    return f;                                                                  \
+#define MPICALL(name, params, args)                              \
+  using name##_fn = int(*) params;                               \
+  name##_fn real_##name() {                                      \
+    static std::atomic<name##_fn> fn{nullptr};                   \
+    name##_fn f = fn.load(std::memory_order_acquire);            \
+    if (!f) {                                                    \
+      f = reinterpret_cast<name##_fn>(next_pmpi("PMPI_" #name)); \
+      fn.store(f, std::memory_order_release);                    \
+    }                                                            \
+    return f;                                                    \
   }
 #define MPIWRITE MPICALL
 #include "interpose/mpi/mpi_calls.def"
@@ -85,8 +86,8 @@ void wait_for_commits(const char* where) {
   const char* req[] = {wire::kWaitAll};
   Result r = call(req, 1);
   if (r.status == Status::kErr)
-    log_msg("ERROR: at %s, checkpoint files of rank %d are NOT committed to the store: %s",
-            where, g_settings.rank, strerror(r.err));
+    log_msg("ERROR: at %s, checkpoint files of rank %d are NOT committed to the store: %s", where,
+            g_settings.rank, strerror(r.err));
   errno = saved;
 }
 
@@ -138,7 +139,8 @@ Fn next_fn(const char* name) {
 
 uint64_t node_hash() {
   uint64_t h = 1469598103934665603ull;  // FNV-1a of the node name the forwarder is found by
-  for (const char* p = g_settings.session.node; *p; ++p) h = (h ^ static_cast<unsigned char>(*p)) * 1099511628211ull;
+  for (const char* p = g_settings.session.node; *p; ++p)
+    h = (h ^ static_cast<unsigned char>(*p)) * 1099511628211ull;
   return h;
 }
 
@@ -193,10 +195,10 @@ MPI_Comm node_comm_of(MPI_Comm comm) {
 struct SharedFile {
   MPI_File fh = MPI_FILE_NULL;
   bool delete_on_close = false;
-  MPI_Comm comm = MPI_COMM_NULL;  // a dup of the open's communicator, for the delete
+  MPI_Comm comm = MPI_COMM_NULL;       // a dup of the open's communicator, for the delete
   MPI_Comm node_comm = MPI_COMM_NULL;  // the open's ranks on this node
-  char name[PATH_MAX + 8] = {};   // as passed to the real open
-  char path[PATH_MAX] = {};       // the captured path
+  char name[PATH_MAX + 8] = {};        // as passed to the real open
+  char path[PATH_MAX] = {};            // the captured path
 };
 constexpr int kMaxShared = 1024;
 SharedFile g_shared[kMaxShared];
@@ -307,7 +309,10 @@ void set_etype(MPI_File fh, uint8_t code) {
   pthread_mutex_lock(&g_typed_lock);
   TypedFile* slot = nullptr;
   for (TypedFile& f : g_typed_files) {
-    if (f.fh == fh) { slot = &f; break; }
+    if (f.fh == fh) {
+      slot = &f;
+      break;
+    }
     if (!slot && f.fh == MPI_FILE_NULL && code != 0) slot = &f;
   }
   if (slot && slot->fh == fh) {
@@ -330,7 +335,10 @@ uint8_t etype_of(MPI_File fh) {
   pthread_mutex_lock(&g_typed_lock);
   uint8_t code = 0;
   for (const TypedFile& f : g_typed_files)
-    if (f.fh == fh) { code = f.code; break; }
+    if (f.fh == fh) {
+      code = f.code;
+      break;
+    }
   pthread_mutex_unlock(&g_typed_lock);
   return code;
 }
@@ -358,7 +366,8 @@ int do_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datat
 }
 
 int do_File_set_info(MPI_File fh, MPI_Info info) {
-  if (!mpich_abi() || info == MPI_INFO_NULL || !is_shared(fh)) return real_File_set_info()(fh, info);
+  if (!mpich_abi() || info == MPI_INFO_NULL || !is_shared(fh))
+    return real_File_set_info()(fh, info);
   MPI_Info hints = without_cross_node_aggregation(info);
   int rc = real_File_set_info()(fh, hints != MPI_INFO_NULL ? hints : info);
   free_info(&hints);
@@ -378,9 +387,10 @@ bool refresh_node_copy(const char* path) {
   Result r = call(req, 2);
   errno = saved;
   if (r.status == Status::kOk) return true;
-  log_msg("ERROR: MPI_File_sync of %s (shared across nodes): %s; this node's processes may "
-          "read stale bytes where other nodes wrote. See the forwarder's log",
-          path, r.status == Status::kErr ? strerror(r.err) : "the forwarder is unreachable");
+  log_msg(
+      "ERROR: MPI_File_sync of %s (shared across nodes): %s; this node's processes may "
+      "read stale bytes where other nodes wrote. See the forwarder's log",
+      path, r.status == Status::kErr ? strerror(r.err) : "the forwarder is unreachable");
   return false;
 }
 
@@ -422,11 +432,12 @@ int do_File_set_size(MPI_File fh, MPI_Offset size) {
   int rc = real_File_set_size()(fh, size);
   static std::atomic<bool> said{false};
   if (rc == MPI_SUCCESS && size < before && !said.exchange(true))
-    log_msg("WARNING: MPI_File_set_size shrinks %s (shared across nodes) from %lld to %lld "
-            "bytes: ckptfwd keeps the largest size any node wrote, so a restore may be "
-            "longer than %lld bytes (zeros or old bytes past it)",
-            shared.path, static_cast<long long>(before), static_cast<long long>(size),
-            static_cast<long long>(size));
+    log_msg(
+        "WARNING: MPI_File_set_size shrinks %s (shared across nodes) from %lld to %lld "
+        "bytes: ckptfwd keeps the largest size any node wrote, so a restore may be "
+        "longer than %lld bytes (zeros or old bytes past it)",
+        shared.path, static_cast<long long>(before), static_cast<long long>(size),
+        static_cast<long long>(size));
   return rc;
 }
 
@@ -453,8 +464,7 @@ int do_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, 
   char buf[PATH_MAX + 8];
   char path[PATH_MAX];
   const char* name = with_ufs_prefix(filename, buf, sizeof(buf), path);
-  if (name == filename || !spans_nodes(comm))
-    return real_File_open()(comm, name, amode, info, fh);
+  if (name == filename || !spans_nodes(comm)) return real_File_open()(comm, name, amode, info, fh);
 
   // Without room to remember the handle, ROMIO keeps its own delete-on-close.
   bool delete_on_close = (amode & MPI_MODE_DELETE_ON_CLOSE) != 0 && registry_has_room();
@@ -481,9 +491,11 @@ int do_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, 
   if (rc == MPI_SUCCESS && remember_shared(*fh, delete_on_close, keep, node_comm, name, path))
     return rc;
   if (rc == MPI_SUCCESS)
-    log_msg("more than %d MPI files open across nodes: hints of later set_view/set_info "
-            "calls on %s are not filtered and MPI_File_sync does not show other nodes' "
-            "writes", kMaxShared, filename);
+    log_msg(
+        "more than %d MPI files open across nodes: hints of later set_view/set_info "
+        "calls on %s are not filtered and MPI_File_sync does not show other nodes' "
+        "writes",
+        kMaxShared, filename);
   free_comm(&keep);
   free_comm(&node_comm);
   return rc;
@@ -503,10 +515,10 @@ int do_File_delete(const char* filename, MPI_Info info) {
 // The write variants (MPIWRITE lines): the real call with the thread's current dtype set
 // to the etype of fh's view (0 when untyped: then nothing is recorded).
 #define MPICALL(name, params, args)
-#define MPIWRITE(name, params, args)                 \
-  int do_##name params {                             \
-    ScopedWriteDtype dtype(etype_of(fh));            \
-    return real_##name() args;                       \
+#define MPIWRITE(name, params, args)      \
+  int do_##name params {                  \
+    ScopedWriteDtype dtype(etype_of(fh)); \
+    return real_##name() args;            \
   }
 #include "interpose/mpi/mpi_calls.def"
 #undef MPIWRITE
@@ -514,8 +526,8 @@ int do_File_delete(const char* filename, MPI_Info info) {
 
 }  // namespace
 
-#define MPICALL(name, params, args)                                   \
-  CKPTFWD_EXPORT int MPI_##name params { return do_##name args; }     \
+#define MPICALL(name, params, args)                               \
+  CKPTFWD_EXPORT int MPI_##name params { return do_##name args; } \
   CKPTFWD_EXPORT int PMPI_##name params { return do_##name args; }
 #define MPIWRITE MPICALL
 #include "interpose/mpi/mpi_calls.def"

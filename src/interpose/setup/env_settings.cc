@@ -6,8 +6,8 @@
 
 #include <cstdio>
 
-#include "wire/session.h"
 #include "interpose/setup/state.h"
+#include "wire/session.h"
 
 namespace ckptfwd::interpose {
 

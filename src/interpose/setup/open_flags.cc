@@ -9,18 +9,35 @@ int fopen_mode_to_flags(const char* mode) {
   int acc;
   int extra;
   switch (mode[0]) {
-    case 'r': acc = O_RDONLY; extra = 0; break;
-    case 'w': acc = O_WRONLY; extra = O_CREAT | O_TRUNC; break;
-    case 'a': acc = O_WRONLY; extra = O_CREAT | O_APPEND; break;
-    default: return -1;
+    case 'r':
+      acc = O_RDONLY;
+      extra = 0;
+      break;
+    case 'w':
+      acc = O_WRONLY;
+      extra = O_CREAT | O_TRUNC;
+      break;
+    case 'a':
+      acc = O_WRONLY;
+      extra = O_CREAT | O_APPEND;
+      break;
+    default:
+      return -1;
   }
   // glibc looks at no more than 6 modifier characters and stops at ','.
   for (int i = 1; i < 7 && mode[i] && mode[i] != ','; ++i) {
     switch (mode[i]) {
-      case '+': acc = O_RDWR; break;
-      case 'x': extra |= O_EXCL; break;
-      case 'e': extra |= O_CLOEXEC; break;
-      default: break;  // 'b', 't', 'm', 'c' do not change the open flags
+      case '+':
+        acc = O_RDWR;
+        break;
+      case 'x':
+        extra |= O_EXCL;
+        break;
+      case 'e':
+        extra |= O_CLOEXEC;
+        break;
+      default:
+        break;  // 'b', 't', 'm', 'c' do not change the open flags
     }
   }
   return acc | extra;

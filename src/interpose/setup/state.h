@@ -8,10 +8,10 @@
 #include <atomic>
 #include <climits>
 
-#include "wire/session.h"
 #include "interpose/setup/capture.h"
 #include "interpose/setup/env_settings.h"
 #include "interpose/track/fd_table.h"
+#include "wire/session.h"
 
 #define CKPTFWD_EXPORT extern "C" __attribute__((visibility("default")))
 

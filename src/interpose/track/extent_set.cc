@@ -16,8 +16,10 @@ bool extent_set_add(ExtentSet& s, uint64_t begin, uint64_t end) {
   size_t lo = 0, hi = s.n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (s.iv[mid][1] < begin) lo = mid + 1;
-    else hi = mid;
+    if (s.iv[mid][1] < begin)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   // last: one past the last interval whose begin <= end.
   size_t last = lo;

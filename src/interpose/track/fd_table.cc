@@ -8,8 +8,8 @@
 
 namespace ckptfwd::interpose {
 
-Version* version_create(unsigned long long vid, long long budget, unsigned mode,
-                        const char* path, const char* staged) {
+Version* version_create(unsigned long long vid, long long budget, unsigned mode, const char* path,
+                        const char* staged) {
   if (strlen(path) >= PATH_MAX || strlen(staged) >= PATH_MAX) return nullptr;
   void* mem = malloc(sizeof(Version));
   if (!mem) return nullptr;

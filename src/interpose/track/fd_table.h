@@ -20,13 +20,13 @@ struct Version {
   std::atomic<bool> owned{true};  // false in a forked child: the parent reports it
   std::atomic<bool> close_sent{false};
   std::atomic<bool> abandoned{false};  // switched to the real path
-  std::atomic<int> writers{0};        // writes in flight on the staged file
+  std::atomic<int> writers{0};         // writes in flight on the staged file
   std::atomic<bool> switching{false};  // a fallback copies the staged bytes right now
-  bool view = false;              // read-only view (vid 0): nothing to hand back
-  bool shared = false;            // shared across nodes (OPEN "shared"): close waits
-  unsigned long long dev = 0;     // st_dev reported for the file (its directory's)
-  char path[PATH_MAX] = {};       // normalised application path
-  char staged[PATH_MAX] = {};     // the forwarder's staged file
+  bool view = false;                   // read-only view (vid 0): nothing to hand back
+  bool shared = false;                 // shared across nodes (OPEN "shared"): close waits
+  unsigned long long dev = 0;          // st_dev reported for the file (its directory's)
+  char path[PATH_MAX] = {};            // normalised application path
+  char staged[PATH_MAX] = {};          // the forwarder's staged file
   // Set for a version committed as an overlay (shared across nodes, or a new file: the
   // forwarder's OPEN reply asks): the byte ranges this process wrote (versions.cc
   // creates and destroys it; the write wrappers record into it).
@@ -41,8 +41,8 @@ struct Version {
 
 // malloc-backed (no C++ runtime needed). Returns nullptr if out of memory or a path is
 // too long.
-Version* version_create(unsigned long long vid, long long budget, unsigned mode,
-                        const char* path, const char* staged);
+Version* version_create(unsigned long long vid, long long budget, unsigned mode, const char* path,
+                        const char* staged);
 void version_destroy(Version* v);
 
 class FdTable {

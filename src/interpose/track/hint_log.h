@@ -30,11 +30,11 @@ struct HintRecord {
 struct HintLog {
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   unsigned long long vid = 0;
-  char dir[4096] = {};   // the session dir the file goes to
+  char dir[4096] = {};        // the session dir the file goes to
   HintRecord* rec = nullptr;  // kMaxMemHints of them, malloc'd at creation
   size_t n = 0;
-  HandOverFile file;     // in dir, created at the first spill or hand-over
-  bool lost = false;     // a spill failed: this period's hints are dropped
+  HandOverFile file;  // in dir, created at the first spill or hand-over
+  bool lost = false;  // a spill failed: this period's hints are dropped
 };
 
 // nullptr when out of memory (or dir too long): the version then gets no hints.

@@ -10,15 +10,15 @@
 
 #include <cstdio>
 
-#include "wire/protocol.h"
+#include "interpose/client/fate.h"
+#include "interpose/setup/state.h"
+#include "interpose/setup/trust.h"
 #include "interpose/track/blocked_time.h"
 #include "interpose/track/extent_log.h"
-#include "interpose/client/fate.h"
 #include "interpose/track/hint_log.h"
 #include "interpose/track/open_context.h"
 #include "interpose/wrap/real.h"
-#include "interpose/setup/state.h"
-#include "interpose/setup/trust.h"
+#include "wire/protocol.h"
 
 namespace ckptfwd::interpose {
 

@@ -3,4 +3,4 @@
 namespace ckptfwd::interpose {
 __thread bool t_fill_only __attribute__((tls_model("initial-exec")));
 __thread uint8_t t_write_dtype __attribute__((tls_model("initial-exec"))) = 0;
-}
+}  // namespace ckptfwd::interpose

@@ -17,16 +17,20 @@ template <class R, class... A>
 struct Missing<R (*)(A...)> {
   static R fn(A...) {
     errno = ENOSYS;
-    if constexpr (std::is_pointer_v<R>) return nullptr;
-    else if constexpr (!std::is_void_v<R>) return static_cast<R>(-1);
+    if constexpr (std::is_pointer_v<R>)
+      return nullptr;
+    else if constexpr (!std::is_void_v<R>)
+      return static_cast<R>(-1);
   }
 };
 template <class R, class... A>
 struct Missing<R (*)(A..., ...)> {
   static R fn(A..., ...) {
     errno = ENOSYS;
-    if constexpr (std::is_pointer_v<R>) return nullptr;
-    else if constexpr (!std::is_void_v<R>) return static_cast<R>(-1);
+    if constexpr (std::is_pointer_v<R>)
+      return nullptr;
+    else if constexpr (!std::is_void_v<R>)
+      return static_cast<R>(-1);
   }
 };
 
@@ -44,8 +48,8 @@ F resolve(std::atomic<F>& slot, const char* name) {
 
 }  // namespace
 
-#define REAL(ret, name, params)                                  \
-  static std::atomic<name##_fn> g_##name{nullptr};               \
+#define REAL(ret, name, params)                    \
+  static std::atomic<name##_fn> g_##name{nullptr}; \
   name##_fn name() { return resolve(g_##name, #name); }
 #include "interpose/real_calls.def"
 #undef REAL

@@ -6,17 +6,17 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
-#include <sys/sendfile.h>
 #include <sys/uio.h>
 #include <sys/xattr.h>
 
 namespace ckptfwd::interpose::real {
 
-#define REAL(ret, name, params)   \
+#define REAL(ret, name, params)    \
   using name##_fn = ret(*) params; \
   name##_fn name();
 #include "interpose/real_calls.def"

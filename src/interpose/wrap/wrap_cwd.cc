@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include "interpose/setup/cwd_cache.h"
-#include "interpose/wrap/real.h"
 #include "interpose/setup/state.h"
+#include "interpose/wrap/real.h"
 
 using namespace ckptfwd::interpose;
 

@@ -11,10 +11,10 @@
 
 #include <atomic>
 
-#include "interpose/wrap/captured_stat.h"
 #include "interpose/client/client.h"
-#include "interpose/wrap/real.h"
 #include "interpose/setup/state.h"
+#include "interpose/wrap/captured_stat.h"
+#include "interpose/wrap/real.h"
 
 using namespace ckptfwd::interpose;
 namespace wire = ckptfwd::wire;

@@ -14,10 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "interpose/track/adopt_codec.h"
-#include "interpose/wrap/real.h"
 #include "interpose/setup/state.h"
+#include "interpose/track/adopt_codec.h"
 #include "interpose/track/versions.h"
+#include "interpose/wrap/real.h"
 
 extern char** environ;
 
@@ -29,9 +29,9 @@ constexpr char kAdopt[] = "CKPTFWD_ADOPT=";
 constexpr size_t kAdoptLen = sizeof(kAdopt) - 1;
 
 struct ExecPrep {
-  char* var = nullptr;     // "CKPTFWD_ADOPT=..."
-  char** envp = nullptr;   // copy of the caller's env with var
-  int sock = -1;           // made inheritable for the exec
+  char* var = nullptr;    // "CKPTFWD_ADOPT=..."
+  char** envp = nullptr;  // copy of the caller's env with var
+  int sock = -1;          // made inheritable for the exec
 };
 
 bool append(char*& buf, size_t& len, size_t& cap, const char* s, size_t n) {
@@ -65,8 +65,7 @@ char* const* prepare(char* const* envp, ExecPrep& p) {
   size_t hn = format_adopt_head(head, sizeof(head), sock);
   bool ok = hn > 0 && append(buf, len, cap, kAdopt, kAdoptLen) && append(buf, len, cap, head, hn);
   g_fds.for_each([&](int fd, Version* v) {
-    if (!ok || v->view || !v->owned.load() || v->abandoned.load() || v->close_sent.load())
-      return;
+    if (!ok || v->view || !v->owned.load() || v->abandoned.load() || v->close_sent.load()) return;
     int fl = real::fcntl()(fd, F_GETFD);
     if (fl < 0 || (fl & FD_CLOEXEC)) return;  // closes at exec: released by the kernel
     AdoptRecord r;
@@ -200,24 +199,27 @@ CKPTFWD_EXPORT int fexecve(int fd, char* const* argv, char* const* envp) {
 CKPTFWD_EXPORT int execl(const char* path, const char* arg0, ...) {
   va_list ap;
   va_start(ap, arg0);
-  int rc = with_list(arg0, ap, false,
-                     [&](char* const* argv, char* const* envp) { return do_execve(path, argv, envp); });
+  int rc = with_list(arg0, ap, false, [&](char* const* argv, char* const* envp) {
+    return do_execve(path, argv, envp);
+  });
   va_end(ap);
   return rc;
 }
 CKPTFWD_EXPORT int execle(const char* path, const char* arg0, ...) {
   va_list ap;
   va_start(ap, arg0);
-  int rc = with_list(arg0, ap, true,
-                     [&](char* const* argv, char* const* envp) { return do_execve(path, argv, envp); });
+  int rc = with_list(arg0, ap, true, [&](char* const* argv, char* const* envp) {
+    return do_execve(path, argv, envp);
+  });
   va_end(ap);
   return rc;
 }
 CKPTFWD_EXPORT int execlp(const char* file, const char* arg0, ...) {
   va_list ap;
   va_start(ap, arg0);
-  int rc = with_list(arg0, ap, false,
-                     [&](char* const* argv, char* const* envp) { return do_execvpe(file, argv, envp); });
+  int rc = with_list(arg0, ap, false, [&](char* const* argv, char* const* envp) {
+    return do_execvpe(file, argv, envp);
+  });
   va_end(ap);
   return rc;
 }

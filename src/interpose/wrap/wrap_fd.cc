@@ -5,11 +5,11 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "interpose/setup/state.h"
 #include "interpose/track/blocked_time.h"
 #include "interpose/track/extent_log.h"
-#include "interpose/wrap/real.h"
-#include "interpose/setup/state.h"
 #include "interpose/track/versions.h"
+#include "interpose/wrap/real.h"
 
 using namespace ckptfwd::interpose;
 namespace wire = ckptfwd::wire;

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "interpose/wrap/real.h"
 #include "interpose/setup/state.h"
 #include "interpose/track/versions.h"
+#include "interpose/wrap/real.h"
 
 using namespace ckptfwd::interpose;
 namespace wire = ckptfwd::wire;

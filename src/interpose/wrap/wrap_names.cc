@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "interpose/wrap/real.h"
 #include "interpose/setup/state.h"
 #include "interpose/track/versions.h"
+#include "interpose/wrap/real.h"
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)

@@ -4,11 +4,11 @@
 #include <fcntl.h>
 #include <stdarg.h>
 
-#include "interpose/wrap/captured_stat.h"
 #include "interpose/setup/open_flags.h"
-#include "interpose/wrap/real.h"
 #include "interpose/setup/state.h"
 #include "interpose/track/versions.h"
+#include "interpose/wrap/captured_stat.h"
+#include "interpose/wrap/real.h"
 
 namespace ckptfwd::interpose {
 namespace {

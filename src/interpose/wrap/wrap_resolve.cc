@@ -14,9 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "interpose/setup/state.h"
 #include "interpose/wrap/captured_stat.h"
 #include "interpose/wrap/real.h"
-#include "interpose/setup/state.h"
 
 using namespace ckptfwd::interpose;
 

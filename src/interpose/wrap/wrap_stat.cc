@@ -7,10 +7,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "interpose/wrap/captured_stat.h"
-#include "interpose/wrap/real.h"
 #include "interpose/setup/state.h"
 #include "interpose/track/versions.h"
+#include "interpose/wrap/captured_stat.h"
+#include "interpose/wrap/real.h"
 
 using namespace ckptfwd::interpose;
 namespace wire = ckptfwd::wire;

@@ -9,8 +9,8 @@
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 
-#include "interpose/wrap/real.h"
 #include "interpose/setup/state.h"
+#include "interpose/wrap/real.h"
 
 using namespace ckptfwd::interpose;
 

@@ -7,13 +7,13 @@
 #include <fcntl.h>
 #include <stdio.h>
 
+#include "interpose/setup/open_flags.h"
+#include "interpose/setup/state.h"
 #include "interpose/track/blocked_time.h"
 #include "interpose/track/extent_log.h"
-#include "interpose/setup/open_flags.h"
-#include "interpose/wrap/real.h"
-#include "interpose/setup/state.h"
-#include "interpose/wrap/stdio_write.h"
 #include "interpose/track/versions.h"
+#include "interpose/wrap/real.h"
+#include "interpose/wrap/stdio_write.h"
 
 using namespace ckptfwd::interpose;
 

@@ -31,11 +31,11 @@
 
 #include <atomic>
 
-#include "interpose/track/blocked_time.h"
-#include "interpose/wrap/real.h"
 #include "interpose/setup/state.h"
-#include "interpose/wrap/stdio_write.h"
+#include "interpose/track/blocked_time.h"
 #include "interpose/track/versions.h"
+#include "interpose/wrap/real.h"
+#include "interpose/wrap/stdio_write.h"
 
 using namespace ckptfwd::interpose;
 

@@ -12,10 +12,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "interpose/track/blocked_time.h"
-#include "interpose/wrap/real.h"
 #include "interpose/setup/state.h"
+#include "interpose/track/blocked_time.h"
 #include "interpose/track/versions.h"
+#include "interpose/wrap/real.h"
 
 namespace ckptfwd::interpose {
 namespace {

@@ -1,9 +1,9 @@
 // Encoding of reference chunks (layout in chunk_ref.h).
 #include "store/container/chunk_ref.h"
 
+#include "base/le_codec.h"
 #include "codec/codec.h"
 #include "store/container/content_hash.h"
-#include "base/le_codec.h"
 
 namespace ckptfwd {
 

@@ -15,15 +15,14 @@
 // Every chunk carries its codec id, raw and compressed sizes, the content hash
 // (store/container/content_hash.h) of its compressed bytes (to locate corruption without
 // decompressing) and of its raw bytes.
-// A reference chunk (codec CodecId::kRef, version 4 on; store/container/chunk_ref.h) stores instead of
-// bytes the name of an equal chunk in another container of the same store directory
-// (file name, that container's identity, stream and chunk index); its raw size and raw
-// hash are the referenced chunk's. The reader resolves it by opening that container next
-// to this one (once per reader, at most 64 of them), checks its identity, that the chunk
-// there is not itself a reference (depth 1) and the raw hash of what it decodes: a
-// missing, replaced or corrupt referenced container is an error naming both containers.
-// So a container with references restores only from its store, beside the containers it
-// names; CKPTFWD_KEEP keeps a referenced container while a kept one refers to it.
+// A reference chunk (codec CodecId::kRef, version 4 on; store/container/chunk_ref.h) stores instead
+// of bytes the name of an equal chunk in another container of the same store directory (file name,
+// that container's identity, stream and chunk index); its raw size and raw hash are the referenced
+// chunk's. The reader resolves it by opening that container next to this one (once per reader, at
+// most 64 of them), checks its identity, that the chunk there is not itself a reference (depth 1)
+// and the raw hash of what it decodes: a missing, replaced or corrupt referenced container is an
+// error naming both containers. So a container with references restores only from its store, beside
+// the containers it names; CKPTFWD_KEEP keeps a referenced container while a kept one refers to it.
 #pragma once
 #include <cstdint>
 #include <memory>

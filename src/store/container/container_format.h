@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "store/container/container.h"
 #include "base/le_codec.h"
+#include "store/container/container.h"
 #include "store/container/variable_map.h"
 
 namespace ckptfwd::container_format {

@@ -18,6 +18,8 @@
 #include <new>
 #include <set>
 
+#include "base/dtype.h"
+#include "base/le_codec.h"
 #include "codec/codec.h"
 #include "codec/typed.h"
 #include "store/container/chunk_ref.h"
@@ -26,8 +28,6 @@
 #include "store/container/container_reader_impl.h"
 #include "store/container/content_hash.h"
 #include "store/container/decode_ahead.h"
-#include "base/dtype.h"
-#include "base/le_codec.h"
 
 namespace ckptfwd {
 

@@ -15,14 +15,14 @@
 #include <mutex>
 #include <new>
 
+#include "base/dtype.h"
+#include "base/le_codec.h"
 #include "codec/codec.h"
 #include "codec/typed.h"
 #include "store/container/chunk_ref.h"
 #include "store/container/container.h"
 #include "store/container/container_format.h"
 #include "store/container/direct_append.h"
-#include "base/dtype.h"
-#include "base/le_codec.h"
 
 namespace ckptfwd {
 

@@ -27,7 +27,8 @@ std::vector<unsigned char> make_bytes(uint64_t seed, size_t n) {
     // Every fourth word is a short run of one byte value: real state has structure.
     size_t run = (r & 3) == 0 ? 16 + (r >> 58) : 8;
     for (size_t k = 0; k < run && i < n; ++k, ++i)
-      out[i] = (r & 3) == 0 ? static_cast<unsigned char>(r >> 8) : static_cast<unsigned char>(r >> (8 * (k % 8)));
+      out[i] = (r & 3) == 0 ? static_cast<unsigned char>(r >> 8)
+                            : static_cast<unsigned char>(r >> (8 * (k % 8)));
   }
   return out;
 }

@@ -31,7 +31,10 @@ bool by_read(const std::string& path, Digest& d) {
   for (;;) {
     ssize_t n = ::read(fd, buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) { ::close(fd); return fail("read", path); }
+    if (n < 0) {
+      ::close(fd);
+      return fail("read", path);
+    }
     if (n == 0) break;
     d.update(buf.data(), static_cast<size_t>(n));
   }
@@ -48,7 +51,10 @@ bool by_pread(const std::string& path, Digest& d) {
   for (;;) {
     ssize_t n = ::pread(fd, buf.data(), buf.size(), off);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) { ::close(fd); return fail("pread", path); }
+    if (n < 0) {
+      ::close(fd);
+      return fail("pread", path);
+    }
     if (n == 0) break;
     d.update(buf.data(), static_cast<size_t>(n));
     off += n;
@@ -72,10 +78,16 @@ bool by_mmap(const std::string& path, Digest& d) {
   int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) return fail("open(O_RDONLY)", path);
   struct stat st;
-  if (::fstat(fd, &st) != 0) { ::close(fd); return fail("fstat", path); }
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return fail("fstat", path);
+  }
   if (st.st_size > 0) {
     void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) { ::close(fd); return fail("mmap", path); }
+    if (p == MAP_FAILED) {
+      ::close(fd);
+      return fail("mmap", path);
+    }
     d.update(p, static_cast<size_t>(st.st_size));
     ::munmap(p, static_cast<size_t>(st.st_size));
   }

@@ -22,10 +22,14 @@ void one_thread(const std::string& dir, int i) {
   for (size_t off = 0; off < data.size(); off += 8192) {
     xwrite_all(fd, data.data() + off, 4096, bin);
     ::lseek(fd, 4096, SEEK_CUR);
-    if (off >= 16384) xpwrite_all(fd, data.data() + off - 16384 + 4096, 4096, static_cast<off_t>(off - 16384 + 4096), bin);
+    if (off >= 16384)
+      xpwrite_all(fd, data.data() + off - 16384 + 4096, 4096,
+                  static_cast<off_t>(off - 16384 + 4096), bin);
   }
-  xpwrite_all(fd, data.data() + data.size() - 12288, 4096, static_cast<off_t>(data.size() - 12288), bin);
-  xpwrite_all(fd, data.data() + data.size() - 4096, 4096, static_cast<off_t>(data.size() - 4096), bin);
+  xpwrite_all(fd, data.data() + data.size() - 12288, 4096, static_cast<off_t>(data.size() - 12288),
+              bin);
+  xpwrite_all(fd, data.data() + data.size() - 4096, 4096, static_cast<off_t>(data.size() - 4096),
+              bin);
   xclose(fd, bin);
 
   const std::string dat = join(dir, "thr_" + std::to_string(i) + ".dat");

@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "cli.h"
-#include "store/container/container.h"
 #include "core_layered_store.h"
+#include "store/container/container.h"
 
 namespace ckptfwd::cli {
 namespace {
@@ -69,8 +69,8 @@ TEST_F(OverlayStore, VerifyChecksOverlayContainersAndLayerSizes) {
   EXPECT_EQ(cmd_verify({store_ + "/c-n1.ckc"}), 0);
   testing::internal::GetCapturedStdout();
   // A layer whose recorded size disagrees with its container.
-  ASSERT_TRUE(manifest::append_overlay(store_, "c-n1.ckc", {test::LayeredStore::file("/d/g", 0, 4999)},
-                                       &err_));
+  ASSERT_TRUE(manifest::append_overlay(store_, "c-n1.ckc",
+                                       {test::LayeredStore::file("/d/g", 0, 4999)}, &err_));
   testing::internal::CaptureStdout();
   EXPECT_EQ(cmd_verify({store_}), 1);
   out = testing::internal::GetCapturedStdout();
@@ -97,7 +97,8 @@ TEST_F(OverlayStore, ACorruptOverlayChunkFailsVerifyAndRestoreWithItsOffset) {
   testing::internal::CaptureStderr();
   EXPECT_EQ(cmd_restore({store_, "--to", out_}), 1);
   std::string errs = testing::internal::GetCapturedStderr();
-  EXPECT_NE(errs.find("cannot restore /d/f: overlay 1 of 2 (container c-n1.ckc)"), std::string::npos)
+  EXPECT_NE(errs.find("cannot restore /d/f: overlay 1 of 2 (container c-n1.ckc)"),
+            std::string::npos)
       << errs;
   EXPECT_NE(errs.find(where), std::string::npos) << errs;
   EXPECT_FALSE(fs::exists(out_ + "/f")) << "no half-restored file under the real name";

@@ -6,9 +6,9 @@
 #include <filesystem>
 
 #include "cli.h"
-#include "store/manifest/manifest.h"
 #include "core_test_util.h"
 #include "restore_paths.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::cli {
 namespace {
