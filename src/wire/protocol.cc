@@ -125,6 +125,11 @@ bool parse_i64(const char* s, long long& out) {
   return true;
 }
 
+int64_t parse_whole_end(const char* text) {
+  long long end = -1;
+  return parse_i64(text, end) && end >= 0 && static_cast<uint64_t>(end) <= kMaxExtentEnd ? end : -1;
+}
+
 bool parse_u64(const char* s, unsigned long long& out) {
   if (*s == '\0') return false;
   unsigned long long v = 0;

@@ -34,12 +34,12 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 //   grow in staging before the client must fall back to the real path ("-1": unlimited).
 //   "x": the client records the byte ranges it writes and hands them over at CLOSE/SYNC
 //   (the extents field below): the version is committed as the bytes written (a file
-//   shared across nodes, or a new file: the `create` record of store/manifest.h); "-":
+//   shared across nodes, or a new file: the `create` record of store/manifest/manifest.h); "-":
 //   nothing to record. Older forwarders send four fields: read a missing one as "-".
 //   A read-only view's reply adds the file's mode (octal) after "-", so the client needs
 //   no STAT to show it; older forwarders leave it out (the client then asks STAT).
 //   OPEN path flags mode "shared": the open is made inside MPI_File_open of a communicator
-//   spanning several nodes (src/interpose/open_context.h). The forwarder joins the path's
+//   spanning several nodes (src/interpose/track/open_context.h). The forwarder joins the path's
 //   open version or starts one (also without O_CREAT when the path is unknown here: a rank
 //   on another node created it) and marks it partial: it is committed as a manifest
 //   `overlay` holding only the byte extents this node's processes wrote into it.
@@ -157,6 +157,13 @@ size_t frame_length(const char* hdr);
 bool parse_i64(const char* s, long long& out);
 bool parse_u64(const char* s, unsigned long long& out);
 bool parse_octal(const char* s, unsigned& out);
+// Ends of byte extents beyond this are refused, in an extents file (CLOSE, above) and in
+// "whole=<end>": no file is that large, and sums of them cannot overflow.
+inline constexpr uint64_t kMaxExtentEnd = uint64_t{1} << 62;
+// The end of a file written whole from offset 0, as CLOSE's "whole=<end>" field and a
+// version's .meta (common/staged_meta.h) give it: a decimal number 0..kMaxExtentEnd, else
+// -1 (unknown).
+int64_t parse_whole_end(const char* text);
 // Writes v in decimal into buf (cap >= 24). Returns buf.
 char* fmt_i64(char* buf, long long v);
 char* fmt_octal(char* buf, unsigned v);

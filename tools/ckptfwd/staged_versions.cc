@@ -12,7 +12,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+
+#include "common/staged_meta.h"
 
 extern char** environ;
 
@@ -26,34 +27,6 @@ bool is_meta_name(const char* n) {
   const char* p = n + 1;
   while (isdigit(static_cast<unsigned char>(*p))) ++p;
   return strcmp(p, ".meta") == 0;
-}
-
-// The .meta's fields as far as drain needs them: path= (percent-encoded) and state=.
-bool read_meta_fields(const std::string& file, std::string* path, bool* closed) {
-  std::ifstream in(file);
-  if (!in) return false;
-  std::string line;
-  bool any = false;
-  *closed = false;
-  while (std::getline(in, line)) {
-    if (line.rfind("path=", 0) == 0) {
-      std::string enc = line.substr(5), dec;
-      for (size_t i = 0; i < enc.size(); ++i) {
-        unsigned v = 0;
-        if (enc[i] == '%' && i + 2 < enc.size() && sscanf(enc.c_str() + i + 1, "%2x", &v) == 1) {
-          dec += static_cast<char>(v);
-          i += 2;
-        } else {
-          dec += enc[i];
-        }
-      }
-      *path = dec;
-      any = true;
-    } else if (line == "state=closed") {
-      *closed = true;
-    }
-  }
-  return any;
 }
 
 std::string abs_against_cwd(const std::string& p) {
@@ -122,10 +95,9 @@ std::vector<StagedVersion> closed_staged_versions(const std::string& dir) {
     if (lstat(meta.c_str(), &ms) != 0 || !S_ISREG(ms.st_mode) || ms.st_size == 0 ||
         lstat(data.c_str(), &ds) != 0)
       continue;  // empty: an OPEN that never replied; no data: committed meanwhile
-    StagedVersion v{meta, ""};
-    bool closed = false;
-    if (read_meta_fields(meta, &v.path, &closed) && !closed) continue;
-    out.push_back(v);  // closed, or unreadable: either way not committed
+    VersionMeta m;
+    if (read_meta_file(meta, m, nullptr) && !m.closed) continue;
+    out.push_back({meta, m.path});  // closed, or unreadable: either way not committed
   }
   closedir(d);
   return out;

@@ -11,15 +11,7 @@
 #include <cstring>
 #include <iterator>
 
-#include "wire/protocol.h"
-
 namespace ckptfwd::fwd {
-
-int64_t parse_whole_end(const char* text) {
-  long long end = -1;
-  return wire::parse_i64(text, end) && end >= 0 && static_cast<uint64_t>(end) <= kMaxExtentEnd ? end
-                                                                                               : -1;
-}
 
 void extents_normalize(Extents& e) {
   std::sort(e.begin(), e.end(), [](const Extent& a, const Extent& b) { return a.begin < b.begin; });

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "wire/protocol.h"
+
 namespace ckptfwd::fwd {
 
 struct Extent {
@@ -17,12 +19,10 @@ struct Extent {
 // Sorted, disjoint, non-adjacent.
 using Extents = std::vector<Extent>;
 
-// Ends beyond this are refused (no file is that large; keeps sums from overflowing).
-inline constexpr uint64_t kMaxExtentEnd = uint64_t{1} << 62;
-
-// The end of a file written whole from offset 0, as a CLOSE's "whole=<end>" field and a
-// .meta's "whole" line give it: a decimal number 0..kMaxExtentEnd, else -1 (unknown).
-int64_t parse_whole_end(const char* text);
+// Ends beyond this are refused; parse_whole_end reads a CLOSE's "whole=<end>" and a .meta's
+// "whole" line (both in wire/protocol.h).
+using wire::kMaxExtentEnd;
+using wire::parse_whole_end;
 
 // a := a ∪ b (both normalised).
 void extents_union(Extents& a, const Extents& b);

@@ -12,7 +12,7 @@
 #include <cstring>
 #include <vector>
 
-#include "store/content_hash.h"
+#include "store/container/content_hash.h"
 
 namespace ckptfwd::fwd {
 
@@ -21,59 +21,6 @@ std::string errno_message(const std::string& what, const std::string& path) {
 }
 
 namespace {
-
-// Paths are percent-encoded in the meta file so a newline in a name cannot break it.
-std::string enc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '%' || c == '\n' || c == '\r') {
-      char b[4];
-      snprintf(b, sizeof(b), "%%%02X", static_cast<unsigned char>(c));
-      o += b;
-    } else {
-      o += c;
-    }
-  }
-  return o;
-}
-
-std::string dec(const std::string& s) {
-  std::string o;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      unsigned v = 0;
-      if (sscanf(s.c_str() + i + 1, "%2x", &v) == 1) {
-        o += static_cast<char>(v);
-        i += 2;
-        continue;
-      }
-    }
-    o += s[i];
-  }
-  return o;
-}
-}  // namespace
-
-namespace {
-std::string meta_text(const VersionMeta& m) {
-  char mode[16];
-  snprintf(mode, sizeof(mode), "%o", m.mode);
-  std::string text = "path=" + enc(m.path) + "\nrank=" + std::to_string(m.rank) + "\nmode=" + mode +
-                     "\npid=" + std::to_string(m.pid) + "\n";
-  if (m.partial) text += "partial=1\n";
-  if (m.extents_unknown) text += "extents_unknown=1\n";
-  if (m.created) text += "created=1\n";
-  if (m.whole >= 0) text += "whole=" + std::to_string(m.whole) + "\n";
-  text += m.closed ? "state=closed\ncloser=" + std::to_string(m.closer) + "\n" : "state=open\n";
-  if (!m.closed && !m.holders.empty()) {
-    text += "holders=";
-    for (size_t i = 0; i < m.holders.size(); ++i)
-      text += (i ? "," : "") + std::to_string(m.holders[i].first) + ":" +
-              std::to_string(m.holders[i].second);
-    text += "\n";
-  }
-  return text;
-}
 
 // One page: a write of it at offset 0 is done whole or not at all by a killed process.
 constexpr size_t kMetaPage = 4096;
@@ -103,7 +50,7 @@ bool write_in_place(const std::string& meta_path, std::string text) {
 
 bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string* err,
                 MetaWrite how) {
-  std::string text = meta_text(m);
+  std::string text = format_meta(m);
   if (how == MetaWrite::kFresh) {
     bool exists = false;
     if (write_fresh(meta_path, text, &exists)) return true;
@@ -133,61 +80,10 @@ bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string*
 }
 
 bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err) {
-  int fd = open(meta_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    if (err) *err = errno_message("cannot open", meta_path);
-    return false;
-  }
-  char buf[8192];
-  ssize_t n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (n <= 0) {
-    if (err) *err = meta_path + ": empty or unreadable";
-    return false;
-  }
-  buf[n] = '\0';
-  bool have_path = false;
-  char* save = nullptr;
-  for (char* line = strtok_r(buf, "\n", &save); line; line = strtok_r(nullptr, "\n", &save)) {
-    char* eq = strchr(line, '=');
-    if (!eq) continue;
-    *eq = '\0';
-    const char* v = eq + 1;
-    if (!strcmp(line, "path")) {
-      m.path = dec(v);
-      have_path = !m.path.empty() && m.path[0] == '/';
-    } else if (!strcmp(line, "rank")) {
-      m.rank = atoi(v);
-    } else if (!strcmp(line, "mode")) {
-      m.mode = static_cast<uint32_t>(strtoul(v, nullptr, 8)) & 07777;
-    } else if (!strcmp(line, "pid")) {
-      m.pid = atol(v);
-    } else if (!strcmp(line, "partial")) {
-      m.partial = !strcmp(v, "1");
-    } else if (!strcmp(line, "extents_unknown")) {
-      m.extents_unknown = !strcmp(v, "1");
-    } else if (!strcmp(line, "created")) {
-      m.created = !strcmp(v, "1");
-    } else if (!strcmp(line, "whole")) {
-      m.whole = parse_whole_end(v);  // a bad one: unknown, as without the line
-    } else if (!strcmp(line, "state")) {
-      m.closed = !strcmp(v, "closed");
-    } else if (!strcmp(line, "closer")) {
-      m.closer = atol(v);
-    } else if (!strcmp(line, "holders")) {
-      for (const char* p = v; *p;) {
-        char* end = nullptr;
-        long pid = strtol(p, &end, 10);
-        int refs = 1;
-        if (*end == ':') refs = static_cast<int>(strtol(end + 1, &end, 10));
-        if (pid > 0 && refs > 0) m.holders.push_back({pid, refs});
-        p = *end == ',' ? end + 1 : end;
-        if (end == p && *p) break;  // junk: stop
-      }
-    }
-  }
-  if (!have_path && err) *err = meta_path + ": no absolute path= line";
-  return have_path;
+  if (!read_meta_file(meta_path, m, err)) return false;
+  if (!m.path.empty() && m.path[0] == '/') return true;
+  if (err) *err = meta_path + ": no absolute path= line";
+  return false;
 }
 
 namespace {

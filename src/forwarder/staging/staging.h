@@ -1,5 +1,6 @@
 // Staged files in the session dir: the .meta description that lets a restarted forwarder
-// recover a version, copies of starting bytes, and their hashes.
+// recover a version (its format and VersionMeta: common/staged_meta.h), copies of starting
+// bytes, and their hashes.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -7,28 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/staged_meta.h"
 #include "forwarder/staging/extents.h"
 
 namespace ckptfwd::fwd {
-
-struct VersionMeta {
-  std::string path;
-  int rank = -1;
-  uint32_t mode = 0644;
-  long pid = 0;
-  bool partial = false;          // shared across nodes: committed as an overlay
-  bool extents_unknown = false;  // some writer's extents never arrived
-  bool created = false;          // a new file, committed as an overlay (Version::created)
-  int64_t whole = -1;            // Version::whole_prefix: extents [0, whole) without a file
-  // The recovery protocol: a version is committed after a crash only if its .meta says it
-  // was closed (state=closed). An open one (state=open, or no state line) stays open for
-  // its holders (pid:refs), who may still CLOSE it. Staged files without a .meta are
-  // incomplete (a copy of old bytes or an fsync snapshot in progress: the .meta is written
-  // when the copy is done) and are deleted.
-  bool closed = false;
-  long closer = 0;                              // pid whose CLOSE closed it
-  std::vector<std::pair<long, int>> holders{};  // open: (pid, references)
-};
 
 // How write_meta puts the .meta down, each whole or not at all for a forwarder killed
 // meanwhile (the crash the .meta is for; staging does not outlive the node's):
@@ -46,6 +29,7 @@ enum class MetaWrite { kReplace, kFresh, kInPlace };
 // Writes meta, 0600. False with *err on failure.
 bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string* err,
                 MetaWrite how = MetaWrite::kReplace);
+// read_meta_file of common/staged_meta.h, and the path must be absolute. False with *err.
 bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err);
 
 // "<what> <path>: <strerror(errno)>", the message of a failed call on a staged file.
