@@ -93,6 +93,11 @@ bool launched_as_mpi_rank() {
   return first_rank_of({"PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK"}) >= 0;
 }
 
+bool path_setting_keeps(const char* name, const char* value) {
+  return strcmp(name, "CKPTFWD_LOG") == 0 &&
+         (strcmp(value, "stderr") == 0 || strcmp(value, "syslog") == 0);
+}
+
 bool normalize_path(const char* path, const char* base, char* out, size_t cap) {
   char tmp[PATH_MAX * 2];
   if (path[0] == '/') {

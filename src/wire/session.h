@@ -60,4 +60,15 @@ bool launched_as_mpi_rank();
 // (nullptr: the current directory). Returns false if it does not fit or cwd is unknown.
 bool normalize_path(const char* path, const char* base, char* out, size_t cap);
 
+// The path settings a process that starts a forwarder hands it made absolute against its
+// own current directory, since the forwarder works in `/`. The preload library
+// (interpose/setup/env_settings.h, collect_abs_env) and the CLI's drain and run
+// (tools/ckptfwd/staged_versions.cc) take them from here. CKPTFWD_CAPTURE, a list of
+// globs, each made absolute, is not among them.
+inline constexpr const char* kForwarderPathSettings[] = {
+    "CKPTFWD_STORE", "CKPTFWD_LOG", "CKPTFWD_STATS_FILE", "CKPTFWD_STAGE_DIR", "CKPTFWD_CONFIG"};
+// True when value, given to path setting name, is a word that names no file and is passed
+// on as it is: "stderr" and "syslog" of CKPTFWD_LOG.
+bool path_setting_keeps(const char* name, const char* value);
+
 }  // namespace ckptfwd

@@ -46,8 +46,6 @@ std::string forwarder_binary() {
 
 // This process's environment as the forwarder's (see start_forwarder).
 std::vector<std::string> forwarder_env() {
-  static const char* kPathKeys[] = {"CKPTFWD_STORE", "CKPTFWD_LOG", "CKPTFWD_STATS_FILE",
-                                    "CKPTFWD_STAGE_DIR", "CKPTFWD_CONFIG"};
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) {
     std::string kv = *e;
@@ -56,8 +54,8 @@ std::vector<std::string> forwarder_env() {
     if (eq == std::string::npos || key == "LD_PRELOAD") continue;
     std::string val = kv.substr(eq + 1);
     if (key == "CKPTFWD_CAPTURE") val = absolute_globs(val);
-    for (const char* k : kPathKeys)
-      if (key == k) val = abs_against_cwd(val);
+    for (const char* k : kForwarderPathSettings)
+      if (key == k && !path_setting_keeps(k, val.c_str())) val = abs_against_cwd(val);
     env.push_back(key + "=" + val);
   }
   return env;

@@ -20,10 +20,11 @@ struct StagedVersion {
 std::vector<StagedVersion> closed_staged_versions(const std::string& dir);
 
 // Starts `ckptfwd-forwarder --daemon` for this job and node with this process's
-// environment (LD_PRELOAD dropped, relative path settings and capture globs made absolute:
-// the forwarder works in `/`), under the session's election lock like the library; its
-// recovery then takes over the staged versions. Needs CKPTFWD_CAPTURE or CKPTFWD_STORE
-// (which store a recovered version goes to depends on them). False with *why.
+// environment (LD_PRELOAD dropped, relative path settings, kForwarderPathSettings of
+// wire/session.h, and capture globs made absolute: the forwarder works in `/`), under
+// the session's election lock like the library; its recovery then takes over the staged
+// versions. Needs CKPTFWD_CAPTURE or CKPTFWD_STORE (which store a recovered version goes
+// to depends on them). False with *why.
 bool start_forwarder(const SessionPaths& sp, std::string* why);
 
 // Capture globs made absolute against the current directory (colon separated).

@@ -154,7 +154,7 @@ void do_init() {
   int saved = errno;
   real::resolve_all();
   // The log first: warnings about the other settings go where the user looks.
-  env_abs_path("CKPTFWD_LOG", g_settings.log_path, sizeof(g_settings.log_path), true);
+  env_abs_path("CKPTFWD_LOG", g_settings.log_path, sizeof(g_settings.log_path));
   const char* spec = getenv("CKPTFWD_CAPTURE");
   if (env_switch("CKPTFWD_DISABLE", false) || !spec || !*spec) {
     errno = saved;

@@ -36,11 +36,10 @@ long env_int(const char* name, long dflt, long lo, long hi) {
   return dflt;
 }
 
-bool env_abs_path(const char* name, char* out, size_t cap, bool is_log) {
+bool env_abs_path(const char* name, char* out, size_t cap) {
   out[0] = '\0';
   const char* v = getenv(name);
-  if (!v || !*v) return true;
-  if (is_log && (strcmp(v, "stderr") == 0 || strcmp(v, "syslog") == 0)) return true;
+  if (!v || !*v || path_setting_keeps(name, v)) return true;
   if (normalize_path(v, nullptr, out, cap)) return true;
   out[0] = '\0';
   log_msg(
@@ -52,11 +51,9 @@ bool env_abs_path(const char* name, char* out, size_t cap, bool is_log) {
 
 void collect_abs_env(AbsEnv& env) {
   env.n = 0;
-  for (const char* name : {"CKPTFWD_STORE", "CKPTFWD_LOG", "CKPTFWD_STATS_FILE",
-                           "CKPTFWD_STAGE_DIR", "CKPTFWD_CONFIG"}) {
+  for (const char* name : kForwarderPathSettings) {
     char abs[PATH_MAX];
-    if (!env_abs_path(name, abs, sizeof(abs), strcmp(name, "CKPTFWD_LOG") == 0) || !abs[0])
-      continue;
+    if (!env_abs_path(name, abs, sizeof(abs)) || !abs[0]) continue;
     if (env.n >= AbsEnv::kMax) break;
     snprintf(env.entry[env.n++], sizeof(env.entry[0]), "%s=%s", name, abs);
   }

@@ -5,6 +5,9 @@
 #pragma once
 #include <climits>
 #include <cstddef>
+#include <iterator>
+
+#include "wire/session.h"
 
 namespace ckptfwd::interpose {
 
@@ -17,15 +20,17 @@ bool env_switch(const char* name, bool dflt);
 // the key, the value and the range, and dflt.
 long env_int(const char* name, long dflt, long lo, long hi);
 
-// name's value made absolute into out (cap bytes); "" when unset, empty, or one of the
-// keep words ("stderr", "syslog" for CKPTFWD_LOG: not paths). False, with a warning, when
-// it cannot be made absolute (too long, cwd unknown); out is "" then.
-bool env_abs_path(const char* name, char* out, size_t cap, bool is_log = false);
+// name's value made absolute into out (cap bytes); "" when unset, empty, or a word that
+// names no file (wire/session.h, path_setting_keeps: "stderr", "syslog" of CKPTFWD_LOG).
+// False, with a warning, when it cannot be made absolute (too long, cwd unknown); out is
+// "" then.
+bool env_abs_path(const char* name, char* out, size_t cap);
 
-// The path settings handed to a forwarder this process starts, as "KEY=/abs/value"
-// entries (spawn_forwarder replaces the relative originals with them).
+// The path settings handed to a forwarder this process starts (kForwarderPathSettings of
+// wire/session.h), as "KEY=/abs/value" entries (spawn_forwarder replaces the relative
+// originals with them).
 struct AbsEnv {
-  static constexpr int kMax = 6;
+  static constexpr int kMax = static_cast<int>(std::size(kForwarderPathSettings)) + 1;
   // CKPTFWD_CAPTURE too: every glob made absolute (the forwarder puts the store at their
   // literal directories, forwarder/util/store_paths.h), up to CaptureSet::kSpecBytes.
   char entry[kMax][16384 + 32];
