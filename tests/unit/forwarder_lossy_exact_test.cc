@@ -11,8 +11,7 @@
 #include "forwarder/pipeline/chunk_index.h"
 #include "forwarder/pipeline/merge_plan.h"
 #include "forwarder/pipeline/pipeline.h"
-#include "forwarder_test_util.h"
-#include "schema/infer.h"
+#include "forwarder_schema_batch.h"
 #include "store/container/container.h"
 
 namespace ckptfwd::fwd::test {
@@ -44,53 +43,30 @@ const char* kSchema =
 constexpr double kBound = 0.5;
 constexpr size_t kT = 8, kP = kT + 8 * kN;  // offsets of T and P
 
-class LossyExact : public ForwarderTest {
+class LossyExact : public SchemaBatchTest {
  protected:
   void SetUp() override {
-    ForwarderTest::SetUp();
-    std::string schema = root_ + "/ckpt.schema";
-    write_file(schema, kSchema);
-    cfg_.schema = schema;
+    SchemaBatchTest::SetUp();
     cfg_.scheme = "auto";
     cfg_.chunk_bytes = 65536;
     cfg_.codec_min_mbps = 0;  // what is chosen must not depend on the build's speed
     cfg_.lossy = "T_*=abs:0.5";
-    std::string err;
-    ASSERT_TRUE(inferrer_.configure(cfg_, &err)) << err;
+    use_schema(kSchema);
   }
 
   // The files of one batch (rank i: contents[i]), written as one container.
   BatchResult write_batch(const std::string& dir, const std::vector<std::string>& contents,
                           const ChunkIndex* refs = nullptr) {
     std::vector<BatchFile> files;
-    for (size_t rank = 0; rank < contents.size(); ++rank) {
-      std::string staged = root_ + "/staged_" + dir + std::to_string(rank);
-      write_file(staged, contents[rank]);
-      files.push_back(BatchFile{next_vid_++, staged,
-                                data_ + "/" + dir + "/rank_" + std::to_string(rank) + ".bin",
-                                static_cast<int>(rank), 0644, 0, contents[rank].size()});
-    }
+    for (size_t rank = 0; rank < contents.size(); ++rank)
+      files.push_back(stage(next_vid_++, "staged_" + dir + std::to_string(rank),
+                            data_ + "/" + dir + "/rank_" + std::to_string(rank) + ".bin",
+                            static_cast<int>(rank), contents[rank]));
     BatchResult res;
     std::string err;
     EXPECT_TRUE(write_container(cfg_, store(), "n", files, res, &err, &inferrer_, nullptr, refs))
         << err;
     return res;
-  }
-
-  // What a restore of container gives back for each file, after verify passed.
-  std::vector<std::string> restore(const std::string& container) {
-    ContainerReader r;
-    std::string err;
-    EXPECT_TRUE(r.open(store() + "/" + container, &err)) << err;
-    std::vector<std::string> problems;
-    EXPECT_TRUE(r.verify(problems)) << (problems.empty() ? "" : problems[0]);
-    std::vector<std::string> out(r.files().size());
-    for (size_t i = 0; i < r.files().size(); ++i) {
-      std::vector<uint8_t> got;
-      EXPECT_TRUE(r.read_file(i, got, &err)) << err;
-      out[static_cast<size_t>(r.files()[i].rank)].assign(got.begin(), got.end());
-    }
-    return out;
   }
 
   // T restored within its bound (and some value changed: it was stored lossy), P and n
@@ -116,7 +92,6 @@ class LossyExact : public ForwarderTest {
                            << kN << " values, max error " << p_err;
   }
 
-  schema::Inferrer inferrer_;
   uint64_t next_vid_ = 1;
 };
 
@@ -126,7 +101,7 @@ TEST_F(LossyExact, ExactVariableEqualToLossyOneInTheSameFileIsExact) {
   const std::string t = field(1);
   const std::vector<std::string> in = {checkpoint(t, t)};  // P holds T's bytes
   BatchResult res = write_batch("one", in);
-  std::vector<std::string> got = restore(res.container);
+  std::vector<std::string> got = read_back(res.container);
   ASSERT_EQ(got.size(), 1u);
   size_t t_changed = 0;
   expect_only_t_lossy(in[0], got[0], &t_changed, "rank 0");
@@ -141,7 +116,7 @@ TEST_F(LossyExact, ExactVariableEqualToAnotherRanksLossyOneIsExact) {
   for (int group : {0, 1}) {  // one merge group, and one per rank (other streams, same job)
     cfg_.group_size = group;
     BatchResult res = write_batch("g" + std::to_string(group), in);
-    std::vector<std::string> got = restore(res.container);
+    std::vector<std::string> got = read_back(res.container);
     ASSERT_EQ(got.size(), 2u);
     size_t t_changed = 0;
     for (size_t r = 0; r < 2; ++r)
@@ -159,7 +134,7 @@ TEST_F(LossyExact, LaterBytesReferToALossyChunkOnlyWhereTheyEqualWhatItGivesBack
   // P the bytes first written.
   const std::string t = field(3);
   BatchResult r1 = write_batch("step1", {checkpoint(t, field(4))});
-  const std::string restored_t = restore(r1.container).at(0).substr(kT, 8 * kN);
+  const std::string restored_t = read_back(r1.container).at(0).substr(kT, 8 * kN);
   ASSERT_NE(restored_t, t) << "T (opted in) was stored exactly: the test shows nothing";
   ChunkIndexCache cache;
   auto index = cache.index_for(store(), {{r1.container, r1.identity}});
@@ -167,7 +142,7 @@ TEST_F(LossyExact, LaterBytesReferToALossyChunkOnlyWhereTheyEqualWhatItGivesBack
   cfg_.lossy.clear();
   const std::vector<std::string> in = {checkpoint(restored_t, t), checkpoint(t, t)};
   BatchResult r2 = write_batch("step2", in, index.get());
-  std::vector<std::string> got = restore(r2.container);
+  std::vector<std::string> got = read_back(r2.container);
   ASSERT_EQ(got.size(), 2u);
   for (size_t r = 0; r < 2; ++r)
     EXPECT_TRUE(got[r] == in[r]) << "rank " << r << " of container 2 is not restored exactly";

@@ -8,8 +8,7 @@
 
 #include "forwarder/pipeline/merge_plan.h"
 #include "forwarder/pipeline/pipeline.h"
-#include "forwarder_test_util.h"
-#include "schema/infer.h"
+#include "forwarder_schema_batch.h"
 #include "store/container/container.h"
 
 namespace ckptfwd::fwd::test {
@@ -38,15 +37,11 @@ const char* kSchema =
     "  bytes rest[*]\n";
 }  // namespace
 
-class MergeSchemes : public ForwarderTest {
+class MergeSchemes : public SchemaBatchTest {
  protected:
   void SetUp() override {
-    ForwarderTest::SetUp();
-    std::string schema = root_ + "/ckpt.schema";
-    write_file(schema, kSchema);
-    cfg_.schema = schema;
-    std::string err;
-    ASSERT_TRUE(inferrer_.configure(cfg_, &err)) << err;
+    SchemaBatchTest::SetUp();
+    use_schema(kSchema);
     // Ranks out of order; one file the schema does not describe.
     for (int rank : {3, 0, 5, 1, 4, 2})
       add(data_ + "/rank_" + std::to_string(rank) + ".bin", rank, checkpoint(rank, 3000));
@@ -54,9 +49,8 @@ class MergeSchemes : public ForwarderTest {
   }
 
   void add(const std::string& path, int rank, const std::string& bytes) {
-    std::string staged = root_ + "/staged" + std::to_string(files_.size());
-    write_file(staged, bytes);
-    files_.push_back(BatchFile{files_.size() + 1, staged, path, rank, 0644, 0, bytes.size()});
+    files_.push_back(
+        stage(files_.size() + 1, "staged" + std::to_string(files_.size()), path, rank, bytes));
     contents_.push_back(bytes);
   }
 
@@ -68,16 +62,11 @@ class MergeSchemes : public ForwarderTest {
     BatchResult res;
     std::string err;
     EXPECT_TRUE(write_container(cfg_, store(), "n", files_, res, &err, &inferrer_)) << err;
+    std::vector<std::string> got = read_back(res.container);
+    EXPECT_EQ(got.size(), contents_.size());
+    for (size_t i = 0; i < got.size() && i < contents_.size(); ++i)
+      EXPECT_TRUE(got[i] == contents_[i]) << scheme << " group " << group << " file " << i;
     EXPECT_TRUE(r.open(store() + "/" + res.container, &err)) << err;
-    EXPECT_EQ(r.files().size(), contents_.size());
-    for (size_t i = 0; i < r.files().size(); ++i) {
-      std::vector<uint8_t> got;
-      EXPECT_TRUE(r.read_file(i, got, &err)) << scheme << " " << group << ": " << err;
-      EXPECT_TRUE(std::string(got.begin(), got.end()) == contents_[i])
-          << scheme << " group " << group << " file " << i;
-    }
-    std::vector<std::string> problems;
-    EXPECT_TRUE(r.verify(problems)) << (problems.empty() ? "" : problems[0]);
     return res;
   }
 
@@ -87,7 +76,6 @@ class MergeSchemes : public ForwarderTest {
     return k;
   }
 
-  schema::Inferrer inferrer_;
   std::vector<BatchFile> files_;
   std::vector<std::string> contents_;
 };
@@ -178,13 +166,9 @@ TEST_F(MergeSchemes, AnFsyncTriesCodecsOnlyForLargeStreams) {
   }
   EXPECT_TRUE(saw_large && saw_small);
   EXPECT_TRUE(choices.run_deferred()) << "the small stream's trial was deferred";
-  ContainerReader r;
-  ASSERT_TRUE(r.open(store() + "/" + res.container, &err)) << err;
-  for (size_t i = 0; i < r.files().size(); ++i) {
-    std::vector<uint8_t> got;
-    ASSERT_TRUE(r.read_file(i, got, &err)) << err;
-    EXPECT_TRUE(std::string(got.begin(), got.end()) == contents_[i]) << i;
-  }
+  std::vector<std::string> got = read_back(res.container);
+  ASSERT_EQ(got.size(), contents_.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i] == contents_[i]) << i;
 }
 
 // Pieces are first compared by a fingerprint of their length and three pages; two grids

@@ -8,8 +8,7 @@
 #include "codec/codec.h"
 #include "forwarder/pipeline/chunk_index.h"
 #include "forwarder/pipeline/pipeline.h"
-#include "forwarder_test_util.h"
-#include "schema/infer.h"
+#include "forwarder_schema_batch.h"
 #include "store/container/container.h"
 #include "store/container/variable_map.h"
 #include "store/manifest/manifest.h"
@@ -38,16 +37,12 @@ const char* kSchema =
     "  float64 temperature[n]\n"
     "  float64 grid[n]\n";
 
-class ChunkRefs : public ForwarderTest {
+class ChunkRefs : public SchemaBatchTest {
  protected:
   void SetUp() override {
-    ForwarderTest::SetUp();
-    std::string schema = root_ + "/ckpt.schema";
-    write_file(schema, kSchema);
-    cfg_.schema = schema;
+    SchemaBatchTest::SetUp();
     cfg_.chunk_bytes = 16384;
-    std::string err;
-    ASSERT_TRUE(inferrer_.configure(cfg_, &err)) << err;
+    use_schema(kSchema);
   }
 
   // The files of one step, written as one batch (refs: what its chunks may refer to).
@@ -56,12 +51,11 @@ class ChunkRefs : public ForwarderTest {
     contents.clear();
     for (int rank = 0; rank < 4; ++rank) {
       std::string bytes = checkpoint(rank, step, 8192);
-      std::string staged = root_ + "/s" + std::to_string(step) + "_" + std::to_string(rank);
-      write_file(staged, bytes);
-      files.push_back(BatchFile{
-          static_cast<uint64_t>(step * 10 + rank + 1), staged,
-          data_ + "/step" + std::to_string(step) + "/rank_" + std::to_string(rank) + ".bin", rank,
-          0644, 0, bytes.size()});
+      files.push_back(
+          stage(static_cast<uint64_t>(step * 10 + rank + 1),
+                "s" + std::to_string(step) + "_" + std::to_string(rank),
+                data_ + "/step" + std::to_string(step) + "/rank_" + std::to_string(rank) + ".bin",
+                rank, bytes));
       contents.push_back(bytes);
     }
     BatchResult res;
@@ -72,20 +66,11 @@ class ChunkRefs : public ForwarderTest {
   }
 
   void expect_restores(const std::string& container, const std::vector<std::string>& contents) {
-    ContainerReader r;
-    std::string err;
-    ASSERT_TRUE(r.open(store() + "/" + container, &err)) << err;
-    ASSERT_EQ(r.files().size(), contents.size());
-    for (size_t i = 0; i < contents.size(); ++i) {
-      std::vector<uint8_t> got;
-      ASSERT_TRUE(r.read_file(i, got, &err)) << err;
-      EXPECT_TRUE(std::string(got.begin(), got.end()) == contents[i]) << container << " " << i;
-    }
-    std::vector<std::string> problems;
-    EXPECT_TRUE(r.verify(problems)) << problems[0];
+    std::vector<std::string> got = read_back(container);
+    ASSERT_EQ(got.size(), contents.size());
+    for (size_t i = 0; i < contents.size(); ++i)
+      EXPECT_TRUE(got[i] == contents[i]) << container << " " << i;
   }
-
-  schema::Inferrer inferrer_;
 };
 
 TEST_F(ChunkRefs, UnchangedVariableIsStoredAsReferences) {
