@@ -20,8 +20,13 @@ struct Region {
   uint64_t len;
 };
 
+// None of these is destroyed at exit (std::mutex and the integers are trivially
+// destructible; the list is allocated once and never freed): prepare()'s thread is
+// detached, so it may still be giving a region back while the process exits (the
+// forwarder's main returning, a unit test's process ending), and a static destructor
+// would free the list under it, with nothing ordering the two.
 std::mutex g_mu;
-std::deque<Region> g_kept;  // oldest first
+std::deque<Region>& g_kept = *new std::deque<Region>;  // oldest first
 uint64_t g_kept_bytes = 0;
 uint64_t g_cap = 128ull << 20;
 std::atomic<bool> g_preparing{false};
