@@ -274,11 +274,19 @@ TEST_F(SyncedHashTest, AWriterGoingAwayUnchangedHashesWithoutTheLock) {
   bool in_time = false;
   std::atomic<int> hashes{0};
   std::promise<void> hashed;
-  test_hooks().during_synced_hash = [&] {
-    if (hashes++) return;
-    in_time = done_in_time([&](Client& o) { stats_reply = o.call({"STATS"})[0]; });
-    hashed.set_value();
-  };
+  {
+    // Set under the state lock. Only the connection's end below makes the batcher run
+    // the hook, and a closed socket orders nothing between threads (it is no request the
+    // forwarder reads): without the lock, the hook and the locals it refers to would be
+    // written here and read on the batcher with no happens-before. The batcher takes
+    // this lock to find the closed version, so after this block.
+    std::lock_guard lk(core.state.mu);
+    test_hooks().during_synced_hash = [&] {
+      if (hashes++) return;
+      in_time = done_in_time([&](Client& o) { stats_reply = o.call({"STATS"})[0]; });
+      hashed.set_value();
+    };
+  }
   c.reset();  // its connection goes away (to the forwarder this process looks gone)
   ASSERT_EQ(hashed.get_future().wait_for(kAnswerLimit), std::future_status::ready);
   // The version leaves once the hash's verdict is in (the drain waits for no open one).
