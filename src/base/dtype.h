@@ -1,7 +1,7 @@
 // Element types of checkpoint bytes: the one table of dtype names, their element sizes,
 // kinds and byte orders, and the byte codes of the little-endian ones. Every reader of a
 // dtype goes through it: the variable maps of the store (store/container/variable_map.h), the typed
-// codec chains (codec/chain_format.h), and the hints below.
+// codec chains (codec/chain/chain_format.h), and the hints below.
 //
 // Dtype names (elements of `size` bytes):
 //   I8 U8, I16LE I16BE U16LE U16BE, I32LE I32BE U32LE U32BE, I64LE I64BE U64LE U64BE,
@@ -49,7 +49,7 @@ inline constexpr uint8_t kMaxDtypeCode = 10;
 inline constexpr unsigned kHintRecordBytes = 17;
 
 // How an element's bytes read as a number. The kChain chunk header stores it as a u8
-// (codec/chain_format.h): the values are fixed.
+// (codec/chain/chain_format.h): the values are fixed.
 enum class DtypeKind : uint8_t { kBytes = 0, kUnsigned = 1, kSigned = 2, kFloat = 3 };
 
 // No byte code: hints and containers' hint records carry only the little-endian numbers.

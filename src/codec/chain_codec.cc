@@ -1,8 +1,8 @@
 // The kChain codec: chunks encoded by typed.h's encode(), self-describing. compress() (the
 // plain Codec interface, with no type known) encodes with bytes_chain(level).
-#include "codec/chain_decode.h"
+#include "codec/chain/chain_decode.h"
+#include "codec/chain/typed.h"
 #include "codec/codecs_builtin.h"
-#include "codec/typed.h"
 
 namespace ckptfwd {
 namespace codec {

@@ -1,6 +1,6 @@
 // One interface for every byte codec: raw, zstd, zlib, and the typed codec chain (kChain,
-// codec/typed.h), whose stages are the transforms (codec/transforms.h) and an entropy
-// stage that is zstd, zlib, fpzip for floats (codec/entropy_fpzip.cc) or none.
+// codec/chain/typed.h), whose stages are the transforms (codec/chain/transforms.h) and an entropy
+// stage that is zstd, zlib, fpzip for floats (codec/chain/entropy_fpzip.cc) or none.
 // Modeled on ADIOS2's operator idea: a codec is looked up by a stable id stored in each
 // chunk, so a container written today stays readable when defaults change.
 #pragma once
@@ -11,7 +11,7 @@
 
 namespace ckptfwd {
 
-// kChain: a typed codec chain (codec/typed.h), self-describing in the chunk bytes.
+// kChain: a typed codec chain (codec/chain/typed.h), self-describing in the chunk bytes.
 // kRef: no codec: the chunk names an equal chunk of another container of the store
 // (store/container/chunk_ref.h, container format version 4); codec_by_id(kRef) is nullptr.
 enum class CodecId : uint8_t { kRaw = 0, kZstd = 1, kZlib = 2, kChain = 3, kRef = 4 };

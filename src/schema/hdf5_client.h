@@ -1,5 +1,5 @@
 // HDF5 inference without linking HDF5: the forwarder and the CLI run the helper program
-// ckptfwd-h5infer (src/schema/h5infer_main.cc, which links the HDF5 library) on the file,
+// ckptfwd-h5infer (src/schema/h5infer/h5infer_main.cc, which links the HDF5 library) on the file,
 // with a time limit and memory and core-dump limits, and read its variable map (binary
 // encoding of store/container/variable_map.h) from a pipe. A helper that crashes, hangs, exits
 // non-zero or writes a map that fails the checks costs only this file's inference.

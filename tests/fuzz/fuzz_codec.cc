@@ -16,8 +16,8 @@
 #include <cstring>
 #include <vector>
 
+#include "codec/chain/typed.h"
 #include "codec/codec.h"
-#include "codec/typed.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2) return 0;

@@ -16,18 +16,21 @@ while IFS= read -r line; do
   allowed[${line%%:*}]=" ${line#*:} "
 done <"$table"
 
-# The layer of a file or of an included path ("store/manifest/manifest.h" -> store,
-# "forwarder/pipeline/pipeline.h" -> forwarder/pipeline, "forwarder/core.h" -> forwarder/core).
+# The layer of a file or of an included path: its room when the table has a line for
+# "<folder>/<room>" ("store/manifest/manifest.h" -> store/manifest, "codec/chain/typed.h" ->
+# codec/chain), else its top-level folder ("codec/codec.h" -> codec, "interpose/wrap/x.h" ->
+# interpose: the rooms of interpose are folders by job, no arrows). The forwarder's loose
+# headers are rooms of their own ("forwarder/core.h" -> forwarder/core).
 layer_of() {
   local p=$1 top rest
   top=${p%%/*}
   rest=${p#*/}
-  if [ "$top" = forwarder ]; then
-    if [[ $rest == */* ]]; then echo "forwarder/${rest%%/*}"; else echo "forwarder/${rest%.*}"; fi
-  elif [ "$top" = store ] && [[ $rest == */* ]]; then
-    echo "store/${rest%%/*}"
+  if [[ $rest == */* ]] && [ -n "${allowed[$top/${rest%%/*}]+x}" ]; then
+    echo "$top/${rest%%/*}"
+  elif [ "$top" = forwarder ]; then
+    echo "forwarder/${rest%.*}"
   else
-    echo "$top"  # interpose/<room>/: one layer (its rooms are folders by job, no arrows)
+    echo "$top"
   fi
 }
 

@@ -1,7 +1,7 @@
 // The dtype table (src/base/dtype.h) against the three readers of dtypes: the byte codes
 // (dtype_name, dtype_size), the store's element size of a name (dtype_name_size,
 // store/container/variable_map.h) and the codec's dtype of a name (chain::parse_dtype,
-// codec/chain_format.h). Each reader must accept exactly the names it accepted before it
+// codec/chain/chain_format.h). Each reader must accept exactly the names it accepted before it
 // read the table, with the same sizes, kinds, byte orders and codes: the literal lists
 // below are what they accepted, and every probe name (near misses included) must give in
 // each reader what the table gives.
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/dtype.h"
-#include "codec/chain_format.h"
+#include "codec/chain/chain_format.h"
 #include "store/container/variable_map.h"
 
 namespace ckptfwd {

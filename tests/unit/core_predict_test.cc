@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "codec/transforms.h"
+#include "codec/chain/transforms.h"
 
 namespace ckptfwd::codec::chain {
 namespace {

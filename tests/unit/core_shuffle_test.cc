@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "codec/transforms.h"
+#include "codec/chain/transforms.h"
 
 namespace ckptfwd::codec::chain {
 namespace {

@@ -1,4 +1,4 @@
-// Typed codec chains (codec/typed.h): bit-exact round trips for every dtype, step and
+// Typed codec chains (codec/chain/typed.h): bit-exact round trips for every dtype, step and
 // entropy stage (special floats, random and smooth data, odd lengths, big-endian data);
 // hostile chunks rejected without crashing; lossy bounds hold on every value and nothing
 // is lossy without opt-in; the selector's choices.
@@ -10,9 +10,9 @@
 #include <limits>
 #include <random>
 
-#include "codec/chain_format.h"
+#include "codec/chain/chain_format.h"
+#include "codec/chain/typed.h"
 #include "codec/codec.h"
-#include "codec/typed.h"
 
 namespace ckptfwd::codec {
 namespace {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "codec/codec.h"
-#include "codec/typed.h"
+#include "codec/chain/typed.h"
 
 using namespace ckptfwd;
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "codec/typed.h"
+#include "codec/chain/typed.h"
 #include "forwarder/pipeline/merge_plan.h"
 
 namespace ckptfwd::fwd {

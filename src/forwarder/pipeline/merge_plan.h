@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "codec/typed.h"
+#include "codec/chain/typed.h"
 #include "forwarder/staging/extents.h"
 #include "store/container/container.h"
 #include "store/container/variable_map.h"

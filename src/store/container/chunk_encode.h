@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "codec/typed.h"
+#include "codec/chain/typed.h"
 
 namespace ckptfwd {
 
@@ -30,7 +30,7 @@ EncodedChunk encode_chunk(const uint8_t* raw, size_t n, const std::string& codec
 EncodedChunk encode_chunk(const uint8_t* raw, size_t n, uint64_t raw_hash,
                           const std::string& codec_name, int level);
 
-// Encodes with a typed codec chain (codec/typed.h) as a CodecId::kChain chunk; when the
+// Encodes with a typed codec chain (codec/chain/typed.h) as a CodecId::kChain chunk; when the
 // chain fails (a lossy bound that cannot hold) or does not pay, falls back to
 // encode_chunk(codec_name, level), which may store raw. A lossy chain's chunk is decoded
 // once here: raw_hash covers the bytes a restore gives back (lossy_raw). The caller gives

@@ -17,8 +17,8 @@
 
 #include "base/dtype.h"
 #include "base/le_codec.h"
+#include "codec/chain/typed.h"
 #include "codec/codec.h"
-#include "codec/typed.h"
 #include "store/container/chunk_ref.h"
 #include "store/container/container.h"
 #include "store/container/container_format.h"

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "codec/chain_format.h"
+#include "codec/chain/chain_format.h"
 
 namespace ckptfwd::codec::chain {
 

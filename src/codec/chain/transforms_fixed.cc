@@ -9,8 +9,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "codec/exceptions.h"
-#include "codec/transforms.h"
+#include "codec/chain/exceptions.h"
+#include "codec/chain/transforms.h"
 
 namespace ckptfwd::codec::chain {
 namespace {

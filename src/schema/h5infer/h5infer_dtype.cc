@@ -1,4 +1,4 @@
-#include "schema/h5infer_dtype.h"
+#include "schema/h5infer/h5infer_dtype.h"
 
 namespace ckptfwd::h5infer {
 

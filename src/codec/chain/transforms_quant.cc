@@ -6,8 +6,8 @@
 // huge, too small for the relative bound) are exceptions stored verbatim.
 #include <cmath>
 
-#include "codec/exceptions.h"
-#include "codec/transforms.h"
+#include "codec/chain/exceptions.h"
+#include "codec/chain/transforms.h"
 
 namespace ckptfwd::codec::chain {
 namespace {

@@ -1,9 +1,9 @@
-#include "schema/h5infer_file.h"
+#include "schema/h5infer/h5infer_file.h"
 
 #include <hdf5.h>
 #include <sys/stat.h>
 
-#include "schema/h5infer_dataset.h"
+#include "schema/h5infer/h5infer_dataset.h"
 
 namespace ckptfwd::h5infer {
 

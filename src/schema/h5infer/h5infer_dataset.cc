@@ -1,8 +1,8 @@
-#include "schema/h5infer_dataset.h"
+#include "schema/h5infer/h5infer_dataset.h"
 
 #include <vector>
 
-#include "schema/h5infer_dtype.h"
+#include "schema/h5infer/h5infer_dtype.h"
 
 namespace ckptfwd::h5infer {
 

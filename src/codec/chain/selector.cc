@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <functional>
 
-#include "codec/chain_format.h"
-#include "codec/transforms.h"
-#include "codec/typed.h"
+#include "codec/chain/chain_format.h"
+#include "codec/chain/transforms.h"
+#include "codec/chain/typed.h"
 
 namespace ckptfwd::codec {
 namespace {

@@ -12,9 +12,9 @@
 #include <climits>
 #include <cstring>
 
-#include "codec/entropy.h"
-#include "codec/load_store.h"
-#include "codec/typed.h"
+#include "codec/chain/entropy.h"
+#include "codec/chain/load_store.h"
+#include "codec/chain/typed.h"
 
 namespace ckptfwd::codec {
 namespace {

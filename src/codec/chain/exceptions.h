@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "codec/load_store.h"
+#include "codec/chain/load_store.h"
 
 namespace ckptfwd::codec::chain {
 

@@ -9,8 +9,8 @@
 
 #include <type_traits>
 
-#include "codec/load_store.h"
-#include "codec/transforms.h"
+#include "codec/chain/load_store.h"
+#include "codec/chain/transforms.h"
 
 namespace ckptfwd::codec::chain {
 namespace {

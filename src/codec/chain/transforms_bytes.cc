@@ -3,8 +3,8 @@
 #include <emmintrin.h>
 #endif
 
-#include "codec/load_store.h"
-#include "codec/transforms.h"
+#include "codec/chain/load_store.h"
+#include "codec/chain/transforms.h"
 
 namespace ckptfwd::codec::chain {
 

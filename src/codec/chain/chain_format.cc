@@ -1,5 +1,5 @@
 // Encoding and hostile-input parsing of chain specs and kChain chunk headers.
-#include "codec/chain_format.h"
+#include "codec/chain/chain_format.h"
 
 #include <cstring>
 #include <optional>

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "schema/h5infer_file.h"
+#include "schema/h5infer/h5infer_file.h"
 
 namespace {
 

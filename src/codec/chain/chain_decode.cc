@@ -2,14 +2,14 @@
 // against the widths it implies before anything is allocated; all body lengths follow
 // from the header (none is read from the body), the decoded body is bounded by a small
 // multiple of raw_n, and the inverse steps write only within out[0, raw_n).
-#include "codec/chain_decode.h"
+#include "codec/chain/chain_decode.h"
 
 #include <algorithm>
 #include <cstring>
 
-#include "codec/entropy.h"
-#include "codec/exceptions.h"
-#include "codec/transforms.h"
+#include "codec/chain/entropy.h"
+#include "codec/chain/exceptions.h"
+#include "codec/chain/transforms.h"
 
 namespace ckptfwd::codec::chain {
 namespace {

@@ -6,10 +6,10 @@
 #include <cstring>
 #include <utility>
 
-#include "codec/chain_format.h"
-#include "codec/entropy.h"
-#include "codec/transforms.h"
-#include "codec/typed.h"
+#include "codec/chain/chain_format.h"
+#include "codec/chain/entropy.h"
+#include "codec/chain/transforms.h"
+#include "codec/chain/typed.h"
 
 namespace ckptfwd::codec {
 namespace {

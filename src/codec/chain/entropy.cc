@@ -1,5 +1,5 @@
 // zstd, zlib and none as chain entropy stages.
-#include "codec/entropy.h"
+#include "codec/chain/entropy.h"
 
 #include <zlib.h>
 #include <zstd.h>

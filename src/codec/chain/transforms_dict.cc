@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "codec/load_store.h"
-#include "codec/transforms.h"
+#include "codec/chain/load_store.h"
+#include "codec/chain/transforms.h"
 
 namespace ckptfwd::codec::chain {
 namespace {
