@@ -64,8 +64,7 @@ class LossyExact : public SchemaBatchTest {
                             static_cast<int>(rank), contents[rank]));
     BatchResult res;
     std::string err;
-    EXPECT_TRUE(write_container(cfg_, store(), "n", files, res, &err, &inferrer_, nullptr, refs))
-        << err;
+    EXPECT_TRUE(write_container(job(refs), files, res, &err)) << err;
     return res;
   }
 

@@ -61,7 +61,7 @@ class MergeSchemes : public SchemaBatchTest {
     cfg_.block_bytes = 1024;
     BatchResult res;
     std::string err;
-    EXPECT_TRUE(write_container(cfg_, store(), "n", files_, res, &err, &inferrer_)) << err;
+    EXPECT_TRUE(write_container(job(), files_, res, &err)) << err;
     std::vector<std::string> got = read_back(res.container);
     EXPECT_EQ(got.size(), contents_.size());
     for (size_t i = 0; i < got.size() && i < contents_.size(); ++i)
@@ -138,7 +138,7 @@ TEST_F(MergeSchemes, AnFsyncTriesCodecsOnlyForLargeStreams) {
   CodecChoices choices;
   BatchResult res;
   std::string err;
-  ASSERT_TRUE(write_container(cfg_, store(), "n", files_, res, &err, &inferrer_, &choices)) << err;
+  ASSERT_TRUE(write_container(job(nullptr, &choices), files_, res, &err)) << err;
   const codec::Layout f64{"F64LE", {}};
   const std::string fast = codec::shuffle_chain(f64, cfg_.sync_level).name;
   bool saw_large = false, saw_small = false;
@@ -237,7 +237,7 @@ TEST_F(MergeSchemes, LossyOnlyWhereOptedInAndWithinItsBound) {
   write_file(files_[five].data_path, contents_[five]);
   BatchResult res;
   std::string err;
-  ASSERT_TRUE(write_container(cfg_, store(), "n", files_, res, &err, &inferrer_)) << err;
+  ASSERT_TRUE(write_container(job(), files_, res, &err)) << err;
   ContainerReader r;
   ASSERT_TRUE(r.open(store() + "/" + res.container, &err)) << err;
   std::vector<std::string> problems;
@@ -308,7 +308,7 @@ TEST_F(MergeSchemes, UnknownSchemeIsAnError) {
   cfg_.scheme = "smart";
   BatchResult res;
   std::string err;
-  EXPECT_FALSE(write_container(cfg_, store(), "n", files_, res, &err, &inferrer_));
+  EXPECT_FALSE(write_container(job(), files_, res, &err));
   EXPECT_NE(err.find("unknown merge scheme 'smart'"), std::string::npos) << err;
 }
 

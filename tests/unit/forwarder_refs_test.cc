@@ -60,8 +60,7 @@ class ChunkRefs : public SchemaBatchTest {
     }
     BatchResult res;
     std::string err;
-    EXPECT_TRUE(write_container(cfg_, store(), "n", files, res, &err, &inferrer_, nullptr, refs))
-        << err;
+    EXPECT_TRUE(write_container(job(refs), files, res, &err)) << err;
     return res;
   }
 

@@ -54,6 +54,16 @@ class SchemaBatchTest : public ForwarderTest {
     return out;
   }
 
+  // A container job into store() from node "n" with inferrer_ and the optional services.
+  ContainerJob job(const ChunkIndex* refs = nullptr, CodecChoices* choices = nullptr) {
+    return ContainerJob{.cfg = cfg_,
+                        .store = store(),
+                        .node = "n",
+                        .inferrer = &inferrer_,
+                        .choices = choices,
+                        .refs = refs};
+  }
+
   schema::Inferrer inferrer_;
 };
 

@@ -23,7 +23,8 @@ TEST_F(ForwarderTest, PipelineChunksStraddleFilesAndRestoreExactly) {
   cfg_.writers = 3;
   BatchResult res;
   std::string err;
-  ASSERT_TRUE(write_container(cfg_, store(), "n", files, res, &err)) << err;
+  ASSERT_TRUE(write_container({.cfg = cfg_, .store = store(), .node = "n"}, files, res, &err))
+      << err;
   EXPECT_GT(res.bytes_stored, 0u);
   ContainerReader r;
   ASSERT_TRUE(r.open(store() + "/" + res.container, &err)) << err;

@@ -158,15 +158,23 @@ Run run_one(const Args& a, const ckptfwd::schema::Inferrer& inferrer,
     // The first checkpoint of the job (into a store of its own, removed), then the same
     // bytes again as its next checkpoint, which is the one measured and read back.
     double c0 = cpu_s();
-    bool ok = ckptfwd::fwd::write_container(cfg, store + "-first", "bench", batch, res, &err,
-                                            &inferrer, &choices);
+    const std::string node = "bench", first = store + "-first";
+    using ckptfwd::fwd::ContainerJob;
+    bool ok = ckptfwd::fwd::write_container(
+        ContainerJob{
+            .cfg = cfg, .store = first, .node = node, .inferrer = &inferrer, .choices = &choices},
+        batch, res, &err);
     r.first_s += cpu_s() - c0;
     fs::remove_all(store + "-first", ec);
     res = {};
     double t0 = now_s();
     c0 = cpu_s();
-    ok = ok &&
-         ckptfwd::fwd::write_container(cfg, store, "bench", batch, res, &err, &inferrer, &choices);
+    ok = ok && ckptfwd::fwd::write_container(ContainerJob{.cfg = cfg,
+                                                          .store = store,
+                                                          .node = node,
+                                                          .inferrer = &inferrer,
+                                                          .choices = &choices},
+                                             batch, res, &err);
     r.compress_s += cpu_s() - c0;
     r.wall_s += now_s() - t0;
     if (!ok) {

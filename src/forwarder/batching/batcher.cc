@@ -427,8 +427,14 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
     // Chunks unchanged since an earlier container of the store become references to it.
     std::shared_ptr<const ChunkIndex> refs =
         chunk_index_for(c_.chunk_indexes, c_.state, store, files);
-    bool ok = write_container(c_.cfg, store, c_.node, files, res, &err, &c_.inferrer,
-                              &c_.codec_choices, refs.get(), &c_.workers);
+    const ContainerJob job{.cfg = c_.cfg,
+                           .store = store,
+                           .node = c_.node,
+                           .inferrer = &c_.inferrer,
+                           .choices = &c_.codec_choices,
+                           .refs = refs.get(),
+                           .workers = &c_.workers};
+    bool ok = write_container(job, files, res, &err);
     if (ok && test_hooks().after_batch_written) test_hooks().after_batch_written(files);
     {
       std::unique_lock lk(s.mu);

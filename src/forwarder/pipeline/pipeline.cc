@@ -193,22 +193,20 @@ struct Joiner {
 // verdict.
 class BatchWork {
  public:
-  BatchWork(const Config& cfg, const std::string& store, const std::string& node,
-            const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
-            const schema::Inferrer* inferrer, CodecChoices* choices, const ChunkIndex* refs,
-            WorkerPool& pool, std::vector<size_t>* changed)
-      : cfg_(cfg),
-        store_(store),
-        node_(node),
+  BatchWork(const ContainerJob& job, const std::vector<BatchFile>& files, BatchResult& out,
+            std::string* err, WorkerPool& pool, std::vector<size_t>* changed)
+      : cfg_(job.cfg),
+        store_(job.store),
+        node_(job.node),
         files_(files),
         out_(out),
         err_(err),
-        inferrer_(inferrer),
-        choices_(choices),
-        refs_(refs),
+        inferrer_(job.inferrer),
+        choices_(job.choices),
+        refs_(job.refs),
         pool_(pool),
         changed_(changed),
-        threads_(std::max(1, cfg.writers)),
+        threads_(std::max(1, job.cfg.writers)),
         t_start_(monotonic_ns()),
         opened_(files.size()),
         resident_(BatchBudget::resident_batches, resident_budget()),
@@ -237,7 +235,7 @@ class BatchWork {
   bool add_files_and_commit();
   void log_phase_times(int64_t t_index, int64_t t_end) const;
 
-  // encode_batch's arguments.
+  // encode_batch's arguments (the job's fields, its pool resolved).
   const Config& cfg_;
   const std::string& store_;
   const std::string& node_;
@@ -602,11 +600,9 @@ void BatchWork::log_phase_times(int64_t t_index, int64_t t_end) const {
 
 // write_container's one attempt. *changed: the in-place files (BatchFile.in_place) whose
 // checks saw a change while they were read; false then, with nothing written.
-bool encode_batch(const Config& cfg, const std::string& store, const std::string& node,
-                  const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
-                  const schema::Inferrer* inferrer, CodecChoices* choices, const ChunkIndex* refs,
-                  WorkerPool& pool, std::vector<size_t>* changed) {
-  BatchWork work(cfg, store, node, files, out, err, inferrer, choices, refs, pool, changed);
+bool encode_batch(const ContainerJob& job, const std::vector<BatchFile>& files, BatchResult& out,
+                  std::string* err, WorkerPool& pool, std::vector<size_t>* changed) {
+  BatchWork work(job, files, out, err, pool, changed);
   return work.run();
 }
 
@@ -639,15 +635,15 @@ bool copy_in_place(BatchFile& f, std::string* err) {
 }
 }  // namespace
 
-bool write_container(const Config& cfg, const std::string& store, const std::string& node,
-                     const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
-                     const schema::Inferrer* inferrer, CodecChoices* choices,
-                     const ChunkIndex* refs, WorkerPool* workers) {
+bool write_container(const ContainerJob& job, const std::vector<BatchFile>& files, BatchResult& out,
+                     std::string* err) {
+  const Config& cfg = job.cfg;
+  const std::string& store = job.store;
   // A store another user planted (or can write into) is not ours to fill: the batch fails
   // like any store write, so the staged versions stay (README, "Other users on the node").
   if (!manifest::ensure_store(store, err) || !check_store_dir(store, err)) return false;
   std::optional<WorkerPool> own_pool;  // callers without the forwarder's (tests)
-  if (!workers) workers = &own_pool.emplace(std::max(1, cfg.writers));
+  WorkerPool& workers = job.workers ? *job.workers : own_pool.emplace(std::max(1, cfg.writers));
   // Live files (fsync snapshots) are read into private memory while they fit in the
   // forwarder's budget (batch_budget.h) and warm memory is kept for them
   // (warm_memory.h: fresh pages cost more than reading in place); the others are read in
@@ -673,8 +669,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   std::vector<size_t> changed;
   const auto in_place = static_cast<uint32_t>(
       std::count_if(batch.begin(), batch.end(), [](const BatchFile& f) { return f.in_place; }));
-  if (encode_batch(cfg, store, node, batch, out, err, inferrer, choices, refs, *workers,
-                   &changed)) {
+  if (encode_batch(job, batch, out, err, workers, &changed)) {
     out.in_place = in_place;
     out.warm_sizes = std::move(to_warm);
     return true;
@@ -688,8 +683,7 @@ bool write_container(const Config& cfg, const std::string& store, const std::str
   out = BatchResult{};
   const auto copied = static_cast<uint32_t>(changed.size());
   changed.clear();
-  if (!encode_batch(cfg, store, node, again, out, err, inferrer, choices, refs, *workers, &changed))
-    return false;
+  if (!encode_batch(job, again, out, err, workers, &changed)) return false;
   out.in_place = in_place - copied;
   out.in_place_copied = copied;
   out.warm_sizes = std::move(to_warm);

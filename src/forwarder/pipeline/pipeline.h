@@ -87,20 +87,34 @@ struct BatchResult {
   std::vector<uint64_t> warm_sizes;
 };
 
-// With an inferrer, each whole file's variable map is inferred (with half of
-// Config.writers threads; for the agnostic schemes on a thread beside the compression) and
-// stored with it; an overlay (partial file) gets none: it lacks the bytes other nodes
-// wrote. With choices, codec chains chosen for a variable are reused by later batches.
-// With refs, a chunk equal to one of an earlier container of the store (chunk_index.h) is
-// stored as a reference to it (not for streams with a lossy chain). Hashing, codec trials
-// and encoding run on `workers` (the forwarder's pool; without one, a pool of
-// Config.writers threads is made for the call) while this thread writes the chunks in
-// order; the pages of staged bytes are given back once hashed and encoded, so the memory
-// a batch holds does not grow with its size (except the whole streams of lossy chains).
-// False with *err for a store failure or an unknown scheme.
-bool write_container(const Config& cfg, const std::string& store, const std::string& node,
-                     const std::vector<BatchFile>& files, BatchResult& out, std::string* err,
-                     const schema::Inferrer* inferrer = nullptr, CodecChoices* choices = nullptr,
-                     const ChunkIndex* refs = nullptr, WorkerPool* workers = nullptr);
+// Where a batch's container goes and the forwarder's services that help write it. Each
+// service is optional (tests and the ratio bench leave some out):
+// - inferrer: each whole file's variable map is inferred (with half of Config.writers
+//   threads; for the agnostic schemes on a thread beside the compression) and stored with
+//   it; an overlay (partial file) gets none: it lacks the bytes other nodes wrote. Without
+//   one, no file has a map.
+// - choices: codec chains chosen for a variable are reused by later batches. Without,
+//   each batch runs its own trials.
+// - refs: a chunk equal to one of an earlier container of the store (chunk_index.h) is
+//   stored as a reference to it (not for streams with a lossy chain).
+// - workers: hashing, codec trials and encoding run there (the forwarder's pool); without
+//   one, a pool of Config.writers threads is made for the call.
+struct ContainerJob {
+  const Config& cfg;
+  std::string store;  // the store directory
+  std::string node;   // this node's id, part of the container's name
+  const schema::Inferrer* inferrer = nullptr;
+  CodecChoices* choices = nullptr;
+  const ChunkIndex* refs = nullptr;
+  WorkerPool* workers = nullptr;
+};
+
+// Writes the container of files into job.store and fills out. The worker threads hash and
+// encode while this thread writes the chunks in order; the pages of staged bytes are given
+// back once hashed and encoded, so the memory a batch holds does not grow with its size
+// (except the whole streams of lossy chains). False with *err for a store failure or an
+// unknown scheme.
+bool write_container(const ContainerJob& job, const std::vector<BatchFile>& files, BatchResult& out,
+                     std::string* err);
 
 }  // namespace ckptfwd::fwd
