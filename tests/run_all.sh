@@ -6,7 +6,9 @@
 #
 # usage: tests/run_all.sh [BUILD_DIR]     (default: build; also CKPTFWD_BUILD)
 # Environment: CKPTFWD_TEST_TIMEOUT (seconds per script, default 300),
-#              CKPTFWD_TEST_FILTER (only scripts whose name contains it).
+#              CKPTFWD_TEST_FILTER (only scripts whose name contains it),
+#              CKPTFWD_TEST_STAGE=tmpfs (the scripts stage on /dev/shm, the forwarder's
+#              default, instead of on the disk: tests/integration/lib.sh).
 # Works with CI=true and no stdin (nothing here reads stdin or needs a terminal).
 set -uo pipefail
 

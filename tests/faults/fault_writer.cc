@@ -14,6 +14,11 @@
 //     --pause-at BYTES GATE      after BYTES bytes, print "paused at BYTES" and wait until
 //                                the file GATE exists (a test kills the forwarder meanwhile)
 //     --fsync-at BYTES           after BYTES bytes, fsync(FILE)
+//     --fsync                    fsync(FILE) before the close (with --interleave: once this
+//                                rank's blocks are written)
+//     --mmap-read                with --interleave: before the close, map FILE (as long as
+//                                it is then) and read one byte of every 64 KiB through the
+//                                mapping (other ranks' blocks: holes where not written yet)
 //     --hold-exit GATE           after the close, print "closed" and wait for GATE before
 //                                exiting (the exit wait then runs after the test's fault)
 //     --files N                  write FILE.0 .. FILE.N-1 instead (same options each)
@@ -32,6 +37,7 @@
 // 2 on a usage error.
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -78,6 +84,8 @@ struct Opts {
   long long pause_at = -1;
   const char* pause_gate = nullptr;
   long long fsync_at = -1;
+  bool fsync_before_close = false;
+  bool mmap_read = false;
   const char* exit_gate = nullptr;
   int files = 0;
   int between_ms = 0;
@@ -94,7 +102,7 @@ int env_int(const char* name, int dflt) {
 
 void write_interleaved(const std::string& file, long long size, const Opts& o) {
   int rank = env_int("PMI_RANK", 0), n = env_int("PMI_SIZE", 1);
-  int fd = open(file.c_str(), O_WRONLY | O_CREAT, 0644);
+  int fd = open(file.c_str(), (o.mmap_read ? O_RDWR : O_WRONLY) | O_CREAT, 0644);
   if (fd < 0) return report("open", file);
   if (o.opened_gate) {
     printf("opened\n");
@@ -110,6 +118,22 @@ void write_interleaved(const std::string& file, long long size, const Opts& o) {
       break;
     }
   }
+  struct stat st {};
+  if (o.mmap_read && fstat(fd, &st) == 0 && st.st_size > 0) {
+    // The file as long as it is now (the other ranks may not have written its end yet).
+    const size_t len = static_cast<size_t>(st.st_size);
+    void* m = mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+      report("mmap", file);
+    } else {
+      const volatile unsigned char* bytes = static_cast<const unsigned char*>(m);
+      unsigned sum = 0;
+      for (size_t off = 0; off < len; off += 64 << 10) sum += bytes[off];
+      printf("mapped %zu bytes, sum %u\n", len, sum);
+      munmap(m, len);
+    }
+  }
+  if (o.fsync_before_close && fsync(fd) != 0) report("fsync", file);
   if (close(fd) != 0) report("close", file);
 }
 
@@ -151,6 +175,7 @@ void write_one(const std::string& file, long long size, const Opts& o) {
     }
     if (done == o.fsync_at && fsync(fd) != 0) report("fsync", file);
   }
+  if (o.fsync_before_close && fsync(fd) != 0) report("fsync", file);
   if (close(fd) != 0) report("close", file);
 }
 
@@ -161,7 +186,8 @@ int main(int argc, char** argv) {
     fprintf(
         stderr,
         "usage: fault_writer FILE SIZE [--open trunc|append|rdwr|shared] [--from BYTES] [--seed N] "
-        "[--pause-at BYTES GATE] [--fsync-at BYTES] [--hold-exit GATE] [--files N] "
+        "[--pause-at BYTES GATE] [--fsync-at BYTES] [--fsync] [--mmap-read] [--hold-exit GATE] "
+        "[--files N] "
         "[--between MS] [--interleave BLOCK]\n");
     return 2;
   }
@@ -179,6 +205,10 @@ int main(int argc, char** argv) {
       o.seed = static_cast<unsigned>(atoi(argv[++i]));
     else if (a == "--pause-at" && i + 2 < argc)
       o.pause_at = parse_size(argv[++i]), o.pause_gate = argv[++i];
+    else if (a == "--fsync")
+      o.fsync_before_close = true;
+    else if (a == "--mmap-read")
+      o.mmap_read = true;
     else if (a == "--fsync-at" && more)
       o.fsync_at = parse_size(argv[++i]);
     else if (a == "--hold-exit" && more)

@@ -70,9 +70,21 @@ ckf_init() {
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   CAPTURE=""
   CKF_FAILED=0
+  CKF_CLEANUP_HOOKS=()  # run at exit once the forwarders are gone (e.g. dfs_teardown)
   trap ckf_cleanup EXIT
+  # CKPTFWD_TEST_STAGE=tmpfs: every test stages on /dev/shm, as the forwarder does by default.
+  [[ ${CKPTFWD_TEST_STAGE:-} == tmpfs ]] && ckf_stage_on_tmpfs
   trap 'echo "FAIL: interrupted (timeout?)" >&2; exit 143' TERM INT
   echo "test $CKF_NAME: build $BUILD, temp $T, job $CKPTFWD_JOB_ID"
+}
+
+# ckf_stage_on_tmpfs: stages in a directory of /dev/shm, the forwarder's default, instead
+# of $T/stage on the test machine's disk: tmpfs behaves differently (a read of a hole
+# through a mapping makes a data page there). Removed with $T; skips without a tmpfs.
+ckf_stage_on_tmpfs() {
+  [[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs ]] || skip "/dev/shm is not a tmpfs"
+  CKF_TMPFS_STAGE=$(mktemp -d /dev/shm/ckf-$CKF_NAME.XXXXXX)
+  export CKPTFWD_STAGE_DIR=$CKF_TMPFS_STAGE
 }
 
 # PIDs of forwarders that belong to this test's session (same binary and same job id), so
@@ -108,9 +120,13 @@ ckf_cleanup() {
   # Let it finish (it writes its stats and removes its session) before removing $T under it.
   for ((i = 0; i < 50; i++)); do [[ -z "$(session_forwarders)" ]] && break; sleep 0.1; done
   for pid in $(session_forwarders); do kill -KILL "$pid" 2>/dev/null; done
+  local hook
+  for hook in "${CKF_CLEANUP_HOOKS[@]}"; do "$hook"; done
   if [[ $rc -eq 0 && $CKF_FAILED -eq 0 ]] || [[ $rc -eq 77 ]]; then
     rm -rf "$T" 2>/dev/null || { sleep 0.5; rm -rf "$T"; }
+    [[ -n ${CKF_TMPFS_STAGE:-} ]] && rm -rf "$CKF_TMPFS_STAGE"
   else
+    [[ -n ${CKF_TMPFS_STAGE:-} ]] && echo "(kept the staging directory $CKF_TMPFS_STAGE)" >&2
     echo "(kept $T for inspection)" >&2
   fi
   exit $rc

@@ -8,11 +8,41 @@
 namespace ckptfwd::fwd {
 
 namespace {
+constexpr uint64_t kPage = 4096;
+
+bool any_nonzero(const uint8_t* p, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i)
+    if (p[i]) return true;
+  return false;
+}
+
+// The pages of `pages` (page-aligned extents, the last one clipped to the file's size)
+// that hold a non-zero byte. On tmpfs, where the forwarder stages, reading a hole through
+// a mapping allocates a page of zeros there: the forwarder's own reads (the HDF5
+// signature probe reads 8 bytes at 0, 512, 1 KiB, 2 KiB, ... of every whole file) and a
+// program that reads the file through a mapping make data pages no one wrote. In a new
+// file such a page means what a hole means, zeros; committed as this node's bytes it
+// would put zeros over another node's bytes of the same new file.
+Extents nonzero_pages(const Extents& pages, const uint8_t* bytes) {
+  Extents out;
+  for (const Extent& x : pages)
+    for (uint64_t b = x.begin; b < x.end;) {
+      uint64_t e = std::min(x.end, (b / kPage + 1) * kPage);
+      if (any_nonzero(bytes + b, e - b)) {
+        if (!out.empty() && out.back().end == b)
+          out.back().end = e;
+        else
+          out.push_back({b, e});
+      }
+      b = e;
+    }
+  return out;
+}
+
 // The staged file's data pages that no recorded extent touches: bytes written through a
 // path the library does not see (mmap, a forked child, io_uring). Page granular, as
 // SEEK_DATA is.
 Extents untouched_data(const Extents& data, const Extents& written) {
-  constexpr uint64_t kPage = 4096;
   Extents touched;
   for (const Extent& x : written)
     touched.push_back({x.begin / kPage * kPage, (x.end + kPage - 1) / kPage * kPage});
@@ -49,27 +79,24 @@ bool partial_extents(const BatchFile& f, uint64_t size, Extents& out, std::strin
 // The ranges a new file (created) commits: every byte of it that is not zero by never
 // having been written, as the bytes written over zeros, so that its whole-file hash and
 // its ranges agree (manifest.h, `create`). That is the extents its writers handed over,
-// plus the data pages none of them touched and, in the pages they touched, any non-zero
-// byte outside them: what was written through a path the library does not see (mmap, a
-// forked child, io_uring). Without extents (stdio writers): the staged file's data
-// extents, page granular, exact on one node.
+// plus the data pages none of them touched that hold a non-zero byte and, in the pages
+// they touched, any non-zero byte outside them: what was written through a path the
+// library does not see (mmap, a forked child, io_uring). Without extents (stdio
+// writers): the staged file's data pages that hold a non-zero byte, exact on one node.
+// A page of zeros outside the extents is left out: it may be one a read through a
+// mapping made (nonzero_pages), and left out it reads as the zeros it holds.
 bool created_ranges(const BatchFile& f, const uint8_t* bytes, uint64_t size, Extents& out,
                     std::string* err) {
   Extents data;
   if (!data_extents_of(f.data_path, data, err)) return false;
   data = extents_clip(data, size);
   if (f.extents_unknown) {
-    out = data;
+    out = nonzero_pages(data, bytes);
     return true;
   }
   out = extents_clip(f.extents, size);
-  Extents extra = untouched_data(data, out);
-  constexpr uint64_t kPage = 4096;
-  auto nonzero = [&](uint64_t b, uint64_t e) {
-    for (uint64_t i = b; i < e; ++i)
-      if (bytes[i]) return true;
-    return false;
-  };
+  Extents extra = nonzero_pages(untouched_data(data, out), bytes);
+  auto nonzero = [&](uint64_t b, uint64_t e) { return any_nonzero(bytes + b, e - b); };
   // The gaps next to each extent inside the pages it touches (a gap between two extents
   // in one page is looked at once, from both sides).
   for (size_t k = 0; k < out.size(); ++k) {
