@@ -8,7 +8,7 @@ DEB_PKGS := mpich libmpich-dev libunwind-dev zlib1g-dev libfpzip-dev libxxhash-d
             libjemalloc-dev googletest libgtest-dev libzstd-dev libhdf5-dev cmake g++ \
             libhdf5-mpich-dev hdf5-tools netcdf-bin python3-h5py python3-numpy zstd \
             libopenmpi-dev openmpi-bin libhdf5-doc libncarg-data libblosc-dev libzfp-dev \
-            python3-netcdf4 slurm-wlm munge nlohmann-json3-dev
+            python3-netcdf4 slurm-wlm munge nlohmann-json3-dev glusterfs-server glusterfs-client
 STAMP  := $(BUILD)/.deps-ok
 
 .PHONY: all deps build test demo bench bench-ratio asan tsan fuzz install clean format
