@@ -71,3 +71,26 @@ kill_after_close() {
   KILLED_RC=0
   wait "$writer" || KILLED_RC=$?
 }
+
+# n1_first_commits FILE FIRST SECOND FW_OPTIONS...: the N-1 job of two simulated nodes of 2
+# ranks each, `fault_writer FILE 4M FW_OPTIONS...` under the library: every rank opens FILE
+# before any rank writes; FIRST's ranks close and exit, SECOND's hold their exit and their
+# forwarder's batch window is long, so FIRST commits first. Returns once FIRST's record is
+# in the MANIFEST, with the job in the background (N1_JOB; output in $T/FIRST.out) and
+# SECOND's ranks waiting for $T/gate: touch it, then `wait "$N1_JOB"`.
+n1_first_commits() {
+  local f=$1 first=$2 second=$3
+  shift 3
+  rm -f "$T/gate" "$T/opened"
+  env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" timeout 120 mpiexec.mpich \
+    -n 2 -env CKPTFWD_NODE_ID "$first" "$FW" "$f" 4M "$@" --opened-gate "$T/opened" : \
+    -n 2 -env CKPTFWD_NODE_ID "$second" -env CKPTFWD_BATCH_WINDOW_MS 60000 \
+    "$FW" "$f" 4M "$@" --opened-gate "$T/opened" --hold-exit "$T/gate" \
+    >"$T/$first.out" 2>&1 &
+  N1_JOB=$!
+  wait_for "[[ \$(grep -c '^opened' '$T/$first.out') -eq 4 ]]" 60 ||
+    fail "[$first first] the ranks did not all open: $(cat "$T/$first.out")"
+  touch "$T/opened"
+  wait_for "grep -q \"\$(basename '$f')\" '$STORE/MANIFEST' 2>/dev/null" 60 ||
+    fail "[$first first] $first never committed its part"
+}

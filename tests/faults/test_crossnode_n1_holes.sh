@@ -48,20 +48,9 @@ for first in n0 n1; do
   second=n1
   [[ $first == n1 ]] && second=n0
   f=$CAP/n1-mapped-$first-first.dat
-  rm -f "$T/gate" "$T/opened"
-  env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" timeout 120 mpiexec.mpich \
-    -n 2 -env CKPTFWD_NODE_ID $first "$FW" "$f" 4M --interleave 512K --mmap-read \
-    --opened-gate "$T/opened" : \
-    -n 2 -env CKPTFWD_NODE_ID $second -env CKPTFWD_BATCH_WINDOW_MS 60000 \
-    "$FW" "$f" 4M --interleave 512K --mmap-read --opened-gate "$T/opened" --hold-exit "$T/gate" \
-    >"$T/$first.out" 2>&1 &
-  job=$!
-  wait_for "[[ \$(grep -c '^opened' '$T/$first.out') -eq 4 ]]" 60 || fail "[$first first] the ranks did not all open: $(cat "$T/$first.out")"
-  touch "$T/opened"
-  wait_for "grep -q \"\$(basename '$f')\" '$STORE/MANIFEST' 2>/dev/null" 60 ||
-    fail "[$first first] $first never committed its part"
+  n1_first_commits "$f" "$first" "$second" --interleave 512K --mmap-read
   touch "$T/gate"
-  wait "$job" || fail "[$first first] the job failed: $(tail -5 "$T/$first.out")"
+  wait "$N1_JOB" || fail "[$first first] the job failed: $(tail -5 "$T/$first.out")"
   grep -q '^mmap' "$T/$first.out" && fail "[$first first] mmap failed: $(cat "$T/$first.out")"
   check_union "$f" "mapped reads, $first first"
   ok "[mapped reads of the holes, $first commits first] every byte of both nodes"

@@ -20,21 +20,11 @@ for first in n0 n1; do
   # Every rank opens the file before any writes (the N-1 pattern: all open, all write, all
   # close). The second node's ranks then close and hold before exiting (their forwarder's
   # batch window is long): it commits only after the first node committed.
-  rm -f "$T/gate" "$T/opened"
-  env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" timeout 120 mpiexec.mpich \
-    -n 2 -env CKPTFWD_NODE_ID $first "$FW" "$f" 4M --interleave 1000 --opened-gate "$T/opened" : \
-    -n 2 -env CKPTFWD_NODE_ID $second -env CKPTFWD_BATCH_WINDOW_MS 60000 \
-    "$FW" "$f" 4M --interleave 1000 --opened-gate "$T/opened" --hold-exit "$T/gate" \
-    >"$T/$first.out" 2>&1 &
-  job=$!
-  wait_for "[[ \$(grep -c '^opened' '$T/$first.out') -eq 4 ]]" 60 || fail "[$first first] the ranks did not all open: $(cat "$T/$first.out")"
-  touch "$T/opened"
-  wait_for "grep -q \"\$(basename '$f')\" '$STORE/MANIFEST' 2>/dev/null" 60 ||
-    fail "[$first first] $first never committed its part"
+  n1_first_commits "$f" "$first" "$second" --interleave 1000
   n_records=$(grep -c "$(basename "$f")" "$STORE/MANIFEST")
   [[ $n_records -eq 1 ]] || fail "[$first first] both nodes committed before the gate ($n_records records)"
   touch "$T/gate"
-  wait "$job" || fail "[$first first] the job failed: $(tail -5 "$T/$first.out")"
+  wait "$N1_JOB" || fail "[$first first] the job failed: $(tail -5 "$T/$first.out")"
   order=$first-first
   [[ ! -e "$f" ]] || fail "[$order] $f reached the disk directly (a fallback)"
   assert_store_has "$f" "$DIRECT/n1.dat"
