@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "forwarder/daemon/client_session.h"
+#include "forwarder/daemon/dead_sessions.h"
 #include "forwarder/daemon/listener.h"
 #include "forwarder/daemon/recovery.h"
 #include "forwarder/daemon/session_dir.h"
@@ -66,6 +67,7 @@ Forwarder::Start Forwarder::start(std::string* err) {
     return Start::kFailed;
   }
   recover_staged(core_);
+  sweep_dead_sessions(paths_.stage_root, paths_.dir);  // other jobs' killed forwarders
   batcher_.start();
   LOG_INFO("serving %s (store %s, codec %s, %d writers)", paths_.socket,
            core_.cfg.store.empty() ? "<dir>/.ckptfwd" : core_.cfg.store.c_str(),
