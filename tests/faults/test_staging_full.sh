@@ -18,9 +18,9 @@ mount -t tmpfs -o size=3m tmpfs "$SMALL" 2>/dev/null || skip "cannot mount a tmp
 # files are on a tmpfs about to go), then the mount, then the usual cleanup with the status.
 unmount_stage() {
   local rc=$? p
-  for p in $(session_forwarders); do kill -KILL "$p" 2>/dev/null; done
+  for p in $(session_forwarders); do kill -KILL "$p" 2>/dev/null || true; done
   wait_for '[[ -z "$(session_forwarders)" ]]' 10 || true
-  umount -l "$SMALL" 2>/dev/null
+  umount -l "$SMALL" 2>/dev/null || true
   (exit $rc)
   ckf_cleanup
 }
