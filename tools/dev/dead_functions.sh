@@ -21,8 +21,14 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# Objects whose source file is still there (a build directory keeps the objects of
+# sources since removed): BUILD/<dir>/CMakeFiles/<target>.dir/<path>.cc.o <- <dir>/<path>.cc.
 find "$build/src" "$build/tools" -name '*.o' -not -path '*/test/*' -not -path '*_tests.dir/*' \
-  -not -path '*/bench/*' | sort >"$tmp/objs"
+  -not -path '*/bench/*' | sort | while IFS= read -r o; do
+  rel=${o#"$build"/}
+  src=$(echo "$rel" | sed -E 's#CMakeFiles/[^/]+\.dir/##; s#\.o$##')
+  [ -e "$root/$src" ] && echo "$o"
+done >"$tmp/objs"
 [ -s "$tmp/objs" ] || { echo "dead_functions: no object files under $build" >&2; exit 2; }
 
 xargs -a "$tmp/objs" nm --defined-only -g 2>/dev/null | awk '$2 ~ /^[TW]$/ {print $3}' \
