@@ -36,6 +36,8 @@ dfs_setup() {
     DFS_GLUSTERD_PID=$(cat "$T/glusterd.pid" 2>/dev/null)
   fi
   host=$(hostname)
+  # GlusterFS names bricks by host and refuses localhost: the host name must resolve here.
+  getent hosts "$host" >/dev/null || skip "the host name $host does not resolve (GlusterFS needs it)"
   DFS_VOLUME=ckf-${CKPTFWD_JOB_ID//[^A-Za-z0-9]/-}
   DFS_BRICK=$T/brick
   DFS=$T/dfs
