@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "codec/codec.h"
 #include "codec/chain/typed.h"
+#include "codec/codec.h"
 
 using namespace ckptfwd;
 
