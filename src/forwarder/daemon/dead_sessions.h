@@ -16,18 +16,12 @@
 // Such a version is not in the store: the directory keeps it for the job's next
 // forwarder, or `ckptfwd drain` run with that job's id, which commit it.
 #pragma once
-#include <cstddef>
 #include <string>
 
 namespace ckptfwd::fwd {
 
-struct SweepResult {
-  size_t sessions_removed = 0;  // whole directories
-  size_t views_removed = 0;     // read views of directories kept for their staged versions
-  size_t kept = 0;              // directories kept (staged versions in them)
-};
-
-// Sweeps stage_root (never own_dir, the caller's session directory).
-SweepResult sweep_dead_sessions(const std::string& stage_root, const std::string& own_dir);
+// Sweeps stage_root (never own_dir, the caller's session directory), logging what it
+// removed and what it kept.
+void sweep_dead_sessions(const std::string& stage_root, const std::string& own_dir);
 
 }  // namespace ckptfwd::fwd

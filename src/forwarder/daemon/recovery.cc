@@ -244,6 +244,16 @@ Recovered recover_version(Core& c, uint64_t vid, StagedFiles& f) {
 }
 }  // namespace
 
+bool holds_version_to_recover(const std::string& dir) {
+  uint64_t max_vid = 0;
+  for (const auto& [vid, f] : scan_session_dir(dir, &max_vid)) {
+    struct stat st;
+    const std::string meta = dir + "/v" + std::to_string(vid) + ".meta";
+    if (f.data && f.meta && stat(meta.c_str(), &st) == 0 && st.st_size > 0) return true;
+  }
+  return false;
+}
+
 size_t recover_staged(Core& c) {
   State& s = c.state;
   remove_read_views(c.session_dir);
