@@ -41,9 +41,9 @@ xargs -a "$tmp/objs" nm --defined-only -g 2>/dev/null | awk '$2 ~ /^[TW]$/ {prin
 
 # A constructor or destructor is emitted as several aliases (C1/C2, D0/D1/D2) of which a
 # caller names one: compare them with the variant folded.
-fold() { sed -E 's/(C[123]|D[012])(E|I)/CDX\2/g' "$1" | sort -u; }
-sed -E 's/(C[123]|D[012])(E|I)/CDX\2/g' "$tmp/defined" | paste - "$tmp/defined" | sort -u >"$tmp/defined.folded"
-fold "$tmp/used" >"$tmp/used.folded"
+fold() { sed -E 's/(C[123]|D[012])(E|I)/CDX\2/g' "$1"; }
+fold "$tmp/defined" | paste - "$tmp/defined" | sort -u >"$tmp/defined.folded"
+fold "$tmp/used" | sort -u >"$tmp/used.folded"
 # Only ours (_ZN7ckptfwd...): C-linkage names are the preload libraries' entry points, and
 # the library templates instantiated in our objects are not ours to remove.
 awk 'NR == FNR {used[$1] = 1; next} !($1 in used) {print $2}' "$tmp/used.folded" \
