@@ -203,6 +203,11 @@ std::optional<bool> set_output_setting(Config& cfg, const Setting& s) {
   }
   if (key == "DIRECT_WRITE") return s.flag_value(cfg.direct_write);
   if (key == "DIRECT_READ") return s.flag_value(cfg.direct_read);
+  if (key == "GROUP") return s.flag_value(cfg.group);
+  if (key == "GROUP_ADDR") {
+    cfg.group_addr = value;
+    return true;
+  }
   return std::nullopt;
 }
 

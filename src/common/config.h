@@ -72,6 +72,13 @@ struct Config {
   // chunks of 256 KiB and more with O_DIRECT where the file system allows it,
   // store/container/direct_read.h).
   bool direct_read = true;
+  // CKPTFWD_GROUP: the forwarders of a job talk to each other over TCP (forwarder/group/):
+  // a file written from several nodes is committed by one of them. 0: they do not, and
+  // coordinate through the store alone.
+  bool group = true;
+  // CKPTFWD_GROUP_ADDR: the IPv4 address (or host name) this node's forwarder listens on
+  // for the others; empty: the address the host name resolves to (127.0.0.1 if none).
+  std::string group_addr;
 
   // Loads file (if CKPTFWD_CONFIG is set) then environment. On a bad value returns false
   // and sets *err to a message naming the key, the value and what is expected.

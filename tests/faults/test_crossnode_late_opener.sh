@@ -12,6 +12,9 @@ source "$(dirname "$0")/lib_faults.sh"
 ckf_std_dirs
 export CKPTFWD_IDLE_EXIT=10 CKPTFWD_LOG_LEVEL=info  # info: the wait is logged
 export CKPTFWD_JOB_ID=late-$$  # the default name makes the socket path too long
+# The coordination through the store alone, which a job falls back to when its forwarders
+# cannot form a group (test_crossnode_group.sh tests the group).
+export CKPTFWD_GROUP=0
 rank() {  # rank NODE R ARGS...: rank R of 4 on NODE
   env CKPTFWD_NODE_ID=$1 PMI_RANK=$2 PMI_SIZE=4 LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" "${@:3}"
 }

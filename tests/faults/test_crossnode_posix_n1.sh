@@ -11,6 +11,9 @@ ckf_init "$@"
 source "$(dirname "$0")/lib_faults.sh"
 need_cmd mpiexec.mpich
 ckf_std_dirs
+# The coordination through the store alone, which a job falls back to when its forwarders
+# cannot form a group (test_crossnode_group.sh tests the group).
+export CKPTFWD_GROUP=0
 
 "$FW" "$DIRECT/n1.dat" 4M >/dev/null || fail "direct run failed"
 for first in n0 n1; do

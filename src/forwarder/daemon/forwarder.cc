@@ -26,6 +26,8 @@
 #include "forwarder/restore/restore.h"
 #include "forwarder/util/log.h"
 #include "forwarder/util/process_alive.h"
+#include "forwarder/util/store_paths.h"
+#include "store/manifest/manifest.h"
 
 namespace ckptfwd::fwd {
 
@@ -39,6 +41,7 @@ Forwarder::Forwarder(const Config& cfg, const SessionPaths& paths, BatcherTiming
 }
 
 Forwarder::~Forwarder() {
+  group_.stop();
   if (stay_for_pidfd_ >= 0) close(stay_for_pidfd_);
   batcher_.stop();
   {
@@ -69,10 +72,29 @@ Forwarder::Start Forwarder::start(std::string* err) {
   recover_staged(core_);
   sweep_dead_sessions(paths_.stage_root, paths_.dir);  // other jobs' killed forwarders
   batcher_.start();
+  start_group();
   LOG_INFO("serving %s (store %s, codec %s, %d writers)", paths_.socket,
            core_.cfg.store.empty() ? "<dir>/.ckptfwd" : core_.cfg.store.c_str(),
            core_.cfg.codec.c_str(), core_.cfg.writers);
   return Start::kReady;
+}
+
+void Forwarder::start_group() {
+  const Config& cfg = core_.cfg;
+  if (!cfg.group || (cfg.store.empty() && cfg.capture_dirs.empty())) return;
+  // One place every node of the job finds: the store of the first capture directory.
+  const std::string store =
+      cfg.store.empty() ? store_for(cfg, cfg.capture_dirs.front() + "/.group") : cfg.store;
+  std::string err;
+  group::Group::Settings gs{store + "/.group-" + paths_.job, paths_.node, cfg.group_addr};
+  if (!manifest::ensure_store(store, &err) || !group_.start(gs, &err)) {
+    LOG_WARN(
+        "no forwarder group for job %s (%s): a file written from several nodes is "
+        "coordinated through the store alone. Fix: CKPTFWD_GROUP_ADDR, or CKPTFWD_GROUP=0",
+        paths_.job, err.c_str());
+    return;
+  }
+  svc_.set_group(&group_);
 }
 
 void Forwarder::request_stop() {

@@ -13,6 +13,7 @@
 
 #include "forwarder/batching/batcher.h"
 #include "forwarder/core.h"
+#include "forwarder/group/group.h"
 #include "forwarder/verbs/service.h"
 #include "wire/session.h"
 
@@ -66,6 +67,9 @@ class Forwarder {
   // could hold that forever: after kStopGrace the process leaves without it (_exit), the
   // staged versions keeping their descriptions for the next forwarder.
   void stop_batcher_within_bound();
+  // Joins (or leads) the job's forwarder group (forwarder/group/group.h) unless
+  // CKPTFWD_GROUP=0; a group that cannot start is logged and the forwarder goes on alone.
+  void start_group();
   // Logs every version not committed (staged, left for the next forwarder of this session).
   void log_left_staged();
 
@@ -78,6 +82,7 @@ class Forwarder {
   Core core_;
   Service svc_;
   Batcher batcher_;
+  group::Group group_{svc_};  // stopped first: its threads call svc_
   int listen_fd_ = -1;
   ino_t sock_ino_ = 0;
   int wake_[2] = {-1, -1};

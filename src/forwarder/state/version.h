@@ -146,6 +146,11 @@ struct VersionCoverage {
   // node deleted (or renamed) the file meanwhile and this overlay must not resurrect it.
   bool based_on_store = false;
   uint64_t start_size = 0;  // their size
+  // Another node's forwarder owns the path (forwarder/group/group.h): this version is a
+  // copy of the owner's version owner_vid, written here and handed to the owner at its
+  // close (its extents only), never committed here unless the owner cannot be reached.
+  std::string owner_addr;
+  uint64_t owner_vid = 0;
 };
 
 // Where it is in its life: opened, closed (the verbs), sealed into a batch and committed or

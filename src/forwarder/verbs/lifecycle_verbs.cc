@@ -232,6 +232,23 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
     s.forget(vid);
     return reply_ok();
   }
+  // A copy of another node's version (remote_verbs.cc): the bytes written here go to it.
+  if (!v->owner_addr.empty()) {
+    const uint64_t owner_vid = v->owner_vid;
+    const std::string addr = v->owner_addr;
+    int rc = hand_to_owner(lk, vid, true);
+    if (rc >= 0) {
+      if (rc == 0) handed_[vid] = {addr, owner_vid};
+      if (s.find(vid)) s.forget(vid);
+      return rc ? reply_err(rc) : reply_ok();
+    }
+    v = s.find(vid);
+    if (!v) return reply_ok();
+    if (v->dropped) {
+      s.forget(vid);
+      return reply_ok();
+    }
+  }
   v->closer_pid = cl.pid;
   s.mark_closed(*v);
   // Maybe unchanged since its last fsync: the whole-file hash that tells is the batcher's.
@@ -315,7 +332,7 @@ void Service::disconnect(ClientCtx& cl) {
   // A process that lives on lost its connection (its forwarder restarts, or it closed the
   // library's socket): what it holds stays open for it, and its exit wait on the next
   // connection still waits for what it closed on this one.
-  bool alive = process_alive(cl.pid);
+  bool alive = !cl.peer && process_alive(cl.pid);  // a peer node's writers left with it
   if (alive && !cl.closed.empty())
     s.closed_by_pid[cl.pid].insert(cl.closed.begin(), cl.closed.end());
   std::vector<uint64_t> open;

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -11,6 +12,7 @@
 
 #include "forwarder/batching/loop_chores.h"
 #include "forwarder/core.h"
+#include "forwarder/group/group.h"
 #include "forwarder/staging/extents.h"
 #include "wire/protocol.h"
 
@@ -22,6 +24,9 @@ struct ClientCtx {
   uint64_t id = 0;
   long pid = 0;
   int rank = -1;
+  // Another node's forwarder (group.h) acting for its writers: never a local process, so
+  // no liveness check, and its opens never go to an owner themselves.
+  bool peer = false;
   std::set<uint64_t> closed;  // versions this connection closed (WAITALL waits for them)
 };
 
@@ -29,9 +34,11 @@ Reply reply_ok(std::vector<std::string> more = {});
 Reply reply_err(int err);
 Reply reply_pass();
 
-class Service : public LoopChores {
+class Service : public LoopChores, public group::PeerHandler {
  public:
   explicit Service(Core& core) : c_(core) {}
+  // The job's forwarder group (nullptr: none; every path is this node's own).
+  void set_group(group::Group* g) { group_ = g; }
 
   // Parses one request and runs its verb. Malformed requests get ERR EINVAL.
   Reply handle(ClientCtx& cl, const wire::Fields& f);
@@ -77,9 +84,48 @@ class Service : public LoopChores {
   // bytes is forgotten (the snapshot stands), any other goes on to be committed.
   void settle_unchanged(std::unique_lock<std::mutex>& lk) override;
 
+  // The owner's side of the group (remote_verbs.cc): another node's requests for the
+  // paths this node owns. ATTACH opens a version for the peer's writers and sends its
+  // bytes, MERGE takes the bytes they wrote (and closes or fsyncs it for them), READ
+  // sends the newest bytes, WAIT answers once a version is committed.
+  bool serve_peer(const std::string& node, int sock, const group::Frame& head,
+                  uint64_t body_len) override;
+  void peer_gone(const std::string& node) override;
+
  private:
   Reply open_write(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared);
-  Reply open_read(const std::string& path);
+  // from_peer: a READ of another node (its owner lookup is done).
+  Reply open_read(const std::string& path, bool from_peer = false);
+  // The writer's side of the group (remote_verbs.cc). A write open of a path another
+  // node owns: a local version that starts from the owner's bytes (Version::owner_addr),
+  // or nullopt to go on as before (this node owns it, or there is no group or owner to
+  // reach). Lock held through lk, released while asking.
+  std::optional<Reply> open_at_owner(std::unique_lock<std::mutex>& lk, ClientCtx& cl,
+                                     const std::string& path, int flags, unsigned mode);
+  // A read open of a path another node owns: its bytes in a read view, or nullopt to read
+  // here. Lock not held.
+  std::optional<Reply> read_at_owner(const std::string& path);
+  // Hands what the writers of owner-backed version vid wrote to its owner (the lock
+  // released meanwhile): final (its last CLOSE) closes the owner's version and forgets
+  // this one; else (an fsync) the owner commits them before answering. 0, or an errno;
+  // -1 when the owner could not be reached (the caller commits it here instead).
+  int hand_to_owner(std::unique_lock<std::mutex>& lk, uint64_t vid, bool final);
+  // The ClientCtx that stands for node's writers here (made on first use).
+  ClientCtx& peer_ctx(const std::string& node);
+  // The owner-side verbs of serve_peer.
+  bool peer_attach(ClientCtx& cl, int sock, const group::Frame& head);
+  bool peer_merge(ClientCtx& cl, int sock, const group::Frame& head, uint64_t body_len);
+  bool peer_read(int sock, const group::Frame& head);
+  bool peer_wait(int sock, const group::Frame& head);
+  // The versions of other nodes' owners that closes here handed over (this node's vid ->
+  // owner address and vid): WAITALL waits for their commit there. Lock held.
+  struct HandedOver {
+    std::string addr;
+    uint64_t vid = 0;
+  };
+  std::map<uint64_t, HandedOver> handed_;
+  // Waits (lock released) for the owners' commits of what cl's closes handed over.
+  int wait_owners(std::unique_lock<std::mutex>& lk, const std::vector<uint64_t>& vids);
   // Where a new write version's starting bytes come from (open_write): the newest staged
   // version of the path, the store's live version, the real file, or nothing (a new file).
   struct WriteSource {
@@ -230,6 +276,8 @@ class Service : public LoopChores {
                           const CatalogEntry& e, const std::string& path);
 
   Core& c_;
+  group::Group* group_ = nullptr;
+  std::map<std::string, ClientCtx> peers_;  // a ClientCtx per peer node (lock held)
 };
 
 }  // namespace ckptfwd::fwd

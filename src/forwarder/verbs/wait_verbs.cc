@@ -195,6 +195,13 @@ Reply Service::sync(ClientCtx& cl, uint64_t vid, const std::string& ext, const s
   } else {
     if (!ext.empty()) s.absorb_extents(*v, ext);
     if (!hints.empty()) s.absorb_hints(*v, hints);
+    // A copy of another node's version (remote_verbs.cc): the owner makes it durable.
+    if (!v->owner_addr.empty()) {
+      int rc = hand_to_owner(lk, vid, false);
+      if (rc >= 0) return rc ? reply_err(rc) : reply_ok();
+      v = s.find(vid);  // the owner is gone: its fsync snapshot commits here
+      if (!v || v->dropped) return reply_ok();
+    }
   }
   // Nothing written since the last fsync's snapshot was committed: it stands. The hash of
   // the whole staged file that tells runs without the lock; the version is looked at anew
@@ -246,6 +253,8 @@ Reply Service::waitall(ClientCtx& cl) {
     mine.insert(it->second.begin(), it->second.end());
   std::vector<uint64_t> waited(mine.begin(), mine.end());
   int rc = wait_committed(lk, waited);
+  // What closes here handed to another node's owner: committed there (remote_verbs.cc).
+  if (int orc = wait_owners(lk, waited); orc && !rc) rc = orc;
   // The exit wait (or a shared file's close) is part of the newest checkpoint it waited for.
   s.costs.blocked_on_newest(waited, cl.pid, monotonic_ns() - arrived);
   // Forget what is settled; failed versions stay so a later WAITALL reports them again.

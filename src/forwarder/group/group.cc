@@ -1,0 +1,465 @@
+#include "forwarder/group/group.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "forwarder/util/log.h"
+
+namespace ckptfwd::fwd::group {
+namespace {
+
+constexpr int kConnectMs = 2000;
+constexpr int kHelloMs = 5000;
+constexpr uint64_t kMaxAdoptBytes = 256ull << 20;
+
+void set_timeout(int fd, int ms) {
+  timeval tv{ms / 1000, (ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+void no_delay(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+// The IPv4 address of host ("" for this host's name); false when it does not resolve.
+bool resolve(const std::string& host, in_addr* out) {
+  std::string name = host;
+  if (name.empty()) {
+    char h[256] = {};
+    if (gethostname(h, sizeof(h) - 1) != 0) return false;
+    name = h;
+  }
+  if (inet_pton(AF_INET, name.c_str(), out) == 1) return true;
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(name.c_str(), nullptr, &hints, &res) != 0 || !res) return false;
+  *out = reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr;
+  freeaddrinfo(res);
+  return true;
+}
+
+// Connects to "ip:port" within kConnectMs; -1 with *err.
+int connect_raw(const std::string& addr, std::string* err) {
+  size_t colon = addr.rfind(':');
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  int port = colon == std::string::npos ? 0 : atoi(addr.c_str() + colon + 1);
+  if (port <= 0 || port > 65535 ||
+      inet_pton(AF_INET, addr.substr(0, colon).c_str(), &sa.sin_addr) != 1) {
+    if (err) *err = "not an address: '" + addr + "'";
+    return -1;
+  }
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) {
+    if (err) *err = std::string("socket: ") + strerror(errno);
+    return -1;
+  }
+  int rc = connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa));
+  if (rc != 0 && errno == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    rc = poll(&p, 1, kConnectMs) == 1 ? 0 : -1;
+    int so = 0;
+    socklen_t sl = sizeof(so);
+    if (rc == 0 && (getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &sl) != 0 || so != 0)) {
+      errno = so ? so : errno;
+      rc = -1;
+    } else if (rc != 0) {
+      errno = ETIMEDOUT;
+    }
+  }
+  if (rc != 0) {
+    if (err) *err = "cannot connect to " + addr + ": " + strerror(errno);
+    close(fd);
+    return -1;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  no_delay(fd);
+  return fd;
+}
+
+}  // namespace
+
+bool Group::start(const Settings& s, std::string* err) {
+  node_ = s.node;
+  if (!rv_.open(s.dir, err)) return false;
+  if (!listen_on(s.listen_host, err)) return false;
+  accept_th_ = std::thread([this] { accept_loop(); });
+  join_th_ = std::thread([this] { join_loop(); });
+  return true;
+}
+
+bool Group::listen_on(const std::string& host, std::string* err) {
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  if (!resolve(host, &sa.sin_addr)) {
+    if (!host.empty()) {
+      if (err) *err = "CKPTFWD_GROUP_ADDR='" + host + "' does not resolve to an IPv4 address";
+      return false;
+    }
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);  // a host name that does not resolve
+  }
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 ||
+      listen(fd, 128) != 0) {
+    if (err) *err = std::string("cannot listen for the group: ") + strerror(errno);
+    if (fd >= 0) close(fd);
+    return false;
+  }
+  socklen_t sl = sizeof(sa);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &sl);
+  char ip[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
+  addr_ = std::string(ip) + ":" + std::to_string(ntohs(sa.sin_port));
+  listen_fd_ = fd;
+  return true;
+}
+
+void Group::stop() {
+  {
+    std::lock_guard lk(mu_);
+    if (stop_ || listen_fd_ < 0) return;
+    stop_ = true;
+    cv_.notify_all();
+    for (int fd : conns_) shutdown(fd, SHUT_RDWR);
+    if (leader_fd_ >= 0) shutdown(leader_fd_, SHUT_RDWR);
+  }
+  if (accept_th_.joinable()) accept_th_.join();
+  if (join_th_.joinable()) join_th_.join();
+  std::vector<std::thread> ths;
+  {
+    std::lock_guard lk(mu_);
+    ths.swap(conn_threads_);
+  }
+  for (auto& t : ths)
+    if (t.joinable()) t.join();
+  std::lock_guard lk(mu_);
+  close(listen_fd_);
+  listen_fd_ = -1;
+  if (leader_fd_ >= 0) close(leader_fd_);
+  leader_fd_ = -1;
+  for (auto& [a, fd] : idle_) close(fd);
+  idle_.clear();
+}
+
+void Group::accept_loop() {
+  for (;;) {
+    {
+      std::lock_guard lk(mu_);
+      if (stop_) return;
+    }
+    pollfd p{listen_fd_, POLLIN, 0};
+    if (poll(&p, 1, 200) != 1) continue;
+    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    no_delay(fd);
+    std::lock_guard lk(mu_);
+    if (stop_) {
+      close(fd);
+      return;
+    }
+    conns_.push_back(fd);
+    conn_threads_.emplace_back([this, fd] { serve_conn(fd); });
+  }
+}
+
+void Group::serve_conn(int fd) {
+  set_timeout(fd, kHelloMs);
+  Frame hello;
+  std::string err;
+  bool ok = recv_frame(fd, hello, 0, &err) && hello.fields.size() == 5 &&
+            hello.fields[0] == "HELLO" && hello.fields[1] == rv_.secret();
+  const std::string node = ok ? hello.fields[2] : "", addr = ok ? hello.fields[3] : "";
+  const bool member = ok && hello.fields[4] == "member";
+  bool lead;
+  {
+    std::lock_guard lk(mu_);
+    lead = leader_;
+  }
+  if (!ok) {
+    LOG_WARN("group: refused a connection that did not show this job's secret (%s)",
+             err.empty() ? "wrong hello" : err.c_str());
+  } else if (member && !lead) {
+    send_frame(fd, Frame{{"ERR", "not the leader"}, {}}, &err);
+    ok = false;
+  } else {
+    ok = send_frame(fd, Frame{{"OK", node_, lead ? "leader" : "-"}, {}}, &err);
+  }
+  set_timeout(fd, 0);
+  if (ok && member) {
+    {
+      std::lock_guard lk(mu_);
+      members_[node] = addr;
+    }
+    LOG_INFO("group: %s (%s) joined", node.c_str(), addr.c_str());
+    serve_leader_requests(fd, node);
+    std::lock_guard lk(mu_);
+    if (auto it = members_.find(node); it != members_.end() && it->second == addr) {
+      members_.erase(it);
+      size_t n = table_.drop_node(node);
+      LOG_INFO("group: %s left; the %zu paths it owned are free", node.c_str(), n);
+    }
+  } else if (ok) {
+    {
+      std::lock_guard lk(mu_);
+      peer_conns_[node]++;
+    }
+    for (;;) {
+      Frame head;
+      uint64_t body_len = 0;
+      if (!recv_head(fd, head, &body_len, &err) || head.fields.empty()) break;
+      if (!h_.serve_peer(node, fd, head, body_len)) break;
+    }
+    bool last;
+    {
+      std::lock_guard lk(mu_);
+      last = --peer_conns_[node] == 0;
+      if (last) peer_conns_.erase(node);
+    }
+    if (last) h_.peer_gone(node);
+  }
+  std::lock_guard lk(mu_);
+  std::erase(conns_, fd);
+  close(fd);
+}
+
+bool Group::serve_leader_requests(int fd, const std::string& node) {
+  for (;;) {
+    Frame req;
+    std::string err;
+    if (!recv_frame(fd, req, kMaxAdoptBytes, &err) || req.fields.empty()) return false;
+    Frame reply;
+    const std::string& verb = req.fields[0];
+    if ((verb == "CLAIM" || verb == "WHO") && req.fields.size() == 2) {
+      std::lock_guard lk(mu_);
+      const std::string* owner =
+          verb == "CLAIM" ? &table_.claim(req.fields[1], node) : table_.find(req.fields[1]);
+      if (!owner) {
+        reply.fields = {"NONE"};
+      } else {
+        auto m = members_.find(*owner);
+        const std::string a = *owner == node_ ? addr_ : m != members_.end() ? m->second : "";
+        reply.fields = {"OWNER", *owner, a};
+      }
+    } else if (verb == "ADOPT") {
+      std::lock_guard lk(mu_);
+      size_t b = 0, refused = 0;
+      while (b < req.body.size()) {
+        size_t e = req.body.find('\n', b);
+        if (e == std::string::npos) e = req.body.size();
+        if (e > b && !table_.adopt(req.body.substr(b, e - b), node)) refused++;
+        b = e + 1;
+      }
+      if (refused)
+        LOG_WARN("group: %s owned %zu paths another node owns already", node.c_str(), refused);
+      reply.fields = {"OK"};
+    } else {
+      return false;
+    }
+    if (!send_frame(fd, reply, &err)) return false;
+  }
+}
+
+void Group::join_loop() {
+  std::unique_lock lk(mu_);
+  while (!stop_) {
+    if (joined_) {
+      cv_.wait(lk, [this] { return stop_ || !joined_; });
+      continue;
+    }
+    lk.unlock();
+    bool ok = join_once();
+    lk.lock();
+    if (ok) {
+      joined_ = true;
+      cv_.notify_all();
+    } else if (!stop_) {
+      cv_.wait_for(lk, std::chrono::milliseconds(50));
+    }
+  }
+}
+
+bool Group::join_once() {
+  std::string err;
+  if (rv_.try_lead(&err)) {
+    std::lock_guard lk(mu_);
+    for (const std::string& p : owned_) table_.adopt(p, node_);
+    leader_ = true;
+    if (!rv_.publish(node_, addr_, &err)) LOG_WARN("group: %s", err.c_str());
+    LOG_INFO("group: %s leads the job's forwarders at %s", node_.c_str(), addr_.c_str());
+    return true;
+  }
+  if (!err.empty()) {
+    static bool told = false;
+    if (!told) LOG_WARN("group: %s; trying again", err.c_str());
+    told = true;
+  }
+  std::string lnode, laddr;
+  if (!rv_.read_leader(&lnode, &laddr)) return false;
+  int fd = connect_raw(laddr, &err);
+  if (fd < 0) return false;
+  set_timeout(fd, kHelloMs);
+  Frame reply;
+  if (!send_frame(fd, Frame{{"HELLO", rv_.secret(), node_, addr_, "member"}, {}}, &err) ||
+      !recv_frame(fd, reply, 0, &err) || reply.fields.size() != 3 || reply.fields[0] != "OK" ||
+      reply.fields[2] != "leader") {
+    close(fd);
+    return false;
+  }
+  std::string adopt;
+  {
+    std::lock_guard lk(mu_);
+    for (const std::string& p : owned_) adopt += p + "\n";
+  }
+  if (!adopt.empty() &&
+      (!send_frame(fd, Frame{{"ADOPT"}, adopt}, &err) || !recv_frame(fd, reply, 0, &err))) {
+    close(fd);
+    return false;
+  }
+  set_timeout(fd, 0);
+  std::lock_guard lk(mu_);
+  leader_fd_ = fd;
+  LOG_INFO("group: %s joined the job's forwarders led by %s (%s)", node_.c_str(), lnode.c_str(),
+           laddr.c_str());
+  return true;
+}
+
+Owner Group::local_claim(const std::string& path, bool claim) {
+  // mu_ held, this forwarder leads
+  const std::string* owner = claim ? &table_.claim(path, node_) : table_.find(path);
+  if (!owner || *owner == node_) return Owner{};
+  auto m = members_.find(*owner);
+  return Owner{false, *owner, m == members_.end() ? "" : m->second};
+}
+
+bool Group::ask_leader(const Frame& req, Frame& reply) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    int fd;
+    {
+      std::unique_lock lk(mu_);
+      cv_.wait_for(lk, std::chrono::milliseconds(kJoinWaitMs), [this] { return joined_ || stop_; });
+      if (!joined_ || stop_) return false;
+      if (leader_) return false;  // the caller asks its own table
+      fd = leader_fd_;
+    }
+    std::string err;
+    {
+      std::lock_guard io(leader_io_);
+      if (send_frame(fd, req, &err) && recv_frame(fd, reply, 1 << 20, &err)) return true;
+    }
+    LOG_WARN("group: lost the leader (%s); joining again", err.c_str());
+    std::lock_guard lk(mu_);
+    if (leader_fd_ == fd) {
+      shutdown(fd, SHUT_RDWR);
+      close(fd);
+      leader_fd_ = -1;
+      joined_ = false;
+      cv_.notify_all();
+    }
+  }
+  return false;
+}
+
+std::optional<Owner> Group::owner_reply(const Frame& reply) {
+  if (reply.fields.size() == 3 && reply.fields[0] == "OWNER") {
+    if (reply.fields[1] == node_) return Owner{};
+    if (reply.fields[2].empty()) return std::nullopt;  // an owner that is not a member
+    return Owner{false, reply.fields[1], reply.fields[2]};
+  }
+  return std::nullopt;
+}
+
+std::optional<Owner> Group::claim(const std::string& path) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    {
+      std::unique_lock lk(mu_);
+      if (listen_fd_ < 0 || stop_) return std::nullopt;
+      if (owned_.count(path)) return Owner{};
+      cv_.wait_for(lk, std::chrono::milliseconds(kJoinWaitMs), [this] { return joined_ || stop_; });
+      if (!joined_) return std::nullopt;
+      if (leader_) {
+        Owner o = local_claim(path, true);
+        if (o.self) owned_.insert(path);
+        return o;
+      }
+    }
+    Frame reply;
+    if (!ask_leader(Frame{{"CLAIM", path}, {}}, reply)) {
+      std::lock_guard lk(mu_);
+      if (leader_) continue;  // became the leader meanwhile: ask the own table
+      return std::nullopt;
+    }
+    std::optional<Owner> o = owner_reply(reply);
+    if (o && o->self) {
+      std::lock_guard lk(mu_);
+      owned_.insert(path);
+    }
+    return o;
+  }
+  return std::nullopt;
+}
+
+std::optional<Owner> Group::who(const std::string& path) {
+  {
+    std::unique_lock lk(mu_);
+    if (listen_fd_ < 0 || stop_) return std::nullopt;
+    if (owned_.count(path)) return Owner{};
+    if (!joined_) return std::nullopt;  // a read does not wait for the join
+    if (leader_) {
+      Owner o = local_claim(path, false);
+      if (o.self) return std::nullopt;
+      return o;
+    }
+  }
+  Frame reply;
+  if (!ask_leader(Frame{{"WHO", path}, {}}, reply)) return std::nullopt;
+  return owner_reply(reply);
+}
+
+int Group::connect_peer(const std::string& addr, std::string* err) {
+  {
+    std::lock_guard lk(mu_);
+    if (auto it = idle_.find(addr); it != idle_.end()) {
+      int fd = it->second;
+      idle_.erase(it);
+      return fd;
+    }
+  }
+  int fd = connect_raw(addr, err);
+  if (fd < 0) return -1;
+  set_timeout(fd, kHelloMs);
+  Frame reply;
+  if (!send_frame(fd, Frame{{"HELLO", rv_.secret(), node_, addr_, "peer"}, {}}, err) ||
+      !recv_frame(fd, reply, 0, err) || reply.fields.empty() || reply.fields[0] != "OK") {
+    if (err && err->empty()) *err = addr + " refused this forwarder";
+    close(fd);
+    return -1;
+  }
+  set_timeout(fd, 0);
+  return fd;
+}
+
+void Group::release_peer(const std::string& addr, int fd, bool reusable) {
+  if (fd < 0) return;
+  std::lock_guard lk(mu_);
+  if (reusable && !stop_ && idle_.count(addr) < 8) {
+    idle_.emplace(addr, fd);
+    return;
+  }
+  close(fd);
+}
+
+}  // namespace ckptfwd::fwd::group

@@ -1,0 +1,124 @@
+// A job's forwarders, one per node, as a group that talks over TCP: the files a rank of
+// one node writes and a rank of another node opens are handed between the two forwarders
+// directly, not through the store.
+//
+// Membership. Each forwarder listens on a TCP port (Config::group_addr, else the address
+// its host name resolves to) and finds the others through the job's rendezvous directory
+// on the store (rendezvous.h). The one holding the leader lock is the leader; every other
+// member keeps one connection to it. A peer must show the job's secret first.
+//
+// Ownership. A write open of a path asks the leader who owns it (claim): the first node
+// that claimed it in this job, for the whole job while that node's forwarder lives. The
+// owner's forwarder is the only one that stages and commits the path's versions, so the
+// store never gets two nodes' versions of one file whose order would decide its bytes.
+// Another node's writers stage a copy of the owner's bytes, write it, and at their close
+// hand the bytes they wrote to the owner (the verbs in forwarder/verbs/remote_verbs.cc).
+// A node asks the leader only for a path it does not own already; a file written by one
+// node only costs one round trip to the leader at its first open in the job.
+//
+// Failure. A member that loses the leader joins again (maybe as the new leader) and tells
+// it the paths it owns. A node whose forwarder left frees its paths. A request to an
+// owner that cannot be reached fails, and the caller falls back to what it did before the
+// group (staging the file on its own node, and the close-to-open journal on the store).
+#pragma once
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "forwarder/group/frame.h"
+#include "forwarder/group/owners.h"
+#include "forwarder/group/rendezvous.h"
+
+namespace ckptfwd::fwd::group {
+
+// What a member serves to the other members (forwarder/verbs implements it).
+class PeerHandler {
+ public:
+  virtual ~PeerHandler() = default;
+  // One request of node `node`: head read, body_len bytes of its body still on sock.
+  // Reads the body and sends one reply frame; false drops the connection.
+  virtual bool serve_peer(const std::string& node, int sock, const Frame& head,
+                          uint64_t body_len) = 0;
+  // The last connection of node closed (its forwarder exited or died).
+  virtual void peer_gone(const std::string& node) = 0;
+};
+
+struct Owner {
+  bool self = true;
+  std::string node, addr;  // the owner's (when !self)
+};
+
+class Group {
+ public:
+  struct Settings {
+    std::string dir;          // the rendezvous directory
+    std::string node;         // this forwarder's node identity
+    std::string listen_host;  // an IPv4 address or host name; "" for the host name's
+  };
+  explicit Group(PeerHandler& h) : h_(h) {}
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+  ~Group() { stop(); }
+
+  // Opens the rendezvous directory and listens; joins (or leads) in the background.
+  bool start(const Settings& s, std::string* err);
+  void stop();
+  bool started() const { return listen_fd_ >= 0; }
+  const std::string& addr() const { return addr_; }
+  const std::string& node() const { return node_; }
+
+  // The owner of path for a write open (this node when nobody owned it). nullopt when
+  // the group cannot answer (not joined within the join limit, or the leader is lost).
+  std::optional<Owner> claim(const std::string& path);
+  // The owner of path for a read: nullopt when nobody owns it or the group cannot answer.
+  std::optional<Owner> who(const std::string& path);
+
+  // A connection to a member for requests (the HELLO done); -1 with *err. Give it back
+  // with release(); a connection that saw an error is closed instead (reusable = false).
+  int connect_peer(const std::string& addr, std::string* err);
+  void release_peer(const std::string& addr, int fd, bool reusable);
+
+  // How long claim() waits for the first join, and a request for its reply.
+  static constexpr int kJoinWaitMs = 10000;
+
+ private:
+  bool listen_on(const std::string& host, std::string* err);
+  void accept_loop();
+  void serve_conn(int fd);
+  bool serve_leader_requests(int fd, const std::string& node);
+  void join_loop();
+  bool join_once();
+  // A request to the leader; the reply frame. False: the leader is lost.
+  bool ask_leader(const Frame& req, Frame& reply);
+  std::optional<Owner> owner_reply(const Frame& reply);
+  Owner local_claim(const std::string& path, bool claim);
+
+  PeerHandler& h_;
+  Rendezvous rv_;
+  std::string node_, addr_;
+  int listen_fd_ = -1;
+  std::thread accept_th_, join_th_;
+  bool stop_ = false;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool joined_ = false;
+  bool leader_ = false;
+  int leader_fd_ = -1;                          // a member's connection to the leader
+  std::mutex leader_io_;                        // one request at a time on leader_fd_
+  std::set<std::string> owned_;                 // paths this node owns (told to a new leader)
+  OwnerTable table_;                            // the leader's
+  std::map<std::string, std::string> members_;  // the leader's: node -> addr
+  std::map<std::string, int> peer_conns_;       // node -> connections served
+  std::multimap<std::string, int> idle_;        // addr -> idle connections to it
+  std::vector<int> conns_;                      // connections served (shut down at stop)
+  std::vector<std::thread> conn_threads_;
+};
+
+}  // namespace ckptfwd::fwd::group

@@ -1,0 +1,152 @@
+#include "forwarder/group/rendezvous.h"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace ckptfwd::fwd::group {
+namespace {
+
+constexpr size_t kSecretHex = 32;
+
+bool read_small(const std::string& path, std::string& out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  char buf[1024];
+  ssize_t n = ::read(fd, buf, sizeof(buf));
+  ::close(fd);
+  if (n < 0) return false;
+  out.assign(buf, static_cast<size_t>(n));
+  return true;
+}
+
+bool write_new_file(const std::string& path, const std::string& text, std::string* err) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    if (err) *err = "cannot create " + path + ": " + strerror(errno);
+    return false;
+  }
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  if (::close(fd) != 0) ok = false;
+  if (!ok) {
+    if (err) *err = "cannot write " + path + ": " + strerror(errno);
+    ::unlink(path.c_str());
+  }
+  return ok;
+}
+
+std::string tmp_name(const std::string& dir, const char* what) {
+  return dir + "/." + what + "." + std::to_string(::getpid()) + "." +
+         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+bool valid_secret(const std::string& s) {
+  if (s.size() != kSecretHex) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+}  // namespace
+
+Rendezvous::~Rendezvous() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+bool Rendezvous::open(const std::string& dir, std::string* err) {
+  dir_ = dir;
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    if (err) *err = "cannot create " + dir + ": " + strerror(errno);
+    return false;
+  }
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (err) *err = dir + " is not a directory";
+    return false;
+  }
+  if (st.st_uid != ::geteuid() || (st.st_mode & 077)) {
+    if (err)
+      *err = dir +
+             " belongs to another user or others may read it (its job secret would not be secret)";
+    return false;
+  }
+  const std::string path = dir + "/secret";
+  if (::access(path.c_str(), F_OK) != 0) {
+    unsigned char raw[kSecretHex / 2];
+    if (::getrandom(raw, sizeof(raw), 0) != static_cast<ssize_t>(sizeof(raw))) {
+      if (err) *err = std::string("getrandom: ") + strerror(errno);
+      return false;
+    }
+    std::string hex;
+    static const char* digits = "0123456789abcdef";
+    for (unsigned char c : raw) {
+      hex += digits[c >> 4];
+      hex += digits[c & 15];
+    }
+    const std::string tmp = tmp_name(dir, "secret");
+    if (!write_new_file(tmp, hex, err)) return false;
+    if (::link(tmp.c_str(), path.c_str()) != 0 && errno != EEXIST) {
+      if (err) *err = "cannot create " + path + ": " + strerror(errno);
+      ::unlink(tmp.c_str());
+      return false;
+    }
+    ::unlink(tmp.c_str());
+  }
+  // Another node's new file may show late, or empty, on a distributed file system.
+  for (int i = 0; i < 200; ++i) {
+    if (read_small(path, secret_) && valid_secret(secret_)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (err) *err = path + " holds no valid secret (32 hex digits). Fix: remove " + dir;
+  return false;
+}
+
+bool Rendezvous::try_lead(std::string* err) {
+  if (lock_fd_ >= 0) return true;
+  const std::string path = dir_ + "/leader.lock";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    if (err) *err = "cannot open " + path + ": " + strerror(errno);
+    return false;
+  }
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  if (::fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+    int e = errno;
+    ::close(fd);
+    if (e != EAGAIN && e != EACCES && err) *err = "cannot lock " + path + ": " + strerror(e);
+    return false;
+  }
+  lock_fd_ = fd;
+  return true;
+}
+
+bool Rendezvous::publish(const std::string& node, const std::string& addr, std::string* err) {
+  const std::string tmp = tmp_name(dir_, "leader");
+  if (!write_new_file(tmp, node + "\t" + addr + "\n", err)) return false;
+  if (::rename(tmp.c_str(), (dir_ + "/leader").c_str()) != 0) {
+    if (err) *err = "cannot publish " + dir_ + "/leader: " + strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+bool Rendezvous::read_leader(std::string* node, std::string* addr) const {
+  std::string text;
+  if (!read_small(dir_ + "/leader", text)) return false;
+  size_t tab = text.find('\t'), nl = text.find('\n');
+  if (tab == std::string::npos || nl == std::string::npos || nl < tab || tab == 0) return false;
+  *node = text.substr(0, tab);
+  *addr = text.substr(tab + 1, nl - tab - 1);
+  return !addr->empty();
+}
+
+}  // namespace ckptfwd::fwd::group

@@ -1,0 +1,46 @@
+// Where the forwarders of one job find each other: a directory on the store every node
+// sees, STORE/.group-<job>/ (mode 0700, so only the job's user can read it), holding
+//   secret       32 hex digits, made once per job by the first forwarder (link(2) of a
+//                complete temporary file, so nobody reads half of it); a peer that does
+//                not show it is refused (group.h);
+//   leader.lock  the leader holds an OFD write lock on it for as long as it lives: one
+//                leader per job at a time, and a new one as soon as it dies;
+//   leader       "<node>\t<host:port>\n" of the current leader (rename(2) of a complete file).
+// The file system only has to give: mkdir, link and rename atomic, and fcntl locks that
+// every client sees (a leader's death frees its lock). A stale read of `leader` (another
+// client's rename seen late) only makes a member try again: the address it names refuses
+// it or does not answer as the leader.
+#pragma once
+#include <string>
+
+namespace ckptfwd::fwd::group {
+
+class Rendezvous {
+ public:
+  Rendezvous() = default;
+  Rendezvous(const Rendezvous&) = delete;
+  Rendezvous& operator=(const Rendezvous&) = delete;
+  ~Rendezvous();
+
+  // Creates dir (0700) and its secret when missing, and reads the secret. Refuses (false
+  // with *err) a directory another user owns or others may read.
+  bool open(const std::string& dir, std::string* err);
+  const std::string& secret() const { return secret_; }
+  const std::string& dir() const { return dir_; }
+
+  // Takes the leader lock without waiting: true when this process now leads (then for
+  // as long as it lives). False when another process holds it, or with *err set when
+  // the file system refused the lock.
+  bool try_lead(std::string* err);
+  bool leading() const { return lock_fd_ >= 0; }
+  // Publishes the leader's node and address.
+  bool publish(const std::string& node, const std::string& addr, std::string* err);
+  // The published leader, false when there is none (yet) or the file is malformed.
+  bool read_leader(std::string* node, std::string* addr) const;
+
+ private:
+  std::string dir_, secret_;
+  int lock_fd_ = -1;
+};
+
+}  // namespace ckptfwd::fwd::group

@@ -1,0 +1,463 @@
+// The forwarder group's verbs (forwarder/group/group.h): a path written from more than one
+// node is staged and committed by its owner only. On the other nodes a write open stages
+// a copy of the owner's bytes (ATTACH), the writers write it as any staged file, and the
+// last close hands the bytes they wrote, by their extents, to the owner (MERGE), which
+// writes them into its own version before the CLOSE returns: an open anywhere after that
+// sees them (close-to-open), and the store gets one version per close, in one order.
+// A read open of a path another node owns gets the owner's newest bytes (READ).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "base/le_codec.h"
+#include "forwarder/staging/extents.h"
+#include "forwarder/staging/staging.h"
+#include "forwarder/state/fate_file.h"
+#include "forwarder/util/log.h"
+#include "forwarder/util/store_paths.h"
+#include "forwarder/verbs/service.h"
+
+namespace ckptfwd::fwd {
+namespace {
+
+using group::Frame;
+
+constexpr uint64_t kPeerIdBase = 1ull << 62;  // peers' ClientCtx ids: never a local client's
+constexpr uint64_t kMaxMergeExtents = 1u << 22;
+
+bool send_reply(int sock, std::vector<std::string> fields) {
+  std::string err;
+  return group::send_frame(sock, Frame{std::move(fields), {}}, &err);
+}
+
+bool send_errno(int sock, int e) { return send_reply(sock, {"ERR", std::to_string(e)}); }
+
+bool parse_u64(const std::string& s, uint64_t& out) {
+  if (s.empty() || s.size() > 20) return false;
+  out = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+    uint64_t next = out * 10 + static_cast<uint64_t>(c - '0');
+    if (next / 10 != out) return false;
+    out = next;
+  }
+  return true;
+}
+
+// An errno in a reply field, or EIO.
+int errno_of(const std::vector<std::string>& f, size_t i) {
+  uint64_t e = 0;
+  return i < f.size() && parse_u64(f[i], e) && e > 0 && e < 4096 ? static_cast<int>(e) : EIO;
+}
+
+}  // namespace
+
+// ---- the owner's side ----
+
+ClientCtx& Service::peer_ctx(const std::string& node) {
+  std::lock_guard lk(c_.state.mu);
+  auto [it, fresh] = peers_.try_emplace(node);
+  if (fresh) {
+    static std::atomic<uint64_t> next{kPeerIdBase};
+    it->second.id = next++;
+    it->second.pid = -1;
+    it->second.peer = true;
+  }
+  return it->second;
+}
+
+bool Service::serve_peer(const std::string& node, int sock, const Frame& head, uint64_t body_len) {
+  const std::string& verb = head.fields[0];
+  std::string err;
+  if (verb == "MERGE") return peer_merge(peer_ctx(node), sock, head, body_len);
+  if (body_len && !group::skip_body(sock, body_len, &err)) return false;
+  if (verb == "ATTACH") return peer_attach(peer_ctx(node), sock, head);
+  if (verb == "READ") return peer_read(sock, head);
+  if (verb == "WAIT") return peer_wait(sock, head);
+  LOG_WARN("group: %s sent an unknown request '%s'", node.c_str(), verb.c_str());
+  return false;
+}
+
+void Service::peer_gone(const std::string& node) {
+  ClientCtx cl;
+  {
+    std::lock_guard lk(c_.state.mu);
+    auto it = peers_.find(node);
+    if (it == peers_.end()) return;
+    cl = it->second;
+    peers_.erase(it);
+  }
+  // What its writers still had open is closed as they left it, as for a killed rank.
+  c_.state.mu.lock();
+  c_.state.clients++;  // disconnect() counts a client going away
+  c_.state.mu.unlock();
+  disconnect(cl);
+}
+
+bool Service::peer_attach(ClientCtx& cl, int sock, const Frame& head) {
+  uint64_t flags = 0, mode = 0;
+  if (head.fields.size() != 4 || head.fields[1].empty() || head.fields[1][0] != '/' ||
+      !parse_u64(head.fields[2], flags) || !parse_u64(head.fields[3], mode))
+    return send_errno(sock, EINVAL);
+  const std::string& path = head.fields[1];
+  Reply r = open(cl, path, static_cast<int>(flags), static_cast<unsigned>(mode & 07777), false);
+  if (r.empty() || r[0] != wire::kOk) {
+    if (!r.empty() && r[0] == wire::kPass) return send_reply(sock, {"PASS"});
+    return send_errno(sock, errno_of(r, 1));
+  }
+  uint64_t vid = 0;
+  parse_u64(r[1], vid);
+  uint32_t vmode = 0644;
+  {
+    std::lock_guard lk(c_.state.mu);
+    if (Version* v = c_.state.find(vid)) vmode = v->mode;
+  }
+  // Its bytes as they are now (an O_TRUNC open starts from none): the peer's writers
+  // start from them; the owner's own writers may go on writing meanwhile, and the peer
+  // hands back only the bytes its writers wrote.
+  int fd = ::open(r[2].c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    int e = errno;
+    if (fd >= 0) ::close(fd);
+    LOG_ERROR("group: cannot read staged %s for a peer: %s", r[2].c_str(), strerror(e));
+    return send_errno(sock, EIO);  // the peer closes nothing: its connection's end does
+  }
+  char m[16];
+  snprintf(m, sizeof(m), "%o", vmode);
+  std::vector<group::Range> body;
+  if (!(flags & O_TRUNC) && st.st_size > 0) body.push_back({0, static_cast<uint64_t>(st.st_size)});
+  std::string err;
+  bool ok = group::send_frame(sock, Frame{{"OK", r[1], m}, {}}, &err, fd, body);
+  ::close(fd);
+  return ok;
+}
+
+bool Service::peer_merge(ClientCtx& cl, int sock, const Frame& head, uint64_t body_len) {
+  std::string err;
+  uint64_t vid = 0, size = 0, final = 0, n = 0;
+  if (head.fields.size() != 5 || !parse_u64(head.fields[1], vid) ||
+      !parse_u64(head.fields[2], size) || !parse_u64(head.fields[3], final) ||
+      !parse_u64(head.fields[4], n) || n > kMaxMergeExtents || n * 16 > body_len ||
+      size > kMaxExtentEnd) {
+    return group::skip_body(sock, body_len, &err) && send_errno(sock, EINVAL);
+  }
+  std::string pairs;
+  if (!group::recv_body(sock, n * 16, pairs, n * 16, &err)) return false;
+  LeDecoder d(reinterpret_cast<const uint8_t*>(pairs.data()), pairs.size());
+  Extents ext;
+  uint64_t sum = 0;
+  bool valid = true;
+  for (uint64_t i = 0; i < n; ++i) {
+    Extent e{d.u64(), d.u64()};
+    if (e.end <= e.begin || e.end > kMaxExtentEnd) valid = false;
+    if (valid) sum += e.end - e.begin;
+    ext.push_back(e);
+  }
+  const uint64_t rest = body_len - n * 16;
+  if (!valid || sum != rest) return group::skip_body(sock, rest, &err) && send_errno(sock, EINVAL);
+  std::string data;
+  bool tracks = false;
+  {
+    std::lock_guard lk(c_.state.mu);
+    Version* v = c_.state.find(vid);
+    if (v && v->state == VState::kOpen && v->holders.count(cl.id)) {
+      data = v->data_path;
+      tracks = v->partial || v->created;
+    }
+  }
+  if (data.empty()) {
+    LOG_WARN("group: MERGE of v%llu, which that peer does not hold here",
+             static_cast<unsigned long long>(vid));
+    return group::skip_body(sock, rest, &err) && send_errno(sock, ESTALE);
+  }
+  int fd = ::open(data.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    return group::skip_body(sock, rest, &err) && send_errno(sock, e);
+  }
+  for (const Extent& e : ext)
+    if (!group::recv_body_to_fd(sock, e.end - e.begin, fd, e.begin, &err)) {
+      ::close(fd);
+      LOG_ERROR("group: MERGE into v%llu cut off: %s", static_cast<unsigned long long>(vid),
+                err.c_str());
+      return false;  // the peer's writers' bytes: the peer commits them itself
+    }
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) < size &&
+      ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    int e = errno;
+    ::close(fd);
+    return send_errno(sock, e);
+  }
+  ::close(fd);
+  // The extents of a version that tracks them (a new file, or one shared through MPI-IO):
+  // a file of the version's own, taken in by the CLOSE or SYNC as a writer's.
+  std::string ext_name;
+  if (tracks && !ext.empty()) {
+    static std::atomic<uint64_t> seq{0};
+    ext_name = extents_file_name(vid, ::getpid(), seq++ + (1ull << 40));
+    if (!write_extents_file(c_.session_dir + "/" + ext_name, ext, &err)) {
+      LOG_ERROR("group: %s", err.c_str());
+      return send_errno(sock, EIO);
+    }
+  }
+  Reply r = final ? close(cl, vid, size, ext_name) : sync(cl, vid, ext_name);
+  if (!r.empty() && r[0] == wire::kOk) return send_reply(sock, {"OK"});
+  return send_errno(sock, errno_of(r, 1));
+}
+
+bool Service::peer_read(int sock, const Frame& head) {
+  if (head.fields.size() != 2 || head.fields[1].empty() || head.fields[1][0] != '/')
+    return send_errno(sock, EINVAL);
+  Reply r = open_read(head.fields[1], true);
+  if (r.empty() || r[0] != wire::kOk) {
+    if (!r.empty() && r[0] == wire::kPass) return send_reply(sock, {"PASS"});
+    return send_errno(sock, errno_of(r, 1));
+  }
+  int fd = ::open(r[2].c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    if (fd >= 0) ::close(fd);
+    return send_errno(sock, EIO);
+  }
+  std::string err;
+  bool ok = group::send_frame(sock, Frame{{"OK", r.size() > 5 ? r[5] : "644"}, {}}, &err, fd,
+                              {{0, static_cast<uint64_t>(st.st_size)}});
+  ::close(fd);
+  return ok;
+}
+
+bool Service::peer_wait(int sock, const Frame& head) {
+  uint64_t vid = 0;
+  if (head.fields.size() != 2 || !parse_u64(head.fields[1], vid)) return send_errno(sock, EINVAL);
+  int rc;
+  {
+    std::unique_lock lk(c_.state.mu);
+    rc = wait_committed(lk, {vid});
+  }
+  return rc ? send_errno(sock, rc) : send_reply(sock, {"OK"});
+}
+
+// ---- the writer's side ----
+
+std::optional<Reply> Service::open_at_owner(std::unique_lock<std::mutex>& lk, ClientCtx& cl,
+                                            const std::string& path, int flags, unsigned mode) {
+  State& s = c_.state;
+  lk.unlock();
+  std::optional<group::Owner> owner = group_->claim(path);
+  lk.lock();
+  if (!owner || owner->self) return std::nullopt;
+  // A version of it handed over right now: its bytes are the owner's once that is done.
+  for (Version* n = s.newest(path); n && !n->owner_addr.empty() && n->state == VState::kCommitting;
+       n = s.newest(path))
+    s.done_cv.wait(lk);
+  // Another opener here attached meanwhile: join its version.
+  bool preparing = true;
+  Version* joined = nullptr;
+  while (preparing) {
+    joined = s.open_for_write(path, &preparing);
+    if (joined || !preparing) break;
+    s.done_cv.wait(lk);
+  }
+  if (joined) return join_write(cl, *joined, flags, false);
+  if (s.newest(path)) return std::nullopt;  // staged here after a failed hand-over
+  if (c_.fates.claim_staged(path) == fate::Fate::kDirect) return reply_pass();
+  Version& v = s.add(path, cl.rank, cl.pid, cl.id, mode & 07777);
+  v.holders[cl.id] = {cl.pid, 1};
+  v.partial = true;  // its writers hand over their extents: only those go to the owner
+  v.owner_addr = owner->addr;
+  v.ready = false;
+  const uint64_t vid = v.vid;
+  const std::string data = v.data_path;
+  lk.unlock();
+
+  std::string err;
+  int rc = -1;  // -1: the owner was not reached
+  uint64_t owner_vid = 0;
+  uint32_t owner_mode = mode & 07777;
+  int fd = create_staged(data, &err);
+  int sock = fd >= 0 ? group_->connect_peer(owner->addr, &err) : -1;
+  bool reusable = false;
+  if (sock >= 0 &&
+      group::send_frame(
+          sock, Frame{{"ATTACH", path, std::to_string(flags), std::to_string(mode)}, {}}, &err)) {
+    Frame reply;
+    uint64_t len = 0;
+    if (group::recv_head(sock, reply, &len, &err) && !reply.fields.empty()) {
+      if (reply.fields[0] == "OK" && reply.fields.size() == 3 &&
+          parse_u64(reply.fields[1], owner_vid)) {
+        owner_mode = static_cast<uint32_t>(strtoul(reply.fields[2].c_str(), nullptr, 8)) & 07777;
+        rc = group::recv_body_to_fd(sock, len, fd, 0, &err) ? 0 : -1;
+        reusable = rc == 0;
+      } else if (group::skip_body(sock, len, &err)) {
+        reusable = true;
+        rc = reply.fields[0] == "PASS" ? -2 : errno_of(reply.fields, 1);
+      }
+    }
+  }
+  group_->release_peer(owner->addr, sock, reusable);
+  if (fd >= 0) ::close(fd);
+  lk.lock();
+  Version* nv = s.find(vid);
+  if (rc != 0 || !nv) {
+    if (nv) s.forget(vid);
+    c_.fates.release_staged(path);
+    s.done_cv.notify_all();
+    if (rc == -2) return reply_pass();  // the owner's node writes it directly
+    if (rc > 0) return reply_err(rc);
+    LOG_WARN("cannot reach %s's owner %s (%s): staging it on this node", path.c_str(),
+             owner->node.c_str(), err.c_str());
+    return std::nullopt;
+  }
+  nv->owner_vid = owner_vid;
+  nv->mode = owner_mode;
+  nv->ready = true;
+  struct stat st;
+  if (::stat(data.c_str(), &st) == 0) nv->start_size = static_cast<uint64_t>(st.st_size);
+  if (!write_meta(nv->meta_path, meta_of(*nv), &err, MetaWrite::kFresh))
+    LOG_WARN("cannot describe the staged copy of %s: %s", path.c_str(), err.c_str());
+  s.done_cv.notify_all();
+  LOG_DEBUG("open %s for writing: v%llu, a copy of v%llu of its owner %s", path.c_str(),
+            static_cast<unsigned long long>(vid), static_cast<unsigned long long>(owner_vid),
+            owner->node.c_str());
+  return reply_ok({std::to_string(vid), data, std::to_string(stage_budget()), "x"});
+}
+
+int Service::hand_to_owner(std::unique_lock<std::mutex>& lk, uint64_t vid, bool final) {
+  State& s = c_.state;
+  Version* v = s.find(vid);
+  if (!v || v->owner_addr.empty()) return -1;
+  Extents ext = v->extents;
+  const bool unknown = v->extents_unknown;
+  const std::string addr = v->owner_addr, data = v->data_path, path = v->path;
+  const uint64_t owner_vid = v->owner_vid;
+  // Its last close: no batch takes it, and no opener here starts from it, while it is
+  // handed over (an fsync's hand-over leaves it open to its writers).
+  const VState was = v->state;
+  if (final) v->state = VState::kCommitting;
+  lk.unlock();
+  std::string err;
+  int rc = -1;
+  int fd = ::open(data.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (fd >= 0 && ::fstat(fd, &st) == 0) {
+    if (unknown) {
+      LOG_WARN(
+          "%s: a writer closed it without its extents; handing the staged file's data "
+          "extents to its owner, which may cover bytes other nodes wrote",
+          path.c_str());
+      data_extents_of(data, ext, &err);
+    }
+    ext = extents_clip(ext, static_cast<uint64_t>(st.st_size));
+    LeEncoder pairs;
+    std::vector<group::Range> ranges;
+    for (const Extent& e : ext) {
+      pairs.u64(e.begin);
+      pairs.u64(e.end);
+      ranges.push_back({e.begin, e.end - e.begin});
+    }
+    int sock = group_->connect_peer(addr, &err);
+    bool reusable = false;
+    Frame req{{"MERGE", std::to_string(owner_vid), std::to_string(st.st_size), final ? "1" : "0",
+               std::to_string(ext.size())},
+              std::string(pairs.buf.begin(), pairs.buf.end())};
+    Frame reply;
+    if (sock >= 0 && group::send_frame(sock, req, &err, fd, ranges) &&
+        group::recv_frame(sock, reply, 0, &err) && !reply.fields.empty()) {
+      reusable = true;
+      rc = reply.fields[0] == "OK" ? 0 : errno_of(reply.fields, 1);
+    }
+    group_->release_peer(addr, sock, reusable);
+  } else {
+    err = "cannot read " + data + ": " + strerror(errno);
+  }
+  if (fd >= 0) ::close(fd);
+  lk.lock();
+  v = s.find(vid);
+  if (v) v->state = was;
+  s.done_cv.notify_all();
+  if (rc < 0) {
+    LOG_WARN("cannot hand %s to its owner at %s (%s): committing this node's bytes of it here",
+             path.c_str(), addr.c_str(), err.c_str());
+    if (v) v->owner_addr.clear();
+  }
+  return rc;
+}
+
+int Service::wait_owners(std::unique_lock<std::mutex>& lk, const std::vector<uint64_t>& vids) {
+  std::vector<HandedOver> waits;
+  for (uint64_t vid : vids)
+    if (auto it = handed_.find(vid); it != handed_.end()) {
+      waits.push_back(it->second);
+      handed_.erase(it);
+    }
+  if (waits.empty()) return 0;
+  lk.unlock();
+  int rc = 0;
+  for (const HandedOver& w : waits) {
+    std::string err;
+    int sock = group_->connect_peer(w.addr, &err);
+    Frame reply;
+    bool ok = sock >= 0 &&
+              group::send_frame(sock, Frame{{"WAIT", std::to_string(w.vid)}, {}}, &err) &&
+              group::recv_frame(sock, reply, 0, &err) && !reply.fields.empty();
+    group_->release_peer(w.addr, sock, ok);
+    if (!ok) {
+      LOG_ERROR("cannot learn from %s whether it committed what this node handed it: %s",
+                w.addr.c_str(), err.c_str());
+      rc = EIO;
+    } else if (reply.fields[0] != "OK") {
+      rc = errno_of(reply.fields, 1);
+    }
+  }
+  lk.lock();
+  return rc;
+}
+
+std::optional<Reply> Service::read_at_owner(const std::string& path) {
+  std::optional<group::Owner> owner = group_->who(path);
+  if (!owner || owner->self) return std::nullopt;
+  static std::atomic<uint64_t> seq{0};
+  const std::string view =
+      read_view_path(c_.session_dir, "group:" + owner->node, path, static_cast<uint32_t>(seq++));
+  std::string err;
+  int sock = group_->connect_peer(owner->addr, &err);
+  int rc = -1;
+  bool reusable = false;
+  std::string mode = "644";
+  if (sock >= 0 && group::send_frame(sock, Frame{{"READ", path}, {}}, &err)) {
+    Frame reply;
+    uint64_t len = 0;
+    if (group::recv_head(sock, reply, &len, &err) && !reply.fields.empty()) {
+      if (reply.fields[0] == "OK" && reply.fields.size() == 2) {
+        mode = reply.fields[1];
+        int fd = create_staged(view, &err);
+        rc = fd >= 0 && group::recv_body_to_fd(sock, len, fd, 0, &err) ? 0 : -1;
+        reusable = rc == 0;
+        if (fd >= 0) ::close(fd);
+      } else if (group::skip_body(sock, len, &err)) {
+        reusable = true;
+        rc = reply.fields[0] == "PASS" ? -2 : errno_of(reply.fields, 1);
+      }
+    }
+  }
+  group_->release_peer(owner->addr, sock, reusable);
+  if (rc != 0) ::unlink(view.c_str());
+  if (rc == -2) return std::nullopt;  // the owner has no version of it: read it here
+  if (rc > 0) return reply_err(rc);
+  if (rc < 0) {
+    LOG_WARN("cannot reach %s's owner %s (%s): reading what this node has of it", path.c_str(),
+             owner->node.c_str(), err.c_str());
+    return std::nullopt;
+  }
+  std::lock_guard lk(c_.state.mu);
+  c_.state.serve_view(view, false);  // deleted after the view grace, like a restored view
+  return reply_ok({"0", view, "-1", "-", mode});
+}
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,128 @@
+/* posix_shared MODE FILE [BLOCK]: one file shared by the ranks of an MPI job through plain
+ * POSIX calls (open, pwrite, read, fsync, close: no MPI-IO), in the patterns real codes use
+ * across nodes. Every byte is a function of its offset, so a run without ckptfwd leaves the
+ * file the check expects. Each rank reads the whole file back after the last barrier and
+ * compares it; exit 1 (and a MISMATCH line) when any byte differs. MODE:
+ *   header  rank 0 creates FILE, writes a 100-byte header and closes it; after a barrier
+ *           every rank opens it O_WRONLY, pwrites its block after the header, closes it.
+ *   n1      every rank opens FILE O_CREAT|O_WRONLY and pwrites its blocks, interleaved
+ *           (block k of rank r at (k * nprocs + r) * BLOCK), 16 blocks each, and closes.
+ *   n1sync  n1 with an fsync after the writes.
+ *   chain   a file handed from rank to rank, 8 times: each appends its block (O_APPEND)
+ *           and closes; the next rank opens it after a barrier. Ranks alternate between
+ *           the two halves of the job (two nodes when each half is one node).
+ * Prints "elapsed S" (rank 0: the writes and barriers, without the read-back). */
+#include <fcntl.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define HEADER 100
+
+static unsigned char byte_of(long off) {
+  return (unsigned char)((off * 131 + (off >> 10) * 7 + 1) & 0xff);
+}
+
+static void fill(unsigned char *buf, long off, size_t n) {
+  for (size_t i = 0; i < n; ++i) buf[i] = byte_of(off + (long)i);
+}
+
+static void die(int rank, const char *what, const char *file) {
+  fprintf(stderr, "rank %d: %s %s: ", rank, what, file);
+  perror("");
+  MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+static void pwrite_all(int rank, int fd, const unsigned char *b, size_t n, long off, const char *f) {
+  if (pwrite(fd, b, n, off) != (ssize_t)n) die(rank, "pwrite", f);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, nprocs;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+  if (argc < 3) {
+    if (rank == 0) fprintf(stderr, "usage: posix_shared header|n1|n1sync|chain FILE [BLOCK]\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const char *mode = argv[1], *file = argv[2];
+  long block = argc > 3 ? atol(argv[3]) : 1000;
+  unsigned char *buf = malloc((size_t)block);
+  long size = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = MPI_Wtime();
+  if (!strcmp(mode, "header")) {
+    if (rank == 0) {
+      int fd = open(file, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+      if (fd < 0) die(rank, "open", file);
+      unsigned char h[HEADER];
+      fill(h, 0, HEADER);
+      pwrite_all(rank, fd, h, HEADER, 0, file);
+      if (close(fd) != 0) die(rank, "close", file);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    int fd = open(file, O_WRONLY);
+    if (fd < 0) die(rank, "open", file);
+    long off = HEADER + rank * block;
+    fill(buf, off, (size_t)block);
+    pwrite_all(rank, fd, buf, (size_t)block, off, file);
+    if (close(fd) != 0) die(rank, "close", file);
+    size = HEADER + nprocs * block;
+  } else if (!strcmp(mode, "n1") || !strcmp(mode, "n1sync")) {
+    int fd = open(file, O_CREAT | O_WRONLY, 0644);
+    if (fd < 0) die(rank, "open", file);
+    for (int k = 0; k < 16; ++k) {
+      long off = ((long)k * nprocs + rank) * block;
+      fill(buf, off, (size_t)block);
+      pwrite_all(rank, fd, buf, (size_t)block, off, file);
+    }
+    if (!strcmp(mode, "n1sync") && fsync(fd) != 0) die(rank, "fsync", file);
+    if (close(fd) != 0) die(rank, "close", file);
+    size = 16L * nprocs * block;
+  } else if (!strcmp(mode, "chain")) {
+    int half = nprocs / 2 > 0 ? nprocs / 2 : 1;
+    for (int i = 0; i < 8; ++i) {
+      int who = nprocs == 1 ? 0 : (i % 2) * half + (i / 2) % half;
+      if (rank == who) {
+        int fd = open(file, O_WRONLY | O_APPEND | (i == 0 ? O_CREAT | O_TRUNC : 0), 0644);
+        if (fd < 0) die(rank, "open", file);
+        fill(buf, (long)i * block, (size_t)block);
+        if (write(fd, buf, (size_t)block) != (ssize_t)block) die(rank, "write", file);
+        if (close(fd) != 0) die(rank, "close", file);
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+    size = 8 * block;
+  } else {
+    if (rank == 0) fprintf(stderr, "unknown mode %s\n", mode);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  double elapsed = MPI_Wtime() - t0;
+  unsigned char *all = malloc((size_t)size + 1);
+  int fd = open(file, O_RDONLY);
+  if (fd < 0) die(rank, "open for reading", file);
+  long got = 0;
+  for (ssize_t r; got <= size && (r = read(fd, all + got, (size_t)(size + 1 - got))) > 0;) got += r;
+  close(fd);
+  long bad = got == size ? 0 : 1, first = got == size ? -1 : got;
+  for (long i = 0; i < got && i < size; ++i)
+    if (all[i] != byte_of(i)) {
+      if (first < 0) first = i;
+      ++bad;
+    }
+  if (bad)
+    printf("MISMATCH rank %d: read %ld bytes of %ld, %ld wrong (first at byte %ld)\n", rank, got,
+           size, bad, first);
+  long total = 0;
+  MPI_Allreduce(&bad, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) printf("elapsed %.3f\n", elapsed);
+  free(all);
+  free(buf);
+  MPI_Finalize();
+  return total ? 1 : 0;
+}
