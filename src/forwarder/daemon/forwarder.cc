@@ -41,6 +41,7 @@ Forwarder::Forwarder(const Config& cfg, const SessionPaths& paths, BatcherTiming
 }
 
 Forwarder::~Forwarder() {
+  svc_.set_group(nullptr);  // records are appended here from now on
   group_.stop();
   if (stay_for_pidfd_ >= 0) close(stay_for_pidfd_);
   batcher_.stop();

@@ -332,6 +332,7 @@ bool Group::join_once() {
   set_timeout(fd, 0);
   std::lock_guard lk(mu_);
   leader_fd_ = fd;
+  leader_addr_ = laddr;
   LOG_INFO("group: %s joined the job's forwarders led by %s (%s)", node_.c_str(), lnode.c_str(),
            laddr.c_str());
   return true;
@@ -427,6 +428,11 @@ std::optional<Owner> Group::who(const std::string& path) {
   Frame reply;
   if (!ask_leader(Frame{{"WHO", path}, {}}, reply)) return std::nullopt;
   return owner_reply(reply);
+}
+
+std::string Group::leader_addr() {
+  std::lock_guard lk(mu_);
+  return joined_ && !leader_ && leader_fd_ >= 0 ? leader_addr_ : std::string();
 }
 
 int Group::connect_peer(const std::string& addr, std::string* err) {

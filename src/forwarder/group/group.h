@@ -79,6 +79,9 @@ class Group {
   // The owner of path for a read: nullopt when nobody owns it or the group cannot answer.
   std::optional<Owner> who(const std::string& path);
 
+  // The leader's address while this member is joined and does not lead; "" otherwise.
+  std::string leader_addr();
+
   // A connection to a member for requests (the HELLO done); -1 with *err. Give it back
   // with release(); a connection that saw an error is closed instead (reusable = false).
   int connect_peer(const std::string& addr, std::string* err);
@@ -111,6 +114,7 @@ class Group {
   bool joined_ = false;
   bool leader_ = false;
   int leader_fd_ = -1;                          // a member's connection to the leader
+  std::string leader_addr_;                     // its address
   std::mutex leader_io_;                        // one request at a time on leader_fd_
   std::set<std::string> owned_;                 // paths this node owns (told to a new leader)
   OwnerTable table_;                            // the leader's

@@ -30,6 +30,11 @@ Catalog& CatalogCache::get(const std::string& store) {
   if (e.loaded && size == e.size && mtime.tv_sec == e.mtime.tv_sec &&
       mtime.tv_nsec == e.mtime.tv_nsec)
     return e.cat;
+  // A view older than records this forwarder appended (on a distributed file system this
+  // client sees the leader's appends of them late): the catalog keeps them, applied in
+  // memory, until the MANIFEST shows them.
+  if (e.loaded && size >= 0 && static_cast<uint64_t>(size) < manifest::appended_end(store))
+    return e.cat;
   // Grown (records appended by a commit here, on another node or by the CLI): replay the
   // new records only. The replay refuses what does not continue the records it has
   // (another file, a shorter one, a first new record that does not chain): then the
@@ -87,9 +92,11 @@ bool CatalogCache::replay_appended(const std::string& store) {
   const std::string manifest = store + "/MANIFEST";
   struct stat st;
   if (e.cat.local_changes() != 0 || lstat(manifest.c_str(), &st) != 0 || S_ISLNK(st.st_mode) ||
-      st.st_size <= e.size || e.size < 0)
+      st.st_size <= e.size || e.size < 0 ||
+      static_cast<uint64_t>(st.st_size) < manifest::appended_end(store))
     return false;
-  return replay_onto(e, store, st.st_size, st.st_mtim);
+  return replay_onto(e, store, st.st_size, st.st_mtim) &&
+         e.base.replayed_bytes() >= manifest::appended_end(store);
 }
 
 bool CatalogCache::replay_onto(Entry& e, const std::string& store, off_t size, timespec mtime) {
@@ -98,6 +105,9 @@ bool CatalogCache::replay_onto(Entry& e, const std::string& store, off_t size, t
   if (!e.base.load_appended(store, &err)) return false;
   for (size_t i = known; i < e.base.problems().size(); ++i)
     LOG_WARN("store %s: %s", store.c_str(), e.base.problems()[i].c_str());
+  // The file's end read short of this forwarder's records (a client whose reads lag its
+  // attributes): cat keeps them in memory; looked at again at the next get().
+  if (e.base.replayed_bytes() < manifest::appended_end(store)) return true;
   // Unchanged in memory: continue its replay too (no copy of a large catalog).
   if (e.cat.local_changes() != 0 || !e.cat.load_appended(store, &err)) {
     e.cat = e.base;

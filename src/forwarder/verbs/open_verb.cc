@@ -34,11 +34,15 @@ Reply Service::open_read(const std::string& path, bool from_peer) {
   std::unique_lock lk(s.mu);
   // Written directly in this job (wire/fate.h): the real file is the truth.
   if (c_.fates.is_direct(path)) return reply_pass();
-  // Another node owns it (remote_verbs.cc): its newest bytes are there.
-  if (group_ && !from_peer && !s.newest(path)) {
-    lk.unlock();
-    if (std::optional<Reply> r = read_at_owner(path)) return *r;
-    lk.lock();
+  // Another node owns it (remote_verbs.cc): its newest bytes are there, once what this
+  // node's writers wrote is handed over. A copy still written here reads as written here.
+  if (group_ && !from_peer) {
+    Version* n = await_hand_over(lk, path);
+    if (!n) {
+      lk.unlock();
+      if (std::optional<Reply> r = read_at_owner(path)) return *r;
+      lk.lock();
+    }
   }
   if (!s.newest(path)) await_other_nodes(lk, path);
   std::string store = store_for(c_.cfg, path);
@@ -88,8 +92,11 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   std::unique_lock lk(s.mu);
   // Another node owns it (remote_verbs.cc): a copy of the owner's bytes, handed back at
   // the close. A file shared through MPI-IO stays with MPI's rules (an overlay per node).
-  if (group_ && !shared && !cl.peer && !s.newest(path))
-    if (std::optional<Reply> r = open_at_owner(lk, cl, path, flags, req_mode)) return *r;
+  if (group_ && !shared && !cl.peer) {
+    Version* n = s.newest(path);
+    if (!n || !n->owner_addr.empty())
+      if (std::optional<Reply> r = open_at_owner(lk, cl, path, flags, req_mode)) return *r;
+  }
   if (Version* joined = await_joinable(lk, path, shared))
     return join_write(cl, *joined, flags, shared);
   WriteSource src;

@@ -20,6 +20,8 @@
 #include "forwarder/util/log.h"
 #include "forwarder/util/store_paths.h"
 #include "forwarder/verbs/service.h"
+#include "store/manifest/manifest.h"
+#include "store/manifest/owner_check.h"
 
 namespace ckptfwd::fwd {
 namespace {
@@ -28,6 +30,7 @@ using group::Frame;
 
 constexpr uint64_t kPeerIdBase = 1ull << 62;  // peers' ClientCtx ids: never a local client's
 constexpr uint64_t kMaxMergeExtents = 1u << 22;
+constexpr uint64_t kMaxAppendBytes = 64ull << 20;
 
 bool send_reply(int sock, std::vector<std::string> fields) {
   std::string err;
@@ -74,6 +77,7 @@ bool Service::serve_peer(const std::string& node, int sock, const Frame& head, u
   const std::string& verb = head.fields[0];
   std::string err;
   if (verb == "MERGE") return peer_merge(peer_ctx(node), sock, head, body_len);
+  if (verb == "APPEND") return peer_append(sock, head, body_len);
   if (body_len && !group::skip_body(sock, body_len, &err)) return false;
   if (verb == "ATTACH") return peer_attach(peer_ctx(node), sock, head);
   if (verb == "READ") return peer_read(sock, head);
@@ -243,6 +247,80 @@ bool Service::peer_wait(int sock, const Frame& head) {
   return rc ? send_errno(sock, rc) : send_reply(sock, {"OK"});
 }
 
+// ---- the single MANIFEST appender ----
+
+void Service::set_group(group::Group* g) {
+  group_ = g;
+  manifest::set_append_route(g ? &Service::route_append : nullptr, this);
+}
+
+bool Service::peer_append(int sock, const Frame& head, uint64_t body_len) {
+  std::string err, body;
+  uint64_t known_end = 0, n = 0;
+  if (!group::recv_body(sock, body_len, body, kMaxAppendBytes, &err)) return false;
+  if (head.fields.size() != 4 || head.fields[1].empty() || head.fields[1][0] != '/' ||
+      !parse_u64(head.fields[2], known_end) || !parse_u64(head.fields[3], n))
+    return send_reply(sock, {"ERR", "malformed APPEND"});
+  const std::string& store = head.fields[1];
+  // Only a store of this user's: the peer showed the job's secret, but the path is its word.
+  if (!check_store_dir(store, &err)) return send_reply(sock, {"ERR", err});
+  LeDecoder d(reinterpret_cast<const uint8_t*>(body.data()), body.size());
+  manifest::Records records;
+  for (uint64_t i = 0; i < n && d.ok(); ++i) {
+    uint32_t k = d.u32();
+    if (k > 100000) break;
+    std::vector<std::string> r;
+    for (uint32_t j = 0; j < k && d.ok(); ++j) r.push_back(d.str());
+    records.push_back(std::move(r));
+  }
+  if (!d.ok() || records.size() != n || d.left() != 0)
+    return send_reply(sock, {"ERR", "malformed APPEND records"});
+  uint64_t end = 0;
+  if (!manifest::append_here(store, records, known_end, &end, &err)) {
+    LOG_ERROR("cannot append a member's records to %s/MANIFEST: %s", store.c_str(), err.c_str());
+    return send_reply(sock, {"ERR", err});
+  }
+  return send_reply(sock, {"OK", std::to_string(end)});
+}
+
+manifest::Routed Service::route_append(void* self, const std::string& store,
+                                       const manifest::Records& records, uint64_t known_end,
+                                       uint64_t* end, std::string* err) {
+  group::Group* g = static_cast<Service*>(self)->group_;
+  const std::string addr = g ? g->leader_addr() : std::string();
+  if (addr.empty()) return manifest::Routed::kNotRouted;  // leading, or not joined
+  LeEncoder body;
+  for (const std::vector<std::string>& r : records) {
+    body.u32(static_cast<uint32_t>(r.size()));
+    for (const std::string& f : r) body.str(f);
+  }
+  std::string why;
+  int sock = g->connect_peer(addr, &why);
+  Frame reply;
+  bool ok = sock >= 0 &&
+            group::send_frame(
+                sock,
+                Frame{{"APPEND", store, std::to_string(known_end), std::to_string(records.size())},
+                      std::string(body.buf.begin(), body.buf.end())},
+                &why) &&
+            group::recv_frame(sock, reply, 0, &why) && !reply.fields.empty();
+  g->release_peer(addr, sock, ok);
+  if (!ok) {
+    // Not answered (the leader died meanwhile?): appended here. Should the leader have
+    // appended them before it died, the records are there twice, which replays the same.
+    LOG_WARN(
+        "cannot hand MANIFEST records of %s to the group's leader at %s (%s): appending them here",
+        store.c_str(), addr.c_str(), why.c_str());
+    return manifest::Routed::kNotRouted;
+  }
+  if (reply.fields[0] == "OK" && reply.fields.size() == 2 && parse_u64(reply.fields[1], *end))
+    return manifest::Routed::kDone;
+  if (err)
+    *err = "the group's leader refused the records: " +
+           (reply.fields.size() > 1 ? reply.fields[1] : reply.fields[0]);
+  return manifest::Routed::kFailed;
+}
+
 // ---- the writer's side ----
 
 std::optional<Reply> Service::open_at_owner(std::unique_lock<std::mutex>& lk, ClientCtx& cl,
@@ -252,10 +330,7 @@ std::optional<Reply> Service::open_at_owner(std::unique_lock<std::mutex>& lk, Cl
   std::optional<group::Owner> owner = group_->claim(path);
   lk.lock();
   if (!owner || owner->self) return std::nullopt;
-  // A version of it handed over right now: its bytes are the owner's once that is done.
-  for (Version* n = s.newest(path); n && !n->owner_addr.empty() && n->state == VState::kCommitting;
-       n = s.newest(path))
-    s.done_cv.wait(lk);
+  await_hand_over(lk, path);
   // Another opener here attached meanwhile: join its version.
   bool preparing = true;
   Version* joined = nullptr;
@@ -326,6 +401,14 @@ std::optional<Reply> Service::open_at_owner(std::unique_lock<std::mutex>& lk, Cl
             static_cast<unsigned long long>(vid), static_cast<unsigned long long>(owner_vid),
             owner->node.c_str());
   return reply_ok({std::to_string(vid), data, std::to_string(stage_budget()), "x"});
+}
+
+Version* Service::await_hand_over(std::unique_lock<std::mutex>& lk, const std::string& path) {
+  State& s = c_.state;
+  Version* n = s.newest(path);
+  for (; n && !n->owner_addr.empty() && n->state == VState::kCommitting; n = s.newest(path))
+    s.done_cv.wait(lk);
+  return n;
 }
 
 int Service::hand_to_owner(std::unique_lock<std::mutex>& lk, uint64_t vid, bool final) {

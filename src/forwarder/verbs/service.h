@@ -38,7 +38,8 @@ class Service : public LoopChores, public group::PeerHandler {
  public:
   explicit Service(Core& core) : c_(core) {}
   // The job's forwarder group (nullptr: none; every path is this node's own).
-  void set_group(group::Group* g) { group_ = g; }
+  // With a group, this process's MANIFEST records go to its leader (route_append).
+  void set_group(group::Group* g);
 
   // Parses one request and runs its verb. Malformed requests get ERR EINVAL.
   Reply handle(ClientCtx& cl, const wire::Fields& f);
@@ -112,11 +113,21 @@ class Service : public LoopChores, public group::PeerHandler {
   int hand_to_owner(std::unique_lock<std::mutex>& lk, uint64_t vid, bool final);
   // The ClientCtx that stands for node's writers here (made on first use).
   ClientCtx& peer_ctx(const std::string& node);
+  // Waits while this node hands a version of path to its owner (the lock released
+  // meanwhile): the owner has those bytes afterwards. Then path's newest version here.
+  Version* await_hand_over(std::unique_lock<std::mutex>& lk, const std::string& path);
   // The owner-side verbs of serve_peer.
   bool peer_attach(ClientCtx& cl, int sock, const group::Frame& head);
   bool peer_merge(ClientCtx& cl, int sock, const group::Frame& head, uint64_t body_len);
   bool peer_read(int sock, const group::Frame& head);
   bool peer_wait(int sock, const group::Frame& head);
+  // The leader's side of the single MANIFEST appender (store/manifest/manifest.h): a
+  // member's records appended here.
+  bool peer_append(int sock, const group::Frame& head, uint64_t body_len);
+  // manifest::AppendRoute of a member: its records handed to the leader.
+  static manifest::Routed route_append(void* self, const std::string& store,
+                                       const manifest::Records& records, uint64_t known_end,
+                                       uint64_t* end, std::string* err);
   // The versions of other nodes' owners that closes here handed over (this node's vid ->
   // owner address and vid): WAITALL waits for their commit there. Lock held.
   struct HandedOver {

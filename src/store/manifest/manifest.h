@@ -50,6 +50,7 @@
 // replaces the base and drops the overlays; rename, unlink and chmod act on the whole stack.
 // src/store/manifest/materialize.h turns such an entry into bytes.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -130,6 +131,31 @@ bool check_tail(const std::string& store_dir, std::string* problem);
 // missing one.
 bool append_drops(const std::string& store_dir, const std::vector<std::string>& containers,
                   std::string* err);
+
+// One appender for many processes. On a distributed file system a client sees another
+// client's appends late, so two clients appending to one MANIFEST chain records to stale
+// ends. A forwarder group (forwarder/group/) therefore hands its records to one member,
+// its leader, which appends them all: set_append_route makes every append of this process
+// go to route(ctx, store, records, known_end, &end, &err) first:
+//   kDone: the records are durable in store's MANIFEST, which is end bytes long after them;
+//   kFailed: the appender refused them (*err);
+//   kNotRouted: no appender to hand them to (this process leads, or the leader cannot be
+//   reached): appended here as without a route.
+// known_end is appended_end(store): the appender waits until it sees that much.
+using Records = std::vector<std::vector<std::string>>;  // each record's fields
+enum class Routed { kDone, kFailed, kNotRouted };
+using AppendRoute = Routed (*)(void* ctx, const std::string& store, const Records& records,
+                               uint64_t known_end, uint64_t* end, std::string* err);
+void set_append_route(AppendRoute route, void* ctx);  // nullptr: none
+// Appends records (each chained to the one before) to store's MANIFEST from this process,
+// once this client sees at least known_end bytes of it (waiting up to kCatchUpLimit).
+// *end (when not null): the MANIFEST's size after them.
+bool append_here(const std::string& store_dir, const Records& records, uint64_t known_end,
+                 uint64_t* end, std::string* err);
+inline constexpr std::chrono::seconds kCatchUpLimit{10};
+// The largest size of store's MANIFEST after an append of this process, routed or not (0:
+// none): a view of the MANIFEST shorter than that is older than this process's records.
+uint64_t appended_end(const std::string& store_dir);
 }  // namespace manifest
 
 class Catalog {

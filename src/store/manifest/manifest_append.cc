@@ -4,7 +4,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
 
 #include "store/manifest/manifest.h"
 #include "store/manifest/manifest_end.h"
@@ -124,8 +128,25 @@ void write_tail_after(const std::string& store_dir, const std::string& rec, uint
 // verify reports the second as a broken chain, a false alarm but never a silent loss.
 // If an earlier append was torn (the file does not end in '\n'), a newline goes first so
 // this record still starts a line of its own; the torn line stays behind and replay skips it.
+// The largest MANIFEST size after an append of this process, per store (appended_end).
+std::mutex g_ends_mu;
+std::map<std::string, uint64_t> g_ends;
+
+void note_end(const std::string& store_dir, uint64_t end) {
+  std::lock_guard lk(g_ends_mu);
+  uint64_t& e = g_ends[store_dir];
+  if (end > e) e = end;
+}
+
+manifest::AppendRoute g_route = nullptr;
+void* g_route_ctx = nullptr;
+
+// known_end: the MANIFEST is at least this long (an appender elsewhere said so); a shorter
+// view of it on this client is older, and the append waits until it catches up (up to
+// kCatchUpLimit), so it never chains to a record older than the last one.
 template <class MakeLines>
-bool append_lines(const std::string& store_dir, MakeLines&& make_lines, std::string* err) {
+bool append_lines(const std::string& store_dir, MakeLines&& make_lines, std::string* err,
+                  uint64_t known_end = 0, uint64_t* end = nullptr) {
   std::string path = store_dir + "/MANIFEST";
   auto fail = [&](const std::string& what) {
     if (err) *err = path + ": " + what + ": " + strerror(errno);
@@ -142,6 +163,17 @@ bool append_lines(const std::string& store_dir, MakeLines&& make_lines, std::str
   if (!lock_for_append(fd)) return close_fail("cannot lock the manifest");
   struct stat st;
   if (fstat(fd, &st) != 0) return close_fail("cannot stat");
+  for (auto until = std::chrono::steady_clock::now() + manifest::kCatchUpLimit;
+       static_cast<uint64_t>(st.st_size) < known_end;) {
+    if (std::chrono::steady_clock::now() >= until) {
+      errno = EAGAIN;
+      return close_fail("this client sees " + std::to_string(st.st_size) + " bytes of it, " +
+                        std::to_string(known_end) +
+                        " were written (a stale view that did not catch up)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (stat(path.c_str(), &st) != 0) return close_fail("cannot stat");
+  }
   bool created = st.st_size == 0;
   uint64_t prev = 0;
   if (!last_valid_checksum(fd, static_cast<uint64_t>(st.st_size), &prev))
@@ -175,14 +207,36 @@ bool append_lines(const std::string& store_dir, MakeLines&& make_lines, std::str
   // A new manifest's directory entry must be durable too.
   if (created && !fsync_dir(store_dir)) return fail("fsync of the store directory failed");
   write_tail_after(store_dir, rec, static_cast<uint64_t>(after.st_size));
+  note_end(store_dir, static_cast<uint64_t>(after.st_size));
+  if (end) *end = static_cast<uint64_t>(after.st_size);
   return true;
+}
+
+// Every append goes through here: to the route's appender when there is one, else (or
+// when it cannot be reached) to the MANIFEST from this process.
+bool append_records(const std::string& store_dir, const manifest::Records& records,
+                    std::string* err) {
+  if (g_route) {
+    uint64_t end = 0;
+    std::string why;
+    switch (
+        g_route(g_route_ctx, store_dir, records, manifest::appended_end(store_dir), &end, &why)) {
+      case manifest::Routed::kDone:
+        note_end(store_dir, end);
+        return true;
+      case manifest::Routed::kFailed:
+        if (err) *err = why;
+        return false;
+      case manifest::Routed::kNotRouted:
+        break;
+    }
+  }
+  return manifest::append_here(store_dir, records, 0, nullptr, err);
 }
 
 bool append_record(const std::string& store_dir, const std::vector<std::string>& fields,
                    std::string* err) {
-  return append_lines(
-      store_dir, [&](uint64_t prev) { return manifest_record::encode_line(fields, prev, nullptr); },
-      err);
+  return append_records(store_dir, {fields}, err);
 }
 
 // commit and overlay records share one layout: verb, container, n, 5 fields per file,
@@ -281,15 +335,33 @@ bool append_create(const std::string& store_dir, const std::string& container,
 bool append_drops(const std::string& store_dir, const std::vector<std::string>& containers,
                   std::string* err) {
   if (containers.empty()) return true;
+  Records records;
+  for (const std::string& c : containers) records.push_back({"drop", c});
+  return append_records(store_dir, records, err);
+}
+
+bool append_here(const std::string& store_dir, const Records& records, uint64_t known_end,
+                 uint64_t* end, std::string* err) {
   return append_lines(
       store_dir,
       [&](uint64_t prev) {
         std::string lines;
-        for (const std::string& c : containers)
-          lines += manifest_record::encode_line({"drop", c}, prev, &prev);
+        for (const std::vector<std::string>& r : records)
+          lines += manifest_record::encode_line(r, prev, &prev);
         return lines;
       },
-      err);
+      err, known_end, end);
+}
+
+void set_append_route(AppendRoute route, void* ctx) {
+  g_route_ctx = ctx;
+  g_route = route;
+}
+
+uint64_t appended_end(const std::string& store_dir) {
+  std::lock_guard lk(g_ends_mu);
+  auto it = g_ends.find(store_dir);
+  return it == g_ends.end() ? 0 : it->second;
 }
 
 bool append_rename(const std::string& store_dir, const std::string& from, const std::string& to,
