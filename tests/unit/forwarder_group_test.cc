@@ -189,11 +189,11 @@ TEST_F(GroupDirTest, MembersAgreeOnOwnersAndALeaderTakesOver) {
   EXPECT_FALSE(o->self);
   EXPECT_EQ(o->node, "nb");
   EXPECT_EQ(o->addr, b.addr());
+  ASSERT_TRUE(a->claim("/c/a-only") && a->claim("/c/a-only")->self);  // (a has joined)
   o = a->who("/c/shared");
   ASSERT_TRUE(o);
   EXPECT_EQ(o->node, "nb");
   EXPECT_FALSE(c.who("/c/nobody's")) << "a path nobody claimed has no owner";
-  ASSERT_TRUE(a->claim("/c/a-only") && a->claim("/c/a-only")->self);
   // A peer connection with the secret works; the leader stops: another member leads, and
   // the owners that are still members keep their paths (they tell the new leader).
   int fd = c.connect_peer(b.addr(), &err);

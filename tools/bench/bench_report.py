@@ -6,8 +6,9 @@
 
 Reads WORK/limits.jsonl (one measurement per line, from bench_limits.sh), and when they
 exist WORK/limited.jsonl (the same on a store of limited bandwidth, BENCH_STORE_MBPS),
-WORK/demo.json (bench_demo.sh: the demo application and the compression baselines) and
-WORK/infer.json (bench_infer.sh). Figures are medians over the rounds; ratios are of
+WORK/demo.json (bench_demo.sh: the demo application and the compression baselines),
+WORK/infer.json (bench_infer.sh) and WORK/crossnode.json (bench_crossnode.sh, which prints
+its own table (h) and draws WORK/crossnode/crossnode.svg). Figures are medians over the rounds; ratios are of
 medians. Standard library only (the plot is SVG written by hand).
 """
 import json
@@ -398,7 +399,7 @@ def main():
                     "runs": restores},
         "raw": recs,
     }
-    for name in ("demo", "infer"):
+    for name in ("demo", "infer", "crossnode"):
         p = os.path.join(work, name + ".json")
         if os.path.exists(p):
             with open(p) as f:
@@ -491,6 +492,14 @@ def main():
               f"{fmt(f1['disk']['write_s'] + f1['disk']['fsync_s'])} s direct, fsync {fmt(f1['lib']['fsync_s'])} s "
               f"through ckptfwd (ratio {fmt(f1['fsync_lib_over_disk_write_fsync'], '.2f')})")
 
+    cx = result.get("crossnode")
+    if cx:
+        P("\n(h) files shared across 2 simulated nodes x 2 ranks, s (median; ratio to no library)")
+        for p in cx["patterns"]:
+            P(f"  {p['pattern']:<8} direct {fmt(p['direct_s'])}  group {fmt(p['group_s'])} "
+              f"({fmt(p['group_over_direct'], '.2f')}x)  store only {fmt(p['store_s'])} "
+              f"({fmt(p['store_over_direct'], '.2f')}x)")
+
     rs = result["restore"]
     P(f"\nbyte-exact: every read-back verified: {'yes' if rs['readback_verified'] else 'NO'}; "
       f"ckptfwd restore, every byte checked: {rs['checked']} checked, {'all byte-exact' if rs['byte_exact'] else 'NOT byte-exact'}"
@@ -501,7 +510,8 @@ def main():
         json.dump(result, f, indent=1)
     svg_plot(ck, rd, st, os.path.join(work, "bench.svg"))
     P(f"JSON: {os.path.join(work, 'bench.json')}  plot: {os.path.join(work, 'bench.svg')}")
-    exact = rs["byte_exact"] and rs["readback_verified"] and (not lim or lim["readback_verified"])
+    exact = (rs["byte_exact"] and rs["readback_verified"] and (not lim or lim["readback_verified"])
+             and (not cx or cx["byte_exact"]))
     return 0 if exact else 1
 
 

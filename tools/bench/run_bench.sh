@@ -14,7 +14,10 @@
 #   2. bench_demo.sh    the demo application (examples/stencil3d) with and without ckptfwd,
 #      and the store's compression against gzip -6 and zstd -3 on the same files
 #   3. bench_infer.sh   the cost of structure inference (skipped with BENCH_QUICK=1)
-#   4. bench_limits.sh again with the store's disk limited to BENCH_STORE_MBPS MB/s (1000,
+#   4. bench_crossnode.sh files shared across 2 simulated nodes (a file handed from rank to
+#      rank across nodes, header then all ranks, N-1 pwrite): without the library, with
+#      the forwarders as a group, and coordinated through the store alone
+#   5. bench_limits.sh again with the store's disk limited to BENCH_STORE_MBPS MB/s (1000,
 #      a node's share of a parallel file system when every node checkpoints at once):
 #      checkpoints of BENCH_LIMITED_SIZES ("512M 2G") from BENCH_LIMITED_RANKS ("1 4")
 #      ranks, one round, and one fsync'd file, beside direct writes and reads through the
@@ -64,6 +67,10 @@ else
   "$HERE/bench_infer.sh" "$BUILD" "$WORK" || exit 1
   rm -f "$WORK"/infer/big.nc
 fi
+
+echo
+echo "files shared across nodes (tools/bench/bench_crossnode.sh):"
+"$HERE/bench_crossnode.sh" "$BUILD" "$WORK/crossnode" "$WORK/crossnode.json" || exit 1
 
 LIMIT_MBPS=${BENCH_STORE_MBPS:-1000}
 rm -f "$WORK/limited.jsonl"

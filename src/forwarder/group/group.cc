@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -244,7 +245,8 @@ bool Group::serve_leader_requests(int fd, const std::string& node) {
     Frame reply;
     const std::string& verb = req.fields[0];
     if ((verb == "CLAIM" || verb == "WHO") && req.fields.size() == 2) {
-      std::lock_guard lk(mu_);
+      std::unique_lock lk(mu_);
+      await_takeover(lk, req.fields[1]);
       const std::string* owner =
           verb == "CLAIM" ? &table_.claim(req.fields[1], node) : table_.find(req.fields[1]);
       if (!owner) {
@@ -265,6 +267,7 @@ bool Group::serve_leader_requests(int fd, const std::string& node) {
       }
       if (refused)
         LOG_WARN("group: %s owned %zu paths another node owns already", node.c_str(), refused);
+      cv_.notify_all();
       reply.fields = {"OK"};
     } else {
       return false;
@@ -276,11 +279,29 @@ bool Group::serve_leader_requests(int fd, const std::string& node) {
 void Group::join_loop() {
   std::unique_lock lk(mu_);
   while (!stop_) {
-    if (joined_) {
+    if (joined_ && leader_) {
       cv_.wait(lk, [this] { return stop_ || !joined_; });
       continue;
     }
+    if (joined_) {
+      // A member watches its connection to the leader: a leader that died is replaced
+      // (and told this node's paths) before a claim has to find out.
+      int fd = leader_fd_;
+      lk.unlock();
+      pollfd p{fd, POLLRDHUP, 0};
+      bool gone = poll(&p, 1, kWatchMs) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+      lk.lock();
+      if (gone && joined_ && leader_fd_ == fd) {
+        LOG_WARN("group: lost the leader; joining again");
+        drop_leader_conn(fd);
+      }
+      continue;
+    }
     lk.unlock();
+    {
+      std::lock_guard io(leader_io_);
+      close_dropped();
+    }
     bool ok = join_once();
     lk.lock();
     if (ok) {
@@ -295,7 +316,12 @@ void Group::join_loop() {
 bool Group::join_once() {
   std::string err;
   if (rv_.try_lead(&err)) {
+    std::string was_node, was_addr;
+    const bool takeover = rv_.read_leader(&was_node, &was_addr) && was_node != node_;
     std::lock_guard lk(mu_);
+    if (takeover)
+      takeover_until_ =
+          std::chrono::steady_clock::now() + std::chrono::milliseconds(kTakeoverGraceMs);
     for (const std::string& p : owned_) table_.adopt(p, node_);
     leader_ = true;
     if (!rv_.publish(node_, addr_, &err)) LOG_WARN("group: %s", err.c_str());
@@ -338,38 +364,64 @@ bool Group::join_once() {
   return true;
 }
 
+void Group::await_takeover(std::unique_lock<std::mutex>& lk, const std::string& path) {
+  while (!stop_ && !table_.find(path) && std::chrono::steady_clock::now() < takeover_until_)
+    cv_.wait_until(lk, std::min(takeover_until_,
+                                std::chrono::steady_clock::now() + std::chrono::milliseconds(20)));
+}
+
 Owner Group::local_claim(const std::string& path, bool claim) {
-  // mu_ held, this forwarder leads
+  // mu_ held (claim() waited for a takeover's adopts), this forwarder leads
   const std::string* owner = claim ? &table_.claim(path, node_) : table_.find(path);
   if (!owner || *owner == node_) return Owner{};
   auto m = members_.find(*owner);
   return Owner{false, *owner, m == members_.end() ? "" : m->second};
 }
 
+void Group::drop_leader_conn(int fd) {
+  // mu_ held. Shut down at once (a request blocked on it returns); closed by
+  // close_dropped() under leader_io_, so no request ever writes to a reused number.
+  if (fd < 0 || leader_fd_ != fd) return;
+  shutdown(fd, SHUT_RDWR);
+  dropped_.push_back(fd);
+  leader_fd_ = -1;
+  joined_ = false;
+  cv_.notify_all();
+}
+
+void Group::close_dropped() {
+  // leader_io_ held.
+  std::vector<int> fds;
+  {
+    std::lock_guard lk(mu_);
+    fds.swap(dropped_);
+  }
+  for (int fd : fds) close(fd);
+}
+
 bool Group::ask_leader(const Frame& req, Frame& reply) {
   for (int attempt = 0; attempt < 2; ++attempt) {
-    int fd;
     {
       std::unique_lock lk(mu_);
       cv_.wait_for(lk, std::chrono::milliseconds(kJoinWaitMs), [this] { return joined_ || stop_; });
       if (!joined_ || stop_) return false;
       if (leader_) return false;  // the caller asks its own table
+    }
+    std::lock_guard io(leader_io_);
+    int fd;
+    {
+      std::lock_guard lk(mu_);
       fd = leader_fd_;
     }
+    if (fd < 0) continue;  // dropped meanwhile: wait for the join
     std::string err;
-    {
-      std::lock_guard io(leader_io_);
-      if (send_frame(fd, req, &err) && recv_frame(fd, reply, 1 << 20, &err)) return true;
-    }
+    if (send_frame(fd, req, &err) && recv_frame(fd, reply, 1 << 20, &err)) return true;
     LOG_WARN("group: lost the leader (%s); joining again", err.c_str());
-    std::lock_guard lk(mu_);
-    if (leader_fd_ == fd) {
-      shutdown(fd, SHUT_RDWR);
-      close(fd);
-      leader_fd_ = -1;
-      joined_ = false;
-      cv_.notify_all();
+    {
+      std::lock_guard lk(mu_);
+      drop_leader_conn(fd);
     }
+    close_dropped();
   }
   return false;
 }
@@ -392,6 +444,7 @@ std::optional<Owner> Group::claim(const std::string& path) {
       cv_.wait_for(lk, std::chrono::milliseconds(kJoinWaitMs), [this] { return joined_ || stop_; });
       if (!joined_) return std::nullopt;
       if (leader_) {
+        await_takeover(lk, path);
         Owner o = local_claim(path, true);
         if (o.self) owned_.insert(path);
         return o;
@@ -420,6 +473,7 @@ std::optional<Owner> Group::who(const std::string& path) {
     if (owned_.count(path)) return Owner{};
     if (!joined_) return std::nullopt;  // a read does not wait for the join
     if (leader_) {
+      await_takeover(lk, path);
       Owner o = local_claim(path, false);
       if (o.self) return std::nullopt;
       return o;

@@ -21,6 +21,7 @@
 // owner that cannot be reached fails, and the caller falls back to what it did before the
 // group (staging the file on its own node, and the close-to-open journal on the store).
 #pragma once
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -100,7 +101,20 @@ class Group {
   // A request to the leader; the reply frame. False: the leader is lost.
   bool ask_leader(const Frame& req, Frame& reply);
   std::optional<Owner> owner_reply(const Frame& reply);
+  void drop_leader_conn(int fd);  // mu_ held
+  void close_dropped();           // leader_io_ held
+  std::vector<int> dropped_;      // leader connections shut down, to close
   Owner local_claim(const std::string& path, bool claim);
+
+  // A new leader that took over from another one (its leader file named another node)
+  // gives the members until then to tell it the paths they own: a claim of a path not in
+  // its table waits for that (their owner may be about to adopt it). Members notice a lost
+  // leader within kWatchMs.
+  static constexpr int kTakeoverGraceMs = 2000;
+  static constexpr int kWatchMs = 100;
+  std::chrono::steady_clock::time_point takeover_until_{};
+  // local_claim's wait for the members' adopt after a takeover (mu_ held through lk).
+  void await_takeover(std::unique_lock<std::mutex>& lk, const std::string& path);
 
   PeerHandler& h_;
   Rendezvous rv_;

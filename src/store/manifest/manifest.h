@@ -125,7 +125,10 @@ bool append_create(const std::string& store_dir, const std::string& container,
 void write_tail(const std::string& store_dir, uint64_t size, uint64_t checksum);
 // True when the MANIFEST is consistent with its tail (or there is no tail); else false
 // with *problem naming the file and what is wrong.
+// A MANIFEST that looks shorter or different is looked at again for kTailCatchUp first: a
+// client of a distributed file system may see the tail before the MANIFEST's growth.
 bool check_tail(const std::string& store_dir, std::string* problem);
+inline constexpr std::chrono::seconds kTailCatchUp{3};
 // One `drop` record per container, in one append. Appended BEFORE the container files are
 // deleted: a crash in between leaves unnamed files (harmless), never a record naming a
 // missing one.

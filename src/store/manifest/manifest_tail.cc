@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "store/manifest/manifest.h"
 #include "store/manifest/manifest_record.h"
@@ -28,36 +30,24 @@ void write_tail(const std::string& store_dir, uint64_t size, uint64_t checksum) 
   if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
 }
 
-bool check_tail(const std::string& store_dir, std::string* problem) {
-  std::string path = store_dir + "/MANIFEST.tail";
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return true;  // a store from before tails, or never appended to
-  char buf[128] = {};
-  ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
-  ::close(fd);
-  unsigned long long size = 0;
-  char hex[32] = {};
-  uint64_t want = 0;
-  if (n <= 0 || sscanf(buf, "%llu %31s", &size, hex) != 2 ||
-      !manifest_record::parse_hex64(hex, want)) {
-    if (problem) *problem = path + ": unreadable (expected '<size> <checksum>')";
-    return false;
-  }
-  std::string mpath = store_dir + "/MANIFEST";
-  fd = ::open(mpath.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+namespace {
+
+// Whether MANIFEST (mpath) ends, at byte size, with the record whose checksum is want;
+// else *problem says how it does not.
+bool tail_matches(const std::string& mpath, const std::string& path, uint64_t size, uint64_t want,
+                  std::string* problem) {
+  int fd = ::open(mpath.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   struct stat st {};
   if (fd < 0 || ::fstat(fd, &st) != 0) {
     if (fd >= 0) ::close(fd);
-    if (problem)
-      *problem = mpath + ": missing, but " + path + " says an append left it " +
-                 std::to_string(size) + " bytes long";
+    *problem = mpath + ": missing, but " + path + " says an append left it " +
+               std::to_string(size) + " bytes long";
     return false;
   }
-  if (static_cast<unsigned long long>(st.st_size) < size) {
+  if (static_cast<uint64_t>(st.st_size) < size) {
     ::close(fd);
-    if (problem)
-      *problem = mpath + ": " + std::to_string(st.st_size) + " bytes, but its latest append left " +
-                 "it " + std::to_string(size) + " bytes long: records were cut off its end";
+    *problem = mpath + ": " + std::to_string(st.st_size) + " bytes, but its latest append left " +
+               "it " + std::to_string(size) + " bytes long: records were cut off its end";
     return false;
   }
   // The record that ended at byte `size` must be the one appended there.
@@ -74,10 +64,43 @@ bool check_tail(const std::string& store_dir, std::string* problem) {
         manifest_record::decode_line(text.substr(b, text.size() - 1 - b));
     same = d.status != manifest_record::DecodedLine::Status::kNoChecksum && d.checksum == want;
   }
-  if (!same && problem)
+  if (!same)
     *problem = mpath + ": the record that ended at byte " + std::to_string(size) +
                " is not the one appended there (the MANIFEST was cut and rewritten)";
   return same;
+}
+
+}  // namespace
+
+bool check_tail(const std::string& store_dir, std::string* problem) {
+  std::string path = store_dir + "/MANIFEST.tail";
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return true;  // a store from before tails, or never appended to
+  char buf[128] = {};
+  ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+  ::close(fd);
+  unsigned long long size = 0;
+  char hex[32] = {};
+  uint64_t want = 0;
+  if (n <= 0 || sscanf(buf, "%llu %31s", &size, hex) != 2 ||
+      !manifest_record::parse_hex64(hex, want)) {
+    if (problem) *problem = path + ": unreadable (expected '<size> <checksum>')";
+    return false;
+  }
+  // On a distributed file system this client may see the tail (a new file, renamed in by
+  // the appender) before the MANIFEST's growth: a shorter or different end is only told
+  // once it stays so for kTailCatchUp.
+  const std::string mpath = store_dir + "/MANIFEST";
+  const auto until = std::chrono::steady_clock::now() + kTailCatchUp;
+  for (;;) {
+    std::string found;
+    if (tail_matches(mpath, path, size, want, &found)) return true;
+    if (std::chrono::steady_clock::now() >= until) {
+      if (problem) *problem = found;
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 }  // namespace ckptfwd::manifest
