@@ -97,8 +97,8 @@ FUZZ_SECONDS ?= 60
 fuzz: $(STAMP)
 	@command -v clang++ >/dev/null || { echo "make fuzz needs clang: apt-get install clang libclang-rt-14-dev"; exit 2; }
 	CXX=clang++ CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCKPTFWD_FUZZ=ON
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_container fuzz_codec fuzz_manifest fuzz_netcdf fuzz_schema fuzz_hdf5 ckptfwd-h5infer
-	@for t in container codec manifest netcdf schema hdf5; do \
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_container fuzz_codec fuzz_manifest fuzz_netcdf fuzz_schema fuzz_hdf5 fuzz_group ckptfwd-h5infer
+	@for t in container codec manifest netcdf schema hdf5 group; do \
 	  mkdir -p build-fuzz/corpus/$$t; \
 	  echo "fuzz_$$t: $(FUZZ_SECONDS) s, log build-fuzz/fuzz_$$t.log"; \
 	  build-fuzz/bin/fuzz_$$t build-fuzz/corpus/$$t tests/fuzz/seeds/$$t \

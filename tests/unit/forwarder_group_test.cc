@@ -15,6 +15,7 @@
 #include "base/le_codec.h"
 #include "forwarder/group/frame.h"
 #include "forwarder/group/group.h"
+#include "forwarder/group/messages.h"
 #include "forwarder/group/owners.h"
 #include "forwarder/group/rendezvous.h"
 
@@ -102,6 +103,31 @@ TEST(GroupFrame, BodyAboveTheCallersLimitIsRefused) {
   Frame f;
   EXPECT_FALSE(recv_frame(sp.fd[1], f, 99, &err));
   EXPECT_NE(err.find("larger than"), std::string::npos) << err;
+}
+
+TEST(GroupMessages, RecordsAndExtentsRoundTripAndRefuseWhatDoesNotFit) {
+  RecordFields rs = {{"unlink", "/c/a"}, {}, {"rename", "/c/b", std::string("x\0y", 3)}};
+  std::string body = encode_records(rs);
+  RecordFields got;
+  ASSERT_TRUE(decode_records(body, 3, got));
+  EXPECT_EQ(got, rs);
+  EXPECT_FALSE(decode_records(body, 2, got)) << "bytes left over";
+  EXPECT_FALSE(decode_records(body, 4, got)) << "a record missing";
+  EXPECT_FALSE(decode_records(body.substr(0, body.size() - 1), 3, got)) << "a field cut";
+  LeEncoder huge;
+  huge.u32(0xffffffffu);  // a field count the body cannot hold
+  EXPECT_FALSE(decode_records(std::string(huge.buf.begin(), huge.buf.end()), 1, got));
+
+  ExtentPairs ext = {{0, 4}, {10, 12}};
+  std::string pairs = encode_extents(ext);
+  ExtentPairs back;
+  uint64_t bytes = 0;
+  ASSERT_TRUE(decode_extents(pairs, 2, 100, back, &bytes));
+  EXPECT_EQ(back, ext);
+  EXPECT_EQ(bytes, 6u);
+  EXPECT_FALSE(decode_extents(pairs, 3, 100, back, &bytes)) << "more extents than bytes";
+  EXPECT_FALSE(decode_extents(pairs, 2, 11, back, &bytes)) << "an end past the limit";
+  EXPECT_FALSE(decode_extents(encode_extents({{5, 5}}), 1, 100, back, &bytes)) << "empty";
 }
 
 TEST(GroupOwners, FirstClaimOwnsUntilItsNodeLeaves) {

@@ -497,8 +497,8 @@ def main():
         P("\n(h) files shared across 2 simulated nodes x 2 ranks, s (median; ratio to no library)")
         for p in cx["patterns"]:
             P(f"  {p['pattern']:<8} direct {fmt(p['direct_s'])}  group {fmt(p['group_s'])} "
-              f"({fmt(p['group_over_direct'], '.2f')}x)  store only {fmt(p['store_s'])} "
-              f"({fmt(p['store_over_direct'], '.2f')}x)")
+              f"({fmt(p['group_over_direct'], '.2f')}x)  store only {fmt(p.get('store_s'))} "
+              f"({fmt(p.get('store_over_direct'), '.2f')}x)")
 
     rs = result["restore"]
     P(f"\nbyte-exact: every read-back verified: {'yes' if rs['readback_verified'] else 'NO'}; "

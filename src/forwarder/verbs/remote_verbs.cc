@@ -13,7 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "base/le_codec.h"
+#include "forwarder/group/messages.h"
 #include "forwarder/staging/extents.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder/state/fate_file.h"
@@ -152,16 +152,11 @@ bool Service::peer_merge(ClientCtx& cl, int sock, const Frame& head, uint64_t bo
   }
   std::string pairs;
   if (!group::recv_body(sock, n * 16, pairs, n * 16, &err)) return false;
-  LeDecoder d(reinterpret_cast<const uint8_t*>(pairs.data()), pairs.size());
-  Extents ext;
+  group::ExtentPairs got;
   uint64_t sum = 0;
-  bool valid = true;
-  for (uint64_t i = 0; i < n; ++i) {
-    Extent e{d.u64(), d.u64()};
-    if (e.end <= e.begin || e.end > kMaxExtentEnd) valid = false;
-    if (valid) sum += e.end - e.begin;
-    ext.push_back(e);
-  }
+  const bool valid = group::decode_extents(pairs, n, kMaxExtentEnd, got, &sum);
+  Extents ext;
+  for (const auto& [b, e] : got) ext.push_back({b, e});
   const uint64_t rest = body_len - n * 16;
   if (!valid || sum != rest) return group::skip_body(sock, rest, &err) && send_errno(sock, EINVAL);
   std::string data;
@@ -264,16 +259,8 @@ bool Service::peer_append(int sock, const Frame& head, uint64_t body_len) {
   const std::string& store = head.fields[1];
   // Only a store of this user's: the peer showed the job's secret, but the path is its word.
   if (!check_store_dir(store, &err)) return send_reply(sock, {"ERR", err});
-  LeDecoder d(reinterpret_cast<const uint8_t*>(body.data()), body.size());
   manifest::Records records;
-  for (uint64_t i = 0; i < n && d.ok(); ++i) {
-    uint32_t k = d.u32();
-    if (k > 100000) break;
-    std::vector<std::string> r;
-    for (uint32_t j = 0; j < k && d.ok(); ++j) r.push_back(d.str());
-    records.push_back(std::move(r));
-  }
-  if (!d.ok() || records.size() != n || d.left() != 0)
+  if (!group::decode_records(body, n, records))
     return send_reply(sock, {"ERR", "malformed APPEND records"});
   uint64_t end = 0;
   if (!manifest::append_here(store, records, known_end, &end, &err)) {
@@ -289,11 +276,6 @@ manifest::Routed Service::route_append(void* self, const std::string& store,
   group::Group* g = static_cast<Service*>(self)->group_;
   const std::string addr = g ? g->leader_addr() : std::string();
   if (addr.empty()) return manifest::Routed::kNotRouted;  // leading, or not joined
-  LeEncoder body;
-  for (const std::vector<std::string>& r : records) {
-    body.u32(static_cast<uint32_t>(r.size()));
-    for (const std::string& f : r) body.str(f);
-  }
   std::string why;
   int sock = g->connect_peer(addr, &why);
   Frame reply;
@@ -301,7 +283,7 @@ manifest::Routed Service::route_append(void* self, const std::string& store,
             group::send_frame(
                 sock,
                 Frame{{"APPEND", store, std::to_string(known_end), std::to_string(records.size())},
-                      std::string(body.buf.begin(), body.buf.end())},
+                      group::encode_records(records)},
                 &why) &&
             group::recv_frame(sock, reply, 0, &why) && !reply.fields.empty();
   g->release_peer(addr, sock, ok);
@@ -330,17 +312,24 @@ std::optional<Reply> Service::open_at_owner(std::unique_lock<std::mutex>& lk, Cl
   std::optional<group::Owner> owner = group_->claim(path);
   lk.lock();
   if (!owner || owner->self) return std::nullopt;
-  await_hand_over(lk, path);
-  // Another opener here attached meanwhile: join its version.
-  bool preparing = true;
-  Version* joined = nullptr;
-  while (preparing) {
-    joined = s.open_for_write(path, &preparing);
-    if (joined || !preparing) break;
-    s.done_cv.wait(lk);
+  // Looked at again after every wait: while this opener waited, another one here may have
+  // attached, written, closed and begun handing its copy over.
+  for (;;) {
+    Version* n = s.newest(path);
+    if (n && !n->owner_addr.empty() && n->state == VState::kCommitting) {
+      s.done_cv.wait(lk);  // handed over right now: the owner has its bytes afterwards
+      continue;
+    }
+    bool preparing = false;
+    if (Version* joined = s.open_for_write(path, &preparing))
+      return join_write(cl, *joined, flags, false);  // another opener here attached
+    if (preparing) {
+      s.done_cv.wait(lk);  // its first opener is attaching
+      continue;
+    }
+    if (n) return std::nullopt;  // staged here after a failed hand-over
+    break;
   }
-  if (joined) return join_write(cl, *joined, flags, false);
-  if (s.newest(path)) return std::nullopt;  // staged here after a failed hand-over
   if (c_.fates.claim_staged(path) == fate::Fate::kDirect) return reply_pass();
   Version& v = s.add(path, cl.rank, cl.pid, cl.id, mode & 07777);
   v.holders[cl.id] = {cl.pid, 1};
@@ -437,18 +426,17 @@ int Service::hand_to_owner(std::unique_lock<std::mutex>& lk, uint64_t vid, bool 
       data_extents_of(data, ext, &err);
     }
     ext = extents_clip(ext, static_cast<uint64_t>(st.st_size));
-    LeEncoder pairs;
+    group::ExtentPairs pairs;
     std::vector<group::Range> ranges;
     for (const Extent& e : ext) {
-      pairs.u64(e.begin);
-      pairs.u64(e.end);
+      pairs.emplace_back(e.begin, e.end);
       ranges.push_back({e.begin, e.end - e.begin});
     }
     int sock = group_->connect_peer(addr, &err);
     bool reusable = false;
     Frame req{{"MERGE", std::to_string(owner_vid), std::to_string(st.st_size), final ? "1" : "0",
                std::to_string(ext.size())},
-              std::string(pairs.buf.begin(), pairs.buf.end())};
+              group::encode_extents(pairs)};
     Frame reply;
     if (sock >= 0 && group::send_frame(sock, req, &err, fd, ranges) &&
         group::recv_frame(sock, reply, 0, &err) && !reply.fields.empty()) {
