@@ -308,7 +308,7 @@ void Group::join_loop() {
       joined_ = true;
       cv_.notify_all();
     } else if (!stop_) {
-      cv_.wait_for(lk, std::chrono::milliseconds(50));
+      cv_.wait_for(lk, std::chrono::milliseconds(10));  // the leader publishes its address just after its lock
     }
   }
 }
