@@ -484,6 +484,12 @@ std::optional<Owner> Group::who(const std::string& path) {
   return owner_reply(reply);
 }
 
+void Group::await_takeover_settled() {
+  std::unique_lock lk(mu_);
+  while (!stop_ && leader_ && std::chrono::steady_clock::now() < takeover_until_)
+    cv_.wait_until(lk, takeover_until_);
+}
+
 std::string Group::leader_addr() {
   std::lock_guard lk(mu_);
   return joined_ && !leader_ && leader_fd_ >= 0 ? leader_addr_ : std::string();

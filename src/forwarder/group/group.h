@@ -80,6 +80,11 @@ class Group {
   // The owner of path for a read: nullopt when nobody owns it or the group cannot answer.
   std::optional<Owner> who(const std::string& path);
 
+  // A leader that took over from a dead one appends nothing to the store before its
+  // takeover grace ended: by then a caching client (GlusterFS: 1 s) shows it what the old
+  // leader appended last, which it must chain to. Returns at once otherwise.
+  void await_takeover_settled();
+
   // The leader's address while this member is joined and does not lead; "" otherwise.
   std::string leader_addr();
 

@@ -262,6 +262,7 @@ bool Service::peer_append(int sock, const Frame& head, uint64_t body_len) {
   manifest::Records records;
   if (!group::decode_records(body, n, records))
     return send_reply(sock, {"ERR", "malformed APPEND records"});
+  group_->await_takeover_settled();
   uint64_t end = 0;
   if (!manifest::append_here(store, records, known_end, &end, &err)) {
     LOG_ERROR("cannot append a member's records to %s/MANIFEST: %s", store.c_str(), err.c_str());
@@ -275,7 +276,10 @@ manifest::Routed Service::route_append(void* self, const std::string& store,
                                        uint64_t* end, std::string* err) {
   group::Group* g = static_cast<Service*>(self)->group_;
   const std::string addr = g ? g->leader_addr() : std::string();
-  if (addr.empty()) return manifest::Routed::kNotRouted;  // leading, or not joined
+  if (addr.empty()) {  // leading, or not joined: appended here
+    if (g) g->await_takeover_settled();
+    return manifest::Routed::kNotRouted;
+  }
   std::string why;
   int sock = g->connect_peer(addr, &why);
   Frame reply;
