@@ -21,6 +21,7 @@
 #include "forwarder/util/store_paths.h"
 #include "forwarder/verbs/service.h"
 #include "store/manifest/manifest.h"
+#include "store/manifest/manifest_record.h"
 #include "store/manifest/owner_check.h"
 
 namespace ckptfwd::fwd {
@@ -39,17 +40,7 @@ bool send_reply(int sock, std::vector<std::string> fields) {
 
 bool send_errno(int sock, int e) { return send_reply(sock, {"ERR", std::to_string(e)}); }
 
-bool parse_u64(const std::string& s, uint64_t& out) {
-  if (s.empty() || s.size() > 20) return false;
-  out = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-    uint64_t next = out * 10 + static_cast<uint64_t>(c - '0');
-    if (next / 10 != out) return false;
-    out = next;
-  }
-  return true;
-}
+using manifest_record::parse_u64;  // the MANIFEST's decimal fields: digits only, no overflow
 
 // An errno in a reply field, or EIO.
 int errno_of(const std::vector<std::string>& f, size_t i) {
@@ -359,7 +350,8 @@ std::optional<Reply> Service::open_at_owner(std::unique_lock<std::mutex>& lk, Cl
     if (group::recv_head(sock, reply, &len, &err) && !reply.fields.empty()) {
       if (reply.fields[0] == "OK" && reply.fields.size() == 3 &&
           parse_u64(reply.fields[1], owner_vid)) {
-        owner_mode = static_cast<uint32_t>(strtoul(reply.fields[2].c_str(), nullptr, 8)) & 07777;
+        if (!manifest_record::parse_octal(reply.fields[2], owner_mode)) owner_mode = mode & 07777;
+        owner_mode &= 07777;
         rc = group::recv_body_to_fd(sock, len, fd, 0, &err) ? 0 : -1;
         reusable = rc == 0;
       } else if (group::skip_body(sock, len, &err)) {
