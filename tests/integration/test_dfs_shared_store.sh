@@ -71,15 +71,35 @@ mkdir -p "${DFS_MNT[0]}/shared" "$direct/shared"
 for mode in header n1 n1sync chain; do
   mpiexec.mpich -n 4 "$PS" "$mode" "$direct/shared/$mode.dat" >/dev/null || fail "direct $mode failed"
 done
+# A user watching the store from node 3 while the jobs run (its client then holds the
+# MANIFEST's size and pages from a moment ago): right after each job, `ckptfwd ls` there
+# must list the job's file. GlusterFS's client answers from that cache for about a second;
+# before the store was read with O_DIRECT (src/store/manifest/fresh_read.h) the file was
+# missing in most of these looks, and a restore restored older versions.
+watch_store() {
+  while [[ ! -e $T/watch.stop ]]; do
+    stat "${DFS_MNT[3]}/shared/.ckptfwd/MANIFEST" >/dev/null 2>&1
+    cat "${DFS_MNT[3]}/shared/.ckptfwd/MANIFEST" >/dev/null 2>&1
+    sleep 0.1
+  done
+}
+watch_store &
+watcher=$!
+late=0
 for layout in "2 2" "4 1"; do
   read -r nodes per <<<"$layout"
   export CKPTFWD_JOB_ID=dfsp$nodes-$$
   for mode in header n1 n1sync chain; do
     job "$nodes" "$per" "$PS" "$mode" "$CAP/$mode-$nodes.dat" >"$T/run.out" 2>&1 ||
       fail "[$mode, $nodes nodes x $per] the job failed: $(grep -m3 -e MISMATCH -e rank "$T/run.out")"
+    "$CLI" ls "${DFS_MNT[3]}/shared/.ckptfwd" >"$T/ls.out" 2>&1 || true
+    grep -q " $CAP/$mode-$nodes.dat\$" "$T/ls.out" || late=$((late + 1))
     cp "$direct/shared/$mode.dat" "$direct/shared/$mode-$nodes.dat"
   done
 done
+touch "$T/watch.stop"  # (a TERM would run the test's own trap in the watcher)
+wait "$watcher" || true
+[[ $late -eq 0 ]] || fail "right after $late of 8 jobs, ckptfwd ls on node 3 did not list the job's file"
 for mode in header n1 n1sync chain; do rm "$direct/shared/$mode.dat"; done
 restore_check "${DFS_MNT[3]}/shared/.ckptfwd" "$direct/shared" "$CAP"
 ok "[GlusterFS] header, N-1, N-1 + fsync and handoffs on 2x2 and 4x1 nodes: every rank's read-back and all $RESTORED files on the store exact"

@@ -4,10 +4,12 @@
 // not taken for lost records.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 
 #include <fstream>
 
 #include "core_test_util.h"
+#include "store/manifest/end_mark.h"
 #include "store/manifest/manifest.h"
 #include "store/manifest/manifest_end.h"
 
@@ -49,6 +51,13 @@ void cut_last_record(const std::string& store) {
   out << text.substr(0, last == std::string::npos ? 0 : last + 1);
 }
 
+// The tail file and the MANIFEST's end mark lost too (a copy of the store made without
+// extended attributes): only the containers can tell a cut then.
+void lose_tail_and_mark(const std::string& store) {
+  ASSERT_EQ(::unlink((store + "/MANIFEST.tail").c_str()), 0);
+  ::removexattr((store + "/MANIFEST").c_str(), manifest::kEndMarkXattr);
+}
+
 Catalog loaded(const std::string& store) {
   Catalog c;
   std::string err;
@@ -82,7 +91,7 @@ TEST(ManifestEnd, TheLastRecordCutOffIsFoundWithoutTheTail) {
   commit(st.s, "c-n-1-0.ckc", "/ck/a");
   commit(st.s, "c-n-2-1.ckc", "/ck/b");
   cut_last_record(st.s);
-  ASSERT_EQ(::unlink((st.s + "/MANIFEST.tail").c_str()), 0);
+  lose_tail_and_mark(st.s);
   Catalog c = loaded(st.s);
   ASSERT_TRUE(c.problems().empty()) << "the chain of what is left is sound";
   LostRecords lost = find_lost_records(st.s, c);
@@ -102,11 +111,39 @@ TEST(ManifestEnd, ANewerVersionOfALiveFileInALostRecordIsNamed) {
   commit(st.s, "c-n-1-0.ckc", "/ck/a");
   commit(st.s, "c-n-2-1.ckc", "/ck/a");
   cut_last_record(st.s);
-  ASSERT_EQ(::unlink((st.s + "/MANIFEST.tail").c_str()), 0);
+  lose_tail_and_mark(st.s);
   Catalog c = loaded(st.s);
   ASSERT_NE(c.find("/ck/a"), nullptr) << "the older version is live";
   LostRecords lost = find_lost_records(st.s, c);
   EXPECT_EQ(lost.paths.count("/ck/a"), 1u) << "else the older version is given back as newest";
+}
+
+TEST(ManifestEnd, EveryAppendMarksTheManifestsEnd) {
+  Store st;
+  EXPECT_EQ(manifest::end_mark(st.s), 0u) << "no MANIFEST yet";
+  commit(st.s, "c-n-1-0.ckc", "/ck/a");
+  commit(st.s, "c-n-2-1.ckc", "/ck/b");
+  struct stat sb {};
+  ASSERT_EQ(::stat((st.s + "/MANIFEST").c_str(), &sb), 0);
+  if (manifest::end_mark(st.s) == 0) GTEST_SKIP() << "no user xattrs on this file system";
+  EXPECT_EQ(manifest::end_mark(st.s), static_cast<uint64_t>(sb.st_size));
+}
+
+TEST(ManifestEnd, AManifestShorterThanItsEndMarkLostRecordsWithoutTheTail) {
+  Store st;
+  commit(st.s, "c-n-1-0.ckc", "/ck/a");
+  commit(st.s, "c-n-2-1.ckc", "/ck/b");
+  if (manifest::end_mark(st.s) == 0) GTEST_SKIP() << "no user xattrs on this file system";
+  cut_last_record(st.s);
+  ASSERT_EQ(::unlink((st.s + "/MANIFEST.tail").c_str()), 0);
+  std::string problem;
+  EXPECT_FALSE(manifest::check_tail(st.s, &problem));
+  EXPECT_NE(problem.find("cut off its end"), std::string::npos) << problem;
+  EXPECT_NE(problem.find(manifest::kEndMarkXattr), std::string::npos) << problem;
+  // A store whose mark is behind (an older ckptfwd appended after it) is fine.
+  commit(st.s, "c-n-3-2.ckc", "/ck/c");
+  ASSERT_EQ(::setxattr((st.s + "/MANIFEST").c_str(), manifest::kEndMarkXattr, "10", 2, 0), 0);
+  EXPECT_TRUE(manifest::check_tail(st.s, &problem)) << problem;
 }
 
 TEST(ManifestEnd, AStoppedWritersLeftoverIsNotALostRecord) {
@@ -114,7 +151,7 @@ TEST(ManifestEnd, AStoppedWritersLeftoverIsNotALostRecord) {
   commit(st.s, "c-n-1-0.ckc", "/ck/a");
   write_container(st.s, "c-n-2-1.ckc", "/ck/b");  // renamed in, never recorded
   EXPECT_FALSE(find_lost_records(st.s, loaded(st.s)).any());
-  ASSERT_EQ(::unlink((st.s + "/MANIFEST.tail").c_str()), 0);
+  lose_tail_and_mark(st.s);
   EXPECT_FALSE(find_lost_records(st.s, loaded(st.s)).any());
 }
 

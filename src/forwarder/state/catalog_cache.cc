@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "forwarder/util/log.h"
+#include "store/manifest/end_mark.h"
 #include "store/manifest/owner_check.h"
 
 namespace ckptfwd::fwd {
@@ -26,6 +27,13 @@ Catalog& CatalogCache::get(const std::string& store) {
   if (stat((store + "/MANIFEST").c_str(), &st) == 0) {
     size = st.st_size;
     mtime = st.st_mtim;
+    // Marked longer than this client shows it (another node appended; this client's
+    // cache lags, store/manifest/end_mark.h): grown. No mtime, so that the next look
+    // reads again until the client shows it all.
+    if (const uint64_t mark = manifest::end_mark(store); mark > static_cast<uint64_t>(size)) {
+      size = static_cast<off_t>(mark);
+      mtime = timespec{};
+    }
   }
   if (e.loaded && size == e.size && mtime.tv_sec == e.mtime.tv_sec &&
       mtime.tv_nsec == e.mtime.tv_nsec)

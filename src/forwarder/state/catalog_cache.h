@@ -1,4 +1,5 @@
-// Per-store Catalog cache: loaded lazily; when STORE/MANIFEST changed (size or mtime), so
+// Per-store Catalog cache: loaded lazily; when STORE/MANIFEST changed (size or mtime, or an
+// end mark beyond the size this client shows: store/manifest/end_mark.h), so
 // that commits by other forwarders or the CLI show up, only the records appended since
 // the last read are replayed (a rewritten MANIFEST is read whole again). Not thread-safe:
 // used under the state lock.

@@ -123,10 +123,11 @@ bool append_create(const std::string& store_dir, const std::string& container,
 // lost records (check_tail). A crash between an append and its tail, or two appenders
 // racing, leave the tail behind the MANIFEST, never ahead of it: that is consistent.
 void write_tail(const std::string& store_dir, uint64_t size, uint64_t checksum);
-// True when the MANIFEST is consistent with its tail (or there is no tail); else false
-// with *problem naming the file and what is wrong.
-// A MANIFEST that looks shorter or different is looked at again for kTailCatchUp first: a
-// client of a distributed file system may see the tail before the MANIFEST's growth.
+// True when the MANIFEST is consistent with its end mark (end_mark.h) and its tail (or
+// there is neither); else false with *problem naming the file and what is wrong.
+// On a file system whose clients may lag (view_may_lag), a MANIFEST that looks shorter or
+// different is looked at again for kTailCatchUp first: such a client may see the mark or
+// the tail before the MANIFEST's growth.
 bool check_tail(const std::string& store_dir, std::string* problem);
 inline constexpr std::chrono::seconds kTailCatchUp{3};
 // One `drop` record per container, in one append. Appended BEFORE the container files are

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "store/manifest/end_mark.h"
 #include "store/manifest/manifest.h"
 #include "store/manifest/manifest_end.h"
 #include "store/manifest/manifest_record.h"
@@ -161,8 +162,21 @@ bool append_lines(const std::string& store_dir, MakeLines&& make_lines, std::str
     return fail(what);
   };
   if (!lock_for_append(fd)) return close_fail("cannot lock the manifest");
+  manifest::refresh_attributes(fd);
   struct stat st;
   if (fstat(fd, &st) != 0) return close_fail("cannot stat");
+  // The end the last appender marked: a client whose view may lag shows this one an older
+  // size for a while (end_mark.h), and chaining to that end would break the chain. Still
+  // short after kTailCatchUp (or at once elsewhere): records were cut off the end, and
+  // this one goes after what is left (check_tail reports the cut until then).
+  if (const uint64_t mark = manifest::end_mark(store_dir);
+      static_cast<uint64_t>(st.st_size) < mark && manifest::view_may_lag(store_dir))
+    for (auto until = std::chrono::steady_clock::now() + manifest::kTailCatchUp;
+         static_cast<uint64_t>(st.st_size) < mark && std::chrono::steady_clock::now() < until;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      manifest::refresh_attributes(fd);
+      if (fstat(fd, &st) != 0) return close_fail("cannot stat");
+    }
   for (auto until = std::chrono::steady_clock::now() + manifest::kCatchUpLimit;
        static_cast<uint64_t>(st.st_size) < known_end;) {
     if (std::chrono::steady_clock::now() >= until) {
@@ -172,7 +186,8 @@ bool append_lines(const std::string& store_dir, MakeLines&& make_lines, std::str
                         " were written (a stale view that did not catch up)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (stat(path.c_str(), &st) != 0) return close_fail("cannot stat");
+    manifest::refresh_attributes(fd);
+    if (fstat(fd, &st) != 0) return close_fail("cannot stat");
   }
   bool created = st.st_size == 0;
   uint64_t prev = 0;
@@ -201,8 +216,10 @@ bool append_lines(const std::string& store_dir, MakeLines&& make_lines, std::str
                       " bytes after appending " + std::to_string(rec.size()) + " to " +
                       std::to_string(st.st_size) + ")");
   }
-  unlock_after_append(fd);
+  // Durable, then marked, then the next appender may chain to it (end_mark.h).
   if (::fdatasync(fd) != 0) return close_fail("fdatasync failed");
+  manifest::set_end_mark(fd, static_cast<uint64_t>(after.st_size));
+  unlock_after_append(fd);
   if (::close(fd) != 0) return fail("close failed");
   // A new manifest's directory entry must be durable too.
   if (created && !fsync_dir(store_dir)) return fail("fsync of the store directory failed");

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "store/manifest/end_mark.h"
 #include "store/manifest/manifest.h"
 #include "store/manifest/manifest_record.h"
 #include "store/manifest/owner_check.h"
@@ -37,6 +38,7 @@ namespace {
 bool tail_matches(const std::string& mpath, const std::string& path, uint64_t size, uint64_t want,
                   std::string* problem) {
   int fd = ::open(mpath.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd >= 0) refresh_attributes(fd);
   struct stat st {};
   if (fd < 0 || ::fstat(fd, &st) != 0) {
     if (fd >= 0) ::close(fd);
@@ -70,9 +72,39 @@ bool tail_matches(const std::string& mpath, const std::string& path, uint64_t si
   return same;
 }
 
+// Whether the MANIFEST is at least as long as its end mark says (end_mark.h); else
+// *problem says it is not.
+bool reaches_mark(const std::string& mpath, uint64_t mark, std::string* problem) {
+  int fd = ::open(mpath.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return true;  // no MANIFEST, no mark (the mark is its xattr)
+  refresh_attributes(fd);
+  struct stat st {};
+  const bool ok = ::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) >= mark;
+  ::close(fd);
+  if (!ok)
+    *problem = mpath + ": " + std::to_string(st.st_size) + " bytes, but its latest append left " +
+               "it " + std::to_string(mark) + " bytes long (its " + kEndMarkXattr +
+               "): records were cut off its end";
+  return ok;
+}
+
 }  // namespace
 
 bool check_tail(const std::string& store_dir, std::string* problem) {
+  // On a file system whose clients may lag, this client may see the mark or the tail (a
+  // new file, renamed in by the appender) before the MANIFEST's growth: a shorter or
+  // different end is only told once it stays so for kTailCatchUp.
+  const std::string mpath = store_dir + "/MANIFEST";
+  const auto until =
+      std::chrono::steady_clock::now() + (view_may_lag(store_dir) ? kTailCatchUp : std::chrono::seconds{0});
+  if (const uint64_t mark = end_mark(store_dir))
+    for (std::string found; !reaches_mark(mpath, mark, &found);) {
+      if (std::chrono::steady_clock::now() >= until) {
+        if (problem) *problem = found;
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
   std::string path = store_dir + "/MANIFEST.tail";
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return true;  // a store from before tails, or never appended to
@@ -87,11 +119,6 @@ bool check_tail(const std::string& store_dir, std::string* problem) {
     if (problem) *problem = path + ": unreadable (expected '<size> <checksum>')";
     return false;
   }
-  // On a distributed file system this client may see the tail (a new file, renamed in by
-  // the appender) before the MANIFEST's growth: a shorter or different end is only told
-  // once it stays so for kTailCatchUp.
-  const std::string mpath = store_dir + "/MANIFEST";
-  const auto until = std::chrono::steady_clock::now() + kTailCatchUp;
   for (;;) {
     std::string found;
     if (tail_matches(mpath, path, size, want, &found)) return true;
