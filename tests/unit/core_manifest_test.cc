@@ -444,6 +444,37 @@ TEST(ManifestChain, ConcurrentAppendersKeepOneChain) {
   EXPECT_TRUE(c.problems().empty()) << c.problems()[0];
 }
 
+// A member whose appender died before it answered appends its records itself "unless
+// there": records the dead appender put in after the member's known end are not appended
+// twice (a duplicate commit record would replay twice and count as two versions).
+TEST(ManifestChain, RecordsAlreadyThereAfterTheKnownEndAreNotAppendedTwice) {
+  TempDir dir;
+  std::string s = dir.path(), err;
+  ASSERT_TRUE(manifest::append_unlink(s, "/before", &err)) << err;
+  const uint64_t known = manifest_text(s).size();
+  const manifest::Records mine = {{"unlink", "/m/a"}, {"rename", "/m/b", "/m/c"}};
+  // The appender appended them, then another node's record came.
+  ASSERT_TRUE(manifest::append_here(s, mine, 0, nullptr, &err)) << err;
+  ASSERT_TRUE(manifest::append_unlink(s, "/other", &err)) << err;
+  const std::string was = manifest_text(s);
+  uint64_t end = 0;
+  ASSERT_TRUE(manifest::append_here(s, mine, known, &end, &err, true)) << err;
+  EXPECT_EQ(manifest_text(s), was) << "appended twice";
+  EXPECT_EQ(end, was.size());
+  // Only after the known end: the same records before it are an earlier change.
+  ASSERT_TRUE(manifest::append_here(s, mine, manifest_text(s).size(), &end, &err, true)) << err;
+  EXPECT_GT(manifest_text(s).size(), was.size()) << "not appended";
+  // Not all of them there, or not one after the other: appended.
+  const std::string was2 = manifest_text(s);
+  const manifest::Records partly = {{"unlink", "/m/a"}, {"unlink", "/m/z"}};
+  ASSERT_TRUE(manifest::append_here(s, partly, known, &end, &err, true)) << err;
+  EXPECT_GT(manifest_text(s).size(), was2.size()) << "a record not there was not appended";
+  Catalog c;
+  ASSERT_TRUE(c.load(s, &err)) << err;
+  EXPECT_TRUE(c.problems().empty()) << c.problems()[0];
+  EXPECT_EQ(c.chained_records(), 8u);
+}
+
 TEST(ManifestChain, EncodeDecodeRoundTrip) {
   namespace mr = manifest_record;
   uint64_t sum = 0;

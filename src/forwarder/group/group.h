@@ -81,8 +81,9 @@ class Group {
   std::optional<Owner> who(const std::string& path);
 
   // A leader that took over from a dead one appends nothing to the store before its
-  // takeover grace ended: by then a caching client (GlusterFS: 1 s) shows it what the old
-  // leader appended last, which it must chain to. Returns at once otherwise.
+  // takeover grace ended: by then a caching client (GlusterFS: up to 2 s) shows it what the old
+  // leader appended last, which it must chain to (kTakeoverGraceMs). Returns at once
+  // otherwise.
   void await_takeover_settled();
 
   // The leader's address while this member is joined and does not lead; "" otherwise.
@@ -95,6 +96,13 @@ class Group {
 
   // How long claim() waits for the first join, and a request for its reply.
   static constexpr int kJoinWaitMs = 10000;
+  // A new leader that took over from another one (its leader file named another node)
+  // gives the members until then to tell it the paths they own: a claim of a path not in
+  // its table waits for that (their owner may be about to adopt it). It is also how long
+  // a caching client of the store (GlusterFS: up to 2 s, store/manifest/end_mark.h) may
+  // show what the old leader appended last late: a member that appends after losing the
+  // leader waits as long.
+  static constexpr int kTakeoverGraceMs = 2000;
 
  private:
   bool listen_on(const std::string& host, std::string* err);
@@ -111,11 +119,7 @@ class Group {
   std::vector<int> dropped_;      // leader connections shut down, to close
   Owner local_claim(const std::string& path, bool claim);
 
-  // A new leader that took over from another one (its leader file named another node)
-  // gives the members until then to tell it the paths they own: a claim of a path not in
-  // its table waits for that (their owner may be about to adopt it). Members notice a lost
-  // leader within kWatchMs.
-  static constexpr int kTakeoverGraceMs = 2000;
+  // Members notice a lost leader within kWatchMs.
   static constexpr int kWatchMs = 100;
   std::chrono::steady_clock::time_point takeover_until_{};
   // local_claim's wait for the members' adopt after a takeover (mu_ held through lk).

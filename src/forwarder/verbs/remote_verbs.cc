@@ -11,7 +11,9 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "forwarder/group/messages.h"
 #include "forwarder/staging/extents.h"
@@ -283,12 +285,17 @@ manifest::Routed Service::route_append(void* self, const std::string& store,
             group::recv_frame(sock, reply, 0, &why) && !reply.fields.empty();
   g->release_peer(addr, sock, ok);
   if (!ok) {
-    // Not answered (the leader died meanwhile?): appended here. Should the leader have
-    // appended them before it died, the records are there twice, which replays the same.
+    // Not answered: the leader died meanwhile, maybe after it appended them. Appended here
+    // unless they are there: once this client shows what the leader appended last (a
+    // caching client may lag, as for a leader that takes over), and with them never twice.
     LOG_WARN(
-        "cannot hand MANIFEST records of %s to the group's leader at %s (%s): appending them here",
+        "cannot hand MANIFEST records of %s to the group's leader at %s (%s): appending them "
+        "here unless it did",
         store.c_str(), addr.c_str(), why.c_str());
-    return manifest::Routed::kNotRouted;
+    std::this_thread::sleep_for(std::chrono::milliseconds(group::Group::kTakeoverGraceMs));
+    return manifest::append_here(store, records, known_end, end, err, /*unless_there=*/true)
+               ? manifest::Routed::kDone
+               : manifest::Routed::kFailed;
   }
   if (reply.fields[0] == "OK" && reply.fields.size() == 2 && parse_u64(reply.fields[1], *end))
     return manifest::Routed::kDone;

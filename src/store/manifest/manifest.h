@@ -143,8 +143,9 @@ bool append_drops(const std::string& store_dir, const std::vector<std::string>& 
 // go to route(ctx, store, records, known_end, &end, &err) first:
 //   kDone: the records are durable in store's MANIFEST, which is end bytes long after them;
 //   kFailed: the appender refused them (*err);
-//   kNotRouted: no appender to hand them to (this process leads, or the leader cannot be
-//   reached): appended here as without a route.
+//   kNotRouted: no appender to hand them to (this process leads): appended here as
+//   without a route. (An appender that does not answer: the route appends them here
+//   itself, unless_there, see append_here.)
 // known_end is appended_end(store): the appender waits until it sees that much.
 using Records = std::vector<std::vector<std::string>>;  // each record's fields
 enum class Routed { kDone, kFailed, kNotRouted };
@@ -153,9 +154,12 @@ using AppendRoute = Routed (*)(void* ctx, const std::string& store, const Record
 void set_append_route(AppendRoute route, void* ctx);  // nullptr: none
 // Appends records (each chained to the one before) to store's MANIFEST from this process,
 // once this client sees at least known_end bytes of it (waiting up to kCatchUpLimit).
-// *end (when not null): the MANIFEST's size after them.
+// *end (when not null): the MANIFEST's size after them. unless_there: records that are
+// already there, one after the other, after byte known_end are not appended again (an
+// appender they were handed to died before it answered; their fields are unique enough:
+// a container name, or the same change to the same path).
 bool append_here(const std::string& store_dir, const Records& records, uint64_t known_end,
-                 uint64_t* end, std::string* err);
+                 uint64_t* end, std::string* err, bool unless_there = false);
 inline constexpr std::chrono::seconds kCatchUpLimit{10};
 // The largest size of store's MANIFEST after an append of this process, routed or not (0:
 // none): a view of the MANIFEST shorter than that is older than this process's records.

@@ -95,8 +95,8 @@ bool check_tail(const std::string& store_dir, std::string* problem) {
   // new file, renamed in by the appender) before the MANIFEST's growth: a shorter or
   // different end is only told once it stays so for kTailCatchUp.
   const std::string mpath = store_dir + "/MANIFEST";
-  const auto until =
-      std::chrono::steady_clock::now() + (view_may_lag(store_dir) ? kTailCatchUp : std::chrono::seconds{0});
+  const auto until = std::chrono::steady_clock::now() +
+                     (view_may_lag(store_dir) ? kTailCatchUp : std::chrono::seconds{0});
   if (const uint64_t mark = end_mark(store_dir))
     for (std::string found; !reaches_mark(mpath, mark, &found);) {
       if (std::chrono::steady_clock::now() >= until) {
