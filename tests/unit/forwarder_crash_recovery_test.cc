@@ -5,6 +5,8 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <fstream>
+
 #include "forwarder/staging/staging.h"
 #include "forwarder_test_util.h"
 #include "store/container/container.h"
@@ -158,6 +160,44 @@ TEST_F(CrashRecoveryTest, ClosedVersionIsCommittedOpenOneWaitsForItsWriter) {
   EXPECT_EQ(wc->call({"WAITALL"})[0], "OK");
   ASSERT_NE(committed(data_ + "/open"), nullptr);
   EXPECT_EQ(read_through(*c, data_ + "/open"), "half of it, and the rest");
+}
+
+// Killed after the record of a version was durable and before its staged files were
+// removed: the next forwarder finds them, and the store's live version is that very one
+// (the container's entry has its version id, size and time). Committing it again would be
+// a second record and container of one version (seen with forwarders killed on GlusterFS).
+TEST_F(CrashRecoveryTest, AVersionCommittedBeforeTheCrashIsNotCommittedAgain) {
+  VersionMeta closed{"", 0, 0600, 999};
+  closed.closed = true;
+  leave(11, data_ + "/done", "committed bytes", closed);
+  const std::string base = std::string(paths_.dir) + "/v11", keep = root_ + "/kept-v11";
+  ASSERT_EQ(::link((base + ".data").c_str(), (keep + ".data").c_str()), 0);
+  ASSERT_EQ(::link((base + ".meta").c_str(), (keep + ".meta").c_str()), 0);
+  start();
+  EXPECT_EQ(client()->call({"DRAIN"})[0], "OK");
+  ASSERT_NE(committed(data_ + "/done"), nullptr);
+  stop();
+  // The staged files as the killed forwarder left them (same inode: same time).
+  fs::create_directories(paths_.dir);
+  chmod(paths_.dir, 0700);
+  ASSERT_EQ(::link((keep + ".data").c_str(), (base + ".data").c_str()), 0);
+  ASSERT_EQ(::link((keep + ".meta").c_str(), (base + ".meta").c_str()), 0);
+  // And a version of another path that was not committed yet, next to it.
+  leave(12, data_ + "/not-yet", "new bytes", closed);
+  start();
+  EXPECT_EQ(client()->call({"DRAIN"})[0], "OK");
+  ASSERT_NE(committed(data_ + "/not-yet"), nullptr) << "the uncommitted one was dropped";
+  std::string text;
+  {
+    std::ifstream in(store() + "/MANIFEST");
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  size_t n = 0;
+  for (size_t at = 0; (at = text.find(data_ + "/done\t", at)) != std::string::npos; ++at) ++n;
+  EXPECT_EQ(n, 1u) << "records of the one version:\n" << text;
+  EXPECT_FALSE(fs::exists(base + ".data")) << "its staged copy was not removed";
+  auto c = client();
+  EXPECT_EQ(read_through(*c, data_ + "/done"), "committed bytes");
 }
 
 TEST_F(CrashRecoveryTest, OpenVersionOfAWriterThatDiesIsKeptAsWritten) {

@@ -17,6 +17,7 @@
 #include "forwarder/util/log.h"
 #include "forwarder/util/process_alive.h"
 #include "forwarder/util/store_paths.h"
+#include "store/container/container.h"
 
 namespace ckptfwd::fwd {
 
@@ -49,6 +50,26 @@ bool store_has_newer(Core& c, const std::string& path, const std::string& data, 
   if (!e || e->mtime_ns <= realtime_ns_of(st.st_mtim)) return false;
   *live_ns = e->mtime_ns;
   return true;
+}
+
+// True when the store's live version of path is v itself (meta m, staged file data): the
+// forwarder that died had committed it (its record is in the MANIFEST) and had not yet
+// removed its staged copy. Committed again it would be a second record and container of
+// one version. Told by the container's entry for it: this session's version id, path,
+// size and modification time. Overlays (a version shared across nodes) are not told.
+bool committed_already(Core& c, const VersionMeta& m, uint64_t vid, const std::string& data) {
+  struct stat st;
+  if (m.partial || ::stat(data.c_str(), &st) != 0) return false;
+  const std::string store = store_for(c.cfg, m.path);
+  const CatalogEntry* e = c.state.catalogs.find(store, m.path);
+  if (!e || e->container.empty() || !e->overlays.empty() ||
+      e->size != static_cast<uint64_t>(st.st_size) || e->mtime_ns != realtime_ns_of(st.st_mtim))
+    return false;
+  ContainerReader r;
+  std::string err;
+  if (!r.open(store + "/" + e->container, &err) || e->file_index >= r.files().size()) return false;
+  const FileEntry& f = r.files()[e->file_index];
+  return f.version == vid && f.path == m.path && f.size == e->size && f.mtime_ns == e->mtime_ns;
 }
 
 std::string pid_list(const std::map<long, int>& pids) {
@@ -238,6 +259,12 @@ Recovered recover_version(Core& c, uint64_t vid, StagedFiles& f) {
   std::sort(f.hints.begin(), f.hints.end());
   for (const auto& h : f.hints) s.absorb_hints(v, h.second);
   if (!m.closed && await_live_writers(c, m, v)) return Recovered::kOpen;
+  if (committed_already(c, m, vid, data)) {
+    LOG_INFO("recovered v%llu of %s was committed before its forwarder died: not again",
+             static_cast<unsigned long long>(vid), m.path.c_str());
+    s.forget(vid);
+    return Recovered::kNothing;
+  }
   keep_aside_if_store_newer(c, data, m, v);
   close_recovered(c, m, v);
   return Recovered::kClosed;
