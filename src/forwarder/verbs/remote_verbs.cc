@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -273,6 +274,11 @@ manifest::Routed Service::route_append(void* self, const std::string& store,
     if (g) g->await_takeover_settled();
     return manifest::Routed::kNotRouted;
   }
+  // What this client shows of the MANIFEST now: the leader can only append these records
+  // after it (below: where to look for them if it does not answer).
+  struct stat st {};
+  const uint64_t before =
+      ::stat((store + "/MANIFEST").c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
   std::string why;
   int sock = g->connect_peer(addr, &why);
   Frame reply;
@@ -293,7 +299,8 @@ manifest::Routed Service::route_append(void* self, const std::string& store,
         "here unless it did",
         store.c_str(), addr.c_str(), why.c_str());
     std::this_thread::sleep_for(std::chrono::milliseconds(group::Group::kTakeoverGraceMs));
-    return manifest::append_here(store, records, known_end, end, err, /*unless_there=*/true)
+    return manifest::append_here(store, records, std::max(known_end, before), end, err,
+                                 /*unless_there=*/true)
                ? manifest::Routed::kDone
                : manifest::Routed::kFailed;
   }
