@@ -51,6 +51,26 @@ int errno_of(const std::vector<std::string>& f, size_t i) {
   return i < f.size() && parse_u64(f[i], e) && e > 0 && e < 4096 ? static_cast<int>(e) : EIO;
 }
 
+// Sends the reply head with the staged file `data` as its body (with_bytes: all of it,
+// else none); an unreadable file is EIO. False when the connection failed.
+bool send_staged(int sock, const std::string& data, std::vector<std::string> head,
+                 bool with_bytes) {
+  int fd = ::open(data.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
+    int e = errno;
+    if (fd >= 0) ::close(fd);
+    LOG_ERROR("group: cannot read staged %s for a peer: %s", data.c_str(), strerror(e));
+    return send_errno(sock, EIO);
+  }
+  std::vector<group::Range> body;
+  if (with_bytes && st.st_size > 0) body.push_back({0, static_cast<uint64_t>(st.st_size)});
+  std::string err;
+  bool ok = group::send_frame(sock, Frame{std::move(head), {}}, &err, fd, body);
+  ::close(fd);
+  return ok;
+}
+
 }  // namespace
 
 // ---- the owner's side ----
@@ -116,23 +136,11 @@ bool Service::peer_attach(ClientCtx& cl, int sock, const Frame& head) {
   }
   // Its bytes as they are now (an O_TRUNC open starts from none): the peer's writers
   // start from them; the owner's own writers may go on writing meanwhile, and the peer
-  // hands back only the bytes its writers wrote.
-  int fd = ::open(r[2].c_str(), O_RDONLY | O_CLOEXEC);
-  struct stat st {};
-  if (fd < 0 || ::fstat(fd, &st) != 0) {
-    int e = errno;
-    if (fd >= 0) ::close(fd);
-    LOG_ERROR("group: cannot read staged %s for a peer: %s", r[2].c_str(), strerror(e));
-    return send_errno(sock, EIO);  // the peer closes nothing: its connection's end does
-  }
+  // hands back only the bytes its writers wrote. (The peer closes nothing on an error:
+  // its connection's end does.)
   char m[16];
   snprintf(m, sizeof(m), "%o", vmode);
-  std::vector<group::Range> body;
-  if (!(flags & O_TRUNC) && st.st_size > 0) body.push_back({0, static_cast<uint64_t>(st.st_size)});
-  std::string err;
-  bool ok = group::send_frame(sock, Frame{{"OK", r[1], m}, {}}, &err, fd, body);
-  ::close(fd);
-  return ok;
+  return send_staged(sock, r[2], {"OK", r[1], m}, !(flags & O_TRUNC));
 }
 
 bool Service::peer_merge(ClientCtx& cl, int sock, const Frame& head, uint64_t body_len) {
@@ -212,17 +220,7 @@ bool Service::peer_read(int sock, const Frame& head) {
     if (!r.empty() && r[0] == wire::kPass) return send_reply(sock, {"PASS"});
     return send_errno(sock, errno_of(r, 1));
   }
-  int fd = ::open(r[2].c_str(), O_RDONLY | O_CLOEXEC);
-  struct stat st {};
-  if (fd < 0 || ::fstat(fd, &st) != 0) {
-    if (fd >= 0) ::close(fd);
-    return send_errno(sock, EIO);
-  }
-  std::string err;
-  bool ok = group::send_frame(sock, Frame{{"OK", r.size() > 5 ? r[5] : "644"}, {}}, &err, fd,
-                              {{0, static_cast<uint64_t>(st.st_size)}});
-  ::close(fd);
-  return ok;
+  return send_staged(sock, r[2], {"OK", r.size() > 5 ? r[5] : "644"}, true);
 }
 
 bool Service::peer_wait(int sock, const Frame& head) {
