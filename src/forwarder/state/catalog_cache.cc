@@ -21,6 +21,7 @@ Catalog& CatalogCache::get(const std::string& store) {
   Entry& e = stores_[store];
   if (e.frozen && e.loaded) return e.cat;
   e.cat.keep_versions(keep_);  // also for a new entry whose first load fails
+  if (!e.loaded) e.may_lag = manifest::view_may_lag(store);
   struct stat st;
   off_t size = -1;
   timespec mtime{};
@@ -30,7 +31,8 @@ Catalog& CatalogCache::get(const std::string& store) {
     // Marked longer than this client shows it (another node appended; this client's
     // cache lags, store/manifest/end_mark.h): grown. No mtime, so that the next look
     // reads again until the client shows it all.
-    if (const uint64_t mark = manifest::end_mark(store); mark > static_cast<uint64_t>(size)) {
+    if (const uint64_t mark = e.may_lag ? manifest::end_mark(store) : 0;
+        mark > static_cast<uint64_t>(size)) {
       size = static_cast<off_t>(mark);
       mtime = timespec{};
     }

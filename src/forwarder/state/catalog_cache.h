@@ -54,6 +54,9 @@ class CatalogCache {
     // its own records at once); cat then becomes a copy of it, as a whole reload would.
     Catalog base;
     bool loaded = false;
+    // On a file system whose clients may lag (manifest::view_may_lag): the end mark is
+    // looked at too. Found at the first load.
+    bool may_lag = false;
     off_t size = -1;
     timespec mtime{};
     bool refused_logged = false;  // a foreign store is reported once, not per lookup

@@ -143,6 +143,18 @@ void note_end(const std::string& store_dir, uint64_t end) {
 manifest::AppendRoute g_route = nullptr;
 void* g_route_ctx = nullptr;
 
+// Waits until this client shows the MANIFEST open as fd at least want bytes long, or
+// until `until`, asking the kernel for fresh attributes every 10 ms; *st: its last fstat.
+// False when fstat fails.
+bool catch_up(int fd, uint64_t want, std::chrono::steady_clock::time_point until, struct stat* st) {
+  while (static_cast<uint64_t>(st->st_size) < want && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    manifest::refresh_attributes(fd);
+    if (fstat(fd, st) != 0) return false;
+  }
+  return true;
+}
+
 // Whether records lie, one after the other, among the complete lines of text.
 bool records_in(const std::string& text, const manifest::Records& records) {
   std::vector<std::vector<std::string>> lines;
@@ -188,25 +200,18 @@ bool append_lines(const std::string& store_dir, MakeLines&& make_lines, std::str
   // size for a while (end_mark.h), and chaining to that end would break the chain. Still
   // short after kTailCatchUp (or at once elsewhere): records were cut off the end, and
   // this one goes after what is left (check_tail reports the cut until then).
+  using Clock = std::chrono::steady_clock;
   if (const uint64_t mark = manifest::end_mark(store_dir);
-      static_cast<uint64_t>(st.st_size) < mark && manifest::view_may_lag(store_dir))
-    for (auto until = std::chrono::steady_clock::now() + manifest::kTailCatchUp;
-         static_cast<uint64_t>(st.st_size) < mark && std::chrono::steady_clock::now() < until;) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      manifest::refresh_attributes(fd);
-      if (fstat(fd, &st) != 0) return close_fail("cannot stat");
-    }
-  for (auto until = std::chrono::steady_clock::now() + manifest::kCatchUpLimit;
-       static_cast<uint64_t>(st.st_size) < known_end;) {
-    if (std::chrono::steady_clock::now() >= until) {
-      errno = EAGAIN;
-      return close_fail("this client sees " + std::to_string(st.st_size) + " bytes of it, " +
-                        std::to_string(known_end) +
-                        " were written (a stale view that did not catch up)");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    manifest::refresh_attributes(fd);
-    if (fstat(fd, &st) != 0) return close_fail("cannot stat");
+      static_cast<uint64_t>(st.st_size) < mark && manifest::view_may_lag(store_dir) &&
+      !catch_up(fd, mark, Clock::now() + manifest::kTailCatchUp, &st))
+    return close_fail("cannot stat");
+  if (!catch_up(fd, known_end, Clock::now() + manifest::kCatchUpLimit, &st))
+    return close_fail("cannot stat");
+  if (static_cast<uint64_t>(st.st_size) < known_end) {
+    errno = EAGAIN;
+    return close_fail("this client sees " + std::to_string(st.st_size) + " bytes of it, " +
+                      std::to_string(known_end) +
+                      " were written (a stale view that did not catch up)");
   }
   if (unless_there && static_cast<uint64_t>(st.st_size) > known_end) {
     std::string text(static_cast<size_t>(st.st_size - static_cast<off_t>(known_end)), '\0');

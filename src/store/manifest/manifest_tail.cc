@@ -88,6 +88,21 @@ bool reaches_mark(const std::string& mpath, uint64_t mark, std::string* problem)
   return ok;
 }
 
+// Looks again every 50 ms until holds(&finding) or until passes; then *problem (when not
+// null) is the last finding.
+template <class Holds>
+bool settles(Holds&& holds, std::chrono::steady_clock::time_point until, std::string* problem) {
+  for (;;) {
+    std::string found;
+    if (holds(&found)) return true;
+    if (std::chrono::steady_clock::now() >= until) {
+      if (problem) *problem = found;
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 }  // namespace
 
 bool check_tail(const std::string& store_dir, std::string* problem) {
@@ -97,14 +112,10 @@ bool check_tail(const std::string& store_dir, std::string* problem) {
   const std::string mpath = store_dir + "/MANIFEST";
   const auto until = std::chrono::steady_clock::now() +
                      (view_may_lag(store_dir) ? kTailCatchUp : std::chrono::seconds{0});
-  if (const uint64_t mark = end_mark(store_dir))
-    for (std::string found; !reaches_mark(mpath, mark, &found);) {
-      if (std::chrono::steady_clock::now() >= until) {
-        if (problem) *problem = found;
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+  if (const uint64_t mark = end_mark(store_dir);
+      mark &&
+      !settles([&](std::string* f) { return reaches_mark(mpath, mark, f); }, until, problem))
+    return false;
   std::string path = store_dir + "/MANIFEST.tail";
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return true;  // a store from before tails, or never appended to
@@ -119,15 +130,8 @@ bool check_tail(const std::string& store_dir, std::string* problem) {
     if (problem) *problem = path + ": unreadable (expected '<size> <checksum>')";
     return false;
   }
-  for (;;) {
-    std::string found;
-    if (tail_matches(mpath, path, size, want, &found)) return true;
-    if (std::chrono::steady_clock::now() >= until) {
-      if (problem) *problem = found;
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  return settles([&](std::string* f) { return tail_matches(mpath, path, size, want, f); }, until,
+                 problem);
 }
 
 }  // namespace ckptfwd::manifest
