@@ -10,7 +10,10 @@
  *   n1sync  n1 with an fsync after the writes.
  *   chain   a file handed from rank to rank, 8 times: each appends its block (O_APPEND)
  *           and closes; the next rank opens it after a barrier. Ranks alternate between
- *           the two halves of the job (two nodes when each half is one node).
+ *           the two halves of the job (two nodes when each half is one node). Before its
+ *           open each stats the file: it must show the size the last rank left.
+ *   rename  rank 0 writes FILE.tmp (16 blocks), closes it and renames it to FILE.
+ * After the last barrier every rank stats FILE (the size must be the whole file's).
  * Prints "elapsed S" (rank 0: the writes and barriers, without the read-back). */
 #include <fcntl.h>
 #include <mpi.h>
@@ -36,6 +39,15 @@ static void die(int rank, const char *what, const char *file) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* Counts a stat of file that does not show `want` bytes. */
+static long check_size(int rank, const char *file, long want, const char *when) {
+  struct stat st;
+  if (stat(file, &st) == 0 && st.st_size == want) return 0;
+  printf("MISMATCH rank %d: stat %s %s shows %ld bytes, not %ld\n", rank, when, file,
+         stat(file, &st) == 0 ? (long)st.st_size : -1L, want);
+  return 1;
+}
+
 static void pwrite_all(int rank, int fd, const unsigned char *b, size_t n, long off, const char *f) {
   if (pwrite(fd, b, n, off) != (ssize_t)n) die(rank, "pwrite", f);
 }
@@ -46,13 +58,13 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
   if (argc < 3) {
-    if (rank == 0) fprintf(stderr, "usage: posix_shared header|n1|n1sync|chain FILE [BLOCK]\n");
+    if (rank == 0) fprintf(stderr, "usage: posix_shared header|n1|n1sync|chain|rename FILE [BLOCK]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const char *mode = argv[1], *file = argv[2];
   long block = argc > 3 ? atol(argv[3]) : 1000;
   unsigned char *buf = malloc((size_t)block);
-  long size = 0;
+  long size = 0, bad_stats = 0;
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = MPI_Wtime();
   if (!strcmp(mode, "header")) {
@@ -88,6 +100,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 8; ++i) {
       int who = nprocs == 1 ? 0 : (i % 2) * half + (i / 2) % half;
       if (rank == who) {
+        if (i > 0) bad_stats += check_size(rank, file, (long)i * block, "before its open");
         int fd = open(file, O_WRONLY | O_APPEND | (i == 0 ? O_CREAT | O_TRUNC : 0), 0644);
         if (fd < 0) die(rank, "open", file);
         fill(buf, (long)i * block, (size_t)block);
@@ -97,19 +110,34 @@ int main(int argc, char **argv) {
       MPI_Barrier(MPI_COMM_WORLD);
     }
     size = 8 * block;
+  } else if (!strcmp(mode, "rename")) {
+    if (rank == 0) {
+      char tmp[4096];
+      snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+      int fd = open(tmp, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+      if (fd < 0) die(rank, "open", tmp);
+      for (int k = 0; k < 16; ++k) {
+        fill(buf, (long)k * block, (size_t)block);
+        pwrite_all(rank, fd, buf, (size_t)block, (long)k * block, tmp);
+      }
+      if (close(fd) != 0) die(rank, "close", tmp);
+      if (rename(tmp, file) != 0) die(rank, "rename to", file);
+    }
+    size = 16 * block;
   } else {
     if (rank == 0) fprintf(stderr, "unknown mode %s\n", mode);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   double elapsed = MPI_Wtime() - t0;
+  bad_stats += check_size(rank, file, size, "after the writes");
   unsigned char *all = malloc((size_t)size + 1);
   int fd = open(file, O_RDONLY);
   if (fd < 0) die(rank, "open for reading", file);
   long got = 0;
   for (ssize_t r; got <= size && (r = read(fd, all + got, (size_t)(size + 1 - got))) > 0;) got += r;
   close(fd);
-  long bad = got == size ? 0 : 1, first = got == size ? -1 : got;
+  long bad = (got == size ? 0 : 1) + bad_stats, first = got == size ? -1 : got;
   for (long i = 0; i < got && i < size; ++i)
     if (all[i] != byte_of(i)) {
       if (first < 0) first = i;

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Files shared across nodes through plain POSIX calls, with the job's forwarders as a
 # group (src/forwarder/group/group.h): posix_shared's patterns (header then all ranks, N-1
-# pwrite with and without fsync, a file handed from rank to rank) on 2 nodes of 2 ranks and
-# 4 nodes of 1 rank (CKPTFWD_NODE_ID per node, one store). Each rank reads the whole file
-# back in the job, after everyone closed it: the bytes of the other nodes too; the store
-# then holds exactly what a run without the library leaves, and `verify` is clean.
+# pwrite with and without fsync, a file handed from rank to rank, temp-and-rename) on 2
+# nodes of 2 ranks and 4 nodes of 1 rank (CKPTFWD_NODE_ID per node, one store). Each rank
+# stats and reads the whole file back in the job, after everyone closed it: the bytes of
+# the other nodes too; the store then holds exactly what a run without the library leaves,
+# and `verify` is clean. The group answers for the files: nothing is noted in the store's
+# close-to-open journal (.pending-<job>).
 # Before the group (and with CKPTFWD_GROUP=0 still) N-1 read-backs get other nodes' blocks
 # wrong, and every handoff waits for the other node's commit (seconds each).
 source "$(dirname "$0")/../integration/lib.sh"
@@ -27,12 +29,12 @@ run_nodes() {
   env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" timeout 120 mpiexec.mpich "${args[@]}"
 }
 
-for mode in header n1 n1sync chain; do
+for mode in header n1 n1sync chain rename; do
   mpiexec.mpich -n 4 "$PS" "$mode" "$DIRECT/$mode.dat" >/dev/null || fail "direct $mode run failed"
 done
 for layout in "2 2" "4 1"; do
   read -r nodes per <<<"$layout"
-  for mode in header n1 n1sync chain; do
+  for mode in header n1 n1sync chain rename; do
     f=$CAP/$mode-$nodes.dat
     tag="[$mode, $nodes nodes x $per]"
     run_nodes "$nodes" "$per" "$mode" "$f" >"$T/run.out" 2>&1 ||
@@ -42,5 +44,7 @@ for layout in "2 2" "4 1"; do
     ok "$tag every rank read back every node's bytes; the store holds them"
   done
 done
+[[ ! -e $STORE/.pending-$CKPTFWD_JOB_ID ]] ||
+  fail "the job noted its closes in the store's journal: $(head -3 "$STORE/.pending-$CKPTFWD_JOB_ID")"
 assert_verify_clean
 ok "verify clean"

@@ -69,7 +69,7 @@ restore_check() {
 CAP=$DFS/shared
 CAPTURE="$CAP/*"
 mkdir -p "${DFS_MNT[0]}/shared" "$direct/shared"
-for mode in header n1 n1sync chain; do
+for mode in header n1 n1sync chain rename; do
   mpiexec.mpich -n 4 "$PS" "$mode" "$direct/shared/$mode.dat" >/dev/null || fail "direct $mode failed"
 done
 # A user watching the store from node 3 while the jobs run (its client then holds the
@@ -90,7 +90,7 @@ late=0
 for layout in "2 2" "4 1"; do
   read -r nodes per <<<"$layout"
   export CKPTFWD_JOB_ID=dfsp$nodes-$$
-  for mode in header n1 n1sync chain; do
+  for mode in header n1 n1sync chain rename; do
     job "$nodes" "$per" "$PS" "$mode" "$CAP/$mode-$nodes.dat" >"$T/run.out" 2>&1 ||
       fail "[$mode, $nodes nodes x $per] the job failed: $(grep -m3 -e MISMATCH -e rank "$T/run.out")"
     "$CLI" ls "${DFS_MNT[3]}/shared/.ckptfwd" >"$T/ls.out" 2>&1 || true
@@ -100,10 +100,13 @@ for layout in "2 2" "4 1"; do
 done
 touch "$T/watch.stop"  # (a TERM would run the test's own trap in the watcher)
 wait "$watcher" || true
-[[ $late -eq 0 ]] || fail "right after $late of 8 jobs, ckptfwd ls on node 3 did not list the job's file"
-for mode in header n1 n1sync chain; do rm "$direct/shared/$mode.dat"; done
+[[ $late -eq 0 ]] || fail "right after $late of 10 jobs, ckptfwd ls on node 3 did not list the job's file"
+for mode in header n1 n1sync chain rename; do rm "$direct/shared/$mode.dat"; done
 restore_check "${DFS_MNT[3]}/shared/.ckptfwd" "$direct/shared" "$CAP"
-ok "[GlusterFS] header, N-1, N-1 + fsync and handoffs on 2x2 and 4x1 nodes: every rank's read-back and all $RESTORED files on the store exact"
+for j in dfsp2-$$ dfsp4-$$; do
+  [[ ! -e $CAP/.ckptfwd/.pending-$j ]] || fail "job $j noted its closes in the store's journal: the group answers for them"
+done
+ok "[GlusterFS] header, N-1, N-1 + fsync, handoffs and temp-and-rename on 2x2 and 4x1 nodes: every rank's read-back and stat and all $RESTORED files on the store exact"
 
 if [[ ${CKF_DFS_FULL:-0} == 1 ]]; then
   FILES=200 STEPS=10 SIZES="2 4"

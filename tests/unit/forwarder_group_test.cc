@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "base/le_codec.h"
 #include "forwarder/group/frame.h"
@@ -130,19 +132,57 @@ TEST(GroupMessages, RecordsAndExtentsRoundTripAndRefuseWhatDoesNotFit) {
   EXPECT_FALSE(decode_extents(encode_extents({{5, 5}}), 1, 100, back, &bytes)) << "empty";
 }
 
+// The owner a table answers ("" for nobody, "died" for a dead owner's path).
+std::string owner_of(OwnerTable::Answer a) {
+  if (a.died) return "died";
+  return a.owner ? *a.owner : "";
+}
+
 TEST(GroupOwners, FirstClaimOwnsUntilItsNodeLeaves) {
   OwnerTable t;
-  EXPECT_EQ(t.claim("/c/f", "a"), "a");
-  EXPECT_EQ(t.claim("/c/f", "b"), "a") << "a second node's claim finds the first owner";
-  EXPECT_EQ(t.claim("/c/g", "b"), "b");
-  ASSERT_NE(t.find("/c/f"), nullptr);
-  EXPECT_EQ(t.find("/c/h"), nullptr);
+  const auto now = OwnerTable::Clock::now();
+  EXPECT_EQ(owner_of(t.claim("/c/f", "a", now)), "a");
+  EXPECT_EQ(owner_of(t.claim("/c/f", "b", now)), "a") << "a second claim finds the first owner";
+  EXPECT_EQ(owner_of(t.claim("/c/g", "b", now)), "b");
+  EXPECT_EQ(owner_of(t.find("/c/f", now)), "a");
+  EXPECT_EQ(owner_of(t.find("/c/h", now)), "");
   EXPECT_FALSE(t.adopt("/c/g", "a")) << "b owns it already";
   EXPECT_TRUE(t.adopt("/c/h", "a"));
   EXPECT_EQ(t.drop_node("a"), 2u);
-  EXPECT_EQ(t.find("/c/f"), nullptr);
-  EXPECT_EQ(t.claim("/c/f", "b"), "b") << "a departed owner's path goes to the next claimer";
+  EXPECT_EQ(owner_of(t.find("/c/f", now)), "");
+  EXPECT_EQ(owner_of(t.claim("/c/f", "b", now)), "b")
+      << "a departed owner's path goes to the next claimer";
   EXPECT_EQ(t.size(), 2u);
+}
+
+TEST(GroupOwners, ADeadNodesPathsWaitForItsNextForwarderOrTheLimit) {
+  OwnerTable t;
+  const auto now = OwnerTable::Clock::now();
+  const auto later = now + std::chrono::seconds(10);
+  t.claim("/c/f", "a", now);
+  t.claim("/c/g", "b", now);
+  t.mark_died("a", later);
+  EXPECT_EQ(owner_of(t.find("/c/f", now)), "died") << "its closed versions may come back";
+  EXPECT_EQ(owner_of(t.claim("/c/f", "b", now)), "died") << "nobody else takes it meanwhile";
+  EXPECT_EQ(owner_of(t.find("/c/g", now)), "b") << "other nodes' paths are answered";
+  EXPECT_EQ(owner_of(t.claim("/c/new", "b", now)), "b");
+  t.revive("a");
+  EXPECT_EQ(owner_of(t.find("/c/f", now)), "a") << "its next forwarder answers for it";
+  t.mark_died("a", now + std::chrono::milliseconds(1));
+  EXPECT_EQ(owner_of(t.find("/c/f", now + std::chrono::milliseconds(2))), "")
+      << "past the limit the store holds all there is";
+  EXPECT_EQ(owner_of(t.claim("/c/f", "b", now)), "b");
+  // A dead leader's node: every path the new leader does not know waits for it.
+  t.suspect_unknown("a", later);
+  EXPECT_EQ(owner_of(t.find("/c/unknown", now)), "died");
+  EXPECT_EQ(owner_of(t.claim("/c/unknown", "b", now)), "died");
+  EXPECT_EQ(owner_of(t.find("/c/g", now)), "b");
+  EXPECT_TRUE(t.adopt("/c/a-kept", "a")) << "what its next forwarder recovered";
+  t.revive("a");
+  EXPECT_EQ(owner_of(t.find("/c/a-kept", now)), "a");
+  EXPECT_EQ(owner_of(t.claim("/c/unknown", "b", now)), "b");
+  t.suspect_unknown("a", now + std::chrono::milliseconds(1));
+  EXPECT_EQ(owner_of(t.claim("/c/u2", "b", now + std::chrono::milliseconds(2))), "b");
 }
 
 class GroupDirTest : public ::testing::Test {
@@ -204,9 +244,10 @@ TEST_F(GroupDirTest, MembersAgreeOnOwnersAndALeaderTakesOver) {
   auto a = std::make_unique<Group>(h);
   Group b(h), c(h);
   std::string err;
-  ASSERT_TRUE(a->start({dir_, "na", "127.0.0.1"}, &err)) << err;
-  ASSERT_TRUE(b.start({dir_, "nb", "127.0.0.1"}, &err)) << err;
-  ASSERT_TRUE(c.start({dir_, "nc", "127.0.0.1"}, &err)) << err;
+  ASSERT_TRUE(a->start({dir_, "na", "127.0.0.1", {}}, &err)) << err;
+  ASSERT_TRUE(a->claim("/c/a-only") && a->claim("/c/a-only")->self);  // a leads
+  ASSERT_TRUE(b.start({dir_, "nb", "127.0.0.1", {}}, &err)) << err;
+  ASSERT_TRUE(c.start({dir_, "nc", "127.0.0.1", {}}, &err)) << err;
   std::optional<Owner> o = b.claim("/c/shared");
   ASSERT_TRUE(o);
   EXPECT_TRUE(o->self);
@@ -215,16 +256,16 @@ TEST_F(GroupDirTest, MembersAgreeOnOwnersAndALeaderTakesOver) {
   EXPECT_FALSE(o->self);
   EXPECT_EQ(o->node, "nb");
   EXPECT_EQ(o->addr, b.addr());
-  ASSERT_TRUE(a->claim("/c/a-only") && a->claim("/c/a-only")->self);  // (a has joined)
   o = a->who("/c/shared");
   ASSERT_TRUE(o);
   EXPECT_EQ(o->node, "nb");
   EXPECT_FALSE(c.who("/c/nobody's")) << "a path nobody claimed has no owner";
-  // A peer connection with the secret works; the leader stops: another member leads, and
+  // A peer connection with the secret works; the leader leaves: another member leads, and
   // the owners that are still members keep their paths (they tell the new leader).
   int fd = c.connect_peer(b.addr(), &err);
   ASSERT_GE(fd, 0) << err;
   c.release_peer(b.addr(), fd, false);
+  a->leave();
   a.reset();
   o = c.claim("/c/shared");
   ASSERT_TRUE(o) << "no new leader";
@@ -234,14 +275,80 @@ TEST_F(GroupDirTest, MembersAgreeOnOwnersAndALeaderTakesOver) {
   EXPECT_TRUE(o->self) << "the departed leader's path goes to the next claimer";
 }
 
+// Runs ask() in a thread, starts `next` (the dead node's next forwarder) after `after`,
+// and returns what ask() answered and how long it took.
+template <typename Ask>
+std::pair<std::optional<Owner>, std::chrono::milliseconds> ask_while_it_comes_back(
+    Ask ask, Group& next, const Group::Settings& s, std::chrono::milliseconds after) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto f = std::async(std::launch::async, ask);
+  std::this_thread::sleep_for(after);
+  std::string err;
+  EXPECT_TRUE(next.start(s, &err)) << err;
+  std::optional<Owner> o = f.get();
+  return {o, std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::steady_clock::now() - t0)};
+}
+
+TEST_F(GroupDirTest, ADeadMembersPathsWaitForItsNextForwarder) {
+  NoPeerRequests h;
+  Group a(h), c(h), b2(h);
+  auto b = std::make_unique<Group>(h);
+  std::string err;
+  ASSERT_TRUE(a.start({dir_, "na", "127.0.0.1", {}}, &err)) << err;
+  ASSERT_TRUE(a.claim("/c/a-only"));  // a leads
+  ASSERT_TRUE(b->start({dir_, "nb", "127.0.0.1", {}}, &err)) << err;
+  ASSERT_TRUE(c.start({dir_, "nc", "127.0.0.1", {}}, &err)) << err;
+  ASSERT_TRUE(b->claim("/c/p") && b->owns("/c/p"));
+  ASSERT_TRUE(b->claim("/c/q"));
+  b.reset();  // killed: no leave
+  auto [o, took] = ask_while_it_comes_back([&] { return c.who("/c/p"); }, b2,
+                                           {dir_, "nb", "127.0.0.1", {}},
+                                           std::chrono::milliseconds(400));
+  ASSERT_TRUE(o) << "the dead owner's next forwarder answers for its path";
+  EXPECT_EQ(o->node, "nb");
+  EXPECT_EQ(o->addr, b2.addr());
+  EXPECT_GE(took.count(), 350) << "answered before the node came back: the store's older bytes";
+  // It left cleanly this time: its paths are free at once.
+  b2.leave();
+  b2.stop();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  o = c.claim("/c/q");
+  ASSERT_TRUE(o);
+  EXPECT_TRUE(o->self) << "a node that left cleanly frees its paths";
+}
+
+TEST_F(GroupDirTest, ADeadLeadersPathsWaitForItsNextForwarder) {
+  NoPeerRequests h;
+  Group b(h), a2(h);
+  auto a = std::make_unique<Group>(h);
+  std::string err;
+  ASSERT_TRUE(a->start({dir_, "na", "127.0.0.1", {}}, &err)) << err;
+  ASSERT_TRUE(a->claim("/c/a-only"));  // (a leads)
+  ASSERT_TRUE(b.start({dir_, "nb", "127.0.0.1", {}}, &err)) << err;
+  ASSERT_TRUE(b.claim("/c/b-only"));
+  a.reset();  // killed: its table (and the paths it owned) gone with it
+  // Its next forwarder recovered a version of /c/a-only (Settings::owned).
+  auto [o, took] = ask_while_it_comes_back([&] { return b.claim("/c/a-only"); }, a2,
+                                           {dir_, "na", "127.0.0.1", {"/c/a-only"}},
+                                           std::chrono::milliseconds(400));
+  ASSERT_TRUE(o);
+  EXPECT_FALSE(o->self) << "claimed while the dead leader's node could still have it";
+  EXPECT_EQ(o->node, "na");
+  EXPECT_GE(took.count(), 350);
+  o = b.claim("/c/new");
+  ASSERT_TRUE(o);
+  EXPECT_TRUE(o->self) << "once it is back, other paths are free again";
+}
+
 TEST_F(GroupDirTest, APeerWithoutTheSecretIsRefused) {
   NoPeerRequests h;
   Group a(h);
   std::string err;
-  ASSERT_TRUE(a.start({dir_, "na", "127.0.0.1"}, &err)) << err;
+  ASSERT_TRUE(a.start({dir_, "na", "127.0.0.1", {}}, &err)) << err;
   // Another job's member: its own rendezvous directory, its own secret.
   Group stranger(h);
-  ASSERT_TRUE(stranger.start({root_ + "/.group-other", "nx", "127.0.0.1"}, &err)) << err;
+  ASSERT_TRUE(stranger.start({root_ + "/.group-other", "nx", "127.0.0.1", {}}, &err)) << err;
   EXPECT_LT(stranger.connect_peer(a.addr(), &err), 0);
 }
 

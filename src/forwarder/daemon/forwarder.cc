@@ -87,7 +87,13 @@ void Forwarder::start_group() {
   const std::string store =
       cfg.store.empty() ? store_for(cfg, cfg.capture_dirs.front() + "/.group") : cfg.store;
   std::string err;
-  group::Group::Settings gs{store + "/.group-" + paths_.job, paths_.node, cfg.group_addr};
+  group::Group::Settings gs{store + "/.group-" + paths_.job, paths_.node, cfg.group_addr, {}};
+  {
+    // What a dead forwarder of this node left and this one recovered: still this node's.
+    std::lock_guard lk(core_.state.mu);
+    for (const auto& [vid, v] : core_.state.versions)
+      if (!v.dropped && v.owner_addr.empty()) gs.owned.insert(v.path);
+  }
   if (!manifest::ensure_store(store, &err) || !group_.start(gs, &err)) {
     LOG_WARN(
         "no forwarder group for job %s (%s): a file written from several nodes is "
@@ -96,6 +102,7 @@ void Forwarder::start_group() {
     return;
   }
   svc_.set_group(&group_);
+  core_.state.pending.set_grouped(true);
 }
 
 void Forwarder::request_stop() {
@@ -309,7 +316,7 @@ void Forwarder::stop_batcher_within_bound() {
   guard.join();
 }
 
-void Forwarder::log_left_staged() {
+bool Forwarder::log_left_staged() {
   std::lock_guard lk(core_.state.mu);
   std::string paths;
   size_t n = 0;
@@ -317,12 +324,13 @@ void Forwarder::log_left_staged() {
     if (v.dropped || v.snapshot_of) continue;  // a snapshot is a name of an open version
     if (n++ < 8) paths += (paths.empty() ? "" : ", ") + v.path;
   }
-  if (n == 0) return;
+  if (n == 0) return false;
   LOG_ERROR(
       "%zu file versions are not committed: %s%s. Their staged files stay in %s; the next "
       "forwarder of this job and node recovers them (ckptfwd drain with the job's "
       "environment starts one)",
       n, paths.c_str(), n > 8 ? ", ..." : "", paths_.dir);
+  return true;
 }
 
 int Forwarder::run() {
@@ -350,7 +358,9 @@ int Forwarder::run() {
   LOG_INFO("shutting down (%s): draining", why);
   drain_within_bound();
   stop_batcher_within_bound();
-  log_left_staged();
+  // Everything on the store: the group frees this node's paths at once. Versions left
+  // staged keep them this node's until its next forwarder recovers them (group.h).
+  if (!log_left_staged()) group_.leave();
   {
     std::lock_guard lk(core_.state.mu);
     core_.state.shutdown = true;

@@ -70,8 +70,9 @@ class Forwarder {
   // Joins (or leads) the job's forwarder group (forwarder/group/group.h) unless
   // CKPTFWD_GROUP=0; a group that cannot start is logged and the forwarder goes on alone.
   void start_group();
-  // Logs every version not committed (staged, left for the next forwarder of this session).
-  void log_left_staged();
+  // Logs every version not committed (staged, left for the next forwarder of this
+  // session); true when there is one.
+  bool log_left_staged();
 
   // stay_while_alive: the process and its pidfd (-1: none, or it has exited).
   pid_t stay_for_ = 0;

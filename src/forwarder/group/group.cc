@@ -96,6 +96,7 @@ int connect_raw(const std::string& addr, std::string* err) {
 
 bool Group::start(const Settings& s, std::string* err) {
   node_ = s.node;
+  owned_ = s.owned;
   if (!rv_.open(s.dir, err)) return false;
   if (!listen_on(s.listen_host, err)) return false;
   accept_th_ = std::thread([this] { accept_loop(); });
@@ -204,14 +205,25 @@ void Group::serve_conn(int fd) {
     {
       std::lock_guard lk(mu_);
       members_[node] = addr;
+      table_.revive(node);  // a new forwarder of a node that died: it recovered what it left
+      cv_.notify_all();
     }
     LOG_INFO("group: %s (%s) joined", node.c_str(), addr.c_str());
-    serve_leader_requests(fd, node);
+    const bool left = serve_leader_requests(fd, node);
     std::lock_guard lk(mu_);
     if (auto it = members_.find(node); it != members_.end() && it->second == addr) {
       members_.erase(it);
-      size_t n = table_.drop_node(node);
-      LOG_INFO("group: %s left; the %zu paths it owned are free", node.c_str(), n);
+      if (left || stop_) {
+        size_t n = table_.drop_node(node);
+        LOG_INFO("group: %s left; the %zu paths it owned are free", node.c_str(), n);
+      } else {
+        table_.mark_died(node, std::chrono::steady_clock::now() +
+                                   std::chrono::milliseconds(kOwnerDeathWaitMs));
+        LOG_WARN(
+            "group: lost %s's forwarder without its leave: the paths it owns wait up to %d s "
+            "for its next forwarder (it may have closed versions not on the store yet)",
+            node.c_str(), kOwnerDeathWaitMs / 1000);
+      }
     }
   } else if (ok) {
     {
@@ -247,15 +259,10 @@ bool Group::serve_leader_requests(int fd, const std::string& node) {
     if ((verb == "CLAIM" || verb == "WHO") && req.fields.size() == 2) {
       std::unique_lock lk(mu_);
       await_takeover(lk, req.fields[1]);
-      const std::string* owner =
-          verb == "CLAIM" ? &table_.claim(req.fields[1], node) : table_.find(req.fields[1]);
-      if (!owner) {
-        reply.fields = {"NONE"};
-      } else {
-        auto m = members_.find(*owner);
-        const std::string a = *owner == node_ ? addr_ : m != members_.end() ? m->second : "";
-        reply.fields = {"OWNER", *owner, a};
-      }
+      reply = answer(lk, req.fields[1], node, verb == "CLAIM", /*wait_died=*/false);
+    } else if (verb == "BYE") {
+      send_frame(fd, Frame{{"OK"}, {}}, &err);
+      return true;
     } else if (verb == "ADOPT") {
       std::lock_guard lk(mu_);
       size_t b = 0, refused = 0;
@@ -317,11 +324,21 @@ bool Group::join_once() {
   std::string err;
   if (rv_.try_lead(&err)) {
     std::string was_node, was_addr;
-    const bool takeover = rv_.read_leader(&was_node, &was_addr) && was_node != node_;
+    bool retired = false;
+    const bool was = rv_.read_leader(&was_node, &was_addr, &retired);
+    const auto now = std::chrono::steady_clock::now();
     std::lock_guard lk(mu_);
-    if (takeover)
-      takeover_until_ =
-          std::chrono::steady_clock::now() + std::chrono::milliseconds(kTakeoverGraceMs);
+    // Members tell a new leader their paths: claims of paths it does not know wait.
+    if (was && (was_node != node_ || !retired))
+      takeover_until_ = now + std::chrono::milliseconds(kTakeoverGraceMs);
+    // The old leader died (never retired): its node's paths were in its table only.
+    if (was && !retired && was_node != node_) {
+      table_.suspect_unknown(was_node, now + std::chrono::milliseconds(kOwnerDeathWaitMs));
+      LOG_WARN(
+          "group: the leader %s died without leaving: paths nobody owns now wait up to %d s "
+          "for its node's next forwarder (it may have closed versions not on the store yet)",
+          was_node.c_str(), kOwnerDeathWaitMs / 1000);
+    }
     for (const std::string& p : owned_) table_.adopt(p, node_);
     leader_ = true;
     if (!rv_.publish(node_, addr_, &err)) LOG_WARN("group: %s", err.c_str());
@@ -334,7 +351,8 @@ bool Group::join_once() {
     told = true;
   }
   std::string lnode, laddr;
-  if (!rv_.read_leader(&lnode, &laddr)) return false;
+  bool retired = false;
+  if (!rv_.read_leader(&lnode, &laddr, &retired) || retired) return false;
   int fd = connect_raw(laddr, &err);
   if (fd < 0) return false;
   set_timeout(fd, kHelloMs);
@@ -365,17 +383,26 @@ bool Group::join_once() {
 }
 
 void Group::await_takeover(std::unique_lock<std::mutex>& lk, const std::string& path) {
-  while (!stop_ && !table_.find(path) && std::chrono::steady_clock::now() < takeover_until_)
+  while (!stop_ && !table_.known(path) && std::chrono::steady_clock::now() < takeover_until_)
     cv_.wait_until(lk, std::min(takeover_until_,
                                 std::chrono::steady_clock::now() + std::chrono::milliseconds(20)));
 }
 
-Owner Group::local_claim(const std::string& path, bool claim) {
-  // mu_ held (claim() waited for a takeover's adopts), this forwarder leads
-  const std::string* owner = claim ? &table_.claim(path, node_) : table_.find(path);
-  if (!owner || *owner == node_) return Owner{};
-  auto m = members_.find(*owner);
-  return Owner{false, *owner, m == members_.end() ? "" : m->second};
+Frame Group::answer(std::unique_lock<std::mutex>& lk, const std::string& path,
+                    const std::string& node, bool claim, bool wait_died) {
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    OwnerTable::Answer a = claim ? table_.claim(path, node, now) : table_.find(path, now);
+    if (a.died) {
+      if (!wait_died || stop_) return Frame{{"DIED"}, {}};
+      cv_.wait_for(lk, std::chrono::milliseconds(50));  // a join revives it (serve_conn)
+      continue;
+    }
+    if (!a.owner) return Frame{{"NONE"}, {}};
+    auto m = members_.find(*a.owner);
+    const std::string addr = *a.owner == node_ ? addr_ : m != members_.end() ? m->second : "";
+    return Frame{{"OWNER", *a.owner, addr}, {}};
+  }
 }
 
 void Group::drop_leader_conn(int fd) {
@@ -435,29 +462,48 @@ std::optional<Owner> Group::owner_reply(const Frame& reply) {
   return std::nullopt;
 }
 
-std::optional<Owner> Group::claim(const std::string& path) {
-  for (int attempt = 0; attempt < 2; ++attempt) {
+std::optional<Owner> Group::claim(const std::string& path) { return ask_owner(path, true); }
+
+std::optional<Owner> Group::who(const std::string& path) { return ask_owner(path, false); }
+
+std::optional<Owner> Group::ask_owner(const std::string& path, bool claim) {
+  const auto limit = std::chrono::steady_clock::now() +
+                     std::chrono::milliseconds(kOwnerDeathWaitMs + kTakeoverGraceMs);
+  bool told = false;
+  for (int lost = 0; lost < 2;) {
+    Frame reply;
+    bool asked = false;
     {
       std::unique_lock lk(mu_);
       if (listen_fd_ < 0 || stop_) return std::nullopt;
       if (owned_.count(path)) return Owner{};
-      cv_.wait_for(lk, std::chrono::milliseconds(kJoinWaitMs), [this] { return joined_ || stop_; });
-      if (!joined_) return std::nullopt;
+      if (claim)
+        cv_.wait_for(lk, std::chrono::milliseconds(kJoinWaitMs),
+                     [this] { return joined_ || stop_; });
+      if (!joined_ || stop_) return std::nullopt;  // a read does not wait for the join
       if (leader_) {
         await_takeover(lk, path);
-        Owner o = local_claim(path, true);
-        if (o.self) owned_.insert(path);
-        return o;
+        reply = answer(lk, path, node_, claim, /*wait_died=*/true);
+        asked = true;
       }
     }
-    Frame reply;
-    if (!ask_leader(Frame{{"CLAIM", path}, {}}, reply)) {
+    if (!asked && !ask_leader(Frame{{claim ? "CLAIM" : "WHO", path}, {}}, reply)) {
       std::lock_guard lk(mu_);
-      if (leader_) continue;  // became the leader meanwhile: ask the own table
-      return std::nullopt;
+      if (!leader_) return std::nullopt;
+      ++lost;  // became the leader meanwhile: ask the own table
+      continue;
+    }
+    if (reply.fields.size() == 1 && reply.fields[0] == "DIED") {
+      if (std::chrono::steady_clock::now() >= limit) return std::nullopt;
+      if (!told)
+        LOG_INFO("%s: its owner's forwarder died; waiting for that node's next forwarder",
+                 path.c_str());
+      told = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
     }
     std::optional<Owner> o = owner_reply(reply);
-    if (o && o->self) {
+    if (claim && o && o->self) {
       std::lock_guard lk(mu_);
       owned_.insert(path);
     }
@@ -466,22 +512,35 @@ std::optional<Owner> Group::claim(const std::string& path) {
   return std::nullopt;
 }
 
-std::optional<Owner> Group::who(const std::string& path) {
+bool Group::owns(const std::string& path) {
+  std::lock_guard lk(mu_);
+  return listen_fd_ >= 0 && owned_.count(path) > 0;
+}
+
+void Group::leave() {
+  bool lead;
   {
-    std::unique_lock lk(mu_);
-    if (listen_fd_ < 0 || stop_) return std::nullopt;
-    if (owned_.count(path)) return Owner{};
-    if (!joined_) return std::nullopt;  // a read does not wait for the join
-    if (leader_) {
-      await_takeover(lk, path);
-      Owner o = local_claim(path, false);
-      if (o.self) return std::nullopt;
-      return o;
-    }
+    std::lock_guard lk(mu_);
+    if (listen_fd_ < 0 || stop_ || left_ || !joined_) return;
+    left_ = true;
+    lead = leader_;
+  }
+  std::string err;
+  if (lead) {
+    // The next leader then knows this one took nothing with it (join_once).
+    if (!rv_.publish(node_, addr_, &err, /*retired=*/true)) LOG_WARN("group: %s", err.c_str());
+    return;
+  }
+  std::lock_guard io(leader_io_);
+  int fd;
+  {
+    std::lock_guard lk(mu_);
+    fd = leader_fd_;
   }
   Frame reply;
-  if (!ask_leader(Frame{{"WHO", path}, {}}, reply)) return std::nullopt;
-  return owner_reply(reply);
+  if (fd < 0 || !send_frame(fd, Frame{{"BYE"}, {}}, &err) || !recv_frame(fd, reply, 0, &err))
+    LOG_WARN("group: could not tell the leader this node leaves (%s): its paths wait for it",
+             err.empty() ? "not joined" : err.c_str());
 }
 
 void Group::await_takeover_settled() {

@@ -17,9 +17,15 @@
 // node only costs one round trip to the leader at its first open in the job.
 //
 // Failure. A member that loses the leader joins again (maybe as the new leader) and tells
-// it the paths it owns. A node whose forwarder left frees its paths. A request to an
-// owner that cannot be reached fails, and the caller falls back to what it did before the
-// group (staging the file on its own node, and the close-to-open journal on the store).
+// it the paths it owns. A node whose forwarder left cleanly (leave(): everything it staged
+// is on the store) frees its paths; one whose forwarder died keeps them, answered "died"
+// (owners.h), until its next forwarder joins with what it recovered: a claim or a read
+// of such a path waits for that (up to kOwnerDeathWaitMs). So the owner of a path is the
+// only node that needs to know it closed a version not on the store yet: no other node
+// reads the path from the store meanwhile. A request to an owner that cannot be reached
+// asks the leader again; the caller falls back to what it did before the group (staging
+// the file on its own node, and the close-to-open journal on the store) only when the
+// group cannot answer at all.
 #pragma once
 #include <chrono>
 #include <condition_variable>
@@ -61,6 +67,9 @@ class Group {
     std::string dir;          // the rendezvous directory
     std::string node;         // this forwarder's node identity
     std::string listen_host;  // an IPv4 address or host name; "" for the host name's
+    // Paths this forwarder owns from the start: those of the versions it recovered from
+    // a dead forwarder of its node (claimed for it when it joins).
+    std::set<std::string> owned;
   };
   explicit Group(PeerHandler& h) : h_(h) {}
   Group(const Group&) = delete;
@@ -70,12 +79,18 @@ class Group {
   // Opens the rendezvous directory and listens; joins (or leads) in the background.
   bool start(const Settings& s, std::string* err);
   void stop();
+  // Leaves the group for good before stop(), telling it that everything this node staged
+  // is on the store (its paths are free at once, not "died").
+  void leave();
   bool started() const { return listen_fd_ >= 0; }
+  // Whether this node owns path in the group (claimed it, or recovered a version of it).
+  bool owns(const std::string& path);
   const std::string& addr() const { return addr_; }
   const std::string& node() const { return node_; }
 
   // The owner of path for a write open (this node when nobody owned it). nullopt when
   // the group cannot answer (not joined within the join limit, or the leader is lost).
+  // Waits while the path's owner died and may come back (owners.h).
   std::optional<Owner> claim(const std::string& path);
   // The owner of path for a read: nullopt when nobody owns it or the group cannot answer.
   std::optional<Owner> who(const std::string& path);
@@ -103,6 +118,9 @@ class Group {
   // show what the old leader appended last late: a member that appends after losing the
   // leader waits as long.
   static constexpr int kTakeoverGraceMs = 2000;
+  // How long the paths of a node whose forwarder died wait for its next forwarder: as
+  // long as an open waits for another node's commit through the store's journal.
+  static constexpr int kOwnerDeathWaitMs = 60000;
 
  private:
   bool listen_on(const std::string& host, std::string* err);
@@ -114,16 +132,22 @@ class Group {
   // A request to the leader; the reply frame. False: the leader is lost.
   bool ask_leader(const Frame& req, Frame& reply);
   std::optional<Owner> owner_reply(const Frame& reply);
+  // The leader's answer to a claim (or a read: claim false) of path by node; mu_ held.
+  // A "died" answer is waited out here (for the leader's own requests) or sent as DIED.
+  Frame answer(std::unique_lock<std::mutex>& lk, const std::string& path, const std::string& node,
+               bool claim, bool wait_died);
+  // claim() and who(): asks until the answer is not DIED (bounded by kOwnerDeathWaitMs).
+  std::optional<Owner> ask_owner(const std::string& path, bool claim);
   void drop_leader_conn(int fd);  // mu_ held
   void close_dropped();           // leader_io_ held
   std::vector<int> dropped_;      // leader connections shut down, to close
-  Owner local_claim(const std::string& path, bool claim);
 
   // Members notice a lost leader within kWatchMs.
   static constexpr int kWatchMs = 100;
   std::chrono::steady_clock::time_point takeover_until_{};
   // local_claim's wait for the members' adopt after a takeover (mu_ held through lk).
   void await_takeover(std::unique_lock<std::mutex>& lk, const std::string& path);
+  bool left_ = false;  // leave() told the group
 
   PeerHandler& h_;
   Rendezvous rv_;

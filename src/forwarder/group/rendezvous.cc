@@ -128,9 +128,11 @@ bool Rendezvous::try_lead(std::string* err) {
   return true;
 }
 
-bool Rendezvous::publish(const std::string& node, const std::string& addr, std::string* err) {
+bool Rendezvous::publish(const std::string& node, const std::string& addr, std::string* err,
+                         bool retired) {
   const std::string tmp = tmp_name(dir_, "leader");
-  if (!write_new_file(tmp, node + "\t" + addr + "\n", err)) return false;
+  if (!write_new_file(tmp, node + "\t" + addr + (retired ? "\tretired\n" : "\n"), err))
+    return false;
   if (::rename(tmp.c_str(), (dir_ + "/leader").c_str()) != 0) {
     if (err) *err = "cannot publish " + dir_ + "/leader: " + strerror(errno);
     ::unlink(tmp.c_str());
@@ -139,14 +141,17 @@ bool Rendezvous::publish(const std::string& node, const std::string& addr, std::
   return true;
 }
 
-bool Rendezvous::read_leader(std::string* node, std::string* addr) const {
+bool Rendezvous::read_leader(std::string* node, std::string* addr, bool* retired) const {
   std::string text;
   if (!read_small(dir_ + "/leader", text)) return false;
   size_t tab = text.find('\t'), nl = text.find('\n');
   if (tab == std::string::npos || nl == std::string::npos || nl < tab || tab == 0) return false;
   *node = text.substr(0, tab);
   *addr = text.substr(tab + 1, nl - tab - 1);
-  return !addr->empty();
+  const bool was_retired = addr->size() > 8 && addr->ends_with("\tretired");
+  if (was_retired) addr->resize(addr->size() - 8);
+  if (retired) *retired = was_retired;
+  return !addr->empty() && addr->find('\t') == std::string::npos;
 }
 
 }  // namespace ckptfwd::fwd::group

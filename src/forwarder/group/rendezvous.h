@@ -5,7 +5,9 @@
 //                not show it is refused (group.h);
 //   leader.lock  the leader holds an OFD write lock on it for as long as it lives: one
 //                leader per job at a time, and a new one as soon as it dies;
-//   leader       "<node>\t<host:port>\n" of the current leader (rename(2) of a complete file).
+//   leader       "<node>\t<host:port>\n" of the current leader (rename(2) of a complete file);
+//                "<node>\t<host:port>\tretired\n" once it left with everything on the store
+//                (a leader that takes over knows then that the old one took nothing with it).
 // The file system only has to give: mkdir, link and rename atomic, and fcntl locks that
 // every client sees (a leader's death frees its lock). A stale read of `leader` (another
 // client's rename seen late) only makes a member try again: the address it names refuses
@@ -33,10 +35,11 @@ class Rendezvous {
   // the file system refused the lock.
   bool try_lead(std::string* err);
   bool leading() const { return lock_fd_ >= 0; }
-  // Publishes the leader's node and address.
-  bool publish(const std::string& node, const std::string& addr, std::string* err);
+  // Publishes the leader's node and address (retired: it leaves, nothing of it unstored).
+  bool publish(const std::string& node, const std::string& addr, std::string* err,
+               bool retired = false);
   // The published leader, false when there is none (yet) or the file is malformed.
-  bool read_leader(std::string* node, std::string* addr) const;
+  bool read_leader(std::string* node, std::string* addr, bool* retired = nullptr) const;
 
  private:
   std::string dir_, secret_;

@@ -33,16 +33,26 @@ PendingJournal::~PendingJournal() {
 // others, not reached through another user's symbolic link), and through a descriptor of
 // that very directory: the file is never created anywhere else, whatever the path leads
 // to by the time it is opened.
-int PendingJournal::open_file(const std::string& store, std::string* err) const {
+int PendingJournal::open_file(const std::string& store, bool create, bool* created,
+                              std::string* err) const {
   std::string why;
   int dir = open_store_dir(store, &why);
-  if (dir < 0 && errno == ENOENT && manifest::ensure_store(store, &why))
+  if (dir < 0 && errno == ENOENT && create && manifest::ensure_store(store, &why))
     dir = open_store_dir(store, &why);  // first use
   int fd = -1;
   if (dir >= 0) {
     why.clear();
-    fd = open_owned_at(dir, ".pending-" + job_, file_of(store), O_WRONLY | O_APPEND | O_CREAT, 0600,
-                       &why);
+    const std::string name = ".pending-" + job_;
+    struct stat st;
+    const bool missing = ::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0;
+    if (missing && !create) {
+      ::close(dir);
+      if (err) *err = file_of(store) + ": not there";
+      return -1;
+    }
+    fd = open_owned_at(dir, name, file_of(store), O_WRONLY | O_APPEND | (create ? O_CREAT : 0),
+                       0600, &why);
+    if (created) *created = fd >= 0 && missing;
     if (fd < 0 && why.empty()) why = file_of(store) + ": " + strerror(errno);
     ::close(dir);
   }
@@ -50,7 +60,8 @@ int PendingJournal::open_file(const std::string& store, std::string* err) const 
   return fd;
 }
 
-bool PendingJournal::append(const std::string& store, const std::string& line, std::string* err) {
+bool PendingJournal::append(const std::string& store, const std::string& line, bool create,
+                            std::string* err) {
   auto it = fds_.find(store);
   struct stat held {};
   if (it != fds_.end()) {
@@ -63,8 +74,9 @@ bool PendingJournal::append(const std::string& store, const std::string& line, s
       it = fds_.end();
     }
   }
+  bool created = false;
   if (it == fds_.end()) {
-    int fd = open_file(store, err);
+    int fd = open_file(store, create, &created, err);
     if (fd < 0) return false;
     it = fds_.emplace(store, fd).first;
     if (::fstat(fd, &held) != 0) held = {};
@@ -73,6 +85,8 @@ bool PendingJournal::append(const std::string& store, const std::string& line, s
   bool ok = ::write(it->second, line.data(), line.size()) == static_cast<ssize_t>(line.size());
   if (!ok && err) *err = file_of(store) + ": " + strerror(errno);
   if (ok) skip_own_line(store, it->second, held, line);
+  // Other grouped nodes look for a missing file only now and then (the header).
+  if (ok && created && grouped_) counts_from_ = std::chrono::steady_clock::now() + kCreateWait;
   return ok;
 }
 
@@ -95,20 +109,23 @@ bool PendingJournal::closed(const std::string& store, uint64_t vid, const std::s
   return append(
       store,
       "+\t" + node_ + "\t" + std::to_string(vid) + "\t" + manifest_record::pct_encode(path) + "\n",
-      err);
+      /*create=*/true, err);
 }
 
 void PendingJournal::settled(const std::string& store, uint64_t vid) {
-  append(store, "-\t" + node_ + "\t" + std::to_string(vid) + "\n", nullptr);
+  append(store, "-\t" + node_ + "\t" + std::to_string(vid) + "\n", /*create=*/false, nullptr);
 }
 
 void PendingJournal::refresh(const std::string& store) {
   View& v = views_[store];
   std::string path = file_of(store);
   // The common case, every open of a path not staged here: one stat, nothing new.
+  const auto now = std::chrono::steady_clock::now();
+  if (grouped_ && v.ino == 0 && now - v.absent_at < kAbsentFor) return;
   struct stat quick;
   if (::lstat(path.c_str(), &quick) != 0) {
     v = View{};
+    v.absent_at = now;
     return;
   }
   if (quick.st_dev == v.dev && quick.st_ino == v.ino && quick.st_size == v.offset) return;

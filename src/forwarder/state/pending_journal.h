@@ -12,6 +12,14 @@
 //   - <node> <vid>
 // A "+" for a (node, vid) already pending replaces its path (a rename after the close).
 // Malformed lines are skipped. The file can be deleted when no job of that id runs.
+//
+// With a forwarder group (forwarder/group/group.h) the owner of a path answers for it and
+// a dead owner's paths wait for its next forwarder, so a node notes only what it closed
+// outside the group (it could not join, or a path's owner could not be reached), and the
+// file usually never exists. Then an open looks for it at most once per kAbsentFor (its
+// absence is remembered), and a node that creates it waits kCreateWait before its first
+// line counts as noted: every other node's remembered absence has run out by then, and a
+// distributed file system's client shows the new file (set_grouped).
 #pragma once
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -34,6 +42,13 @@ class PendingJournal {
     node_ = std::move(node);
     job_ = std::move(job);
   }
+  // This forwarder belongs to a group: remember the file's absence, wait on its creation.
+  void set_grouped(bool grouped) { grouped_ = grouped; }
+  static constexpr std::chrono::milliseconds kAbsentFor{500};
+  static constexpr std::chrono::milliseconds kCreateWait{2000};
+  // When the lines noted so far count (a file just created: kCreateWait from then): the
+  // CLOSE that noted one is answered no earlier.
+  std::chrono::steady_clock::time_point counts_from() const { return counts_from_; }
   // The version vid of path, closed here, is not on store yet. False (logged by the
   // caller) when the line could not be appended.
   bool closed(const std::string& store, uint64_t vid, const std::string& path, std::string* err);
@@ -48,9 +63,11 @@ class PendingJournal {
 
  private:
   std::string file_of(const std::string& store) const { return store + "/.pending-" + job_; }
-  bool append(const std::string& store, const std::string& line, std::string* err);
-  // STORE/.pending-<job> opened for appending, created on first use; -1 with *err.
-  int open_file(const std::string& store, std::string* err) const;
+  // create: make the file when it is missing (a "-" line never does: nothing to settle).
+  bool append(const std::string& store, const std::string& line, bool create, std::string* err);
+  // STORE/.pending-<job> opened for appending, created on first use (when create; *created
+  // tells); -1 with *err.
+  int open_file(const std::string& store, bool create, bool* created, std::string* err) const;
   void refresh(const std::string& store);
   // One O_APPEND descriptor per store, kept open: a note is then a single write.
   std::map<std::string, int> fds_;
@@ -63,6 +80,8 @@ class PendingJournal {
     // path -> how many entries of `open` from other nodes name it: what every OPEN asks
     // (pending_elsewhere) is one search, not a scan of this node's own closes too.
     std::map<std::string, int> elsewhere;
+    // When the file was last found missing (grouped: not looked for again before kAbsentFor).
+    std::chrono::steady_clock::time_point absent_at{};
   };
   std::map<std::string, View> views_;
   // A line of the file (with or without its newline) taken into v.
@@ -70,6 +89,8 @@ class PendingJournal {
   void skip_own_line(const std::string& store, int fd, const struct stat& file,
                      const std::string& line);
   std::string node_, job_ = "0";
+  bool grouped_ = false;
+  std::chrono::steady_clock::time_point counts_from_{};
 };
 
 }  // namespace ckptfwd::fwd

@@ -252,7 +252,10 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
   v->closer_pid = cl.pid;
   s.mark_closed(*v);
   // Maybe unchanged since its last fsync: the whole-file hash that tells is the batcher's.
-  if (settle_or_defer_unchanged(*v)) return reply_ok();
+  if (settle_or_defer_unchanged(*v)) {
+    await_noted(lk);
+    return reply_ok();
+  }
   if (size != v->size)
     LOG_DEBUG("v%llu: client says %llu bytes, staged file has %llu (the file wins)",
               static_cast<unsigned long long>(vid), static_cast<unsigned long long>(size),
@@ -262,6 +265,7 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
   // Files shared across nodes through MPI-IO follow MPI's consistency (sync-barrier-sync,
   // and their collective close waits for the commit), not close-to-open.
   if (!v->partial) note_pending(*v);
+  await_noted(lk);
   kill_point(c_.session_dir, "close-done");
   return reply_ok();
 }
@@ -364,7 +368,17 @@ void Service::disconnect(ClientCtx& cl) {
   s.work_cv.notify_all();
 }
 
+void Service::await_noted(std::unique_lock<std::mutex>& lk) {
+  const auto until = c_.state.pending.counts_from();
+  if (Clock::now() >= until) return;
+  lk.unlock();
+  std::this_thread::sleep_until(until);
+  lk.lock();
+}
+
 void Service::note_pending(Version& v) {
+  // The group answers for a path this node owns in it (group.h): nothing to note.
+  if (group_ && group_->owns(v.path)) return;
   std::string store = store_for(c_.cfg, v.path), err;
   if (c_.state.pending.closed(store, v.vid, v.path, &err)) {
     v.pending_store = store;

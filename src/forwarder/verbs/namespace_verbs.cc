@@ -35,9 +35,15 @@ Reply done_or_pass(const std::string& path) {
 }
 }  // namespace
 
-Reply Service::stat(const std::string& path) {
+Reply Service::stat(const std::string& path, bool from_peer) {
   State& s = c_.state;
   std::unique_lock lk(s.mu);
+  // Another node owns it (remote_verbs.cc): its newest version is there.
+  if (group_ && !from_peer && !await_hand_over(lk, path)) {
+    lk.unlock();
+    if (std::optional<Reply> r = stat_at_owner(path)) return *r;
+    lk.lock();
+  }
   if (!s.newest(path)) await_other_nodes(lk, path);
   const std::string store = store_for(c_.cfg, path);
   await_own_records(lk, store);
@@ -97,6 +103,9 @@ bool Service::stage_from_catalog(std::unique_lock<std::mutex>& lk, const std::st
 
 Reply Service::rename(const std::string& from, const std::string& to) {
   State& s = c_.state;
+  // A staged version renamed to `to` is this node's to commit: the group answers for it
+  // (so other nodes' opens of `to` ask here) when this node owns `to`.
+  if (group_ && from != to) group_->claim(to);
   std::unique_lock lk(s.mu);
   std::string store_from = store_for(c_.cfg, from), store_to = store_for(c_.cfg, to);
   ManifestTurn turn(s, lk, {store_from, store_to});  // records in flight name these paths
@@ -152,14 +161,18 @@ Reply Service::rename(const std::string& from, const std::string& to) {
     // A rename replaces whatever `to` was: a new file renamed is a whole file now, never
     // stacked on what it replaced (Version::created). Its extents stay valid ranges.
     p->created = false;
-    if (!p->pending_store.empty()) {  // other nodes must wait for the new name now
+    // Other nodes must wait for the new name now (closed versions: an open one is noted
+    // at its close). A version of a path the group answered for may need a note now.
+    const bool noted = !p->pending_store.empty();
+    if (noted) {
       s.pending.settled(p->pending_store, p->vid);
       p->pending_store.clear();
-      note_pending(*p);
     }
+    if (noted || (group_ && p->state != VState::kOpen && !p->partial)) note_pending(*p);
     s.rewrite_meta(*p);
   }
   LOG_DEBUG("rename %s -> %s", from.c_str(), to.c_str());
+  await_noted(lk);
   return done_or_pass(from);
 }
 

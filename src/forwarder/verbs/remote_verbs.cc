@@ -95,6 +95,7 @@ bool Service::serve_peer(const std::string& node, int sock, const Frame& head, u
   if (body_len && !group::skip_body(sock, body_len, &err)) return false;
   if (verb == "ATTACH") return peer_attach(peer_ctx(node), sock, head);
   if (verb == "READ") return peer_read(sock, head);
+  if (verb == "STAT") return peer_stat(sock, head);
   if (verb == "WAIT") return peer_wait(sock, head);
   LOG_WARN("group: %s sent an unknown request '%s'", node.c_str(), verb.c_str());
   return false;
@@ -223,6 +224,15 @@ bool Service::peer_read(int sock, const Frame& head) {
   return send_staged(sock, r[2], {"OK", r.size() > 5 ? r[5] : "644"}, true);
 }
 
+bool Service::peer_stat(int sock, const Frame& head) {
+  if (head.fields.size() != 2 || head.fields[1].empty() || head.fields[1][0] != '/')
+    return send_errno(sock, EINVAL);
+  Reply r = stat(head.fields[1], true);
+  if (r.empty() || r[0] == wire::kPass) return send_reply(sock, {"PASS"});
+  if (r[0] != wire::kOk || r.size() != 5) return send_errno(sock, errno_of(r, 1));
+  return send_reply(sock, {"OK", r[1], r[2], r[3], r[4]});
+}
+
 bool Service::peer_wait(int sock, const Frame& head) {
   uint64_t vid = 0;
   if (head.fields.size() != 2 || !parse_u64(head.fields[1], vid)) return send_errno(sock, EINVAL);
@@ -312,8 +322,29 @@ manifest::Routed Service::route_append(void* self, const std::string& store,
 
 // ---- the writer's side ----
 
+namespace {
+// An owner that cannot be reached may have died: the leader then says so (group.h) and
+// the next ask waits for its node's next forwarder. Asked again until then, this long.
+constexpr auto kUnreachableFor = std::chrono::milliseconds(group::Group::kOwnerDeathWaitMs);
+constexpr auto kAskAgainAfter = std::chrono::milliseconds(100);
+}  // namespace
+
 std::optional<Reply> Service::open_at_owner(std::unique_lock<std::mutex>& lk, ClientCtx& cl,
                                             const std::string& path, int flags, unsigned mode) {
+  lk.unlock();
+  std::optional<Reply> r = ask_owner_again(path, "staging it", [&](std::string* unreachable) {
+    lk.lock();
+    std::optional<Reply> once = open_at_owner_once(lk, cl, path, flags, mode, unreachable);
+    lk.unlock();
+    return once;
+  });
+  lk.lock();
+  return r;
+}
+
+std::optional<Reply> Service::open_at_owner_once(std::unique_lock<std::mutex>& lk, ClientCtx& cl,
+                                                 const std::string& path, int flags,
+                                                 unsigned mode, std::string* unreachable) {
   State& s = c_.state;
   lk.unlock();
   std::optional<group::Owner> owner = group_->claim(path);
@@ -382,8 +413,7 @@ std::optional<Reply> Service::open_at_owner(std::unique_lock<std::mutex>& lk, Cl
     s.done_cv.notify_all();
     if (rc == -2) return reply_pass();  // the owner's node writes it directly
     if (rc > 0) return reply_err(rc);
-    LOG_WARN("cannot reach %s's owner %s (%s): staging it on this node", path.c_str(),
-             owner->node.c_str(), err.c_str());
+    *unreachable = owner->node + " at " + owner->addr + ": " + err;
     return std::nullopt;
   }
   nv->owner_vid = owner_vid;
@@ -499,6 +529,57 @@ int Service::wait_owners(std::unique_lock<std::mutex>& lk, const std::vector<uin
 }
 
 std::optional<Reply> Service::read_at_owner(const std::string& path) {
+  return ask_owner_again(path, "reading it", [&](std::string* unreachable) {
+    return read_at_owner_once(path, unreachable);
+  });
+}
+
+std::optional<Reply> Service::stat_at_owner(const std::string& path) {
+  return ask_owner_again(path, "reading it", [&](std::string* unreachable) {
+    return stat_at_owner_once(path, unreachable);
+  });
+}
+
+std::optional<Reply> Service::ask_owner_again(
+    const std::string& path, const char* fallback,
+    const std::function<std::optional<Reply>(std::string*)>& once) {
+  const auto until = std::chrono::steady_clock::now() + kUnreachableFor;
+  for (;;) {
+    std::string unreachable;
+    std::optional<Reply> r = once(&unreachable);
+    if (unreachable.empty()) return r;
+    if (std::chrono::steady_clock::now() >= until) {
+      LOG_WARN("cannot reach %s's owner for %lld s (%s): %s on this node", path.c_str(),
+               static_cast<long long>(kUnreachableFor.count() / 1000), unreachable.c_str(),
+               fallback);
+      return std::nullopt;
+    }
+    std::this_thread::sleep_for(kAskAgainAfter);
+  }
+}
+
+std::optional<Reply> Service::stat_at_owner_once(const std::string& path,
+                                                 std::string* unreachable) {
+  std::optional<group::Owner> owner = group_->who(path);
+  if (!owner || owner->self) return std::nullopt;
+  std::string err;
+  int sock = group_->connect_peer(owner->addr, &err);
+  Frame reply;
+  bool ok = sock >= 0 && group::send_frame(sock, Frame{{"STAT", path}, {}}, &err) &&
+            group::recv_frame(sock, reply, 0, &err) && !reply.fields.empty();
+  group_->release_peer(owner->addr, sock, ok);
+  if (!ok) {
+    *unreachable = owner->node + " at " + owner->addr + ": " + err;
+    return std::nullopt;
+  }
+  if (reply.fields[0] == "PASS") return std::nullopt;  // the owner has no version of it
+  if (reply.fields[0] == "OK" && reply.fields.size() == 5)
+    return reply_ok({reply.fields[1], reply.fields[2], reply.fields[3], reply.fields[4]});
+  return reply_err(errno_of(reply.fields, 1));
+}
+
+std::optional<Reply> Service::read_at_owner_once(const std::string& path,
+                                                 std::string* unreachable) {
   std::optional<group::Owner> owner = group_->who(path);
   if (!owner || owner->self) return std::nullopt;
   static std::atomic<uint64_t> seq{0};
@@ -530,8 +611,7 @@ std::optional<Reply> Service::read_at_owner(const std::string& path) {
   if (rc == -2) return std::nullopt;  // the owner has no version of it: read it here
   if (rc > 0) return reply_err(rc);
   if (rc < 0) {
-    LOG_WARN("cannot reach %s's owner %s (%s): reading what this node has of it", path.c_str(),
-             owner->node.c_str(), err.c_str());
+    *unreachable = owner->node + " at " + owner->addr + ": " + err;
     return std::nullopt;
   }
   std::lock_guard lk(c_.state.mu);

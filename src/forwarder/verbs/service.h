@@ -57,7 +57,8 @@ class Service : public LoopChores, public group::PeerHandler {
              const std::string& hints = "", int64_t blocked_ns = 0);
   Reply waitall(ClientCtx& cl);
   Reply abandon(ClientCtx& cl, uint64_t vid);
-  Reply stat(const std::string& path);
+  // from_peer: asked by another node's forwarder (the group's STAT), answered from here.
+  Reply stat(const std::string& path, bool from_peer = false);
   Reply rename(const std::string& from, const std::string& to);
   Reply unlink(const std::string& path);
   Reply list(const std::string& dir);
@@ -106,6 +107,21 @@ class Service : public LoopChores, public group::PeerHandler {
   // A read open of a path another node owns: its bytes in a read view, or nullopt to read
   // here. Lock not held.
   std::optional<Reply> read_at_owner(const std::string& path);
+  // A stat of a path another node owns: its newest version's size, mode and time, or
+  // nullopt to answer here. Lock not held.
+  std::optional<Reply> stat_at_owner(const std::string& path);
+  // The three above ask the owner once (the _once forms); an owner that cannot be reached
+  // (*unreachable says why) may have died: asked again, through the leader, which knows
+  // (group.h), for as long as the group waits for a dead owner's next forwarder.
+  std::optional<Reply> open_at_owner_once(std::unique_lock<std::mutex>& lk, ClientCtx& cl,
+                                          const std::string& path, int flags, unsigned mode,
+                                          std::string* unreachable);
+  std::optional<Reply> read_at_owner_once(const std::string& path, std::string* unreachable);
+  std::optional<Reply> stat_at_owner_once(const std::string& path, std::string* unreachable);
+  // fallback: what this node does with path when the owner stays unreachable (logged).
+  std::optional<Reply> ask_owner_again(
+      const std::string& path, const char* fallback,
+      const std::function<std::optional<Reply>(std::string*)>& once);
   // Hands what the writers of owner-backed version vid wrote to its owner (the lock
   // released meanwhile): final (its last CLOSE) closes the owner's version and forgets
   // this one; else (an fsync) the owner commits them before answering. 0, or an errno;
@@ -120,6 +136,7 @@ class Service : public LoopChores, public group::PeerHandler {
   bool peer_attach(ClientCtx& cl, int sock, const group::Frame& head);
   bool peer_merge(ClientCtx& cl, int sock, const group::Frame& head, uint64_t body_len);
   bool peer_read(int sock, const group::Frame& head);
+  bool peer_stat(int sock, const group::Frame& head);
   bool peer_wait(int sock, const group::Frame& head);
   // The leader's side of the single MANIFEST appender (store/manifest/manifest.h): a
   // member's records appended here.
@@ -264,7 +281,10 @@ class Service : public LoopChores, public group::PeerHandler {
                            std::vector<long> writers);
   // Close-to-open across nodes (pending_journal.h): v, just closed, is noted as not on
   // the store yet; an open here of a path another node closed waits for its commit.
+  // Not noted for a path this node owns in the group. A CLOSE that noted one answers no
+  // earlier than the journal counts it (await_noted; lk released meanwhile).
   void note_pending(Version& v);
+  void await_noted(std::unique_lock<std::mutex>& lk);
   void await_other_nodes(std::unique_lock<std::mutex>& lk, const std::string& path);
   // Waits (lk released meanwhile) while a record of this forwarder is in flight to store
   // (manifest_turn.h): its catalog is frozen then, so a version another node committed just
