@@ -7,6 +7,8 @@
 # verified byte for byte and `ckptfwd restore` was byte-exact; the SVG exists. With
 # BENCH_STORE_MBPS it also runs the pass on a bandwidth-limited store (a block-I/O cgroup):
 # bench.json has its rows, read back exactly, or the run says it could not set the limit.
+# The distributed file system section (bench_dfs.sh) writes dfs.json with both workloads'
+# ratios and a byte-exact restore, or says why it was skipped.
 # It asserts no time: only that the figures are there and are numbers.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
@@ -19,7 +21,7 @@ unset CKPTFWD_STATS_FILE  # the bench gives each job its own
 CKPTFWD_WAVE_WINDOW_MS=500 BENCH_NEXT_SIZES=16M BENCH_NEXT_RANKS="1 2" \
 BENCH_DIR=$T/bench BENCH_QUICK=1 BENCH_SIZES=16M BENCH_RANKS="1 2" BENCH_SMALL_FILES=200 BENCH_UNCAPTURED_ITERS=2000 \
   BENCH_FSYNC_BYTES=4M BENCH_SIZE="16 16 16" BENCH_STORE_MBPS=2000 BENCH_LIMITED_SIZES=16M \
-  BENCH_LIMITED_RANKS=2 BENCH_LIMITED_FSYNC_BYTES=4M timeout 280 "$CKF_REPO/tools/bench/run_bench.sh" "$BUILD" \
+  BENCH_LIMITED_RANKS=2 BENCH_LIMITED_FSYNC_BYTES=4M BENCH_DFS_FILES=10 BENCH_DFS_STEPS=2 timeout 280 "$CKF_REPO/tools/bench/run_bench.sh" "$BUILD" \
   >"$T/bench.out" 2>&1 || fail "run_bench.sh exited $?: $(tail -20 "$T/bench.out")"
 cat "$T/bench.out"
 [[ -s "$T/bench/bench.svg" ]] || fail "no bench.svg"
@@ -78,5 +80,16 @@ else:
 if bad:
     print("missing or wrong:", ", ".join(bad)); sys.exit(1)
 PY
+if ! grep -q '^(skipped: SKIP' "$T/bench.out"; then
+  /usr/bin/python3 - "$T/bench/dfs.json" <<'PY' || fail "dfs.json is incomplete"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["byte_exact"] is True, "restore not byte-exact"
+assert sorted(w["workload"] for w in r["workloads"]) == ["chain", "small"], r["workloads"]
+for w in r["workloads"]:
+    assert all(isinstance(w[k], float) for k in ("direct_s", "ckptfwd_s", "ratio")), w
+PY
+  [[ -s $T/bench/dfs.svg ]] || fail "no dfs.svg"
+fi
 
 ok "bench quick mode: bench.json has every section, every read-back and restore byte-exact"

@@ -17,7 +17,11 @@
 #   4. bench_crossnode.sh files shared across 2 simulated nodes (a file handed from rank to
 #      rank across nodes, header then all ranks, N-1 pwrite): without the library, with
 #      the forwarders as a group, and coordinated through the store alone
-#   5. bench_limits.sh again with the store's disk limited to BENCH_STORE_MBPS MB/s (1000,
+#   5. bench_dfs.sh     the store on a real distributed file system (GlusterFS, one FUSE
+#      client per simulated node): many small files from 2 nodes x 4 ranks and 8 handoffs
+#      across nodes, with and without the library on the same volume. Skipped where the
+#      set-up cannot run (not root, no FUSE or GlusterFS).
+#   6. bench_limits.sh again with the store's disk limited to BENCH_STORE_MBPS MB/s (1000,
 #      a node's share of a parallel file system when every node checkpoints at once):
 #      checkpoints of BENCH_LIMITED_SIZES ("512M 2G") from BENCH_LIMITED_RANKS ("1 4")
 #      ranks, one round, and one fsync'd file, beside direct writes and reads through the
@@ -71,6 +75,15 @@ fi
 echo
 echo "files shared across nodes (tools/bench/bench_crossnode.sh):"
 "$HERE/bench_crossnode.sh" "$BUILD" "$WORK/crossnode" "$WORK/crossnode.json" || exit 1
+
+echo
+echo "the store on a distributed file system (tools/bench/bench_dfs.sh):"
+"$HERE/bench_dfs.sh" "$BUILD" "$WORK/dfs.json" >"$WORK/dfs.out" 2>&1
+case $? in
+  0) grep -v -e '^ok:' -e '^test ' -e '^dfs: ' "$WORK/dfs.out" ;;
+  77) echo "(skipped: $(grep -m1 '^SKIP' "$WORK/dfs.out"))" ;;
+  *) cat "$WORK/dfs.out"; exit 1 ;;
+esac
 
 LIMIT_MBPS=${BENCH_STORE_MBPS:-1000}
 rm -f "$WORK/limited.jsonl"
