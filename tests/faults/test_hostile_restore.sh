@@ -131,8 +131,11 @@ CAP5=$T/ckpt5
 mkdir -m 1777 "$CAP5"
 mkdir -m 700 "$T/victim_private"
 "${ATTACKER[@]}" ln -s "$T/victim_private" "$CAP5/.ckptfwd"
-timeout 120 env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAP5/*" CKPTFWD_EXIT_WAIT=0 \
-  "$WRITER" big "$CAP5/d.bin" 100K >"$T/writer5.out" 2>&1 ||
+# The close-to-open journal is written only by a forwarder outside a group (with one, the
+# path's owner answers for it): CKPTFWD_GROUP=0 here, and a fresh forwarder of a job of
+# its own with its group below.
+timeout 120 env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAP5/*" CKPTFWD_EXIT_WAIT=0 CKPTFWD_GROUP=0 \
+  CKPTFWD_JOB_ID="$CKPTFWD_JOB_ID-5" "$WRITER" big "$CAP5/d.bin" 100K >"$T/writer5.out" 2>&1 ||
   echo "note: the application exited $? (its files are not committed)"
 wait_for "grep -q '$CAP5/.ckptfwd is a symbolic link owned by uid 65534' '$CKPTFWD_LOG'" 20 ||
   fail "the log does not name the planted store symlink $CAP5/.ckptfwd"
@@ -141,4 +144,10 @@ pending=$(find "$T/victim_private" -name '.pending-*' | head -1)
 [[ -z "$(ls -A "$T/victim_private")" ]] || fail "something was written through the planted symlink: $(ls -A "$T/victim_private")"
 grep -q "cannot note $CAP5/d.bin as closed.*$CAP5/.ckptfwd is a symbolic link owned by uid 65534.*Fix:" "$CKPTFWD_LOG" ||
   fail "the refused .pending file is not logged with the store's path and the fix: $(grep pending "$CKPTFWD_LOG" | tail -3)"
-ok "no .pending-<job> file through another user's store symlink; the store is refused by name"
+timeout 120 env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAP5/*" CKPTFWD_EXIT_WAIT=0 \
+  CKPTFWD_JOB_ID="$CKPTFWD_JOB_ID-5g" "$WRITER" big "$CAP5/e.bin" 100K >"$T/writer5g.out" 2>&1 ||
+  echo "note: the application exited $? (its files are not committed)"
+wait_for "grep -q 'no forwarder group for job $CKPTFWD_JOB_ID-5g.*$CAP5/.ckptfwd is a symbolic link owned by uid 65534' '$CKPTFWD_LOG'" 20 ||
+  fail "the group's start does not refuse the planted store symlink by name: $(grep -i group "$CKPTFWD_LOG" | tail -3)"
+[[ -z "$(ls -A "$T/victim_private")" ]] || fail "the group wrote through the planted symlink: $(ls -A "$T/victim_private")"
+ok "no .pending-<job> file nor group directory through another user's store symlink; the store is refused by name"

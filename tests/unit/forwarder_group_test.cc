@@ -302,6 +302,7 @@ TEST_F(GroupDirTest, ADeadMembersPathsWaitForItsNextForwarder) {
   ASSERT_TRUE(b->claim("/c/p") && b->owns("/c/p"));
   ASSERT_TRUE(b->claim("/c/q"));
   b.reset();  // killed: no leave
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the leader sees it gone
   auto [o, took] = ask_while_it_comes_back([&] { return c.who("/c/p"); }, b2,
                                            {dir_, "nb", "127.0.0.1", {}},
                                            std::chrono::milliseconds(400));
@@ -309,13 +310,20 @@ TEST_F(GroupDirTest, ADeadMembersPathsWaitForItsNextForwarder) {
   EXPECT_EQ(o->node, "nb");
   EXPECT_EQ(o->addr, b2.addr());
   EXPECT_GE(took.count(), 350) << "answered before the node came back: the store's older bytes";
-  // It left cleanly this time: its paths are free at once.
+  // It leaves cleanly this time, and stops a while later (a forwarder's exit): its paths
+  // are free at once, and stay free (it does not join again in between).
+  ASSERT_TRUE(b2.claim("/c/r") && b2.owns("/c/r"));
   b2.leave();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   b2.stop();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  o = c.claim("/c/q");
-  ASSERT_TRUE(o);
-  EXPECT_TRUE(o->self) << "a node that left cleanly frees its paths";
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const char* p : {"/c/q", "/c/r"}) {
+    o = c.claim(p);
+    ASSERT_TRUE(o);
+    EXPECT_TRUE(o->self) << p << ": a node that left cleanly frees its paths";
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(1500))
+      << "its paths waited as a dead node's";
 }
 
 TEST_F(GroupDirTest, ADeadLeadersPathsWaitForItsNextForwarder) {
@@ -328,14 +336,16 @@ TEST_F(GroupDirTest, ADeadLeadersPathsWaitForItsNextForwarder) {
   ASSERT_TRUE(b.start({dir_, "nb", "127.0.0.1", {}}, &err)) << err;
   ASSERT_TRUE(b.claim("/c/b-only"));
   a.reset();  // killed: its table (and the paths it owned) gone with it
-  // Its next forwarder recovered a version of /c/a-only (Settings::owned).
+  // Its next forwarder recovered a version of /c/a-only (Settings::owned). It comes back
+  // after the new leader's takeover grace: a waiting claim must not take the path between
+  // the node's join and its adopt.
   auto [o, took] = ask_while_it_comes_back([&] { return b.claim("/c/a-only"); }, a2,
                                            {dir_, "na", "127.0.0.1", {"/c/a-only"}},
-                                           std::chrono::milliseconds(400));
+                                           std::chrono::milliseconds(2500));
   ASSERT_TRUE(o);
   EXPECT_FALSE(o->self) << "claimed while the dead leader's node could still have it";
   EXPECT_EQ(o->node, "na");
-  EXPECT_GE(took.count(), 350);
+  EXPECT_GE(took.count(), 2400);
   o = b.claim("/c/new");
   ASSERT_TRUE(o);
   EXPECT_TRUE(o->self) << "once it is back, other paths are free again";

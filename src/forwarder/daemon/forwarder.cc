@@ -28,6 +28,7 @@
 #include "forwarder/util/process_alive.h"
 #include "forwarder/util/store_paths.h"
 #include "store/manifest/manifest.h"
+#include "store/manifest/owner_check.h"
 
 namespace ckptfwd::fwd {
 
@@ -94,7 +95,10 @@ void Forwarder::start_group() {
     for (const auto& [vid, v] : core_.state.versions)
       if (!v.dropped && v.owner_addr.empty()) gs.owned.insert(v.path);
   }
-  if (!manifest::ensure_store(store, &err) || !group_.start(gs, &err)) {
+  // Only in a store of this user's (not through another user's planted symbolic link):
+  // the rendezvous directory holds the job's secret.
+  if (!manifest::ensure_store(store, &err) || !check_store_dir(store, &err) ||
+      !group_.start(gs, &err)) {
     LOG_WARN(
         "no forwarder group for job %s (%s): a file written from several nodes is "
         "coordinated through the store alone. Fix: CKPTFWD_GROUP_ADDR, or CKPTFWD_GROUP=0",

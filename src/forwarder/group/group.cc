@@ -204,9 +204,7 @@ void Group::serve_conn(int fd) {
   if (ok && member) {
     {
       std::lock_guard lk(mu_);
-      members_[node] = addr;
-      table_.revive(node);  // a new forwarder of a node that died: it recovered what it left
-      cv_.notify_all();
+      members_[node] = addr;  // revived by its ADOPT (what it recovered), which comes next
     }
     LOG_INFO("group: %s (%s) joined", node.c_str(), addr.c_str());
     const bool left = serve_leader_requests(fd, node);
@@ -274,6 +272,9 @@ bool Group::serve_leader_requests(int fd, const std::string& node) {
       }
       if (refused)
         LOG_WARN("group: %s owned %zu paths another node owns already", node.c_str(), refused);
+      // A new forwarder of a node that died: what it recovered is adopted above, the rest
+      // of its paths are its own again (it answers for them from the store).
+      table_.revive(node);
       cv_.notify_all();
       reply.fields = {"OK"};
     } else {
@@ -286,6 +287,10 @@ bool Group::serve_leader_requests(int fd, const std::string& node) {
 void Group::join_loop() {
   std::unique_lock lk(mu_);
   while (!stop_) {
+    if (left_) {  // left for good (leave()): never joins again, not even as the leader
+      cv_.wait(lk, [this] { return stop_; });
+      continue;
+    }
     if (joined_ && leader_) {
       cv_.wait(lk, [this] { return stop_ || !joined_; });
       continue;
@@ -325,19 +330,25 @@ bool Group::join_once() {
   if (rv_.try_lead(&err)) {
     std::string was_node, was_addr;
     bool retired = false;
-    const bool was = rv_.read_leader(&was_node, &was_addr, &retired);
+    std::vector<std::string> dead;
+    const bool was = rv_.read_leader(&was_node, &was_addr, &retired, &dead);
     const auto now = std::chrono::steady_clock::now();
     std::lock_guard lk(mu_);
     // Members tell a new leader their paths: claims of paths it does not know wait.
     if (was && (was_node != node_ || !retired))
       takeover_until_ = now + std::chrono::milliseconds(kTakeoverGraceMs);
-    // The old leader died (never retired): its node's paths were in its table only.
-    if (was && !retired && was_node != node_) {
-      table_.suspect_unknown(was_node, now + std::chrono::milliseconds(kOwnerDeathWaitMs));
+    // The old leader died (never retired): its node's paths were in its table only. So
+    // were the paths of the dead nodes a retired one names.
+    std::vector<std::string> suspects = dead;
+    if (was && !retired && was_node != node_) suspects.push_back(was_node);
+    for (const std::string& n : suspects) {
+      if (n == node_) continue;
+      table_.suspect_unknown(n, now + std::chrono::milliseconds(kOwnerDeathWaitMs));
       LOG_WARN(
-          "group: the leader %s died without leaving: paths nobody owns now wait up to %d s "
-          "for its node's next forwarder (it may have closed versions not on the store yet)",
-          was_node.c_str(), kOwnerDeathWaitMs / 1000);
+          "group: %s's forwarder died without leaving (the old leader's table had its "
+          "paths): paths nobody owns now wait up to %d s for its next forwarder (it may have "
+          "closed versions not on the store yet)",
+          n.c_str(), kOwnerDeathWaitMs / 1000);
     }
     for (const std::string& p : owned_) table_.adopt(p, node_);
     leader_ = true;
@@ -368,8 +379,8 @@ bool Group::join_once() {
     std::lock_guard lk(mu_);
     for (const std::string& p : owned_) adopt += p + "\n";
   }
-  if (!adopt.empty() &&
-      (!send_frame(fd, Frame{{"ADOPT"}, adopt}, &err) || !recv_frame(fd, reply, 0, &err))) {
+  // Always, even empty: it also tells the leader this node's forwarder is back (owners.h).
+  if (!send_frame(fd, Frame{{"ADOPT"}, adopt}, &err) || !recv_frame(fd, reply, 0, &err)) {
     close(fd);
     return false;
   }
@@ -475,12 +486,12 @@ std::optional<Owner> Group::ask_owner(const std::string& path, bool claim) {
     bool asked = false;
     {
       std::unique_lock lk(mu_);
-      if (listen_fd_ < 0 || stop_) return std::nullopt;
+      if (listen_fd_ < 0 || stop_ || left_) return std::nullopt;
       if (owned_.count(path)) return Owner{};
-      if (claim)
-        cv_.wait_for(lk, std::chrono::milliseconds(kJoinWaitMs),
-                     [this] { return joined_ || stop_; });
-      if (!joined_ || stop_) return std::nullopt;  // a read does not wait for the join
+      // A read waits for the join too: only the owner knows its closed versions that are
+      // not on the store yet (the store's journal has none of them).
+      cv_.wait_for(lk, std::chrono::milliseconds(kJoinWaitMs), [this] { return joined_ || stop_; });
+      if (!joined_ || stop_) return std::nullopt;
       if (leader_) {
         await_takeover(lk, path);
         reply = answer(lk, path, node_, claim, /*wait_died=*/true);
@@ -520,15 +531,26 @@ bool Group::owns(const std::string& path) {
 void Group::leave() {
   bool lead;
   {
-    std::lock_guard lk(mu_);
-    if (listen_fd_ < 0 || stop_ || left_ || !joined_) return;
-    left_ = true;
+    std::unique_lock lk(mu_);
+    if (listen_fd_ < 0 || stop_ || left_) return;
+    // Rejoining (a leader change): a node that never says it left is "died" for a while.
+    cv_.wait_for(lk, std::chrono::milliseconds(kTakeoverGraceMs),
+                 [this] { return joined_ || stop_; });
+    left_ = true;  // join_loop joins no more
+    if (!joined_ || stop_) return;
     lead = leader_;
   }
   std::string err;
   if (lead) {
-    // The next leader then knows this one took nothing with it (join_once).
-    if (!rv_.publish(node_, addr_, &err, /*retired=*/true)) LOG_WARN("group: %s", err.c_str());
+    // The next leader then knows this one took nothing with it (join_once), and which
+    // dead nodes' paths it must still wait for.
+    std::vector<std::string> dead;
+    {
+      std::lock_guard lk(mu_);
+      dead = table_.dead_nodes(std::chrono::steady_clock::now());
+    }
+    if (!rv_.publish(node_, addr_, &err, /*retired=*/true, dead))
+      LOG_WARN("group: %s", err.c_str());
     return;
   }
   std::lock_guard io(leader_io_);
@@ -538,6 +560,7 @@ void Group::leave() {
     fd = leader_fd_;
   }
   Frame reply;
+  if (fd >= 0) set_timeout(fd, kHelloMs);  // a leader that hangs does not keep this exit
   if (fd < 0 || !send_frame(fd, Frame{{"BYE"}, {}}, &err) || !recv_frame(fd, reply, 0, &err))
     LOG_WARN("group: could not tell the leader this node leaves (%s): its paths wait for it",
              err.empty() ? "not joined" : err.c_str());

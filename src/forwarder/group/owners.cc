@@ -1,5 +1,7 @@
 #include "forwarder/group/owners.h"
 
+#include <algorithm>
+
 namespace ckptfwd::fwd::group {
 
 bool OwnerTable::dead(const std::string& node, Clock::time_point now) {
@@ -12,10 +14,8 @@ bool OwnerTable::dead(const std::string& node, Clock::time_point now) {
 }
 
 bool OwnerTable::suspecting(Clock::time_point now) {
-  if (suspect_.empty()) return false;
-  if (now < suspect_until_) return true;
-  suspect_.clear();
-  return false;
+  std::erase_if(suspects_, [now](const auto& s) { return now >= s.second; });
+  return !suspects_.empty();
 }
 
 OwnerTable::Answer OwnerTable::claim(const std::string& path, const std::string& node,
@@ -56,13 +56,28 @@ void OwnerTable::mark_died(const std::string& node, Clock::time_point until) {
 }
 
 void OwnerTable::suspect_unknown(const std::string& node, Clock::time_point until) {
-  suspect_ = node;
-  suspect_until_ = until;
+  suspects_[node] = until;
 }
 
 void OwnerTable::revive(const std::string& node) {
   died_.erase(node);
-  if (suspect_ == node) suspect_.clear();
+  suspects_.erase(node);
+}
+
+std::vector<std::string> OwnerTable::dead_nodes(Clock::time_point now) {
+  suspecting(now);  // (drops expired suspects)
+  std::vector<std::string> out;
+  for (auto it = died_.begin(); it != died_.end();) {
+    if (now >= it->second) {
+      drop_node(it->first);
+      it = died_.erase(it);
+    } else {
+      out.push_back((it++)->first);
+    }
+  }
+  for (const auto& [node, until] : suspects_)
+    if (std::find(out.begin(), out.end(), node) == out.end()) out.push_back(node);
+  return out;
 }
 
 }  // namespace ckptfwd::fwd::group

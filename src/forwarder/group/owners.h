@@ -11,13 +11,15 @@
 // free and a reader gets what the store holds. So nobody reads a dead node's path from
 // the store while its newer bytes may still come back. A leader that died took its table
 // with it, and the paths its own node owned: a new leader answers "died" for every path
-// it does not know, in the same way, until the old leader's node joins again.
+// it does not know, in the same way, until the old leader's node joins again (and so for
+// the dead nodes a leader that left cleanly names).
 #pragma once
 #include <chrono>
 #include <map>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 namespace ckptfwd::fwd::group {
 
@@ -45,8 +47,10 @@ class OwnerTable {
   void mark_died(const std::string& node, Clock::time_point until);
   // The paths nobody owns are "died" until revive(node) or `until` (a dead leader's node).
   void suspect_unknown(const std::string& node, Clock::time_point until);
-  // node's forwarder joined (again): its paths are its own again.
+  // node's forwarder joined (again) and told what it owns: its paths are its own again.
   void revive(const std::string& node);
+  // The nodes that died (or are suspected) and have not come back, as of now.
+  std::vector<std::string> dead_nodes(Clock::time_point now);
   size_t size() const { return owner_.size(); }
 
  private:
@@ -55,9 +59,8 @@ class OwnerTable {
   bool suspecting(Clock::time_point now);
   std::unordered_map<std::string, std::string> owner_;                      // path -> node
   std::unordered_map<std::string, std::unordered_set<std::string>> paths_;  // node -> paths
-  std::map<std::string, Clock::time_point> died_;                           // node -> limit
-  std::string suspect_;                                                     // a dead leader's node
-  Clock::time_point suspect_until_{};
+  std::map<std::string, Clock::time_point> died_;     // node -> limit
+  std::map<std::string, Clock::time_point> suspects_;  // dead leaders' nodes -> limit
 };
 
 }  // namespace ckptfwd::fwd::group

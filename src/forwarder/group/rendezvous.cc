@@ -129,10 +129,12 @@ bool Rendezvous::try_lead(std::string* err) {
 }
 
 bool Rendezvous::publish(const std::string& node, const std::string& addr, std::string* err,
-                         bool retired) {
+                         bool retired, const std::vector<std::string>& dead) {
   const std::string tmp = tmp_name(dir_, "leader");
-  if (!write_new_file(tmp, node + "\t" + addr + (retired ? "\tretired\n" : "\n"), err))
-    return false;
+  std::string text = node + "\t" + addr;
+  if (retired) text += "\tretired";
+  for (const std::string& d : dead) text += "\t" + d;
+  if (!write_new_file(tmp, text + "\n", err)) return false;
   if (::rename(tmp.c_str(), (dir_ + "/leader").c_str()) != 0) {
     if (err) *err = "cannot publish " + dir_ + "/leader: " + strerror(errno);
     ::unlink(tmp.c_str());
@@ -141,17 +143,29 @@ bool Rendezvous::publish(const std::string& node, const std::string& addr, std::
   return true;
 }
 
-bool Rendezvous::read_leader(std::string* node, std::string* addr, bool* retired) const {
+bool Rendezvous::read_leader(std::string* node, std::string* addr, bool* retired,
+                             std::vector<std::string>* dead) const {
   std::string text;
   if (!read_small(dir_ + "/leader", text)) return false;
-  size_t tab = text.find('\t'), nl = text.find('\n');
-  if (tab == std::string::npos || nl == std::string::npos || nl < tab || tab == 0) return false;
-  *node = text.substr(0, tab);
-  *addr = text.substr(tab + 1, nl - tab - 1);
-  const bool was_retired = addr->size() > 8 && addr->ends_with("\tretired");
-  if (was_retired) addr->resize(addr->size() - 8);
-  if (retired) *retired = was_retired;
-  return !addr->empty() && addr->find('\t') == std::string::npos;
+  size_t nl = text.find('\n');
+  if (nl == std::string::npos) return false;
+  std::vector<std::string> f;
+  for (size_t b = 0;;) {
+    size_t t = text.find('\t', b);
+    if (t == std::string::npos || t > nl) {
+      f.push_back(text.substr(b, nl - b));
+      break;
+    }
+    f.push_back(text.substr(b, t - b));
+    b = t + 1;
+  }
+  if (f.size() < 2 || f[0].empty() || f[1].empty()) return false;
+  if (f.size() > 2 && f[2] != "retired") return false;
+  *node = f[0];
+  *addr = f[1];
+  if (retired) *retired = f.size() > 2;
+  if (dead) dead->assign(f.size() > 3 ? f.begin() + 3 : f.end(), f.end());
+  return true;
 }
 
 }  // namespace ckptfwd::fwd::group

@@ -6,14 +6,17 @@
 //   leader.lock  the leader holds an OFD write lock on it for as long as it lives: one
 //                leader per job at a time, and a new one as soon as it dies;
 //   leader       "<node>\t<host:port>\n" of the current leader (rename(2) of a complete file);
-//                "<node>\t<host:port>\tretired\n" once it left with everything on the store
-//                (a leader that takes over knows then that the old one took nothing with it).
+//                "<node>\t<host:port>\tretired[\t<node>]*\n" once it left with everything on
+//                the store (a leader that takes over knows then that the old one took
+//                nothing with it), naming the nodes whose forwarders had died and not come
+//                back (their paths were in its table only: owners.h).
 // The file system only has to give: mkdir, link and rename atomic, and fcntl locks that
 // every client sees (a leader's death frees its lock). A stale read of `leader` (another
 // client's rename seen late) only makes a member try again: the address it names refuses
 // it or does not answer as the leader.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace ckptfwd::fwd::group {
 
@@ -35,11 +38,13 @@ class Rendezvous {
   // the file system refused the lock.
   bool try_lead(std::string* err);
   bool leading() const { return lock_fd_ >= 0; }
-  // Publishes the leader's node and address (retired: it leaves, nothing of it unstored).
+  // Publishes the leader's node and address (retired: it leaves, nothing of it unstored;
+  // dead: the nodes that died and did not come back, when retired).
   bool publish(const std::string& node, const std::string& addr, std::string* err,
-               bool retired = false);
+               bool retired = false, const std::vector<std::string>& dead = {});
   // The published leader, false when there is none (yet) or the file is malformed.
-  bool read_leader(std::string* node, std::string* addr, bool* retired = nullptr) const;
+  bool read_leader(std::string* node, std::string* addr, bool* retired = nullptr,
+                   std::vector<std::string>* dead = nullptr) const;
 
  private:
   std::string dir_, secret_;

@@ -74,10 +74,11 @@ bool PendingJournal::append(const std::string& store, const std::string& line, b
       it = fds_.end();
     }
   }
-  bool created = false;
+  bool opened = false;
   if (it == fds_.end()) {
-    int fd = open_file(store, create, &created, err);
+    int fd = open_file(store, create, nullptr, err);
     if (fd < 0) return false;
+    opened = true;
     it = fds_.emplace(store, fd).first;
     if (::fstat(fd, &held) != 0) held = {};
   }
@@ -85,8 +86,10 @@ bool PendingJournal::append(const std::string& store, const std::string& line, b
   bool ok = ::write(it->second, line.data(), line.size()) == static_cast<ssize_t>(line.size());
   if (!ok && err) *err = file_of(store) + ": " + strerror(errno);
   if (ok) skip_own_line(store, it->second, held, line);
-  // Other grouped nodes look for a missing file only now and then (the header).
-  if (ok && created && grouped_) counts_from_ = std::chrono::steady_clock::now() + kCreateWait;
+  // Other grouped nodes look for a missing file only now and then (the header): a note
+  // through a new descriptor (the file may have been created just now, by any node)
+  // counts once they all look again.
+  if (ok && opened && grouped_) counts_from_ = std::chrono::steady_clock::now() + kCreateWait;
   return ok;
 }
 

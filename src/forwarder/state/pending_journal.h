@@ -17,9 +17,10 @@
 // a dead owner's paths wait for its next forwarder, so a node notes only what it closed
 // outside the group (it could not join, or a path's owner could not be reached), and the
 // file usually never exists. Then an open looks for it at most once per kAbsentFor (its
-// absence is remembered), and a node that creates it waits kCreateWait before its first
-// line counts as noted: every other node's remembered absence has run out by then, and a
-// distributed file system's client shows the new file (set_grouped).
+// absence is remembered), and a node's first line (through a new descriptor: it may have
+// created the file, or another node just did) counts as noted only kCreateWait later:
+// every other node's remembered absence has run out by then, and a distributed file
+// system's client shows the new file (set_grouped).
 #pragma once
 #include <sys/stat.h>
 #include <sys/types.h>

@@ -102,11 +102,18 @@ bool Service::stage_from_catalog(std::unique_lock<std::mutex>& lk, const std::st
 }
 
 Reply Service::rename(const std::string& from, const std::string& to) {
-  State& s = c_.state;
   // A staged version renamed to `to` is this node's to commit: the group answers for it
   // (so other nodes' opens of `to` ask here) when this node owns `to`.
   if (group_ && from != to) group_->claim(to);
-  std::unique_lock lk(s.mu);
+  std::unique_lock lk(c_.state.mu);
+  Reply r = rename_in_turn(lk, from, to);
+  await_noted(lk);  // (after the turn: commits to these stores go on meanwhile)
+  return r;
+}
+
+Reply Service::rename_in_turn(std::unique_lock<std::mutex>& lk, const std::string& from,
+                              const std::string& to) {
+  State& s = c_.state;
   std::string store_from = store_for(c_.cfg, from), store_to = store_for(c_.cfg, to);
   ManifestTurn turn(s, lk, {store_from, store_to});  // records in flight name these paths
   bool has_pending = !s.pending_of(from).empty();
@@ -172,7 +179,6 @@ Reply Service::rename(const std::string& from, const std::string& to) {
     s.rewrite_meta(*p);
   }
   LOG_DEBUG("rename %s -> %s", from.c_str(), to.c_str());
-  await_noted(lk);
   return done_or_pass(from);
 }
 

@@ -413,7 +413,7 @@ std::optional<Reply> Service::open_at_owner_once(std::unique_lock<std::mutex>& l
     s.done_cv.notify_all();
     if (rc == -2) return reply_pass();  // the owner's node writes it directly
     if (rc > 0) return reply_err(rc);
-    *unreachable = owner->node + " at " + owner->addr + ": " + err;
+    *unreachable = owner->addr + " (" + owner->node + "): " + err;
     return std::nullopt;
   }
   nv->owner_vid = owner_vid;
@@ -548,7 +548,17 @@ std::optional<Reply> Service::ask_owner_again(
     std::string unreachable;
     std::optional<Reply> r = once(&unreachable);
     if (unreachable.empty()) return r;
-    if (std::chrono::steady_clock::now() >= until) {
+    // An owner given up on a moment ago (after a whole wait) is not waited for again.
+    const std::string addr = unreachable.substr(0, unreachable.find(' '));
+    const auto now = std::chrono::steady_clock::now();
+    bool gave_up;
+    {
+      std::lock_guard lk(c_.state.mu);
+      auto it = gave_up_on_.find(addr);
+      gave_up = it != gave_up_on_.end() && now < it->second + kUnreachableFor;
+      if (!gave_up && now >= until) gave_up_on_[addr] = now;
+    }
+    if (gave_up || now >= until) {
       LOG_WARN("cannot reach %s's owner for %lld s (%s): %s on this node", path.c_str(),
                static_cast<long long>(kUnreachableFor.count() / 1000), unreachable.c_str(),
                fallback);
@@ -569,7 +579,7 @@ std::optional<Reply> Service::stat_at_owner_once(const std::string& path,
             group::recv_frame(sock, reply, 0, &err) && !reply.fields.empty();
   group_->release_peer(owner->addr, sock, ok);
   if (!ok) {
-    *unreachable = owner->node + " at " + owner->addr + ": " + err;
+    *unreachable = owner->addr + " (" + owner->node + "): " + err;
     return std::nullopt;
   }
   if (reply.fields[0] == "PASS") return std::nullopt;  // the owner has no version of it
@@ -611,7 +621,7 @@ std::optional<Reply> Service::read_at_owner_once(const std::string& path,
   if (rc == -2) return std::nullopt;  // the owner has no version of it: read it here
   if (rc > 0) return reply_err(rc);
   if (rc < 0) {
-    *unreachable = owner->node + " at " + owner->addr + ": " + err;
+    *unreachable = owner->addr + " (" + owner->node + "): " + err;
     return std::nullopt;
   }
   std::lock_guard lk(c_.state.mu);

@@ -285,6 +285,9 @@ class Service : public LoopChores, public group::PeerHandler {
   // earlier than the journal counts it (await_noted; lk released meanwhile).
   void note_pending(Version& v);
   void await_noted(std::unique_lock<std::mutex>& lk);
+  // RENAME's work, under its manifest turn (lk held).
+  Reply rename_in_turn(std::unique_lock<std::mutex>& lk, const std::string& from,
+                       const std::string& to);
   void await_other_nodes(std::unique_lock<std::mutex>& lk, const std::string& path);
   // Waits (lk released meanwhile) while a record of this forwarder is in flight to store
   // (manifest_turn.h): its catalog is frozen then, so a version another node committed just
@@ -308,6 +311,8 @@ class Service : public LoopChores, public group::PeerHandler {
 
   Core& c_;
   group::Group* group_ = nullptr;
+  // Owners' addresses that stayed unreachable for a whole wait, and when (ask_owner_again).
+  std::map<std::string, Clock::time_point> gave_up_on_;
   std::map<std::string, ClientCtx> peers_;  // a ClientCtx per peer node (lock held)
 };
 
