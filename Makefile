@@ -1,5 +1,6 @@
 # ckptfwd top-level driver. CMake does the building; this file is the user's interface.
-# make deps | make | make test | make demo | make bench | make bench-ratio | make asan | make tsan |
+# make deps | make | make test | make demo | make bench | make bench-ratio | make bench-scale |
+# make asan | make tsan |
 # make install PREFIX=...
 BUILD  ?= build
 PREFIX ?= /usr/local
@@ -11,7 +12,7 @@ DEB_PKGS := mpich libmpich-dev libunwind-dev zlib1g-dev libfpzip-dev libxxhash-d
             python3-netcdf4 slurm-wlm munge nlohmann-json3-dev glusterfs-server glusterfs-client
 STAMP  := $(BUILD)/.deps-ok
 
-.PHONY: all deps build test demo bench bench-ratio asan tsan fuzz install clean format
+.PHONY: all deps build test demo bench bench-ratio bench-scale asan tsan fuzz install clean format
 all: build
 
 # Installs the Debian packages only when one is missing (dpkg-query is cheap). The stamp
@@ -47,6 +48,12 @@ bench: build
 # zfp on the same bytes (data sets cached in $(BUILD)/bench-ratio-data/).
 bench-ratio: build
 	@tools/bench/bench_ratio.sh $(BUILD)
+
+# The store's metadata against nodes and history: a restart's first open with 1 to 1,000
+# checkpoints of history (catalog snapshot vs whole replay), commit latency per wave with
+# 1 to 16 simulated nodes (BENCH_QUICK=1: smaller). Writes $(BUILD)/bench-scale.json/.svg.
+bench-scale: build
+	@tools/bench/bench_scale.sh $(BUILD) $(BUILD)/bench-scale $(BUILD)/bench-scale.json
 
 # The forwarder runs as a daemon whose stderr is CKPTFWD_LOG, which a passing test deletes,
 # and UBSan only prints: so every sanitizer report of every process (forwarder, CLI, unit

@@ -3,7 +3,9 @@
 // from skipped lines); whatever it accepts must survive a rename/unlink replay; and any
 // line that decodes must decode to the same fields after being encoded again with a chain;
 // and a load of its first half followed by a replay of the rest (load_appended) must agree
-// with a load of the whole.
+// with a load of the whole, as must a load from a catalog snapshot of the first half
+// (store/manifest/catalog_snapshot.h); a snapshot restores to the catalog it was made of,
+// and the input's bytes taken as a snapshot are refused or restored, never a crash.
 //
 // Line checksums stop random mutations early (a mutated line is only ever "corrupt"), so
 // each input is loaded twice: as is, and with every line's checksum and chain rewritten
@@ -17,7 +19,9 @@
 // Standalone build (from the repository root; needs clang with libFuzzer):
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
 //     tests/fuzz/fuzz_manifest.cc src/store/manifest/catalog.cc \
-//     src/store/manifest/manifest_record.cc -lxxhash -o /tmp/fuzz_manifest
+//     src/store/manifest/catalog_snapshot.cc src/store/manifest/end_mark.cc \
+//     src/store/manifest/owner_check.cc src/store/manifest/manifest_record.cc -lxxhash \
+//     -o /tmp/fuzz_manifest
 //   mkdir -p /tmp/fuzz_manifest_corpus && /tmp/fuzz_manifest /tmp/fuzz_manifest_corpus \
 //     tests/fuzz/seeds/manifest -max_total_time=60
 #include <dirent.h>
@@ -32,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "store/manifest/catalog_snapshot.h"
 #include "store/manifest/manifest.h"
 #include "store/manifest/manifest_record.h"
 
@@ -97,6 +102,18 @@ void load_and_replay(const std::string& dir, const std::string& bytes, int keep)
   (void)c.uncertain().size();
 }
 
+void same_or_abort(const ckptfwd::Catalog& part, const ckptfwd::Catalog& whole) {
+  if (part.entries().size() != whole.entries().size() || part.containers() != whole.containers())
+    abort();
+  for (const auto& [p, e] : whole.entries()) {
+    auto it = part.entries().find(p);
+    if (it == part.entries().end() || it->second.container != e.container ||
+        it->second.size != e.size || it->second.mode != e.mode ||
+        it->second.overlays.size() != e.overlays.size())
+      abort();
+  }
+}
+
 // The forwarder's catalog cache replays only the records appended since its last read
 // (Catalog::load_appended): loading the first part of a MANIFEST and then replaying the
 // rest must give what one load of the whole gives, whenever the replay accepts the rest.
@@ -117,15 +134,41 @@ void check_appended_replay(const std::string& dir, const std::string& text) {
   fwrite(text.data() + cut, 1, text.size() - cut, f);
   fclose(f);
   if (!part.load_appended(dir, &err) || !whole.load(dir, &err)) return;
-  if (part.entries().size() != whole.entries().size() || part.containers() != whole.containers())
-    abort();
-  for (const auto& [p, e] : whole.entries()) {
-    auto it = part.entries().find(p);
-    if (it == part.entries().end() || it->second.container != e.container ||
-        it->second.size != e.size || it->second.mode != e.mode ||
-        it->second.overlays.size() != e.overlays.size())
-      abort();
+  same_or_abort(part, whole);
+}
+
+// The same with a catalog snapshot of the first half: a forwarder's first load of a store
+// (Catalog::load_from_snapshot) must give what a replay of the whole MANIFEST gives.
+void check_snapshot(const std::string& dir, const std::string& raw, const std::string& text) {
+  ckptfwd::Catalog junk;
+  if (junk.restore_snapshot(raw)) (void)junk.snapshot_text();
+  size_t cut = text.find('\n', text.size() / 2);
+  if (cut == std::string::npos) return;
+  ++cut;
+  const std::string path = dir + "/MANIFEST";
+  FILE* f = fopen(path.c_str(), "wb");
+  if (!f) return;
+  fwrite(text.data(), 1, cut, f);
+  fclose(f);
+  ckptfwd::Catalog part, whole, fast;
+  std::string err;
+  if (!part.load(dir, &err)) return;
+  const std::string snap = part.snapshot_text();
+  unlink((dir + "/MANIFEST.snap").c_str());
+  if (!snap.empty()) {
+    ckptfwd::Catalog back;
+    if (!back.restore_snapshot(snap) || back.snapshot_text() != snap) abort();
+    if (!ckptfwd::catalog_snapshot::write(dir, part, &err)) abort();
   }
+  f = fopen(path.c_str(), "ab");
+  if (!f) return;
+  fwrite(text.data() + cut, 1, text.size() - cut, f);
+  fclose(f);
+  if (!fast.load_from_snapshot(dir, &err) || !whole.load(dir, &err)) return;
+  same_or_abort(fast, whole);
+  if (fast.problems() != whole.problems() || fast.uncertain() != whole.uncertain() ||
+      fast.unreadable() != whole.unreadable() || fast.chain_breaks() != whole.chain_breaks())
+    abort();
 }
 
 }  // namespace
@@ -153,6 +196,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string sealed = reseal(text);
   load_and_replay(dir, sealed, 2);
   check_appended_replay(dir, sealed);
+  check_snapshot(dir, text, sealed);
   // Round trip: the first line, if valid, re-encodes (chained) to the same fields.
   std::string line = sealed.substr(0, sealed.find('\n'));
   mr::DecodedLine d = mr::decode_line(line);

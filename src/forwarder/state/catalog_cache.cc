@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "forwarder/util/log.h"
+#include "store/manifest/catalog_snapshot.h"
 #include "store/manifest/end_mark.h"
 #include "store/manifest/owner_check.h"
 
@@ -66,7 +67,9 @@ Catalog& CatalogCache::get(const std::string& store) {
     e.refused_logged = true;
     return e.cat;
   }
-  if (size >= 0 && !fresh.load(store, &err)) {
+  // From the store's catalog snapshot when it fits: the live files and the newer records,
+  // not the whole history (store/manifest/catalog_snapshot.h).
+  if (size >= 0 && !fresh.load_from_snapshot(store, &err)) {
     LOG_WARN("cannot read the manifest of store %s: %s", store.c_str(), err.c_str());
     return e.cat;  // keep the last good view
   }
@@ -80,6 +83,7 @@ Catalog& CatalogCache::get(const std::string& store) {
   e.loaded = true;
   e.size = size;
   e.mtime = mtime;
+  snapshot_if_due(e, store);
   return e.cat;
 }
 
@@ -115,6 +119,7 @@ bool CatalogCache::replay_onto(Entry& e, const std::string& store, off_t size, t
   if (!e.base.load_appended(store, &err)) return false;
   for (size_t i = known; i < e.base.problems().size(); ++i)
     LOG_WARN("store %s: %s", store.c_str(), e.base.problems()[i].c_str());
+  snapshot_if_due(e, store);
   // The file's end read short of this forwarder's records (a client whose reads lag its
   // attributes): cat keeps them in memory; looked at again at the next get().
   if (e.base.replayed_bytes() < manifest::appended_end(store)) return true;
@@ -126,6 +131,14 @@ bool CatalogCache::replay_onto(Entry& e, const std::string& store, off_t size, t
   e.size = size;
   e.mtime = mtime;
   return true;
+}
+
+void CatalogCache::snapshot_if_due(Entry& e, const std::string& store) {
+  std::string err;
+  if (!catalog_snapshot::write_if_due(store, e.base, &err))
+    LOG_WARN("cannot write the catalog snapshot of store %s (%s): the next forwarder replays "
+             "its whole MANIFEST instead",
+             store.c_str(), err.c_str());
 }
 
 void CatalogCache::freeze(const std::string& store, bool frozen) {

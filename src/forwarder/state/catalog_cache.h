@@ -1,4 +1,5 @@
-// Per-store Catalog cache: loaded lazily; when STORE/MANIFEST changed (size or mtime, or an
+// Per-store Catalog cache: loaded lazily (from the store's catalog snapshot when it fits,
+// which it renews as the MANIFEST grows); when STORE/MANIFEST changed (size or mtime, or an
 // end mark beyond the size this client shows: store/manifest/end_mark.h), so
 // that commits by other forwarders or the CLI show up, only the records appended since
 // the last read are replayed (a rewritten MANIFEST is read whole again). Not thread-safe:
@@ -71,6 +72,9 @@ class CatalogCache {
   // stands for a MANIFEST of size and mtime. False, e.cat untouched, when base cannot
   // continue (a replaced or shortened MANIFEST, a chain that does not link).
   bool replay_onto(Entry& e, const std::string& store, off_t size, timespec mtime);
+  // A new catalog snapshot of e.base when the MANIFEST grew enough since the last one
+  // (store/manifest/catalog_snapshot.h); a failure is logged.
+  void snapshot_if_due(Entry& e, const std::string& store);
   std::map<std::string, Entry> stores_;
   int keep_ = 0;
   uint64_t copies_ = 0;

@@ -426,6 +426,7 @@ bool Catalog::load(const std::string& store_dir, std::string* err) {
   prev_ = prev_line_sum_ = 0;
   lineno_ = 0;
   dev_ = ino_ = 0;
+  snap_offset_ = snap_bytes_ = 0;
   std::string path = store_dir + "/MANIFEST";
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {

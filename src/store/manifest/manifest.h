@@ -170,6 +170,24 @@ class Catalog {
  public:
   // Replays STORE/MANIFEST. A missing manifest is an empty catalog (true).
   bool load(const std::string& store_dir, std::string* err);
+  // The same catalog from STORE/MANIFEST.snap and the records after it, when the snapshot
+  // fits the MANIFEST (catalog_snapshot.h); else load(). What a forwarder's first look
+  // at a store with a long history costs: its live files and the newer records.
+  bool load_from_snapshot(const std::string& store_dir, std::string* err);
+  // This catalog as a snapshot (catalog_snapshot.h); "" when it cannot be one (changed in
+  // memory, or its replay did not stop after a valid record).
+  std::string snapshot_text() const;
+  // The state a snapshot holds; false (the catalog then empty or partial: load it again)
+  // when the text is not a complete, well-formed snapshot.
+  bool restore_snapshot(const std::string& text);
+  // The MANIFEST offset and size of the snapshot this catalog was loaded from or wrote
+  // last (0: none).
+  uint64_t snapshot_offset() const { return snap_offset_; }
+  uint64_t snapshot_bytes() const { return snap_bytes_; }
+  void note_snapshot(uint64_t offset, uint64_t bytes) {
+    snap_offset_ = offset;
+    snap_bytes_ = bytes;
+  }
   // Replays only the records appended to STORE/MANIFEST since the last load or
   // load_appended (the bytes after the last complete line replayed), so a long-lived
   // reader keeps up with appends without replaying the whole journal each time. An
@@ -270,6 +288,7 @@ class Catalog {
   unsigned long long dev_ = 0, ino_ = 0;  // the MANIFEST file replayed
   bool replaying_ = false;
   uint64_t local_changes_ = 0;
+  uint64_t snap_offset_ = 0, snap_bytes_ = 0;
   void note_local_change() {
     if (!replaying_) ++local_changes_;
   }
