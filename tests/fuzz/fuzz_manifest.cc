@@ -117,22 +117,32 @@ void same_or_abort(const ckptfwd::Catalog& part, const ckptfwd::Catalog& whole) 
 // The forwarder's catalog cache replays only the records appended since its last read
 // (Catalog::load_appended): loading the first part of a MANIFEST and then replaying the
 // rest must give what one load of the whole gives, whenever the replay accepts the rest.
-void check_appended_replay(const std::string& dir, const std::string& text) {
+// dir/MANIFEST holds text up to the line that ends past its middle: that length, 0 when
+// there is no such line or the file could not be written.
+size_t write_first_part(const std::string& dir, const std::string& text) {
   size_t cut = text.find('\n', text.size() / 2);
-  if (cut == std::string::npos) return;
-  ++cut;
-  const std::string path = dir + "/MANIFEST";
-  FILE* f = fopen(path.c_str(), "wb");
-  if (!f) return;
-  fwrite(text.data(), 1, cut, f);
+  if (cut == std::string::npos) return 0;
+  FILE* f = fopen((dir + "/MANIFEST").c_str(), "wb");
+  if (!f) return 0;
+  fwrite(text.data(), 1, ++cut, f);
   fclose(f);
-  ckptfwd::Catalog part, whole;
-  std::string err;
-  if (!part.load(dir, &err)) return;
-  f = fopen(path.c_str(), "ab");  // the same file grown, as an append makes it
-  if (!f) return;
+  return cut;
+}
+
+// The rest of text appended to dir/MANIFEST (the same file grown, as an append makes it).
+bool append_rest(const std::string& dir, const std::string& text, size_t cut) {
+  FILE* f = fopen((dir + "/MANIFEST").c_str(), "ab");
+  if (!f) return false;
   fwrite(text.data() + cut, 1, text.size() - cut, f);
   fclose(f);
+  return true;
+}
+
+void check_appended_replay(const std::string& dir, const std::string& text) {
+  const size_t cut = write_first_part(dir, text);
+  ckptfwd::Catalog part, whole;
+  std::string err;
+  if (!cut || !part.load(dir, &err) || !append_rest(dir, text, cut)) return;
   if (!part.load_appended(dir, &err) || !whole.load(dir, &err)) return;
   same_or_abort(part, whole);
 }
@@ -142,17 +152,10 @@ void check_appended_replay(const std::string& dir, const std::string& text) {
 void check_snapshot(const std::string& dir, const std::string& raw, const std::string& text) {
   ckptfwd::Catalog junk;
   if (junk.restore_snapshot(raw)) (void)junk.snapshot_text();
-  size_t cut = text.find('\n', text.size() / 2);
-  if (cut == std::string::npos) return;
-  ++cut;
-  const std::string path = dir + "/MANIFEST";
-  FILE* f = fopen(path.c_str(), "wb");
-  if (!f) return;
-  fwrite(text.data(), 1, cut, f);
-  fclose(f);
+  const size_t cut = write_first_part(dir, text);
   ckptfwd::Catalog part, whole, fast;
   std::string err;
-  if (!part.load(dir, &err)) return;
+  if (!cut || !part.load(dir, &err)) return;
   const std::string snap = part.snapshot_text();
   unlink((dir + "/MANIFEST.snap").c_str());
   if (!snap.empty()) {
@@ -160,10 +163,7 @@ void check_snapshot(const std::string& dir, const std::string& raw, const std::s
     if (!back.restore_snapshot(snap) || back.snapshot_text() != snap) abort();
     if (!ckptfwd::catalog_snapshot::write(dir, part, &err)) abort();
   }
-  f = fopen(path.c_str(), "ab");
-  if (!f) return;
-  fwrite(text.data() + cut, 1, text.size() - cut, f);
-  fclose(f);
+  if (!append_rest(dir, text, cut)) return;
   if (!fast.load_from_snapshot(dir, &err) || !whole.load(dir, &err)) return;
   same_or_abort(fast, whole);
   if (fast.problems() != whole.problems() || fast.uncertain() != whole.uncertain() ||

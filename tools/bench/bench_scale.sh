@@ -3,7 +3,8 @@
 # history. Two parts, each against its own baseline in the same run:
 #   history  stores with H checkpoints of FILES small files each (BENCH_SCALE_HISTORY, "1 100
 #            1000"), written through the library by a script that keeps the last two
-#            checkpoints (each checkpoint a step directory; the one two steps back removed):
+#            checkpoints (each checkpoint a step directory; the files of the one two steps
+#            back removed):
 #            a MANIFEST of H commits and H x FILES unlinks, FILES x 2 live files. Then a new
 #            job's first read of one file of the newest checkpoint (a fresh forwarder: the
 #            restart's first open), from the store's catalog snapshot and, interleaved, with
@@ -41,7 +42,8 @@ RAW=$WORK/raw.txt
 : >"$RAW"
 bad=0
 
-# The writer: CKPTS checkpoints of N files in DIR/step_C/PREFIXfF, keeping the last two.
+# The writer: CKPTS checkpoints of N files in DIR/step_C/PREFIXF, keeping the last two (it
+# removes its own files of the step two back: each rank cleans up after itself).
 cat >"$WORK/writer.sh" <<'EOS'
 #!/bin/bash
 dir=$1 ckpts=$2 n=$3 prefix=$4 pause=$5
@@ -49,7 +51,7 @@ for c in $(seq 1 "$ckpts"); do
   mkdir -p "$dir/step_$c"
   for f in $(seq 1 "$n"); do printf "ckpt %d %s %d %0.s" "$c" "$prefix" "$f" {1..100} >"$dir/step_$c/$prefix$f"; done
   sleep "$pause"
-  [ "$c" -gt 2 ] && rm -rf "$dir/step_$((c - 2))"
+  [ "$c" -gt 2 ] && rm -f "$dir/step_$((c - 2))/$prefix"*
 done
 exit 0
 EOS
