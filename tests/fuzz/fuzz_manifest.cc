@@ -154,6 +154,7 @@ void check_snapshot(const std::string& dir, const std::string& raw, const std::s
   if (junk.restore_snapshot(raw)) (void)junk.snapshot_text();
   const size_t cut = write_first_part(dir, text);
   ckptfwd::Catalog part, whole, fast;
+  for (ckptfwd::Catalog* c : {&part, &whole, &fast}) c->keep_versions(2);  // history too
   std::string err;
   if (!cut || !part.load(dir, &err)) return;
   const std::string snap = part.snapshot_text();
@@ -166,6 +167,7 @@ void check_snapshot(const std::string& dir, const std::string& raw, const std::s
   if (!append_rest(dir, text, cut)) return;
   if (!fast.load_from_snapshot(dir, &err) || !whole.load(dir, &err)) return;
   same_or_abort(fast, whole);
+  if (fast.garbage() != whole.garbage()) abort();
   if (fast.problems() != whole.problems() || fast.uncertain() != whole.uncertain() ||
       fast.unreadable() != whole.unreadable() || fast.chain_breaks() != whole.chain_breaks())
     abort();

@@ -334,6 +334,7 @@ void Catalog::replay_line(const std::string& line, size_t lineno, bool torn, uin
   uint64_t line_sum = prev_line_sum;
   prev_line_sum = d.checksum;  // what a record after a corrupt line may have chained to
   if (torn) {
+    saw_torn_ = true;
     problem("incomplete last record (an append was interrupted): skipped");
     note_skipped(d.fields, where + "incomplete last record (an append was interrupted)");
     return;
@@ -427,6 +428,7 @@ bool Catalog::load(const std::string& store_dir, std::string* err) {
   lineno_ = 0;
   dev_ = ino_ = 0;
   snap_offset_ = snap_bytes_ = 0;
+  saw_torn_ = false;
   std::string path = store_dir + "/MANIFEST";
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {

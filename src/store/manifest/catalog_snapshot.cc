@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <random>
 #include <thread>
 
 #include "store/manifest/end_mark.h"
@@ -133,7 +134,7 @@ bool line_ending_at(int fd, uint64_t end, std::string& line) {
 
 std::string Catalog::snapshot_text() const {
   // Only a plain replay that stopped after a valid record: the next record chains to it.
-  if (local_changes_ != 0 || replayed_ == 0 || prev_ != prev_line_sum_) return "";
+  if (local_changes_ != 0 || replayed_ == 0 || prev_ != prev_line_sum_ || saw_torn_) return "";
   std::string out = std::string(kMagic) + "\n";
   add_line(out, {"at", u(replayed_), u(lineno_), mr::hex64(prev_), mr::hex64(prev_line_sum_),
                  u(static_cast<uint64_t>(keep_)), u(unchained_), u(chained_)});
@@ -252,9 +253,16 @@ bool Catalog::load_from_snapshot(const std::string& store_dir, std::string* err)
         ok = c.load_appended(store_dir, &why);
       }
     // An incomplete last line (an append interrupted, or under way): a whole load reports
-    // it and the paths it names, which a continued replay leaves for later.
+    // it and the paths it names, which a continued replay leaves for later. An append
+    // under way completes in a moment: looked at again a few times first.
     struct stat now {};
-    if (ok) ok = ::stat(path.c_str(), &now) == 0 && static_cast<uint64_t>(now.st_size) == c.replayed_;
+    for (int i = 0; ok && i < 5; ++i) {
+      ok = ::stat(path.c_str(), &now) == 0;
+      if (!ok || static_cast<uint64_t>(now.st_size) == c.replayed_) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      ok = c.load_appended(store_dir, &why);
+    }
+    if (ok) ok = static_cast<uint64_t>(now.st_size) == c.replayed_;
   }
   if (!ok) return load(store_dir, err);
   *this = std::move(c);
@@ -264,13 +272,20 @@ bool Catalog::load_from_snapshot(const std::string& store_dir, std::string* err)
 namespace catalog_snapshot {
 
 bool write(const std::string& store_dir, const Catalog& cat, std::string* err, uint64_t* bytes) {
-  const std::string text = cat.snapshot_text();
-  if (bytes) *bytes = text.size();
-  if (text.empty()) return true;  // not a plain replay now: the next one writes it
+  if (bytes) *bytes = 0;
   int dir = open_store_dir(store_dir, err);
   if (dir < 0) return false;
-  const std::string tmp = ".MANIFEST.snap." + std::to_string(::getpid());
-  int fd = ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  const std::string text = cat.snapshot_text();
+  if (bytes) *bytes = text.size();
+  if (text.empty()) {  // not a plain replay now: the next one writes it
+    ::close(dir);
+    return true;
+  }
+  // A name of this writer's own: forwarders of several nodes may share a pid.
+  std::random_device rd;
+  const std::string tmp = ".MANIFEST.snap." + std::to_string(::getpid()) + "." +
+                          mr::hex64((static_cast<uint64_t>(rd()) << 32) | rd());
+  int fd = ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   bool ok = fd >= 0;
   for (size_t off = 0; ok && off < text.size();) {
     ssize_t n = ::write(fd, text.data() + off, text.size() - off);
@@ -291,9 +306,11 @@ bool write_if_due(const std::string& store_dir, Catalog& cat, std::string* err) 
       cat.snapshot_offset() + std::max<uint64_t>(kMinGrowth, cat.snapshot_bytes());
   if (cat.replayed_bytes() < due) return true;
   uint64_t bytes = 0;
-  if (!write(store_dir, cat, err, &bytes)) return false;
-  if (bytes) cat.note_snapshot(cat.replayed_bytes(), bytes);
-  return true;
+  const bool ok = write(store_dir, cat, err, &bytes);
+  // Also after a failure (a full or read-only store): not tried again at every commit,
+  // only after as much growth again.
+  if (bytes || !ok) cat.note_snapshot(cat.replayed_bytes(), std::max(bytes, cat.snapshot_bytes()));
+  return ok;
 }
 
 }  // namespace catalog_snapshot

@@ -24,9 +24,16 @@
 // Fits the MANIFEST when the line that ends at <offset> is a valid record with that
 // checksum (then a record appended after it chains to it; a rewritten or shortened
 // MANIFEST does not fit), and the catalog's CKPTFWD_KEEP is the one it was made with.
-// Written (temporary file, then rename) by the forwarder once the MANIFEST has grown past
-// the last snapshot by more than that snapshot's own size (and 1 MiB): the snapshots
-// written over a store's life cost about as much as one more replay.
+// Written (a temporary file of the writer's own name, then rename) by the forwarder once
+// the MANIFEST has grown past the last snapshot by more than that snapshot's own size (and
+// 1 MiB): the snapshots written over a store's life cost about as much as one more
+// replay. A failed write is tried again only after as much growth again. A catalog that
+// replayed a torn last line (an append under way) writes none: its report of that line
+// would outlive the line's completion. Each node's forwarder writes its own (the same
+// catalog): with N nodes, N writes per growth step.
+// Not seen by a load from a snapshot: damage done in place to a record before its offset
+// after it was written (`ckptfwd verify`, `ls` and `restore` replay the whole MANIFEST
+// and report it; the forwarder then serves the version that record held).
 #pragma once
 #include <cstdint>
 #include <string>

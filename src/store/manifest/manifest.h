@@ -175,7 +175,7 @@ class Catalog {
   // at a store with a long history costs: its live files and the newer records.
   bool load_from_snapshot(const std::string& store_dir, std::string* err);
   // This catalog as a snapshot (catalog_snapshot.h); "" when it cannot be one (changed in
-  // memory, or its replay did not stop after a valid record).
+  // memory, its replay did not stop after a valid record, or it replayed a torn line).
   std::string snapshot_text() const;
   // The state a snapshot holds; false (the catalog then empty or partial: load it again)
   // when the text is not a complete, well-formed snapshot.
@@ -289,6 +289,9 @@ class Catalog {
   bool replaying_ = false;
   uint64_t local_changes_ = 0;
   uint64_t snap_offset_ = 0, snap_bytes_ = 0;
+  // A torn last line was replayed (and reported): a later replay may read it whole, so
+  // this catalog's problems are not those of a replay of the MANIFEST it reaches then.
+  bool saw_torn_ = false;
   void note_local_change() {
     if (!replaying_) ++local_changes_;
   }
