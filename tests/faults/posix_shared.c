@@ -48,7 +48,8 @@ static long check_size(int rank, const char *file, long want, const char *when) 
   return 1;
 }
 
-static void pwrite_all(int rank, int fd, const unsigned char *b, size_t n, long off, const char *f) {
+static void pwrite_all(int rank, int fd, const unsigned char *b, size_t n, long off,
+                       const char *f) {
   if (pwrite(fd, b, n, off) != (ssize_t)n) die(rank, "pwrite", f);
 }
 
@@ -58,7 +59,8 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
   if (argc < 3) {
-    if (rank == 0) fprintf(stderr, "usage: posix_shared header|n1|n1sync|chain|rename FILE [BLOCK]\n");
+    if (rank == 0)
+      fprintf(stderr, "usage: posix_shared header|n1|n1sync|chain|rename FILE [BLOCK]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const char *mode = argv[1], *file = argv[2];

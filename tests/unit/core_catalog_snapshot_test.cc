@@ -75,8 +75,7 @@ void history(const std::string& store, int steps) {
   // A path with a tab, a newline and '%' in it; an overlay-only file.
   ASSERT_TRUE(
       manifest::append_commit(store, "odd.ckc", kFakeId, {entry("/d/t\tn\n%25", 0, 1)}, &err));
-  ASSERT_TRUE(
-      manifest::append_overlay(store, "only.ckc", kFakeId, {entry("/d/only", 0, 9)}, &err));
+  ASSERT_TRUE(manifest::append_overlay(store, "only.ckc", kFakeId, {entry("/d/only", 0, 9)}, &err));
 }
 
 // The record of odd.ckc garbled (a corrupt record: reported, skipped, the path it names
@@ -119,8 +118,8 @@ TEST(CatalogSnapshot, ALoadFromItReplaysOnlyTheRecordsAfterIt) {
   uint64_t bytes = 0;
   ASSERT_TRUE(catalog_snapshot::write(dir.path(), first, &err, &bytes)) << err;
   EXPECT_GT(bytes, 0u);
-  ASSERT_TRUE(manifest::append_commit(dir.path(), "late.ckc", kFakeId, {entry("/d/late", 0, 7)},
-                                      &err));
+  ASSERT_TRUE(
+      manifest::append_commit(dir.path(), "late.ckc", kFakeId, {entry("/d/late", 0, 7)}, &err));
   ASSERT_TRUE(manifest::append_unlink(dir.path(), "/d/n", &err));
   Catalog fast, whole;
   fast.keep_versions(2);
@@ -196,8 +195,8 @@ TEST(CatalogSnapshot, ANewOneOnlyOnceTheManifestGrewPastTheLast) {
   std::vector<CatalogEntry> many;
   for (int i = 0; i < 2000; ++i) many.push_back(entry("/d/many/" + std::to_string(i), i, 100));
   for (int k = 0; k < 24; ++k)
-    ASSERT_TRUE(manifest::append_commit(dir.path(), "m" + std::to_string(k) + ".ckc", kFakeId,
-                                        many, &err));
+    ASSERT_TRUE(
+        manifest::append_commit(dir.path(), "m" + std::to_string(k) + ".ckc", kFakeId, many, &err));
   ASSERT_TRUE(cat.load(dir.path(), &err));
   ASSERT_GE(cat.replayed_bytes(), catalog_snapshot::kMinGrowth);
   ASSERT_TRUE(catalog_snapshot::write_if_due(dir.path(), cat, &err)) << err;

@@ -301,11 +301,11 @@ TEST_F(GroupDirTest, ADeadMembersPathsWaitForItsNextForwarder) {
   ASSERT_TRUE(c.start({dir_, "nc", "127.0.0.1", {}}, &err)) << err;
   ASSERT_TRUE(b->claim("/c/p") && b->owns("/c/p"));
   ASSERT_TRUE(b->claim("/c/q"));
-  b.reset();  // killed: no leave
+  b.reset();                                                    // killed: no leave
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the leader sees it gone
-  auto [o, took] = ask_while_it_comes_back([&] { return c.who("/c/p"); }, b2,
-                                           {dir_, "nb", "127.0.0.1", {}},
-                                           std::chrono::milliseconds(400));
+  auto [o, took] =
+      ask_while_it_comes_back([&] { return c.who("/c/p"); }, b2, {dir_, "nb", "127.0.0.1", {}},
+                              std::chrono::milliseconds(400));
   ASSERT_TRUE(o) << "the dead owner's next forwarder answers for its path";
   EXPECT_EQ(o->node, "nb");
   EXPECT_EQ(o->addr, b2.addr());

@@ -215,8 +215,8 @@ void Group::serve_conn(int fd) {
         size_t n = table_.drop_node(node);
         LOG_INFO("group: %s left; the %zu paths it owned are free", node.c_str(), n);
       } else {
-        table_.mark_died(node, std::chrono::steady_clock::now() +
-                                   std::chrono::milliseconds(kOwnerDeathWaitMs));
+        table_.mark_died(
+            node, std::chrono::steady_clock::now() + std::chrono::milliseconds(kOwnerDeathWaitMs));
         LOG_WARN(
             "group: lost %s's forwarder without its leave: the paths it owns wait up to %d s "
             "for its next forwarder (it may have closed versions not on the store yet)",
@@ -257,7 +257,7 @@ bool Group::serve_leader_requests(int fd, const std::string& node) {
     if ((verb == "CLAIM" || verb == "WHO") && req.fields.size() == 2) {
       std::unique_lock lk(mu_);
       await_takeover(lk, req.fields[1]);
-      reply = answer(lk, req.fields[1], node, verb == "CLAIM", /*wait_died=*/false);
+      reply = answer(req.fields[1], node, verb == "CLAIM");
     } else if (verb == "BYE") {
       send_frame(fd, Frame{{"OK"}, {}}, &err);
       return true;
@@ -320,7 +320,8 @@ void Group::join_loop() {
       joined_ = true;
       cv_.notify_all();
     } else if (!stop_) {
-      cv_.wait_for(lk, std::chrono::milliseconds(10));  // the leader publishes its address just after its lock
+      cv_.wait_for(lk, std::chrono::milliseconds(
+                           10));  // the leader publishes its address just after its lock
     }
   }
 }
@@ -399,21 +400,14 @@ void Group::await_takeover(std::unique_lock<std::mutex>& lk, const std::string& 
                                 std::chrono::steady_clock::now() + std::chrono::milliseconds(20)));
 }
 
-Frame Group::answer(std::unique_lock<std::mutex>& lk, const std::string& path,
-                    const std::string& node, bool claim, bool wait_died) {
-  for (;;) {
-    const auto now = std::chrono::steady_clock::now();
-    OwnerTable::Answer a = claim ? table_.claim(path, node, now) : table_.find(path, now);
-    if (a.died) {
-      if (!wait_died || stop_) return Frame{{"DIED"}, {}};
-      cv_.wait_for(lk, std::chrono::milliseconds(50));  // a join revives it (serve_conn)
-      continue;
-    }
-    if (!a.owner) return Frame{{"NONE"}, {}};
-    auto m = members_.find(*a.owner);
-    const std::string addr = *a.owner == node_ ? addr_ : m != members_.end() ? m->second : "";
-    return Frame{{"OWNER", *a.owner, addr}, {}};
-  }
+Frame Group::answer(const std::string& path, const std::string& node, bool claim) {
+  const auto now = std::chrono::steady_clock::now();
+  OwnerTable::Answer a = claim ? table_.claim(path, node, now) : table_.find(path, now);
+  if (a.died) return Frame{{"DIED"}, {}};
+  if (!a.owner) return Frame{{"NONE"}, {}};
+  auto m = members_.find(*a.owner);
+  const std::string addr = *a.owner == node_ ? addr_ : m != members_.end() ? m->second : "";
+  return Frame{{"OWNER", *a.owner, addr}, {}};
 }
 
 void Group::drop_leader_conn(int fd) {
@@ -494,7 +488,7 @@ std::optional<Owner> Group::ask_owner(const std::string& path, bool claim) {
       if (!joined_ || stop_) return std::nullopt;
       if (leader_) {
         await_takeover(lk, path);
-        reply = answer(lk, path, node_, claim, /*wait_died=*/true);
+        reply = answer(path, node_, claim);  // DIED: waited out below, as a member's
         asked = true;
       }
     }

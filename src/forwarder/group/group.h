@@ -132,11 +132,11 @@ class Group {
   // A request to the leader; the reply frame. False: the leader is lost.
   bool ask_leader(const Frame& req, Frame& reply);
   std::optional<Owner> owner_reply(const Frame& reply);
-  // The leader's answer to a claim (or a read: claim false) of path by node; mu_ held.
-  // A "died" answer is waited out here (for the leader's own requests) or sent as DIED.
-  Frame answer(std::unique_lock<std::mutex>& lk, const std::string& path, const std::string& node,
-               bool claim, bool wait_died);
-  // claim() and who(): asks until the answer is not DIED (bounded by kOwnerDeathWaitMs).
+  // The leader's answer to a claim (or a read: claim false) of path by node (OWNER, NONE
+  // or DIED); mu_ held.
+  Frame answer(const std::string& path, const std::string& node, bool claim);
+  // claim() and who(): asks (the leader, or the own table when leading) until the answer
+  // is not DIED (bounded by kOwnerDeathWaitMs).
   std::optional<Owner> ask_owner(const std::string& path, bool claim);
   void drop_leader_conn(int fd);  // mu_ held
   void close_dropped();           // leader_io_ held

@@ -59,7 +59,7 @@ class OwnerTable {
   bool suspecting(Clock::time_point now);
   std::unordered_map<std::string, std::string> owner_;                      // path -> node
   std::unordered_map<std::string, std::unordered_set<std::string>> paths_;  // node -> paths
-  std::map<std::string, Clock::time_point> died_;     // node -> limit
+  std::map<std::string, Clock::time_point> died_;                           // node -> limit
   std::map<std::string, Clock::time_point> suspects_;  // dead leaders' nodes -> limit
 };
 

@@ -136,9 +136,10 @@ bool CatalogCache::replay_onto(Entry& e, const std::string& store, off_t size, t
 void CatalogCache::snapshot_if_due(Entry& e, const std::string& store) {
   std::string err;
   if (!catalog_snapshot::write_if_due(store, e.base, &err))
-    LOG_WARN("cannot write the catalog snapshot of store %s (%s): the next forwarder replays "
-             "its whole MANIFEST instead",
-             store.c_str(), err.c_str());
+    LOG_WARN(
+        "cannot write the catalog snapshot of store %s (%s): the next forwarder replays "
+        "its whole MANIFEST instead",
+        store.c_str(), err.c_str());
 }
 
 void CatalogCache::freeze(const std::string& store, bool frozen) {

@@ -332,7 +332,7 @@ constexpr auto kAskAgainAfter = std::chrono::milliseconds(100);
 std::optional<Reply> Service::open_at_owner(std::unique_lock<std::mutex>& lk, ClientCtx& cl,
                                             const std::string& path, int flags, unsigned mode) {
   lk.unlock();
-  std::optional<Reply> r = ask_owner_again(path, "staging it", [&](std::string* unreachable) {
+  std::optional<Reply> r = ask_owner_again(path, "staging it", [&](Unreachable* unreachable) {
     lk.lock();
     std::optional<Reply> once = open_at_owner_once(lk, cl, path, flags, mode, unreachable);
     lk.unlock();
@@ -343,8 +343,8 @@ std::optional<Reply> Service::open_at_owner(std::unique_lock<std::mutex>& lk, Cl
 }
 
 std::optional<Reply> Service::open_at_owner_once(std::unique_lock<std::mutex>& lk, ClientCtx& cl,
-                                                 const std::string& path, int flags,
-                                                 unsigned mode, std::string* unreachable) {
+                                                 const std::string& path, int flags, unsigned mode,
+                                                 Unreachable* unreachable) {
   State& s = c_.state;
   lk.unlock();
   std::optional<group::Owner> owner = group_->claim(path);
@@ -413,7 +413,7 @@ std::optional<Reply> Service::open_at_owner_once(std::unique_lock<std::mutex>& l
     s.done_cv.notify_all();
     if (rc == -2) return reply_pass();  // the owner's node writes it directly
     if (rc > 0) return reply_err(rc);
-    *unreachable = owner->addr + " (" + owner->node + "): " + err;
+    *unreachable = {owner->addr, owner->node + ": " + err};
     return std::nullopt;
   }
   nv->owner_vid = owner_vid;
@@ -529,27 +529,27 @@ int Service::wait_owners(std::unique_lock<std::mutex>& lk, const std::vector<uin
 }
 
 std::optional<Reply> Service::read_at_owner(const std::string& path) {
-  return ask_owner_again(path, "reading it", [&](std::string* unreachable) {
+  return ask_owner_again(path, "reading it", [&](Unreachable* unreachable) {
     return read_at_owner_once(path, unreachable);
   });
 }
 
 std::optional<Reply> Service::stat_at_owner(const std::string& path) {
-  return ask_owner_again(path, "reading it", [&](std::string* unreachable) {
+  return ask_owner_again(path, "reading it", [&](Unreachable* unreachable) {
     return stat_at_owner_once(path, unreachable);
   });
 }
 
 std::optional<Reply> Service::ask_owner_again(
     const std::string& path, const char* fallback,
-    const std::function<std::optional<Reply>(std::string*)>& once) {
+    const std::function<std::optional<Reply>(Unreachable*)>& once) {
   const auto until = std::chrono::steady_clock::now() + kUnreachableFor;
   for (;;) {
-    std::string unreachable;
+    Unreachable unreachable;
     std::optional<Reply> r = once(&unreachable);
-    if (unreachable.empty()) return r;
+    if (unreachable.addr.empty()) return r;
     // An owner given up on a moment ago (after a whole wait) is not waited for again.
-    const std::string addr = unreachable.substr(0, unreachable.find(' '));
+    const std::string& addr = unreachable.addr;
     const auto now = std::chrono::steady_clock::now();
     bool gave_up;
     {
@@ -559,9 +559,9 @@ std::optional<Reply> Service::ask_owner_again(
       if (!gave_up && now >= until) gave_up_on_[addr] = now;
     }
     if (gave_up || now >= until) {
-      LOG_WARN("cannot reach %s's owner for %lld s (%s): %s on this node", path.c_str(),
-               static_cast<long long>(kUnreachableFor.count() / 1000), unreachable.c_str(),
-               fallback);
+      LOG_WARN("cannot reach %s's owner for %lld s (%s, %s): %s on this node", path.c_str(),
+               static_cast<long long>(kUnreachableFor.count() / 1000), addr.c_str(),
+               unreachable.why.c_str(), fallback);
       return std::nullopt;
     }
     std::this_thread::sleep_for(kAskAgainAfter);
@@ -569,7 +569,7 @@ std::optional<Reply> Service::ask_owner_again(
 }
 
 std::optional<Reply> Service::stat_at_owner_once(const std::string& path,
-                                                 std::string* unreachable) {
+                                                 Unreachable* unreachable) {
   std::optional<group::Owner> owner = group_->who(path);
   if (!owner || owner->self) return std::nullopt;
   std::string err;
@@ -579,7 +579,7 @@ std::optional<Reply> Service::stat_at_owner_once(const std::string& path,
             group::recv_frame(sock, reply, 0, &err) && !reply.fields.empty();
   group_->release_peer(owner->addr, sock, ok);
   if (!ok) {
-    *unreachable = owner->addr + " (" + owner->node + "): " + err;
+    *unreachable = {owner->addr, owner->node + ": " + err};
     return std::nullopt;
   }
   if (reply.fields[0] == "PASS") return std::nullopt;  // the owner has no version of it
@@ -589,7 +589,7 @@ std::optional<Reply> Service::stat_at_owner_once(const std::string& path,
 }
 
 std::optional<Reply> Service::read_at_owner_once(const std::string& path,
-                                                 std::string* unreachable) {
+                                                 Unreachable* unreachable) {
   std::optional<group::Owner> owner = group_->who(path);
   if (!owner || owner->self) return std::nullopt;
   static std::atomic<uint64_t> seq{0};
@@ -621,7 +621,7 @@ std::optional<Reply> Service::read_at_owner_once(const std::string& path,
   if (rc == -2) return std::nullopt;  // the owner has no version of it: read it here
   if (rc > 0) return reply_err(rc);
   if (rc < 0) {
-    *unreachable = owner->addr + " (" + owner->node + "): " + err;
+    *unreachable = {owner->addr, owner->node + ": " + err};
     return std::nullopt;
   }
   std::lock_guard lk(c_.state.mu);

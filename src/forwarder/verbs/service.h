@@ -111,17 +111,20 @@ class Service : public LoopChores, public group::PeerHandler {
   // nullopt to answer here. Lock not held.
   std::optional<Reply> stat_at_owner(const std::string& path);
   // The three above ask the owner once (the _once forms); an owner that cannot be reached
-  // (*unreachable says why) may have died: asked again, through the leader, which knows
-  // (group.h), for as long as the group waits for a dead owner's next forwarder.
+  // (*unreachable: its address, and why) may have died: asked again, through the leader,
+  // which knows (group.h), for as long as the group waits for a dead owner's next forwarder.
+  struct Unreachable {
+    std::string addr, why;  // addr "": the owner answered (or there is none)
+  };
   std::optional<Reply> open_at_owner_once(std::unique_lock<std::mutex>& lk, ClientCtx& cl,
                                           const std::string& path, int flags, unsigned mode,
-                                          std::string* unreachable);
-  std::optional<Reply> read_at_owner_once(const std::string& path, std::string* unreachable);
-  std::optional<Reply> stat_at_owner_once(const std::string& path, std::string* unreachable);
+                                          Unreachable* unreachable);
+  std::optional<Reply> read_at_owner_once(const std::string& path, Unreachable* unreachable);
+  std::optional<Reply> stat_at_owner_once(const std::string& path, Unreachable* unreachable);
   // fallback: what this node does with path when the owner stays unreachable (logged).
   std::optional<Reply> ask_owner_again(
       const std::string& path, const char* fallback,
-      const std::function<std::optional<Reply>(std::string*)>& once);
+      const std::function<std::optional<Reply>(Unreachable*)>& once);
   // Hands what the writers of owner-backed version vid wrote to its owner (the lock
   // released meanwhile): final (its last CLOSE) closes the owner's version and forgets
   // this one; else (an fsync) the owner commits them before answering. 0, or an errno;

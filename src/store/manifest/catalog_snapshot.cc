@@ -45,9 +45,9 @@ void add_entry(std::string& out, const char* kind, const CatalogEntry& e) {
         mr::hex64(e.base_id.index_hash), u(e.overlays.size())})
     out += "\t" + f;
   for (const Layer& l : e.overlays)
-    for (const std::string& f : {mr::pct_encode(l.container), u(l.file_index), u(l.size),
-                                 u(l.id.size), mr::hex64(l.id.index_hash),
-                                 std::string(l.whole_hash ? "1" : "0")})
+    for (const std::string& f :
+         {mr::pct_encode(l.container), u(l.file_index), u(l.size), u(l.id.size),
+          mr::hex64(l.id.index_hash), std::string(l.whole_hash ? "1" : "0")})
       out += "\t" + f;
   out += '\n';
 }
@@ -157,8 +157,7 @@ std::string Catalog::snapshot_text() const {
 bool Catalog::restore_snapshot(const std::string& text) {
   *this = Catalog{};
   const size_t end_at = text.rfind("\nend\t");
-  if (text.rfind(std::string(kMagic) + "\n", 0) != 0 || end_at == std::string::npos)
-    return false;
+  if (text.rfind(std::string(kMagic) + "\n", 0) != 0 || end_at == std::string::npos) return false;
   uint64_t sum = 0;
   const std::string tail = text.substr(end_at + 5);
   if (tail.size() != 17 || tail.back() != '\n' || !mr::parse_hex64(tail.substr(0, 16), sum) ||
@@ -302,8 +301,7 @@ bool write(const std::string& store_dir, const Catalog& cat, std::string* err, u
 }
 
 bool write_if_due(const std::string& store_dir, Catalog& cat, std::string* err) {
-  const uint64_t due =
-      cat.snapshot_offset() + std::max<uint64_t>(kMinGrowth, cat.snapshot_bytes());
+  const uint64_t due = cat.snapshot_offset() + std::max<uint64_t>(kMinGrowth, cat.snapshot_bytes());
   if (cat.replayed_bytes() < due) return true;
   uint64_t bytes = 0;
   const bool ok = write(store_dir, cat, err, &bytes);
