@@ -13,6 +13,12 @@
  *           the two halves of the job (two nodes when each half is one node). Before its
  *           open each stats the file: it must show the size the last rank left.
  *   rename  rank 0 writes FILE.tmp (16 blocks), closes it and renames it to FILE.
+ *   replace the last rank writes an older FILE (other bytes), FILE.old and FILE.part (16
+ *           blocks) and closes them; after a barrier rank 0 writes FILE.tmp (16 blocks),
+ *           renames it onto FILE, renames FILE.part to FILE.moved and unlinks FILE.old:
+ *           the name space operations of one node on another node's files. After the
+ *           last barrier every rank checks that FILE.tmp, FILE.part and FILE.old are gone
+ *           and FILE.moved has its 16 blocks.
  * After the last barrier every rank stats FILE (the size must be the whole file's).
  * Prints "elapsed S" (rank 0: the writes and barriers, without the read-back). */
 #include <fcntl.h>
@@ -39,6 +45,28 @@ static void die(int rank, const char *what, const char *file) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* Counts a file that exists, which must not. */
+static long check_gone(int rank, const char *file) {
+  struct stat st;
+  if (stat(file, &st) != 0) return 0;
+  printf("MISMATCH rank %d: %s still exists (%ld bytes)\n", rank, file, (long)st.st_size);
+  return 1;
+}
+
+/* Writes n bytes of pattern (byte_of offset, xor x) to a new file. */
+static void write_new(int rank, const char *file, long n, unsigned char x) {
+  int fd = open(file, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  if (fd < 0) die(rank, "open", file);
+  unsigned char b[4096];
+  for (long off = 0; off < n; off += (long)sizeof(b)) {
+    size_t k = n - off < (long)sizeof(b) ? (size_t)(n - off) : sizeof(b);
+    fill(b, off, k);
+    for (size_t i = 0; i < k; ++i) b[i] ^= x;
+    if (write(fd, b, k) != (ssize_t)k) die(rank, "write", file);
+  }
+  if (close(fd) != 0) die(rank, "close", file);
+}
+
 /* Counts a stat of file that does not show `want` bytes. */
 static long check_size(int rank, const char *file, long want, const char *when) {
   struct stat st;
@@ -60,7 +88,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
   if (argc < 3) {
     if (rank == 0)
-      fprintf(stderr, "usage: posix_shared header|n1|n1sync|chain|rename FILE [BLOCK]\n");
+      fprintf(stderr, "usage: posix_shared header|n1|n1sync|chain|rename|replace FILE [BLOCK]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const char *mode = argv[1], *file = argv[2];
@@ -125,6 +153,28 @@ int main(int argc, char **argv) {
       if (close(fd) != 0) die(rank, "close", tmp);
       if (rename(tmp, file) != 0) die(rank, "rename to", file);
     }
+    size = 16 * block;
+  } else if (!strcmp(mode, "replace")) {
+    char tmp[4096], old[4096], part[4096], moved[4096];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", file);
+    snprintf(old, sizeof(old), "%s.old", file);
+    snprintf(part, sizeof(part), "%s.part", file);
+    snprintf(moved, sizeof(moved), "%s.moved", file);
+    if (rank == nprocs - 1) {
+      write_new(rank, file, 3 * block, 0x5a);
+      write_new(rank, old, block, 0xa5);
+      write_new(rank, part, 16 * block, 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+      write_new(rank, tmp, 16 * block, 0);
+      if (rename(tmp, file) != 0) die(rank, "rename onto", file);
+      if (rename(part, moved) != 0) die(rank, "rename to", moved);
+      if (unlink(old) != 0) die(rank, "unlink", old);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    bad_stats += check_gone(rank, tmp) + check_gone(rank, part) + check_gone(rank, old);
+    bad_stats += check_size(rank, moved, 16 * block, "after the rename");
     size = 16 * block;
   } else {
     if (rank == 0) fprintf(stderr, "unknown mode %s\n", mode);

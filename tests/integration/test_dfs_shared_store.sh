@@ -4,7 +4,8 @@
 # forwarders forming a group (src/forwarder/group/group.h): one node appends the MANIFEST
 # records of all of them, and a file written from several nodes is committed by its owner.
 #   part 1: posix_shared's patterns (header then all ranks, N-1 pwrite with and without
-#           fsync, a file handed from rank to rank) on 2 nodes x 2 ranks and 4 nodes x 1:
+#           fsync, a file handed from rank to rank, one node renaming and unlinking
+#           another node's files) on 2 nodes x 2 ranks and 4 nodes x 1:
 #           every rank's read-back exact in the job, the store exact through another
 #           node's client;
 #   part 2: 2 nodes x 4 ranks x FILES small files x STEPS steps committing at once into the
@@ -47,7 +48,8 @@ job() {
 }
 
 # restore_check STORE_DIR_ON_NODE3 EXPECTED_DIR PREFIX: every file of EXPECTED_DIR (relative
-# names) restored from the store through node 3's client equals it.
+# names) restored from the store through node 3's client equals it; the store holds no
+# other file.
 restore_check() {
   local store=$1 expected=$2 prefix=$3 out f got n=0
   out=$(mktemp -d "$T/restored.XXXXXX")
@@ -61,6 +63,8 @@ restore_check() {
     cmp -s "$expected/$f" "$got" || fail "$prefix/$f restored wrong (or not at all)"
     n=$((n + 1))
   done < <(cd "$expected" && find . -type f -printf '%P\n')
+  got=$(find "$out" -type f | wc -l)
+  [[ $got -eq $n ]] || fail "the store holds $got files, not $n (unlinked or renamed ones back?)"
   timeout 300 "$CLI" verify "$store" >"$T/verify.out" 2>&1 || fail "verify $store: $(tail -5 "$T/verify.out")"
   RESTORED=$n
 }
@@ -69,7 +73,7 @@ restore_check() {
 CAP=$DFS/shared
 CAPTURE="$CAP/*"
 mkdir -p "${DFS_MNT[0]}/shared" "$direct/shared"
-for mode in header n1 n1sync chain rename; do
+for mode in header n1 n1sync chain rename replace; do
   mpiexec.mpich -n 4 "$PS" "$mode" "$direct/shared/$mode.dat" >/dev/null || fail "direct $mode failed"
 done
 # A user watching the store from node 3 while the jobs run (its client then holds the
@@ -90,23 +94,25 @@ late=0
 for layout in "2 2" "4 1"; do
   read -r nodes per <<<"$layout"
   export CKPTFWD_JOB_ID=dfsp$nodes-$$
-  for mode in header n1 n1sync chain rename; do
+  for mode in header n1 n1sync chain rename replace; do
     job "$nodes" "$per" "$PS" "$mode" "$CAP/$mode-$nodes.dat" >"$T/run.out" 2>&1 ||
       fail "[$mode, $nodes nodes x $per] the job failed: $(grep -m3 -e MISMATCH -e rank "$T/run.out")"
     "$CLI" ls "${DFS_MNT[3]}/shared/.ckptfwd" >"$T/ls.out" 2>&1 || true
     grep -q " $CAP/$mode-$nodes.dat\$" "$T/ls.out" || late=$((late + 1))
     cp "$direct/shared/$mode.dat" "$direct/shared/$mode-$nodes.dat"
+    [[ $mode != replace ]] || cp "$direct/shared/$mode.dat.moved" "$direct/shared/$mode-$nodes.dat.moved"
   done
 done
 touch "$T/watch.stop"  # (a TERM would run the test's own trap in the watcher)
 wait "$watcher" || true
-[[ $late -eq 0 ]] || fail "right after $late of 10 jobs, ckptfwd ls on node 3 did not list the job's file"
-for mode in header n1 n1sync chain rename; do rm "$direct/shared/$mode.dat"; done
+[[ $late -eq 0 ]] || fail "right after $late of 12 jobs, ckptfwd ls on node 3 did not list the job's file"
+for mode in header n1 n1sync chain rename replace; do rm "$direct/shared/$mode.dat"; done
+rm "$direct/shared/replace.dat.moved"
 restore_check "${DFS_MNT[3]}/shared/.ckptfwd" "$direct/shared" "$CAP"
 for j in dfsp2-$$ dfsp4-$$; do
   [[ ! -e $CAP/.ckptfwd/.pending-$j ]] || fail "job $j noted its closes in the store's journal: the group answers for them"
 done
-ok "[GlusterFS] header, N-1, N-1 + fsync, handoffs and temp-and-rename on 2x2 and 4x1 nodes: every rank's read-back and stat and all $RESTORED files on the store exact"
+ok "[GlusterFS] header, N-1, N-1 + fsync, handoffs, temp-and-rename and renames and unlinks of other nodes' files on 2x2 and 4x1 nodes: every rank's read-back and stat and all $RESTORED files on the store exact"
 
 if [[ ${CKF_DFS_FULL:-0} == 1 ]]; then
   FILES=200 STEPS=10 SIZES="2 4"

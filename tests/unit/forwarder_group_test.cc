@@ -2,13 +2,16 @@
 // gives a path to its first claimer and frees a departed node's paths, the rendezvous
 // directory keeps its secret private, and live groups agree on owners, refuse a peer
 // without the secret, and elect a new leader when the old one stops.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <memory>
 #include <string>
@@ -185,6 +188,28 @@ TEST(GroupOwners, ADeadNodesPathsWaitForItsNextForwarderOrTheLimit) {
   EXPECT_EQ(owner_of(t.claim("/c/u2", "b", now + std::chrono::milliseconds(2))), "b");
 }
 
+TEST(GroupOwners, ARenameOntoAPathTakesItFromItsOwner) {
+  OwnerTable t;
+  const auto now = OwnerTable::Clock::now();
+  std::string previous = "x";
+  t.claim("/c/f", "a", now);
+  ASSERT_TRUE(t.take("/c/f", "b", now, &previous));
+  EXPECT_EQ(previous, "a") << "a must drop its versions";
+  EXPECT_EQ(owner_of(t.find("/c/f", now)), "b");
+  EXPECT_EQ(owner_of(t.claim("/c/f", "a", now)), "b") << "a's next open asks b";
+  ASSERT_TRUE(t.take("/c/f", "b", now, &previous));
+  EXPECT_EQ(previous, "") << "b owned it already";
+  ASSERT_TRUE(t.take("/c/new", "b", now, &previous));
+  EXPECT_EQ(previous, "");
+  EXPECT_EQ(t.drop_node("a"), 0u) << "a owns nothing any more";
+  EXPECT_EQ(t.drop_node("b"), 2u);
+  // A dead owner's path is not taken while its closed versions may come back.
+  t.claim("/c/g", "a", now);
+  t.mark_died("a", now + std::chrono::seconds(10));
+  EXPECT_FALSE(t.take("/c/g", "b", now, &previous));
+  EXPECT_EQ(owner_of(t.find("/c/g", now)), "died");
+}
+
 class GroupDirTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -227,6 +252,41 @@ TEST_F(GroupDirTest, OneLeaderAtATime) {
   ASSERT_TRUE(b.read_leader(&node, &addr));
   EXPECT_EQ(node, "na");
   EXPECT_EQ(addr, "127.0.0.1:5");
+}
+
+TEST_F(GroupDirTest, EndedJobsDirectoriesAreSweptLiveOnesKept) {
+  // dir(name, leader file, age in hours): a rendezvous directory as a job left it.
+  auto dir = [&](const std::string& name, const std::string& leader, int hours) {
+    const std::string d = root_ + "/.group-" + name;
+    EXPECT_EQ(mkdir(d.c_str(), 0700), 0);
+    for (const char* f : {"secret", "leader.lock", "leader"}) {
+      std::ofstream(d + "/" + f) << (std::string(f) == "leader" ? leader : "x");
+      const time_t t = time(nullptr) - hours * 3600;
+      struct timeval tv[2] = {{t, 0}, {t, 0}};
+      EXPECT_EQ(utimes((d + "/" + f).c_str(), tv), 0);
+    }
+    return d;
+  };
+  const std::string retired = dir("retired", "na\t127.0.0.1:1\tretired\n", 2);
+  const std::string with_dead = dir("dead", "na\t127.0.0.1:1\tretired\tnb\n", 2);
+  const std::string recent = dir("recent", "na\t127.0.0.1:1\tretired\n", 0);
+  const std::string killed = dir("killed", "na\t127.0.0.1:1\n", 25);
+  const std::string running = dir("running", "na\t127.0.0.1:1\n", 25);
+  const std::string keep = dir("keep", "na\t127.0.0.1:1\tretired\n", 25);
+  // Its leader lives (and published long ago): it holds the lock.
+  int lock = open((running + "/leader.lock").c_str(), O_RDWR);
+  ASSERT_GE(lock, 0);
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  ASSERT_EQ(fcntl(lock, F_OFD_SETLK, &fl), 0);
+  EXPECT_EQ(sweep_ended_jobs(root_, keep), 2u);
+  close(lock);
+  EXPECT_FALSE(fs::exists(retired)) << "left cleanly an hour ago";
+  EXPECT_FALSE(fs::exists(killed)) << "nobody touched it for a day";
+  EXPECT_TRUE(fs::exists(with_dead)) << "a dead node's forwarder may still come back";
+  EXPECT_TRUE(fs::exists(recent)) << "the same job id may run another step";
+  EXPECT_TRUE(fs::exists(running)) << "its leader holds the lock";
+  EXPECT_TRUE(fs::exists(keep)) << "the sweeper's own";
 }
 
 // A member that answers nothing (the tests here exercise membership and ownership).
@@ -273,6 +333,34 @@ TEST_F(GroupDirTest, MembersAgreeOnOwnersAndALeaderTakesOver) {
   o = c.claim("/c/a-only");
   ASSERT_TRUE(o);
   EXPECT_TRUE(o->self) << "the departed leader's path goes to the next claimer";
+}
+
+TEST_F(GroupDirTest, ATakenPathIsAskedOfItsNewOwner) {
+  NoPeerRequests h;
+  Group a(h), b(h), c(h);
+  std::string err;
+  ASSERT_TRUE(a.start({dir_, "na", "127.0.0.1", {}}, &err)) << err;
+  ASSERT_TRUE(a.claim("/c/lead"));  // a leads
+  ASSERT_TRUE(b.start({dir_, "nb", "127.0.0.1", {}}, &err)) << err;
+  ASSERT_TRUE(c.start({dir_, "nc", "127.0.0.1", {}}, &err)) << err;
+  ASSERT_TRUE(b.claim("/c/f") && b.owns("/c/f"));
+  std::optional<Owner> previous = c.take("/c/f");
+  ASSERT_TRUE(previous);
+  EXPECT_FALSE(previous->self);
+  EXPECT_EQ(previous->node, "nb") << "the old owner, to drop its versions";
+  EXPECT_EQ(previous->addr, b.addr());
+  EXPECT_TRUE(c.owns("/c/f"));
+  b.disown("/c/f");  // (what its SUPERSEDE does)
+  std::optional<Owner> o = b.claim("/c/f");
+  ASSERT_TRUE(o);
+  EXPECT_FALSE(o->self) << "b's next open stages a copy of c's version";
+  EXPECT_EQ(o->node, "nc");
+  previous = c.take("/c/f");
+  ASSERT_TRUE(previous);
+  EXPECT_TRUE(previous->self) << "taken twice: nobody else to tell";
+  previous = a.take("/c/f");  // the leader's own take
+  ASSERT_TRUE(previous);
+  EXPECT_EQ(previous->node, "nc");
 }
 
 // Runs ask() in a thread, starts `next` (the dead node's next forwarder) after `after`,

@@ -254,10 +254,13 @@ bool Group::serve_leader_requests(int fd, const std::string& node) {
     if (!recv_frame(fd, req, kMaxAdoptBytes, &err) || req.fields.empty()) return false;
     Frame reply;
     const std::string& verb = req.fields[0];
-    if ((verb == "CLAIM" || verb == "WHO") && req.fields.size() == 2) {
+    if ((verb == "CLAIM" || verb == "WHO" || verb == "TAKE") && req.fields.size() == 2) {
       std::unique_lock lk(mu_);
       await_takeover(lk, req.fields[1]);
-      reply = answer(req.fields[1], node, verb == "CLAIM");
+      reply = answer(req.fields[1], node,
+                     verb == "CLAIM" ? Ask::kClaim
+                     : verb == "WHO" ? Ask::kWho
+                                     : Ask::kTake);
     } else if (verb == "BYE") {
       send_frame(fd, Frame{{"OK"}, {}}, &err);
       return true;
@@ -334,7 +337,7 @@ bool Group::join_once() {
     std::vector<std::string> dead;
     const bool was = rv_.read_leader(&was_node, &was_addr, &retired, &dead);
     const auto now = std::chrono::steady_clock::now();
-    std::lock_guard lk(mu_);
+    std::unique_lock lk(mu_);
     // Members tell a new leader their paths: claims of paths it does not know wait.
     if (was && (was_node != node_ || !retired))
       takeover_until_ = now + std::chrono::milliseconds(kTakeoverGraceMs);
@@ -355,6 +358,15 @@ bool Group::join_once() {
     leader_ = true;
     if (!rv_.publish(node_, addr_, &err)) LOG_WARN("group: %s", err.c_str());
     LOG_INFO("group: %s leads the job's forwarders at %s", node_.c_str(), addr_.c_str());
+    // Once per leader: the rendezvous directories of the user's ended jobs go (the store
+    // would otherwise keep one per job for ever).
+    if (!swept_) {
+      swept_ = true;
+      lk.unlock();
+      const std::string& dir = rv_.dir();
+      if (size_t n = sweep_ended_jobs(dir.substr(0, dir.rfind('/')), dir))
+        LOG_DEBUG("group: removed %zu rendezvous directories of ended jobs", n);
+    }
     return true;
   }
   if (!err.empty()) {
@@ -400,14 +412,23 @@ void Group::await_takeover(std::unique_lock<std::mutex>& lk, const std::string& 
                                 std::chrono::steady_clock::now() + std::chrono::milliseconds(20)));
 }
 
-Frame Group::answer(const std::string& path, const std::string& node, bool claim) {
+Frame Group::answer(const std::string& path, const std::string& node, Ask ask) {
   const auto now = std::chrono::steady_clock::now();
-  OwnerTable::Answer a = claim ? table_.claim(path, node, now) : table_.find(path, now);
+  auto owner_frame = [&](const std::string& owner) {
+    auto m = members_.find(owner);
+    const std::string addr = owner == node_ ? addr_ : m != members_.end() ? m->second : "";
+    return Frame{{"OWNER", owner, addr}, {}};
+  };
+  if (ask == Ask::kTake) {
+    std::string previous;
+    if (!table_.take(path, node, now, &previous)) return Frame{{"DIED"}, {}};
+    return previous.empty() ? Frame{{"NONE"}, {}} : owner_frame(previous);
+  }
+  OwnerTable::Answer a =
+      ask == Ask::kClaim ? table_.claim(path, node, now) : table_.find(path, now);
   if (a.died) return Frame{{"DIED"}, {}};
   if (!a.owner) return Frame{{"NONE"}, {}};
-  auto m = members_.find(*a.owner);
-  const std::string addr = *a.owner == node_ ? addr_ : m != members_.end() ? m->second : "";
-  return Frame{{"OWNER", *a.owner, addr}, {}};
+  return owner_frame(*a.owner);
 }
 
 void Group::drop_leader_conn(int fd) {
@@ -467,11 +488,18 @@ std::optional<Owner> Group::owner_reply(const Frame& reply) {
   return std::nullopt;
 }
 
-std::optional<Owner> Group::claim(const std::string& path) { return ask_owner(path, true); }
+std::optional<Owner> Group::claim(const std::string& path) { return ask_owner(path, Ask::kClaim); }
 
-std::optional<Owner> Group::who(const std::string& path) { return ask_owner(path, false); }
+std::optional<Owner> Group::who(const std::string& path) { return ask_owner(path, Ask::kWho); }
 
-std::optional<Owner> Group::ask_owner(const std::string& path, bool claim) {
+std::optional<Owner> Group::take(const std::string& path) { return ask_owner(path, Ask::kTake); }
+
+void Group::disown(const std::string& path) {
+  std::lock_guard lk(mu_);
+  owned_.erase(path);
+}
+
+std::optional<Owner> Group::ask_owner(const std::string& path, Ask ask) {
   const auto limit = std::chrono::steady_clock::now() +
                      std::chrono::milliseconds(kOwnerDeathWaitMs + kTakeoverGraceMs);
   bool told = false;
@@ -481,18 +509,19 @@ std::optional<Owner> Group::ask_owner(const std::string& path, bool claim) {
     {
       std::unique_lock lk(mu_);
       if (listen_fd_ < 0 || stop_ || left_) return std::nullopt;
-      if (owned_.count(path)) return Owner{};
+      if (ask != Ask::kTake && owned_.count(path)) return Owner{};
       // A read waits for the join too: only the owner knows its closed versions that are
       // not on the store yet (the store's journal has none of them).
       cv_.wait_for(lk, std::chrono::milliseconds(kJoinWaitMs), [this] { return joined_ || stop_; });
       if (!joined_ || stop_) return std::nullopt;
       if (leader_) {
         await_takeover(lk, path);
-        reply = answer(path, node_, claim);  // DIED: waited out below, as a member's
+        reply = answer(path, node_, ask);  // DIED: waited out below, as a member's
         asked = true;
       }
     }
-    if (!asked && !ask_leader(Frame{{claim ? "CLAIM" : "WHO", path}, {}}, reply)) {
+    const char* verb = ask == Ask::kClaim ? "CLAIM" : ask == Ask::kWho ? "WHO" : "TAKE";
+    if (!asked && !ask_leader(Frame{{verb, path}, {}}, reply)) {
       std::lock_guard lk(mu_);
       if (!leader_) return std::nullopt;
       ++lost;  // became the leader meanwhile: ask the own table
@@ -508,7 +537,10 @@ std::optional<Owner> Group::ask_owner(const std::string& path, bool claim) {
       continue;
     }
     std::optional<Owner> o = owner_reply(reply);
-    if (claim && o && o->self) {
+    // A take is done whatever it answers: nobody else owned the path, or an owner that is
+    // not a member (nothing of it to drop), or the member o that must drop its versions.
+    if (ask == Ask::kTake && !o) o = Owner{};
+    if (ask != Ask::kWho && o && (o->self || ask == Ask::kTake)) {
       std::lock_guard lk(mu_);
       owned_.insert(path);
     }

@@ -94,6 +94,12 @@ class Group {
   std::optional<Owner> claim(const std::string& path);
   // The owner of path for a read: nullopt when nobody owns it or the group cannot answer.
   std::optional<Owner> who(const std::string& path);
+  // path becomes this node's whoever owned it (a rename onto it here: OwnerTable::take).
+  // The node that owned it before (it must drop its versions of path: the rename replaces
+  // them), or self when none did; nullopt when the group cannot answer.
+  std::optional<Owner> take(const std::string& path);
+  // path is no longer this node's (another node took it): this node asks the leader again.
+  void disown(const std::string& path);
 
   // A leader that took over from a dead one appends nothing to the store before its
   // takeover grace ended: by then a caching client (GlusterFS: up to 2 s) shows it what the old
@@ -132,12 +138,14 @@ class Group {
   // A request to the leader; the reply frame. False: the leader is lost.
   bool ask_leader(const Frame& req, Frame& reply);
   std::optional<Owner> owner_reply(const Frame& reply);
-  // The leader's answer to a claim (or a read: claim false) of path by node (OWNER, NONE
-  // or DIED); mu_ held.
-  Frame answer(const std::string& path, const std::string& node, bool claim);
-  // claim() and who(): asks (the leader, or the own table when leading) until the answer
-  // is not DIED (bounded by kOwnerDeathWaitMs).
-  std::optional<Owner> ask_owner(const std::string& path, bool claim);
+  // What a node asks the leader about a path: the verbs CLAIM, WHO and TAKE.
+  enum class Ask { kClaim, kWho, kTake };
+  // The leader's answer to node's ask about path (OWNER, NONE or DIED; for a take, OWNER
+  // names the previous owner); mu_ held.
+  Frame answer(const std::string& path, const std::string& node, Ask ask);
+  // claim(), who() and take(): asks (the leader, or the own table when leading) until the
+  // answer is not DIED (bounded by kOwnerDeathWaitMs).
+  std::optional<Owner> ask_owner(const std::string& path, Ask ask);
   void drop_leader_conn(int fd);  // mu_ held
   void close_dropped();           // leader_io_ held
   std::vector<int> dropped_;      // leader connections shut down, to close
@@ -147,7 +155,8 @@ class Group {
   std::chrono::steady_clock::time_point takeover_until_{};
   // local_claim's wait for the members' adopt after a takeover (mu_ held through lk).
   void await_takeover(std::unique_lock<std::mutex>& lk, const std::string& path);
-  bool left_ = false;  // leave() told the group
+  bool left_ = false;   // leave() told the group
+  bool swept_ = false;  // this leader removed ended jobs' rendezvous directories
 
   PeerHandler& h_;
   Rendezvous rv_;

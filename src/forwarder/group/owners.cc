@@ -36,6 +36,20 @@ OwnerTable::Answer OwnerTable::find(const std::string& path, Clock::time_point n
   return {&it->second, false};
 }
 
+bool OwnerTable::take(const std::string& path, const std::string& node, Clock::time_point now,
+                      std::string* previous) {
+  previous->clear();
+  Answer a = find(path, now);
+  if (a.died) return false;
+  if (a.owner && *a.owner != node) {
+    *previous = *a.owner;
+    paths_[*previous].erase(path);
+  }
+  owner_[path] = node;
+  paths_[node].insert(path);
+  return true;
+}
+
 bool OwnerTable::adopt(const std::string& path, const std::string& node) {
   auto [it, fresh] = owner_.try_emplace(path, node);
   if (fresh) paths_[node].insert(path);

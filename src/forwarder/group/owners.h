@@ -35,6 +35,12 @@ class OwnerTable {
   Answer claim(const std::string& path, const std::string& node, Clock::time_point now);
   // path's owner for a read.
   Answer find(const std::string& path, Clock::time_point now);
+  // path becomes node's whoever owned it (a rename onto path replaces the file: the node
+  // that renames commits the new one). *previous: the node that owned it before, "" for
+  // nobody or node itself; it must drop its versions of path. False (nothing changed)
+  // while path's owner died: ask again later, as for a claim.
+  bool take(const std::string& path, const std::string& node, Clock::time_point now,
+            std::string* previous);
   // Whether some node owns path (dead or alive): what a new leader waits for from the
   // members' adopts.
   bool known(const std::string& path) const { return owner_.count(path) > 0; }

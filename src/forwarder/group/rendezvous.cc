@@ -1,5 +1,6 @@
 #include "forwarder/group/rendezvous.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -53,7 +54,74 @@ bool valid_secret(const std::string& s) {
   return true;
 }
 
+// An OFD write lock on dir/leader.lock taken without waiting: its descriptor, or -1 (held
+// by a live leader, or no lock file).
+int lock_leader_file(const std::string& dir) {
+  const std::string path = dir + "/leader.lock";
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return -1;
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  if (::fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Removes dir's regular files and dir itself (a rendezvous directory holds nothing else).
+bool remove_dir(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return false;
+  while (struct dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    struct stat st;
+    const std::string path = dir + "/" + name;
+    if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) ::unlink(path.c_str());
+  }
+  ::closedir(d);
+  return ::rmdir(dir.c_str()) == 0;
+}
+
 }  // namespace
+
+size_t sweep_ended_jobs(const std::string& parent, const std::string& keep,
+                        std::chrono::seconds retired_age, std::chrono::seconds stale_age) {
+  DIR* d = ::opendir(parent.c_str());
+  if (!d) return 0;
+  std::vector<std::string> dirs;
+  while (struct dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.rfind(".group-", 0) == 0 && parent + "/" + name != keep)
+      dirs.push_back(parent + "/" + name);
+  }
+  ::closedir(d);
+  const auto now = std::chrono::system_clock::now();
+  auto age_of = [&](const struct stat& st) {
+    return now - std::chrono::system_clock::time_point(std::chrono::seconds(st.st_mtim.tv_sec));
+  };
+  size_t removed = 0;
+  for (const std::string& dir : dirs) {
+    struct stat st;
+    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+      continue;
+    int lock = lock_leader_file(dir);  // held while it is removed: no leader meanwhile
+    if (lock < 0 && ::access((dir + "/leader.lock").c_str(), F_OK) == 0) continue;
+    std::string node, addr;
+    bool retired = false;
+    std::vector<std::string> dead;
+    struct stat lst;
+    const bool has_leader = ::lstat((dir + "/leader").c_str(), &lst) == 0;
+    const bool read = Rendezvous::read_leader_of(dir, &node, &addr, &retired, &dead);
+    const auto age = age_of(has_leader ? lst : st);
+    if ((read && retired && dead.empty() && age >= retired_age) || age >= stale_age)
+      removed += remove_dir(dir) ? 1 : 0;
+    if (lock >= 0) ::close(lock);
+  }
+  return removed;
+}
 
 Rendezvous::~Rendezvous() {
   if (lock_fd_ >= 0) ::close(lock_fd_);
@@ -143,10 +211,10 @@ bool Rendezvous::publish(const std::string& node, const std::string& addr, std::
   return true;
 }
 
-bool Rendezvous::read_leader(std::string* node, std::string* addr, bool* retired,
-                             std::vector<std::string>* dead) const {
+bool Rendezvous::read_leader_of(const std::string& dir, std::string* node, std::string* addr,
+                                bool* retired, std::vector<std::string>* dead) {
   std::string text;
-  if (!read_small(dir_ + "/leader", text)) return false;
+  if (!read_small(dir + "/leader", text)) return false;
   size_t nl = text.find('\n');
   if (nl == std::string::npos) return false;
   std::vector<std::string> f;

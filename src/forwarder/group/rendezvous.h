@@ -15,10 +15,21 @@
 // client's rename seen late) only makes a member try again: the address it names refuses
 // it or does not answer as the leader.
 #pragma once
+#include <chrono>
 #include <string>
 #include <vector>
 
 namespace ckptfwd::fwd::group {
+
+// Removes the rendezvous directories of ended jobs from parent (the store): those of this
+// user, other than keep, whose leader lock nobody holds, and whose leader left cleanly
+// (`retired`, no dead node named) at least retired_age ago, or which nobody touched for
+// stale_age (a job whose forwarders were all killed). A job that still runs always has a
+// leader holding the lock (a new one within moments of a death). Returns how many it
+// removed.
+size_t sweep_ended_jobs(const std::string& parent, const std::string& keep,
+                        std::chrono::seconds retired_age = std::chrono::hours(1),
+                        std::chrono::seconds stale_age = std::chrono::hours(24));
 
 class Rendezvous {
  public:
@@ -44,7 +55,12 @@ class Rendezvous {
                bool retired = false, const std::vector<std::string>& dead = {});
   // The published leader, false when there is none (yet) or the file is malformed.
   bool read_leader(std::string* node, std::string* addr, bool* retired = nullptr,
-                   std::vector<std::string>* dead = nullptr) const;
+                   std::vector<std::string>* dead = nullptr) const {
+    return read_leader_of(dir_, node, addr, retired, dead);
+  }
+  // The same of any rendezvous directory.
+  static bool read_leader_of(const std::string& dir, std::string* node, std::string* addr,
+                             bool* retired, std::vector<std::string>* dead);
 
  private:
   std::string dir_, secret_;

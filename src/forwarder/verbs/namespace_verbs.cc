@@ -29,11 +29,11 @@ bool real_exists(const std::string& path) {
   struct stat st;
   return lstat(path.c_str(), &st) == 0;
 }
+}  // namespace
 
-Reply done_or_pass(const std::string& path) {
+Reply Service::done_or_pass(const std::string& path) {
   return real_exists(path) ? reply_pass() : reply_ok();
 }
-}  // namespace
 
 Reply Service::stat(const std::string& path, bool from_peer) {
   State& s = c_.state;
@@ -101,24 +101,32 @@ bool Service::stage_from_catalog(std::unique_lock<std::mutex>& lk, const std::st
   return true;
 }
 
-Reply Service::rename(const std::string& from, const std::string& to) {
-  // A staged version renamed to `to` is this node's to commit: the group answers for it
-  // (so other nodes' opens of `to` ask here) when this node owns `to`.
-  if (group_ && from != to) group_->claim(to);
+Reply Service::rename(const std::string& from, const std::string& to, bool from_peer, bool* acted) {
+  if (group_ && from != to) {
+    // A path another node owns is renamed by its owner (remote_names.cc).
+    if (!from_peer)
+      if (std::optional<Reply> r = rename_at_owner(from, to)) return *r;
+    // A staged version renamed to `to` is this node's to commit: the group answers for it
+    // here (other nodes' opens of `to` ask here), and its old owner drops its versions.
+    take_name(to);
+  }
   std::unique_lock lk(c_.state.mu);
-  Reply r = rename_in_turn(lk, from, to);
+  bool did = false;
+  Reply r = rename_in_turn(lk, from, to, &did);
   await_noted(lk);  // (after the turn: commits to these stores go on meanwhile)
+  if (acted) *acted = did;
   return r;
 }
 
 Reply Service::rename_in_turn(std::unique_lock<std::mutex>& lk, const std::string& from,
-                              const std::string& to) {
+                              const std::string& to, bool* acted) {
   State& s = c_.state;
   std::string store_from = store_for(c_.cfg, from), store_to = store_for(c_.cfg, to);
   ManifestTurn turn(s, lk, {store_from, store_to});  // records in flight name these paths
   bool has_pending = !s.pending_of(from).empty();
   const CatalogEntry* found = s.catalogs.find(store_from, from);
   if (!has_pending && !found) return reply_pass();
+  *acted = true;
   if (from == to) return reply_ok();
   std::optional<CatalogEntry> entry;
   if (found) entry = *found;
@@ -182,13 +190,22 @@ Reply Service::rename_in_turn(std::unique_lock<std::mutex>& lk, const std::strin
   return done_or_pass(from);
 }
 
-Reply Service::unlink(const std::string& path) {
+Reply Service::unlink(const std::string& path, bool from_peer) {
+  // A path another node owns is unlinked by its owner (remote_names.cc).
+  if (group_ && !from_peer)
+    if (std::optional<Reply> r = unlink_at_owner(path)) return *r;
+  bool acted = false;
+  return unlink_here(path, &acted);
+}
+
+Reply Service::unlink_here(const std::string& path, bool* acted) {
   State& s = c_.state;
   std::unique_lock lk(s.mu);
   std::string store = store_for(c_.cfg, path);
   ManifestTurn turn(s, lk, {store});  // a record in flight may name the path
   bool in_catalog = s.catalogs.find(store, path) != nullptr;
   if (s.pending_of(path).empty() && !in_catalog) return reply_pass();
+  *acted = true;
   if (in_catalog) {
     std::string err;
     auto record = [&](std::string* e) { return manifest::append_unlink(store, path, e); };

@@ -22,6 +22,7 @@
 #include "forwarder/state/fate_file.h"
 #include "forwarder/util/log.h"
 #include "forwarder/util/store_paths.h"
+#include "forwarder/verbs/peer_reply.h"
 #include "forwarder/verbs/service.h"
 #include "store/manifest/manifest.h"
 #include "store/manifest/manifest_record.h"
@@ -36,20 +37,10 @@ constexpr uint64_t kPeerIdBase = 1ull << 62;  // peers' ClientCtx ids: never a l
 constexpr uint64_t kMaxMergeExtents = 1u << 22;
 constexpr uint64_t kMaxAppendBytes = 64ull << 20;
 
-bool send_reply(int sock, std::vector<std::string> fields) {
-  std::string err;
-  return group::send_frame(sock, Frame{std::move(fields), {}}, &err);
-}
-
-bool send_errno(int sock, int e) { return send_reply(sock, {"ERR", std::to_string(e)}); }
-
 using manifest_record::parse_u64;  // the MANIFEST's decimal fields: digits only, no overflow
-
-// An errno in a reply field, or EIO.
-int errno_of(const std::vector<std::string>& f, size_t i) {
-  uint64_t e = 0;
-  return i < f.size() && parse_u64(f[i], e) && e > 0 && e < 4096 ? static_cast<int>(e) : EIO;
-}
+using peer_reply::errno_of;
+using peer_reply::send_errno;
+constexpr auto* send_reply = &peer_reply::send;
 
 // Sends the reply head with the staged file `data` as its body (with_bytes: all of it,
 // else none); an unreadable file is EIO. False when the connection failed.
@@ -97,6 +88,9 @@ bool Service::serve_peer(const std::string& node, int sock, const Frame& head, u
   if (verb == "READ") return peer_read(sock, head);
   if (verb == "STAT") return peer_stat(sock, head);
   if (verb == "WAIT") return peer_wait(sock, head);
+  if (verb == "UNLINK") return peer_unlink(sock, head);
+  if (verb == "RENAME") return peer_rename(sock, head);
+  if (verb == "SUPERSEDE") return peer_supersede(sock, head);
   LOG_WARN("group: %s sent an unknown request '%s'", node.c_str(), verb.c_str());
   return false;
 }
@@ -119,7 +113,7 @@ void Service::peer_gone(const std::string& node) {
 
 bool Service::peer_attach(ClientCtx& cl, int sock, const Frame& head) {
   uint64_t flags = 0, mode = 0;
-  if (head.fields.size() != 4 || head.fields[1].empty() || head.fields[1][0] != '/' ||
+  if (head.fields.size() != 4 || !peer_reply::is_path(head.fields[1]) ||
       !parse_u64(head.fields[2], flags) || !parse_u64(head.fields[3], mode))
     return send_errno(sock, EINVAL);
   const std::string& path = head.fields[1];
@@ -214,7 +208,7 @@ bool Service::peer_merge(ClientCtx& cl, int sock, const Frame& head, uint64_t bo
 }
 
 bool Service::peer_read(int sock, const Frame& head) {
-  if (head.fields.size() != 2 || head.fields[1].empty() || head.fields[1][0] != '/')
+  if (head.fields.size() != 2 || !peer_reply::is_path(head.fields[1]))
     return send_errno(sock, EINVAL);
   Reply r = open_read(head.fields[1], true);
   if (r.empty() || r[0] != wire::kOk) {
@@ -225,7 +219,7 @@ bool Service::peer_read(int sock, const Frame& head) {
 }
 
 bool Service::peer_stat(int sock, const Frame& head) {
-  if (head.fields.size() != 2 || head.fields[1].empty() || head.fields[1][0] != '/')
+  if (head.fields.size() != 2 || !peer_reply::is_path(head.fields[1]))
     return send_errno(sock, EINVAL);
   Reply r = stat(head.fields[1], true);
   if (r.empty() || r[0] == wire::kPass) return send_reply(sock, {"PASS"});
@@ -255,7 +249,7 @@ bool Service::peer_append(int sock, const Frame& head, uint64_t body_len) {
   std::string err, body;
   uint64_t known_end = 0, n = 0;
   if (!group::recv_body(sock, body_len, body, kMaxAppendBytes, &err)) return false;
-  if (head.fields.size() != 4 || head.fields[1].empty() || head.fields[1][0] != '/' ||
+  if (head.fields.size() != 4 || !peer_reply::is_path(head.fields[1]) ||
       !parse_u64(head.fields[2], known_end) || !parse_u64(head.fields[3], n))
     return send_reply(sock, {"ERR", "malformed APPEND"});
   const std::string& store = head.fields[1];
@@ -571,17 +565,9 @@ std::optional<Reply> Service::ask_owner_again(
 std::optional<Reply> Service::stat_at_owner_once(const std::string& path,
                                                  Unreachable* unreachable) {
   std::optional<group::Owner> owner = group_->who(path);
-  if (!owner || owner->self) return std::nullopt;
-  std::string err;
-  int sock = group_->connect_peer(owner->addr, &err);
   Frame reply;
-  bool ok = sock >= 0 && group::send_frame(sock, Frame{{"STAT", path}, {}}, &err) &&
-            group::recv_frame(sock, reply, 0, &err) && !reply.fields.empty();
-  group_->release_peer(owner->addr, sock, ok);
-  if (!ok) {
-    *unreachable = {owner->addr, owner->node + ": " + err};
+  if (!owner || owner->self || !ask_peer(*owner, {"STAT", path}, reply, unreachable))
     return std::nullopt;
-  }
   if (reply.fields[0] == "PASS") return std::nullopt;  // the owner has no version of it
   if (reply.fields[0] == "OK" && reply.fields.size() == 5)
     return reply_ok({reply.fields[1], reply.fields[2], reply.fields[3], reply.fields[4]});

@@ -59,8 +59,12 @@ class Service : public LoopChores, public group::PeerHandler {
   Reply abandon(ClientCtx& cl, uint64_t vid);
   // from_peer: asked by another node's forwarder (the group's STAT), answered from here.
   Reply stat(const std::string& path, bool from_peer = false);
-  Reply rename(const std::string& from, const std::string& to);
-  Reply unlink(const std::string& path);
+  // from_peer (RENAME, UNLINK): another node's forwarder asks this node, the path's owner
+  // (remote_names.cc), which does it here. *acted: a version or a store entry of the path
+  // was there (the answer otherwise is PASS: the real file's).
+  Reply rename(const std::string& from, const std::string& to, bool from_peer = false,
+               bool* acted = nullptr);
+  Reply unlink(const std::string& path, bool from_peer = false);
   Reply list(const std::string& dir);
   Reply chmod(const std::string& path, uint32_t mode);
   // REFRESH (refresh_verb.cc): path's open partial version takes in the store's content.
@@ -89,7 +93,8 @@ class Service : public LoopChores, public group::PeerHandler {
   // The owner's side of the group (remote_verbs.cc): another node's requests for the
   // paths this node owns. ATTACH opens a version for the peer's writers and sends its
   // bytes, MERGE takes the bytes they wrote (and closes or fsyncs it for them), READ
-  // sends the newest bytes, WAIT answers once a version is committed.
+  // sends the newest bytes, WAIT answers once a version is committed; UNLINK, RENAME and
+  // SUPERSEDE change the name space of its paths (remote_names.cc).
   bool serve_peer(const std::string& node, int sock, const group::Frame& head,
                   uint64_t body_len) override;
   void peer_gone(const std::string& node) override;
@@ -125,6 +130,20 @@ class Service : public LoopChores, public group::PeerHandler {
   std::optional<Reply> ask_owner_again(
       const std::string& path, const char* fallback,
       const std::function<std::optional<Reply>(Unreachable*)>& once);
+  // An unlink or rename of a path another node owns, done there (remote_names.cc), or
+  // nullopt to do it here; asked again as the three above. Lock not held.
+  std::optional<Reply> unlink_at_owner(const std::string& path);
+  std::optional<Reply> rename_at_owner(const std::string& from, const std::string& to);
+  // A rename onto path here: this node owns path from now on, and the node that owned it
+  // drops its versions (asked before the rename is recorded). Lock not held.
+  void take_name(const std::string& path);
+  // Drops the versions of path this node would commit itself (not the copies that hand
+  // their bytes to another node's version): another node unlinked it. Lock not held.
+  void drop_own_versions(const std::string& path);
+  // One request to owner, answered with no body; false (and *unreachable) when it could
+  // not be reached.
+  bool ask_peer(const group::Owner& owner, std::vector<std::string> fields, group::Frame& reply,
+                Unreachable* unreachable);
   // Hands what the writers of owner-backed version vid wrote to its owner (the lock
   // released meanwhile): final (its last CLOSE) closes the owner's version and forgets
   // this one; else (an fsync) the owner commits them before answering. 0, or an errno;
@@ -141,6 +160,9 @@ class Service : public LoopChores, public group::PeerHandler {
   bool peer_read(int sock, const group::Frame& head);
   bool peer_stat(int sock, const group::Frame& head);
   bool peer_wait(int sock, const group::Frame& head);
+  bool peer_unlink(int sock, const group::Frame& head);
+  bool peer_rename(int sock, const group::Frame& head);
+  bool peer_supersede(int sock, const group::Frame& head);
   // The leader's side of the single MANIFEST appender (store/manifest/manifest.h): a
   // member's records appended here.
   bool peer_append(int sock, const group::Frame& head, uint64_t body_len);
@@ -288,9 +310,14 @@ class Service : public LoopChores, public group::PeerHandler {
   // earlier than the journal counts it (await_noted; lk released meanwhile).
   void note_pending(Version& v);
   void await_noted(std::unique_lock<std::mutex>& lk);
-  // RENAME's work, under its manifest turn (lk held).
+  // RENAME's work, under its manifest turn (lk held); *acted as for rename().
   Reply rename_in_turn(std::unique_lock<std::mutex>& lk, const std::string& from,
-                       const std::string& to);
+                       const std::string& to, bool* acted);
+  // UNLINK's work here; *acted as for rename().
+  Reply unlink_here(const std::string& path, bool* acted);
+  // PASS when a real file exists at path too (the library then does the call on it),
+  // else OK.
+  static Reply done_or_pass(const std::string& path);
   void await_other_nodes(std::unique_lock<std::mutex>& lk, const std::string& path);
   // Waits (lk released meanwhile) while a record of this forwarder is in flight to store
   // (manifest_turn.h): its catalog is frozen then, so a version another node committed just

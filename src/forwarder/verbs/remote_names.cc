@@ -1,0 +1,126 @@
+// The name space of paths another node owns (forwarder/group/group.h): an UNLINK or a
+// RENAME of a file another node's writers staged is done by that node's forwarder, the
+// only one that commits the path, so the store never gets an unlink or a rename followed
+// by an older version the owner committed after it (the file back, or the old bytes under
+// the new name). A rename onto a path another node owns takes the path over: the leader
+// makes this node its owner, and the old owner drops its versions (SUPERSEDE), which the
+// rename replaces, before the rename is recorded.
+//
+// POSIX has the same answer on every node once the call returns: the owner answered
+// before the caller's unlink or rename returns. A writer of another node that still has
+// the file open writes into the owner's version, as into an unlinked or renamed file.
+#include <string>
+
+#include "forwarder/commit/manifest_turn.h"
+#include "forwarder/util/log.h"
+#include "forwarder/util/store_paths.h"
+#include "forwarder/verbs/peer_reply.h"
+#include "forwarder/verbs/service.h"
+
+namespace ckptfwd::fwd {
+
+using group::Frame;
+
+bool Service::ask_peer(const group::Owner& owner, std::vector<std::string> fields, Frame& reply,
+                       Unreachable* unreachable) {
+  std::string err;
+  int sock = group_->connect_peer(owner.addr, &err);
+  bool ok = sock >= 0 && group::send_frame(sock, Frame{std::move(fields), {}}, &err) &&
+            group::recv_frame(sock, reply, 0, &err) && !reply.fields.empty();
+  group_->release_peer(owner.addr, sock, ok);
+  if (!ok) *unreachable = {owner.addr, owner.node + ": " + err};
+  return ok;
+}
+
+// ---- the caller's side ----
+
+std::optional<Reply> Service::unlink_at_owner(const std::string& path) {
+  return ask_owner_again(path, "unlinking it", [&](Unreachable* u) -> std::optional<Reply> {
+    std::optional<group::Owner> owner = group_->who(path);
+    Frame reply;
+    if (!owner || owner->self || !ask_peer(*owner, {"UNLINK", path}, reply, u)) return std::nullopt;
+    if (reply.fields[0] == "PASS") return std::nullopt;  // nothing of it there: done here
+    if (reply.fields[0] != "OK") return reply_err(peer_reply::errno_of(reply.fields, 1));
+    drop_own_versions(path);
+    return done_or_pass(path);
+  });
+}
+
+std::optional<Reply> Service::rename_at_owner(const std::string& from, const std::string& to) {
+  return ask_owner_again(from, "renaming it", [&](Unreachable* u) -> std::optional<Reply> {
+    std::optional<group::Owner> owner = group_->who(from);
+    Frame reply;
+    if (!owner || owner->self || !ask_peer(*owner, {"RENAME", from, to}, reply, u))
+      return std::nullopt;
+    if (reply.fields[0] == "PASS") return std::nullopt;
+    if (reply.fields[0] != "OK") return reply_err(peer_reply::errno_of(reply.fields, 1));
+    return done_or_pass(from);
+  });
+}
+
+void Service::take_name(const std::string& path) {
+  std::optional<group::Owner> previous = group_->take(path);
+  if (!previous || previous->self) return;
+  Frame reply;
+  Unreachable u;
+  if (ask_peer(*previous, {"SUPERSEDE", path}, reply, &u) && reply.fields[0] == "OK") return;
+  LOG_WARN(
+      "a rename here replaces %s, but its owner could not be told to drop its versions (%s): a "
+      "version it closed before the rename may be committed after it",
+      path.c_str(), u.addr.empty() ? reply.fields[0].c_str() : u.why.c_str());
+}
+
+void Service::drop_own_versions(const std::string& path) {
+  State& s = c_.state;
+  std::lock_guard lk(s.mu);
+  // Versions this node would commit itself (after a failed hand-over); the copies of the
+  // owner's version hand their bytes to it, where they meet its unlink.
+  std::vector<uint64_t> own;
+  for (Version* v : s.pending_of(path))
+    if (v->owner_addr.empty()) own.push_back(v->vid);
+  for (uint64_t vid : own)
+    if (Version* v = s.find(vid)) s.drop(*v);
+}
+
+// ---- the owner's side ----
+
+bool Service::peer_unlink(int sock, const Frame& head) {
+  if (head.fields.size() != 2 || !peer_reply::is_path(head.fields[1]))
+    return peer_reply::send_errno(sock, EINVAL);
+  bool acted = false;
+  Reply r = unlink_here(head.fields[1], &acted);
+  if (r.empty() || (r[0] != wire::kOk && r[0] != wire::kPass))
+    return peer_reply::send_errno(sock, peer_reply::errno_of(r, 1));
+  return peer_reply::send(sock, {acted ? "OK" : "PASS"});
+}
+
+bool Service::peer_rename(int sock, const Frame& head) {
+  if (head.fields.size() != 3 || !peer_reply::is_path(head.fields[1]) ||
+      !peer_reply::is_path(head.fields[2]))
+    return peer_reply::send_errno(sock, EINVAL);
+  bool acted = false;
+  Reply r = rename(head.fields[1], head.fields[2], true, &acted);
+  if (r.empty() || (r[0] != wire::kOk && r[0] != wire::kPass))
+    return peer_reply::send_errno(sock, peer_reply::errno_of(r, 1));
+  return peer_reply::send(sock, {acted ? "OK" : "PASS"});
+}
+
+bool Service::peer_supersede(int sock, const Frame& head) {
+  if (head.fields.size() != 2 || !peer_reply::is_path(head.fields[1]))
+    return peer_reply::send_errno(sock, EINVAL);
+  const std::string& path = head.fields[1];
+  group_->disown(path);
+  State& s = c_.state;
+  std::unique_lock lk(s.mu);
+  // Records in flight that name the path go in first: the rename's record comes after.
+  ManifestTurn turn(s, lk, {store_for(c_.cfg, path)});
+  std::vector<uint64_t> old;
+  for (Version* v : s.pending_of(path)) old.push_back(v->vid);
+  for (uint64_t vid : old)
+    if (Version* v = s.find(vid)) s.drop(*v);
+  LOG_DEBUG("%s: another node renamed a file onto it; %zu versions here dropped", path.c_str(),
+            old.size());
+  return peer_reply::send(sock, {"OK"});
+}
+
+}  // namespace ckptfwd::fwd
