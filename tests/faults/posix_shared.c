@@ -18,9 +18,10 @@
  *           renames it onto FILE, renames FILE.part to FILE.moved and unlinks FILE.old:
  *           the name space operations of one node on another node's files. After the
  *           last barrier every rank checks that FILE.tmp, FILE.part and FILE.old are gone
- *           and FILE.moved has its 16 blocks.
+ *           (stat and a listing of the directory) and FILE.moved has its 16 blocks.
  * After the last barrier every rank stats FILE (the size must be the whole file's).
  * Prints "elapsed S" (rank 0: the writes and barriers, without the read-back). */
+#include <dirent.h>
 #include <fcntl.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -50,6 +51,24 @@ static long check_gone(int rank, const char *file) {
   struct stat st;
   if (stat(file, &st) != 0) return 0;
   printf("MISMATCH rank %d: %s still exists (%ld bytes)\n", rank, file, (long)st.st_size);
+  return 1;
+}
+
+/* Counts a directory listing of file's directory that has file's name (want 0) or lacks
+ * it (want 1). */
+static long check_listed(int rank, const char *file, int want) {
+  char dir[4096];
+  snprintf(dir, sizeof(dir), "%s", file);
+  char *slash = strrchr(dir, '/');
+  const char *name = slash ? slash + 1 : file;
+  if (slash) *slash = 0;
+  DIR *d = opendir(slash ? dir : ".");
+  if (!d) die(rank, "opendir", dir);
+  int found = 0;
+  for (struct dirent *e; (e = readdir(d));) found |= !strcmp(e->d_name, name);
+  closedir(d);
+  if (found == want) return 0;
+  printf("MISMATCH rank %d: the listing of %s %s %s\n", rank, dir, found ? "has" : "lacks", name);
   return 1;
 }
 
@@ -175,6 +194,9 @@ int main(int argc, char **argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     bad_stats += check_gone(rank, tmp) + check_gone(rank, part) + check_gone(rank, old);
     bad_stats += check_size(rank, moved, 16 * block, "after the rename");
+    bad_stats += check_listed(rank, file, 1) + check_listed(rank, moved, 1) +
+                 check_listed(rank, tmp, 0) + check_listed(rank, part, 0) +
+                 check_listed(rank, old, 0);
     size = 16 * block;
   } else {
     if (rank == 0) fprintf(stderr, "unknown mode %s\n", mode);

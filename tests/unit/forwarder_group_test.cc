@@ -210,6 +210,21 @@ TEST(GroupOwners, ARenameOntoAPathTakesItFromItsOwner) {
   EXPECT_EQ(owner_of(t.find("/c/g", now)), "died");
 }
 
+TEST(GroupOwners, ADirectorysListingAsksTheLiveNodesOwningPathsThere) {
+  OwnerTable t;
+  const auto now = OwnerTable::Clock::now();
+  t.claim("/c/d/f1", "a", now);
+  t.claim("/c/d/f2", "b", now);
+  t.claim("/c/e/f3", "c", now);
+  t.claim("/c/d2", "d", now);  // "/c/d2" is not under "/c/d/"
+  using V = std::vector<std::string>;
+  EXPECT_EQ(t.nodes_under("/c/d/", "x"), (V{"a", "b"}));
+  EXPECT_EQ(t.nodes_under("/c/d/", "a"), (V{"b"})) << "not the asker";
+  EXPECT_EQ(t.nodes_under("/c/", "x"), (V{"a", "b", "c", "d"}));
+  t.mark_died("b", now + std::chrono::seconds(10));
+  EXPECT_EQ(t.nodes_under("/c/d/", "x"), (V{"a"})) << "a dead node answers nothing";
+}
+
 class GroupDirTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -259,20 +274,25 @@ TEST_F(GroupDirTest, EndedJobsDirectoriesAreSweptLiveOnesKept) {
   auto dir = [&](const std::string& name, const std::string& leader, int hours) {
     const std::string d = root_ + "/.group-" + name;
     EXPECT_EQ(mkdir(d.c_str(), 0700), 0);
+    const time_t t = time(nullptr) - hours * 3600;
+    struct timeval tv[2] = {{t, 0}, {t, 0}};
     for (const char* f : {"secret", "leader.lock", "leader"}) {
       std::ofstream(d + "/" + f) << (std::string(f) == "leader" ? leader : "x");
-      const time_t t = time(nullptr) - hours * 3600;
-      struct timeval tv[2] = {{t, 0}, {t, 0}};
       EXPECT_EQ(utimes((d + "/" + f).c_str(), tv), 0);
     }
+    EXPECT_EQ(utimes(d.c_str(), tv), 0);
     return d;
   };
   const std::string retired = dir("retired", "na\t127.0.0.1:1\tretired\n", 2);
   const std::string with_dead = dir("dead", "na\t127.0.0.1:1\tretired\tnb\n", 2);
   const std::string recent = dir("recent", "na\t127.0.0.1:1\tretired\n", 0);
-  const std::string killed = dir("killed", "na\t127.0.0.1:1\n", 25);
-  const std::string running = dir("running", "na\t127.0.0.1:1\n", 25);
-  const std::string keep = dir("keep", "na\t127.0.0.1:1\tretired\n", 25);
+  const std::string killed = dir("killed", "na\t127.0.0.1:1\n", 8 * 24);
+  const std::string running = dir("running", "na\t127.0.0.1:1\n", 8 * 24);
+  const std::string long_job = dir("long", "na\t127.0.0.1:1\n", 8 * 24);
+  const std::string keep = dir("keep", "na\t127.0.0.1:1\tretired\n", 8 * 24);
+  // A long job between two leaders (nobody holds the lock for a moment): its leaders
+  // touched the lock file (Rendezvous::touch).
+  ASSERT_EQ(utimes((long_job + "/leader.lock").c_str(), nullptr), 0);
   // Its leader lives (and published long ago): it holds the lock.
   int lock = open((running + "/leader.lock").c_str(), O_RDWR);
   ASSERT_GE(lock, 0);
@@ -282,7 +302,8 @@ TEST_F(GroupDirTest, EndedJobsDirectoriesAreSweptLiveOnesKept) {
   EXPECT_EQ(sweep_ended_jobs(root_, keep), 2u);
   close(lock);
   EXPECT_FALSE(fs::exists(retired)) << "left cleanly an hour ago";
-  EXPECT_FALSE(fs::exists(killed)) << "nobody touched it for a day";
+  EXPECT_FALSE(fs::exists(killed)) << "nobody touched it for a week";
+  EXPECT_TRUE(fs::exists(long_job)) << "its leader touched it a moment ago";
   EXPECT_TRUE(fs::exists(with_dead)) << "a dead node's forwarder may still come back";
   EXPECT_TRUE(fs::exists(recent)) << "the same job id may run another step";
   EXPECT_TRUE(fs::exists(running)) << "its leader holds the lock";
@@ -361,6 +382,14 @@ TEST_F(GroupDirTest, ATakenPathIsAskedOfItsNewOwner) {
   previous = a.take("/c/f");  // the leader's own take
   ASSERT_TRUE(previous);
   EXPECT_EQ(previous->node, "nc");
+  // A listing of /c/ on c asks the nodes owning paths there: a (the leader) and b.
+  ASSERT_TRUE(b.claim("/c/g") && b.owns("/c/g"));
+  std::vector<Owner> there = c.owners_under("/c/");
+  std::vector<std::string> nodes;
+  for (const Owner& o : there) nodes.push_back(o.node + "@" + o.addr);
+  EXPECT_EQ(nodes, (std::vector<std::string>{"na@" + a.addr(), "nb@" + b.addr()}));
+  EXPECT_TRUE(a.owners_under("/c/").size() == 1 && a.owners_under("/c/")[0].node == "nb")
+      << "the leader's own ask leaves itself out";
 }
 
 // Runs ask() in a thread, starts `next` (the dead node's next forwarder) after `after`,

@@ -261,6 +261,9 @@ bool Group::serve_leader_requests(int fd, const std::string& node) {
                      verb == "CLAIM" ? Ask::kClaim
                      : verb == "WHO" ? Ask::kWho
                                      : Ask::kTake);
+    } else if (verb == "OWNERS" && req.fields.size() == 2) {
+      std::lock_guard lk(mu_);
+      reply = owners_answer(req.fields[1], node);
     } else if (verb == "BYE") {
       send_frame(fd, Frame{{"OK"}, {}}, &err);
       return true;
@@ -295,7 +298,20 @@ void Group::join_loop() {
       continue;
     }
     if (joined_ && leader_) {
-      cv_.wait(lk, [this] { return stop_ || !joined_; });
+      // Once per leader, after its join (its own claims do not wait for it): the
+      // rendezvous directories of the user's ended jobs go. Then the leader marks its
+      // directory as in use every kHeartbeat, so a long job's is never taken for an
+      // ended one (sweep_ended_jobs).
+      if (!swept_) {
+        swept_ = true;
+        lk.unlock();
+        const std::string& dir = rv_.dir();
+        if (size_t n = sweep_ended_jobs(dir.substr(0, dir.rfind('/')), dir))
+          LOG_DEBUG("group: removed %zu rendezvous directories of ended jobs", n);
+        lk.lock();
+        continue;
+      }
+      if (!cv_.wait_for(lk, kHeartbeat, [this] { return stop_ || !joined_; })) rv_.touch();
       continue;
     }
     if (joined_) {
@@ -358,15 +374,6 @@ bool Group::join_once() {
     leader_ = true;
     if (!rv_.publish(node_, addr_, &err)) LOG_WARN("group: %s", err.c_str());
     LOG_INFO("group: %s leads the job's forwarders at %s", node_.c_str(), addr_.c_str());
-    // Once per leader: the rendezvous directories of the user's ended jobs go (the store
-    // would otherwise keep one per job for ever).
-    if (!swept_) {
-      swept_ = true;
-      lk.unlock();
-      const std::string& dir = rv_.dir();
-      if (size_t n = sweep_ended_jobs(dir.substr(0, dir.rfind('/')), dir))
-        LOG_DEBUG("group: removed %zu rendezvous directories of ended jobs", n);
-    }
     return true;
   }
   if (!err.empty()) {
@@ -429,6 +436,16 @@ Frame Group::answer(const std::string& path, const std::string& node, Ask ask) {
   if (a.died) return Frame{{"DIED"}, {}};
   if (!a.owner) return Frame{{"NONE"}, {}};
   return owner_frame(*a.owner);
+}
+
+Frame Group::owners_answer(const std::string& prefix, const std::string& node) {
+  Frame f{{"OK"}, {}};
+  for (const std::string& n : table_.nodes_under(prefix, node)) {
+    auto m = members_.find(n);
+    const std::string addr = n == node_ ? addr_ : m != members_.end() ? m->second : "";
+    if (!addr.empty()) f.body += n + "\t" + addr + "\n";
+  }
+  return f;
 }
 
 void Group::drop_leader_conn(int fd) {
@@ -497,6 +514,26 @@ std::optional<Owner> Group::take(const std::string& path) { return ask_owner(pat
 void Group::disown(const std::string& path) {
   std::lock_guard lk(mu_);
   owned_.erase(path);
+}
+
+std::vector<Owner> Group::owners_under(const std::string& prefix) {
+  Frame reply;
+  {
+    std::unique_lock lk(mu_);
+    if (listen_fd_ < 0 || stop_ || left_ || !joined_) return {};
+    if (leader_) reply = owners_answer(prefix, node_);
+  }
+  if (reply.fields.empty() && !ask_leader(Frame{{"OWNERS", prefix}, {}}, reply)) return {};
+  // (A member's own paths are never among them: the leader leaves the asker out.)
+  std::vector<Owner> out;
+  if (reply.fields.empty() || reply.fields[0] != "OK") return out;
+  for (size_t b = 0; b < reply.body.size();) {  // "node\taddr\n" lines
+    size_t e = reply.body.find('\n', b), t = reply.body.find('\t', b);
+    if (e == std::string::npos || t == std::string::npos || t > e) break;
+    out.push_back(Owner{false, reply.body.substr(b, t - b), reply.body.substr(t + 1, e - t - 1)});
+    b = e + 1;
+  }
+  return out;
 }
 
 std::optional<Owner> Group::ask_owner(const std::string& path, Ask ask) {

@@ -100,6 +100,9 @@ class Group {
   std::optional<Owner> take(const std::string& path);
   // path is no longer this node's (another node took it): this node asks the leader again.
   void disown(const std::string& path);
+  // The other live members that own a path starting with prefix (OwnerTable::nodes_under);
+  // empty when there are none or the group cannot answer.
+  std::vector<Owner> owners_under(const std::string& prefix);
 
   // A leader that took over from a dead one appends nothing to the store before its
   // takeover grace ended: by then a caching client (GlusterFS: up to 2 s) shows it what the old
@@ -143,6 +146,8 @@ class Group {
   // The leader's answer to node's ask about path (OWNER, NONE or DIED; for a take, OWNER
   // names the previous owner); mu_ held.
   Frame answer(const std::string& path, const std::string& node, Ask ask);
+  // The leader's answer to OWNERS: "OK" and node, address pairs; mu_ held.
+  Frame owners_answer(const std::string& prefix, const std::string& node);
   // claim(), who() and take(): asks (the leader, or the own table when leading) until the
   // answer is not DIED (bounded by kOwnerDeathWaitMs).
   std::optional<Owner> ask_owner(const std::string& path, Ask ask);
@@ -157,6 +162,8 @@ class Group {
   void await_takeover(std::unique_lock<std::mutex>& lk, const std::string& path);
   bool left_ = false;   // leave() told the group
   bool swept_ = false;  // this leader removed ended jobs' rendezvous directories
+  // How often the leader marks the rendezvous directory as in use (Rendezvous::touch).
+  static constexpr std::chrono::minutes kHeartbeat{10};
 
   PeerHandler& h_;
   Rendezvous rv_;

@@ -78,6 +78,17 @@ void OwnerTable::revive(const std::string& node) {
   suspects_.erase(node);
 }
 
+std::vector<std::string> OwnerTable::nodes_under(const std::string& prefix,
+                                                 const std::string& except) const {
+  std::vector<std::string> out;
+  for (const auto& [node, paths] : paths_) {
+    if (node == except || died_.count(node)) continue;
+    auto it = paths.lower_bound(prefix);
+    if (it != paths.end() && it->compare(0, prefix.size(), prefix) == 0) out.push_back(node);
+  }
+  return out;
+}
+
 std::vector<std::string> OwnerTable::dead_nodes(Clock::time_point now) {
   suspecting(now);  // (drops expired suspects)
   std::vector<std::string> out;

@@ -16,9 +16,9 @@
 #pragma once
 #include <chrono>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace ckptfwd::fwd::group {
@@ -55,6 +55,9 @@ class OwnerTable {
   void suspect_unknown(const std::string& node, Clock::time_point until);
   // node's forwarder joined (again) and told what it owns: its paths are its own again.
   void revive(const std::string& node);
+  // The live nodes other than `except` that own a path starting with prefix (a directory
+  // listing asks them for the names of their files there that are not on the store yet).
+  std::vector<std::string> nodes_under(const std::string& prefix, const std::string& except) const;
   // The nodes that died (or are suspected) and have not come back, as of now.
   std::vector<std::string> dead_nodes(Clock::time_point now);
   size_t size() const { return owner_.size(); }
@@ -63,10 +66,10 @@ class OwnerTable {
   // Whether node is dead now; a death older than its limit frees the node's paths.
   bool dead(const std::string& node, Clock::time_point now);
   bool suspecting(Clock::time_point now);
-  std::unordered_map<std::string, std::string> owner_;                      // path -> node
-  std::unordered_map<std::string, std::unordered_set<std::string>> paths_;  // node -> paths
-  std::map<std::string, Clock::time_point> died_;                           // node -> limit
-  std::map<std::string, Clock::time_point> suspects_;  // dead leaders' nodes -> limit
+  std::unordered_map<std::string, std::string> owner_;  // path -> node
+  std::map<std::string, std::set<std::string>> paths_;  // node -> paths (sorted: by directory)
+  std::map<std::string, Clock::time_point> died_;       // node -> limit
+  std::map<std::string, Clock::time_point> suspects_;   // dead leaders' nodes -> limit
 };
 
 }  // namespace ckptfwd::fwd::group

@@ -112,10 +112,13 @@ size_t sweep_ended_jobs(const std::string& parent, const std::string& keep,
     std::string node, addr;
     bool retired = false;
     std::vector<std::string> dead;
-    struct stat lst;
-    const bool has_leader = ::lstat((dir + "/leader").c_str(), &lst) == 0;
+    // The newest of the directory's, the leader file's and the lock file's times.
+    struct stat f;
+    for (const char* name : {"/leader", "/leader.lock"})
+      if (::lstat((dir + name).c_str(), &f) == 0 && f.st_mtim.tv_sec > st.st_mtim.tv_sec)
+        st.st_mtim = f.st_mtim;
     const bool read = Rendezvous::read_leader_of(dir, &node, &addr, &retired, &dead);
-    const auto age = age_of(has_leader ? lst : st);
+    const auto age = age_of(st);
     if ((read && retired && dead.empty() && age >= retired_age) || age >= stale_age)
       removed += remove_dir(dir) ? 1 : 0;
     if (lock >= 0) ::close(lock);
@@ -194,6 +197,10 @@ bool Rendezvous::try_lead(std::string* err) {
   }
   lock_fd_ = fd;
   return true;
+}
+
+void Rendezvous::touch() {
+  if (lock_fd_ >= 0) ::futimens(lock_fd_, nullptr);
 }
 
 bool Rendezvous::publish(const std::string& node, const std::string& addr, std::string* err,

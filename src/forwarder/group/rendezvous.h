@@ -4,7 +4,8 @@
 //                complete temporary file, so nobody reads half of it); a peer that does
 //                not show it is refused (group.h);
 //   leader.lock  the leader holds an OFD write lock on it for as long as it lives: one
-//                leader per job at a time, and a new one as soon as it dies;
+//                leader per job at a time, and a new one as soon as it dies; its time is
+//                the last time a leader said the job runs (sweep_ended_jobs);
 //   leader       "<node>\t<host:port>\n" of the current leader (rename(2) of a complete file);
 //                "<node>\t<host:port>\tretired[\t<node>]*\n" once it left with everything on
 //                the store (a leader that takes over knows then that the old one took
@@ -24,12 +25,12 @@ namespace ckptfwd::fwd::group {
 // Removes the rendezvous directories of ended jobs from parent (the store): those of this
 // user, other than keep, whose leader lock nobody holds, and whose leader left cleanly
 // (`retired`, no dead node named) at least retired_age ago, or which nobody touched for
-// stale_age (a job whose forwarders were all killed). A job that still runs always has a
-// leader holding the lock (a new one within moments of a death). Returns how many it
-// removed.
+// stale_age (a job whose forwarders were all killed). A job that still runs has a leader
+// holding the lock (a new one within moments of a death) that touches the lock file
+// often (Rendezvous::touch): its directory is never that old. Returns how many it removed.
 size_t sweep_ended_jobs(const std::string& parent, const std::string& keep,
                         std::chrono::seconds retired_age = std::chrono::hours(1),
-                        std::chrono::seconds stale_age = std::chrono::hours(24));
+                        std::chrono::seconds stale_age = std::chrono::hours(7 * 24));
 
 class Rendezvous {
  public:
@@ -49,6 +50,8 @@ class Rendezvous {
   // the file system refused the lock.
   bool try_lead(std::string* err);
   bool leading() const { return lock_fd_ >= 0; }
+  // The leader marks the directory as in use: the lock file's time is now.
+  void touch();
   // Publishes the leader's node and address (retired: it leaves, nothing of it unstored;
   // dead: the nodes that died and did not come back, when retired).
   bool publish(const std::string& node, const std::string& addr, std::string* err,

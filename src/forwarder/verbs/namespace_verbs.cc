@@ -108,7 +108,15 @@ Reply Service::rename(const std::string& from, const std::string& to, bool from_
       if (std::optional<Reply> r = rename_at_owner(from, to)) return *r;
     // A staged version renamed to `to` is this node's to commit: the group answers for it
     // here (other nodes' opens of `to` ask here), and its old owner drops its versions.
-    take_name(to);
+    // Only when the rename acts here: one of a name this node has nothing of replaces
+    // nothing of another node's (the real file's rename may fail).
+    bool acts;
+    {
+      std::lock_guard lk(c_.state.mu);
+      acts = !c_.state.pending_of(from).empty() ||
+             c_.state.catalogs.find(store_for(c_.cfg, from), from) != nullptr;
+    }
+    if (acts) take_name(to);
   }
   std::unique_lock lk(c_.state.mu);
   bool did = false;
@@ -228,8 +236,10 @@ Reply Service::unlink_here(const std::string& path, bool* acted) {
 
 Reply Service::list(const std::string& dir) {
   State& s = c_.state;
-  std::lock_guard lk(s.mu);
   std::set<std::string> names;
+  // Other nodes' files not on the store yet (remote_names.cc).
+  if (group_) names_at_owners(dir, names);
+  std::lock_guard lk(s.mu);
   for (auto& [vid, v] : s.versions)
     if (!v.dropped && dirname_of(v.path) == dir) names.insert(basename_of(v.path));
   std::string prefix = (dir == "/" ? "" : dir) + "/";

@@ -4,11 +4,13 @@
 // by an older version the owner committed after it (the file back, or the old bytes under
 // the new name). A rename onto a path another node owns takes the path over: the leader
 // makes this node its owner, and the old owner drops its versions (SUPERSEDE), which the
-// rename replaces, before the rename is recorded.
+// rename replaces, before the rename is recorded. A directory listing adds the names of
+// the files other nodes own there and have not committed yet (NAMES).
 //
 // POSIX has the same answer on every node once the call returns: the owner answered
 // before the caller's unlink or rename returns. A writer of another node that still has
 // the file open writes into the owner's version, as into an unlinked or renamed file.
+#include <set>
 #include <string>
 
 #include "forwarder/commit/manifest_turn.h"
@@ -22,11 +24,11 @@ namespace ckptfwd::fwd {
 using group::Frame;
 
 bool Service::ask_peer(const group::Owner& owner, std::vector<std::string> fields, Frame& reply,
-                       Unreachable* unreachable) {
+                       Unreachable* unreachable, uint64_t max_body) {
   std::string err;
   int sock = group_->connect_peer(owner.addr, &err);
   bool ok = sock >= 0 && group::send_frame(sock, Frame{std::move(fields), {}}, &err) &&
-            group::recv_frame(sock, reply, 0, &err) && !reply.fields.empty();
+            group::recv_frame(sock, reply, max_body, &err) && !reply.fields.empty();
   group_->release_peer(owner.addr, sock, ok);
   if (!ok) *unreachable = {owner.addr, owner.node + ": " + err};
   return ok;
@@ -70,6 +72,26 @@ void Service::take_name(const std::string& path) {
       path.c_str(), u.addr.empty() ? reply.fields[0].c_str() : u.why.c_str());
 }
 
+void Service::names_at_owners(const std::string& dir, std::set<std::string>& names) {
+  const std::string prefix = (dir == "/" ? "" : dir) + "/";
+  for (const group::Owner& owner : group_->owners_under(prefix)) {
+    Frame reply;
+    Unreachable u;
+    if (!ask_peer(owner, {"NAMES", dir}, reply, &u, wire::kMaxReplyFrame) ||
+        reply.fields[0] != "OK") {
+      LOG_WARN("cannot list %s's files in %s that are not on the store yet (%s): not listed",
+               owner.node.c_str(), dir.c_str(), u.why.c_str());
+      continue;
+    }
+    for (size_t b = 0; b < reply.body.size();) {  // NUL-terminated names
+      size_t e = reply.body.find('\0', b);
+      if (e == std::string::npos) break;
+      if (e > b) names.insert(reply.body.substr(b, e - b));
+      b = e + 1;
+    }
+  }
+}
+
 void Service::drop_own_versions(const std::string& path) {
   State& s = c_.state;
   std::lock_guard lk(s.mu);
@@ -103,6 +125,24 @@ bool Service::peer_rename(int sock, const Frame& head) {
   if (r.empty() || (r[0] != wire::kOk && r[0] != wire::kPass))
     return peer_reply::send_errno(sock, peer_reply::errno_of(r, 1));
   return peer_reply::send(sock, {acted ? "OK" : "PASS"});
+}
+
+bool Service::peer_names(int sock, const Frame& head) {
+  if (head.fields.size() != 2 || !peer_reply::is_path(head.fields[1]))
+    return peer_reply::send_errno(sock, EINVAL);
+  const std::string& dir = head.fields[1];
+  Frame reply{{"OK"}, {}};
+  std::lock_guard lk(c_.state.mu);
+  // The versions this node commits (not copies of another node's).
+  for (auto& [vid, v] : c_.state.versions)
+    if (!v.dropped && v.owner_addr.empty() && dirname_of(v.path) == dir) {
+      const std::string name = basename_of(v.path);
+      if (reply.body.size() + name.size() + 1 > wire::kMaxReplyFrame - 64) break;
+      reply.body += name;
+      reply.body += '\0';
+    }
+  std::string err;
+  return group::send_frame(sock, reply, &err);
 }
 
 bool Service::peer_supersede(int sock, const Frame& head) {

@@ -91,6 +91,7 @@ bool Service::serve_peer(const std::string& node, int sock, const Frame& head, u
   if (verb == "UNLINK") return peer_unlink(sock, head);
   if (verb == "RENAME") return peer_rename(sock, head);
   if (verb == "SUPERSEDE") return peer_supersede(sock, head);
+  if (verb == "NAMES") return peer_names(sock, head);
   LOG_WARN("group: %s sent an unknown request '%s'", node.c_str(), verb.c_str());
   return false;
 }

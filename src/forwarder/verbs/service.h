@@ -94,7 +94,7 @@ class Service : public LoopChores, public group::PeerHandler {
   // paths this node owns. ATTACH opens a version for the peer's writers and sends its
   // bytes, MERGE takes the bytes they wrote (and closes or fsyncs it for them), READ
   // sends the newest bytes, WAIT answers once a version is committed; UNLINK, RENAME and
-  // SUPERSEDE change the name space of its paths (remote_names.cc).
+  // SUPERSEDE change the name space of its paths, NAMES lists them (remote_names.cc).
   bool serve_peer(const std::string& node, int sock, const group::Frame& head,
                   uint64_t body_len) override;
   void peer_gone(const std::string& node) override;
@@ -143,7 +143,10 @@ class Service : public LoopChores, public group::PeerHandler {
   // One request to owner, answered with no body; false (and *unreachable) when it could
   // not be reached.
   bool ask_peer(const group::Owner& owner, std::vector<std::string> fields, group::Frame& reply,
-                Unreachable* unreachable);
+                Unreachable* unreachable, uint64_t max_body = 0);
+  // Adds the names other nodes' staged files in dir have (those not on the store yet are
+  // only there). Lock not held.
+  void names_at_owners(const std::string& dir, std::set<std::string>& names);
   // Hands what the writers of owner-backed version vid wrote to its owner (the lock
   // released meanwhile): final (its last CLOSE) closes the owner's version and forgets
   // this one; else (an fsync) the owner commits them before answering. 0, or an errno;
@@ -163,6 +166,7 @@ class Service : public LoopChores, public group::PeerHandler {
   bool peer_unlink(int sock, const group::Frame& head);
   bool peer_rename(int sock, const group::Frame& head);
   bool peer_supersede(int sock, const group::Frame& head);
+  bool peer_names(int sock, const group::Frame& head);
   // The leader's side of the single MANIFEST appender (store/manifest/manifest.h): a
   // member's records appended here.
   bool peer_append(int sock, const group::Frame& head, uint64_t body_len);
