@@ -82,6 +82,65 @@ ssize_t tracked_write(int fd, Version* v, long long offset, size_t len, Op op,
   return r;
 }
 
+// copy_file_range's fallback (below): n bytes from in to out through a buffer, at the
+// offsets given (advanced) or the file positions (moved), as the kernel copies. Returns
+// the bytes copied, or -1 with errno when none were.
+ssize_t copy_through_buffer(int in, loff_t* in_off, int out, loff_t* out_off, size_t n) {
+  constexpr size_t kBuf = 1 << 20;
+  char* buf = static_cast<char*>(malloc(n < kBuf ? n : kBuf));
+  if (!buf) {
+    errno = ENOMEM;
+    return -1;
+  }
+  size_t done = 0;
+  int err = 0;
+  while (done < n && !err) {
+    const size_t want = n - done < kBuf ? n - done : kBuf;
+    ssize_t got = in_off ? ::pread(in, buf, want, *in_off) : ::read(in, buf, want);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      if (got < 0) err = errno;
+      break;
+    }
+    ssize_t put = 0;
+    while (put < got) {
+      ssize_t w = out_off ? real::pwrite()(out, buf + put, static_cast<size_t>(got - put),
+                                           static_cast<off_t>(*out_off + put))
+                          : real::write()(out, buf + put, static_cast<size_t>(got - put));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        err = w < 0 ? errno : EIO;
+        break;
+      }
+      put += w;
+    }
+    // Bytes read and not written are not copied: the input position goes back over them.
+    if (put < got && !in_off) lseek(in, -static_cast<off_t>(got - put), SEEK_CUR);
+    if (in_off) *in_off += put;
+    if (out_off) *out_off += put;
+    done += static_cast<size_t>(put);
+  }
+  free(buf);
+  if (done == 0 && err) {
+    errno = err;
+    return -1;
+  }
+  return static_cast<ssize_t>(done);
+}
+
+// A staged file lives on the staging file system (/dev/shm), and the kernel refuses
+// copy_file_range between two file systems (EXDEV) where the same call without the
+// library, both files on one file system, copies: then done through a buffer, errno as
+// it was before the call.
+ssize_t copy_range(int in, loff_t* in_off, int out, loff_t* out_off, size_t n, unsigned fl) {
+  const int saved = errno;
+  ssize_t r = real::copy_file_range()(in, in_off, out, out_off, n, fl);
+  if (r >= 0 || errno != EXDEV || fl != 0 || (!g_fds.get(in) && !g_fds.get(out))) return r;
+  r = copy_through_buffer(in, in_off, out, out_off, n);
+  if (r >= 0) errno = saved;
+  return r;
+}
+
 }  // namespace
 }  // namespace ckptfwd::interpose
 
@@ -136,11 +195,18 @@ CKPTFWD_EXPORT ssize_t pwritev64v2(int fd, const struct iovec* iov, int cnt, off
                   real::pwritev64v2()(fd, iov, cnt, off, fl), (fl & RWF_APPEND) ? -2 : off);
 }
 
-// Kernel-side copies into a tracked fd (cp uses copy_file_range) count as writes too.
+// Kernel-side copies into a tracked fd (cp uses copy_file_range) count as writes too; one
+// from or to a staged file may need the buffer (copy_range).
 CKPTFWD_EXPORT ssize_t copy_file_range(int in, loff_t* in_off, int out, loff_t* out_off, size_t n,
                                        unsigned fl) {
+  if (__builtin_expect(g_fds.get(out) == nullptr, 1) && !t_busy) {
+    if (__builtin_expect(g_fds.get(in) == nullptr, 1)) {
+      return real::copy_file_range()(in, in_off, out, out_off, n, fl);
+    }
+    return copy_range(in, in_off, out, out_off, n, fl);  // from a staged file or view
+  }
   CKPTFWD_TRACKED_COPY(out, out_off ? static_cast<long long>(*out_off) : -1, n,
-                       real::copy_file_range()(in, in_off, out, out_off, n, fl),
+                       copy_range(in, in_off, out, out_off, n, fl),
                        out_off ? static_cast<long long>(*out_off) - r : -1);
 }
 CKPTFWD_EXPORT ssize_t sendfile(int out, int in, off_t* off, size_t n) {

@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# Write patterns (make bench, section j): one checkpoint file of BENCH_PATTERN_SIZE bytes
+# (64 MiB) written by a plain (non-MPI) process in each pattern of bench_patterns (write,
+# scattered pwrite, fwrite, writev, append reopen, ofstream, temp-and-rename, mmap,
+# O_DIRECT, copy_file_range), one process per pattern, in interleaved rounds:
+#   tmpfs         directly to /dev/shm (no fsync: it means nothing there)
+#   disk          directly to the store's disk, without and with fsync
+#   running       under the library with a forwarder started beforehand for the job
+#                 (ckptfwd-forwarder --daemon), without and with fsync
+#   started       under the library, each process a new job whose first captured open
+#                 starts the forwarder, without and with fsync
+# The time is the pattern's calls (bench_patterns: first open to last close or rename, the
+# fsync included), not the process's start or exit wait. Then many small files from a
+# Python script (2,000 and BENCH_SMALL_PY files of 4 KiB): written and read back in the
+# same process, directly and under the library, and read back by a new process (a new
+# job: from the store) against a direct read with a warm and with a cold page cache.
+# Every file is read back and checked by its writer; the library's files are restored
+# from the stores afterwards and compared with the direct ones.
+# usage: tools/bench/bench_patterns.sh BUILD WORK OUT.json   (BENCH_QUICK=1: one round,
+# 16 MiB files, 2,000 small files only)
+set -uo pipefail
+BUILD=$1 WORK=$2 OUT=$3
+BP=$BUILD/bin/bench_patterns LIB=$BUILD/lib/libckptfwd.so CLI=$BUILD/bin/ckptfwd
+FWD=$BUILD/bin/ckptfwd-forwarder PY=/usr/bin/python3
+[[ -x $BP && -e $LIB && -x $FWD ]] || { echo "bench_patterns.sh: build $BUILD first" >&2; exit 2; }
+QUICK=${BENCH_QUICK:-0}
+ROUNDS=$([[ $QUICK == 1 ]] && echo 1 || echo 3)
+SIZE=${BENCH_PATTERN_SIZE:-$([[ $QUICK == 1 ]] && echo 16777216 || echo 67108864)}
+SMALL=${BENCH_SMALL_PY:-$([[ $QUICK == 1 ]] && echo "" || echo 10000)}
+SHM=$(mktemp -d /dev/shm/ckf-bench-patterns.XXXXXX) || exit 2
+rm -rf "$WORK" && mkdir -p "$WORK" || exit 2
+WORK=$(cd "$WORK" && pwd)
+RAW=$WORK/raw.txt
+: >"$RAW"
+running_pid=
+cleanup() {
+  [[ -n $running_pid ]] && kill -TERM "$running_pid" 2>/dev/null
+  rm -rf "$SHM"
+}
+trap cleanup EXIT
+PATTERNS=$("$BP" --list | cut -f1)
+mkdir -p "$SHM/tmpfs" "$WORK/disk" "$WORK/running" "$WORK/started"
+export CKPTFWD_LOG=$WORK/ckptfwd.log
+
+# The running forwarder: one job for every "running" process.
+RUN_JOB=bp-running-$$
+env CKPTFWD_CAPTURE="$WORK/running/*" CKPTFWD_JOB_ID=$RUN_JOB CKPTFWD_IDLE_EXIT=3600 \
+  "$FWD" --daemon || { echo "bench_patterns.sh: the forwarder did not start" >&2; exit 1; }
+for p in $(pgrep -f ckptfwd-forwarder); do
+  tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$RUN_JOB" && running_pid=$p
+done
+[[ -n $running_pid ]] || { echo "bench_patterns.sh: the started forwarder is not found" >&2; exit 1; }
+
+# one VARIANT PATTERN FSYNC: one process, its line into RAW.
+n=0
+one() {
+  local variant=$1 p=$2 fs=$3 dir src line
+  local -a pre=(env) args=()
+  [[ $fs == 1 ]] && args+=(--fsync)
+  case $variant in
+    tmpfs) dir=$SHM/tmpfs src=$SHM/source.dat ;;
+    disk) dir=$WORK/disk src=$WORK/source.dat ;;
+    running)
+      dir=$WORK/running src=$WORK/source.dat
+      pre=(env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$dir/*" CKPTFWD_JOB_ID=$RUN_JOB) ;;
+    started)
+      dir=$WORK/started src=$WORK/source.dat n=$((n + 1))
+      pre=(env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$dir/*" CKPTFWD_JOB_ID=bp-started-$$-$n
+        CKPTFWD_IDLE_EXIT=1) ;;
+  esac
+  line=$("${pre[@]}" "$BP" --dir "$dir" --pattern "$p" --size "$SIZE" --source "$src" "${args[@]}") ||
+    { echo "bench_patterns.sh: $variant $p (fsync $fs) failed: $line" >&2; exit 1; }
+  echo "$variant $fs $p $r ${line#* }" >>"$RAW"
+}
+for ((r = 0; r < ROUNDS; r++)); do
+  for p in $PATTERNS; do
+    one tmpfs "$p" 0
+    for fs in 0 1; do
+      for variant in disk running started; do one "$variant" "$p" "$fs"; done
+    done
+  done
+done
+
+# Small files from a Python script: written and read back in one process, then read back
+# by a new one (a new job under the library: from the store).
+cat >"$WORK/small.py" <<'EOF'
+import os, sys, time
+what, d, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+blob = lambda i: (b"%08d" % i) * 512
+if what == "write":
+    os.makedirs(d, exist_ok=True)
+    t0 = time.monotonic()
+    for i in range(n):
+        with open(f"{d}/f{i}.bin", "wb") as f:
+            f.write(blob(i))
+    t1 = time.monotonic()
+    print(f"write={t1 - t0:.6f}", end=" ")
+t0 = time.monotonic()
+bad = 0
+for i in range(n):
+    with open(f"{d}/f{i}.bin", "rb") as f:
+        bad += f.read() != blob(i)
+t1 = time.monotonic()
+print(f"read={t1 - t0:.6f}")
+sys.exit(1 if bad else 0)
+EOF
+drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null; }
+for files in 2000 $SMALL; do
+  for ((r = 0; r < ROUNDS; r++)); do
+    d=$WORK/small-direct/$files-$r l=$WORK/small-lib/$files-$r
+    mkdir -p "$d" "$l"
+    line=$("$PY" "$WORK/small.py" write "$d" "$files") || { echo "bench_patterns.sh: small direct failed" >&2; exit 1; }
+    warm=$("$PY" "$WORK/small.py" read "$d" "$files")
+    cold=read=n/a
+    drop_caches && cold=$("$PY" "$WORK/small.py" read "$d" "$files")
+    echo "small-direct $files $r $line warm_${warm} cold_${cold}" >>"$RAW"
+    line=$(env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$l/*" CKPTFWD_JOB_ID=bp-small-$$-$files-$r \
+      CKPTFWD_IDLE_EXIT=1 "$PY" "$WORK/small.py" write "$l" "$files") ||
+      { echo "bench_patterns.sh: small under the library failed" >&2; exit 1; }
+    again=$(env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$l/*" CKPTFWD_JOB_ID=bp-small2-$$-$files-$r \
+      CKPTFWD_IDLE_EXIT=1 "$PY" "$WORK/small.py" read "$l" "$files") ||
+      { echo "bench_patterns.sh: the new job's read-back failed" >&2; exit 1; }
+    echo "small-lib $files $r $line newjob_${again}" >>"$RAW"
+  done
+done
+kill -TERM "$running_pid" 2>/dev/null
+for _ in $(seq 100); do kill -0 "$running_pid" 2>/dev/null || break; sleep 0.2; done
+running_pid=
+
+# Every file the library stored, restored and compared with the direct run's.
+bad=0
+for variant in running started; do
+  out=$WORK/restored-$variant
+  "$CLI" restore "$WORK/$variant/.ckptfwd" --to "$out" >"$WORK/restore.out" 2>&1 || {
+    bad=1
+    echo "bench_patterns.sh: restore of $variant: $(tail -2 "$WORK/restore.out")" >&2
+  }
+  for p in $PATTERNS; do
+    [[ -e $SHM/tmpfs/$p.dat ]] || continue  # (n/a)
+    got=$out$WORK/$variant/$p.dat
+    [[ -e $got ]] || got=$out/$p.dat
+    cmp -s "$SHM/tmpfs/$p.dat" "$got" || { echo "bench_patterns.sh: $variant $p.dat restored wrong" >&2; bad=1; }
+  done
+done
+for l in "$WORK"/small-lib/*; do
+  out=$WORK/restored-small
+  rm -rf "$out"
+  "$CLI" restore "$l/.ckptfwd" --to "$out" >/dev/null 2>&1 || bad=1
+  d=$WORK/small-direct/$(basename "$l")
+  got=$(find "$out" -name 'f*.bin' | wc -l)
+  want=$(find "$d" -name 'f*.bin' | wc -l)
+  [[ $got -eq $want ]] || { echo "bench_patterns.sh: $l: $got of $want files restored" >&2; bad=1; }
+  for f in "$d"/f1.bin "$d"/f7.bin; do
+    g=$out$l/$(basename "$f")
+    [[ -e $g ]] || g=$out/$(basename "$f")
+    cmp -s "$f" "$g" || { echo "bench_patterns.sh: $l/$(basename "$f") restored wrong" >&2; bad=1; }
+  done
+done
+rm -rf "$WORK/disk" "$WORK/small-direct" "$WORK"/restored-*
+
+"$PY" - "$RAW" "$OUT" "$bad" "${OUT%.json}.svg" "$SIZE" "$BP" <<'PY'
+import json, math, statistics, subprocess, sys
+raw, out, bad, svg, size, bp = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4], int(sys.argv[5]), sys.argv[6]
+what = dict(l.split("\t") for l in subprocess.run([bp, "--list"], capture_output=True, text=True).stdout.splitlines())
+pat, small = {}, {}
+for line in open(raw):
+    f = line.split()
+    if f[0].startswith("small"):
+        kv = dict(x.split("=") for x in f[3:])
+        small.setdefault(int(f[1]), {}).setdefault(f[0], []).append(kv)
+        continue
+    variant, fs, p = f[0], f[1], f[2]
+    kv = dict(x.split("=") for x in f[4:])
+    if "seconds" in kv:
+        pat.setdefault(p, {}).setdefault(f"{variant}{'_fsync' if fs == '1' else ''}", []).append(float(kv["seconds"]))
+med = lambda xs: statistics.median(xs) if xs else None
+res = {"byte_exact": not bad, "bytes": size, "patterns": [], "small_files": []}
+print(f"(j) write patterns, one file of {size >> 20} MiB per process, s (median of rounds); "
+      "running: a forwarder started beforehand, started: the process starts it")
+hdr = ["tmpfs", "disk", "running", "/tmpfs", "started", "/tmpfs", "disk+fs", "running+fs", "/disk+fs", "started+fs", "/disk+fs"]
+print(f"{'pattern':<15}" + "".join(f"{h:>11}" for h in hdr))
+fmt = lambda x, spec=".3f": "-" if x is None else format(x, spec)
+for p in what:
+    if p not in pat:
+        print(f"{p:<15} n/a (refused on this file system)")
+        continue
+    m = {k: med(v) for k, v in pat[p].items()}
+    g = lambda k: m.get(k)
+    ratio = lambda a, b: g(a) / g(b) if g(a) and g(b) else None
+    row = {"pattern": p, "what": what[p], **{f"{k}_s": v for k, v in m.items()},
+           "running_over_tmpfs": ratio("running", "tmpfs"), "started_over_tmpfs": ratio("started", "tmpfs"),
+           "running_fsync_over_disk_fsync": ratio("running_fsync", "disk_fsync"),
+           "started_fsync_over_disk_fsync": ratio("started_fsync", "disk_fsync")}
+    res["patterns"].append(row)
+    cells = [g("tmpfs"), g("disk"), g("running"), row["running_over_tmpfs"], g("started"), row["started_over_tmpfs"],
+             g("disk_fsync"), g("running_fsync"), row["running_fsync_over_disk_fsync"], g("started_fsync"),
+             row["started_fsync_over_disk_fsync"]]
+    print(f"{p:<15}" + "".join(f"{fmt(c, '.2f' if i in (3, 5, 8, 10) else '.3f'):>11}" for i, c in enumerate(cells)))
+if small:
+    print("  small files from Python (4 KiB each), s: write (same process), read back in the same process, "
+          "and by a new job (library: from the store) / a direct read with a warm and a cold page cache")
+for files, v in sorted(small.items()):
+    d, l = v["small-direct"], v["small-lib"]
+    fl = lambda rows, k: med([float(r[k]) for r in rows if r.get(k, "n/a") != "n/a"])
+    row = {"files": files, "direct_write_s": fl(d, "write"), "lib_write_s": fl(l, "write"),
+           "direct_read_same_s": fl(d, "read"), "lib_read_same_s": fl(l, "read"),
+           "direct_read_warm_s": fl(d, "warm_read"), "direct_read_cold_s": fl(d, "cold_read"),
+           "lib_read_new_job_s": fl(l, "newjob_read")}
+    row["write_ratio"] = row["lib_write_s"] / row["direct_write_s"]
+    row["new_job_over_warm"] = row["lib_read_new_job_s"] / row["direct_read_warm_s"]
+    row["new_job_over_cold"] = row["lib_read_new_job_s"] / row["direct_read_cold_s"] if row["direct_read_cold_s"] else None
+    res["small_files"].append(row)
+    print(f"  {files:>6} files: write {row['direct_write_s']:.3f} direct, {row['lib_write_s']:.3f} library "
+          f"({row['write_ratio']:.2f}x); read same process {row['direct_read_same_s']:.3f} / {row['lib_read_same_s']:.3f}; "
+          f"new job {row['lib_read_new_job_s']:.3f} vs warm {row['direct_read_warm_s']:.3f} ({row['new_job_over_warm']:.2f}x), "
+          f"cold {fmt(row['direct_read_cold_s'])} ({fmt(row['new_job_over_cold'], '.2f')}x)")
+print(f"  every file read back by its writer; restore of the library's files: {'byte-exact' if not bad else 'NOT byte-exact'}")
+json.dump(res, open(out, "w"), indent=1)
+# The plot: per pattern, the library's time over its baseline (tmpfs without fsync, the
+# disk with fsync), log scale; 1 = the same.
+bars = [("running_over_tmpfs", "#2a7", "running / tmpfs"), ("started_over_tmpfs", "#7b5", "started / tmpfs"),
+        ("running_fsync_over_disk_fsync", "#27c", "running+fsync / disk+fsync"),
+        ("started_fsync_over_disk_fsync", "#79d", "started+fsync / disk+fsync")]
+rows = res["patterns"]
+W, L, rowh = 760, 130, 18 * len(bars) + 14
+H = 50 + rowh * len(rows)
+top = max([r[k] or 1 for r in rows for k, _, _ in bars] + [2])
+lo = min([r[k] or 1 for r in rows for k, _, _ in bars] + [0.5])
+x = lambda v: L + (math.log10(v) - math.log10(lo)) / (math.log10(top * 1.3) - math.log10(lo)) * (W - L - 150)
+o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="11">',
+     '<rect width="100%" height="100%" fill="white"/>',
+     '<text x="10" y="18">time through ckptfwd / baseline (log scale; the line: 1 = the same)</text>',
+     f'<line x1="{x(1):.0f}" y1="28" x2="{x(1):.0f}" y2="{H - 6}" stroke="#333"/>']
+for i, r in enumerate(rows):
+    y = 34 + rowh * i
+    o.append(f'<text x="10" y="{y + 30}">{r["pattern"]}</text>')
+    for j, (k, c, lab) in enumerate(bars):
+        if r[k] is None:
+            continue
+        x0, x1 = sorted((x(1), x(r[k])))
+        o.append(f'<rect x="{x0:.0f}" y="{y + 18 * j}" width="{max(1, x1 - x0):.0f}" height="15" fill="{c}"/>')
+        o.append(f'<text x="{max(x1, x(1)) + 4:.0f}" y="{y + 18 * j + 12}">{lab} {r[k]:.2f}x</text>')
+o.append("</svg>")
+open(svg, "w").write("\n".join(o) + "\n")
+print(f"  JSON: {out}  plot: {svg}")
+sys.exit(1 if bad else 0)
+PY
