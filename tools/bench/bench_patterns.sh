@@ -81,6 +81,37 @@ for ((r = 0; r < ROUNDS; r++)); do
   done
 done
 
+# The application's write beside a busy forwarder: the `write` pattern through the running
+# forwarder right after another process closed BUSY_FILES files of 64 MiB of noisy float64
+# (the forwarder compresses them meanwhile; they do not wait for it: CKPTFWD_EXIT_WAIT=0),
+# against the same write with it idle.
+BUSY_FILES=${BENCH_BUSY_FILES:-4}
+"$PY" - "$SHM/noisy.dat" <<'EOF' || { echo "bench_patterns.sh: cannot make the busy data (numpy)" >&2; exit 1; }
+import numpy as np, sys
+n = 64 << 20 >> 3
+x = np.linspace(0, 60, n)
+(np.sin(x) * 300 + np.random.default_rng(1).normal(0, 1e-3, n)).astype(np.float64).tofile(sys.argv[1])
+EOF
+mkdir -p "$WORK/running/busy"
+drain_running() { CKPTFWD_JOB_ID=$RUN_JOB timeout 300 "$CLI" drain >/dev/null 2>&1; }
+for ((r = 0; r < ROUNDS; r++)); do
+  for state in idle busy; do
+    drain_running
+    if [[ $state == busy ]]; then
+      for ((i = 0; i < BUSY_FILES; i++)); do
+        env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$WORK/running/*" CKPTFWD_JOB_ID=$RUN_JOB \
+          CKPTFWD_EXIT_WAIT=0 cp "$SHM/noisy.dat" "$WORK/running/busy/f$r-$i.dat" || exit 1
+      done
+      sleep 0.5  # (the batch window: the forwarder is compressing them now)
+    fi
+    line=$(env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$WORK/running/*" CKPTFWD_JOB_ID=$RUN_JOB \
+      "$BP" --dir "$WORK/running" --pattern write --size "$SIZE") ||
+      { echo "bench_patterns.sh: the write beside a $state forwarder failed" >&2; exit 1; }
+    echo "beside-$state 0 write $r ${line#* }" >>"$RAW"
+  done
+done
+drain_running
+
 # Small files from a Python script: written and read back in one process, then read back
 # by a new one (a new job under the library: from the store).
 cat >"$WORK/small.py" <<'EOF'
@@ -196,6 +227,11 @@ for p in what:
              g("disk_fsync"), g("running_fsync"), row["running_fsync_over_disk_fsync"], g("started_fsync"),
              row["started_fsync_over_disk_fsync"]]
     print(f"{p:<15}" + "".join(f"{fmt(c, '.2f' if i in (3, 5, 8, 10) else '.3f'):>11}" for i, c in enumerate(cells)))
+busy = {k: med(pat.get("write", {}).get(f"beside-{k}", [])) for k in ("idle", "busy")}
+if busy["idle"] and busy["busy"]:
+    res["beside_busy_forwarder"] = {"idle_s": busy["idle"], "busy_s": busy["busy"], "ratio": busy["busy"] / busy["idle"]}
+    print(f"  {size >> 20} MiB write (running forwarder) while it compresses earlier files: {busy['busy']:.3f} s, "
+          f"idle {busy['idle']:.3f} s ({busy['busy'] / busy['idle']:.2f}x)")
 if small:
     print("  small files from Python (4 KiB each), s: write (same process), read back in the same process, "
           "and by a new job (library: from the store) / a direct read with a warm and a cold page cache")

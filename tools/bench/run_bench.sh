@@ -21,7 +21,13 @@
 #      client per simulated node): many small files from 2 nodes x 4 ranks and 8 handoffs
 #      across nodes, with and without the library on the same volume. Skipped where the
 #      set-up cannot run (not root, no FUSE or GlusterFS).
-#   6. bench_limits.sh again with the store's disk limited to BENCH_STORE_MBPS MB/s (1000,
+#   6. bench_patterns.sh one checkpoint file written by a plain process in each write
+#      pattern real codes use (write, scattered pwrite, fwrite, writev, an O_APPEND reopen,
+#      ofstream, temp-and-rename, mmap, O_DIRECT, copy_file_range), directly to tmpfs and
+#      the disk and under the library with a forwarder running or started by the process,
+#      with and without fsync; and small files from a Python script, written and read back
+#      in the same process and in a new job
+#   7. bench_limits.sh again with the store's disk limited to BENCH_STORE_MBPS MB/s (1000,
 #      a node's share of a parallel file system when every node checkpoints at once):
 #      checkpoints of BENCH_LIMITED_SIZES ("512M 2G") from BENCH_LIMITED_RANKS ("1 4")
 #      ranks, one round, and one fsync'd file, beside direct writes and reads through the
@@ -84,6 +90,11 @@ case $? in
   77) echo "(skipped: $(grep -m1 '^SKIP' "$WORK/dfs.out"))" ;;
   *) cat "$WORK/dfs.out"; exit 1 ;;
 esac
+
+echo
+echo "write patterns (tools/bench/bench_patterns.sh):"
+"$HERE/bench_patterns.sh" "$BUILD" "$WORK/patterns" "$WORK/patterns.json" || exit 1
+rm -rf "$WORK/patterns"/{running,started,small-lib}
 
 LIMIT_MBPS=${BENCH_STORE_MBPS:-1000}
 rm -f "$WORK/limited.jsonl"
