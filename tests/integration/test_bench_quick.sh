@@ -7,6 +7,8 @@
 # verified byte for byte and `ckptfwd restore` was byte-exact; the SVG exists. With
 # BENCH_STORE_MBPS it also runs the pass on a bandwidth-limited store (a block-I/O cgroup):
 # bench.json has its rows, read back exactly, or the run says it could not set the limit.
+# The write patterns section (bench_patterns.sh) writes patterns.json with every pattern's
+# times, the write beside a busy forwarder and the small files, restored byte-exact.
 # The distributed file system section (bench_dfs.sh) writes dfs.json with both workloads'
 # ratios and a byte-exact restore, or says why it was skipped.
 # It asserts no time: only that the figures are there and are numbers.
@@ -21,7 +23,8 @@ unset CKPTFWD_STATS_FILE  # the bench gives each job its own
 CKPTFWD_WAVE_WINDOW_MS=500 BENCH_NEXT_SIZES=16M BENCH_NEXT_RANKS="1 2" \
 BENCH_DIR=$T/bench BENCH_QUICK=1 BENCH_SIZES=16M BENCH_RANKS="1 2" BENCH_SMALL_FILES=200 BENCH_UNCAPTURED_ITERS=2000 \
   BENCH_FSYNC_BYTES=4M BENCH_SIZE="16 16 16" BENCH_STORE_MBPS=2000 BENCH_LIMITED_SIZES=16M \
-  BENCH_LIMITED_RANKS=2 BENCH_LIMITED_FSYNC_BYTES=4M BENCH_DFS_FILES=10 BENCH_DFS_STEPS=2 timeout 280 "$CKF_REPO/tools/bench/run_bench.sh" "$BUILD" \
+  BENCH_LIMITED_RANKS=2 BENCH_LIMITED_FSYNC_BYTES=4M BENCH_DFS_FILES=10 BENCH_DFS_STEPS=2 \
+  BENCH_PATTERN_SIZE=2097152 BENCH_BUSY_FILES=2 BENCH_SMALL_PY=200 timeout 280 "$CKF_REPO/tools/bench/run_bench.sh" "$BUILD" \
   >"$T/bench.out" 2>&1 || fail "run_bench.sh exited $?: $(tail -20 "$T/bench.out")"
 cat "$T/bench.out"
 [[ -s "$T/bench/bench.svg" ]] || fail "no bench.svg"
@@ -92,4 +95,25 @@ PY
   [[ -s $T/bench/dfs.svg ]] || fail "no dfs.svg"
 fi
 
-ok "bench quick mode: bench.json has every section, every read-back and restore byte-exact"
+/usr/bin/python3 - "$T/bench/patterns.json" "$BUILD/bin/bench_patterns" <<'PY' || fail "patterns.json is incomplete"
+import json, subprocess, sys
+r = json.load(open(sys.argv[1]))
+assert r["byte_exact"] is True, "restore not byte-exact"
+names = [l.split("\t")[0] for l in subprocess.run([sys.argv[2], "--list"], capture_output=True, text=True).stdout.splitlines()]
+# (O_DIRECT may be refused where a file system lacks it: that row may miss figures.)
+assert [p["pattern"] for p in r["patterns"] if p["pattern"] != "odirect"] == [n for n in names if n != "odirect"]
+for p in r["patterns"]:
+    if p["pattern"] == "odirect":
+        continue
+    for k in ("tmpfs_s", "disk_s", "disk_fsync_s", "running_s", "running_fsync_s", "started_s", "started_fsync_s",
+              "running_over_tmpfs", "started_fsync_over_disk_fsync"):
+        assert isinstance(p[k], float), (p["pattern"], k, p.get(k))
+b = r["beside_busy_forwarder"]
+assert all(isinstance(b[k], float) for k in ("idle_s", "busy_s", "ratio")), b
+assert [s["files"] for s in r["small_files"]] == [200], r["small_files"]
+for k in ("direct_write_s", "lib_write_s", "lib_read_new_job_s", "direct_read_warm_s"):
+    assert isinstance(r["small_files"][0][k], float), k
+PY
+[[ -s $T/bench/patterns.svg ]] || fail "no patterns.svg"
+
+ok "bench quick mode: bench.json, dfs.json and patterns.json have every section, every read-back and restore byte-exact"

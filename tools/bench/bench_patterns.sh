@@ -11,13 +11,14 @@
 #                 starts the forwarder, without and with fsync
 # The time is the pattern's calls (bench_patterns: first open to last close or rename, the
 # fsync included), not the process's start or exit wait. Then many small files from a
-# Python script (2,000 and BENCH_SMALL_PY files of 4 KiB): written and read back in the
+# Python script (BENCH_SMALL_PY: "2000 10000" files of 4 KiB): written and read back in the
 # same process, directly and under the library, and read back by a new process (a new
 # job: from the store) against a direct read with a warm and with a cold page cache.
 # Every file is read back and checked by its writer; the library's files are restored
 # from the stores afterwards and compared with the direct ones.
 # usage: tools/bench/bench_patterns.sh BUILD WORK OUT.json   (BENCH_QUICK=1: one round,
-# 16 MiB files, 2,000 small files only)
+# 16 MiB files, 2,000 small files only; BENCH_PATTERN_SIZE, BENCH_BUSY_FILES (4) and
+# BENCH_SMALL_PY set the sizes)
 set -uo pipefail
 BUILD=$1 WORK=$2 OUT=$3
 BP=$BUILD/bin/bench_patterns LIB=$BUILD/lib/libckptfwd.so CLI=$BUILD/bin/ckptfwd
@@ -26,7 +27,7 @@ FWD=$BUILD/bin/ckptfwd-forwarder PY=/usr/bin/python3
 QUICK=${BENCH_QUICK:-0}
 ROUNDS=$([[ $QUICK == 1 ]] && echo 1 || echo 3)
 SIZE=${BENCH_PATTERN_SIZE:-$([[ $QUICK == 1 ]] && echo 16777216 || echo 67108864)}
-SMALL=${BENCH_SMALL_PY:-$([[ $QUICK == 1 ]] && echo "" || echo 10000)}
+SMALL=${BENCH_SMALL_PY:-$([[ $QUICK == 1 ]] && echo 2000 || echo "2000 10000")}
 SHM=$(mktemp -d /dev/shm/ckf-bench-patterns.XXXXXX) || exit 2
 rm -rf "$WORK" && mkdir -p "$WORK" || exit 2
 WORK=$(cd "$WORK" && pwd)
@@ -82,13 +83,14 @@ for ((r = 0; r < ROUNDS; r++)); do
 done
 
 # The application's write beside a busy forwarder: the `write` pattern through the running
-# forwarder right after another process closed BUSY_FILES files of 64 MiB of noisy float64
+# forwarder right after another process closed BUSY_FILES files of as many bytes of noisy
+# float64
 # (the forwarder compresses them meanwhile; they do not wait for it: CKPTFWD_EXIT_WAIT=0),
 # against the same write with it idle.
 BUSY_FILES=${BENCH_BUSY_FILES:-4}
-"$PY" - "$SHM/noisy.dat" <<'EOF' || { echo "bench_patterns.sh: cannot make the busy data (numpy)" >&2; exit 1; }
+"$PY" - "$SHM/noisy.dat" "$SIZE" <<'EOF' || { echo "bench_patterns.sh: cannot make the busy data (numpy)" >&2; exit 1; }
 import numpy as np, sys
-n = 64 << 20 >> 3
+n = int(sys.argv[2]) >> 3
 x = np.linspace(0, 60, n)
 (np.sin(x) * 300 + np.random.default_rng(1).normal(0, 1e-3, n)).astype(np.float64).tofile(sys.argv[1])
 EOF
@@ -136,7 +138,7 @@ print(f"read={t1 - t0:.6f}")
 sys.exit(1 if bad else 0)
 EOF
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null; }
-for files in 2000 $SMALL; do
+for files in $SMALL; do
   for ((r = 0; r < ROUNDS; r++)); do
     d=$WORK/small-direct/$files-$r l=$WORK/small-lib/$files-$r
     mkdir -p "$d" "$l"
