@@ -135,8 +135,6 @@ std::optional<bool> set_encoding_setting(Config& cfg, const Setting& s) {
     cfg.sync_level = neg ? -x : x;
   } else if (key == "WRITERS") {
     return s.int_value(cfg.writers, 1, 256, "an integer 1..256");
-  } else if (key == "BULK_NICE") {
-    return s.int_value(cfg.bulk_nice, 0, 19, "a nice value 0..19");
   } else if (key == "GROUP_SIZE") {
     return s.int_value(cfg.group_size, 0, 1 << 20, "a rank count, 0 for all ranks of a batch");
   } else if (key == "BLOCK") {

@@ -21,12 +21,7 @@ struct Config {
   int level = 3;                // CKPTFWD_LEVEL: codec level
   int sync_level = -1;          // CKPTFWD_SYNC_LEVEL: zstd level of what an fsync waits for
   int writers = 2;              // CKPTFWD_WRITERS: compression/write threads
-  // CKPTFWD_BULK_NICE: the nice value (0..19) of the threads that compress and write
-  // files nobody waits for, so they yield to the application's own threads on a node
-  // whose cores it uses; what an fsync waits for runs on threads at the forwarder's own
-  // priority (forwarder/util/worker_pool.h). 0: one set of threads for both, unniced.
-  int bulk_nice = 10;
-  int group_size = 0;               // CKPTFWD_GROUP_SIZE: ranks merged together (0: all of a batch)
+  int group_size = 0;           // CKPTFWD_GROUP_SIZE: ranks merged together (0: all of a batch)
   uint64_t block_bytes = 64 << 10;  // CKPTFWD_BLOCK: block size of the block schemes
   uint64_t small_var_bytes = 100;   // CKPTFWD_SMALL_VAR: smaller variables go to the residual
   int codec_min_mbps = 300;         // CKPTFWD_CODEC_MIN_MBPS: speed floor of codec chains

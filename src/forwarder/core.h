@@ -27,7 +27,7 @@ struct Core {
         session_dir(std::move(dir)),
         node(std::move(node_name)),
         state(cfg, stats, session_dir),
-        workers(cfg.writers, WorkerPool::AtExit::kRunQueued, cfg.bulk_nice),
+        workers(cfg.writers),
         prefetch(state, stats, session_dir, cfg.prefetch_bytes, cfg.restore_threads) {
     // main() checked the settings with the same call before it got here; a Core built
     // elsewhere (tests) with bad ones infers without schemas rather than failing.

@@ -1,9 +1,6 @@
 // The forwarder's persistent worker pool (worker_pool.h): ordered results with a bounded
 // window (backpressure), error propagation, and shutdown with work queued.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -216,47 +213,6 @@ TEST(WorkerPool, WhatAnUrgentTaskSubmitsIsUrgentAndWhatANormalOneSubmitsIsNot) {
   h.release();
   EXPECT_EQ(h.order(),
             (std::vector<std::string>{"urgent", "from urgent", "bulk", "bulk2", "from bulk"}));
-}
-
-// With a bulk nice value, the tasks nobody waits for run niced (they yield the cores to
-// the application) and the urgent ones (an fsync's batch) at the forwarder's priority,
-// each kind on threads of its own: an urgent task never waits behind a bulk one.
-TEST(WorkerPool, BulkTasksRunNicedAndUrgentOnesAtTheForwardersPriority) {
-  auto nice_here = [] {
-    errno = 0;
-    return getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)));
-  };
-  const int own = nice_here();
-  if (own >= 19) GTEST_SKIP() << "this test runs at nice 19 already";
-  WorkerPool pool(2, WorkerPool::AtExit::kRunQueued, 19);
-  EXPECT_EQ(pool.size(), 2) << "the parallelism of one kind";
-  std::mutex mu;
-  std::vector<int> bulk, urgent;
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  // Both bulk threads held: an urgent task still runs at once.
-  for (int i = 0; i < 2; ++i)
-    pool.submit([&] {
-      released.wait();
-      std::lock_guard lk(mu);
-      bulk.push_back(nice_here());
-    });
-  {
-    WorkerPool::UrgentScope scope;
-    TaskGroup g(pool);
-    for (int i = 0; i < 4; ++i)
-      g.run([&] {
-        std::lock_guard lk(mu);
-        urgent.push_back(nice_here());
-      });
-    g.wait();  // would hang if urgent tasks waited for a bulk thread
-  }
-  release.set_value();
-  pool.wait_idle();
-  ASSERT_EQ(bulk.size(), 2u);
-  ASSERT_EQ(urgent.size(), 4u);
-  for (int n : bulk) EXPECT_EQ(n, 19) << "a bulk task at the pool's nice value";
-  for (int n : urgent) EXPECT_EQ(n, own) << "an urgent task at the forwarder's priority";
 }
 
 }  // namespace

@@ -83,11 +83,11 @@ for ((r = 0; r < ROUNDS; r++)); do
 done
 
 # The application's write beside a busy forwarder: the `write` pattern through the running
-# forwarder right after another process closed BUSY_FILES files of as many bytes of noisy
-# float64
-# (the forwarder compresses them meanwhile; they do not wait for it: CKPTFWD_EXIT_WAIT=0),
-# against the same write with it idle.
-BUSY_FILES=${BENCH_BUSY_FILES:-4}
+# forwarder once it is busy compressing BUSY_FILES files of as many bytes of noisy float64
+# another process closed just before (other values in each: not deduplicated; the process
+# does not wait for their commit: CKPTFWD_EXIT_WAIT=0), against the same write with it
+# idle.
+BUSY_FILES=${BENCH_BUSY_FILES:-4}  # BENCH_BUSY_ROUNDS: its rounds
 "$PY" - "$SHM/noisy.dat" "$SIZE" <<'EOF' || { echo "bench_patterns.sh: cannot make the busy data (numpy)" >&2; exit 1; }
 import numpy as np, sys
 n = int(sys.argv[2]) >> 3
@@ -95,16 +95,33 @@ x = np.linspace(0, 60, n)
 (np.sin(x) * 300 + np.random.default_rng(1).normal(0, 1e-3, n)).astype(np.float64).tofile(sys.argv[1])
 EOF
 mkdir -p "$WORK/running/busy"
+# await_busy PID: returns once PID burns CPU (3 ticks of 10 ms in 50 ms: it compresses the
+# files just closed, after its batch window or a wave window), false after 6 s.
+await_busy() {
+  local a b i
+  for ((i = 0; i < 120; i++)); do
+    a=$(awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null) || return 1
+    sleep 0.05
+    b=$(awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null) || return 1
+    ((b - a >= 3)) && return 0
+  done
+  return 1
+}
 drain_running() { CKPTFWD_JOB_ID=$RUN_JOB timeout 300 "$CLI" drain >/dev/null 2>&1; }
-for ((r = 0; r < ROUNDS; r++)); do
+BUSY_ROUNDS=${BENCH_BUSY_ROUNDS:-$([[ $QUICK == 1 ]] && echo 1 || echo 7)}  # (noisy: more rounds)
+for ((r = 0; r < BUSY_ROUNDS; r++)); do
   for state in idle busy; do
     drain_running
     if [[ $state == busy ]]; then
-      for ((i = 0; i < BUSY_FILES; i++)); do
-        env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$WORK/running/*" CKPTFWD_JOB_ID=$RUN_JOB \
-          CKPTFWD_EXIT_WAIT=0 cp "$SHM/noisy.dat" "$WORK/running/busy/f$r-$i.dat" || exit 1
-      done
-      sleep 0.5  # (the batch window: the forwarder is compressing them now)
+      # Other values in every file (the same bytes again would only be referenced).
+      env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$WORK/running/*" CKPTFWD_JOB_ID=$RUN_JOB \
+        CKPTFWD_EXIT_WAIT=0 "$PY" - "$SHM/noisy.dat" "$WORK/running/busy" "$r" "$BUSY_FILES" <<'EOF' || exit 1
+import numpy as np, sys
+base, r = np.fromfile(sys.argv[1]), int(sys.argv[3])
+for i in range(int(sys.argv[4])):
+    (base + (r * 64 + i + 1) * 1e-6).tofile(f"{sys.argv[2]}/f{r}-{i}.dat")
+EOF
+      await_busy "$running_pid" || echo "bench_patterns.sh: the forwarder never got busy" >&2
     fi
     line=$(env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$WORK/running/*" CKPTFWD_JOB_ID=$RUN_JOB \
       "$BP" --dir "$WORK/running" --pattern write --size "$SIZE") ||

@@ -1,7 +1,5 @@
 #include "forwarder/batching/batcher.h"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -111,10 +109,6 @@ void Batcher::loop() {
 }
 
 void Batcher::lane_loop(Lane& lane) {
-  // The bulk lane's batches nobody waits for yield to the application, as the pool's
-  // bulk threads do (worker_pool.h); the sync lane keeps the forwarder's priority.
-  if (&lane == &lanes_[kBulkLane] && c_.cfg.bulk_nice > 0)
-    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), c_.cfg.bulk_nice);
   State& s = c_.state;
   std::unique_lock lk(s.mu);
   for (;;) {

@@ -1,9 +1,5 @@
 #include "forwarder/util/worker_pool.h"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <algorithm>
 
 namespace ckptfwd::fwd {
@@ -16,16 +12,8 @@ WorkerPool::UrgentScope::UrgentScope() : was_(submit_urgent) { submit_urgent = t
 WorkerPool::UrgentScope::~UrgentScope() { submit_urgent = was_; }
 bool WorkerPool::submitting_urgently() { return submit_urgent; }
 
-WorkerPool::WorkerPool(int threads, AtExit at_exit, int bulk_nice)
-    : at_exit_(at_exit), width_(std::max(1, threads)) {
-  for (int t = 0; t < width_; ++t) {
-    if (bulk_nice <= 0) {
-      threads_.emplace_back([this] { loop(Takes::kAny, 0); });
-      continue;
-    }
-    threads_.emplace_back([this, bulk_nice] { loop(Takes::kBulk, bulk_nice); });
-    threads_.emplace_back([this] { loop(Takes::kUrgent, 0); });
-  }
+WorkerPool::WorkerPool(int threads, AtExit at_exit) : at_exit_(at_exit) {
+  for (int t = 0; t < std::max(1, threads); ++t) threads_.emplace_back([this] { loop(); });
 }
 
 WorkerPool::~WorkerPool() {
@@ -47,7 +35,7 @@ void WorkerPool::submit(std::function<void()> task) {
     if (stop_ && at_exit_ == AtExit::kDropQueued) return;
     (submit_urgent ? urgent_ : queue_).push_back(std::move(task));
   }
-  cv_.notify_all();  // (one thread of the right kind: every kind is woken)
+  cv_.notify_one();
 }
 
 void WorkerPool::wait_idle() {
@@ -55,19 +43,13 @@ void WorkerPool::wait_idle() {
   idle_cv_.wait(lk, [&] { return urgent_.empty() && queue_.empty() && running_ == 0; });
 }
 
-void WorkerPool::loop(Takes takes, int nice) {
-  // This thread only (Linux: a thread's id names it for setpriority). Refused (a limit
-  // on nice values): the thread runs at the forwarder's priority, as without the setting.
-  if (nice > 0) setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), nice);
-  const bool urgent_ok = takes != Takes::kBulk, bulk_ok = takes != Takes::kUrgent;
+void WorkerPool::loop() {
   std::unique_lock lk(mu_);
   for (;;) {
-    cv_.wait(lk, [&] {
-      return stop_ || (urgent_ok && !urgent_.empty()) || (bulk_ok && !queue_.empty());
-    });
-    // Stopping, and everything queued that this thread takes has run (or was dropped)?
-    if ((!urgent_ok || urgent_.empty()) && (!bulk_ok || queue_.empty())) break;
-    const bool urgent = urgent_ok && !urgent_.empty();
+    cv_.wait(lk, [&] { return stop_ || !urgent_.empty() || !queue_.empty(); });
+    // Stopping, and everything queued has run (or was dropped)?
+    if (urgent_.empty() && queue_.empty()) break;
+    const bool urgent = !urgent_.empty();
     std::deque<std::function<void()>>& from = urgent ? urgent_ : queue_;
     std::function<void()> task = std::move(from.front());
     from.pop_front();

@@ -7,15 +7,6 @@
 // fsync does not wait for the chunks of a large batch of closed files being compressed
 // beside it (batcher.h). What an urgent task submits is urgent too.
 //
-// With a bulk nice value (Config.bulk_nice), the pool has two sets of threads: the bulk
-// ones, niced (setpriority on each thread), run the tasks queued without urgency, and as
-// many at the forwarder's own priority run the urgent ones only. Compressing files nobody
-// waits for then yields the cores to the application's threads (its writes go on at their
-// own speed beside a forwarder busy with earlier checkpoints), while an fsync's batch
-// runs unniced: the application waits for it. A nice value once raised cannot be lowered
-// again without privileges, hence threads of both kinds rather than one kind that
-// switches.
-//
 // TaskGroup waits for a set of tasks; OrderedResults hands the results of n jobs to one
 // consumer in job order while keeping at most `window` of them produced but not taken:
 // the backpressure that bounds the encoded chunks held in memory while the writer is
@@ -39,15 +30,13 @@ class WorkerPool {
   // workers: a TaskGroup may wait for them) or drop them (the restore threads of read
   // views staged ahead: a forwarder leaving does not restore a whole container first).
   enum class AtExit { kRunQueued, kDropQueued };
-  // bulk_nice > 0: the two sets of threads above, `threads` of each.
-  explicit WorkerPool(int threads, AtExit at_exit = AtExit::kRunQueued, int bulk_nice = 0);
+  explicit WorkerPool(int threads, AtExit at_exit = AtExit::kRunQueued);
   // Runs or drops what is queued (AtExit), waits for the running tasks, joins the threads.
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  // The parallelism of a batch: how many tasks of one urgency run at once.
-  int size() const { return width_; }
+  int size() const { return static_cast<int>(threads_.size()); }
   // While one lives, the tasks this thread submits (directly or through TaskGroup,
   // pool_for, OrderedResults) go ahead of the others.
   class UrgentScope {
@@ -72,12 +61,9 @@ class WorkerPool {
   void wait_idle();
 
  private:
-  // Which tasks a thread takes: any (urgent first), or only those of one urgency.
-  enum class Takes { kAny, kBulk, kUrgent };
-  void loop(Takes takes, int nice);
+  void loop();
 
   const AtExit at_exit_;
-  int width_ = 1;
   std::mutex mu_;
   std::condition_variable cv_, idle_cv_;
   std::deque<std::function<void()>> urgent_, queue_;
