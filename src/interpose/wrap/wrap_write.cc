@@ -82,10 +82,25 @@ ssize_t tracked_write(int fd, Version* v, long long offset, size_t len, Op op,
   return r;
 }
 
-// copy_file_range's fallback (below): n bytes from in to out through a buffer, at the
-// offsets given (advanced) or the file positions (moved), as the kernel copies. Returns
-// the bytes copied, or -1 with errno when none were.
+// copy_file_range's fallback (below): n bytes from in to out, at the offsets given
+// (advanced) or the file positions (moved), as the kernel copies: by sendfile(2), which
+// copies between file systems in the kernel, when out is written at its position; else
+// through a buffer. Returns the bytes copied, or -1 with errno when none were.
 ssize_t copy_through_buffer(int in, loff_t* in_off, int out, loff_t* out_off, size_t n) {
+  if (!out_off) {
+    size_t done = 0;
+    ssize_t c = 0;
+    while (done < n) {
+      off_t pos = in_off ? static_cast<off_t>(*in_off) : 0;
+      c = real::sendfile()(out, in, in_off ? &pos : nullptr, n - done);
+      if (c < 0 && errno == EINTR) continue;
+      if (c <= 0) break;
+      if (in_off) *in_off = pos;
+      done += static_cast<size_t>(c);
+    }
+    if (done > 0 || c == 0) return static_cast<ssize_t>(done);
+    // Refused before a byte moved (an input sendfile cannot read): the buffer below.
+  }
   constexpr size_t kBuf = 1 << 20;
   char* buf = static_cast<char*>(malloc(n < kBuf ? n : kBuf));
   if (!buf) {
