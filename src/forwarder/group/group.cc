@@ -419,12 +419,16 @@ void Group::await_takeover(std::unique_lock<std::mutex>& lk, const std::string& 
                                 std::chrono::steady_clock::now() + std::chrono::milliseconds(20)));
 }
 
+std::string Group::addr_of(const std::string& node) {
+  if (node == node_) return addr_;
+  auto m = members_.find(node);
+  return m != members_.end() ? m->second : "";
+}
+
 Frame Group::answer(const std::string& path, const std::string& node, Ask ask) {
   const auto now = std::chrono::steady_clock::now();
   auto owner_frame = [&](const std::string& owner) {
-    auto m = members_.find(owner);
-    const std::string addr = owner == node_ ? addr_ : m != members_.end() ? m->second : "";
-    return Frame{{"OWNER", owner, addr}, {}};
+    return Frame{{"OWNER", owner, addr_of(owner)}, {}};
   };
   if (ask == Ask::kTake) {
     std::string previous;
@@ -440,11 +444,8 @@ Frame Group::answer(const std::string& path, const std::string& node, Ask ask) {
 
 Frame Group::owners_answer(const std::string& prefix, const std::string& node) {
   Frame f{{"OK"}, {}};
-  for (const std::string& n : table_.nodes_under(prefix, node)) {
-    auto m = members_.find(n);
-    const std::string addr = n == node_ ? addr_ : m != members_.end() ? m->second : "";
-    if (!addr.empty()) f.body += n + "\t" + addr + "\n";
-  }
+  for (const std::string& n : table_.nodes_under(prefix, node))
+    if (const std::string addr = addr_of(n); !addr.empty()) f.body += n + "\t" + addr + "\n";
   return f;
 }
 

@@ -146,6 +146,8 @@ class Group {
   // The leader's answer to node's ask about path (OWNER, NONE or DIED; for a take, OWNER
   // names the previous owner); mu_ held.
   Frame answer(const std::string& path, const std::string& node, Ask ask);
+  // Where node's forwarder listens ("" for a node that is not a member); mu_ held.
+  std::string addr_of(const std::string& node);
   // The leader's answer to OWNERS: "OK" and node, address pairs; mu_ held.
   Frame owners_answer(const std::string& prefix, const std::string& node);
   // claim(), who() and take(): asks (the leader, or the own table when leading) until the

@@ -54,17 +54,21 @@ bool valid_secret(const std::string& s) {
   return true;
 }
 
-// An OFD write lock on dir/leader.lock taken without waiting: its descriptor, or -1 (held
-// by a live leader, or no lock file).
-int lock_leader_file(const std::string& dir) {
+// An OFD write lock on dir/leader.lock (created with create) taken without waiting: its
+// descriptor, or -1 with errno and *opened (whether the file opened: then EAGAIN or EACCES
+// mean another process holds the lock).
+int lock_leader_file(const std::string& dir, bool create, bool* opened = nullptr) {
   const std::string path = dir + "/leader.lock";
-  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0), 0600);
+  if (opened) *opened = fd >= 0;
   if (fd < 0) return -1;
   struct flock fl {};
   fl.l_type = F_WRLCK;
   fl.l_whence = SEEK_SET;
   if (::fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+    const int e = errno;
     ::close(fd);
+    errno = e;
     return -1;
   }
   return fd;
@@ -107,7 +111,7 @@ size_t sweep_ended_jobs(const std::string& parent, const std::string& keep,
     struct stat st;
     if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
       continue;
-    int lock = lock_leader_file(dir);  // held while it is removed: no leader meanwhile
+    int lock = lock_leader_file(dir, false);  // held while it is removed: no leader meanwhile
     if (lock < 0 && ::access((dir + "/leader.lock").c_str(), F_OK) == 0) continue;
     std::string node, addr;
     bool retired = false;
@@ -181,18 +185,15 @@ bool Rendezvous::open(const std::string& dir, std::string* err) {
 bool Rendezvous::try_lead(std::string* err) {
   if (lock_fd_ >= 0) return true;
   const std::string path = dir_ + "/leader.lock";
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  bool opened = false;
+  int fd = lock_leader_file(dir_, true, &opened);
   if (fd < 0) {
-    if (err) *err = "cannot open " + path + ": " + strerror(errno);
-    return false;
-  }
-  struct flock fl {};
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  if (::fcntl(fd, F_OFD_SETLK, &fl) != 0) {
-    int e = errno;
-    ::close(fd);
-    if (e != EAGAIN && e != EACCES && err) *err = "cannot lock " + path + ": " + strerror(e);
+    const int e = errno;
+    if (!opened) {
+      if (err) *err = "cannot open " + path + ": " + strerror(e);
+    } else if (e != EAGAIN && e != EACCES && err) {
+      *err = "cannot lock " + path + ": " + strerror(e);
+    }
     return false;
   }
   lock_fd_ = fd;

@@ -147,6 +147,16 @@ void State::drop(Version& v) {
   done_cv.notify_all();
 }
 
+size_t State::drop_all(const std::string& path, const std::function<bool(const Version&)>& which) {
+  // By vid: a drop may forget a version, and with it its place in the by-path index.
+  std::vector<uint64_t> vids;
+  for (Version* v : pending_of(path))
+    if (!which || which(*v)) vids.push_back(v->vid);
+  for (uint64_t vid : vids)
+    if (Version* v = find(vid)) drop(*v);
+  return vids.size();
+}
+
 void State::forget(uint64_t vid) {
   costs.forgotten(vid);
   auto it = versions.find(vid);

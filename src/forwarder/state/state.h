@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -115,6 +116,9 @@ class State : public StoreBook, public WaitBook, public BatcherWake {
   // Drops v: never committed. Deletes its staged files and forgets it unless a client or
   // the pipeline still holds it. v may be dangling afterwards.
   void drop(Version& v);
+  // Drops every not-dropped version of path (those `which` accepts, when given); returns
+  // how many.
+  size_t drop_all(const std::string& path, const std::function<bool(const Version&)>& which = {});
   // Forgets v and deletes its staged files (after commit, or a dropped version released);
   // the data file after retire_grace.
   void forget(uint64_t vid);

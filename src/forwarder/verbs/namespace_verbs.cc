@@ -105,7 +105,8 @@ Reply Service::rename(const std::string& from, const std::string& to, bool from_
   if (group_ && from != to) {
     // A path another node owns is renamed by its owner (remote_names.cc).
     if (!from_peer)
-      if (std::optional<Reply> r = rename_at_owner(from, to)) return *r;
+      if (std::optional<Reply> r = done_at_owner(from, "renaming it", {"RENAME", from, to}))
+        return *r;
     // A staged version renamed to `to` is this node's to commit: the group answers for it
     // here (other nodes' opens of `to` ask here), and its old owner drops its versions.
     // Only when the rename acts here: one of a name this node has nothing of replaces
@@ -155,10 +156,7 @@ Reply Service::rename_in_turn(std::unique_lock<std::mutex>& lk, const std::strin
   }
   // Whatever `to` held before is superseded (closed versions deleted; open ones keep
   // being written by their clients but are never committed).
-  std::vector<uint64_t> old_to;
-  for (Version* p : s.pending_of(to)) old_to.push_back(p->vid);
-  for (uint64_t vid : old_to)
-    if (Version* p = s.find(vid)) s.drop(*p);
+  s.drop_all(to);
   if (entry && store_from != store_to) {
     // Another store: its catalog cannot point into ours, so the bytes move as a new version
     // of `to` (unless a staged version of `from` is newer anyway), then `from` goes away.
@@ -201,7 +199,10 @@ Reply Service::rename_in_turn(std::unique_lock<std::mutex>& lk, const std::strin
 Reply Service::unlink(const std::string& path, bool from_peer) {
   // A path another node owns is unlinked by its owner (remote_names.cc).
   if (group_ && !from_peer)
-    if (std::optional<Reply> r = unlink_at_owner(path)) return *r;
+    if (std::optional<Reply> r = done_at_owner(path, "unlinking it", {"UNLINK", path})) {
+      if (!r->empty() && (*r)[0] != wire::kErr) drop_own_versions(path);
+      return *r;
+    }
   bool acted = false;
   return unlink_here(path, &acted);
 }
@@ -227,10 +228,7 @@ Reply Service::unlink_here(const std::string& path, bool* acted) {
     gc_due(c_.commit_context(), store);
   }
   // Looked up after the record: a version opened while it went in came before the unlink.
-  std::vector<uint64_t> pending;
-  for (Version* p : s.pending_of(path)) pending.push_back(p->vid);
-  for (uint64_t vid : pending)
-    if (Version* p = s.find(vid)) s.drop(*p);
+  s.drop_all(path);
   return done_or_pass(path);
 }
 

@@ -36,27 +36,15 @@ bool Service::ask_peer(const group::Owner& owner, std::vector<std::string> field
 
 // ---- the caller's side ----
 
-std::optional<Reply> Service::unlink_at_owner(const std::string& path) {
-  return ask_owner_again(path, "unlinking it", [&](Unreachable* u) -> std::optional<Reply> {
+std::optional<Reply> Service::done_at_owner(const std::string& path, const char* fallback,
+                                            std::vector<std::string> request) {
+  return ask_owner_again(path, fallback, [&](Unreachable* u) -> std::optional<Reply> {
     std::optional<group::Owner> owner = group_->who(path);
     Frame reply;
-    if (!owner || owner->self || !ask_peer(*owner, {"UNLINK", path}, reply, u)) return std::nullopt;
+    if (!owner || owner->self || !ask_peer(*owner, request, reply, u)) return std::nullopt;
     if (reply.fields[0] == "PASS") return std::nullopt;  // nothing of it there: done here
     if (reply.fields[0] != "OK") return reply_err(peer_reply::errno_of(reply.fields, 1));
-    drop_own_versions(path);
     return done_or_pass(path);
-  });
-}
-
-std::optional<Reply> Service::rename_at_owner(const std::string& from, const std::string& to) {
-  return ask_owner_again(from, "renaming it", [&](Unreachable* u) -> std::optional<Reply> {
-    std::optional<group::Owner> owner = group_->who(from);
-    Frame reply;
-    if (!owner || owner->self || !ask_peer(*owner, {"RENAME", from, to}, reply, u))
-      return std::nullopt;
-    if (reply.fields[0] == "PASS") return std::nullopt;
-    if (reply.fields[0] != "OK") return reply_err(peer_reply::errno_of(reply.fields, 1));
-    return done_or_pass(from);
   });
 }
 
@@ -93,27 +81,30 @@ void Service::names_at_owners(const std::string& dir, std::set<std::string>& nam
 }
 
 void Service::drop_own_versions(const std::string& path) {
-  State& s = c_.state;
-  std::lock_guard lk(s.mu);
+  std::lock_guard lk(c_.state.mu);
   // Versions this node would commit itself (after a failed hand-over); the copies of the
   // owner's version hand their bytes to it, where they meet its unlink.
-  std::vector<uint64_t> own;
-  for (Version* v : s.pending_of(path))
-    if (v->owner_addr.empty()) own.push_back(v->vid);
-  for (uint64_t vid : own)
-    if (Version* v = s.find(vid)) s.drop(*v);
+  c_.state.drop_all(path, [](const Version& v) { return v.owner_addr.empty(); });
 }
 
 // ---- the owner's side ----
+
+namespace {
+// A name verb's reply to its caller: its errno, or whether it acted here (OK) or found
+// nothing of the path (PASS: the caller does it on its own node).
+bool send_acted(int sock, const Reply& r, bool acted) {
+  if (r.empty() || (r[0] != wire::kOk && r[0] != wire::kPass))
+    return peer_reply::send_errno(sock, peer_reply::errno_of(r, 1));
+  return peer_reply::send(sock, {acted ? "OK" : "PASS"});
+}
+}  // namespace
 
 bool Service::peer_unlink(int sock, const Frame& head) {
   if (head.fields.size() != 2 || !peer_reply::is_path(head.fields[1]))
     return peer_reply::send_errno(sock, EINVAL);
   bool acted = false;
   Reply r = unlink_here(head.fields[1], &acted);
-  if (r.empty() || (r[0] != wire::kOk && r[0] != wire::kPass))
-    return peer_reply::send_errno(sock, peer_reply::errno_of(r, 1));
-  return peer_reply::send(sock, {acted ? "OK" : "PASS"});
+  return send_acted(sock, r, acted);
 }
 
 bool Service::peer_rename(int sock, const Frame& head) {
@@ -122,9 +113,7 @@ bool Service::peer_rename(int sock, const Frame& head) {
     return peer_reply::send_errno(sock, EINVAL);
   bool acted = false;
   Reply r = rename(head.fields[1], head.fields[2], true, &acted);
-  if (r.empty() || (r[0] != wire::kOk && r[0] != wire::kPass))
-    return peer_reply::send_errno(sock, peer_reply::errno_of(r, 1));
-  return peer_reply::send(sock, {acted ? "OK" : "PASS"});
+  return send_acted(sock, r, acted);
 }
 
 bool Service::peer_names(int sock, const Frame& head) {
@@ -154,12 +143,9 @@ bool Service::peer_supersede(int sock, const Frame& head) {
   std::unique_lock lk(s.mu);
   // Records in flight that name the path go in first: the rename's record comes after.
   ManifestTurn turn(s, lk, {store_for(c_.cfg, path)});
-  std::vector<uint64_t> old;
-  for (Version* v : s.pending_of(path)) old.push_back(v->vid);
-  for (uint64_t vid : old)
-    if (Version* v = s.find(vid)) s.drop(*v);
+  const size_t dropped = s.drop_all(path);
   LOG_DEBUG("%s: another node renamed a file onto it; %zu versions here dropped", path.c_str(),
-            old.size());
+            dropped);
   return peer_reply::send(sock, {"OK"});
 }
 

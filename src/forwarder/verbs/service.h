@@ -130,10 +130,11 @@ class Service : public LoopChores, public group::PeerHandler {
   std::optional<Reply> ask_owner_again(
       const std::string& path, const char* fallback,
       const std::function<std::optional<Reply>(Unreachable*)>& once);
-  // An unlink or rename of a path another node owns, done there (remote_names.cc), or
-  // nullopt to do it here; asked again as the three above. Lock not held.
-  std::optional<Reply> unlink_at_owner(const std::string& path);
-  std::optional<Reply> rename_at_owner(const std::string& from, const std::string& to);
+  // An UNLINK or RENAME (request) of path, which another node owns, done there
+  // (remote_names.cc): the reply here, or nullopt to do it here; asked again as the three
+  // above. Lock not held.
+  std::optional<Reply> done_at_owner(const std::string& path, const char* fallback,
+                                     std::vector<std::string> request);
   // A rename onto path here: this node owns path from now on, and the node that owned it
   // drops its versions (asked before the rename is recorded). Lock not held.
   void take_name(const std::string& path);

@@ -86,7 +86,7 @@ ssize_t tracked_write(int fd, Version* v, long long offset, size_t len, Op op,
 // (advanced) or the file positions (moved), as the kernel copies: by sendfile(2), which
 // copies between file systems in the kernel, when out is written at its position; else
 // through a buffer. Returns the bytes copied, or -1 with errno when none were.
-ssize_t copy_through_buffer(int in, loff_t* in_off, int out, loff_t* out_off, size_t n) {
+ssize_t copy_across_file_systems(int in, loff_t* in_off, int out, loff_t* out_off, size_t n) {
   if (!out_off) {
     size_t done = 0;
     ssize_t c = 0;
@@ -145,13 +145,15 @@ ssize_t copy_through_buffer(int in, loff_t* in_off, int out, loff_t* out_off, si
 
 // A staged file lives on the staging file system (/dev/shm), and the kernel refuses
 // copy_file_range between two file systems (EXDEV) where the same call without the
-// library, both files on one file system, copies: then done through a buffer, errno as
-// it was before the call.
-ssize_t copy_range(int in, loff_t* in_off, int out, loff_t* out_off, size_t n, unsigned fl) {
+// library, both files on one file system, copies: then copied another way
+// (copy_across_file_systems), errno as it was before the call. staged: in or out is a
+// staged file (an EXDEV between two files of the application's is its own).
+ssize_t copy_range(int in, loff_t* in_off, int out, loff_t* out_off, size_t n, unsigned fl,
+                   bool staged) {
   const int saved = errno;
   ssize_t r = real::copy_file_range()(in, in_off, out, out_off, n, fl);
-  if (r >= 0 || errno != EXDEV || fl != 0 || (!g_fds.get(in) && !g_fds.get(out))) return r;
-  r = copy_through_buffer(in, in_off, out, out_off, n);
+  if (r >= 0 || errno != EXDEV || fl != 0 || !staged) return r;
+  r = copy_across_file_systems(in, in_off, out, out_off, n);
   if (r >= 0) errno = saved;
   return r;
 }
@@ -214,14 +216,15 @@ CKPTFWD_EXPORT ssize_t pwritev64v2(int fd, const struct iovec* iov, int cnt, off
 // from or to a staged file may need the buffer (copy_range).
 CKPTFWD_EXPORT ssize_t copy_file_range(int in, loff_t* in_off, int out, loff_t* out_off, size_t n,
                                        unsigned fl) {
-  if (__builtin_expect(g_fds.get(out) == nullptr, 1) && !t_busy) {
-    if (__builtin_expect(g_fds.get(in) == nullptr, 1)) {
+  const bool in_staged = g_fds.get(in) != nullptr, out_staged = g_fds.get(out) != nullptr;
+  if (__builtin_expect(!out_staged, 1) && !t_busy) {
+    if (__builtin_expect(!in_staged, 1)) {
       return real::copy_file_range()(in, in_off, out, out_off, n, fl);
     }
-    return copy_range(in, in_off, out, out_off, n, fl);  // from a staged file or view
+    return copy_range(in, in_off, out, out_off, n, fl, true);  // from a staged file or view
   }
   CKPTFWD_TRACKED_COPY(out, out_off ? static_cast<long long>(*out_off) : -1, n,
-                       copy_range(in, in_off, out, out_off, n, fl),
+                       copy_range(in, in_off, out, out_off, n, fl, in_staged || out_staged),
                        out_off ? static_cast<long long>(*out_off) - r : -1);
 }
 CKPTFWD_EXPORT ssize_t sendfile(int out, int in, off_t* off, size_t n) {
