@@ -178,6 +178,7 @@ std::optional<bool> set_batching_setting(Config& cfg, const Setting& s) {
     return s.int_value(cfg.idle_exit_s, 0, 86400 * 30, "seconds, 0 for never");
   if (key == "TERM_DRAIN_S") return s.int_value(cfg.term_drain_s, 0, 86400, "seconds 0..86400");
   if (key == "SPIN_US") return s.int_value(cfg.spin_us, 0, 10000, "microseconds 0..10000");
+  if (key == "YIELD_MS") return s.int_value(cfg.yield_ms, 0, 600000, "milliseconds 0..600000");
   if (key == "KEEP") return s.int_value(cfg.keep, 0, 1 << 20, "a count, 0 for all");
   return std::nullopt;
 }

@@ -37,6 +37,10 @@ struct Config {
   // CKPTFWD_SPIN_US: how long a client session polls for the next request before it
   // sleeps, while requests keep coming that fast (wire/spin_wait.h); 0: never.
   int spin_us = 50;
+  // CKPTFWD_YIELD_MS: the longest the forwarder holds its bulk compression back, in one
+  // stretch, while the node's processes write captured files (forwarder/util/yield_gate.h);
+  // 0: never.
+  int yield_ms = 2000;
   uint64_t chunk_bytes = 4ull << 20;  // CKPTFWD_CHUNK: chunk size of streams
   // CKPTFWD_SNAPSHOT_READ_MAX: the fsync snapshots of the batches in flight are read into
   // the forwarder's memory once, up to this many bytes in all (forwarder/pipeline/batch_budget.h);

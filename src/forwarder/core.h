@@ -16,6 +16,7 @@
 #include "forwarder/state/state.h"
 #include "forwarder/state/stats.h"
 #include "forwarder/util/worker_pool.h"
+#include "forwarder/util/yield_gate.h"
 #include "schema/infer.h"
 #include "store/container/direct_read.h"
 
@@ -27,6 +28,7 @@ struct Core {
         session_dir(std::move(dir)),
         node(std::move(node_name)),
         state(cfg, stats, session_dir),
+        gate(cfg.yield_ms, &stats.yield_ns),
         workers(cfg.writers),
         prefetch(state, stats, session_dir, cfg.prefetch_bytes, cfg.restore_threads) {
     // main() checked the settings with the same call before it got here; a Core built
@@ -36,6 +38,8 @@ struct Core {
     set_restore_decode_threads(static_cast<unsigned>(cfg.restore_threads));
     set_direct_read_default(cfg.direct_read);
     warm::set_cap(cfg.snapshot_read_max);
+    gate.set_demand([this] { return state.waiters > 0 || state.draining || state.shutdown; });
+    workers.set_gate(&gate);
   }
   Core(const Core&) = delete;
   Core& operator=(const Core&) = delete;
@@ -55,6 +59,7 @@ struct Core {
   CodecChoices codec_choices;     // codec chain per variable, kept for the job (codec_choice.h)
   ChunkIndexCache chunk_indexes;  // earlier chunks new ones may refer to (chunk_index.h)
   RefKeep ref_keep;               // what kept containers refer to (CKPTFWD_KEEP, ref_keep.h)
+  YieldGate gate;                 // bulk work waits while the application writes (yield_gate.h)
   WorkerPool workers;             // compression workers of every batch (worker_pool.h)
   // Last: its restore threads use state, so they stop first.
   ViewPrefetch prefetch;  // read views staged ahead of restart opens (view_prefetch.h)

@@ -33,9 +33,10 @@ rm -rf "$WORK" && mkdir -p "$WORK" || exit 2
 WORK=$(cd "$WORK" && pwd)
 RAW=$WORK/raw.txt
 : >"$RAW"
-running_pid=
+running_pid= nogate_pid=
 cleanup() {
   [[ -n $running_pid ]] && kill -TERM "$running_pid" 2>/dev/null
+  [[ -n $nogate_pid ]] && kill -TERM "$nogate_pid" 2>/dev/null
   rm -rf "$SHM"
 }
 trap cleanup EXIT
@@ -86,7 +87,8 @@ done
 # forwarder once it is busy compressing BUSY_FILES files of as many bytes of noisy float64
 # another process closed just before (other values in each: not deduplicated; the process
 # does not wait for their commit: CKPTFWD_EXIT_WAIT=0), against the same write with it
-# idle.
+# idle; and the same busy write through a second forwarder that does not give way to the
+# application's writes (CKPTFWD_YIELD_MS=0), as every forwarder did before.
 BUSY_FILES=${BENCH_BUSY_FILES:-4}  # BENCH_BUSY_ROUNDS: its rounds
 "$PY" - "$SHM/noisy.dat" "$SIZE" <<'EOF' || { echo "bench_patterns.sh: cannot make the busy data (numpy)" >&2; exit 1; }
 import numpy as np, sys
@@ -94,7 +96,14 @@ n = int(sys.argv[2]) >> 3
 x = np.linspace(0, 60, n)
 (np.sin(x) * 300 + np.random.default_rng(1).normal(0, 1e-3, n)).astype(np.float64).tofile(sys.argv[1])
 EOF
-mkdir -p "$WORK/running/busy"
+NOGATE_JOB=bp-nogate-$$
+mkdir -p "$WORK/running/busy" "$WORK/nogate/busy"
+env CKPTFWD_CAPTURE="$WORK/nogate/*" CKPTFWD_JOB_ID=$NOGATE_JOB CKPTFWD_IDLE_EXIT=3600 CKPTFWD_YIELD_MS=0 \
+  "$FWD" --daemon || { echo "bench_patterns.sh: the second forwarder did not start" >&2; exit 1; }
+for p in $(pgrep -f ckptfwd-forwarder); do
+  tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$NOGATE_JOB" && nogate_pid=$p
+done
+[[ -n $nogate_pid ]] || { echo "bench_patterns.sh: the second forwarder is not found" >&2; exit 1; }
 # await_busy PID: returns once PID burns CPU (3 ticks of 10 ms in 50 ms: it compresses the
 # files just closed, after its batch window or a wave window), false after 6 s.
 await_busy() {
@@ -107,29 +116,35 @@ await_busy() {
   done
   return 1
 }
-drain_running() { CKPTFWD_JOB_ID=$RUN_JOB timeout 300 "$CLI" drain >/dev/null 2>&1; }
+drain_job() { CKPTFWD_JOB_ID=$1 timeout 300 "$CLI" drain >/dev/null 2>&1; }
 BUSY_ROUNDS=${BENCH_BUSY_ROUNDS:-$([[ $QUICK == 1 ]] && echo 1 || echo 7)}  # (noisy: more rounds)
 for ((r = 0; r < BUSY_ROUNDS; r++)); do
-  for state in idle busy; do
-    drain_running
-    if [[ $state == busy ]]; then
+  for state in idle busy nogate; do
+    drain_job "$RUN_JOB"
+    drain_job "$NOGATE_JOB"
+    job=$RUN_JOB dir=$WORK/running pid=$running_pid
+    [[ $state == nogate ]] && job=$NOGATE_JOB dir=$WORK/nogate pid=$nogate_pid
+    if [[ $state != idle ]]; then
       # Other values in every file (the same bytes again would only be referenced).
-      env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$WORK/running/*" CKPTFWD_JOB_ID=$RUN_JOB \
-        CKPTFWD_EXIT_WAIT=0 "$PY" - "$SHM/noisy.dat" "$WORK/running/busy" "$r" "$BUSY_FILES" <<'EOF' || exit 1
+      env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$dir/*" CKPTFWD_JOB_ID=$job \
+        CKPTFWD_EXIT_WAIT=0 "$PY" - "$SHM/noisy.dat" "$dir/busy" "$r" "$BUSY_FILES" <<'EOF' || exit 1
 import numpy as np, sys
 base, r = np.fromfile(sys.argv[1]), int(sys.argv[3])
 for i in range(int(sys.argv[4])):
     (base + (r * 64 + i + 1) * 1e-6).tofile(f"{sys.argv[2]}/f{r}-{i}.dat")
 EOF
-      await_busy "$running_pid" || echo "bench_patterns.sh: the forwarder never got busy" >&2
+      await_busy "$pid" || echo "bench_patterns.sh: the forwarder never got busy" >&2
     fi
-    line=$(env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$WORK/running/*" CKPTFWD_JOB_ID=$RUN_JOB \
-      "$BP" --dir "$WORK/running" --pattern write --size "$SIZE") ||
+    line=$(env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$dir/*" CKPTFWD_JOB_ID=$job \
+      "$BP" --dir "$dir" --pattern write --size "$SIZE") ||
       { echo "bench_patterns.sh: the write beside a $state forwarder failed" >&2; exit 1; }
     echo "beside-$state 0 write $r ${line#* }" >>"$RAW"
   done
 done
-drain_running
+drain_job "$RUN_JOB"
+drain_job "$NOGATE_JOB"
+kill -TERM "$nogate_pid" 2>/dev/null
+nogate_pid=
 
 # Small files from a Python script: written and read back in one process, then read back
 # by a new one (a new job under the library: from the store).
@@ -246,11 +261,15 @@ for p in what:
              g("disk_fsync"), g("running_fsync"), row["running_fsync_over_disk_fsync"], g("started_fsync"),
              row["started_fsync_over_disk_fsync"]]
     print(f"{p:<15}" + "".join(f"{fmt(c, '.2f' if i in (3, 5, 8, 10) else '.3f'):>11}" for i, c in enumerate(cells)))
-busy = {k: med(pat.get("write", {}).get(f"beside-{k}", [])) for k in ("idle", "busy")}
+busy = {k: med(pat.get("write", {}).get(f"beside-{k}", [])) for k in ("idle", "busy", "nogate")}
 if busy["idle"] and busy["busy"]:
     res["beside_busy_forwarder"] = {"idle_s": busy["idle"], "busy_s": busy["busy"], "ratio": busy["busy"] / busy["idle"]}
+    ng = busy["nogate"] / busy["idle"] if busy["nogate"] else None
+    if ng:
+        res["beside_busy_forwarder"].update(nogate_s=busy["nogate"], nogate_ratio=ng)
     print(f"  {size >> 20} MiB write (running forwarder) while it compresses earlier files: {busy['busy']:.3f} s, "
-          f"idle {busy['idle']:.3f} s ({busy['busy'] / busy['idle']:.2f}x)")
+          f"idle {busy['idle']:.3f} s ({busy['busy'] / busy['idle']:.2f}x); a forwarder that does not give way "
+          f"(CKPTFWD_YIELD_MS=0): {fmt(busy['nogate'])} s ({fmt(ng, '.2f')}x)")
 if small:
     print("  small files from Python (4 KiB each), s: write (same process), read back in the same process, "
           "and by a new job (library: from the store) / a direct read with a warm and a cold page cache")

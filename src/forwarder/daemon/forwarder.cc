@@ -29,6 +29,7 @@
 #include "forwarder/util/store_paths.h"
 #include "store/manifest/manifest.h"
 #include "store/manifest/owner_check.h"
+#include "wire/activity.h"
 
 namespace ckptfwd::fwd {
 
@@ -71,6 +72,10 @@ Forwarder::Start Forwarder::start(std::string* err) {
     if (err) *err = std::string("pipe: ") + strerror(errno);
     return Start::kFailed;
   }
+  // The application's activity word (yield_gate.h), before a library can connect.
+  std::string gate_err;
+  if (!core_.gate.attach(paths_.dir, &gate_err))
+    LOG_WARN("%s: compression does not give way to the application's writes", gate_err.c_str());
   recover_staged(core_);
   sweep_dead_sessions(paths_.stage_root, paths_.dir);  // other jobs' killed forwarders
   batcher_.start();
@@ -236,13 +241,15 @@ bool Forwarder::release_socket(bool block) {
 }
 
 namespace {
-// True if dir holds nothing but `lock` (staged versions, a socket or anything else: false).
+// True if dir holds nothing but `lock` and the activity word's file (wire/activity.h;
+// staged versions, a socket or anything else: false).
 bool only_lock_left(const char* dir) {
   DIR* d = opendir(dir);
   if (!d) return false;
   bool only = true;
   while (dirent* de = readdir(d)) {
-    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, "lock"))
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, "lock") ||
+        !strcmp(de->d_name, activity::kFileName))
       continue;
     only = false;
     break;
@@ -255,7 +262,10 @@ bool only_lock_left(const char* dir) {
 void Forwarder::remove_session_dir() {
   int lock = open(paths_.lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
   if (lock < 0) {
-    if (only_lock_left(paths_.dir)) rmdir(paths_.dir);
+    if (only_lock_left(paths_.dir)) {
+      unlinkat(AT_FDCWD, (std::string(paths_.dir) + "/" + activity::kFileName).c_str(), 0);
+      rmdir(paths_.dir);
+    }
     return;
   }
   bool locked = flock(lock, LOCK_EX | LOCK_NB) == 0;
@@ -264,6 +274,7 @@ void Forwarder::remove_session_dir() {
     locked = flock(lock, LOCK_EX | LOCK_NB) == 0;
   }
   if (locked && only_lock_left(paths_.dir)) {
+    unlinkat(AT_FDCWD, (std::string(paths_.dir) + "/" + activity::kFileName).c_str(), 0);
     unlink(paths_.lock);
     if (rmdir(paths_.dir) == 0) LOG_DEBUG("removed the session directory %s", paths_.dir);
   } else if (locked) {

@@ -4,6 +4,7 @@
 // except small file-system calls on tmpfs and manifest appends.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -40,13 +41,15 @@ struct StoreBook {
 
 // Who waits and for what: set by the verbs (SYNC, WAITALL, DRAIN, connections) and the
 // daemon (shutdown), read by the batcher to seal sooner.
+// waiters, draining and shutdown are atomics besides: the yield gate reads them without
+// the lock (forwarder/util/yield_gate.h: nothing is held back while something waits).
 struct WaitBook {
-  int waiters = 0;           // threads blocked until commits (the batcher then seals fast)
-  int sync_waiting = 0;      // of them SYNCs (Version::sync_waiters summed over versions)
-  int unchanged_checks = 0;  // versions with Version::check_unchanged set
-  int clients = 0;           // connected clients
-  bool draining = false;     // exit drain: seal everything now
-  bool shutdown = false;     // waiters give up (EIO)
+  std::atomic<int> waiters = 0;  // threads blocked until commits (the batcher then seals fast)
+  int sync_waiting = 0;          // of them SYNCs (Version::sync_waiters summed over versions)
+  int unchanged_checks = 0;      // versions with Version::check_unchanged set
+  int clients = 0;               // connected clients
+  std::atomic<bool> draining = false;  // exit drain: seal everything now
+  std::atomic<bool> shutdown = false;  // waiters give up (EIO)
 };
 
 // When to wake the batcher thread: mark_closed reads it, the batcher sets it.

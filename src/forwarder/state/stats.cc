@@ -134,7 +134,8 @@ void write_rates_and_times(const Stats& s, Out& o) {
       {"time_infer_s", &s.infer_ns},          {"time_typed_encode_s", &s.typed_encode_ns},
       {"time_compress_s", &s.compress_ns},    {"time_write_s", &s.write_ns},
       {"time_commit_s", &s.commit_ns},        {"time_hash_s", &s.hash_ns},
-      {"ckpt_blocked_s", &s.ckpt_blocked_ns}, {"ckpt_durable_s", &s.ckpt_durable_ns}};
+      {"ckpt_blocked_s", &s.ckpt_blocked_ns}, {"ckpt_durable_s", &s.ckpt_durable_ns},
+      {"time_yield_s", &s.yield_ns}};
   for (const Field& f : times) {
     o.key(f.key);
     o.fixed(f.value->load() / 1000, 6);

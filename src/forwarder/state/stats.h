@@ -49,6 +49,9 @@ struct Stats {
   // computed them beside the planning and the encoding.
   std::atomic<uint64_t> infer_ns{0}, compress_ns{0}, write_ns{0}, commit_ns{0};
   std::atomic<uint64_t> hash_ns{0};
+  // Time the worker threads held bulk work back while the application wrote (summed over
+  // the threads; forwarder/util/yield_gate.h).
+  std::atomic<uint64_t> yield_ns{0};
   std::atomic<uint64_t> pending_versions{0};
   // Checkpoint waves (waves.h) sealed, and those whose files went into more than one
   // batch (split_rate in the JSON is their ratio).

@@ -1,6 +1,9 @@
 #include "forwarder/util/worker_pool.h"
 
 #include <algorithm>
+#include <chrono>
+
+#include "base/monotonic.h"
 
 namespace ckptfwd::fwd {
 
@@ -50,6 +53,17 @@ void WorkerPool::loop() {
     // Stopping, and everything queued has run (or was dropped)?
     if (urgent_.empty() && queue_.empty()) break;
     const bool urgent = !urgent_.empty();
+    if (!urgent && gate_ && !stop_) {
+      const int64_t t0 = monotonic_ns();
+      const int64_t hold = gate_->hold_ns(t0);
+      if (hold > 0) {
+        // Looks again when the hold ends, at an urgent task or a stop (a notify), and at
+        // least every 5 ms (the stretch may end early: an exit wait began).
+        cv_.wait_for(lk, std::chrono::nanoseconds(std::min<int64_t>(hold, 5'000'000)));
+        gate_->add_held(monotonic_ns() - t0);
+        continue;
+      }
+    }
     std::deque<std::function<void()>>& from = urgent ? urgent_ : queue_;
     std::function<void()> task = std::move(from.front());
     from.pop_front();

@@ -5,7 +5,9 @@
 // Tasks queue in FIFO order, except those a thread submits while it holds an UrgentScope
 // (the batch an fsync waits for): they run before every task queued without one, so an
 // fsync does not wait for the chunks of a large batch of closed files being compressed
-// beside it (batcher.h). What an urgent task submits is urgent too.
+// beside it (batcher.h). What an urgent task submits is urgent too. With a YieldGate, a
+// task queued without urgency starts only when the gate lets it (yield_gate.h: not while
+// the application writes); urgent ones start at once.
 //
 // TaskGroup waits for a set of tasks; OrderedResults hands the results of n jobs to one
 // consumer in job order while keeping at most `window` of them produced but not taken:
@@ -22,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "forwarder/util/yield_gate.h"
+
 namespace ckptfwd::fwd {
 
 class WorkerPool {
@@ -37,6 +41,9 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   int size() const { return static_cast<int>(threads_.size()); }
+  // Holds the tasks queued without urgency while gate says so (yield_gate.h). Set once,
+  // before the first task is submitted; gate outlives the pool.
+  void set_gate(YieldGate* gate) { gate_ = gate; }
   // While one lives, the tasks this thread submits (directly or through TaskGroup,
   // pool_for, OrderedResults) go ahead of the others.
   class UrgentScope {
@@ -69,6 +76,7 @@ class WorkerPool {
   std::deque<std::function<void()>> urgent_, queue_;
   size_t running_ = 0;
   bool stop_ = false;
+  YieldGate* gate_ = nullptr;
   std::vector<std::thread> threads_;
 };
 

@@ -11,6 +11,7 @@
 #include <set>
 #include <utility>
 
+#include "base/monotonic.h"
 #include "forwarder/restore/restore.h"
 #include "forwarder/staging/extents.h"
 #include "forwarder/staging/staging.h"
@@ -26,6 +27,8 @@ namespace ckptfwd::fwd {
 
 Reply Service::open(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared) {
   if ((flags & O_ACCMODE) == O_RDONLY) return open_read(path, cl.peer);
+  // A process of this node is about to write: bulk compression waits (yield_gate.h).
+  if (!cl.peer) c_.gate.note_write(monotonic_ns());
   return open_write(cl, path, flags, mode, shared);
 }
 

@@ -18,6 +18,7 @@
 #include "interpose/client/client_connect.h"
 #include "interpose/client/client_io.h"
 #include "interpose/setup/state.h"
+#include "interpose/track/activity_clock.h"
 #include "interpose/wrap/real.h"
 #include "wire/spin_wait.h"
 
@@ -65,6 +66,7 @@ void set_main_socket_locked(int fd) {
     g_sock_ino = st.st_ino;
   }
   g_sock.store(fd);
+  remap_activity_clock();
 }
 
 bool connected_locked() {

@@ -9,6 +9,7 @@
 #include <errno.h>
 
 #include "base/monotonic.h"
+#include "interpose/track/activity_clock.h"
 #include "interpose/track/fd_table.h"
 
 namespace ckptfwd::interpose {
@@ -17,13 +18,16 @@ inline unsigned long long blocked_clock_ns() {
   return static_cast<unsigned long long>(monotonic_ns());
 }
 
-// Adds the time from its construction to its destruction to v->blocked_ns.
+// Adds the time from its construction to its destruction to v->blocked_ns, and tells the
+// forwarder the application is writing (activity_clock.h).
 class BlockedTimer {
  public:
   explicit BlockedTimer(Version* v) : v_(v), start_(blocked_clock_ns()) {}
   ~BlockedTimer() {
     int saved = errno;
-    v_->blocked_ns.fetch_add(blocked_clock_ns() - start_, std::memory_order_relaxed);
+    unsigned long long end = blocked_clock_ns();
+    v_->blocked_ns.fetch_add(end - start_, std::memory_order_relaxed);
+    note_activity(end);
     errno = saved;
   }
   BlockedTimer(const BlockedTimer&) = delete;

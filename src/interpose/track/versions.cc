@@ -90,6 +90,12 @@ void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
     unsigned m = 0;
     r.view_mode = r.vid == 0 && f[5][0] && wire::parse_octal(f[5], m) ? m : 0;
   };
+  // The forwarder's bulk compression makes way before the OPEN reaches it (a busy
+  // forwarder's session thread may take a while to be scheduled).
+  if (writes) {
+    map_activity_clock();
+    note_activity(blocked_clock_ns());
+  }
   Result res = call_with(req, r.shared ? 5 : 4, parse);
   r.status = res.status;
   r.err = res.err;

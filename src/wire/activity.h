@@ -1,0 +1,45 @@
+// When the node's application last wrote a captured file: one word shared by the processes
+// under the preload library and their forwarder, so the forwarder can hold back its bulk
+// compression while the application writes (forwarder/util/yield_gate.h) without a message
+// per write.
+//
+//   <session dir>/activity   0600, kBytes long. The forwarder makes it before it listens;
+//                            a library maps it once it reached the forwarder. A later
+//                            forwarder of the session opens the same file, so the
+//                            libraries' mappings stay live across a forwarder restart.
+//     bytes  0..7   kMagic (little-endian)
+//     bytes 64..71  the CLOCK_MONOTONIC time in ns at which the latest captured write on
+//                   this node ended (a cache line of its own: stored by the ranks, read by
+//                   the forwarder; 0: none yet)
+//
+// A process stores the time at most once per kStepNs, so the shared line costs small
+// writes nothing measurable. Only timing depends on the word: a stale, torn or hostile
+// value changes when the forwarder compresses, never what it stores or when an fsync or an
+// exit wait is answered.
+// Allocation free (the preload library uses it).
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace ckptfwd::activity {
+
+inline constexpr char kFileName[] = "activity";
+inline constexpr uint64_t kMagic = 0x31797469'76697463ull;  // "ctivity1" little-endian
+inline constexpr size_t kBytes = 4096;
+inline constexpr size_t kClockOffset = 64;
+inline constexpr uint64_t kStepNs = 1'000'000;
+
+using Clock = std::atomic<uint64_t>;
+static_assert(sizeof(Clock) == 8 && Clock::is_always_lock_free);
+
+// The word of a mapping of the file (kBytes at base), or nullptr when its magic is wrong.
+inline Clock* clock_of(void* base) {
+  uint64_t magic;
+  memcpy(&magic, base, sizeof(magic));
+  if (magic != kMagic) return nullptr;
+  return reinterpret_cast<Clock*>(static_cast<char*>(base) + kClockOffset);
+}
+
+}  // namespace ckptfwd::activity
