@@ -133,6 +133,14 @@ void State::mark_closed(Version& v, bool mode_from_file) {
   if (close_wakes_batcher(v)) work_cv.notify_all();
 }
 
+void State::reopen(Version& v) {
+  closed_bytes_unpicked -= std::min(closed_bytes_unpicked, v.size);
+  v.state = VState::kOpen;
+  v.wave = 0;
+  v.closer_pid = 0;
+  v.opened_at = Clock::now();
+}
+
 bool State::close_wakes_batcher(const Version& v) const {
   // The soonest a close makes a batch due: at once when someone waits (fsync, exit,
   // drain) or a batch is full, else a batch window after it (batcher.cc, pick). The

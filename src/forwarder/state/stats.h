@@ -41,6 +41,9 @@ struct Stats {
   // Batches an fsync waits for, sealed while a batch of closed files was in flight and
   // written beside it (the sync lane, batcher.h).
   std::atomic<uint64_t> fsync_batches_beside{0};
+  // Write OPENs that reopened the version their process had just closed, in place (no
+  // copy of its bytes: Service::reopen_in_place).
+  std::atomic<uint64_t> reopens_in_place{0};
   // Time of the batches' steps, which add up to their wall time: inference before
   // planning (aware schemes), compression (codec trials, and the writer waiting for the
   // worker pool's encoders), writing (the writer appending chunks and committing the

@@ -264,7 +264,7 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
   c_.stats.bytes_captured += v->size;
   // Files shared across nodes through MPI-IO follow MPI's consistency (sync-barrier-sync,
   // and their collective close waits for the commit), not close-to-open.
-  if (!v->partial) note_pending(*v);
+  if (!v->partial && v->pending_store.empty()) note_pending(*v);  // (once: reopened in place)
   await_noted(lk);
   kill_point(c_.session_dir, "close-done");
   return reply_ok();

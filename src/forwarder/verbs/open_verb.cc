@@ -102,6 +102,8 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   }
   if (Version* joined = await_joinable(lk, path, shared))
     return join_write(cl, *joined, flags, shared);
+  if (!shared && !(flags & O_TRUNC))
+    if (Version* closed = reopenable(cl, path)) return reopen_in_place(cl, *closed, flags);
   WriteSource src;
   src.store = store_for(c_.cfg, path);
   if (std::optional<Reply> r = find_write_source(path, src)) return *r;
@@ -345,6 +347,36 @@ Reply Service::join_write(ClientCtx& cl, Version& v, int flags, bool shared) {
             static_cast<unsigned long long>(v.vid), v.holders.size());
   return reply_ok({std::to_string(v.vid), v.data_path, std::to_string(stage_budget()),
                    v.partial || v.created ? "x" : "-"});
+}
+
+Version* Service::reopenable(const ClientCtx& cl, const std::string& path) {
+  Version* v = c_.state.newest(path);
+  if (!v || cl.peer || v->state != VState::kClosed || v->dropped || !v->ready) return nullptr;
+  // Closed by this process and only ever held by it: nobody else's exit waits for it.
+  if (v->closer_pid != cl.pid || v->joins != 0 || v->client != cl.id) return nullptr;
+  // Nothing fsynced (its snapshots and their bookkeeping stay as they are), not shared
+  // across nodes, not a copy of another node's version, not failing.
+  if (v->partial || !v->owner_addr.empty() || v->snapshot_of || v->last_snapshot ||
+      v->synced.valid || v->check_unchanged || v->sync_waiters || v->live_source || v->failures)
+    return nullptr;
+  return v;
+}
+
+Reply Service::reopen_in_place(ClientCtx& cl, Version& v, int flags) {
+  if ((flags & O_CREAT) && (flags & O_EXCL)) return reply_err(EEXIST);
+  if (c_.fates.claim_staged(v.path) == fate::Fate::kDirect) {
+    LOG_INFO("OPEN of %s by pid %ld: the path is written directly in this job: PASS",
+             v.path.c_str(), cl.pid);
+    return reply_pass();
+  }
+  c_.state.reopen(v);
+  v.holders[cl.id] = {cl.pid, 1};
+  c_.state.rewrite_meta(v);  // open again, with its holder: a recovery must know
+  c_.stats.reopens_in_place++;
+  LOG_DEBUG("open %s for writing: reopens v%llu in place", v.path.c_str(),
+            static_cast<unsigned long long>(v.vid));
+  return reply_ok(
+      {std::to_string(v.vid), v.data_path, std::to_string(stage_budget()), v.created ? "x" : "-"});
 }
 
 }  // namespace ckptfwd::fwd

@@ -230,6 +230,16 @@ class Service : public LoopChores, public group::PeerHandler {
                                            const WriteSource& src, int fd, int src_fd);
   // Another OPEN for writing of a path whose version v is still open (lock held).
   Reply join_write(ClientCtx& cl, Version& v, int flags, bool shared);
+  // The closed version of path an OPEN (without O_TRUNC, not shared) by the process on cl
+  // may reopen in place (reopen_in_place), or null. Lock held.
+  Version* reopenable(const ClientCtx& cl, const std::string& path);
+  // Reopens v for the process on cl: its staged file, with the bytes it closed, is written
+  // on (no copy); v is open again and commits once closed again (lock held). A version
+  // closed moments ago by the same process, not picked into a batch, never fsynced, never
+  // shared with another process: the process's own exit wait covers it anyway, nobody
+  // else waits for it, and if the process dies the file is kept as written, as a direct
+  // one would be.
+  Reply reopen_in_place(ClientCtx& cl, Version& v, int flags);
   // How far a staged file may grow (-1: no limit). Lock held.
   long long stage_budget();
   // path may have a newer version than the catalog's in a record cut off the end of
