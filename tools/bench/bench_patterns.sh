@@ -13,7 +13,8 @@
 # fsync included), not the process's start or exit wait. Then many small files from a
 # Python script (BENCH_SMALL_PY: "2000 10000" files of 4 KiB): written and read back in the
 # same process, directly and under the library, and read back by a new process (a new
-# job: from the store) against a direct read with a warm and with a cold page cache.
+# job: from the store) against a direct read with a warm and with a cold page cache; and
+# the calls of a small file one by one (bench_calls) against a local socket's round trip.
 # Every file is read back and checked by its writer; the library's files are restored
 # from the stores afterwards and compared with the direct ones.
 # usage: tools/bench/bench_patterns.sh BUILD WORK OUT.json   (BENCH_QUICK=1: one round,
@@ -21,9 +22,9 @@
 # BENCH_SMALL_PY set the sizes)
 set -uo pipefail
 BUILD=$1 WORK=$2 OUT=$3
-BP=$BUILD/bin/bench_patterns LIB=$BUILD/lib/libckptfwd.so CLI=$BUILD/bin/ckptfwd
+BP=$BUILD/bin/bench_patterns BC=$BUILD/bin/bench_calls LIB=$BUILD/lib/libckptfwd.so CLI=$BUILD/bin/ckptfwd
 FWD=$BUILD/bin/ckptfwd-forwarder PY=/usr/bin/python3
-[[ -x $BP && -e $LIB && -x $FWD ]] || { echo "bench_patterns.sh: build $BUILD first" >&2; exit 2; }
+[[ -x $BP && -x $BC && -e $LIB && -x $FWD ]] || { echo "bench_patterns.sh: build $BUILD first" >&2; exit 2; }
 QUICK=${BENCH_QUICK:-0}
 ROUNDS=$([[ $QUICK == 1 ]] && echo 1 || echo 3)
 SIZE=${BENCH_PATTERN_SIZE:-$([[ $QUICK == 1 ]] && echo 16777216 || echo 67108864)}
@@ -188,6 +189,26 @@ for files in $SMALL; do
     echo "small-lib $files $r $line newjob_${again}" >>"$RAW"
   done
 done
+# The calls of a small file one by one (bench_calls): open, write and close of 2,000
+# files of 4 KiB, directly to the disk and to tmpfs and under the library with the running
+# forwarder, against the round trip of a local socket.
+for ((r = 0; r < ROUNDS; r++)); do
+  line=$("$BC" socket) || { echo "bench_patterns.sh: bench_calls socket failed" >&2; exit 1; }
+  echo "calls socket $line" >>"$RAW"
+  for where in disk tmpfs library; do
+    case $where in
+      disk) d=$WORK/calls-disk-$r pre=(env) ;;
+      tmpfs) d=$SHM/calls-$r pre=(env) ;;
+      library) d=$WORK/running/calls-$r
+        pre=(env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$WORK/running/*" CKPTFWD_JOB_ID=$RUN_JOB) ;;
+    esac
+    mkdir -p "$d"
+    line=$("${pre[@]}" "$BC" files --dir "$d") || { echo "bench_patterns.sh: bench_calls $where failed" >&2; exit 1; }
+    echo "calls $where $line" >>"$RAW"
+  done
+  rm -rf "$SHM/calls-$r"
+done
+drain_job "$RUN_JOB"
 kill -TERM "$running_pid" 2>/dev/null
 for _ in $(seq 100); do kill -0 "$running_pid" 2>/dev/null || break; sleep 0.2; done
 running_pid=
@@ -221,15 +242,20 @@ for l in "$WORK"/small-lib/*; do
     cmp -s "$f" "$g" || { echo "bench_patterns.sh: $l/$(basename "$f") restored wrong" >&2; bad=1; }
   done
 done
-rm -rf "$WORK/disk" "$WORK/small-direct" "$WORK"/restored-*
+rm -rf "$WORK/disk" "$WORK/small-direct" "$WORK"/restored-* "$WORK"/calls-disk-*
 
 "$PY" - "$RAW" "$OUT" "$bad" "${OUT%.json}.svg" "$SIZE" "$BP" <<'PY'
 import json, math, statistics, subprocess, sys
 raw, out, bad, svg, size, bp = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4], int(sys.argv[5]), sys.argv[6]
 what = dict(l.split("\t") for l in subprocess.run([bp, "--list"], capture_output=True, text=True).stdout.splitlines())
-pat, small = {}, {}
+pat, small, calls = {}, {}, {}
 for line in open(raw):
     f = line.split()
+    if f[0] == "calls":
+        for kv in f[2:]:
+            k, v = kv.split("=")
+            calls.setdefault(f"{f[1]}_{k}", []).append(float(v))
+        continue
     if f[0].startswith("small"):
         kv = dict(x.split("=") for x in f[3:])
         small.setdefault(int(f[1]), {}).setdefault(f[0], []).append(kv)
@@ -288,6 +314,17 @@ for files, v in sorted(small.items()):
           f"({row['write_ratio']:.2f}x); read same process {row['direct_read_same_s']:.3f} / {row['lib_read_same_s']:.3f}; "
           f"new job {row['lib_read_new_job_s']:.3f} vs warm {row['direct_read_warm_s']:.3f} ({row['new_job_over_warm']:.2f}x), "
           f"cold {fmt(row['direct_read_cold_s'])} ({fmt(row['new_job_over_cold'], '.2f')}x)")
+if calls:
+    c = {k: med(v) for k, v in calls.items()}
+    rtt = c.get("socket_rtt_us")
+    res["per_call_us"] = c
+    print(f"  per call of a 4 KiB file (median us; bench_calls): a local socket round trip {fmt(rtt, '.1f')}")
+    for where, what in (("disk", "directly to the disk"), ("tmpfs", "directly to tmpfs"), ("library", "under the library")):
+        g = lambda k: c.get(f"{where}_{k}_us")
+        if g("file") is None:
+            continue
+        print(f"    {what:<22} open {g('open'):7.1f}  write {g('write'):6.1f}  close {g('close'):7.1f}  file {g('file'):7.1f}"
+              + (f"  ({(g('file') - c['disk_file_us']) / rtt:.1f} round trips over the disk's)" if where == "library" and rtt and c.get("disk_file_us") else ""))
 print(f"  every file read back by its writer; restore of the library's files: {'byte-exact' if not bad else 'NOT byte-exact'}")
 json.dump(res, open(out, "w"), indent=1)
 # The plot: per pattern, the library's time over its baseline (tmpfs without fsync, the
