@@ -50,7 +50,7 @@ RUN_JOB=bp-running-$$
 env CKPTFWD_CAPTURE="$WORK/running/*" CKPTFWD_JOB_ID=$RUN_JOB CKPTFWD_IDLE_EXIT=3600 \
   "$FWD" --daemon || { echo "bench_patterns.sh: the forwarder did not start" >&2; exit 1; }
 for p in $(pgrep -f ckptfwd-forwarder); do
-  tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$RUN_JOB" && running_pid=$p
+  { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$RUN_JOB" && running_pid=$p
 done
 [[ -n $running_pid ]] || { echo "bench_patterns.sh: the started forwarder is not found" >&2; exit 1; }
 
@@ -102,7 +102,7 @@ mkdir -p "$WORK/running/busy" "$WORK/nogate/busy"
 env CKPTFWD_CAPTURE="$WORK/nogate/*" CKPTFWD_JOB_ID=$NOGATE_JOB CKPTFWD_IDLE_EXIT=3600 CKPTFWD_YIELD_MS=0 \
   "$FWD" --daemon || { echo "bench_patterns.sh: the second forwarder did not start" >&2; exit 1; }
 for p in $(pgrep -f ckptfwd-forwarder); do
-  tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$NOGATE_JOB" && nogate_pid=$p
+  { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$NOGATE_JOB" && nogate_pid=$p
 done
 [[ -n $nogate_pid ]] || { echo "bench_patterns.sh: the second forwarder is not found" >&2; exit 1; }
 # await_busy PID: returns once PID burns CPU (3 ticks of 10 ms in 50 ms: it compresses the
