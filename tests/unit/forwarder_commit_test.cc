@@ -1,10 +1,14 @@
 // End to end in one process: versions written through the protocol become containers on
 // the store whose restore gives the same bytes; reopen, stat, read views, stats.
+#include <atomic>
 #include <map>
+#include <thread>
 
+#include "base/monotonic.h"
 #include "forwarder_test_util.h"
 #include "store/container/container.h"
 #include "store/manifest/manifest.h"
+#include "wire/activity.h"
 
 namespace ckptfwd::fwd::test {
 
@@ -91,6 +95,41 @@ TEST_F(ForwarderTest, ReaderOfStagedPathSurvivesCommit) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_FALSE(fs::exists(r[2]));
   EXPECT_EQ(read_through(*c, p), a);
+}
+
+// A committed version's staged file is deleted after the retire grace, but not while a
+// process of the node writes (its activity word, wire/activity.h, is recent): freeing a
+// large file's pages would compete with the application's own page allocations.
+TEST_F(ForwarderTest, RetiredStagedFileWaitsWhileTheApplicationWrites) {
+  cfg_.batch_window_ms = 60000;
+  timing_.retire_grace = std::chrono::milliseconds(100);
+  start();
+  auto c = client();
+  std::string vid = write_version(*c, data_ + "/f", payload(5000, 2));
+  const std::string data = std::string(paths_.dir) + "/v" + vid + ".data";
+  // The application writes (the word stored every 5 ms, as the library does) for 700 ms.
+  const std::string word_file = std::string(paths_.dir) + "/" + activity::kFileName;
+  std::atomic<bool> writing{true};
+  std::thread app([&] {
+    int fd = ::open(word_file.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    const int64_t end = monotonic_ns() + 700'000'000;
+    while (monotonic_ns() < end) {
+      uint64_t now = static_cast<uint64_t>(monotonic_ns());
+      ASSERT_EQ(::pwrite(fd, &now, sizeof(now), activity::kClockOffset), 8);
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ::close(fd);
+    writing = false;
+  });
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  std::this_thread::sleep_for(std::chrono::milliseconds(450));  // the grace is over
+  EXPECT_TRUE(writing.load());
+  EXPECT_TRUE(fs::exists(data)) << "deleted while the application wrote";
+  app.join();
+  for (int i = 0; i < 100 && fs::exists(data); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(fs::exists(data)) << "never deleted once the application stopped";
 }
 
 TEST_F(ForwarderTest, ReopenStartsFromCurrentBytes) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "base/monotonic.h"
 #include "forwarder/commit/committer.h"
 #include "forwarder/commit/gc.h"
 #include "forwarder/pipeline/chunk_index.h"
@@ -38,6 +39,8 @@ void Batcher::stop() {
   for (Lane& lane : lanes_) lane.th.join();  // after the batch each may have in flight
   std::lock_guard lk(c_.state.mu);
   c_.state.purge_retired(true);
+  for (const std::string& path : doomed_) ::unlink(path.c_str());
+  doomed_.clear();
 }
 
 void Batcher::loop() {
@@ -72,13 +75,18 @@ void Batcher::loop() {
     // Collecting releases the lock: what was closed or notified meanwhile needs a new pick.
     if (!lanes_busy() && collect_due_garbage(c_.commit_context(), lk)) continue;
     if (stop_) break;
-    std::vector<std::string> doomed;
-    Clock::time_point purge_at = s.purge_retired(false, &doomed);
-    if (!doomed.empty()) {
-      lk.unlock();  // unlinking a large staged file frees its pages: not under the lock
-      for (const std::string& path : doomed) ::unlink(path.c_str());
-      lk.lock();
-      continue;  // what was closed or notified meanwhile needs a new pick
+    Clock::time_point purge_at = s.purge_retired(false, &doomed_);
+    if (!doomed_.empty()) {
+      if (const int64_t hold = c_.gate.hold_ns(monotonic_ns()); hold > 0) {
+        purge_at = std::min(purge_at, Clock::now() + std::chrono::nanoseconds(hold));
+      } else {
+        std::vector<std::string> doomed;
+        doomed.swap(doomed_);
+        lk.unlock();  // unlinking a large staged file frees its pages: not under the lock
+        for (const std::string& path : doomed) ::unlink(path.c_str());
+        lk.lock();
+        continue;  // what was closed or notified meanwhile needs a new pick
+      }
     }
     bool reaped = false;
     const Clock::time_point reap_at = chores_.reap_orphans(&reaped);

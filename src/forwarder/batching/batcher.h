@@ -167,6 +167,10 @@ class Batcher {
   std::thread th_;
   std::array<Lane, kLanes> lanes_;
   Waves waves_;  // checkpoint waves of the closed versions; under the state lock
+  // Retired staged files due for deletion (State::purge_retired), kept while the
+  // application writes: freeing a large file's pages competes with its own page
+  // allocations (forwarder/util/yield_gate.h). Each a version's own name, never reused.
+  std::vector<std::string> doomed_;
   std::condition_variable lane_cv_;  // a lane got a batch, or stop_; with the state lock
   bool stop_ = false;                // under the state lock
 };
