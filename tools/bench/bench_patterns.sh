@@ -19,7 +19,8 @@
 # from the stores afterwards and compared with the direct ones.
 # usage: tools/bench/bench_patterns.sh BUILD WORK OUT.json   (BENCH_QUICK=1: one round,
 # 16 MiB files, 2,000 small files only; BENCH_PATTERN_SIZE, BENCH_BUSY_FILES (4) and
-# BENCH_SMALL_PY set the sizes)
+# BENCH_SMALL_PY set the sizes; BENCH_BUSY_ONLY=1: only the write beside a busy forwarder,
+# with BENCH_BUSY_ROUNDS rounds, 7 by default)
 set -uo pipefail
 BUILD=$1 WORK=$2 OUT=$3
 BP=$BUILD/bin/bench_patterns BC=$BUILD/bin/bench_calls LIB=$BUILD/lib/libckptfwd.so CLI=$BUILD/bin/ckptfwd
@@ -29,6 +30,7 @@ QUICK=${BENCH_QUICK:-0}
 ROUNDS=$([[ $QUICK == 1 ]] && echo 1 || echo 3)
 SIZE=${BENCH_PATTERN_SIZE:-$([[ $QUICK == 1 ]] && echo 16777216 || echo 67108864)}
 SMALL=${BENCH_SMALL_PY:-$([[ $QUICK == 1 ]] && echo 2000 || echo "2000 10000")}
+BUSY_ONLY=${BENCH_BUSY_ONLY:-0}  # 1: only the write beside a busy forwarder
 SHM=$(mktemp -d /dev/shm/ckf-bench-patterns.XXXXXX) || exit 2
 rm -rf "$WORK" && mkdir -p "$WORK" || exit 2
 WORK=$(cd "$WORK" && pwd)
@@ -75,7 +77,7 @@ one() {
     { echo "bench_patterns.sh: $variant $p (fsync $fs) failed: $line" >&2; exit 1; }
   echo "$variant $fs $p $r ${line#* }" >>"$RAW"
 }
-for ((r = 0; r < ROUNDS; r++)); do
+for ((r = 0; r < ROUNDS * !BUSY_ONLY; r++)); do
   for p in $PATTERNS; do
     one tmpfs "$p" 0
     for fs in 0 1; do
@@ -171,7 +173,7 @@ print(f"read={t1 - t0:.6f}")
 sys.exit(1 if bad else 0)
 EOF
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null; }
-for files in $SMALL; do
+for files in $([[ $BUSY_ONLY == 1 ]] || echo "$SMALL"); do
   for ((r = 0; r < ROUNDS; r++)); do
     d=$WORK/small-direct/$files-$r l=$WORK/small-lib/$files-$r
     mkdir -p "$d" "$l"
@@ -192,7 +194,7 @@ done
 # The calls of a small file one by one (bench_calls): open, write and close of 2,000
 # files of 4 KiB, directly to the disk and to tmpfs and under the library with the running
 # forwarder, against the round trip of a local socket.
-for ((r = 0; r < ROUNDS; r++)); do
+for ((r = 0; r < ROUNDS * !BUSY_ONLY; r++)); do
   line=$("$BC" socket) || { echo "bench_patterns.sh: bench_calls socket failed" >&2; exit 1; }
   echo "calls socket $line" >>"$RAW"
   for where in disk tmpfs library; do
@@ -215,7 +217,8 @@ running_pid=
 
 # Every file the library stored, restored and compared with the direct run's.
 bad=0
-for variant in running started; do
+for variant in running started nogate; do
+  [[ -d $WORK/$variant/.ckptfwd ]] || continue  # (BENCH_BUSY_ONLY: no started runs)
   out=$WORK/restored-$variant
   "$CLI" restore "$WORK/$variant/.ckptfwd" --to "$out" >"$WORK/restore.out" 2>&1 || {
     bad=1
@@ -227,8 +230,21 @@ for variant in running started; do
     [[ -e $got ]] || got=$out/$p.dat
     cmp -s "$SHM/tmpfs/$p.dat" "$got" || { echo "bench_patterns.sh: $variant $p.dat restored wrong" >&2; bad=1; }
   done
+  # The busy files: their values again from the noisy base.
+  [[ -d $WORK/$variant/busy ]] && { "$PY" - "$SHM/noisy.dat" "$out" <<'EOF' || bad=1; }
+import glob, numpy as np, os, re, sys
+base, n = np.fromfile(sys.argv[1]), 0
+for f in glob.glob(os.path.join(sys.argv[2], "**", "f*-*.dat"), recursive=True):
+    r, i = map(int, re.match(r"f(\d+)-(\d+)\.dat", os.path.basename(f)).groups())
+    if open(f, "rb").read() != (base + (r * 64 + i + 1) * 1e-6).tobytes():
+        sys.exit(f"bench_patterns.sh: {f} restored wrong")
+    n += 1
+if n == 0:
+    sys.exit(f"bench_patterns.sh: no busy file restored into {sys.argv[2]}")
+EOF
 done
 for l in "$WORK"/small-lib/*; do
+  [[ -d $l ]] || continue
   out=$WORK/restored-small
   rm -rf "$out"
   "$CLI" restore "$l/.ckptfwd" --to "$out" >/dev/null 2>&1 || bad=1
@@ -269,9 +285,11 @@ res = {"byte_exact": not bad, "bytes": size, "patterns": [], "small_files": []}
 print(f"(j) write patterns, one file of {size >> 20} MiB per process, s (median of rounds); "
       "running: a forwarder started beforehand, started: the process starts it")
 hdr = ["tmpfs", "disk", "running", "/tmpfs", "started", "/tmpfs", "disk+fs", "running+fs", "/disk+fs", "started+fs", "/disk+fs"]
-print(f"{'pattern':<15}" + "".join(f"{h:>11}" for h in hdr))
 fmt = lambda x, spec=".3f": "-" if x is None else format(x, spec)
-for p in what:
+ran = any("tmpfs" in v for v in pat.values())  # (not with BENCH_BUSY_ONLY=1)
+if ran:
+    print(f"{'pattern':<15}" + "".join(f"{h:>11}" for h in hdr))
+for p in what if ran else []:
     if p not in pat:
         print(f"{p:<15} n/a (refused on this file system)")
         continue
