@@ -2,7 +2,8 @@
 # A process that reopens a file it closed moments ago (O_APPEND in two opens, an ofstream
 # closed then reopened to fsync) writes on the same staged file, no copy of its bytes
 # (Service::reopen_in_place, stats reopens_in_place), and only then: not after an fsync,
-# not when another process reopens it. Every byte is as a run without the library leaves
+# not when another process reopens it, not while another node may wait for its commit (the
+# close-to-open journal names it, without a forwarder group). Every byte is as a run without the library leaves
 # it, also when the process is killed while the reopened file is open (kept as written).
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
@@ -14,7 +15,7 @@ import os, signal, sys
 what, d = sys.argv[1], sys.argv[2]
 blob = lambda tag, n: (tag * (n // len(tag) + 1))[:n]
 f = f"{d}/{what}.dat"
-if what == "append":  # the O_APPEND reopen: 1 MiB + 1 MiB
+if what in ("append", "nogroup"):  # the O_APPEND reopen: 1 MiB + 1 MiB
     with open(f, "wb") as fh: fh.write(blob(b"first-", 1 << 20))
     with open(f, "ab") as fh: fh.write(blob(b"second+", 1 << 20))
 elif what == "rw":  # reopened read-write: a patch in the middle, read back before the close
@@ -55,6 +56,14 @@ ok "not in place after an fsync, nor for another process"
 { ("$PY" "$T/w.py" killed "$DIRECT") || true; } 2>/dev/null  # (SIGKILL: 137)
 { (with_lib "$PY" "$T/w.py" killed "$CAP") || true; } 2>/dev/null
 [[ $(reopens) == 3 ]] || fail "the killed process's reopen was not in place ($(reopens))"
+drain
+# Without a forwarder group the close is noted in the store's close-to-open journal for
+# other nodes' opens: they wait for its commit, which a reopen in place would put off
+# until the next close. Reopened by a copy then.
+export CKPTFWD_JOB_ID=$CKPTFWD_JOB_ID-nogroup CKPTFWD_GROUP=0
+run_both nogroup || fail "nogroup"
+[[ $(reopens) == 0 ]] || fail "a version the close-to-open journal names was reopened in place"
+ok "not in place while the close-to-open journal names the version"
 drain
 restore_store "$STORE" "$OUT"
 assert_restored_tree "$DIRECT" "$CAP" "$OUT"

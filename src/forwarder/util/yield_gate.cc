@@ -29,20 +29,24 @@ bool YieldGate::attach(const std::string& session_dir, std::string* err) {
     close(fd);
     return fail("not a regular file of ours");
   }
-  if (st.st_size < static_cast<off_t>(activity::kBytes) &&
-      ftruncate(fd, static_cast<off_t>(activity::kBytes)) != 0) {
-    close(fd);
-    return fail("cannot size");
+  // A file of an earlier forwarder of this session keeps its magic and its word (the
+  // libraries map it); a new, short or foreign one is written whole with write(2), never
+  // through the mapping: on a full tmpfs that fails with ENOSPC here, where a store into
+  // a hole of a mapping would kill the process with SIGBUS.
+  uint64_t magic = 0;
+  if (st.st_size < static_cast<off_t>(activity::kBytes) ||
+      pread(fd, &magic, sizeof(magic), 0) != static_cast<ssize_t>(sizeof(magic)) ||
+      magic != activity::kMagic) {
+    char page[activity::kBytes] = {};
+    memcpy(page, &activity::kMagic, sizeof(activity::kMagic));
+    if (pwrite(fd, page, sizeof(page), 0) != static_cast<ssize_t>(sizeof(page))) {
+      close(fd);
+      return fail("cannot write");
+    }
   }
   void* base = mmap(nullptr, activity::kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   close(fd);
   if (base == MAP_FAILED) return fail("cannot map");
-  // A file of an earlier forwarder of this session keeps its magic and its word (the
-  // libraries map it); a new or foreign one is stamped.
-  if (!activity::clock_of(base)) {
-    memset(base, 0, activity::kBytes);
-    memcpy(base, &activity::kMagic, sizeof(activity::kMagic));
-  }
   map_ = base;
   clock_ = activity::clock_of(base);
   return true;

@@ -359,6 +359,10 @@ Version* Service::reopenable(const ClientCtx& cl, const std::string& path) {
   if (v->partial || !v->owner_addr.empty() || v->snapshot_of || v->last_snapshot ||
       v->synced.valid || v->check_unchanged || v->sync_waiters || v->live_source || v->failures)
     return nullptr;
+  // Nobody else waits for it: no other node's open (the close-to-open journal names it),
+  // no wait in progress (a drain, another thread's WAITALL), which would then last until
+  // the next close instead of the commit.
+  if (!v->pending_store.empty() || c_.state.waiters > 0 || c_.state.draining) return nullptr;
   return v;
 }
 

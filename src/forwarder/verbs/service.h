@@ -236,9 +236,10 @@ class Service : public LoopChores, public group::PeerHandler {
   // Reopens v for the process on cl: its staged file, with the bytes it closed, is written
   // on (no copy); v is open again and commits once closed again (lock held). A version
   // closed moments ago by the same process, not picked into a batch, never fsynced, never
-  // shared with another process: the process's own exit wait covers it anyway, nobody
-  // else waits for it, and if the process dies the file is kept as written, as a direct
-  // one would be.
+  // shared with another process, named in no other node's close-to-open journal, while
+  // no wait is in progress: the process's own exit wait covers it anyway, nobody else
+  // waits for it, and if the process dies the file is kept as written, as a direct one
+  // would be.
   Reply reopen_in_place(ClientCtx& cl, Version& v, int flags);
   // How far a staged file may grow (-1: no limit). Lock held.
   long long stage_budget();
