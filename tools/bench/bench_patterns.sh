@@ -343,7 +343,7 @@ if calls:
         if g("file") is None:
             continue
         print(f"    {what:<22} open {g('open'):7.1f}  write {g('write'):6.1f}  close {g('close'):7.1f}  file {g('file'):7.1f}"
-              + (f"  ({(g('file') - c['disk_file_us']) / rtt:.1f} round trips over the disk's)" if where == "library" and rtt and c.get("disk_file_us") else ""))
+              + (f"  ({(g('file') - c['tmpfs_file_us']) / rtt:.1f} round trips over tmpfs's)" if where == "library" and rtt and c.get("tmpfs_file_us") else ""))
 print(f"  every file read back by its writer; restore of the library's files: {'byte-exact' if not bad else 'NOT byte-exact'}")
 json.dump(res, open(out, "w"), indent=1)
 # The plot: per pattern, the library's time over its baseline (tmpfs without fsync, the
