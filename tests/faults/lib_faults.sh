@@ -95,3 +95,25 @@ n1_first_commits() {
   wait_for "grep -q \"\$(basename '$f')\" '$STORE/MANIFEST' 2>/dev/null" 60 ||
     fail "[$first first] $first never committed its part"
 }
+
+# stage_on_small_tmpfs SIZE: stages on a tmpfs of SIZE (mount -o size=) mounted for the
+# test at a new short directory (the session's socket path must fit), in SMALL and
+# CKPTFWD_STAGE_DIR; skips without root or mount. At exit the session's forwarders go first
+# (SIGKILL: their staged files are on the tmpfs about to go), then the mount, then the
+# usual cleanup with the test's status.
+stage_on_small_tmpfs() {
+  [[ $(id -u) -eq 0 ]] || skip "needs root to mount a small tmpfs for staging"
+  SMALL=$(mktemp -d /tmp/ckf-stage.XXXXXX)
+  mount -t tmpfs -o size="$1" tmpfs "$SMALL" 2>/dev/null || { rmdir "$SMALL"; skip "cannot mount a tmpfs here"; }
+  trap unmount_small_stage EXIT
+  export CKPTFWD_STAGE_DIR=$SMALL
+}
+unmount_small_stage() {
+  local rc=$? p
+  for p in $(session_forwarders); do kill -KILL "$p" 2>/dev/null || true; done
+  wait_for '[[ -z "$(session_forwarders)" ]]' 10 || true
+  umount -l "$SMALL" 2>/dev/null || true
+  rmdir "$SMALL" 2>/dev/null || true
+  (exit $rc)
+  ckf_cleanup
+}

@@ -8,21 +8,8 @@ source "$(dirname "$0")/../integration/lib.sh"
 ckf_init "$@"
 source "$(dirname "$0")/lib_faults.sh"
 ckf_std_dirs
-[[ $(id -u) -eq 0 ]] || skip "needs root to mount a small tmpfs for staging"
-SMALL=$(mktemp -d /tmp/ckf-af.XXXXXX)  # (short: the socket's path must fit)
-export CKPTFWD_JOB_ID=af-$$-$RANDOM
-mount -t tmpfs -o size=1m tmpfs "$SMALL" 2>/dev/null || skip "cannot mount a tmpfs here"
-unmount_stage() {
-  local rc=$? p
-  for p in $(session_forwarders); do kill -KILL "$p" 2>/dev/null || true; done
-  wait_for '[[ -z "$(session_forwarders)" ]]' 10 || true
-  umount -l "$SMALL" 2>/dev/null || true
-  rmdir "$SMALL" 2>/dev/null || true
-  (exit $rc)
-  ckf_cleanup
-}
-trap unmount_stage EXIT
-export CKPTFWD_STAGE_DIR=$SMALL CKPTFWD_CAPTURE="$CAPTURE"
+export CKPTFWD_JOB_ID=af-$$-$RANDOM CKPTFWD_CAPTURE="$CAPTURE"  # (short: the socket's path must fit)
+stage_on_small_tmpfs 1m
 dd if=/dev/zero of="$SMALL/fill" bs=4096 2>/dev/null || true  # (until no block is left)
 rc=0
 timeout 30 "$FWD" --daemon >"$T/daemon.out" 2>&1 || rc=$?

@@ -10,22 +10,7 @@ source "$(dirname "$0")/../integration/lib.sh"
 ckf_init "$@"
 source "$(dirname "$0")/lib_faults.sh"
 ckf_std_dirs
-[[ $(id -u) -eq 0 ]] || skip "needs root to mount a small tmpfs for staging"
-SMALL=$T/small-stage
-mkdir -p "$SMALL"
-mount -t tmpfs -o size=3m tmpfs "$SMALL" 2>/dev/null || skip "cannot mount a tmpfs here"
-# The forwarder holds the session directory on the mount: it goes first (SIGKILL: its staged
-# files are on a tmpfs about to go), then the mount, then the usual cleanup with the status.
-unmount_stage() {
-  local rc=$? p
-  for p in $(session_forwarders); do kill -KILL "$p" 2>/dev/null || true; done
-  wait_for '[[ -z "$(session_forwarders)" ]]' 10 || true
-  umount -l "$SMALL" 2>/dev/null || true
-  (exit $rc)
-  ckf_cleanup
-}
-trap unmount_stage EXIT
-export CKPTFWD_STAGE_DIR=$SMALL
+stage_on_small_tmpfs 3m
 
 for mode in trunc; do
   if [[ $mode == append ]]; then
