@@ -80,6 +80,25 @@ void CheckpointCosts::forgotten(uint64_t vid, uint64_t into) {
     for (const auto& [pid, ns] : times) blocked(into, pid, ns);
 }
 
+void CheckpointCosts::reopened(uint64_t vid) {
+  auto m = members_.find(vid);
+  if (m == members_.end() || m->second.committed) return;
+  Wave& w = waves_[m->second.wave];
+  if (!m->second.gone) {
+    w.files--;
+    w.bytes -= m->second.bytes;
+  }
+  // Out of the wave's list too: forgetting the old wave must not drop its next membership.
+  w.vids.erase(std::remove(w.vids.begin(), w.vids.end(), vid), w.vids.end());
+  // The wave was this file alone: its blocked time waits with it for its next wave.
+  if (w.files == 0) {
+    for (const auto& [pid, ns] : w.blocked) pending_[vid][pid] += ns;
+    w.blocked.clear();
+  }
+  members_.erase(m);
+  publish();
+}
+
 CheckpointCosts::Summary CheckpointCosts::summary() const {
   // Waves closed at about the same time are one checkpoint: merge them in order of their
   // first close.

@@ -69,6 +69,10 @@ class CheckpointCosts {
   // wave: its blocked time goes to `into` (the fsync snapshot that holds its bytes, when
   // it closed unchanged since), or is dropped (0).
   void forgotten(uint64_t vid, uint64_t into = 0);
+  // vid was reopened in place before its commit (Service::reopen_in_place): it leaves its
+  // wave and joins one again at its next close; its blocked time goes with it when the
+  // wave held no other file, else it stays there.
+  void reopened(uint64_t vid);
   // Knows vid (it joined a wave, or has blocked time waiting).
   bool knows(uint64_t vid) const { return members_.count(vid) || pending_.count(vid); }
 

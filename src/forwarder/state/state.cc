@@ -139,6 +139,7 @@ void State::reopen(Version& v) {
   v.wave = 0;
   v.closer_pid = 0;
   v.opened_at = Clock::now();
+  costs.reopened(v.vid);
 }
 
 bool State::close_wakes_batcher(const Version& v) const {

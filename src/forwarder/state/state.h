@@ -117,8 +117,8 @@ class State : public StoreBook, public WaitBook, public BatcherWake {
   // mode_from_file is false: a recovered file's .meta is the authority).
   void mark_closed(Version& v, bool mode_from_file = true);
   // Takes v, closed and not picked into a batch, back to open (Service::reopen_in_place):
-  // out of the bytes closed and unpicked, out of its checkpoint wave (it joins one again
-  // at its next close). The caller adds the holder and rewrites the .meta.
+  // out of the bytes closed and unpicked, out of its checkpoint wave and its cost (it
+  // joins one again at its next close). The caller adds the holder and rewrites the .meta.
   void reopen(Version& v);
   // Drops v: never committed. Deletes its staged files and forgets it unless a client or
   // the pipeline still holds it. v may be dangling afterwards.
