@@ -10,11 +10,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include "base/monotonic.h"
+#include "core_test_util.h"
 #include "forwarder/util/worker_pool.h"
 #include "forwarder/util/yield_gate.h"
 #include "wire/activity.h"
@@ -83,14 +83,10 @@ TEST(YieldGate, NeverHoldsWhileSomethingWaitsOrWhenOff) {
 
 class YieldGateFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/ckf-yield-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string file() const { return dir_ + "/" + activity::kFileName; }
-  std::string dir_;
+  void SetUp() override { ASSERT_FALSE(dir_.empty()); }
+  std::string file() const { return tmp_ / activity::kFileName; }
+  test::TempDir tmp_;
+  const std::string dir_ = tmp_.path();
 };
 
 TEST_F(YieldGateFile, ReadsTheWordTheLibraryStores) {

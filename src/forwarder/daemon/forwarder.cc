@@ -260,10 +260,11 @@ bool only_lock_left(const char* dir) {
 }  // namespace
 
 void Forwarder::remove_session_dir() {
+  const std::string activity_file = std::string(paths_.dir) + "/" + activity::kFileName;
   int lock = open(paths_.lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
   if (lock < 0) {
     if (only_lock_left(paths_.dir)) {
-      unlinkat(AT_FDCWD, (std::string(paths_.dir) + "/" + activity::kFileName).c_str(), 0);
+      unlink(activity_file.c_str());
       rmdir(paths_.dir);
     }
     return;
@@ -274,7 +275,7 @@ void Forwarder::remove_session_dir() {
     locked = flock(lock, LOCK_EX | LOCK_NB) == 0;
   }
   if (locked && only_lock_left(paths_.dir)) {
-    unlinkat(AT_FDCWD, (std::string(paths_.dir) + "/" + activity::kFileName).c_str(), 0);
+    unlink(activity_file.c_str());
     unlink(paths_.lock);
     if (rmdir(paths_.dir) == 0) LOG_DEBUG("removed the session directory %s", paths_.dir);
   } else if (locked) {

@@ -116,12 +116,8 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
     src_fd = ::open(src.path.c_str(), O_RDONLY | O_CLOEXEC);
     if (src_fd < 0) return reply_err(errno);
   }
-  // One fate per path (wire/fate.h): a path some process writes directly is written
-  // directly by every process, this one too.
-  if (c_.fates.claim_staged(path) == fate::Fate::kDirect) {
+  if (written_directly(path, cl.pid)) {
     if (src_fd >= 0) ::close(src_fd);
-    LOG_INFO("OPEN of %s by pid %ld: the path is written directly in this job: PASS", path.c_str(),
-             cl.pid);
     return reply_pass();
   }
   Version& v = add_write_version(cl, path, req_mode, shared, copy, src);
@@ -349,6 +345,15 @@ Reply Service::join_write(ClientCtx& cl, Version& v, int flags, bool shared) {
                    v.partial || v.created ? "x" : "-"});
 }
 
+bool Service::written_directly(const std::string& path, long pid) {
+  // One fate per path (wire/fate.h): a path some process writes directly is written
+  // directly by every process, this one too.
+  if (c_.fates.claim_staged(path) != fate::Fate::kDirect) return false;
+  LOG_INFO("OPEN of %s by pid %ld: the path is written directly in this job: PASS", path.c_str(),
+           pid);
+  return true;
+}
+
 Version* Service::reopenable(const ClientCtx& cl, const std::string& path) {
   Version* v = c_.state.newest(path);
   if (!v || cl.peer || v->state != VState::kClosed || v->dropped || !v->ready) return nullptr;
@@ -368,11 +373,7 @@ Version* Service::reopenable(const ClientCtx& cl, const std::string& path) {
 
 Reply Service::reopen_in_place(ClientCtx& cl, Version& v, int flags) {
   if ((flags & O_CREAT) && (flags & O_EXCL)) return reply_err(EEXIST);
-  if (c_.fates.claim_staged(v.path) == fate::Fate::kDirect) {
-    LOG_INFO("OPEN of %s by pid %ld: the path is written directly in this job: PASS",
-             v.path.c_str(), cl.pid);
-    return reply_pass();
-  }
+  if (written_directly(v.path, cl.pid)) return reply_pass();
   c_.state.reopen(v);
   v.holders[cl.id] = {cl.pid, 1};
   c_.state.rewrite_meta(v);  // open again, with its holder: a recovery must know

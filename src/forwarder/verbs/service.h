@@ -228,6 +228,9 @@ class Service : public LoopChores, public group::PeerHandler {
   std::optional<Reply> copy_starting_bytes(std::unique_lock<std::mutex>& lk,
                                            const std::string& path, Version& v,
                                            const WriteSource& src, int fd, int src_fd);
+  // Claims path's fate for staging (wire/fate.h): true, logged, when some process of the
+  // job writes it directly, so this OPEN is answered PASS too. Lock held.
+  bool written_directly(const std::string& path, long pid);
   // Another OPEN for writing of a path whose version v is still open (lock held).
   Reply join_write(ClientCtx& cl, Version& v, int flags, bool shared);
   // The closed version of path an OPEN (without O_TRUNC, not shared) by the process on cl
