@@ -6,11 +6,21 @@
 // hash>" (0600 in the 0700 session dir), so that a process that cannot reach the
 // forwarder still sees it. It is created atomically with its content (written under a
 // temporary name, then link()ed: the first creator wins) and holds one line for the fate,
-// one for the path:
+// and one for the path:
 //   "staged <forwarder pid>\n<path>\n"  a write version of path is open in that forwarder;
 //                                       removed by it when the path's last writer closed
+//   "staged <forwarder pid>\n"          the same without the path line: the forwarder's
+//                                       common claim, one link() of its claim file
+//                                       ("fate.staged.<pid>", holding just that line)
+//                                       under the fate's name instead of a file written
+//                                       per path (most of an OPEN's cost for a small
+//                                       file). A name two paths share (a collision of
+//                                       the 64-bit hash) then reads as staged for both:
+//                                       at worst a fallback fails with EIO, never a split
 //   "direct\n<path>\n"                  some process writes path directly; kept for the
 //                                       rest of the job (the session directory with it)
+// Nobody writes into a fate file: a fate changes by a rename over its name, so the claim
+// file's other names keep their content.
 // Who writes it: the forwarder claims "staged" when it opens a new write version (an
 // existing "direct" makes it answer OPEN with PASS), and turns it to "direct" when it
 // lets the only writer of a version fall back (ABANDON). A library that falls back
@@ -52,13 +62,23 @@ inline size_t fate_text(Fate f, long pid, const char* path, char* out, size_t ca
   return n > 0 && static_cast<size_t>(n) < cap ? static_cast<size_t>(n) : 0;
 }
 
+// The content of a forwarder's claim file (kStaged without the path line). Its length,
+// 0 if it does not fit.
+inline size_t claim_text(long pid, char* out, size_t cap) {
+  int n = snprintf(out, cap, "staged %ld\n", pid);
+  return n > 0 && static_cast<size_t>(n) < cap ? static_cast<size_t>(n) : 0;
+}
+
 // Parses a fate file's content (NUL-terminated). kNone when it is not about path (a hash
-// collision) or not readable as a fate.
-inline Fate parse_fate(const char* text, const char* path, long* pid) {
+// collision) or not readable as a fate. *named (if given): the content names path (false
+// for a claim file's "staged <pid>\n").
+inline Fate parse_fate(const char* text, const char* path, long* pid, bool* named = nullptr) {
   const char* nl = strchr(text, '\n');
   if (!nl) return Fate::kNone;
   size_t plen = strlen(path);
-  if (strncmp(nl + 1, path, plen) != 0 || nl[1 + plen] != '\n') return Fate::kNone;
+  const bool pathless = nl[1] == '\0' && strncmp(text, "staged ", 7) == 0;
+  if (named) *named = !pathless;
+  if (!pathless && (strncmp(nl + 1, path, plen) != 0 || nl[1 + plen] != '\n')) return Fate::kNone;
   if (strncmp(text, "direct\n", 7) == 0) return Fate::kDirect;
   if (strncmp(text, "staged ", 7) != 0) return Fate::kNone;
   char* end = nullptr;

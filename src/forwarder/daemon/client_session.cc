@@ -44,6 +44,7 @@ void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid, int s
   ClientCtx cl;
   cl.id = client_id;
   cl.pid = peer_pid;
+  cl.release_after_reply = true;
   RequestReader requests;
   std::vector<char> out(wire::kMaxFrame);
   // A process writing many small files sends its next OPEN a few microseconds after the
@@ -59,7 +60,9 @@ void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid, int s
     if (n < 0) break;  // hung up, or a frame over the limit: either way the connection ends
     wire::Fields f;
     Reply r = wire::decode(in, static_cast<size_t>(n), f) ? svc.handle(cl, f) : reply_err(EINVAL);
-    if (!send_reply(fd, r, out)) break;
+    bool sent = send_reply(fd, r, out);
+    svc.after_reply(cl);
+    if (!sent) break;
   }
   svc.disconnect(cl);
 }

@@ -385,6 +385,7 @@ int Forwarder::run() {
   reap_clients(true);
   core_.prefetch.stop();  // no view may appear after they are removed
   remove_read_views(paths_.dir);
+  core_.fates.remove_claim_file();  // no client left to claim a fate
   append_stats_line(core_.cfg.stats_file, core_.stats.to_json());
   for (const std::string& v : core_.var_stats.json_lines(kStatsVarsMax))
     append_stats_line(core_.cfg.stats_file, v);

@@ -20,7 +20,7 @@ std::string file_of(const std::string& dir, const std::string& path) {
   return fate::fate_file(dir.c_str(), path.c_str(), buf, sizeof(buf)) ? buf : std::string();
 }
 
-Fate read_fate(const std::string& file, const std::string& path, long* pid) {
+Fate read_fate(const std::string& file, const std::string& path, long* pid, bool* named = nullptr) {
   int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return Fate::kNone;
   char text[PATH_MAX + 64];
@@ -28,13 +28,46 @@ Fate read_fate(const std::string& file, const std::string& path, long* pid) {
   ::close(fd);
   if (n <= 0) return Fate::kNone;
   text[n] = '\0';
-  return fate::parse_fate(text, path.c_str(), pid);
+  return fate::parse_fate(text, path.c_str(), pid, named);
 }
 
 }  // namespace
 
 FateBook::FateBook(std::string session_dir)
-    : dir_(std::move(session_dir)), pid_(static_cast<long>(getpid())) {}
+    : dir_(std::move(session_dir)),
+      pid_(static_cast<long>(getpid())),
+      claim_file_(dir_ + "/fate.staged." + std::to_string(pid_)) {}
+
+void FateBook::remove_claim_file() {
+  std::lock_guard lk(mu_);
+  if (claim_made_) ::unlink(claim_file_.c_str());
+  claim_made_ = false;
+}
+
+bool FateBook::link_claim(const std::string& file) {
+  std::lock_guard lk(mu_);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!claim_made_) {
+      char text[64];
+      size_t len = fate::claim_text(pid_, text, sizeof(text));
+      ::unlink(claim_file_.c_str());  // left by a forwarder of our pid, or half made
+      int fd =
+          ::open(claim_file_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0) return false;
+      bool ok = len > 0 && ::write(fd, text, len) == static_cast<ssize_t>(len);
+      if (::close(fd) != 0) ok = false;
+      if (!ok) {
+        ::unlink(claim_file_.c_str());
+        return false;
+      }
+      claim_made_ = true;
+    }
+    if (::link(claim_file_.c_str(), file.c_str()) == 0) return true;
+    if (errno != ENOENT) return false;  // EEXIST: a fate is there already
+    claim_made_ = false;                // removed behind our back: made again
+  }
+  return false;
+}
 
 // Writes the fate under a temporary name of ours; "" if it cannot.
 std::string FateBook::write_temp(Fate f, const std::string& path) {
@@ -66,6 +99,11 @@ Fate FateBook::claim_staged(const std::string& path) {
   std::string file = file_of(dir_, path);
   if (file.empty()) return Fate::kStaged;
   if (holds(file, path)) return Fate::kStaged;
+  if (link_claim(file)) {
+    std::lock_guard lk(mu_);
+    held_.try_emplace(file, path);
+    return Fate::kStaged;
+  }
   std::string tmp = write_temp(Fate::kStaged, path);
   if (tmp.empty()) {
     LOG_WARN("cannot record the fate of %s in %s: %s", path.c_str(), dir_.c_str(), strerror(errno));
@@ -117,8 +155,12 @@ void FateBook::release_staged(const std::string& path) {
       return;
     }
   }
+  // Not in the book (a claim made for another path of the same hash): removed only when
+  // its content names path (a claim file's link names no path).
   long pid = 0;
-  if (read_fate(file, path, &pid) == Fate::kStaged && pid == pid_) ::unlink(file.c_str());
+  bool named = false;
+  if (read_fate(file, path, &pid, &named) == Fate::kStaged && pid == pid_ && named)
+    ::unlink(file.c_str());
 }
 
 bool FateBook::is_direct(const std::string& path) {

@@ -20,6 +20,7 @@ namespace ckptfwd::fwd {
 class FateBook {
  public:
   explicit FateBook(std::string session_dir);
+  ~FateBook() { remove_claim_file(); }
   FateBook(const FateBook&) = delete;
   FateBook& operator=(const FateBook&) = delete;
 
@@ -33,16 +34,26 @@ class FateBook {
   void release_staged(const std::string& path);
   // True if path's fate is direct.
   bool is_direct(const std::string& path);
+  // The claim file's own name goes (its links, the claims, stay): at exit, once no client
+  // can ask for a claim, so that an empty session directory can be removed. A later
+  // claim makes it again.
+  void remove_claim_file();
 
  private:
   // Whether the fate file `file` holds this forwarder's staged claim of path, as far as
   // this book knows (false: read the file to find out).
   bool holds(const std::string& file, const std::string& path);
   std::string write_temp(fate::Fate f, const std::string& path);
+  // The common claim (wire/fate.h): the claim file linked under the fate's name `file`.
+  // False when the name is taken (or the claim file cannot be made): the caller then
+  // writes the claim with its path line, as for a replacement.
+  bool link_claim(const std::string& file);
 
   const std::string dir_;
   const long pid_;
+  const std::string claim_file_;  // "<dir>/fate.staged.<pid>", made at the first claim
   std::mutex mu_;
+  bool claim_made_ = false;  // (under mu_)
   // fate file -> the path this forwarder claimed it staged for.
   std::unordered_map<std::string, std::string> held_;
 };

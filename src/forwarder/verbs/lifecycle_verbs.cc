@@ -227,7 +227,10 @@ Reply Service::close(ClientCtx& cl, uint64_t vid, uint64_t size, const std::stri
     return reply_ok();
   }
   // Its last writer closed it: nobody writes the path through staging now.
-  c_.fates.release_staged(v->path);
+  if (cl.release_after_reply)
+    cl.unclaimed.push_back(v->path);
+  else
+    c_.fates.release_staged(v->path);
   if (v->dropped) {
     s.forget(vid);
     return reply_ok();
@@ -366,6 +369,17 @@ void Service::disconnect(ClientCtx& cl) {
   for (uint64_t vid : open) close_unheld(vid, cl.pid);
   s.clients--;
   s.work_cv.notify_all();
+}
+
+void Service::after_reply(ClientCtx& cl) {
+  if (cl.unclaimed.empty()) return;
+  State& s = c_.state;
+  std::lock_guard lk(s.mu);
+  for (const std::string& path : cl.unclaimed) {
+    bool preparing = false;
+    if (!s.open_for_write(path, &preparing) && !preparing) c_.fates.release_staged(path);
+  }
+  cl.unclaimed.clear();
 }
 
 void Service::await_noted(std::unique_lock<std::mutex>& lk) {

@@ -28,6 +28,10 @@ struct ClientCtx {
   // no liveness check, and its opens never go to an owner themselves.
   bool peer = false;
   std::set<uint64_t> closed;  // versions this connection closed (WAITALL waits for them)
+  // A client session's CLOSE leaves its path's staged fate (wire/fate.h) to after_reply:
+  // the unlink is off the application's wait. Others (a peer, tests) release at once.
+  bool release_after_reply = false;
+  std::vector<std::string> unclaimed;  // paths whose fate after_reply releases
 };
 
 Reply reply_ok(std::vector<std::string> more = {});
@@ -43,6 +47,9 @@ class Service : public LoopChores, public group::PeerHandler {
 
   // Parses one request and runs its verb. Malformed requests get ERR EINVAL.
   Reply handle(ClientCtx& cl, const wire::Fields& f);
+  // After handle()'s reply went out: what the verb left for then (the fates of paths
+  // whose last writer closed, unless a version of one was opened for writing since).
+  void after_reply(ClientCtx& cl);
 
   // shared: OPEN ... "shared" (protocol.h): the version is partial.
   Reply open(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared = false);

@@ -24,9 +24,11 @@ struct Version {
   std::atomic<bool> switching{false};  // a fallback copies the staged bytes right now
   bool view = false;                   // read-only view (vid 0): nothing to hand back
   bool shared = false;                 // shared across nodes (OPEN "shared"): close waits
-  unsigned long long dev = 0;          // st_dev reported for the file (its directory's)
-  char path[PATH_MAX] = {};            // normalised application path
-  char staged[PATH_MAX] = {};          // the forwarder's staged file
+  // st_dev reported for the file (its directory's): found at the first fstat that shows
+  // it (version_dev), not at open (a stat per file opened).
+  mutable std::atomic<unsigned long long> dev{0};
+  char path[PATH_MAX] = {};    // normalised application path
+  char staged[PATH_MAX] = {};  // the forwarder's staged file
   // Set for a version committed as an overlay (shared across nodes, or a new file: the
   // forwarder's OPEN reply asks): the byte ranges this process wrote (versions.cc
   // creates and destroys it; the write wrappers record into it).

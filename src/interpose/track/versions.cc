@@ -161,11 +161,16 @@ bool close_version(Version* v) {
   char name[96];
   char hints[112];
   char blocked[40];
-  bool ext = v->ext && (extent_log_hand_over_prefix(v->ext, name, sizeof(name)) ||
-                        extent_log_hand_over(v->ext, name, sizeof(name)));
+  bool whole = v->ext && extent_log_hand_over_prefix(v->ext, name, sizeof(name));
+  bool ext = whole || (v->ext && extent_log_hand_over(v->ext, name, sizeof(name)));
   bool typed = hand_over_hints(v, hints, sizeof(hints));
   bool timed = hand_over_blocked(v, blocked, sizeof(blocked));
-  Result c = send_close(v->vid, staged_size(v), ext ? name : nullptr, typed ? hints : nullptr,
+  // The size CLOSE names (the forwarder goes by the staged file's): written front to
+  // back, the prefix's end, without a stat of the staged file.
+  const char* end = whole ? strchr(name, '=') : nullptr;
+  long long size = -1;
+  if (!end || !wire::parse_i64(end + 1, size)) size = staged_size(v);
+  Result c = send_close(v->vid, size, ext ? name : nullptr, typed ? hints : nullptr,
                         timed ? blocked : nullptr);
   if (c.status != Status::kOk) {
     char why[400];
@@ -326,7 +331,6 @@ bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode) {
   if (v) {
     v->shared = r.shared;
     v->view = r.vid == 0;
-    v->dev = parent_dev(norm);
     if (v->view) v->mode = r.view_mode ? r.view_mode : view_mode(norm);
   }
   if (!v || !g_fds.attach(fd, v, &prev)) {
@@ -350,8 +354,18 @@ unsigned long long parent_dev(const char* norm) {
   return real::stat()(parent, &st) == 0 ? st.st_dev : 0;
 }
 
+unsigned long long version_dev(const Version* v) {
+  unsigned long long dev = v->dev.load(std::memory_order_relaxed);
+  if (dev) return dev;
+  int saved = errno;
+  dev = parent_dev(v->path);
+  errno = saved;
+  v->dev.store(dev, std::memory_order_relaxed);
+  return dev;
+}
+
 void present_as_captured(const Version* v, struct stat* st) {
-  st->st_dev = v->dev;
+  st->st_dev = version_dev(v);
   st->st_ino = static_cast<ino_t>(path_hash(v->path));
   st->st_nlink = 1;
   if (v->mode) st->st_mode = S_IFREG | (v->mode & 07777);

@@ -99,6 +99,8 @@ bool exceeds_budget(int fd, const Version* v, long long offset, size_t len);
 
 // st_dev of the directory holding norm (what stat of a captured path reports).
 unsigned long long parent_dev(const char* norm);
+// v->dev, found (parent_dev of its path) and kept the first time it is asked for.
+unsigned long long version_dev(const Version* v);
 // fstat of a tracked fd: the staged file's size and times, the captured path's identity
 // (cp and others compare stat(path) with fstat(fd)).
 void present_as_captured(const Version* v, struct stat* st);

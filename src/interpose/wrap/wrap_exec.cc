@@ -167,7 +167,6 @@ void adopt_after_exec() {
       Version* v = version_create(r.vid, r.budget, r.mode, path, staged);
       Version* prev = nullptr;
       if (!v) continue;
-      v->dev = parent_dev(path);
       if (!g_fds.attach(r.fd, v, &prev)) version_destroy(v);
       if (prev) release_version(prev);
     }

@@ -228,8 +228,9 @@ CKPTFWD_EXPORT int statx(int dirfd, const char* path, int flags, unsigned mask, 
   if (v) {
     sx->stx_ino = path_hash(v->path);
     sx->stx_nlink = 1;
-    sx->stx_dev_major = major(v->dev);
-    sx->stx_dev_minor = minor(v->dev);
+    const unsigned long long dev = version_dev(v);
+    sx->stx_dev_major = major(dev);
+    sx->stx_dev_minor = minor(dev);
     if (v->mode) sx->stx_mode = static_cast<__u16>(S_IFREG | (v->mode & 07777));
   }
   return rc;
