@@ -20,7 +20,8 @@
 # usage: tools/bench/bench_patterns.sh BUILD WORK OUT.json   (BENCH_QUICK=1: one round,
 # 16 MiB files, 2,000 small files only; BENCH_PATTERN_SIZE, BENCH_BUSY_FILES (4) and
 # BENCH_SMALL_PY set the sizes; BENCH_BUSY_ONLY=1: only the write beside a busy forwarder,
-# with BENCH_BUSY_ROUNDS rounds, 7 by default)
+# with BENCH_BUSY_ROUNDS rounds, 7 by default; BENCH_SMALL_ONLY=1: only the small files
+# and the calls of one)
 set -uo pipefail
 BUILD=$1 WORK=$2 OUT=$3
 BP=$BUILD/bin/bench_patterns BC=$BUILD/bin/bench_calls LIB=$BUILD/lib/libckptfwd.so CLI=$BUILD/bin/ckptfwd
@@ -31,6 +32,7 @@ ROUNDS=$([[ $QUICK == 1 ]] && echo 1 || echo 3)
 SIZE=${BENCH_PATTERN_SIZE:-$([[ $QUICK == 1 ]] && echo 16777216 || echo 67108864)}
 SMALL=${BENCH_SMALL_PY:-$([[ $QUICK == 1 ]] && echo 2000 || echo "2000 10000")}
 BUSY_ONLY=${BENCH_BUSY_ONLY:-0}  # 1: only the write beside a busy forwarder
+SMALL_ONLY=${BENCH_SMALL_ONLY:-0}  # 1: only the small files and their calls
 SHM=$(mktemp -d /dev/shm/ckf-bench-patterns.XXXXXX) || exit 2
 rm -rf "$WORK" && mkdir -p "$WORK" || exit 2
 WORK=$(cd "$WORK" && pwd)
@@ -77,7 +79,7 @@ one() {
     { echo "bench_patterns.sh: $variant $p (fsync $fs) failed: $line" >&2; exit 1; }
   echo "$variant $fs $p $r ${line#* }" >>"$RAW"
 }
-for ((r = 0; r < ROUNDS * !BUSY_ONLY; r++)); do
+for ((r = 0; r < ROUNDS * !BUSY_ONLY * !SMALL_ONLY; r++)); do
   for p in $PATTERNS; do
     one tmpfs "$p" 0
     for fs in 0 1; do
@@ -92,6 +94,8 @@ done
 # does not wait for their commit: CKPTFWD_EXIT_WAIT=0), against the same write with it
 # idle; and the same busy write through a second forwarder that does not give way to the
 # application's writes (CKPTFWD_YIELD_MS=0), as every forwarder did before.
+drain_job() { CKPTFWD_JOB_ID=$1 timeout 300 "$CLI" drain >/dev/null 2>&1; }
+if [[ $SMALL_ONLY != 1 ]]; then  # (to the matching fi: the busy write)
 BUSY_FILES=${BENCH_BUSY_FILES:-4}  # BENCH_BUSY_ROUNDS: its rounds
 "$PY" - "$SHM/noisy.dat" "$SIZE" <<'EOF' || { echo "bench_patterns.sh: cannot make the busy data (numpy)" >&2; exit 1; }
 import numpy as np, sys
@@ -119,7 +123,6 @@ await_busy() {
   done
   return 1
 }
-drain_job() { CKPTFWD_JOB_ID=$1 timeout 300 "$CLI" drain >/dev/null 2>&1; }
 BUSY_ROUNDS=${BENCH_BUSY_ROUNDS:-$([[ $QUICK == 1 ]] && echo 1 || echo 7)}  # (noisy: more rounds)
 for ((r = 0; r < BUSY_ROUNDS; r++)); do
   for state in idle busy nogate; do
@@ -148,6 +151,7 @@ drain_job "$RUN_JOB"
 drain_job "$NOGATE_JOB"
 kill -TERM "$nogate_pid" 2>/dev/null
 nogate_pid=
+fi
 
 # Small files from a Python script: written and read back in one process, then read back
 # by a new one (a new job under the library: from the store).
