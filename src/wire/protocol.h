@@ -25,8 +25,7 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 // HELLO  pid rank                       -> OK
 // OPEN   path flags(dec) mode(octal) [shared]
 //                                       -> OK vid staged_path budget_bytes x|- [mode]
-//                                        | PASS [direct] (not ours: do the real open;
-//                                               "direct": the path's fate is direct)
+//                                        | PASS          (not ours: do the real open)
 //                                        | ERR errno
 //   vid "0" means a read-only view (no version created, nothing to CLOSE). For a write
 //   version the forwarder created staged_path (0600) already holding the version's starting
@@ -80,8 +79,7 @@ inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 //                                               alone; nothing changes, it stays staged)
 //   Sent before the client copies the staged bytes (it holds the staged file open first).
 // One fate per path (wire/fate.h): a write OPEN of a path whose fate file says "direct"
-//   is answered PASS direct (the library checks the file itself only when it cannot ask:
-//   one read of it per OPEN was a tenth of a small file's cost); a new write
+//   is answered PASS (the library checks the file itself before asking, too); a new write
 //   version claims "staged" for this forwarder until its last writer closes it. A read
 //   OPEN of a "direct" path is PASS as well: the real file is the truth.
 // STAT   path                           -> OK size mode(octal) mtime_sec mtime_nsec
@@ -121,7 +119,6 @@ inline constexpr const char* kDrain = "DRAIN";
 // Replies.
 inline constexpr const char* kOk = "OK";
 inline constexpr const char* kPass = "PASS";
-inline constexpr const char* kPassDirect = "direct";  // PASS's reason: the fate is direct
 inline constexpr const char* kErr = "ERR";
 
 // A decoded message: pointers into the caller's buffer (valid while it lives).

@@ -19,7 +19,6 @@ Reply reply_ok(std::vector<std::string> more) {
 Reply reply_err(int err) { return {wire::kErr, std::to_string(err)}; }
 
 Reply reply_pass() { return {wire::kPass}; }
-Reply reply_pass_direct() { return {wire::kPass, wire::kPassDirect}; }
 
 namespace {
 bool get_path(const char* in, std::string& out) {

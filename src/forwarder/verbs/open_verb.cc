@@ -118,7 +118,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   }
   if (written_directly(path, cl.pid)) {
     if (src_fd >= 0) ::close(src_fd);
-    return reply_pass_direct();
+    return reply_pass();
   }
   Version& v = add_write_version(cl, path, req_mode, shared, copy, src);
   uint64_t vid = v.vid;
@@ -373,7 +373,7 @@ Version* Service::reopenable(const ClientCtx& cl, const std::string& path) {
 
 Reply Service::reopen_in_place(ClientCtx& cl, Version& v, int flags) {
   if ((flags & O_CREAT) && (flags & O_EXCL)) return reply_err(EEXIST);
-  if (written_directly(v.path, cl.pid)) return reply_pass_direct();
+  if (written_directly(v.path, cl.pid)) return reply_pass();
   c_.state.reopen(v);
   v.holders[cl.id] = {cl.pid, 1};
   c_.state.rewrite_meta(v);  // open again, with its holder: a recovery must know

@@ -37,7 +37,6 @@ struct ClientCtx {
 Reply reply_ok(std::vector<std::string> more = {});
 Reply reply_err(int err);
 Reply reply_pass();
-Reply reply_pass_direct();  // PASS of a path whose fate is direct (wire/fate.h)
 
 class Service : public LoopChores, public group::PeerHandler {
  public:

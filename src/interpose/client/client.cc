@@ -106,7 +106,6 @@ Result result_of(const wire::Fields& reply) {
     res.status = Status::kOk;
   } else if (strcmp(reply[0], wire::kPass) == 0) {
     res.status = Status::kPass;
-    res.direct = reply.n > 1 && strcmp(reply[1], wire::kPassDirect) == 0;
   } else {
     long long e = 0;
     res.status = Status::kErr;

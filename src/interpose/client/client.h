@@ -14,8 +14,7 @@ enum class Status { kUnreachable, kOk, kPass, kErr };
 
 struct Result {
   Status status = Status::kUnreachable;
-  int err = 0;          // errno from an ERR reply (EIO if it carried none)
-  bool direct = false;  // PASS direct: the path's fate is direct (wire/protocol.h, OPEN)
+  int err = 0;  // errno from an ERR reply (EIO if it carried none)
 };
 
 // How a wrapper takes the reply (status, err) to its request about a captured path, saved

@@ -64,6 +64,16 @@ bool write_direct_temp(const char* norm, char* tmp, size_t cap) {
 
 }  // namespace
 
+bool fate_is_direct(const char* norm) {
+  if (!g_settings.session_ok) return false;
+  int saved = errno;
+  char file[PATH_MAX];
+  bool direct = fate::fate_file(g_settings.session.dir, norm, file, sizeof(file)) &&
+                read_fate(file, norm, nullptr) == Fate::kDirect;
+  errno = saved;
+  return direct;
+}
+
 bool claim_direct_fate(const char* norm) {
   if (!g_settings.session_ok) return true;
   int saved = errno;

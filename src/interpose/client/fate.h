@@ -5,6 +5,9 @@
 
 namespace ckptfwd::interpose {
 
+// True if some process of this node and job writes norm directly: this process's write
+// opens of norm must too. One open(2) when there is no fate file (the common case).
+bool fate_is_direct(const char* norm);
 // Before this process writes norm directly without the forwarder's consent: records the
 // direct fate. False while a live forwarder holds the staged fate (another process writes
 // norm through staging): writing directly now would split the file, so the caller fails

@@ -51,6 +51,12 @@ void fall_back_at_open(const char* norm, const char* reason, OpenReply& r) {
 
 void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
   bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
+  if (writes && fate_is_direct(norm)) {
+    // Another process of this node fell back for norm: write it directly too (PASS).
+    r.status = Status::kPass;
+    note_fallback("another process of this node writes it directly", norm);
+    return;
+  }
   if (writes && test_forced_fallback()) {
     snprintf(g_forced_reason, sizeof(g_forced_reason), "test switch CKPTFWD_TEST_FALLBACK_PID");
     r.status = Status::kUnreachable;
@@ -93,11 +99,6 @@ void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
   Result res = call_with(req, r.shared ? 5 : 4, parse);
   r.status = res.status;
   r.err = res.err;
-  // Another process of this node fell back for norm (the forwarder read its fate file,
-  // wire/fate.h): written directly here too. Without a forwarder to ask,
-  // fall_back_at_open reads the fate file itself.
-  if (writes && res.status == Status::kPass && res.direct)
-    note_fallback("another process of this node writes it directly", norm);
   if (outside) {
     char why[PATH_MAX + 200];
     snprintf(why, sizeof(why),
