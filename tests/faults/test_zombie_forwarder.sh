@@ -24,7 +24,7 @@ wait_for "grep -q 'serving' '$CKPTFWD_LOG'" 30 || fail "the forwarder did not st
 with_lib "$FW" "$CAP/z.dat" 8M --pause-at 4M "$T/gate" >"$T/w.out" 2>&1 &
 writer=$!
 wait_line "$T/w.out" "paused at 4194304"
-compgen -G "$CKPTFWD_STAGE_DIR/ckptfwd-*/fate.*" >/dev/null || fail "z.dat is not staged through the forwarder"
+compgen -G "$CKPTFWD_STAGE_DIR/ckptfwd-*/fate.[0-9a-f]*" >/dev/null || fail "z.dat is not staged through the forwarder"
 kill -KILL "$fwd"
 wait_for "[[ \$(awk '{print \$3}' /proc/$fwd/stat 2>/dev/null) == Z ]]" 10 ||
   fail "forwarder $fwd is not a zombie: $(cat "/proc/$fwd/stat" 2>/dev/null)"

@@ -93,6 +93,26 @@ TEST(FateBookClaims, AClaimIsALinkOfTheClaimFileAndAReleaseOnlyRemovesItsOwn) {
       << "the claim file goes with the book";
 }
 
+TEST(FateBookClaims, AStartingForwarderRemovesTheClaimFilesOfTheOnesBeforeIt) {
+  ckptfwd::test::TempDir dir;
+  // A killed forwarder's claim file and one of its claims (a link of it).
+  const std::string dead = dir / "fate.staged.999999999";
+  write_file(dead, "staged 999999999\n");
+  const std::string stale = fate_name(dir.path(), "/ckpt/x.dat");
+  ASSERT_EQ(::link(dead.c_str(), stale.c_str()), 0);
+  FateBook book(dir.path());
+  ASSERT_EQ(book.claim_staged("/ckpt/own.dat"), fate::Fate::kStaged);
+  book.remove_dead_claim_files();
+  EXPECT_FALSE(exists(dead)) << "else the session directory is never empty again";
+  EXPECT_TRUE(exists(stale)) << "its claims stay: stale by their pid, replaced when claimed";
+  EXPECT_TRUE(exists(dir / ("fate.staged." + std::to_string(getpid())))) << "not its own";
+  // The stale claim is taken over by a claim of this forwarder.
+  EXPECT_EQ(book.claim_staged("/ckpt/x.dat"), fate::Fate::kStaged);
+  long pid = 0;
+  EXPECT_EQ(fate::parse_fate(read_file(stale).c_str(), "/ckpt/x.dat", &pid), fate::Fate::kStaged);
+  EXPECT_EQ(pid, static_cast<long>(getpid()));
+}
+
 class FateClaimTest : public ForwarderTest {};
 
 TEST_F(FateClaimTest, TheCloseRepliesBeforeTheClaimGoesAndTheNextRequestFindsItGone) {

@@ -1,5 +1,6 @@
 #include "forwarder/state/fate_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -42,6 +43,17 @@ void FateBook::remove_claim_file() {
   std::lock_guard lk(mu_);
   if (claim_made_) ::unlink(claim_file_.c_str());
   claim_made_ = false;
+}
+
+void FateBook::remove_dead_claim_files() {
+  DIR* d = opendir(dir_.c_str());
+  if (!d) return;
+  static const char kPrefix[] = "fate.staged.";
+  const std::string own = claim_file_.substr(claim_file_.rfind('/') + 1);
+  while (dirent* de = readdir(d))
+    if (!strncmp(de->d_name, kPrefix, sizeof(kPrefix) - 1) && own != de->d_name)
+      unlinkat(dirfd(d), de->d_name, 0);
+  closedir(d);
 }
 
 bool FateBook::link_claim(const std::string& file) {

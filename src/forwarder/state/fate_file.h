@@ -38,6 +38,9 @@ class FateBook {
   // can ask for a claim, so that an empty session directory can be removed. A later
   // claim makes it again.
   void remove_claim_file();
+  // At start, as the session's only forwarder: the claim files of forwarders before it
+  // (killed: their claims, links of those files, stay and are stale by their pid).
+  void remove_dead_claim_files();
 
  private:
   // Whether the fate file `file` holds this forwarder's staged claim of path, as far as

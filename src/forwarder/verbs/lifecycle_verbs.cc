@@ -375,11 +375,19 @@ void Service::after_reply(ClientCtx& cl) {
   if (cl.unclaimed.empty()) return;
   State& s = c_.state;
   std::lock_guard lk(s.mu);
-  for (const std::string& path : cl.unclaimed) {
+  // A version of the path opened for writing since holds the claim now. One still being
+  // prepared may be a new writer's (its claim made) or a staging of a rename's source
+  // (none): looked at again after the next reply.
+  std::vector<std::string> later;
+  for (std::string& path : cl.unclaimed) {
     bool preparing = false;
-    if (!s.open_for_write(path, &preparing) && !preparing) c_.fates.release_staged(path);
+    if (s.open_for_write(path, &preparing)) continue;
+    if (preparing)
+      later.push_back(std::move(path));
+    else
+      c_.fates.release_staged(path);
   }
-  cl.unclaimed.clear();
+  cl.unclaimed = std::move(later);
 }
 
 void Service::await_noted(std::unique_lock<std::mutex>& lk) {
