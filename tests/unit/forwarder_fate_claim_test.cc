@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <utility>
+
 #include "core_test_util.h"
 #include "forwarder/state/fate_file.h"
 #include "forwarder_test_util.h"
@@ -134,6 +136,35 @@ TEST_F(FateClaimTest, TheCloseRepliesBeforeTheClaimGoesAndTheNextRequestFindsItG
   // Claimed again by the next write open, and the bytes are the newest.
   EXPECT_NE(write_version(*c, path, "newer"), "");
   EXPECT_EQ(read_through(*c, path), "newer");
+}
+
+TEST_F(FateClaimTest, AClaimReleasedAfterTheReplyStaysWhenAnotherWriterOpenedThePathMeanwhile) {
+  start();
+  auto a = client();
+  auto b = client();
+  const std::string path = data_ + "/g.dat";
+  const std::string fate = fate_name(paths_.dir, path);
+  const std::string wr = std::to_string(O_WRONLY | O_CREAT | O_TRUNC);
+  auto ra = a->call({"OPEN", path, wr, "644"});
+  ASSERT_EQ(ra[0], "OK");
+  write_file(ra[2], "first");
+  // Between a's CLOSE reply and its release, b opens the path for writing: its new
+  // version takes over the claim (the book still holds it), so the release must not go.
+  std::vector<std::string> rb;
+  bool once = true;  // only a's first release
+  test_hooks().before_release_after_reply = [&] {
+    if (std::exchange(once, false)) rb = b->call({"OPEN", path, wr, "644"});
+  };
+  EXPECT_EQ(a->call({"CLOSE", ra[1], "5"})[0], "OK");
+  EXPECT_EQ(a->call({"STAT", path})[0], "OK");  // a's session released (or kept) by now
+  ASSERT_EQ(rb.size(), 5u);
+  ASSERT_EQ(rb[0], "OK");
+  EXPECT_TRUE(exists(fate)) << "b writes the path through staging: its claim stays";
+  write_file(rb[2], "second");
+  EXPECT_EQ(b->call({"CLOSE", rb[1], "6"})[0], "OK");
+  EXPECT_EQ(b->call({"STAT", path})[0], "OK");
+  EXPECT_FALSE(exists(fate)) << "released after b's close";
+  EXPECT_EQ(read_through(*a, path), "second");
 }
 
 }  // namespace

@@ -34,6 +34,9 @@ struct TestHooks {
   // (pipeline/in_place.h), after encoding it and before checking that it did not change
   // (to change it then), without the state lock.
   std::function<void(const std::string&)> after_in_place_encode;
+  // A client session's after_reply with fates to release, before it takes the state lock
+  // (to open one of the paths again first).
+  std::function<void()> before_release_after_reply;
 };
 
 TestHooks& test_hooks();

@@ -373,6 +373,7 @@ void Service::disconnect(ClientCtx& cl) {
 
 void Service::after_reply(ClientCtx& cl) {
   if (cl.unclaimed.empty()) return;
+  if (test_hooks().before_release_after_reply) test_hooks().before_release_after_reply();
   State& s = c_.state;
   std::lock_guard lk(s.mu);
   // A version of the path opened for writing since holds the claim now. One still being
