@@ -23,6 +23,7 @@
 #include "forwarder/group/messages.h"
 #include "forwarder/group/owners.h"
 #include "forwarder/group/rendezvous.h"
+#include "forwarder/util/test_hooks.h"
 
 namespace ckptfwd::fwd::group {
 namespace {
@@ -253,6 +254,25 @@ TEST_F(GroupDirTest, SecretIsSharedAndPrivate) {
   Rendezvous c;
   EXPECT_FALSE(c.open(dir_, &err)) << "a directory others may read keeps no secret";
   EXPECT_NE(err.find("others may read"), std::string::npos) << err;
+}
+
+// As a distributed file system's client may show a directory another node just made:
+// gone right after this client's mkdir, a few times. The group still forms (before, its
+// forwarder formed none and wrote files shared across nodes through the store alone).
+TEST_F(GroupDirTest, ADirectoryThatDoesNotShowAtOnceIsLookedForAgain) {
+  int vanish = 3;
+  test_hooks().after_rendezvous_mkdir = [&](const std::string& d) {
+    if (vanish-- > 0) fs::remove_all(d);
+  };
+  Rendezvous a;
+  std::string err;
+  const bool opened = a.open(dir_, &err);
+  clear_test_hooks();
+  ASSERT_TRUE(opened) << err;
+  EXPECT_EQ(a.secret().size(), 32u);
+  Rendezvous b;
+  ASSERT_TRUE(b.open(dir_, &err)) << err;
+  EXPECT_EQ(a.secret(), b.secret());
 }
 
 TEST_F(GroupDirTest, OneLeaderAtATime) {

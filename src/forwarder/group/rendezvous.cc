@@ -11,10 +11,16 @@
 #include <cstring>
 #include <thread>
 
+#include "forwarder/util/test_hooks.h"
+
 namespace ckptfwd::fwd::group {
 namespace {
 
 constexpr size_t kSecretHex = 32;
+// How long a directory or file another node made may take to show on this client: the
+// secret, and the directory itself, are looked for again every step, this many times.
+constexpr int kVisibleTries = 200;
+constexpr std::chrono::milliseconds kVisibleStep{20};
 
 bool read_small(const std::string& path, std::string& out) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -136,23 +142,41 @@ Rendezvous::~Rendezvous() {
 
 bool Rendezvous::open(const std::string& dir, std::string* err) {
   dir_ = dir;
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    if (err) *err = "cannot create " + dir + ": " + strerror(errno);
-    return false;
-  }
-  struct stat st;
-  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    if (err) *err = dir + " is not a directory";
-    return false;
-  }
-  if (st.st_uid != ::geteuid() || (st.st_mode & 077)) {
-    if (err)
-      *err = dir +
-             " belongs to another user or others may read it (its job secret would not be secret)";
-    return false;
-  }
+  // The job's forwarders make the directory together, one per node. On a distributed
+  // file system a client may not see it for a while after another made it (its mkdir
+  // says EEXIST where its lstat, or a file made in it, says ENOENT: seen on GlusterFS with
+  // a job's first two forwarders starting at once, which then formed no group). So a
+  // missing directory is made and looked at again, for as long as the secret is waited
+  // for below.
   const std::string path = dir + "/secret";
-  if (::access(path.c_str(), F_OK) != 0) {
+  for (int attempt = 0;; ++attempt) {
+    const bool last = attempt >= kVisibleTries;
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      if (err) *err = "cannot create " + dir + ": " + strerror(errno);
+      return false;
+    }
+    if (test_hooks().after_rendezvous_mkdir) test_hooks().after_rendezvous_mkdir(dir);
+    struct stat st;
+    if (::lstat(dir.c_str(), &st) != 0) {
+      if (errno == ENOENT && !last) {
+        std::this_thread::sleep_for(kVisibleStep);
+        continue;
+      }
+      if (err) *err = dir + " is not a directory";
+      return false;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+      if (err) *err = dir + " is not a directory";
+      return false;
+    }
+    if (st.st_uid != ::geteuid() || (st.st_mode & 077)) {
+      if (err)
+        *err = dir +
+               " belongs to another user or others may read it (its job secret would not be "
+               "secret)";
+      return false;
+    }
+    if (::access(path.c_str(), F_OK) == 0) break;
     unsigned char raw[kSecretHex / 2];
     if (::getrandom(raw, sizeof(raw), 0) != static_cast<ssize_t>(sizeof(raw))) {
       if (err) *err = std::string("getrandom: ") + strerror(errno);
@@ -165,18 +189,28 @@ bool Rendezvous::open(const std::string& dir, std::string* err) {
       hex += digits[c & 15];
     }
     const std::string tmp = tmp_name(dir, "secret");
-    if (!write_new_file(tmp, hex, err)) return false;
-    if (::link(tmp.c_str(), path.c_str()) != 0 && errno != EEXIST) {
-      if (err) *err = "cannot create " + path + ": " + strerror(errno);
-      ::unlink(tmp.c_str());
+    if (!write_new_file(tmp, hex, err)) {
+      if (errno == ENOENT && !last) {  // the directory is not there (for this client) yet
+        std::this_thread::sleep_for(kVisibleStep);
+        continue;
+      }
       return false;
     }
+    const bool linked = ::link(tmp.c_str(), path.c_str()) == 0 || errno == EEXIST;
+    const int e = errno;
     ::unlink(tmp.c_str());
+    if (linked) break;
+    if (e == ENOENT && !last) {
+      std::this_thread::sleep_for(kVisibleStep);
+      continue;
+    }
+    if (err) *err = "cannot create " + path + ": " + strerror(e);
+    return false;
   }
   // Another node's new file may show late, or empty, on a distributed file system.
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < kVisibleTries; ++i) {
     if (read_small(path, secret_) && valid_secret(secret_)) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(kVisibleStep);
   }
   if (err) *err = path + " holds no valid secret (32 hex digits). Fix: remove " + dir;
   return false;

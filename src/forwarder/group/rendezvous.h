@@ -40,7 +40,9 @@ class Rendezvous {
   ~Rendezvous();
 
   // Creates dir (0700) and its secret when missing, and reads the secret. Refuses (false
-  // with *err) a directory another user owns or others may read.
+  // with *err) a directory another user owns or others may read. A directory or secret
+  // this client does not see yet (made by another node, on a distributed file system) is
+  // looked for again for up to 4 s.
   bool open(const std::string& dir, std::string* err);
   const std::string& secret() const { return secret_; }
   const std::string& dir() const { return dir_; }

@@ -37,6 +37,9 @@ struct TestHooks {
   // A client session's after_reply with fates to release, before it takes the state lock
   // (to open one of the paths again first).
   std::function<void()> before_release_after_reply;
+  // Rendezvous::open, with the group directory, right after its mkdir (to make it vanish
+  // for a while, as a distributed file system's client may show it).
+  std::function<void(const std::string&)> after_rendezvous_mkdir;
 };
 
 TestHooks& test_hooks();
