@@ -150,22 +150,21 @@ bool Rendezvous::open(const std::string& dir, std::string* err) {
   // for below.
   const std::string path = dir + "/secret";
   for (int attempt = 0;; ++attempt) {
-    const bool last = attempt >= kVisibleTries;
+    // errno e from a look at the directory: true (after a step) if it may just not show yet.
+    auto again = [last = attempt >= kVisibleTries](int e) {
+      if (e != ENOENT || last) return false;
+      std::this_thread::sleep_for(kVisibleStep);
+      return true;
+    };
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
       if (err) *err = "cannot create " + dir + ": " + strerror(errno);
       return false;
     }
     if (test_hooks().after_rendezvous_mkdir) test_hooks().after_rendezvous_mkdir(dir);
     struct stat st;
-    if (::lstat(dir.c_str(), &st) != 0) {
-      if (errno == ENOENT && !last) {
-        std::this_thread::sleep_for(kVisibleStep);
-        continue;
-      }
-      if (err) *err = dir + " is not a directory";
-      return false;
-    }
-    if (!S_ISDIR(st.st_mode)) {
+    const bool seen = ::lstat(dir.c_str(), &st) == 0;
+    if (!seen && again(errno)) continue;
+    if (!seen || !S_ISDIR(st.st_mode)) {
       if (err) *err = dir + " is not a directory";
       return false;
     }
@@ -190,20 +189,14 @@ bool Rendezvous::open(const std::string& dir, std::string* err) {
     }
     const std::string tmp = tmp_name(dir, "secret");
     if (!write_new_file(tmp, hex, err)) {
-      if (errno == ENOENT && !last) {  // the directory is not there (for this client) yet
-        std::this_thread::sleep_for(kVisibleStep);
-        continue;
-      }
+      if (again(errno)) continue;  // the directory is not there (for this client) yet
       return false;
     }
     const bool linked = ::link(tmp.c_str(), path.c_str()) == 0 || errno == EEXIST;
     const int e = errno;
     ::unlink(tmp.c_str());
     if (linked) break;
-    if (e == ENOENT && !last) {
-      std::this_thread::sleep_for(kVisibleStep);
-      continue;
-    }
+    if (again(e)) continue;
     if (err) *err = "cannot create " + path + ": " + strerror(e);
     return false;
   }

@@ -32,6 +32,21 @@ Fate read_fate(const std::string& file, const std::string& path, long* pid, bool
   return fate::parse_fate(text, path.c_str(), pid, named);
 }
 
+// Creates `name` (0600, a leftover of a forwarder of our pid replaced) holding text.
+// False, nothing left, if it cannot.
+bool write_own_file(const std::string& name, const char* text, size_t len) {
+  int fd = -1;
+  for (int attempt = 0; attempt < 2 && fd < 0; ++attempt) {
+    fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0 && errno == EEXIST) ::unlink(name.c_str());
+  }
+  if (fd < 0) return false;
+  bool ok = len > 0 && ::write(fd, text, len) == static_cast<ssize_t>(len);
+  if (::close(fd) != 0) ok = false;
+  if (!ok) ::unlink(name.c_str());
+  return ok;
+}
+
 }  // namespace
 
 FateBook::FateBook(std::string session_dir)
@@ -61,17 +76,8 @@ bool FateBook::link_claim(const std::string& file) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!claim_made_) {
       char text[64];
-      size_t len = fate::claim_text(pid_, text, sizeof(text));
-      ::unlink(claim_file_.c_str());  // left by a forwarder of our pid, or half made
-      int fd =
-          ::open(claim_file_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-      if (fd < 0) return false;
-      bool ok = len > 0 && ::write(fd, text, len) == static_cast<ssize_t>(len);
-      if (::close(fd) != 0) ok = false;
-      if (!ok) {
-        ::unlink(claim_file_.c_str());
+      if (!write_own_file(claim_file_, text, fate::claim_text(pid_, text, sizeof(text))))
         return false;
-      }
       claim_made_ = true;
     }
     if (::link(claim_file_.c_str(), file.c_str()) == 0) return true;
@@ -86,19 +92,7 @@ std::string FateBook::write_temp(Fate f, const std::string& path) {
   char text[PATH_MAX + 64];
   size_t len = fate::fate_text(f, pid_, path.c_str(), text, sizeof(text));
   std::string tmp = dir_ + "/fate.tmp.fwd." + std::to_string(pid_);
-  int fd = -1;
-  for (int attempt = 0; attempt < 2 && fd < 0; ++attempt) {
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0 && errno == EEXIST) ::unlink(tmp.c_str());  // left by a forwarder of our pid
-  }
-  if (fd < 0) return "";
-  bool ok = len > 0 && ::write(fd, text, len) == static_cast<ssize_t>(len);
-  if (::close(fd) != 0) ok = false;
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    return "";
-  }
-  return tmp;
+  return write_own_file(tmp, text, len) ? tmp : "";
 }
 
 bool FateBook::holds(const std::string& file, const std::string& path) {
