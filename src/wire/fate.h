@@ -62,6 +62,14 @@ inline size_t fate_text(Fate f, long pid, const char* path, char* out, size_t ca
   return n > 0 && static_cast<size_t>(n) < cap ? static_cast<size_t>(n) : 0;
 }
 
+// "<dir>/fate.staged.<pid>": forwarder pid's claim file, linked under a fate's name for
+// each path it stages (a leased open's client links it itself, wire/lease.h). False if it
+// does not fit.
+inline bool claim_file(const char* dir, long pid, char* out, size_t cap) {
+  int n = snprintf(out, cap, "%s/fate.staged.%ld", dir, pid);
+  return n > 0 && static_cast<size_t>(n) < cap;
+}
+
 // The content of a forwarder's claim file (kStaged without the path line). Its length,
 // 0 if it does not fit.
 inline size_t claim_text(long pid, char* out, size_t cap) {

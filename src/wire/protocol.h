@@ -22,7 +22,7 @@ inline constexpr size_t kMaxFields = 64;
 inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 
 // ---- Requests (client -> forwarder). Fields after the verb, in order. ----
-// HELLO  pid rank                       -> OK
+// HELLO  pid rank ["lease="]            -> OK   ("lease=": the client takes leases, wire/lease.h)
 // OPEN   path flags(dec) mode(octal) [shared]
 //                                       -> OK vid staged_path budget_bytes x|- [mode]
 //                                        | PASS          (not ours: do the real open)

@@ -63,17 +63,26 @@ class Client {
   }
   bool ok() const { return fd_ >= 0; }
   std::vector<std::string> call(std::vector<std::string> fields) {
+    if (!send(std::move(fields))) return {"<send failed>"};
+    return receive();
+  }
+  // The two halves of call(), for a request whose reply is read later (a leased OPEN).
+  bool send(std::vector<std::string> fields) {
     std::vector<const char*> p;
     for (auto& f : fields) p.push_back(f.c_str());
     std::vector<char> buf(wire::kMaxFrame + 1);
     size_t len = wire::encode(buf.data(), buf.size(), p.data(), p.size());
-    if (!wire::send_frame(fd_, buf.data(), len, wr)) return {"<send failed>"};
-    // Read as the library reads it. Replies may exceed kMaxFrame and kMaxFields (a long
-    // LIST): into a buffer sized from the header, split here without wire::Fields.
-    char* reply = nullptr;
-    size_t n = 0;
-    if (!wire::recv_reply(fd_, buf.data(), buf.size(), rd, grow, &reply, &n))
-      return {"<recv failed>"};
+    return wire::send_frame(fd_, buf.data(), len, wr);
+  }
+  std::vector<std::string> receive() {
+    // One frame exactly (a reply may be followed by another): the header, then its bytes.
+    char hdr[4];
+    if (!read_exactly(hdr, 4)) return {"<recv failed>"};
+    size_t n = wire::frame_length(hdr);
+    std::vector<char> body(n + 1);
+    if (!read_exactly(body.data(), n)) return {"<recv failed>"};
+    body[n] = '\0';
+    char* reply = body.data();
     std::vector<std::string> out;
     for (size_t start = 0, i = 0; i <= n; ++i)
       if (reply[i] == '\0') {
@@ -84,12 +93,14 @@ class Client {
   }
 
  private:
-  static char* grow(size_t n) {
-    thread_local std::vector<char> big;
-    big.resize(n);
-    return big.data();
+  bool read_exactly(char* p, size_t n) {
+    for (size_t got = 0; got < n;) {
+      ssize_t r = ::read(fd_, p + got, n - got);
+      if (r <= 0) return false;
+      got += static_cast<size_t>(r);
+    }
+    return true;
   }
-  static long rd(int fd, void* p, size_t n) { return ::read(fd, p, n); }
   static long wr(int fd, const void* p, size_t n) { return ::write(fd, p, n); }
   int fd_;
 };

@@ -1,5 +1,6 @@
 #include "forwarder/daemon/client_session.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,6 +14,13 @@
 namespace ckptfwd::fwd {
 
 namespace {
+// Returns once fd has bytes to read, has hung up, or failed.
+void await_readable(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+  }
+}
+
 // MSG_NOSIGNAL: a client that died must not kill the forwarder with SIGPIPE.
 long send_fn(int fd, const void* p, size_t n) { return ::send(fd, p, n, MSG_NOSIGNAL); }
 
@@ -52,14 +60,28 @@ void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid, int s
   // request); one that waited longer than spin_us for its last request sleeps at once.
   wire::SpinWait spin;
   spin.set_cap_us(spin_us);
+  cl.fd = fd;
   for (;;) {
-    int64_t began = requests.buffered() ? 0 : spin.poll(fd);
+    int64_t began = 0;
+    if (!requests.buffered()) {
+      if (cl.pipelined) PipelinedSessions::settle(cl.pipelined);
+      began = spin.poll(fd);
+      // A session that pipelines is unsettled before it consumes a byte (pipelined_sessions.h).
+      if (cl.pipelined) {
+        await_readable(fd);
+        PipelinedSessions::unsettle(cl.pipelined);
+      }
+    }
     char* in = nullptr;
     long n = requests.next(fd, &in);
     if (began) spin.done(began);
     if (n < 0) break;  // hung up, or a frame over the limit: either way the connection ends
     wire::Fields f;
-    Reply r = wire::decode(in, static_cast<size_t>(n), f) ? svc.handle(cl, f) : reply_err(EINVAL);
+    bool ok = wire::decode(in, static_cast<size_t>(n), f);
+    // Its client waits for this reply and sent nothing after it: settled while it is served.
+    if (cl.pipelined && !requests.buffered() && !(ok && is_leased_open(f)))
+      PipelinedSessions::settle(cl.pipelined);
+    Reply r = ok ? svc.handle(cl, f) : reply_err(EINVAL);
     bool sent = send_reply(fd, r, out);
     svc.after_reply(cl);
     if (!sent) break;

@@ -47,12 +47,17 @@ bool write_own_file(const std::string& name, const char* text, size_t len) {
   return ok;
 }
 
+std::string claim_file_of(const std::string& dir, long pid) {
+  char buf[PATH_MAX + 32];
+  return fate::claim_file(dir.c_str(), pid, buf, sizeof(buf)) ? buf : std::string();
+}
+
 }  // namespace
 
 FateBook::FateBook(std::string session_dir)
     : dir_(std::move(session_dir)),
       pid_(static_cast<long>(getpid())),
-      claim_file_(dir_ + "/fate.staged." + std::to_string(pid_)) {}
+      claim_file_(claim_file_of(dir_, pid_)) {}
 
 void FateBook::remove_claim_file() {
   std::lock_guard lk(mu_);
@@ -134,6 +139,22 @@ Fate FateBook::claim_staged(const std::string& path) {
     held_.try_emplace(file, path);  // (another path of the same hash: not remembered)
   }
   return got;
+}
+
+void FateBook::adopt_claim(const std::string& path) {
+  std::string file = file_of(dir_, path);
+  if (file.empty()) return;
+  std::lock_guard lk(mu_);
+  held_.try_emplace(file, path);
+}
+
+bool FateBook::claim_file_ready() {
+  std::lock_guard lk(mu_);
+  if (!claim_made_) {
+    char text[64];
+    claim_made_ = write_own_file(claim_file_, text, fate::claim_text(pid_, text, sizeof(text)));
+  }
+  return claim_made_;
 }
 
 void FateBook::make_direct(const std::string& path) {

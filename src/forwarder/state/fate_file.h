@@ -28,6 +28,12 @@ class FateBook {
   // file cannot be written: staging goes on as before) or kDirect (some process of this
   // job writes path directly: the caller answers PASS).
   fate::Fate claim_staged(const std::string& path);
+  // A client linked this forwarder's claim file under path's fate name itself (a leased
+  // open, wire/lease.h): the claim is the book's, as if claim_staged had made it.
+  void adopt_claim(const std::string& path);
+  // Makes the claim file if it is not there (a lease's client links it): false if it
+  // cannot.
+  bool claim_file_ready();
   // path's fate is direct from now on (its only writer fell back, or it cannot be staged).
   void make_direct(const std::string& path);
   // No write version of path is open here any more: this forwarder's staged claim goes.

@@ -90,8 +90,9 @@ std::vector<Version*> State::pending_of(const std::string& path) {
   return out;
 }
 
-Version& State::add(const std::string& path, int rank, long pid, uint64_t client, uint32_t mode) {
-  uint64_t vid = next_vid++;
+Version& State::add(const std::string& path, int rank, long pid, uint64_t client, uint32_t mode,
+                    uint64_t vid) {
+  if (vid == 0) vid = next_vid++;
   index_all_if_stale();
   Version& v = versions[vid];
   v.vid = vid;
@@ -127,6 +128,7 @@ void State::mark_closed(Version& v, bool mode_from_file) {
   v.state = VState::kClosed;
   // The recovery protocol (staging.h): from here on a crash commits it, with this size.
   rewrite_meta(v);
+  close_meta_fd(v);
   v.close_seq = next_close_seq++;
   v.closed_at = last_close = Clock::now();
   closed_bytes_unpicked += v.size;
@@ -166,10 +168,17 @@ size_t State::drop_all(const std::string& path, const std::function<bool(const V
   return vids.size();
 }
 
+void State::close_meta_fd(const Version& v) {
+  if (v.meta_fd < 0) return;
+  ::close(v.meta_fd);
+  v.meta_fd = -1;
+}
+
 void State::forget(uint64_t vid) {
   costs.forgotten(vid);
   auto it = versions.find(vid);
   if (it == versions.end()) return;
+  close_meta_fd(it->second);
   if (!it->second.pending_store.empty()) pending.settled(it->second.pending_store, vid);
   if (auto c = closed_by_pid.find(it->second.closer_pid); c != closed_by_pid.end()) {
     c->second.erase(vid);
@@ -244,8 +253,9 @@ void State::rewrite_meta(const Version& v) {
   // of a live source never gets one (its open version is what a recovery commits).
   if (!v.ready || v.live_source) return;
   std::string err;
-  if (!write_meta(v.meta_path, meta_of(v), &err, MetaWrite::kInPlace))
-    LOG_WARN("%s (a recovery after a crash would use the old name)", err.c_str());
+  bool ok = v.meta_fd >= 0 ? write_meta_fd(v.meta_fd, meta_of(v), &v.meta_size, &err)
+                           : write_meta(v.meta_path, meta_of(v), &err, MetaWrite::kInPlace);
+  if (!ok) LOG_WARN("%s (a recovery after a crash would use the old name)", err.c_str());
 }
 
 VersionMeta meta_of(const Version& v) {

@@ -111,7 +111,9 @@ class State : public StoreBook, public WaitBook, public BatcherWake {
   // Version::path of a version in `versions` directly.
   void set_path(Version& v, const std::string& to);
   // A new version (state kOpen, ready) with vid, order and staged file names assigned.
-  Version& add(const std::string& path, int rank, long pid, uint64_t client, uint32_t mode);
+  // vid: one reserved from next_vid before (a lease, wire/lease.h); 0: the next one.
+  Version& add(const std::string& path, int rank, long pid, uint64_t client, uint32_t mode,
+               uint64_t vid = 0);
   // Marks v closed with the size and mtime of its staged file; wakes the batcher.
   // Takes the mode from the staged file if the application changed it there (unless
   // mode_from_file is false: a recovered file's .meta is the authority).
@@ -137,6 +139,9 @@ class State : public StoreBook, public WaitBook, public BatcherWake {
   // data files' paths (each a version's own name, never reused) are handed over instead,
   // for the caller to unlink without the lock (freeing a large tmpfs file takes a while).
   Clock::time_point purge_retired(bool all, std::vector<std::string>* doomed = nullptr);
+  // Closes v's kept .meta descriptor (Version::meta_fd), if any: the .meta is written
+  // by name from then on.
+  void close_meta_fd(const Version& v);
   // Re-writes v's .meta (after RENAME, or when v becomes partial) so a recovery uses the
   // current path and kind.
   void rewrite_meta(const Version& v);

@@ -157,7 +157,14 @@ struct VersionCoverage {
 // failed (the batcher and the committer), dropped (RENAME, UNLINK, ABANDON, a newer version).
 struct VersionLifecycle {
   VState state = VState::kOpen;
-  bool ready = true;     // false while its starting bytes are copied in (then invisible)
+  bool ready = true;  // false while its starting bytes are copied in (then invisible)
+  // A leased open's version (wire/lease.h): its .meta, made empty with the lease (which a
+  // recovery takes as none: it drops the staged file, whose client holds it open and
+  // copies it to the real path when its CLOSE finds no version), kept open and written
+  // in place through meta_fd (meta_size bytes long) until the version is closed. -1: the
+  // .meta is written by name.
+  mutable int meta_fd = -1;
+  mutable size_t meta_size = 0;
   bool dropped = false;  // superseded, unlinked or abandoned: never committed
   uint64_t size = 0;
   int64_t mtime_ns = 0;

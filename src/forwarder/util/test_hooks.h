@@ -40,6 +40,12 @@ struct TestHooks {
   // Rendezvous::open, with the group directory, right after its mkdir (to make it vanish
   // for a while, as a distributed file system's client may show it).
   std::function<void(const std::string&)> after_rendezvous_mkdir;
+  // Every client request, with its verb, as its session thread starts on it (before it
+  // waits for other sessions' leased OPENs, pipelined_sessions.h).
+  std::function<void(const std::string&)> at_request;
+  // A leased OPEN (wire/lease.h), before it is acted on (to hold it while another
+  // session's request arrives).
+  std::function<void()> before_leased_open;
 };
 
 TestHooks& test_hooks();

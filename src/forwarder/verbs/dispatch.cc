@@ -1,12 +1,16 @@
 // Request parsing: turns one decoded frame into a Service call. Never trusts the client:
 // every number is checked and every path must be absolute (it is normalised again).
+#include <fcntl.h>
+
 #include <cerrno>
 #include <climits>
 #include <cstring>
 
 #include "forwarder/staging/extents.h"
 #include "forwarder/util/log.h"
+#include "forwarder/util/test_hooks.h"
 #include "forwarder/verbs/service.h"
+#include "wire/lease.h"
 #include "wire/session.h"
 
 namespace ckptfwd::fwd {
@@ -59,8 +63,18 @@ void trailing_fields(const wire::Fields& f, size_t from, std::string& ext, std::
 }
 }  // namespace
 
+bool is_leased_open(const wire::Fields& f) {
+  return f.n >= 5 && !strcmp(f[0], wire::kOpen) &&
+         !strncmp(f[4], wire::kLeasePrefix, sizeof(wire::kLeasePrefix) - 1);
+}
+
 Reply Service::handle(ClientCtx& cl, const wire::Fields& f) {
   const std::string verb = f[0];
+  if (test_hooks().at_request) test_hooks().at_request(verb);
+  // What another session's leased OPEN did comes first (pipelined_sessions.h); a CLOSE
+  // names this client's own version, a STATS asks nothing of the name space.
+  if (verb != wire::kClose && verb != wire::kHello && verb != wire::kStats && !is_leased_open(f))
+    pipelined_.await_others(cl.pipelined);
   auto bad = [&] {
     LOG_WARN("malformed %s request from pid %ld (%zu fields): ignored", verb.c_str(), cl.pid, f.n);
     return reply_err(EINVAL);
@@ -72,6 +86,7 @@ Reply Service::handle(ClientCtx& cl, const wire::Fields& f) {
     if (f.n < 3 || !wire::parse_i64(f[1], pid) || !wire::parse_i64(f[2], rank)) return bad();
     cl.pid = static_cast<long>(pid);
     cl.rank = static_cast<int>(rank);
+    cl.wants_leases = f.n >= 4 && !strcmp(f[3], wire::kLeasePrefix);
     return reply_ok();
   }
   if (verb == wire::kOpen) {
@@ -80,15 +95,30 @@ Reply Service::handle(ClientCtx& cl, const wire::Fields& f) {
     if (f.n < 4 || !get_path(f[1], p1) || !wire::parse_i64(f[2], flags) ||
         !wire::parse_octal(f[3], mode))
       return bad();
+    if (is_leased_open(f)) {
+      unsigned long long vid = 0;
+      if (!wire::parse_u64(f[4] + sizeof(wire::kLeasePrefix) - 1, vid)) return bad();
+      Reply r = open_leased(cl, p1, static_cast<int>(flags), mode, vid);
+      hand_over_lease(cl, r);
+      return r;
+    }
     bool shared = f.n >= 5 && !strcmp(f[4], "shared");
-    return open(cl, p1, static_cast<int>(flags), mode, shared);
+    Reply r = open(cl, p1, static_cast<int>(flags), mode, shared);
+    if ((flags & O_ACCMODE) != O_RDONLY) {
+      cl.lease_due = !cl.lease && !cl.lease_made;
+      hand_over_lease(cl, r);
+    }
+    return r;
   }
   if (verb == wire::kClose) {
     if (f.n < 3 || !get_u64(f[1], a) || !get_u64(f[2], b)) return bad();
     std::string ext, hints;
     int64_t blocked_ns = 0, whole = -1;
     trailing_fields(f, 3, ext, hints, blocked_ns, &whole);
-    return close(cl, a, b, ext, hints, blocked_ns, whole);
+    Reply r = close(cl, a, b, ext, hints, blocked_ns, whole);
+    hand_over_lease(cl, r);
+    cl.lease_due = true;
+    return r;
   }
   if (verb == wire::kSync) {
     if (f.n < 2 || !get_u64(f[1], a)) return bad();

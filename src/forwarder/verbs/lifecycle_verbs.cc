@@ -149,6 +149,13 @@ bool Service::unchanged_partial(Version& v) {
 }
 
 void Service::take_extents(Version& v, const std::string& ext, int64_t whole) {
+  if (!v.partial && !v.created) {
+    // Sent by a leased open's writer, which records them before it knows (wire/lease.h):
+    // a rewrite of an existing file is committed whole.
+    if (!ext.empty() && is_extents_file_name(ext, v.vid))
+      ::unlink((c_.session_dir + "/" + ext).c_str());
+    return;
+  }
   if (whole >= 0 && ext.empty() && (v.partial || v.created)) {
     // Written front to back: no file to read (or to keep for a recovery: the .meta says it).
     v.add_whole_prefix(whole);
@@ -334,6 +341,7 @@ Reply Service::abandon(ClientCtx& cl, uint64_t vid) {
 }
 
 void Service::disconnect(ClientCtx& cl) {
+  drop_leases(cl);
   State& s = c_.state;
   std::unique_lock lk(s.mu);
   // A process that lives on lost its connection (its forwarder restarts, or it closed the
@@ -372,6 +380,7 @@ void Service::disconnect(ClientCtx& cl) {
 }
 
 void Service::after_reply(ClientCtx& cl) {
+  make_lease(cl);
   if (cl.unclaimed.empty()) return;
   if (test_hooks().before_release_after_reply) test_hooks().before_release_after_reply();
   State& s = c_.state;

@@ -212,10 +212,11 @@ std::optional<Reply> Service::refuse_write_open(const std::string& path, int fla
 }
 
 Version& Service::add_write_version(ClientCtx& cl, const std::string& path, unsigned req_mode,
-                                    bool shared, bool copy, WriteSource& src) {
+                                    bool shared, bool copy, WriteSource& src, uint64_t vid) {
   using Kind = WriteSource::Kind;
   const bool exists = src.kind != Kind::kNone;
-  Version& v = c_.state.add(path, cl.rank, cl.pid, cl.id, exists ? src.mode : (req_mode & 07777));
+  Version& v =
+      c_.state.add(path, cl.rank, cl.pid, cl.id, exists ? src.mode : (req_mode & 07777), vid);
   v.holders[cl.id] = {cl.pid, 1};
   v.created = (src.kind == Kind::kNone || src.created) && !shared;
   v.partial = shared || (copy && src.partial);

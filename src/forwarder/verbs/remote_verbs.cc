@@ -325,11 +325,12 @@ constexpr auto kAskAgainAfter = std::chrono::milliseconds(100);
 }  // namespace
 
 std::optional<Reply> Service::open_at_owner(std::unique_lock<std::mutex>& lk, ClientCtx& cl,
-                                            const std::string& path, int flags, unsigned mode) {
+                                            const std::string& path, int flags, unsigned mode,
+                                            uint64_t leased) {
   lk.unlock();
   std::optional<Reply> r = ask_owner_again(path, "staging it", [&](Unreachable* unreachable) {
     lk.lock();
-    std::optional<Reply> once = open_at_owner_once(lk, cl, path, flags, mode, unreachable);
+    std::optional<Reply> once = open_at_owner_once(lk, cl, path, flags, mode, unreachable, leased);
     lk.unlock();
     return once;
   });
@@ -339,7 +340,7 @@ std::optional<Reply> Service::open_at_owner(std::unique_lock<std::mutex>& lk, Cl
 
 std::optional<Reply> Service::open_at_owner_once(std::unique_lock<std::mutex>& lk, ClientCtx& cl,
                                                  const std::string& path, int flags, unsigned mode,
-                                                 Unreachable* unreachable) {
+                                                 Unreachable* unreachable, uint64_t leased) {
   State& s = c_.state;
   lk.unlock();
   std::optional<group::Owner> owner = group_->claim(path);
@@ -354,8 +355,8 @@ std::optional<Reply> Service::open_at_owner_once(std::unique_lock<std::mutex>& l
       continue;
     }
     bool preparing = false;
-    if (Version* joined = s.open_for_write(path, &preparing))
-      return join_write(cl, *joined, flags, false);  // another opener here attached
+    if (Version* joined = s.open_for_write(path, &preparing))  // another opener here attached
+      return leased ? reply_err(EBUSY) : join_write(cl, *joined, flags, false);
     if (preparing) {
       s.done_cv.wait(lk);  // its first opener is attaching
       continue;
@@ -364,7 +365,7 @@ std::optional<Reply> Service::open_at_owner_once(std::unique_lock<std::mutex>& l
     break;
   }
   if (c_.fates.claim_staged(path) == fate::Fate::kDirect) return reply_pass();
-  Version& v = s.add(path, cl.rank, cl.pid, cl.id, mode & 07777);
+  Version& v = s.add(path, cl.rank, cl.pid, cl.id, mode & 07777, leased);
   v.holders[cl.id] = {cl.pid, 1};
   v.partial = true;  // its writers hand over their extents: only those go to the owner
   v.owner_addr = owner->addr;
@@ -377,7 +378,9 @@ std::optional<Reply> Service::open_at_owner_once(std::unique_lock<std::mutex>& l
   int rc = -1;  // -1: the owner was not reached
   uint64_t owner_vid = 0;
   uint32_t owner_mode = mode & 07777;
-  int fd = create_staged(data, &err);
+  int fd =
+      leased ? ::open(data.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW) : create_staged(data, &err);
+  if (fd < 0 && leased) err = errno_message("cannot open leased", data);
   int sock = fd >= 0 ? group_->connect_peer(owner->addr, &err) : -1;
   bool reusable = false;
   if (sock >= 0 &&
@@ -390,8 +393,13 @@ std::optional<Reply> Service::open_at_owner_once(std::unique_lock<std::mutex>& l
           parse_u64(reply.fields[1], owner_vid)) {
         if (!manifest_record::parse_octal(reply.fields[2], owner_mode)) owner_mode = mode & 07777;
         owner_mode &= 07777;
-        rc = group::recv_body_to_fd(sock, len, fd, 0, &err) ? 0 : -1;
-        reusable = rc == 0;
+        if (leased && len > 0) {  // the application writes that file already
+          reusable = group::skip_body(sock, len, &err);
+          rc = EBUSY;
+        } else {
+          rc = group::recv_body_to_fd(sock, len, fd, 0, &err) ? 0 : -1;
+          reusable = rc == 0;
+        }
       } else if (group::skip_body(sock, len, &err)) {
         reusable = true;
         rc = reply.fields[0] == "PASS" ? -2 : errno_of(reply.fields, 1);
@@ -403,7 +411,10 @@ std::optional<Reply> Service::open_at_owner_once(std::unique_lock<std::mutex>& l
   lk.lock();
   Version* nv = s.find(vid);
   if (rc != 0 || !nv) {
-    if (nv) s.forget(vid);
+    if (nv && leased)
+      forget_leased(vid);
+    else if (nv)
+      s.forget(vid);
     c_.fates.release_staged(path);
     s.done_cv.notify_all();
     if (rc == -2) return reply_pass();  // the owner's node writes it directly

@@ -14,6 +14,7 @@
 #include "forwarder/core.h"
 #include "forwarder/group/group.h"
 #include "forwarder/staging/extents.h"
+#include "forwarder/util/pipelined_sessions.h"
 #include "wire/protocol.h"
 
 namespace ckptfwd::fwd {
@@ -32,7 +33,22 @@ struct ClientCtx {
   // the unlink is off the application's wait. Others (a peer, tests) release at once.
   bool release_after_reply = false;
   std::vector<std::string> unclaimed;  // paths whose fate after_reply releases
+  // Leased opens (wire/lease.h), for a client session (release_after_reply) on its socket
+  // fd: a lease made after a reply (made) is handed over in the next write OPEN's or
+  // CLOSE's reply (lease) and used by one OPEN. Both 0: none. A lease is made after a
+  // CLOSE's reply (the application is between files then), and after a write OPEN's when
+  // the client has none: lease_due says the last reply was one of those.
+  int fd = -1;
+  uint64_t lease_made = 0, lease = 0;
+  int lease_made_meta = -1, lease_meta = -1;  // their empty .meta files, kept open
+  bool lease_due = false;
+  bool wants_leases = false;  // HELLO pid rank "lease=": the library opens on leases
+  // Its entry among the sessions that pipeline (set with its first lease).
+  PipelinedSessions::Entry* pipelined = nullptr;
 };
+
+// OPEN path flags mode lease=<vid> (wire/lease.h): a request its client does not wait for.
+bool is_leased_open(const wire::Fields& f);
 
 Reply reply_ok(std::vector<std::string> more = {});
 Reply reply_err(int err);
@@ -53,6 +69,9 @@ class Service : public LoopChores, public group::PeerHandler {
 
   // shared: OPEN ... "shared" (protocol.h): the version is partial.
   Reply open(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared = false);
+  // OPEN path flags mode lease=<vid> (wire/lease.h): the version of path in the staged
+  // file of cl's lease vid, its fate claimed by the client already.
+  Reply open_leased(ClientCtx& cl, const std::string& path, int flags, unsigned mode, uint64_t vid);
   // ext: the client's extents file for a shared version ("" if none). hints: the
   // client's dtype hints file (the base name after "hints=", "" if none). blocked_ns: the
   // time the client's calls on the version took ("blocked=", ckpt_cost.h); the time the
@@ -108,14 +127,24 @@ class Service : public LoopChores, public group::PeerHandler {
 
  private:
   Reply open_write(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared);
+  // Leases (lease_verbs.cc). After a reply: a lease made for cl if it may have one and
+  // has none. In a write OPEN's or CLOSE's OK reply r: the lease made, handed over. At a
+  // disconnect: cl's unused lease files removed. Lock not held.
+  void make_lease(ClientCtx& cl);
+  void hand_over_lease(ClientCtx& cl, Reply& r);
+  void drop_leases(ClientCtx& cl);
   // from_peer: a READ of another node (its owner lookup is done).
   Reply open_read(const std::string& path, bool from_peer = false);
   // The writer's side of the group (remote_verbs.cc). A write open of a path another
   // node owns: a local version that starts from the owner's bytes (Version::owner_addr),
   // or nullopt to go on as before (this node owns it, or there is no group or owner to
   // reach). Lock held through lk, released while asking.
+  // leased: the vid of a leased OPEN (wire/lease.h), whose staged file exists and is
+  // being written: the copy is made in it only when the owner's bytes are none (O_TRUNC),
+  // and a version of path another opener here holds is not joined (EBUSY).
   std::optional<Reply> open_at_owner(std::unique_lock<std::mutex>& lk, ClientCtx& cl,
-                                     const std::string& path, int flags, unsigned mode);
+                                     const std::string& path, int flags, unsigned mode,
+                                     uint64_t leased = 0);
   // A read open of a path another node owns: its bytes in a read view, or nullopt to read
   // here. Lock not held.
   std::optional<Reply> read_at_owner(const std::string& path);
@@ -130,7 +159,10 @@ class Service : public LoopChores, public group::PeerHandler {
   };
   std::optional<Reply> open_at_owner_once(std::unique_lock<std::mutex>& lk, ClientCtx& cl,
                                           const std::string& path, int flags, unsigned mode,
-                                          Unreachable* unreachable);
+                                          Unreachable* unreachable, uint64_t leased = 0);
+  // Forgets vid but leaves its staged file (a leased one its client still writes, and
+  // copies to the real path when its CLOSE finds no version). Lock held.
+  void forget_leased(uint64_t vid);
   std::optional<Reply> read_at_owner_once(const std::string& path, Unreachable* unreachable);
   std::optional<Reply> stat_at_owner_once(const std::string& path, Unreachable* unreachable);
   // fallback: what this node does with path when the owner stays unreachable (logged).
@@ -221,8 +253,9 @@ class Service : public LoopChores, public group::PeerHandler {
   // The new version of path for client cl, held by it, with src's mode (req_mode for a new
   // file) and what it inherits of src (whose extents it takes). copy: it starts from src's
   // bytes. Lock held.
+  // vid: a leased one (0: a new one).
   Version& add_write_version(ClientCtx& cl, const std::string& path, unsigned req_mode, bool shared,
-                             bool copy, WriteSource& src);
+                             bool copy, WriteSource& src, uint64_t vid = 0);
   // The staged file or .meta of new version vid could not be made (errno e, err): closes
   // fd and src_fd (when >= 0), forgets vid and answers PASS for a new file (made direct)
   // or e. Lock held.
@@ -370,6 +403,7 @@ class Service : public LoopChores, public group::PeerHandler {
   // Owners' addresses that stayed unreachable for a whole wait, and when (ask_owner_again).
   std::map<std::string, Clock::time_point> gave_up_on_;
   std::map<std::string, ClientCtx> peers_;  // a ClientCtx per peer node (lock held)
+  PipelinedSessions pipelined_;             // the sessions given a lease
 };
 
 }  // namespace ckptfwd::fwd

@@ -20,6 +20,7 @@
 #include "interpose/setup/state.h"
 #include "interpose/track/activity_clock.h"
 #include "interpose/wrap/real.h"
+#include "wire/lease.h"
 #include "wire/spin_wait.h"
 
 namespace ckptfwd::interpose {
@@ -35,9 +36,44 @@ std::atomic<bool> g_closed_any{false};
 char g_frame[wire::kMaxFrame + 1];  // one frame in flight, guarded by g_mu
 wire::SpinWait g_spin;              // how the main connection waits for replies, under g_mu
 
+// Leased opens (wire/lease.h), under g_mu: the lease the main connection was handed (vid
+// 0: none), which connection that was (g_conn_gen counts them), and the replies owed for
+// requests sent without waiting, read before the next request's.
+wire::Lease g_lease;
+unsigned g_conn_gen = 0, g_lease_gen = 0;
+int g_owed = 0;
+
+void forget_pipeline_locked() {
+  g_lease = wire::Lease{};
+  g_owed = 0;
+}
+
 void drop_connection_locked() {
   int fd = g_sock.exchange(-1);
   if (fd >= 0) real::close()(fd);
+  forget_pipeline_locked();
+}
+
+// A lease in the last field of an OK reply to OPEN or CLOSE.
+void note_lease_locked(const wire::Fields& reply) {
+  if (reply.n < 2 || strcmp(reply[0], wire::kOk) != 0) return;
+  wire::Lease l;
+  if (!wire::parse_lease(reply[reply.n - 1], l)) return;
+  g_lease = l;
+  g_lease_gen = g_conn_gen;
+}
+
+// Reads the replies owed on fd (a leased OPEN's: its errors show at that file's CLOSE).
+bool drain_owed_locked(int fd) {
+  while (g_owed > 0) {
+    wire::Fields reply;
+    int64_t began = g_spin.poll(fd);
+    if (!receive_one_reply(fd, g_frame, sizeof(g_frame), reply)) return false;
+    g_spin.done(began);
+    --g_owed;
+    note_lease_locked(reply);
+  }
+  return true;
 }
 
 size_t g_reply_len = 0;   // payload length of the reply in g_reply
@@ -53,8 +89,18 @@ bool exchange_locked(int fd, const char* const* fields, size_t n, wire::Fields& 
   g_reply_len = 0;
   auto grow = [](size_t need) { return g_big = static_cast<char*>(malloc(need)); };
   g_spin.set_cap_us(g_settings.spin_us);
-  return exchange(fd, fields, n, g_frame, sizeof(g_frame), grow, &g_reply, &g_reply_len, reply,
-                  &g_spin);
+  if (g_owed == 0)
+    return exchange(fd, fields, n, g_frame, sizeof(g_frame), grow, &g_reply, &g_reply_len, reply,
+                    &g_spin);
+  // Replies owed to leased OPENs come first on the stream: the request goes out before
+  // they are read, so the forwarder finds it the moment it is done with those.
+  if (!send_request(fd, fields, n, g_frame, sizeof(g_frame)) || !drain_owed_locked(fd))
+    return false;
+  int64_t began = g_spin.poll(fd);
+  if (!receive_reply(fd, g_frame, sizeof(g_frame), grow, &g_reply, &g_reply_len, reply))
+    return false;
+  g_spin.done(began);
+  return true;
 }
 
 // fd becomes the main connection: its identity is what connected_locked checks (a
@@ -66,6 +112,8 @@ void set_main_socket_locked(int fd) {
     g_sock_ino = st.st_ino;
   }
   g_sock.store(fd);
+  ++g_conn_gen;
+  forget_pipeline_locked();
   remap_activity_clock();
 }
 
@@ -77,6 +125,7 @@ bool connected_locked() {
   if (real::fstat()(fd, &st) != 0 || st.st_dev != g_sock_dev || st.st_ino != g_sock_ino ||
       !S_ISSOCK(st.st_mode)) {
     g_sock.store(-1);
+    forget_pipeline_locked();
     return false;
   }
   return true;
@@ -137,11 +186,40 @@ Result call(const char* const* fields, size_t n, ReplyFn on_ok, void* ctx) {
       continue;
     }
     res = result_of(reply);
+    if (!strcmp(fields[0], wire::kOpen) || !strcmp(fields[0], wire::kClose))
+      note_lease_locked(reply);
     if (res.status == Status::kOk && on_ok) on_ok(reply, ctx);
     break;
   }
   pthread_mutex_unlock(&g_mu);
   return res;
+}
+
+bool client_take_lease(wire::Lease* out, unsigned* conn) {
+  pthread_mutex_lock(&g_mu);
+  bool got = g_lease.vid != 0 && g_lease_gen == g_conn_gen && g_sock.load() >= 0;
+  if (got) {
+    *out = g_lease;
+    *conn = g_lease_gen;
+    g_lease = wire::Lease{};
+  }
+  pthread_mutex_unlock(&g_mu);
+  return got;
+}
+
+bool call_leased(const char* const* fields, size_t n, unsigned conn) {
+  Busy busy;
+  pthread_mutex_lock(&g_mu);
+  bool sent = false;
+  if (conn == g_conn_gen && connected_locked()) {
+    sent = send_request(g_sock.load(), fields, n, g_frame, sizeof(g_frame));
+    if (sent)
+      ++g_owed;
+    else
+      drop_connection_locked();
+  }
+  pthread_mutex_unlock(&g_mu);
+  return sent;
 }
 
 namespace {
@@ -256,6 +334,11 @@ void client_fd_gone(int fd) {
 int client_socket() {
   pthread_mutex_lock(&g_mu);
   int fd = connected_locked() ? g_sock.load() : -1;
+  // The new image reads replies from here on: none may be owed to this one.
+  if (fd >= 0 && !drain_owed_locked(fd)) {
+    drop_connection_locked();
+    fd = -1;
+  }
   pthread_mutex_unlock(&g_mu);
   return fd;
 }
@@ -280,6 +363,7 @@ void client_atfork_child() {
   // The parent's conversation is the parent's: the child says HELLO with its own pid.
   int fd = g_sock.exchange(-1);
   if (fd >= 0) real::close()(fd);
+  forget_pipeline_locked();
   g_closed_any.store(false);
   // The parent's waiting connections too (one a parent thread had taken stays open here,
   // unused: its number may be one the application uses).

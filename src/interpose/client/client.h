@@ -6,6 +6,7 @@
 
 #include <cstddef>
 
+#include "wire/lease.h"
 #include "wire/protocol.h"
 
 namespace ckptfwd::interpose {
@@ -62,6 +63,14 @@ Result call_with(const char* const* fields, size_t n, F& on_ok) {
   return call(
       fields, n, [](const wire::Fields& r, void* c) { (*static_cast<F*>(c))(r); }, &on_ok);
 }
+
+// Leased opens (wire/lease.h). The lease the main connection was handed, if any, taken
+// for one open (*conn: which connection it belongs to); then the OPEN that uses it, sent
+// on that connection without waiting (its reply is read before the next request's).
+// False when that connection is gone (the lease with it) or the send failed: the caller
+// undoes what it did for the lease and asks with call() instead.
+bool client_take_lease(wire::Lease* out, unsigned* conn);
+bool call_leased(const char* const* fields, size_t n, unsigned conn);
 
 // Why the forwarder could not be reached ("" if it could).
 const char* unreachable_reason();

@@ -25,6 +25,7 @@
 #include "interpose/setup/state.h"
 #include "interpose/setup/trust.h"
 #include "interpose/wrap/real.h"
+#include "wire/lease.h"
 #include "wire/protocol.h"
 
 extern char** environ;
@@ -373,10 +374,13 @@ int try_connect() {
   char rank[24];
   wire::fmt_i64(pid, getpid());
   wire::fmt_i64(rank, g_settings.rank);
-  const char* hello[] = {wire::kHello, pid, rank};
+  // Leased opens (wire/lease.h) for a process that is not an MPI rank: another node's rank
+  // may act on a path right after this one's open returned, before its forwarder saw it.
+  const char* hello[] = {wire::kHello, pid, rank, wire::kLeasePrefix};
+  const bool leases = g_settings.leased_open && g_settings.rank < 0;
   wire::Fields reply;
   char buf[1024];
-  if (!exchange_small(fd, hello, 3, buf, sizeof(buf), reply)) {
+  if (!exchange_small(fd, hello, leases ? 4 : 3, buf, sizeof(buf), reply)) {
     g_peer_stopped = errno == ETIMEDOUT;
     if (g_peer_stopped)
       snprintf(g_reason, sizeof(g_reason),

@@ -82,10 +82,26 @@ void reserve_high_fds() {
   errno = saved;
 }
 
+bool send_request(int fd, const char* const* fields, size_t n, char* buf, size_t cap) {
+  size_t out = wire::encode(buf, cap - 1, fields, n);
+  return out != 0 && wire::send_frame(fd, buf, out, sock_write);
+}
+
+bool receive_one_reply(int fd, char* buf, size_t cap, wire::Fields& reply) {
+  long n = wire::recv_frame(fd, buf, cap, sock_read);
+  return n >= 0 && wire::decode(buf, static_cast<size_t>(n), reply) && reply.n > 0;
+}
+
+bool receive_reply(int fd, char* buf, size_t cap, wire::BigFn big, char** payload, size_t* len,
+                   wire::Fields& reply) {
+  if (!wire::recv_reply(fd, buf, cap, sock_read, big, payload, len)) return false;
+  wire::decode(*payload, *len, reply);
+  return reply.n > 0;
+}
+
 bool exchange(int fd, const char* const* fields, size_t n, char* buf, size_t cap, wire::BigFn big,
               char** payload, size_t* len, wire::Fields& reply, wire::SpinWait* spin) {
-  size_t out = wire::encode(buf, cap - 1, fields, n);
-  if (out == 0 || !wire::send_frame(fd, buf, out, sock_write)) return false;
+  if (!send_request(fd, fields, n, buf, cap)) return false;
   int64_t began = spin ? spin->poll(fd) : 0;
   if (!wire::recv_reply(fd, buf, cap, sock_read, big, payload, len)) return false;
   if (spin) spin->done(began);

@@ -31,6 +31,15 @@ void set_check_timeout(int fd);
 bool exchange(int fd, const char* const* fields, size_t n, char* buf, size_t cap, wire::BigFn big,
               char** payload, size_t* len, wire::Fields& reply, wire::SpinWait* spin);
 
+// The two halves of exchange, for a request whose reply is read later (a leased OPEN,
+// wire/lease.h): the request sent (encoded in buf), and a reply read. False on failure.
+bool send_request(int fd, const char* const* fields, size_t n, char* buf, size_t cap);
+bool receive_reply(int fd, char* buf, size_t cap, wire::BigFn big, char** payload, size_t* len,
+                   wire::Fields& reply);
+// A reply with more behind it on fd (one owed to a leased OPEN): read to its last byte and
+// no further (two reads). Small replies only (up to cap - 1 bytes).
+bool receive_one_reply(int fd, char* buf, size_t cap, wire::Fields& reply);
+
 // A request and its small reply through the caller's buffer (cap bytes): HELLO, and
 // requests on a connection of their own (call_waiting). False on any failure.
 bool exchange_small(int fd, const char* const* fields, size_t n, char* buf, size_t cap,

@@ -177,6 +177,7 @@ void do_init() {
   g_settings.no_spawn = env_switch("CKPTFWD_NO_SPAWN", false);
   g_settings.exit_retry_s = static_cast<int>(env_int("CKPTFWD_EXIT_RETRY_S", 60, 0, 86400));
   g_settings.spin_us = static_cast<int>(env_int("CKPTFWD_SPIN_US", 50, 0, 10000));
+  g_settings.leased_open = env_switch("CKPTFWD_LEASED_OPEN", true);
   env_abs_path("CKPTFWD_STATS_FILE", g_settings.stats_path, sizeof(g_settings.stats_path));
   collect_abs_env(g_settings.abs_env);
   find_forwarder();

@@ -18,11 +18,12 @@
 namespace ckptfwd::interpose {
 
 struct Settings {
-  bool active = false;    // capture on (CAPTURE set, not DISABLE, init succeeded)
-  bool exit_wait = true;  // CKPTFWD_EXIT_WAIT != 0
-  bool no_spawn = false;  // CKPTFWD_NO_SPAWN=1
-  int exit_retry_s = 60;  // CKPTFWD_EXIT_RETRY_S: the exit wait's retries (exit_wait.h)
-  int spin_us = 50;       // CKPTFWD_SPIN_US: polling for a reply before sleeping
+  bool active = false;      // capture on (CAPTURE set, not DISABLE, init succeeded)
+  bool exit_wait = true;    // CKPTFWD_EXIT_WAIT != 0
+  bool no_spawn = false;    // CKPTFWD_NO_SPAWN=1
+  int exit_retry_s = 60;    // CKPTFWD_EXIT_RETRY_S: the exit wait's retries (exit_wait.h)
+  int spin_us = 50;         // CKPTFWD_SPIN_US: polling for a reply before sleeping
+  bool leased_open = true;  // CKPTFWD_LEASED_OPEN != 0: opens on a lease (wire/lease.h)
   int rank = -1;
   mode_t umask = 022;
   bool session_ok = false;

@@ -16,6 +16,7 @@
 #include "interpose/track/blocked_time.h"
 #include "interpose/track/extent_log.h"
 #include "interpose/track/hint_log.h"
+#include "interpose/track/leased_open.h"
 #include "interpose/track/open_context.h"
 #include "interpose/wrap/real.h"
 #include "wire/protocol.h"
@@ -51,6 +52,9 @@ void fall_back_at_open(const char* norm, const char* reason, OpenReply& r) {
 
 void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
   bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
+  // On a lease first: its fate claim fails where a fate file exists (direct, or staged by
+  // another writer), so that check comes only after (leased_open.h).
+  if (writes && !test_forced_fallback() && open_on_lease(norm, flags, mode, r)) return;
   if (writes && fate_is_direct(norm)) {
     // Another process of this node fell back for norm: write it directly too (PASS).
     r.status = Status::kPass;
@@ -214,13 +218,15 @@ bool keep_at_close(Version* v, const char* why) {
     return false;
   }
   int src = real::open()(v->staged, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  const bool own_src = src >= 0;
+  if (!own_src && v->hold_fd >= 0) src = v->hold_fd;  // its name gone with a recovery (lease.h)
   int dst = src < 0 ? -1
                     : real::open()(v->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                                    v->mode ? v->mode : 0644);
   bool ok = dst >= 0 && copy_whole(src, dst);
   int err = errno;
   if (dst >= 0 && real::close()(dst) != 0) ok = false;
-  if (src >= 0) real::close()(src);
+  if (own_src) real::close()(src);
   if (!ok) {
     log_msg(
         "ERROR: %s was not handed over at close (%s) and could not be written to its "
@@ -320,7 +326,11 @@ static unsigned view_mode(const char* norm) {
   return mode;
 }
 
-bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode) {
+OpenReply::~OpenReply() {
+  if (hold_fd >= 0) real::close()(hold_fd);
+}
+
+bool track_fd(int fd, OpenReply& r, const char* norm, mode_t mode) {
   Version* v = version_create(r.vid, r.budget, mode, norm, r.staged);
   Version* prev = nullptr;
   bool record = r.shared || r.extents;
@@ -331,6 +341,8 @@ bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode) {
   if (v) {
     v->shared = r.shared;
     v->view = r.vid == 0;
+    v->hold_fd = r.hold_fd;
+    r.hold_fd = -1;
     if (v->view) v->mode = r.view_mode ? r.view_mode : view_mode(norm);
   }
   if (!v || !g_fds.attach(fd, v, &prev)) {

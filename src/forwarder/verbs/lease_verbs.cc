@@ -1,0 +1,177 @@
+// Leased opens (wire/lease.h): a staged file made for a client ahead of its next write
+// open, handed over in a reply, and the OPEN that uses it, acted on while the application
+// writes. The client does not wait for that OPEN's reply: whatever goes wrong here makes
+// its CLOSE fail with ESTALE (no such version), and the library then writes the bytes to
+// the real path itself (interpose/track/versions.cc).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "base/monotonic.h"
+#include "forwarder/staging/staging.h"
+#include "forwarder/state/fate_file.h"
+#include "forwarder/util/log.h"
+#include "forwarder/util/store_paths.h"
+#include "forwarder/util/test_hooks.h"
+#include "forwarder/verbs/service.h"
+#include "wire/lease.h"
+
+namespace ckptfwd::fwd {
+
+namespace {
+// Leases only while staging has room for more than a small file.
+constexpr long long kLeaseMinBudget = 1 << 20;
+}  // namespace
+
+void Service::make_lease(ClientCtx& cl) {
+  if (!cl.lease_due || !cl.wants_leases || !cl.release_after_reply || cl.peer || cl.fd < 0) return;
+  cl.lease_due = false;
+  if (cl.lease_made) return;
+  long long budget = stage_budget();
+  if (budget >= 0 && budget < kLeaseMinBudget) return;
+  if (!c_.fates.claim_file_ready()) return;
+  uint64_t vid;
+  {
+    std::lock_guard lk(c_.state.mu);
+    vid = c_.state.next_vid++;
+  }
+  // The staged file and an empty .meta (none, to a recovery: staging.h), kept open for
+  // the version's descriptions (Version::meta_fd).
+  std::string err;
+  const std::string data = staged_data_path(c_.session_dir, vid);
+  const std::string meta = staged_meta_path(c_.session_dir, vid);
+  int fd = create_staged(data, &err);
+  int mfd = fd < 0
+                ? -1
+                : ::open(meta.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd >= 0) ::close(fd);
+  if (mfd < 0) {
+    if (fd >= 0) ::unlink(data.c_str());
+    LOG_DEBUG("no lease for pid %ld: %s", cl.pid, fd < 0 ? err.c_str() : strerror(errno));
+    return;
+  }
+  cl.lease_made = vid;
+  cl.lease_made_meta = mfd;
+  if (!cl.pipelined) cl.pipelined = pipelined_.join(cl.fd);
+}
+
+void Service::hand_over_lease(ClientCtx& cl, Reply& r) {
+  if (!cl.lease_made || cl.lease || r.empty() || r[0] != wire::kOk) return;
+  wire::Lease l;
+  l.vid = cl.lease_made;
+  l.budget = stage_budget();
+  l.pid = static_cast<long long>(getpid());
+  char field[96];
+  if (!wire::format_lease(l, field, sizeof(field))) return;
+  r.emplace_back(field);
+  cl.lease = cl.lease_made;
+  cl.lease_meta = cl.lease_made_meta;
+  cl.lease_made = 0;
+  cl.lease_made_meta = -1;
+}
+
+void Service::drop_leases(ClientCtx& cl) {
+  // Never used: no OPEN came for them on this connection, which is over.
+  for (uint64_t vid : {cl.lease, cl.lease_made})
+    if (vid) {
+      ::unlink(staged_meta_path(c_.session_dir, vid).c_str());
+      ::unlink(staged_data_path(c_.session_dir, vid).c_str());
+    }
+  for (int fd : {cl.lease_meta, cl.lease_made_meta})
+    if (fd >= 0) ::close(fd);
+  cl.lease = cl.lease_made = 0;
+  cl.lease_meta = cl.lease_made_meta = -1;
+  if (cl.pipelined) pipelined_.leave(cl.pipelined);
+  cl.pipelined = nullptr;
+}
+
+void Service::forget_leased(uint64_t vid) {
+  if (Version* v = c_.state.find(vid)) {
+    v->data_path.clear();  // the client's fallback copies it from there: not removed
+    v->meta_path.clear();
+  }
+  c_.state.forget(vid);
+}
+
+Reply Service::open_leased(ClientCtx& cl, const std::string& path, int flags, unsigned mode,
+                           uint64_t vid) {
+  const bool fits = vid != 0 && vid == cl.lease && (flags & O_ACCMODE) != O_RDONLY &&
+                    (flags & O_TRUNC) && (flags & O_CREAT) && !(flags & O_EXCL);
+  // The lease's .meta descriptor goes to the version (or is closed): taken here.
+  int meta_fd = -1;
+  if (vid == cl.lease) {
+    cl.lease = 0;
+    meta_fd = cl.lease_meta;
+    cl.lease_meta = -1;
+  }
+  struct CloseUnless {
+    int& fd;
+    ~CloseUnless() {
+      if (fd >= 0) ::close(fd);
+    }
+  } close_meta{meta_fd};
+  if (!cl.peer) c_.gate.note_write(monotonic_ns());
+  if (test_hooks().before_leased_open) test_hooks().before_leased_open();
+  State& s = c_.state;
+  std::unique_lock lk(s.mu);
+  bool preparing = false;
+  // Every other session's request waits while this one is acted on (pipelined_sessions.h):
+  // no opener here gets in between, even while the lock is released below.
+  const bool held = s.open_for_write(path, &preparing) || preparing;
+  if (!fits || held) {
+    // Not a lease of this connection, or the claim was not the client's to make: no
+    // version; the client's CLOSE falls back to the real path.
+    LOG_WARN("leased OPEN of %s (v%llu) from pid %ld refused: %s", path.c_str(),
+             static_cast<unsigned long long>(vid), cl.pid,
+             !fits ? "not this connection's lease, or flags without O_CREAT|O_TRUNC"
+                   : "the path is open for writing here already");
+    if (!held) {
+      c_.fates.adopt_claim(path);
+      c_.fates.release_staged(path);
+    }
+    return reply_err(EINVAL);
+  }
+  c_.fates.adopt_claim(path);
+  auto refuse = [&](Reply r) {
+    if (!s.open_for_write(path, &preparing)) c_.fates.release_staged(path);
+    LOG_WARN(
+        "leased OPEN of %s (v%llu) from pid %ld failed (%s %s): the client writes it to "
+        "the real path at its close",
+        path.c_str(), static_cast<unsigned long long>(vid), cl.pid, r[0].c_str(),
+        r.size() > 1 ? r[1].c_str() : "");
+    return r;
+  };
+  // As open_write: another node's path (a copy of its owner's bytes, none with O_TRUNC),
+  // or a version another node closed and has not committed yet waited for.
+  if (group_) {
+    Version* n = s.newest(path);
+    // (a copy of another node's version gets its .meta by name)
+    if (!n || !n->owner_addr.empty())
+      if (std::optional<Reply> r = open_at_owner(lk, cl, path, flags, mode, vid)) {
+        if (r->size() > 1 && (*r)[0] == wire::kOk && (*r)[1] == std::to_string(vid)) return *r;
+        return refuse(*r);
+      }
+  }
+  if (!s.newest(path) && !s.open_for_write(path, &preparing) && !preparing)
+    await_other_nodes(lk, path);
+  if (s.open_for_write(path, &preparing) || preparing) return refuse(reply_err(EBUSY));
+  WriteSource src;
+  src.store = store_for(c_.cfg, path);
+  if (std::optional<Reply> r = find_write_source(path, src)) return refuse(*r);
+  if (std::optional<Reply> r = refuse_write_open(path, flags, false, src)) return refuse(*r);
+  Version& v = add_write_version(cl, path, mode, false, false, src, vid);
+  // Its .meta stays empty until its CLOSE (or fsync): the application writes meanwhile,
+  // and a crash then leaves its client to write the real path (Version::meta_fd).
+  v.meta_fd = meta_fd;
+  v.meta_size = 0;
+  meta_fd = -1;
+  LOG_DEBUG("open %s for writing: leased v%llu", path.c_str(),
+            static_cast<unsigned long long>(vid));
+  return reply_ok(
+      {std::to_string(vid), v.data_path, std::to_string(stage_budget()), v.created ? "x" : "-"});
+}
+
+}  // namespace ckptfwd::fwd

@@ -1,0 +1,101 @@
+#include "interpose/track/leased_open.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+
+#include "interpose/client/client.h"
+#include "interpose/client/client_io.h"
+#include "interpose/setup/state.h"
+#include "interpose/track/activity_clock.h"
+#include "interpose/track/blocked_time.h"
+#include "interpose/track/open_context.h"
+#include "interpose/wrap/real.h"
+#include "wire/fate.h"
+#include "wire/lease.h"
+
+namespace ckptfwd::interpose {
+namespace {
+
+// What the forwarder's OPEN would find out first: norm is a regular file, or is missing
+// from a directory that exists (anything else takes the usual OPEN and its answer).
+bool fits_lease(const char* norm) {
+  struct stat st {};
+  if (real::stat()(norm, &st) == 0) return S_ISREG(st.st_mode);
+  if (errno != ENOENT) return false;
+  const char* slash = strrchr(norm, '/');
+  if (!slash) return false;
+  char dir[PATH_MAX];
+  size_t len = slash == norm ? 1 : static_cast<size_t>(slash - norm);
+  if (len >= sizeof(dir)) return false;
+  memcpy(dir, norm, len);
+  dir[len] = '\0';
+  return real::stat()(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+bool open_on_lease(const char* norm, int flags, mode_t mode, OpenReply& r) {
+  // O_CREAT too: without it the open fails where the path is nowhere (the store included),
+  // which only the forwarder knows.
+  if (!g_settings.leased_open || !(flags & O_TRUNC) || !(flags & O_CREAT) || (flags & O_EXCL) ||
+      (flags & O_ACCMODE) == O_RDONLY || t_open_context.shared_across_nodes)
+    return false;
+  int saved = errno;
+  bool fits = fits_lease(norm);
+  errno = saved;
+  wire::Lease lease;
+  unsigned conn = 0;
+  if (!fits || !client_take_lease(&lease, &conn)) return false;
+  const char* dir = g_settings.session.dir;
+  char claim[PATH_MAX], fate_name[PATH_MAX];
+  int n = snprintf(r.staged, sizeof(r.staged), "%s/v%llu.data", dir, lease.vid);
+  if (n <= 0 || static_cast<size_t>(n) >= sizeof(r.staged) ||
+      !fate::claim_file(dir, lease.pid, claim, sizeof(claim)) ||
+      !fate::fate_file(dir, norm, fate_name, sizeof(fate_name)))
+    return false;
+  // The claim the forwarder would make (wire/fate.h): fails while any process of the node
+  // writes norm (staged or direct), which the usual OPEN then sorts out. A claim left
+  // behind when the OPEN cannot be sent names a live forwarder, whose next OPEN of norm
+  // takes it over, or a dead one, which any process may replace.
+  if (real::link()(claim, fate_name) != 0) {
+    errno = saved;
+    return false;
+  }
+  // Its bytes stay reachable until the CLOSE is answered, even if a recovery of a crashed
+  // forwarder drops the staged name (a version without .meta yet).
+  int hold = real::open()(r.staged, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (hold < 0) {
+    errno = saved;
+    return false;
+  }
+  r.hold_fd = move_high(hold);
+  map_activity_clock();
+  note_activity(blocked_clock_ns());
+  char fl[24], md[24], use[48];
+  wire::fmt_i64(fl, flags);
+  wire::fmt_octal(md, effective_mode(flags, mode));
+  if (!wire::format_lease_use(lease.vid, use, sizeof(use))) return false;
+  const char* req[] = {wire::kOpen, norm, fl, md, use};
+  if (!call_leased(req, 5, conn)) {
+    real::close()(r.hold_fd);
+    r.hold_fd = -1;
+    errno = saved;
+    return false;
+  }
+  r.status = Status::kOk;
+  r.err = 0;
+  r.vid = lease.vid;
+  r.budget = lease.budget;
+  r.shared = false;
+  r.extents = true;  // not known yet: a version that is no new file ignores them
+  r.view_mode = 0;
+  errno = saved;
+  return true;
+}
+
+}  // namespace ckptfwd::interpose

@@ -1,0 +1,196 @@
+// Leased opens (wire/lease.h) as the forwarder serves them: the lease a CLOSE hands over,
+// the OPEN that uses it without waiting, what a wrong one gets, the files of an unused one,
+// and the order other sessions see (pipelined_sessions.h).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "forwarder/util/test_hooks.h"
+#include "forwarder_test_util.h"
+#include "wire/fate.h"
+#include "wire/lease.h"
+
+namespace ckptfwd::fwd::test {
+namespace {
+
+class LeaseTest : public ForwarderTest {
+ protected:
+  // A client that asks for leases, as the library does for a process that is not an MPI
+  // rank.
+  std::unique_ptr<Client> leasing_client() {
+    auto c = client();
+    EXPECT_EQ(c->call({"HELLO", std::to_string(getpid()), "-1", wire::kLeasePrefix})[0], "OK");
+    return c;
+  }
+
+  // The lease at the end of reply r (vid 0: none).
+  static wire::Lease lease_of(const std::vector<std::string>& r) {
+    wire::Lease l;
+    if (!r.empty()) wire::parse_lease(r.back().c_str(), l);
+    return l;
+  }
+
+  std::string staged(uint64_t vid, const char* ext = "data") const {
+    return std::string(paths_.dir) + "/v" + std::to_string(vid) + "." + ext;
+  }
+
+  // What the library does before a leased OPEN: the forwarder's claim linked under the
+  // path's fate name.
+  bool claim(const wire::Lease& l, const std::string& path) const {
+    char from[PATH_MAX], to[PATH_MAX];
+    return fate::claim_file(paths_.dir, static_cast<long>(l.pid), from, sizeof(from)) &&
+           fate::fate_file(paths_.dir, path.c_str(), to, sizeof(to)) && ::link(from, to) == 0;
+  }
+
+  bool fate_exists(const std::string& path) const {
+    char name[PATH_MAX];
+    struct stat st;
+    return fate::fate_file(paths_.dir, path.c_str(), name, sizeof(name)) && ::lstat(name, &st) == 0;
+  }
+
+  static void append(const std::string& file, const std::string& bytes) {
+    int fd = ::open(file.c_str(), O_WRONLY | O_APPEND);
+    ASSERT_GE(fd, 0) << file;
+    ASSERT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    ::close(fd);
+  }
+
+  // A first file written the usual way: its CLOSE's reply hands a lease over.
+  wire::Lease first_lease(Client& c) {
+    auto r =
+        c.call({"OPEN", data_ + "/first", std::to_string(O_WRONLY | O_CREAT | O_TRUNC), "644"});
+    EXPECT_EQ(r[0], "OK");
+    EXPECT_EQ(lease_of(r).vid, 0u);  // (made after this reply)
+    auto closed = c.call({"CLOSE", r[1], "0"});
+    EXPECT_EQ(closed[0], "OK");
+    return lease_of(closed);
+  }
+
+  const std::string trunc_ = std::to_string(O_WRONLY | O_CREAT | O_TRUNC);
+};
+
+TEST_F(LeaseTest, ACloseHandsALeaseAndALeasedOpenMakesTheVersionInItsFile) {
+  start();
+  auto c = leasing_client();
+  wire::Lease l = first_lease(*c);
+  ASSERT_NE(l.vid, 0u);
+  EXPECT_EQ(l.pid, static_cast<long long>(getpid()));  // (the forwarder runs in this process)
+  struct stat st;
+  ASSERT_EQ(::stat(staged(l.vid).c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 0);
+  ASSERT_EQ(::stat(staged(l.vid, "meta").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 0);  // no description yet: a recovery takes it as none
+
+  const std::string path = data_ + "/leased.bin";
+  ASSERT_TRUE(claim(l, path));
+  char use[48];
+  ASSERT_TRUE(wire::format_lease_use(l.vid, use, sizeof(use)));
+  ASSERT_TRUE(c->send({"OPEN", path, trunc_, "644", use}));
+  append(staged(l.vid), "written before the OPEN was answered");  // as the application does
+  auto opened = c->receive();
+  ASSERT_EQ(opened[0], "OK");
+  EXPECT_EQ(opened[1], std::to_string(l.vid));
+  EXPECT_EQ(opened[2], staged(l.vid));
+  EXPECT_EQ(opened[4], "x");  // a new file
+  wire::Lease next = lease_of(opened);
+  EXPECT_NE(next.vid, 0u);  // the next one, made after the last CLOSE
+  EXPECT_NE(next.vid, l.vid);
+  EXPECT_EQ(c->call({"CLOSE", opened[1], "36", "whole=36"})[0], "OK");
+  EXPECT_FALSE(read_file(staged(l.vid, "meta")).empty());  // described at its CLOSE
+
+  auto reader = client();
+  EXPECT_EQ(reader->call({"DRAIN"})[0], "OK");
+  EXPECT_EQ(read_through(*reader, path), "written before the OPEN was answered");
+  EXPECT_FALSE(fate_exists(path));  // its claim went with its last writer
+}
+
+TEST_F(LeaseTest, AClientThatDoesNotAskGetsNoLease) {
+  start();
+  auto c = client();
+  EXPECT_EQ(c->call({"HELLO", std::to_string(getpid()), "3"})[0], "OK");
+  EXPECT_EQ(first_lease(*c).vid, 0u);
+  auto r = c->call({"OPEN", data_ + "/second", trunc_, "644"});
+  ASSERT_EQ(r[0], "OK");
+  EXPECT_EQ(lease_of(r).vid, 0u);
+}
+
+TEST_F(LeaseTest, ALeaseOfAnotherConnectionIsRefusedAndItsCloseFindsNoVersion) {
+  start();
+  auto owner = leasing_client();
+  wire::Lease l = first_lease(*owner);
+  ASSERT_NE(l.vid, 0u);
+  auto thief = leasing_client();
+  const std::string path = data_ + "/stolen.bin";
+  ASSERT_TRUE(claim(l, path));
+  char use[48];
+  ASSERT_TRUE(wire::format_lease_use(l.vid, use, sizeof(use)));
+  auto r = thief->call({"OPEN", path, trunc_, "644", use});
+  ASSERT_EQ(r[0], "ERR");
+  EXPECT_EQ(r[1], std::to_string(EINVAL));
+  // The library then falls back to the real path at the CLOSE, which needs the claim gone.
+  EXPECT_FALSE(fate_exists(path));
+  auto closed = thief->call({"CLOSE", std::to_string(l.vid), "0"});
+  ASSERT_EQ(closed[0], "ERR");
+  EXPECT_EQ(closed[1], std::to_string(ESTALE));
+  // An OPEN without O_TRUNC is no leased one either, even on its own connection.
+  ASSERT_TRUE(claim(l, path));
+  r = owner->call({"OPEN", path, std::to_string(O_WRONLY), "644", use});
+  EXPECT_EQ(r[0], "ERR");
+}
+
+TEST_F(LeaseTest, AnUnusedLeaseGoesWithItsConnection) {
+  start();
+  wire::Lease l;
+  {
+    auto c = leasing_client();
+    l = first_lease(*c);
+    ASSERT_NE(l.vid, 0u);
+  }
+  struct stat st;
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {
+    gone =
+        ::stat(staged(l.vid).c_str(), &st) != 0 && ::stat(staged(l.vid, "meta").c_str(), &st) != 0;
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << staged(l.vid);
+}
+
+// Another process acts on the path right after the leased open returned: its request is
+// answered after the leased OPEN, which its session had not acted on yet.
+TEST_F(LeaseTest, AnotherSessionsRequestWaitsForALeasedOpenSentBeforeIt) {
+  start();
+  auto writer = leasing_client();
+  wire::Lease l = first_lease(*writer);
+  ASSERT_NE(l.vid, 0u);
+  const std::string path = data_ + "/ordered.bin";
+  std::atomic<bool> stat_arrived{false};
+  test_hooks().at_request = [&](const std::string& verb) {
+    if (verb == "STAT") stat_arrived = true;
+  };
+  // The leased OPEN is held until the other session's STAT reached the forwarder.
+  test_hooks().before_leased_open = [&] {
+    for (int i = 0; i < 5000 && !stat_arrived; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  ASSERT_TRUE(claim(l, path));
+  char use[48];
+  ASSERT_TRUE(wire::format_lease_use(l.vid, use, sizeof(use)));
+  ASSERT_TRUE(writer->send({"OPEN", path, trunc_, "644", use}));
+  auto reader = client();
+  auto st = reader->call({"STAT", path});
+  EXPECT_TRUE(stat_arrived);
+  // Without the wait the STAT finds no such file (PASS: the real path's answer).
+  ASSERT_EQ(st[0], "OK") << (st.size() > 1 ? st[1] : "");
+  EXPECT_EQ(st[1], "0");
+  EXPECT_EQ(writer->receive()[0], "OK");
+  EXPECT_EQ(writer->call({"CLOSE", std::to_string(l.vid), "0"})[0], "OK");
+}
+
+}  // namespace
+}  // namespace ckptfwd::fwd::test
