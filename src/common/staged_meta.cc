@@ -69,6 +69,7 @@ std::string format_meta(const VersionMeta& m) {
   if (m.extents_unknown) text += "extents_unknown=1\n";
   if (m.created) text += "created=1\n";
   if (m.whole >= 0) text += "whole=" + std::to_string(m.whole) + "\n";
+  if (m.opened_ns > 0) text += "opened=" + std::to_string(m.opened_ns) + "\n";
   text += m.closed ? "state=closed\ncloser=" + std::to_string(m.closer) + "\n" : "state=open\n";
   if (!m.closed && !m.holders.empty()) {
     text += "holders=";
@@ -106,6 +107,9 @@ bool parse_meta(const std::string& text, VersionMeta& m) {
       m.extents_unknown = !strcmp(v, "1");
     } else if (key == "created") {
       m.created = !strcmp(v, "1");
+    } else if (key == "opened") {
+      long long ns = 0;
+      if (wire::parse_i64(v, ns) && ns > 0) m.opened_ns = ns;
     } else if (key == "whole") {
       m.whole = wire::parse_whole_end(v);  // a bad one: unknown, as without the line
     } else if (key == "state") {

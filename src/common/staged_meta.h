@@ -38,6 +38,9 @@ struct VersionMeta {
   bool extents_unknown = false;  // some writer's extents never arrived
   bool created = false;          // a new file, committed as an overlay (Version::created)
   int64_t whole = -1;            // Version::whole_prefix: extents [0, whole) without a file
+  // When it was opened (CLOCK_REALTIME ns; 0: not said): a recovery orders the versions of
+  // a path by it, as a leased one's vid was taken before its open (wire/lease.h).
+  int64_t opened_ns = 0;
   // The recovery protocol: a version is committed after a crash only if its .meta says it
   // was closed (state=closed). An open one (state=open, or no state line) stays open for
   // its holders (pid:refs), who may still CLOSE it. Staged files without a .meta are

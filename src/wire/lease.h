@@ -10,21 +10,21 @@
 // client's next request's.
 //
 //   lease=<vid>.<budget>.<pid>   the last field of an OK reply to a write OPEN or a
-//                                CLOSE: the empty staged file v<vid>.data exists in the
-//                                session directory, for this connection only; budget as
-//                                in OPEN's reply ("-1": unlimited); pid: the forwarder,
-//                                whose claim file fate.staged.<pid> the client links.
+//                                CLOSE: the empty staged file v<vid>.data and its .meta
+//                                (kLeaseMeta) exist in the session directory, for this
+//                                connection only; budget as in OPEN's reply ("-1":
+//                                unlimited); pid: the forwarder, whose claim file
+//                                fate.staged.<pid> the client links.
 //   OPEN path flags mode lease=<vid>
 //                                the client opened v<vid>.data for path and linked the
 //                                claim under path's fate name; the forwarder makes the
 //                                version, whose .meta it writes at the CLOSE (or, if it
-//                                cannot make it, releases the claim and forgets vid).
-//                                Reply as for OPEN; the client does not wait for it.
+//                                cannot make it, forgets vid). Reply as for OPEN; the
+//                                client does not wait for it.
 // Whatever goes wrong after the client's open returned (the OPEN refused, the forwarder
-// lost, a recovery that drops the .meta-less staged file) makes that file's CLOSE fail
-// with ESTALE (no such version): the library then writes the bytes to the real path
-// itself, as after any lost forwarder, from a descriptor of the staged file it keeps
-// until its CLOSE was answered.
+// lost and restarted) makes that file's CLOSE fail with ESTALE (no such version): the
+// library then writes the bytes to the real path from the staged file, as after any lost
+// forwarder; a recovery leaves a staged file whose .meta is still kLeaseMeta for that.
 //
 // A lease fits an open with O_CREAT and O_TRUNC, without O_EXCL, not shared across nodes, of a path
 // that is a regular file or does not exist in a directory that does, and whose fate file
@@ -33,6 +33,9 @@
 // version that turns out not to be a new file ignores them.
 // Dependency free and allocation free (the preload library uses it).
 #pragma once
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -42,6 +45,21 @@
 namespace ckptfwd::wire {
 
 inline constexpr char kLeasePrefix[] = "lease=";
+// The content of a lease's v<vid>.meta until the version's CLOSE writes its description: a
+// recovery leaves such files be, as their client may still write the real path from the
+// staged file (a lease's version has no description before its CLOSE).
+inline constexpr char kLeaseMeta[] = "lease\n";
+
+// True if the file at `path` (never through a symbolic link) holds kLeaseMeta.
+inline bool is_lease_meta_file(const char* path) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  char buf[sizeof(kLeaseMeta)] = {};
+  ssize_t n = ::read(fd, buf, sizeof(buf));
+  ::close(fd);
+  return n == static_cast<ssize_t>(sizeof(kLeaseMeta) - 1) &&
+         memcmp(buf, kLeaseMeta, sizeof(kLeaseMeta) - 1) == 0;
+}
 
 struct Lease {
   unsigned long long vid = 0;  // 0: none

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The forwarder is killed with SIGKILL while a script writes a file it opened on a lease
 # (src/wire/lease.h: the open returned before the forwarder acted on it, and the version
-# has no description in staging until its CLOSE). The library starts a new forwarder,
-# whose recovery drops that staged file; the close then finds no such version, and the
-# library writes the bytes to the real path from the descriptor it kept. What must hold:
-# every call succeeds, the file has every byte (at its real path, the fallback), and the
-# files written before the kill read back whole. Without the kept descriptor the close
-# failed with EIO and the bytes were gone. The same run with CKPTFWD_LEASED_OPEN=0 keeps
-# the file staged (the recovery finds its .meta): the test tells the two apart.
+# has no description in staging until its CLOSE, only its .meta saying "lease"). The
+# library starts a new forwarder, whose recovery leaves that staged file be; the close
+# then finds no such version, and the library writes the bytes to the real path from it.
+# What must hold: every call succeeds, the file has every byte (at its real path, the
+# fallback), and the files written before the kill read back whole. When the recovery
+# took the lease's .meta for none it dropped the staged file: the close failed with EIO
+# and the bytes were gone. The same run with CKPTFWD_LEASED_OPEN=0 keeps the file staged
+# (the recovery finds its .meta): the test tells the two apart.
 source "$(dirname "$0")/../integration/lib.sh"
 ckf_init "$@"
 source "$(dirname "$0")/lib_faults.sh"
@@ -65,7 +66,7 @@ run_case leased 1
 assert_same_bytes "$DIRECT/second.bin" "$CAP/leased/second.bin" "leased: the real second.bin"
 grep -q "it lost the version.*leased/second.bin directly" "$CKPTFWD_LOG" ||
   fail "leased: no fallback of second.bin logged: $(tail -5 "$CKPTFWD_LOG")"
-ok "leased: second.bin written to its real path from the kept descriptor"
+ok "leased: second.bin written to its real path from the staged file the recovery left"
 
 run_case unleased 0
 [[ ! -e "$CAP/unleased/second.bin" ]] ||

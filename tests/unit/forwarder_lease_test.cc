@@ -10,6 +10,7 @@
 #include <chrono>
 #include <thread>
 
+#include "forwarder/staging/staging.h"
 #include "forwarder/util/test_hooks.h"
 #include "forwarder_test_util.h"
 #include "wire/fate.h"
@@ -83,8 +84,8 @@ TEST_F(LeaseTest, ACloseHandsALeaseAndALeasedOpenMakesTheVersionInItsFile) {
   struct stat st;
   ASSERT_EQ(::stat(staged(l.vid).c_str(), &st), 0);
   EXPECT_EQ(st.st_size, 0);
-  ASSERT_EQ(::stat(staged(l.vid, "meta").c_str(), &st), 0);
-  EXPECT_EQ(st.st_size, 0);  // no description yet: a recovery takes it as none
+  // No description yet: "lease" (a recovery leaves the files to the client).
+  EXPECT_EQ(read_file(staged(l.vid, "meta")), wire::kLeaseMeta);
 
   const std::string path = data_ + "/leased.bin";
   ASSERT_TRUE(claim(l, path));
@@ -190,6 +191,92 @@ TEST_F(LeaseTest, AnotherSessionsRequestWaitsForALeasedOpenSentBeforeIt) {
   EXPECT_EQ(st[1], "0");
   EXPECT_EQ(writer->receive()[0], "OK");
   EXPECT_EQ(writer->call({"CLOSE", std::to_string(l.vid), "0"})[0], "OK");
+}
+
+// A leased version's vid is taken before its open: after a crash, the versions of a path
+// are ordered by when they were opened (the .meta's opened=), not by vid.
+TEST_F(LeaseTest, ARecoveryOrdersAPathsVersionsByTheirOpenNotTheirVid) {
+  fs::create_directories(paths_.dir);
+  chmod(paths_.dir, 0700);
+  const std::string p = data_ + "/x.bin", dir = paths_.dir;
+  std::string err;
+  auto closed = [&](uint64_t vid, const std::string& bytes, int64_t opened) {
+    write_file(dir + "/v" + std::to_string(vid) + ".data", bytes);
+    VersionMeta m{p, -1, 0644, 1};
+    m.closed = true;
+    m.closer = 1;
+    m.opened_ns = opened;
+    ASSERT_TRUE(write_meta(dir + "/v" + std::to_string(vid) + ".meta", m, &err)) << err;
+  };
+  closed(2, "NEW: leased, vid taken first, opened last", 2000);
+  closed(5, "OLD", 1000);
+  start();
+  auto c = client();
+  EXPECT_EQ(c->call({"DRAIN"})[0], "OK");
+  EXPECT_EQ(read_through(*c, p), "NEW: leased, vid taken first, opened last");
+}
+
+// A lease whose version was never closed (the forwarder died first): a recovery leaves its
+// files for the client, which writes the real path from them at its close.
+TEST_F(LeaseTest, ARecoveryLeavesALeasesFilesToItsClient) {
+  fs::create_directories(paths_.dir);
+  chmod(paths_.dir, 0700);
+  const std::string dir = paths_.dir;
+  write_file(dir + "/v9.data", "written on a lease");
+  write_file(dir + "/v9.meta", wire::kLeaseMeta);
+  start();
+  auto c = client();
+  EXPECT_EQ(c->call({"DRAIN"})[0], "OK");
+  EXPECT_EQ(read_file(dir + "/v9.data"), "written on a lease");
+  EXPECT_EQ(read_file(dir + "/v9.meta"), wire::kLeaseMeta);
+  // Its vid is not handed out again.
+  auto r = c->call({"OPEN", data_ + "/n", std::to_string(O_WRONLY | O_CREAT), "644"});
+  ASSERT_EQ(r[0], "OK");
+  EXPECT_GT(std::stoull(r[1]), 9u);
+}
+
+// An open version renamed keeps its fate claim under its new name: a leased open of that
+// name fails to claim it and joins the version through the usual OPEN.
+TEST_F(LeaseTest, ARenamedOpenVersionHoldsTheClaimOfItsNewName) {
+  start();
+  auto c = leasing_client();
+  wire::Lease l = first_lease(*c);
+  ASSERT_NE(l.vid, 0u);
+  const std::string tmp = data_ + "/tmp", to = data_ + "/X";
+  auto r = c->call({"OPEN", tmp, trunc_, "644"});
+  ASSERT_EQ(r[0], "OK");
+  ASSERT_EQ(c->call({"RENAME", tmp, to})[0], "OK");
+  EXPECT_TRUE(fate_exists(to));
+  EXPECT_FALSE(fate_exists(tmp));
+  EXPECT_FALSE(claim(l, to));  // the library would take the usual OPEN: it joins
+  auto j = c->call({"OPEN", to, trunc_, "644"});
+  ASSERT_EQ(j[0], "OK");
+  EXPECT_EQ(j[1], r[1]);
+}
+
+// A usual OPEN of a path whose fate a client's leased open claimed, before that OPEN
+// came: it waits for it and joins its version, as two openers of one path do.
+TEST_F(LeaseTest, AnOpenBetweenALeasedClaimAndItsOpenJoinsIt) {
+  start();
+  auto leaser = leasing_client();
+  wire::Lease l = first_lease(*leaser);
+  ASSERT_NE(l.vid, 0u);
+  const std::string path = data_ + "/shared.bin";
+  ASSERT_TRUE(claim(l, path));
+  std::vector<std::string> other;
+  std::thread t([&] {
+    auto c = client();
+    other = c->call({"OPEN", path, trunc_, "644"});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // (it waits meanwhile)
+  char use[48];
+  ASSERT_TRUE(wire::format_lease_use(l.vid, use, sizeof(use)));
+  auto r = leaser->call({"OPEN", path, trunc_, "644", use});
+  t.join();
+  ASSERT_EQ(r[0], "OK");
+  EXPECT_EQ(r[1], std::to_string(l.vid));
+  ASSERT_EQ(other.size() > 1 ? other[0] : "", "OK");
+  EXPECT_EQ(other[1], std::to_string(l.vid));  // joined, not a second version
 }
 
 }  // namespace

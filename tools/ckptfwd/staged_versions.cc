@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "common/staged_meta.h"
+#include "wire/lease.h"
 
 extern char** environ;
 
@@ -93,6 +94,8 @@ std::vector<StagedVersion> closed_staged_versions(const std::string& dir) {
     if (lstat(meta.c_str(), &ms) != 0 || !S_ISREG(ms.st_mode) || ms.st_size == 0 ||
         lstat(data.c_str(), &ds) != 0)
       continue;  // empty: an OPEN that never replied; no data: committed meanwhile
+    // A lease's (wire/lease.h): a version not closed, whose client writes the real path.
+    if (wire::is_lease_meta_file(meta.c_str())) continue;
     VersionMeta m;
     if (read_meta_file(meta, m, nullptr) && !m.closed) continue;
     out.push_back({meta, m.path});  // closed, or unreadable: either way not committed

@@ -234,6 +234,11 @@ Recovered recover_version(Core& c, uint64_t vid, StagedFiles& f) {
   State& s = c.state;
   std::string data = staged_data_path(c.session_dir, vid),
               meta = staged_meta_path(c.session_dir, vid);
+  // A lease no OPEN used, or one whose OPEN the forwarder acted on but whose CLOSE it
+  // never saw (wire/lease.h): its client, when it closes, writes the real path from the
+  // staged file (and removes it). Left be: a client that never comes back leaves it, with
+  // the session directory, for removal by hand.
+  if (f.data && f.meta && is_lease_meta(meta)) return Recovered::kNothing;
   if (drop_if_unheld(data, meta, c.session_dir, f)) return Recovered::kNothing;
   VersionMeta m;
   std::string err;
@@ -253,6 +258,7 @@ Recovered recover_version(Core& c, uint64_t vid, StagedFiles& f) {
   v.data_path = data;
   v.meta_path = meta;
   v.created = m.created;
+  v.opened_ns = m.opened_ns;
   take_recovered_extents(c.session_dir, m, f, v);
   // Dtype hints in hand-over order as far as it is known (the sequence numbers of one
   // writer; writers' overlapping hints are rare and only a compression matter).
@@ -271,12 +277,31 @@ Recovered recover_version(Core& c, uint64_t vid, StagedFiles& f) {
 }
 }  // namespace
 
+namespace {
+// The recovered versions ordered as they were opened (State::newest goes by order): a
+// leased version's vid was taken before its open, so vids alone may put an older version
+// of a path last. Versions whose .meta does not say when keep their vid order, first.
+void order_by_open(State& s) {
+  std::vector<Version*> vs;
+  std::vector<uint64_t> orders;
+  for (auto& [vid, v] : s.versions) {
+    vs.push_back(&v);
+    orders.push_back(v.order);
+  }
+  std::stable_sort(vs.begin(), vs.end(),
+                   [](const Version* a, const Version* b) { return a->opened_ns < b->opened_ns; });
+  std::sort(orders.begin(), orders.end());
+  for (size_t i = 0; i < vs.size(); ++i) vs[i]->order = orders[i];
+}
+}  // namespace
+
 bool holds_version_to_recover(const std::string& dir) {
   uint64_t max_vid = 0;
   for (const auto& [vid, f] : scan_session_dir(dir, &max_vid)) {
     struct stat st;
     const std::string meta = dir + "/v" + std::to_string(vid) + ".meta";
-    if (f.data && f.meta && stat(meta.c_str(), &st) == 0 && st.st_size > 0) return true;
+    if (f.data && f.meta && stat(meta.c_str(), &st) == 0 && st.st_size > 0 && !is_lease_meta(meta))
+      return true;
   }
   return false;
 }
@@ -301,6 +326,7 @@ size_t recover_staged(Core& c) {
         break;
     }
   }
+  order_by_open(s);
   s.update_pending_gauge();
   if (n)
     LOG_WARN("recovered %zu closed file versions left by an earlier forwarder; committing them", n);

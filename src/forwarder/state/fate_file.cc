@@ -63,6 +63,7 @@ void FateBook::remove_claim_file() {
   std::lock_guard lk(mu_);
   if (claim_made_) ::unlink(claim_file_.c_str());
   claim_made_ = false;
+  claim_ino_ = 0;
 }
 
 void FateBook::remove_dead_claim_files() {
@@ -79,12 +80,7 @@ void FateBook::remove_dead_claim_files() {
 bool FateBook::link_claim(const std::string& file) {
   std::lock_guard lk(mu_);
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (!claim_made_) {
-      char text[64];
-      if (!write_own_file(claim_file_, text, fate::claim_text(pid_, text, sizeof(text))))
-        return false;
-      claim_made_ = true;
-    }
+    if (!claim_made_ && !make_claim_file_locked()) return false;
     if (::link(claim_file_.c_str(), file.c_str()) == 0) return true;
     if (errno != ENOENT) return false;  // EEXIST: a fate is there already
     claim_made_ = false;                // removed behind our back: made again
@@ -141,20 +137,36 @@ Fate FateBook::claim_staged(const std::string& path) {
   return got;
 }
 
-void FateBook::adopt_claim(const std::string& path) {
+bool FateBook::adopt_claim(const std::string& path) {
   std::string file = file_of(dir_, path);
-  if (file.empty()) return;
+  struct stat st;
+  if (file.empty() || ::lstat(file.c_str(), &st) != 0) return false;
   std::lock_guard lk(mu_);
+  if (!claim_made_ || st.st_ino != claim_ino_ || !S_ISREG(st.st_mode)) return false;
   held_.try_emplace(file, path);
+  return true;
+}
+
+bool FateBook::unheld_own_claim(const std::string& path) {
+  std::string file = file_of(dir_, path);
+  if (file.empty() || holds(file, path)) return false;
+  long pid = 0;
+  bool named = false;
+  return read_fate(file, path, &pid, &named) == Fate::kStaged && pid == pid_ && !named;
+}
+
+bool FateBook::make_claim_file_locked() {
+  char text[64];
+  struct stat st;
+  claim_made_ = write_own_file(claim_file_, text, fate::claim_text(pid_, text, sizeof(text))) &&
+                ::stat(claim_file_.c_str(), &st) == 0;
+  claim_ino_ = claim_made_ ? st.st_ino : 0;
+  return claim_made_;
 }
 
 bool FateBook::claim_file_ready() {
   std::lock_guard lk(mu_);
-  if (!claim_made_) {
-    char text[64];
-    claim_made_ = write_own_file(claim_file_, text, fate::claim_text(pid_, text, sizeof(text)));
-  }
-  return claim_made_;
+  return claim_made_ || make_claim_file_locked();
 }
 
 void FateBook::make_direct(const std::string& path) {

@@ -4,6 +4,8 @@
 // State::mu, so the forwarder's own claims never race each other (the book's own lock
 // only keeps its memory consistent).
 #pragma once
+#include <sys/types.h>
+
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -29,8 +31,13 @@ class FateBook {
   // job writes path directly: the caller answers PASS).
   fate::Fate claim_staged(const std::string& path);
   // A client linked this forwarder's claim file under path's fate name itself (a leased
-  // open, wire/lease.h): the claim is the book's, as if claim_staged had made it.
-  void adopt_claim(const std::string& path);
+  // open, wire/lease.h): the claim is the book's, as if claim_staged had made it. False
+  // (nothing taken) when the fate file is not a link of the claim file.
+  bool adopt_claim(const std::string& path);
+  // True when path's fate file is a link of this forwarder's claim file that the book did
+  // not make or adopt: a client's leased open whose OPEN is on its way (or that client
+  // died before sending it).
+  bool unheld_own_claim(const std::string& path);
   // Makes the claim file if it is not there (a lease's client links it): false if it
   // cannot.
   bool claim_file_ready();
@@ -57,12 +64,15 @@ class FateBook {
   // False when the name is taken (or the claim file cannot be made): the caller then
   // writes the claim with its path line, as for a replacement.
   bool link_claim(const std::string& file);
+  // Writes the claim file (mu_ held): claim_made_ and claim_ino_ say it is there.
+  bool make_claim_file_locked();
 
   const std::string dir_;
   const long pid_;
   const std::string claim_file_;  // "<dir>/fate.staged.<pid>", made at the first claim
   std::mutex mu_;
   bool claim_made_ = false;  // (under mu_)
+  ino_t claim_ino_ = 0;      // the claim file's inode, once made (under mu_)
   // fate file -> the path this forwarder claimed it staged for.
   std::unordered_map<std::string, std::string> held_;
 };

@@ -1,6 +1,7 @@
 #include "forwarder/state/state.h"
 
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "forwarder/staging/staging.h"
@@ -11,6 +12,12 @@ namespace ckptfwd::fwd {
 
 int64_t realtime_ns_of(const struct timespec& ts) {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t realtime_now_ns() {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return realtime_ns_of(ts);
 }
 
 State::State(const Config& cfg, Stats& stats, std::string session_dir)
@@ -103,6 +110,7 @@ Version& State::add(const std::string& path, int rank, long pid, uint64_t client
   v.client = client;
   v.mode = mode & 07777;
   v.opened_at = Clock::now();
+  v.opened_ns = realtime_now_ns();
   v.data_path = staged_data_path(dir_, vid);
   v.meta_path = staged_meta_path(dir_, vid);
   by_path_[path].insert(vid);
@@ -264,6 +272,7 @@ VersionMeta meta_of(const Version& v) {
   m.extents_unknown = v.extents_unknown;
   m.created = v.created;
   m.whole = v.whole_prefix;
+  m.opened_ns = v.opened_ns;
   m.closed = v.state != VState::kOpen;
   m.closer = v.closer_pid;
   if (!m.closed) {

@@ -158,11 +158,10 @@ struct VersionCoverage {
 struct VersionLifecycle {
   VState state = VState::kOpen;
   bool ready = true;  // false while its starting bytes are copied in (then invisible)
-  // A leased open's version (wire/lease.h): its .meta, made empty with the lease (which a
-  // recovery takes as none: it drops the staged file, whose client holds it open and
-  // copies it to the real path when its CLOSE finds no version), kept open and written
-  // in place through meta_fd (meta_size bytes long) until the version is closed. -1: the
-  // .meta is written by name.
+  // A leased open's version (wire/lease.h): its .meta, made with the lease (saying
+  // "lease" until the CLOSE: a recovery leaves the staged file to the client), kept open
+  // and written in place through meta_fd (meta_size bytes long) until the version is
+  // closed. -1: the .meta is written by name.
   mutable int meta_fd = -1;
   mutable size_t meta_size = 0;
   bool dropped = false;  // superseded, unlinked or abandoned: never committed
@@ -172,6 +171,7 @@ struct VersionLifecycle {
   uint64_t wave = 0;       // its checkpoint wave (batching/waves.h), set by the batcher once closed
   Clock::time_point closed_at{};
   Clock::time_point opened_at{};
+  int64_t opened_ns = 0;  // CLOCK_REALTIME at the open, kept in the .meta (VersionMeta)
   uint32_t failures = 0;  // failed commit attempts (waiters compare against it)
   int error = 0;
   Clock::time_point retry_at{};

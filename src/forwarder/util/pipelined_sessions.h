@@ -40,7 +40,7 @@ class PipelinedSessions {
   // Returns true once every session other than self (nullptr: any) has acted on what it
   // was sent before now; false after limit_ms (a session thread stuck that long is
   // logged and not waited for further).
-  bool await_others(const Entry* self, int limit_ms = 10000);
+  bool await_others(const Entry* self, int limit_ms = 2000);
   size_t size() const { return count_.load(); }
 
  private:

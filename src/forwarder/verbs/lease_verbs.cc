@@ -38,8 +38,8 @@ void Service::make_lease(ClientCtx& cl) {
     std::lock_guard lk(c_.state.mu);
     vid = c_.state.next_vid++;
   }
-  // The staged file and an empty .meta (none, to a recovery: staging.h), kept open for
-  // the version's descriptions (Version::meta_fd).
+  // The staged file and its .meta saying "lease" (wire/lease.h), kept open for the
+  // version's description at its CLOSE (Version::meta_fd).
   std::string err;
   const std::string data = staged_data_path(c_.session_dir, vid);
   const std::string meta = staged_meta_path(c_.session_dir, vid);
@@ -48,6 +48,12 @@ void Service::make_lease(ClientCtx& cl) {
                 ? -1
                 : ::open(meta.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd >= 0) ::close(fd);
+  const ssize_t marked = sizeof(wire::kLeaseMeta) - 1;
+  if (mfd >= 0 && ::write(mfd, wire::kLeaseMeta, marked) != marked) {
+    ::close(mfd);
+    ::unlink(meta.c_str());
+    mfd = -1;
+  }
   if (mfd < 0) {
     if (fd >= 0) ::unlink(data.c_str());
     LOG_DEBUG("no lease for pid %ld: %s", cl.pid, fd < 0 ? err.c_str() : strerror(errno));
@@ -128,13 +134,15 @@ Reply Service::open_leased(ClientCtx& cl, const std::string& path, int flags, un
              static_cast<unsigned long long>(vid), cl.pid,
              !fits ? "not this connection's lease, or flags without O_CREAT|O_TRUNC"
                    : "the path is open for writing here already");
-    if (!held) {
-      c_.fates.adopt_claim(path);
-      c_.fates.release_staged(path);
-    }
+    // The client's claim goes (a fate file that is no link of our claim file stays).
+    if (!held && c_.fates.adopt_claim(path)) c_.fates.release_staged(path);
     return reply_err(EINVAL);
   }
-  c_.fates.adopt_claim(path);
+  if (!c_.fates.adopt_claim(path)) {
+    LOG_WARN("leased OPEN of %s (v%llu) from pid %ld refused: its fate was not claimed",
+             path.c_str(), static_cast<unsigned long long>(vid), cl.pid);
+    return reply_err(EINVAL);
+  }
   auto refuse = [&](Reply r) {
     if (!s.open_for_write(path, &preparing)) c_.fates.release_staged(path);
     LOG_WARN(
@@ -163,10 +171,10 @@ Reply Service::open_leased(ClientCtx& cl, const std::string& path, int flags, un
   if (std::optional<Reply> r = find_write_source(path, src)) return refuse(*r);
   if (std::optional<Reply> r = refuse_write_open(path, flags, false, src)) return refuse(*r);
   Version& v = add_write_version(cl, path, mode, false, false, src, vid);
-  // Its .meta stays empty until its CLOSE (or fsync): the application writes meanwhile,
-  // and a crash then leaves its client to write the real path (Version::meta_fd).
+  // Its .meta says "lease" until its CLOSE (or fsync): a crash meanwhile leaves its client
+  // to write the real path from the staged file, which a recovery leaves be.
   v.meta_fd = meta_fd;
-  v.meta_size = 0;
+  v.meta_size = sizeof(wire::kLeaseMeta) - 1;
   meta_fd = -1;
   LOG_DEBUG("open %s for writing: leased v%llu", path.c_str(),
             static_cast<unsigned long long>(vid));

@@ -16,6 +16,7 @@
 #include "forwarder/commit/manifest_turn.h"
 #include "forwarder/restore/restore.h"
 #include "forwarder/staging/staging.h"
+#include "forwarder/state/fate_file.h"
 #include "forwarder/util/log.h"
 #include "forwarder/util/store_paths.h"
 #include "forwarder/util/test_hooks.h"
@@ -173,7 +174,9 @@ Reply Service::rename_in_turn(std::unique_lock<std::mutex>& lk, const std::strin
     }
     if (!s.catalogs.replay_appended(store_from)) s.catalogs.get(store_from).apply_unlink(from);
   }
+  bool moved_open = false;
   for (Version* p : s.pending_of(from)) {
+    moved_open = moved_open || p->state == VState::kOpen;
     // Its committed fsync snapshot moved with the catalog entry (same store): still the
     // bytes a close unchanged since then leaves standing (settle_or_defer_unchanged).
     if (entry && store_from == store_to && p->synced.valid && p->synced.path == from)
@@ -191,6 +194,13 @@ Reply Service::rename_in_turn(std::unique_lock<std::mutex>& lk, const std::strin
     }
     if (noted || (group_ && p->state != VState::kOpen && !p->partial)) note_pending(*p);
     s.rewrite_meta(*p);
+  }
+  // A version still open for writing is written under its new name: its fate claim moves
+  // with it, so that an open of that name finds it taken (a leased open's claim fails
+  // there, wire/lease.h, and its OPEN joins the version instead).
+  if (moved_open) {
+    c_.fates.release_staged(from);
+    c_.fates.claim_staged(to);
   }
   LOG_DEBUG("rename %s -> %s", from.c_str(), to.c_str());
   return done_or_pass(from);

@@ -5,10 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "base/monotonic.h"
@@ -102,6 +104,7 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
   }
   if (Version* joined = await_joinable(lk, path, shared))
     return join_write(cl, *joined, flags, shared);
+  if (Version* joined = await_leased_open(lk, path)) return join_write(cl, *joined, flags, shared);
   if (!shared && !(flags & O_TRUNC))
     if (Version* closed = reopenable(cl, path)) return reopen_in_place(cl, *closed, flags);
   WriteSource src;
@@ -140,6 +143,22 @@ Reply Service::open_write(ClientCtx& cl, const std::string& path, int flags, uns
             copy ? "from its current bytes" : "empty");
   // "x": record the bytes you write (an overlay's extents); protocol.h.
   return reply_ok({std::to_string(vid), data, std::to_string(budget), v_extents ? "x" : "-"});
+}
+
+Version* Service::await_leased_open(std::unique_lock<std::mutex>& lk, const std::string& path) {
+  if (!c_.fates.unheld_own_claim(path)) return nullptr;
+  // Claimed by a client's leased open between its claim and its OPEN (wire/lease.h): that
+  // OPEN comes within microseconds, and this opener joins its version, as openers of one
+  // path do. A claim whose OPEN never comes (its client died) is taken over after a while.
+  State& s = c_.state;
+  for (int i = 0; i < kLeasedOpenWaits; ++i) {
+    lk.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    lk.lock();
+    bool preparing = false;
+    if (Version* v = s.open_for_write(path, &preparing)) return v;
+  }
+  return nullptr;
 }
 
 Version* Service::await_joinable(std::unique_lock<std::mutex>& lk, const std::string& path,

@@ -242,6 +242,11 @@ class Service : public LoopChores, public group::PeerHandler {
   // open) and for the first opener of a version being prepared; then the version of path
   // still open for writing, to join, or nullptr.
   Version* await_joinable(std::unique_lock<std::mutex>& lk, const std::string& path, bool shared);
+  // When path's fate was claimed by a client's leased open whose OPEN has not come yet:
+  // waits for it (lock released meanwhile, at most kLeasedOpenWaits ms) and returns its
+  // version to join; nullptr otherwise.
+  static constexpr int kLeasedOpenWaits = 200;
+  Version* await_leased_open(std::unique_lock<std::mutex>& lk, const std::string& path);
   // Fills src (its store set) with path's newest bytes: staged, on the store or the real
   // file. A reply when path is a directory (EISDIR) or not a regular file (PASS). Lock held.
   std::optional<Reply> find_write_source(const std::string& path, WriteSource& src);

@@ -207,6 +207,15 @@ bool client_take_lease(wire::Lease* out, unsigned* conn) {
   return got;
 }
 
+void client_put_back_lease(const wire::Lease& l, unsigned conn) {
+  pthread_mutex_lock(&g_mu);
+  if (conn == g_conn_gen && g_lease.vid == 0) {
+    g_lease = l;
+    g_lease_gen = conn;
+  }
+  pthread_mutex_unlock(&g_mu);
+}
+
 bool call_leased(const char* const* fields, size_t n, unsigned conn) {
   Busy busy;
   pthread_mutex_lock(&g_mu);

@@ -70,6 +70,9 @@ Result call_with(const char* const* fields, size_t n, F& on_ok) {
 // False when that connection is gone (the lease with it) or the send failed: the caller
 // undoes what it did for the lease and asks with call() instead.
 bool client_take_lease(wire::Lease* out, unsigned* conn);
+// A lease taken and not used (nothing was sent for it): kept for the next open, unless
+// its connection is gone or another lease came meanwhile.
+void client_put_back_lease(const wire::Lease& l, unsigned conn);
 bool call_leased(const char* const* fields, size_t n, unsigned conn);
 
 // Why the forwarder could not be reached ("" if it could).

@@ -6,8 +6,6 @@
 #include <cstring>
 #include <new>
 
-#include "interpose/wrap/real.h"
-
 namespace ckptfwd::interpose {
 
 Version* version_create(unsigned long long vid, long long budget, unsigned mode, const char* path,
@@ -26,7 +24,6 @@ Version* version_create(unsigned long long vid, long long budget, unsigned mode,
 
 void version_destroy(Version* v) {
   if (!v) return;
-  if (v->hold_fd >= 0) real::close()(v->hold_fd);
   v->~Version();
   free(v);
 }

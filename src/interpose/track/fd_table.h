@@ -39,9 +39,6 @@ struct Version {
   // Time the application spent in captured calls on it since its last CLOSE or SYNC
   // (blocked_time.h).
   std::atomic<unsigned long long> blocked_ns{0};
-  // A leased open's descriptor of the staged file (-1: none): its bytes, should the CLOSE
-  // find no version and the staged name be gone (wire/lease.h). Closed with the Version.
-  int hold_fd = -1;
 };
 
 // malloc-backed (no C++ runtime needed). Returns nullptr if out of memory or a path is

@@ -9,7 +9,6 @@
 #include <cstdio>
 
 #include "interpose/client/client.h"
-#include "interpose/client/client_io.h"
 #include "interpose/setup/state.h"
 #include "interpose/track/activity_clock.h"
 #include "interpose/track/blocked_time.h"
@@ -52,38 +51,28 @@ bool open_on_lease(const char* norm, int flags, mode_t mode, OpenReply& r) {
   unsigned conn = 0;
   if (!fits || !client_take_lease(&lease, &conn)) return false;
   const char* dir = g_settings.session.dir;
-  char claim[PATH_MAX], fate_name[PATH_MAX];
+  char claim[PATH_MAX], fate_name[PATH_MAX], use[48];
   int n = snprintf(r.staged, sizeof(r.staged), "%s/v%llu.data", dir, lease.vid);
+  // The claim the forwarder would make (wire/fate.h): fails while any process of the node
+  // writes norm (staged or direct), which the usual OPEN then sorts out. Unused, the
+  // lease goes back for the next open. A claim left behind when the OPEN cannot be sent
+  // names a live forwarder, whose next OPEN of norm takes it over, or a dead one, which
+  // any process may replace.
   if (n <= 0 || static_cast<size_t>(n) >= sizeof(r.staged) ||
       !fate::claim_file(dir, lease.pid, claim, sizeof(claim)) ||
-      !fate::fate_file(dir, norm, fate_name, sizeof(fate_name)))
-    return false;
-  // The claim the forwarder would make (wire/fate.h): fails while any process of the node
-  // writes norm (staged or direct), which the usual OPEN then sorts out. A claim left
-  // behind when the OPEN cannot be sent names a live forwarder, whose next OPEN of norm
-  // takes it over, or a dead one, which any process may replace.
-  if (real::link()(claim, fate_name) != 0) {
+      !fate::fate_file(dir, norm, fate_name, sizeof(fate_name)) ||
+      !wire::format_lease_use(lease.vid, use, sizeof(use)) || real::link()(claim, fate_name) != 0) {
+    client_put_back_lease(lease, conn);
     errno = saved;
     return false;
   }
-  // Its bytes stay reachable until the CLOSE is answered, even if a recovery of a crashed
-  // forwarder drops the staged name (a version without .meta yet).
-  int hold = real::open()(r.staged, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (hold < 0) {
-    errno = saved;
-    return false;
-  }
-  r.hold_fd = move_high(hold);
   map_activity_clock();
   note_activity(blocked_clock_ns());
-  char fl[24], md[24], use[48];
+  char fl[24], md[24];
   wire::fmt_i64(fl, flags);
   wire::fmt_octal(md, effective_mode(flags, mode));
-  if (!wire::format_lease_use(lease.vid, use, sizeof(use))) return false;
   const char* req[] = {wire::kOpen, norm, fl, md, use};
   if (!call_leased(req, 5, conn)) {
-    real::close()(r.hold_fd);
-    r.hold_fd = -1;
     errno = saved;
     return false;
   }

@@ -218,15 +218,13 @@ bool keep_at_close(Version* v, const char* why) {
     return false;
   }
   int src = real::open()(v->staged, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  const bool own_src = src >= 0;
-  if (!own_src && v->hold_fd >= 0) src = v->hold_fd;  // its name gone with a recovery (lease.h)
   int dst = src < 0 ? -1
                     : real::open()(v->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                                    v->mode ? v->mode : 0644);
   bool ok = dst >= 0 && copy_whole(src, dst);
   int err = errno;
   if (dst >= 0 && real::close()(dst) != 0) ok = false;
-  if (own_src) real::close()(src);
+  if (src >= 0) real::close()(src);
   if (!ok) {
     log_msg(
         "ERROR: %s was not handed over at close (%s) and could not be written to its "
@@ -326,11 +324,7 @@ static unsigned view_mode(const char* norm) {
   return mode;
 }
 
-OpenReply::~OpenReply() {
-  if (hold_fd >= 0) real::close()(hold_fd);
-}
-
-bool track_fd(int fd, OpenReply& r, const char* norm, mode_t mode) {
+bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode) {
   Version* v = version_create(r.vid, r.budget, mode, norm, r.staged);
   Version* prev = nullptr;
   bool record = r.shared || r.extents;
@@ -341,8 +335,6 @@ bool track_fd(int fd, OpenReply& r, const char* norm, mode_t mode) {
   if (v) {
     v->shared = r.shared;
     v->view = r.vid == 0;
-    v->hold_fd = r.hold_fd;
-    r.hold_fd = -1;
     if (v->view) v->mode = r.view_mode ? r.view_mode : view_mode(norm);
   }
   if (!v || !g_fds.attach(fd, v, &prev)) {
@@ -357,13 +349,38 @@ bool track_fd(int fd, OpenReply& r, const char* norm, mode_t mode) {
   return true;
 }
 
+namespace {
+// The last directory parent_dev looked at: a script writing or reading thousands of files
+// in one directory pays one stat a second for it instead of one per file (an fstat of
+// each). A directory's device changes only with a mount over it.
+constexpr unsigned long long kParentDevNs = 1000000000ull;
+pthread_mutex_t g_parent_mu = PTHREAD_MUTEX_INITIALIZER;
+char g_parent[PATH_MAX];
+unsigned long long g_parent_dev = 0, g_parent_at = 0;
+}  // namespace
+
 unsigned long long parent_dev(const char* norm) {
   char parent[PATH_MAX];
   strcpy(parent, norm);
   char* slash = strrchr(parent, '/');
   if (slash) slash[slash == parent ? 1 : 0] = '\0';
+  const unsigned long long now = blocked_clock_ns();
+  pthread_mutex_lock(&g_parent_mu);
+  unsigned long long dev =
+      g_parent_dev && now - g_parent_at < kParentDevNs && strcmp(parent, g_parent) == 0
+          ? g_parent_dev
+          : 0;
+  pthread_mutex_unlock(&g_parent_mu);
+  if (dev) return dev;
   struct stat st {};
-  return real::stat()(parent, &st) == 0 ? st.st_dev : 0;
+  dev = real::stat()(parent, &st) == 0 ? st.st_dev : 0;
+  if (!dev) return 0;
+  pthread_mutex_lock(&g_parent_mu);
+  strcpy(g_parent, parent);
+  g_parent_dev = dev;
+  g_parent_at = now;
+  pthread_mutex_unlock(&g_parent_mu);
+  return dev;
 }
 
 unsigned long long version_dev(const Version* v) {
@@ -533,6 +550,9 @@ bool exceeds_budget(int fd, const Version* v, long long offset, size_t len) {
   return over;
 }
 
-void fallback_atfork_child() { pthread_mutex_init(&g_fb_mu, nullptr); }
+void fallback_atfork_child() {
+  pthread_mutex_init(&g_fb_mu, nullptr);
+  pthread_mutex_init(&g_parent_mu, nullptr);  // (parent_dev's cache)
+}
 
 }  // namespace ckptfwd::interpose

@@ -29,13 +29,6 @@ struct OpenReply {
   bool extents = false;
   // A read-only view: the captured file's mode from the reply (0: not sent, ask STAT).
   unsigned view_mode = 0;
-  // A leased open's descriptor of the staged file (wire/lease.h), kept until its CLOSE is
-  // answered; track_fd hands it to the Version, else it is closed with the reply.
-  int hold_fd = -1;
-  OpenReply() = default;
-  OpenReply(const OpenReply&) = delete;
-  OpenReply& operator=(const OpenReply&) = delete;
-  ~OpenReply();
 };
 
 // OPEN norm flags mode [shared]. A write open the forwarder cannot take (unreachable) is counted as
@@ -61,7 +54,7 @@ T open_staged(const char* norm, int flags, mode_t mode, OpenReply& r, bool may_r
 mode_t effective_mode(int flags, mode_t mode);
 // Records fd as writing version r.vid. On failure (fd outside the table, no memory) the
 // version is abandoned and false returned: the caller closes fd and opens the real path.
-bool track_fd(int fd, OpenReply& r, const char* norm, mode_t mode);
+bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode);
 // ABANDON vid: this process writes norm directly from now on. True if it may: the
 // forwarder agreed (it was the version's only writer), or, unreachable, the fate file
 // let it (interpose/client/fate.h). False: other processes write norm through staging; the
