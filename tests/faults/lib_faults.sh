@@ -21,6 +21,18 @@ wait_line() {
     fail "the writer never printed '$2': $(tail -5 "$1" 2>/dev/null)"
 }
 
+# kill_at_pause NAME PID LINE: once the writer PID (output in $T/NAME.out) printed LINE,
+# SIGKILLs the session's forwarders, opens the writer's gate ($T/gate-NAME) and fails
+# unless the writer then exits 0.
+kill_at_pause() {
+  local name=$1 writer=$2 line=$3 rc=0
+  wait_line "$T/$name.out" "$line"
+  kill_forwarders
+  touch "$T/gate-$name"
+  wait "$writer" || rc=$?
+  [[ $rc -eq 0 ]] || fail "$name: the writer saw an error (exit $rc): $(cat "$T/$name.out")"
+}
+
 # kill_marker_fired STEP: the forwarder stopped itself at STEP (CKPTFWD_TEST_KILL_AT).
 kill_marker_fired() {
   compgen -G "$CKPTFWD_STAGE_DIR/ckptfwd-*/test-killed-$1" >/dev/null ||

@@ -46,13 +46,7 @@ run_case() {  # name leased(0|1)
   mkdir -p "$dir"
   CKPTFWD_LEASED_OPEN=$leased with_lib /usr/bin/python3 "$T/writer.py" "$dir" "$T/gate-$name" \
     >"$T/$name.out" 2>&1 &
-  local writer=$!
-  wait_line "$T/$name.out" paused
-  kill_forwarders
-  touch "$T/gate-$name"
-  local rc=0
-  wait "$writer" || rc=$?
-  [[ $rc -eq 0 ]] || fail "$name: the script saw an error (exit $rc): $(cat "$T/$name.out")"
+  kill_at_pause "$name" $! paused
   ok "$name: every call succeeded after the kill"
   for f in first.bin second.bin third.bin; do
     with_lib cat "$dir/$f" >"$T/readback"

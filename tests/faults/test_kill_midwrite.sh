@@ -20,13 +20,7 @@ run_case() {  # name size pause [fsync-at]
   "$FW" "$DIRECT/$name" "$size" "${extra[@]}" >/dev/null || fail "direct run of $name failed"
   with_lib "$FW" "$CAP/$name" "$size" --pause-at "$pause" "$T/gate-$name" "${extra[@]}" \
     >"$T/$name.out" 2>&1 &
-  local writer=$!
-  wait_line "$T/$name.out" "paused at $(( $(numfmt --from=iec "$pause") ))"
-  kill_forwarders
-  touch "$T/gate-$name"
-  local rc=0
-  wait "$writer" || rc=$?
-  [[ $rc -eq 0 ]] || fail "$name: the application saw an error (exit $rc): $(cat "$T/$name.out")"
+  kill_at_pause "$name" $! "paused at $(( $(numfmt --from=iec "$pause") ))"
   ok "$name: every call succeeded after the kill at $pause of $size"
   assert_store_has "$CAP/$name" "$DIRECT/$name"
   ok "$name: the store holds all $size bytes as closed, right after the process exited"

@@ -61,6 +61,16 @@ class LeaseTest : public ForwarderTest {
     ::close(fd);
   }
 
+  // The forwarder started, and a leasing client holding the lease its first file's CLOSE
+  // handed over (in l).
+  std::unique_ptr<Client> start_with_lease(wire::Lease& l) {
+    start();
+    auto c = leasing_client();
+    l = first_lease(*c);
+    EXPECT_NE(l.vid, 0u);
+    return c;
+  }
+
   // A first file written the usual way: its CLOSE's reply hands a lease over.
   wire::Lease first_lease(Client& c) {
     auto r =
@@ -76,9 +86,8 @@ class LeaseTest : public ForwarderTest {
 };
 
 TEST_F(LeaseTest, ACloseHandsALeaseAndALeasedOpenMakesTheVersionInItsFile) {
-  start();
-  auto c = leasing_client();
-  wire::Lease l = first_lease(*c);
+  wire::Lease l;
+  auto c = start_with_lease(l);
   ASSERT_NE(l.vid, 0u);
   EXPECT_EQ(l.pid, static_cast<long long>(getpid()));  // (the forwarder runs in this process)
   struct stat st;
@@ -121,9 +130,8 @@ TEST_F(LeaseTest, AClientThatDoesNotAskGetsNoLease) {
 }
 
 TEST_F(LeaseTest, ALeaseOfAnotherConnectionIsRefusedAndItsCloseFindsNoVersion) {
-  start();
-  auto owner = leasing_client();
-  wire::Lease l = first_lease(*owner);
+  wire::Lease l;
+  auto owner = start_with_lease(l);
   ASSERT_NE(l.vid, 0u);
   auto thief = leasing_client();
   const std::string path = data_ + "/stolen.bin";
@@ -165,9 +173,8 @@ TEST_F(LeaseTest, AnUnusedLeaseGoesWithItsConnection) {
 // Another process acts on the path right after the leased open returned: its request is
 // answered after the leased OPEN, which its session had not acted on yet.
 TEST_F(LeaseTest, AnotherSessionsRequestWaitsForALeasedOpenSentBeforeIt) {
-  start();
-  auto writer = leasing_client();
-  wire::Lease l = first_lease(*writer);
+  wire::Lease l;
+  auto writer = start_with_lease(l);
   ASSERT_NE(l.vid, 0u);
   const std::string path = data_ + "/ordered.bin";
   std::atomic<bool> stat_arrived{false};
@@ -238,9 +245,8 @@ TEST_F(LeaseTest, ARecoveryLeavesALeasesFilesToItsClient) {
 // An open version renamed keeps its fate claim under its new name: a leased open of that
 // name fails to claim it and joins the version through the usual OPEN.
 TEST_F(LeaseTest, ARenamedOpenVersionHoldsTheClaimOfItsNewName) {
-  start();
-  auto c = leasing_client();
-  wire::Lease l = first_lease(*c);
+  wire::Lease l;
+  auto c = start_with_lease(l);
   ASSERT_NE(l.vid, 0u);
   const std::string tmp = data_ + "/tmp", to = data_ + "/X";
   auto r = c->call({"OPEN", tmp, trunc_, "644"});
@@ -257,9 +263,8 @@ TEST_F(LeaseTest, ARenamedOpenVersionHoldsTheClaimOfItsNewName) {
 // A usual OPEN of a path whose fate a client's leased open claimed, before that OPEN
 // came: it waits for it and joins its version, as two openers of one path do.
 TEST_F(LeaseTest, AnOpenBetweenALeasedClaimAndItsOpenJoinsIt) {
-  start();
-  auto leaser = leasing_client();
-  wire::Lease l = first_lease(*leaser);
+  wire::Lease l;
+  auto leaser = start_with_lease(l);
   ASSERT_NE(l.vid, 0u);
   const std::string path = data_ + "/shared.bin";
   ASSERT_TRUE(claim(l, path));
