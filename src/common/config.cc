@@ -282,9 +282,9 @@ void Config::set_capture(const std::string& spec) {
 
 bool Config::load(Config& out, std::string* err) {
   // Keys the preload library reads itself; allowed in the file, ignored here.
-  static const char* lib_only[] = {"CAPTURE",   "DISABLE",      "FORWARDER", "NO_SPAWN",
-                                   "EXIT_WAIT", "EXIT_RETRY_S", "STAGE_DIR", "NODE_ID",
-                                   "JOB_ID",    "CONFIG"};
+  static const char* lib_only[] = {"CAPTURE",   "DISABLE",      "FORWARDER",  "NO_SPAWN",
+                                   "EXIT_WAIT", "EXIT_RETRY_S", "STAGE_DIR",  "NODE_ID",
+                                   "JOB_ID",    "CONFIG",       "LEASED_OPEN"};
   auto is_lib_only = [](std::string k) {
     std::transform(k.begin(), k.end(), k.begin(), ::toupper);
     if (k.rfind("CKPTFWD_", 0) == 0) k = k.substr(8);

@@ -85,6 +85,24 @@ TEST(Config, EnvironmentOverridesDefaults) {
   unsetenv("CKPTFWD_SOMETHING_FOR_THE_LIBRARY");
 }
 
+// A configuration file may hold the library's own settings: the forwarder skips them
+// (an unknown name would stop it, and the application would write directly).
+TEST(Config, AFileWithTheLibrarysSettingsLoads) {
+  char tmpl[] = "/tmp/ckcfg-XXXXXX";
+  int fd = mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  const char text[] = "leased_open = 0\nexit_wait = 1\nlevel = 5\n";
+  ASSERT_EQ(write(fd, text, sizeof(text) - 1), static_cast<ssize_t>(sizeof(text) - 1));
+  close(fd);
+  setenv("CKPTFWD_CONFIG", tmpl, 1);
+  Config c;
+  std::string err;
+  EXPECT_TRUE(Config::load(c, &err)) << err;
+  EXPECT_EQ(c.level, 5);
+  unsetenv("CKPTFWD_CONFIG");
+  unlink(tmpl);
+}
+
 // Bad setting values: junk, signs, spaces, out-of-range numbers and unknown names are
 // rejected with a message naming the key, the value and what is expected.
 TEST(Config, RejectsInvalidValuesNamingKeyValueAndExpectation) {
