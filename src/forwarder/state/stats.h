@@ -44,6 +44,8 @@ struct Stats {
   // Write OPENs that reopened the version their process had just closed, in place (no
   // copy of its bytes: Service::reopen_in_place).
   std::atomic<uint64_t> reopens_in_place{0};
+  // Write OPENs on a lease (wire/lease.h): the application did not wait for them.
+  std::atomic<uint64_t> leased_opens{0};
   // Time of the batches' steps, which add up to their wall time: inference before
   // planning (aware schemes), compression (codec trials, and the writer waiting for the
   // worker pool's encoders), writing (the writer appending chunks and committing the

@@ -176,6 +176,7 @@ Reply Service::open_leased(ClientCtx& cl, const std::string& path, int flags, un
   v.meta_fd = meta_fd;
   v.meta_size = sizeof(wire::kLeaseMeta) - 1;
   meta_fd = -1;
+  c_.stats.leased_opens++;
   LOG_DEBUG("open %s for writing: leased v%llu", path.c_str(),
             static_cast<unsigned long long>(vid));
   return reply_ok(

@@ -5,7 +5,9 @@
 //   CKPTFWD_ADOPT=<socket fd>;<fd>,<vid>,<budget>,<mode>,<path length>:<path>;...
 // The forwarder sees one connection from one pid throughout. If the new image runs
 // without the library, the socket closes at its exit and the forwarder keeps the versions
-// as written — what a direct write would have left.
+// as written — what a direct write would have left. The connection's unused lease
+// (wire/lease.h) goes along in CKPTFWD_ADOPT_LEASE=lease=<vid>.<budget>.<pid>: it is
+// the connection's, and the forwarder hands no other while it is out.
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "interpose/client/client.h"
 #include "interpose/setup/state.h"
 #include "interpose/track/adopt_codec.h"
 #include "interpose/track/versions.h"
@@ -27,11 +30,16 @@ namespace {
 
 constexpr char kAdopt[] = "CKPTFWD_ADOPT=";
 constexpr size_t kAdoptLen = sizeof(kAdopt) - 1;
+constexpr char kAdoptLease[] = "CKPTFWD_ADOPT_LEASE=";
+constexpr size_t kAdoptLeaseLen = sizeof(kAdoptLease) - 1;
 
 struct ExecPrep {
-  char* var = nullptr;    // "CKPTFWD_ADOPT=..."
-  char** envp = nullptr;  // copy of the caller's env with var
-  int sock = -1;          // made inheritable for the exec
+  char* var = nullptr;                            // "CKPTFWD_ADOPT=..."
+  char** envp = nullptr;                          // copy of the caller's env with var
+  int sock = -1;                                  // made inheritable for the exec
+  char lease_var[sizeof(kAdoptLease) + 96] = {};  // "CKPTFWD_ADOPT_LEASE=..." or ""
+  ckptfwd::wire::Lease lease;                     // taken for it (vid 0: none)
+  unsigned lease_conn = 0;
 };
 
 bool append(char*& buf, size_t& len, size_t& cap, const char* s, size_t n) {
@@ -81,7 +89,7 @@ char* const* prepare(char* const* envp, ExecPrep& p) {
   });
   size_t count = 0;
   while (envp && envp[count]) ++count;
-  char** env = ok ? static_cast<char**>(malloc((count + 2) * sizeof(char*))) : nullptr;
+  char** env = ok ? static_cast<char**>(malloc((count + 3) * sizeof(char*))) : nullptr;
   if (!env) {
     free(buf);
     errno = saved;
@@ -89,8 +97,16 @@ char* const* prepare(char* const* envp, ExecPrep& p) {
   }
   size_t k = 0;
   for (size_t i = 0; i < count; ++i)
-    if (strncmp(envp[i], kAdopt, kAdoptLen) != 0) env[k++] = envp[i];
+    if (strncmp(envp[i], kAdopt, kAdoptLen) != 0 &&
+        strncmp(envp[i], kAdoptLease, kAdoptLeaseLen) != 0)
+      env[k++] = envp[i];
   env[k++] = buf;
+  if (client_take_lease(&p.lease, &p.lease_conn)) {
+    memcpy(p.lease_var, kAdoptLease, kAdoptLeaseLen);
+    if (ckptfwd::wire::format_lease(p.lease, p.lease_var + kAdoptLeaseLen,
+                                    sizeof(p.lease_var) - kAdoptLeaseLen))
+      env[k++] = p.lease_var;
+  }
   env[k] = nullptr;
   real::fcntl()(sock, F_SETFD, 0);  // inheritable across this exec only
   p.var = buf;
@@ -104,6 +120,7 @@ char* const* prepare(char* const* envp, ExecPrep& p) {
 void undo(ExecPrep& p) {
   if (!p.envp) return;
   int saved = errno;
+  if (p.lease.vid) client_put_back_lease(p.lease, p.lease_conn);
   real::fcntl()(p.sock, F_SETFD, FD_CLOEXEC);
   free(p.var);
   free(p.envp);
@@ -170,8 +187,12 @@ void adopt_after_exec() {
       if (!g_fds.attach(r.fd, v, &prev)) version_destroy(v);
       if (prev) release_version(prev);
     }
+    ckptfwd::wire::Lease lease;
+    const char* l = getenv("CKPTFWD_ADOPT_LEASE");
+    if (l && ckptfwd::wire::parse_lease(l, lease)) client_put_back_lease(lease, 0);
   }
   unsetenv("CKPTFWD_ADOPT");  // children of this image get their own hand-over
+  unsetenv("CKPTFWD_ADOPT_LEASE");
 }
 
 }  // namespace ckptfwd::interpose
