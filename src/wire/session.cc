@@ -56,6 +56,11 @@ void node_identity(char* out, size_t cap) {
   node_identity_from(getenv("CKPTFWD_NODE_ID"), getenv("SLURMD_NODENAME"), host, out, cap);
 }
 
+bool staged_file(const char* dir, unsigned long long vid, const char* ext, char* out, size_t cap) {
+  int n = snprintf(out, cap, "%s/v%llu.%s", dir, vid, ext);
+  return n > 0 && static_cast<size_t>(n) < cap;
+}
+
 bool session_paths(SessionPaths& p) {
   // Absolute and normalised: the forwarder works in `/` and must derive the same names as
   // the library (a relative root used to put its socket elsewhere, stalling every open).

@@ -71,4 +71,9 @@ inline constexpr const char* kForwarderPathSettings[] = {
 // on as it is: "stderr" and "syslog" of CKPTFWD_LOG.
 bool path_setting_keeps(const char* name, const char* value);
 
+// "<dir>/v<vid>.<ext>" (ext "data" or "meta"): a staged version's file, named by the
+// forwarder and, for a lease (wire/lease.h), opened by the library. False if it does not
+// fit.
+bool staged_file(const char* dir, unsigned long long vid, const char* ext, char* out, size_t cap);
+
 }  // namespace ckptfwd

@@ -37,7 +37,8 @@ class LeaseTest : public ForwarderTest {
   }
 
   std::string staged(uint64_t vid, const char* ext = "data") const {
-    return std::string(paths_.dir) + "/v" + std::to_string(vid) + "." + ext;
+    char name[PATH_MAX];
+    return staged_file(paths_.dir, vid, ext, name, sizeof(name)) ? name : "";
   }
 
   // What the library does before a leased OPEN: the forwarder's claim linked under the
@@ -205,15 +206,15 @@ TEST_F(LeaseTest, AnotherSessionsRequestWaitsForALeasedOpenSentBeforeIt) {
 TEST_F(LeaseTest, ARecoveryOrdersAPathsVersionsByTheirOpenNotTheirVid) {
   fs::create_directories(paths_.dir);
   chmod(paths_.dir, 0700);
-  const std::string p = data_ + "/x.bin", dir = paths_.dir;
+  const std::string p = data_ + "/x.bin";
   std::string err;
   auto closed = [&](uint64_t vid, const std::string& bytes, int64_t opened) {
-    write_file(dir + "/v" + std::to_string(vid) + ".data", bytes);
+    write_file(staged(vid), bytes);
     VersionMeta m{p, -1, 0644, 1};
     m.closed = true;
     m.closer = 1;
     m.opened_ns = opened;
-    ASSERT_TRUE(write_meta(dir + "/v" + std::to_string(vid) + ".meta", m, &err)) << err;
+    ASSERT_TRUE(write_meta(staged(vid, "meta"), m, &err)) << err;
   };
   closed(2, "NEW: leased, vid taken first, opened last", 2000);
   closed(5, "OLD", 1000);
@@ -228,14 +229,13 @@ TEST_F(LeaseTest, ARecoveryOrdersAPathsVersionsByTheirOpenNotTheirVid) {
 TEST_F(LeaseTest, ARecoveryLeavesALeasesFilesToItsClient) {
   fs::create_directories(paths_.dir);
   chmod(paths_.dir, 0700);
-  const std::string dir = paths_.dir;
-  write_file(dir + "/v9.data", "written on a lease");
-  write_file(dir + "/v9.meta", wire::kLeaseMeta);
+  write_file(staged(9), "written on a lease");
+  write_file(staged(9, "meta"), wire::kLeaseMeta);
   start();
   auto c = client();
   EXPECT_EQ(c->call({"DRAIN"})[0], "OK");
-  EXPECT_EQ(read_file(dir + "/v9.data"), "written on a lease");
-  EXPECT_EQ(read_file(dir + "/v9.meta"), wire::kLeaseMeta);
+  EXPECT_EQ(read_file(staged(9)), "written on a lease");
+  EXPECT_EQ(read_file(staged(9, "meta")), wire::kLeaseMeta);
   // Its vid is not handed out again.
   auto r = c->call({"OPEN", data_ + "/n", std::to_string(O_WRONLY | O_CREAT), "644"});
   ASSERT_EQ(r[0], "OK");

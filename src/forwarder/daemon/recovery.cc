@@ -18,6 +18,7 @@
 #include "forwarder/util/process_alive.h"
 #include "forwarder/util/store_paths.h"
 #include "store/container/container.h"
+#include "wire/lease.h"
 
 namespace ckptfwd::fwd {
 
@@ -238,7 +239,7 @@ Recovered recover_version(Core& c, uint64_t vid, StagedFiles& f) {
   // never saw (wire/lease.h): its client, when it closes, writes the real path from the
   // staged file (and removes it). Left be: a client that never comes back leaves it, with
   // the session directory, for removal by hand.
-  if (f.data && f.meta && is_lease_meta(meta)) return Recovered::kNothing;
+  if (f.data && f.meta && wire::is_lease_meta_file(meta.c_str())) return Recovered::kNothing;
   if (drop_if_unheld(data, meta, c.session_dir, f)) return Recovered::kNothing;
   VersionMeta m;
   std::string err;
@@ -300,7 +301,8 @@ bool holds_version_to_recover(const std::string& dir) {
   for (const auto& [vid, f] : scan_session_dir(dir, &max_vid)) {
     struct stat st;
     const std::string meta = dir + "/v" + std::to_string(vid) + ".meta";
-    if (f.data && f.meta && stat(meta.c_str(), &st) == 0 && st.st_size > 0 && !is_lease_meta(meta))
+    if (f.data && f.meta && stat(meta.c_str(), &st) == 0 && st.st_size > 0 &&
+        !wire::is_lease_meta_file(meta.c_str()))
       return true;
   }
   return false;

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "store/container/content_hash.h"
-#include "wire/lease.h"
 
 namespace ckptfwd::fwd {
 
@@ -93,10 +92,6 @@ bool write_meta_fd(int fd, const VersionMeta& m, size_t* size, std::string* err)
   }
   *size = text.size();
   return true;
-}
-
-bool is_lease_meta(const std::string& meta_path) {
-  return wire::is_lease_meta_file(meta_path.c_str());
 }
 
 bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err) {

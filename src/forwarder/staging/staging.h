@@ -32,8 +32,6 @@ bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string*
 // meta written in place through fd, a .meta kept open (a leased version's, wire/lease.h),
 // *size bytes long: padded as kInPlace does; *size becomes its new length. False with *err.
 bool write_meta_fd(int fd, const VersionMeta& m, size_t* size, std::string* err);
-// True if meta_path holds wire::kLeaseMeta (a leased version not closed yet).
-bool is_lease_meta(const std::string& meta_path);
 // read_meta_file of common/staged_meta.h, and the path must be absolute. False with *err.
 bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err);
 

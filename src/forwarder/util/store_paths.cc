@@ -5,8 +5,11 @@
 #include <xxhash.h>
 
 #include <atomic>
+#include <climits>
 #include <cstdio>
 #include <unordered_map>
+
+#include "wire/session.h"
 
 namespace ckptfwd::fwd {
 
@@ -71,12 +74,19 @@ std::string new_container_name(const std::string& node) {
   return buf;
 }
 
+namespace {
+std::string staged_path(const std::string& dir, uint64_t vid, const char* ext) {
+  char buf[PATH_MAX + 32];
+  return staged_file(dir.c_str(), vid, ext, buf, sizeof(buf)) ? buf : std::string();
+}
+}  // namespace
+
 std::string staged_data_path(const std::string& dir, uint64_t vid) {
-  return dir + "/v" + std::to_string(vid) + ".data";
+  return staged_path(dir, vid, "data");
 }
 
 std::string staged_meta_path(const std::string& dir, uint64_t vid) {
-  return dir + "/v" + std::to_string(vid) + ".meta";
+  return staged_path(dir, vid, "meta");
 }
 
 std::string read_view_path(const std::string& dir, const std::string& store,

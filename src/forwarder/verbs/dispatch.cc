@@ -105,7 +105,7 @@ Reply Service::handle(ClientCtx& cl, const wire::Fields& f) {
     bool shared = f.n >= 5 && !strcmp(f[4], "shared");
     Reply r = open(cl, p1, static_cast<int>(flags), mode, shared);
     if ((flags & O_ACCMODE) != O_RDONLY) {
-      cl.lease_due = !cl.lease && !cl.lease_made;
+      cl.lease_due = !cl.lease.vid && !cl.lease_made.vid;
       hand_over_lease(cl, r);
     }
     return r;

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "base/monotonic.h"
 #include "forwarder/staging/staging.h"
@@ -29,7 +30,7 @@ constexpr long long kLeaseMinBudget = 1 << 20;
 void Service::make_lease(ClientCtx& cl) {
   if (!cl.lease_due || !cl.wants_leases || !cl.release_after_reply || cl.peer || cl.fd < 0) return;
   cl.lease_due = false;
-  if (cl.lease_made) return;
+  if (cl.lease_made.vid) return;
   long long budget = stage_budget();
   if (budget >= 0 && budget < kLeaseMinBudget) return;
   if (!c_.fates.claim_file_ready()) return;
@@ -59,37 +60,32 @@ void Service::make_lease(ClientCtx& cl) {
     LOG_DEBUG("no lease for pid %ld: %s", cl.pid, fd < 0 ? err.c_str() : strerror(errno));
     return;
   }
-  cl.lease_made = vid;
-  cl.lease_made_meta = mfd;
+  cl.lease_made = {vid, mfd};
   if (!cl.pipelined) cl.pipelined = pipelined_.join(cl.fd);
 }
 
 void Service::hand_over_lease(ClientCtx& cl, Reply& r) {
-  if (!cl.lease_made || cl.lease || r.empty() || r[0] != wire::kOk) return;
+  if (!cl.lease_made.vid || cl.lease.vid || r.empty() || r[0] != wire::kOk) return;
   wire::Lease l;
-  l.vid = cl.lease_made;
+  l.vid = cl.lease_made.vid;
   l.budget = stage_budget();
   l.pid = static_cast<long long>(getpid());
   char field[96];
   if (!wire::format_lease(l, field, sizeof(field))) return;
   r.emplace_back(field);
-  cl.lease = cl.lease_made;
-  cl.lease_meta = cl.lease_made_meta;
-  cl.lease_made = 0;
-  cl.lease_made_meta = -1;
+  cl.lease = std::exchange(cl.lease_made, {});
 }
 
 void Service::drop_leases(ClientCtx& cl) {
   // Never used: no OPEN came for them on this connection, which is over.
-  for (uint64_t vid : {cl.lease, cl.lease_made})
-    if (vid) {
-      ::unlink(staged_meta_path(c_.session_dir, vid).c_str());
-      ::unlink(staged_data_path(c_.session_dir, vid).c_str());
+  for (ClientCtx::LeaseFiles* l : {&cl.lease, &cl.lease_made}) {
+    if (l->vid) {
+      ::unlink(staged_meta_path(c_.session_dir, l->vid).c_str());
+      ::unlink(staged_data_path(c_.session_dir, l->vid).c_str());
     }
-  for (int fd : {cl.lease_meta, cl.lease_made_meta})
-    if (fd >= 0) ::close(fd);
-  cl.lease = cl.lease_made = 0;
-  cl.lease_meta = cl.lease_made_meta = -1;
+    if (l->meta_fd >= 0) ::close(l->meta_fd);
+    *l = {};
+  }
   if (cl.pipelined) pipelined_.leave(cl.pipelined);
   cl.pipelined = nullptr;
 }
@@ -104,15 +100,10 @@ void Service::forget_leased(uint64_t vid) {
 
 Reply Service::open_leased(ClientCtx& cl, const std::string& path, int flags, unsigned mode,
                            uint64_t vid) {
-  const bool fits = vid != 0 && vid == cl.lease && (flags & O_ACCMODE) != O_RDONLY &&
+  const bool fits = vid != 0 && vid == cl.lease.vid && (flags & O_ACCMODE) != O_RDONLY &&
                     (flags & O_TRUNC) && (flags & O_CREAT) && !(flags & O_EXCL);
   // The lease's .meta descriptor goes to the version (or is closed): taken here.
-  int meta_fd = -1;
-  if (vid == cl.lease) {
-    cl.lease = 0;
-    meta_fd = cl.lease_meta;
-    cl.lease_meta = -1;
-  }
+  int meta_fd = vid == cl.lease.vid ? std::exchange(cl.lease, {}).meta_fd : -1;
   struct CloseUnless {
     int& fd;
     ~CloseUnless() {

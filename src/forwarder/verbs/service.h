@@ -34,13 +34,16 @@ struct ClientCtx {
   bool release_after_reply = false;
   std::vector<std::string> unclaimed;  // paths whose fate after_reply releases
   // Leased opens (wire/lease.h), for a client session (release_after_reply) on its socket
-  // fd: a lease made after a reply (made) is handed over in the next write OPEN's or
-  // CLOSE's reply (lease) and used by one OPEN. Both 0: none. A lease is made after a
-  // CLOSE's reply (the application is between files then), and after a write OPEN's when
-  // the client has none: lease_due says the last reply was one of those.
+  // fd: a lease made after a reply (lease_made) is handed over in the next write OPEN's or
+  // CLOSE's reply (lease) and used by one OPEN. A lease is made after a CLOSE's reply (the
+  // application is between files then), and after a write OPEN's when the client has
+  // none: lease_due says the last reply was one of those.
+  struct LeaseFiles {
+    uint64_t vid = 0;  // 0: none
+    int meta_fd = -1;  // its .meta (saying "lease"), kept open for the version's
+  };
   int fd = -1;
-  uint64_t lease_made = 0, lease = 0;
-  int lease_made_meta = -1, lease_meta = -1;  // their empty .meta files, kept open
+  LeaseFiles lease_made, lease;
   bool lease_due = false;
   bool wants_leases = false;  // HELLO pid rank "lease=": the library opens on leases
   // Its entry among the sessions that pipeline (set with its first lease).

@@ -89,9 +89,6 @@ bool exchange_locked(int fd, const char* const* fields, size_t n, wire::Fields& 
   g_reply_len = 0;
   auto grow = [](size_t need) { return g_big = static_cast<char*>(malloc(need)); };
   g_spin.set_cap_us(g_settings.spin_us);
-  if (g_owed == 0)
-    return exchange(fd, fields, n, g_frame, sizeof(g_frame), grow, &g_reply, &g_reply_len, reply,
-                    &g_spin);
   // Replies owed to leased OPENs come first on the stream: the request goes out before
   // they are read, so the forwarder finds it the moment it is done with those.
   if (!send_request(fd, fields, n, g_frame, sizeof(g_frame)) || !drain_owed_locked(fd))

@@ -95,16 +95,6 @@ bool receive_one_reply(int fd, char* buf, size_t cap, wire::Fields& reply) {
 bool receive_reply(int fd, char* buf, size_t cap, wire::BigFn big, char** payload, size_t* len,
                    wire::Fields& reply) {
   if (!wire::recv_reply(fd, buf, cap, sock_read, big, payload, len)) return false;
-  wire::decode(*payload, *len, reply);
-  return reply.n > 0;
-}
-
-bool exchange(int fd, const char* const* fields, size_t n, char* buf, size_t cap, wire::BigFn big,
-              char** payload, size_t* len, wire::Fields& reply, wire::SpinWait* spin) {
-  if (!send_request(fd, fields, n, buf, cap)) return false;
-  int64_t began = spin ? spin->poll(fd) : 0;
-  if (!wire::recv_reply(fd, buf, cap, sock_read, big, payload, len)) return false;
-  if (spin) spin->done(began);
   // A LIST reply may carry more names than Fields holds (kMaxFields): decode then keeps
   // the first ones and the caller walks the whole payload (reply_payload()).
   wire::decode(*payload, *len, reply);
@@ -117,7 +107,8 @@ bool exchange_small(int fd, const char* const* fields, size_t n, char* buf, size
   size_t len = 0;
   auto refuse_big = [](size_t) -> char* { return nullptr; };
   // These wait for a commit (or are a connection's first HELLO): sleeping at once.
-  return exchange(fd, fields, n, buf, cap, refuse_big, &payload, &len, reply, nullptr);
+  return send_request(fd, fields, n, buf, cap) &&
+         receive_reply(fd, buf, cap, refuse_big, &payload, &len, reply);
 }
 
 }  // namespace ckptfwd::interpose

@@ -5,7 +5,6 @@
 #include <cstddef>
 
 #include "wire/protocol.h"
-#include "wire/spin_wait.h"
 
 namespace ckptfwd::interpose {
 
@@ -22,18 +21,12 @@ int move_high(int fd);
 // socket before its first exchange.
 void set_check_timeout(int fd);
 
-// One request and its reply on fd: the request is encoded into buf (cap bytes) and the
-// reply read back into it, or, when it does not fit, into what big(size + 1) gives
-// (nullptr: fail, the stream is out of step and the caller reconnects). *payload and
-// *len say where the reply's payload is. False on any failure; errno ETIMEDOUT when the
-// forwarder is stopped.
-// spin: how the reply is waited for (wire/spin_wait.h); nullptr: sleeping at once.
-bool exchange(int fd, const char* const* fields, size_t n, char* buf, size_t cap, wire::BigFn big,
-              char** payload, size_t* len, wire::Fields& reply, wire::SpinWait* spin);
-
-// The two halves of exchange, for a request whose reply is read later (a leased OPEN,
-// wire/lease.h): the request sent (encoded in buf), and a reply read. False on failure.
+// A request sent on fd, encoded into buf (cap bytes). False on failure.
 bool send_request(int fd, const char* const* fields, size_t n, char* buf, size_t cap);
+// The reply that ends what is in flight on fd, read into buf (cap bytes) or, when it does
+// not fit, into what big(size + 1) gives (nullptr: fail, the stream is out of step and
+// the caller reconnects). *payload and *len say where its payload is. False on any
+// failure; errno ETIMEDOUT when the forwarder is stopped.
 bool receive_reply(int fd, char* buf, size_t cap, wire::BigFn big, char** payload, size_t* len,
                    wire::Fields& reply);
 // A reply with more behind it on fd (one owed to a leased OPEN): read to its last byte and

@@ -16,6 +16,7 @@
 #include "interpose/wrap/real.h"
 #include "wire/fate.h"
 #include "wire/lease.h"
+#include "wire/session.h"
 
 namespace ckptfwd::interpose {
 namespace {
@@ -52,13 +53,12 @@ bool open_on_lease(const char* norm, int flags, mode_t mode, OpenReply& r) {
   if (!fits || !client_take_lease(&lease, &conn)) return false;
   const char* dir = g_settings.session.dir;
   char claim[PATH_MAX], fate_name[PATH_MAX], use[48];
-  int n = snprintf(r.staged, sizeof(r.staged), "%s/v%llu.data", dir, lease.vid);
   // The claim the forwarder would make (wire/fate.h): fails while any process of the node
   // writes norm (staged or direct), which the usual OPEN then sorts out. Unused, the
   // lease goes back for the next open. A claim left behind when the OPEN cannot be sent
   // names a live forwarder, whose next OPEN of norm takes it over, or a dead one, which
   // any process may replace.
-  if (n <= 0 || static_cast<size_t>(n) >= sizeof(r.staged) ||
+  if (!staged_file(dir, lease.vid, "data", r.staged, sizeof(r.staged)) ||
       !fate::claim_file(dir, lease.pid, claim, sizeof(claim)) ||
       !fate::fate_file(dir, norm, fate_name, sizeof(fate_name)) ||
       !wire::format_lease_use(lease.vid, use, sizeof(use)) || real::link()(claim, fate_name) != 0) {
