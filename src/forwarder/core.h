@@ -9,6 +9,7 @@
 #include "forwarder/pipeline/codec_choice.h"
 #include "forwarder/pipeline/pipeline.h"
 #include "forwarder/pipeline/var_stats.h"
+#include "forwarder/restore/read_links.h"
 #include "forwarder/restore/restore.h"
 #include "forwarder/restore/view_prefetch.h"
 #include "forwarder/staging/warm_memory.h"
@@ -40,6 +41,12 @@ struct Core {
     warm::set_cap(cfg.snapshot_read_max);
     gate.set_demand([this] { return state.waiters > 0 || state.draining || state.shutdown; });
     workers.set_gate(&gate);
+    // A prefetched view answers a read of its path while nothing of this node supersedes
+    // the store's version (called under state.mu).
+    prefetch.set_read_links(&links, [this](const std::string& path) {
+      return !state.newest(path) && !fates.is_direct(path);
+    });
+    state.set_view_released([this](const std::string& view) { links.drop(view); });
   }
   Core(const Core&) = delete;
   Core& operator=(const Core&) = delete;
@@ -61,6 +68,7 @@ struct Core {
   RefKeep ref_keep;               // what kept containers refer to (CKPTFWD_KEEP, ref_keep.h)
   YieldGate gate;                 // bulk work waits while the application writes (yield_gate.h)
   WorkerPool workers;             // compression workers of every batch (worker_pool.h)
+  ReadLinks links{session_dir, &stats.read_links};  // reads without a request (read_links.h)
   // Last: its restore threads use state, so they stop first.
   ViewPrefetch prefetch;  // read views staged ahead of restart opens (view_prefetch.h)
 };

@@ -76,6 +76,8 @@ Forwarder::Start Forwarder::start(std::string* err) {
   std::string gate_err;
   if (!core_.gate.attach(paths_.dir, &gate_err))
     LOG_WARN("%s: compression does not give way to the application's writes", gate_err.c_str());
+  // Before the recovery changes anything: an earlier forwarder's read links are not found.
+  core_.links.attach(core_.gate.page(), paths_.job);
   core_.fates.remove_dead_claim_files();  // (bound: no other forwarder of this session runs)
   recover_staged(core_);
   sweep_dead_sessions(paths_.stage_root, paths_.dir);  // other jobs' killed forwarders

@@ -40,6 +40,7 @@ class Forwarder {
   void request_stats();
 
   Core& core() { return core_; }
+  Service& service() { return svc_; }  // (tests)
   const SessionPaths& paths() const { return paths_; }
   // Started ahead by process pid (a rank's library at its start, before it connects): not
   // idle while that process lives, so the forwarder is still there at its first

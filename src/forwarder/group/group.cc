@@ -195,9 +195,11 @@ void Group::serve_conn(int fd) {
     LOG_WARN("group: refused a connection that did not show this job's secret (%s)",
              err.empty() ? "wrong hello" : err.c_str());
   } else if (member && !lead) {
+    note_shared();
     send_frame(fd, Frame{{"ERR", "not the leader"}, {}}, &err);
     ok = false;
   } else {
+    note_shared();  // before it can ask anything
     ok = send_frame(fd, Frame{{"OK", node_, lead ? "leader" : "-"}, {}}, &err);
   }
   set_timeout(fd, 0);
@@ -345,6 +347,10 @@ void Group::join_loop() {
   }
 }
 
+void Group::note_shared() {
+  if (!shared_.exchange(true)) h_.group_changed(false);
+}
+
 bool Group::join_once() {
   std::string err;
   if (rv_.try_lead(&err)) {
@@ -374,6 +380,14 @@ bool Group::join_once() {
     leader_ = true;
     if (!rv_.publish(node_, addr_, &err)) LOG_WARN("group: %s", err.c_str());
     LOG_INFO("group: %s leads the job's forwarders at %s", node_.c_str(), addr_.c_str());
+    // Another node's forwarder led or was known before: this one was never alone.
+    bool others = was && was_node != node_;
+    for (const std::string& n : suspects) others = others || n != node_;
+    lk.unlock();
+    if (others)
+      note_shared();
+    else if (!shared_.load())
+      h_.group_changed(true);
     return true;
   }
   if (!err.empty()) {
@@ -405,6 +419,7 @@ bool Group::join_once() {
     return false;
   }
   set_timeout(fd, 0);
+  note_shared();
   std::lock_guard lk(mu_);
   leader_fd_ = fd;
   leader_addr_ = laddr;

@@ -27,6 +27,7 @@
 // the file on its own node, and the close-to-open journal on the store) only when the
 // group cannot answer at all.
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -54,6 +55,9 @@ class PeerHandler {
                           uint64_t body_len) = 0;
   // The last connection of node closed (its forwarder exited or died).
   virtual void peer_gone(const std::string& node) = 0;
+  // alone: this forwarder leads a group no other forwarder of the job ever reached; false
+  // once one did (called before it can ask anything), never true again after that.
+  virtual void group_changed(bool alone) { (void)alone; }
 };
 
 struct Owner {
@@ -153,6 +157,8 @@ class Group {
   // claim(), who() and take(): asks (the leader, or the own table when leading) until the
   // answer is not DIED (bounded by kOwnerDeathWaitMs).
   std::optional<Owner> ask_owner(const std::string& path, Ask ask);
+  void note_shared();  // another forwarder reached this one, or it joined one
+  std::atomic<bool> shared_{false};
   void drop_leader_conn(int fd);  // mu_ held
   void close_dropped();           // leader_io_ held
   std::vector<int> dropped_;      // leader connections shut down, to close

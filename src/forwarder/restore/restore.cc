@@ -106,14 +106,15 @@ bool read_view_ready(const std::string& view, uint64_t size) {
          static_cast<uint64_t>(st.st_size) == size;
 }
 
-bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std::string* err) {
+bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std::string* err,
+                   bool fresh) {
   std::map<std::string, std::shared_ptr<ContainerReader>> held;  // alive for this restore
   ContainerSource source = [&](const std::string& name, std::string* why) -> ContainerReader* {
     auto r = recent_container(store, name, why);
     if (!r) return nullptr;
     return (held[name] = std::move(r)).get();
   };
-  return materialize_entry(e, source, fd, err);
+  return materialize_entry(e, source, fd, err, fresh);
 }
 
 std::string ensure_read_view(const std::string& view, const std::string& store,
@@ -121,10 +122,14 @@ std::string ensure_read_view(const std::string& view, const std::string& store,
   *restored = false;
   if (read_view_ready(view, e.size)) return view;
   static std::atomic<uint64_t> seq{0};
-  std::string tmp = view + ".tmp" + std::to_string(getpid()) + "-" + std::to_string(seq++);
-  int fd = create_staged(tmp, err);
+  static const pid_t pid = getpid();  // the forwarder does not fork once it serves
+  std::string tmp = view + ".tmp" + std::to_string(pid) + "-" + std::to_string(seq++);
+  // The file's own permission bits where its owner may read it, so that a read link shows
+  // them (wire/read_link.h); the session directory keeps everyone else out.
+  const unsigned bits = e.mode & 07777;
+  int fd = create_staged(tmp, err, (bits & S_IRUSR) ? bits : 0600);
   if (fd < 0) return "";
-  bool ok = restore_entry(store, e, fd, err);
+  bool ok = restore_entry(store, e, fd, err, true);
   close(fd);
   if (ok && ::rename(tmp.c_str(), view.c_str()) != 0) {
     if (err) *err = "cannot rename " + tmp + " to " + view + ": " + strerror(errno);

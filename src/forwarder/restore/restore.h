@@ -9,8 +9,10 @@
 
 namespace ckptfwd::fwd {
 
-// e's live content (base plus overlays, store/manifest/materialize.h) into fd.
-bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std::string* err);
+// e's live content (base plus overlays, store/manifest/materialize.h) into fd (fresh: fd
+// is a file just created, empty).
+bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std::string* err,
+                   bool fresh = false);
 
 // Where e's read view lives (whether or not it exists now): named after its container,
 // file index and overlay list.
@@ -18,7 +20,8 @@ std::string read_view_of(const std::string& session_dir, const std::string& stor
                          const CatalogEntry& e);
 
 // e's read view at view (read_view_of): reused when it already exists, else restored into a
-// temporary and renamed into place (0600), so concurrent readers never see a partial view.
+// temporary and renamed into place (with the entry's permission bits when they let its
+// owner read, else 0600), so concurrent readers never see a partial view.
 // *restored tells whether this call did the restore. Returns view, or "" with *err on
 // failure.
 std::string ensure_read_view(const std::string& view, const std::string& store,

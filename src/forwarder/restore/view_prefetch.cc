@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "forwarder/restore/read_links.h"
 #include "forwarder/restore/restore.h"
 #include "forwarder/state/state.h"
 #include "forwarder/state/stats.h"
@@ -91,6 +92,12 @@ void ViewPrefetch::plan(const std::string& store, const std::string& container, 
   std::vector<CatalogEntry> live(files.size());
   std::vector<uint64_t> sizes(files.size(), UINT64_MAX);
   uint64_t staged = 0;
+  // Read before the catalog is: a link of this plan names what the catalog said then.
+  uint64_t gen = 0;
+  if (links_) {
+    gen = links_->generation();
+    links_->watch(store);
+  }
   {
     std::lock_guard<std::mutex> g(state_.mu);
     std::set<std::string> versioned;
@@ -133,18 +140,19 @@ void ViewPrefetch::plan(const std::string& store, const std::string& container, 
     return;
   }
   LOG_DEBUG("prefetching %zu read views of %s/%s", window.size(), store.c_str(), container.c_str());
-  // Contiguous runs, one per thread: files next to each other share chunks, so each
-  // chunk is decoded by one thread (the reader's cache serves the others).
-  size_t runs = std::min<size_t>(static_cast<size_t>(threads_), window.size());
+  std::vector<uint64_t> window_sizes;
+  for (size_t i : window) window_sizes.push_back(sizes[i]);
+  std::vector<std::vector<size_t>> parts =
+      prefetch_runs(window_sizes, static_cast<size_t>(std::max(threads_, 1)));
+  size_t runs = parts.size();
   auto left = std::make_shared<std::atomic<size_t>>(runs);
   for (size_t k = 0; k < runs; ++k) {
     std::vector<CatalogEntry> run;
-    for (size_t j = window.size() * k / runs; j < window.size() * (k + 1) / runs; ++j)
-      run.push_back(std::move(live[window[j]]));
+    for (size_t j : parts[k]) run.push_back(std::move(live[window[j]]));
     std::lock_guard<std::mutex> g(mu_);
     if (stopped_) break;
-    pool().submit([this, store, container, key, left, run = std::move(run)] {
-      stage(store, run, container);
+    pool().submit([this, store, container, key, left, gen, run = std::move(run)] {
+      stage(store, run, container, gen);
       if (--*left == 0) {
         std::lock_guard<std::mutex> g2(mu_);
         planned_.erase(key);
@@ -153,8 +161,27 @@ void ViewPrefetch::plan(const std::string& store, const std::string& container, 
   }
 }
 
+std::vector<std::vector<size_t>> prefetch_runs(const std::vector<uint64_t>& sizes, size_t threads) {
+  std::vector<std::vector<size_t>> runs(std::min(threads, sizes.size()));
+  if (runs.empty()) return runs;
+  size_t block = 0, files = 0;
+  uint64_t bytes = 0;
+  for (size_t j = 0; j < sizes.size(); ++j) {
+    if (files == kPrefetchBlockFiles || bytes >= kPrefetchBlockBytes) {
+      block++;
+      files = 0;
+      bytes = 0;
+    }
+    runs[block % runs.size()].push_back(j);
+    files++;
+    bytes += sizes[j];
+  }
+  while (!runs.empty() && runs.back().empty()) runs.pop_back();
+  return runs;
+}
+
 void ViewPrefetch::stage(const std::string& store, const std::vector<CatalogEntry>& files,
-                         const std::string& container) {
+                         const std::string& container, uint64_t gen) {
   bool warned = false;
   for (size_t k = 0; k < files.size(); ++k) {
     const CatalogEntry& e = files[k];
@@ -181,6 +208,8 @@ void ViewPrefetch::stage(const std::string& store, const std::vector<CatalogEntr
       {
         std::lock_guard<std::mutex> g(state_.mu);
         state_.serve_view(view, false);
+        if (!got.empty() && links_ && links_->on() && servable_(e.path))
+          links_->publish(got, e.path, e.mode & 07777, gen, restored);
       }
       end(view);
     }

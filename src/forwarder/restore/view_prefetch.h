@@ -2,9 +2,9 @@
 // batch one after the other; restoring each alone costs a round of container work per
 // file. So the first read open that has to restore a file of a container also stages, in
 // the background, the read views of the container's other live files (a persistent pool
-// of restore threads, each taking a contiguous run of files so that they decode different
-// chunks), and the opens that follow find their views ready: they cost the RPC and the
-// catalog lookup.
+// of restore threads, each taking blocks of consecutive files: prefetch_runs below), and
+// the opens that follow find their views ready: they cost the RPC and the catalog lookup,
+// or, published as read links (read_links.h), no request at all.
 //
 // Bounds: a plan takes the files after the opened one (in container order, wrapping
 // around) while their sizes fit its budget: CKPTFWD_PREFETCH bytes, at most half of the
@@ -22,6 +22,7 @@
 #pragma once
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -32,6 +33,7 @@
 
 namespace ckptfwd::fwd {
 
+class ReadLinks;
 class State;
 class WorkerPool;
 struct Stats;
@@ -47,6 +49,17 @@ uint64_t prefetch_budget(uint64_t limit, uint64_t free_bytes, uint64_t stage_lim
 // its view present already).
 std::vector<size_t> prefetch_window(const std::vector<uint64_t>& sizes, size_t opened,
                                     uint64_t budget);
+
+// How a window's files (their sizes, in window order) are shared among threads: blocks of
+// consecutive files, at most kPrefetchBlockFiles of them and closed once they reach
+// kPrefetchBlockBytes, dealt round robin. Consecutive files share chunks, so a block's
+// chunks are mostly decoded by one thread; and the threads work side by side near the
+// front of the window, where a restart reading files in order is (contiguous halves left
+// the second thread's work useless until the reader got there, and the reader caught up
+// with the first: each open then waited for its view). Indices into sizes; no empty run.
+inline constexpr size_t kPrefetchBlockFiles = 32;
+inline constexpr uint64_t kPrefetchBlockBytes = 4ull << 20;
+std::vector<std::vector<size_t>> prefetch_runs(const std::vector<uint64_t>& sizes, size_t threads);
 
 class ViewPrefetch {
  public:
@@ -64,6 +77,13 @@ class ViewPrefetch {
   // files of e's base container, unless a plan is under way for it. Returns at once.
   void prefetch_container(const std::string& store, const CatalogEntry& e);
 
+  // Each view this prefetch stages is published as a read link (read_links.h) when
+  // servable(path), called under the state lock, says a read of its path gets it.
+  void set_read_links(ReadLinks* links, std::function<bool(const std::string&)> servable) {
+    links_ = links;
+    servable_ = std::move(servable);
+  }
+
   // Drops the plans not started and waits for the running restores (shutdown; the session
   // directory's views are removed after it).
   void stop();
@@ -72,12 +92,15 @@ class ViewPrefetch {
 
  private:
   void plan(const std::string& store, const std::string& container, uint32_t opened);
+  // gen: the namespace generation read before the plan looked at the catalog.
   void stage(const std::string& store, const std::vector<CatalogEntry>& files,
-             const std::string& container);
+             const std::string& container, uint64_t gen);
   WorkerPool& pool();
 
   State& state_;
   Stats& stats_;
+  ReadLinks* links_ = nullptr;
+  std::function<bool(const std::string&)> servable_;
   const std::string dir_;
   const uint64_t limit_;
   const int threads_;

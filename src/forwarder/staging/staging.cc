@@ -112,12 +112,12 @@ void note_umask() {
   g_umask.store(static_cast<int>(m));
 }
 
-int create_staged(const std::string& path, std::string* err) {
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+int create_staged(const std::string& path, std::string* err, unsigned mode) {
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0 && err) *err = errno_message("cannot create staged file", path);
-  // Exactly kStagedFileMode, whatever the umask: an fchmod only where it took some of it.
+  // Exactly mode, whatever the umask: an fchmod only where it took some of it.
   int mask = g_umask.load(std::memory_order_relaxed);
-  if (fd >= 0 && (mask < 0 || (mask & kStagedFileMode) != 0)) fchmod(fd, kStagedFileMode);
+  if (fd >= 0 && (mask < 0 || (static_cast<unsigned>(mask) & mode) != 0)) fchmod(fd, mode);
   return fd;
 }
 

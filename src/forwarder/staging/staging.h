@@ -38,10 +38,11 @@ bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err);
 // "<what> <path>: <strerror(errno)>", the message of a failed call on a staged file.
 std::string errno_message(const std::string& what, const std::string& path);
 
-// Creates (O_EXCL) an empty 0600 file. Returns fd or -1 with *err. Staged files stay 0600
-// whatever the version's mode (staging is private to the user); the mode lives in the Version
-// and the .meta.
-int create_staged(const std::string& path, std::string* err);
+// Creates (O_EXCL) an empty file with exactly the permission bits mode. Returns fd or -1
+// with *err. Staged files stay 0600 whatever the version's mode (staging is private to the
+// user); the mode lives in the Version and the .meta. (A read view may carry its file's
+// bits: forwarder/restore/restore.h.)
+int create_staged(const std::string& path, std::string* err, unsigned mode = 0600);
 // Reads the process umask for create_staged (main, before any thread: reading it means
 // setting it). Without it every staged file is fchmod'ed.
 void note_umask();

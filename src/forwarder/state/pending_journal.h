@@ -55,6 +55,10 @@ class PendingJournal {
   bool closed(const std::string& store, uint64_t vid, const std::string& path, std::string* err);
   // It is committed (or dropped): nobody needs to wait for it any more.
   void settled(const std::string& store, uint64_t vid);
+  // The journal of job on store.
+  static std::string path_of(const std::string& store, const std::string& job) {
+    return store + "/.pending-" + job;
+  }
   // Whether another node of this job has a closed version of path not on store yet.
   bool pending_elsewhere(const std::string& store, const std::string& path);
 
@@ -63,7 +67,7 @@ class PendingJournal {
   static constexpr std::chrono::seconds kWaitLimit{60};
 
  private:
-  std::string file_of(const std::string& store) const { return store + "/.pending-" + job_; }
+  std::string file_of(const std::string& store) const { return path_of(store, job_); }
   // create: make the file when it is missing (a "-" line never does: nothing to settle).
   bool append(const std::string& store, const std::string& line, bool create, std::string* err);
   // STORE/.pending-<job> opened for appending, created on first use (when create; *created

@@ -234,6 +234,7 @@ Clock::time_point State::purge_retired(bool all, std::vector<std::string>* doome
     LOG_DEBUG("read view %s released (unused for %lld ms)", view.c_str(),
               static_cast<long long>(view_grace.count()));
     ::unlink(view.c_str());
+    if (view_released_) view_released_(view);
     view_order_.erase(view_order_.begin());
     views_.erase(view);
   }

@@ -134,6 +134,10 @@ class State : public StoreBook, public WaitBook, public BatcherWake {
   // view is being served: kept until view_grace after now, or for as long as it is being
   // restored (restoring: its deadline is set again when the restore is done).
   void serve_view(const std::string& view, bool restoring);
+  // Called (lock held) after a read view's file was deleted at the end of its grace.
+  void set_view_released(std::function<void(const std::string&)> f) {
+    view_released_ = std::move(f);
+  }
   // Deletes retired data files and read views whose grace ended (all of them with
   // all=true). Returns the next deadline, or Clock::time_point::max(). With doomed, the
   // data files' paths (each a version's own name, never reused) are handed over instead,
@@ -186,6 +190,7 @@ class State : public StoreBook, public WaitBook, public BatcherWake {
   void for_each_of(const std::string& path, F&& f);
   std::vector<std::pair<Clock::time_point, std::string>> retired_;  // deadline, data path
   std::map<std::string, Clock::time_point> views_;                  // read view, deadline
+  std::function<void(const std::string&)> view_released_;
   std::set<std::pair<Clock::time_point, std::string>> view_order_;  // the same by deadline
 };
 

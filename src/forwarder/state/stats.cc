@@ -101,6 +101,8 @@ void write_counters(const Stats& s, Out& o) {
                         {"restores", &s.restores},
                         {"bytes_restored", &s.bytes_restored},
                         {"views_prefetched", &s.views_prefetched},
+                        {"read_opens", &s.read_opens},
+                        {"read_links", &s.read_links},
                         {"refreshes", &s.refreshes},
                         {"fsync_in_place", &s.fsync_in_place},
                         {"fsync_copies", &s.fsync_copies},

@@ -31,6 +31,9 @@ struct Stats {
   std::atomic<uint64_t> restores{0}, bytes_restored{0};
   // Read views staged ahead of their open (view_prefetch.h); also counted in restores.
   std::atomic<uint64_t> views_prefetched{0};
+  // Read-only OPENs answered, and read links published (wire/read_link.h: a library that
+  // finds one opens it without an OPEN).
+  std::atomic<uint64_t> read_opens{0}, read_links{0};
   std::atomic<uint64_t> containers_removed{0};  // CKPTFWD_KEEP garbage collection
   std::atomic<uint64_t> refreshes{0};  // staged copies of shared files updated at MPI_File_sync
   // fsync snapshots committed from the staged file in place (over

@@ -44,6 +44,8 @@ class YieldGate {
   // Opens or makes <session_dir>/activity (a regular file of ours, kBytes, the magic) and
   // maps it. False with *err when it cannot: the gate then sees only note_write.
   bool attach(const std::string& session_dir, std::string* err);
+  // The mapped activity page (wire/activity.h), or null when attach failed.
+  void* page() const { return clock_ ? map_ : nullptr; }
   // Something waits for the forwarder's work now (an exit wait, a drain): nothing is held.
   void set_demand(std::function<bool()> demand) { demand_ = std::move(demand); }
 

@@ -68,9 +68,26 @@ bool is_leased_open(const wire::Fields& f) {
          !strncmp(f[4], wire::kLeasePrefix, sizeof(wire::kLeasePrefix) - 1);
 }
 
+namespace {
+// HELLO, STATS, STAT, LIST, the waits for commits (WAITALL, DRAIN: a committed version
+// reads as its staged bytes did) and an OPEN that neither writes, creates nor truncates
+// change nothing a read open of a captured path gets; anything else may. (Every process
+// of a job ends with a WAITALL: its exit must not stop the other processes' links.)
+bool leaves_reads_alone(const std::string& verb, const wire::Fields& f) {
+  if (verb == wire::kHello || verb == wire::kStats || verb == wire::kStat || verb == wire::kList ||
+      verb == wire::kWaitAll || verb == wire::kDrain)
+    return true;
+  long long flags = 0;
+  return verb == wire::kOpen && f.n >= 3 && wire::parse_i64(f[2], flags) &&
+         (flags & O_ACCMODE) == O_RDONLY && !(flags & (O_CREAT | O_TRUNC));
+}
+}  // namespace
+
 Reply Service::handle(ClientCtx& cl, const wire::Fields& f) {
   const std::string verb = f[0];
   if (test_hooks().at_request) test_hooks().at_request(verb);
+  // The read links published so far are not found any more (wire/read_link.h).
+  if (!leaves_reads_alone(verb, f)) c_.links.raise();
   // What another session's leased OPEN did comes first (pipelined_sessions.h); a CLOSE
   // names this client's own version, a STATS asks nothing of the name space.
   if (verb != wire::kClose && verb != wire::kHello && verb != wire::kStats && !is_leased_open(f))

@@ -36,6 +36,12 @@ Reply Service::open(ClientCtx& cl, const std::string& path, int flags, unsigned 
 
 Reply Service::open_read(const std::string& path, bool from_peer) {
   State& s = c_.state;
+  // Read links (wire/read_link.h): the generation before any check below, the store
+  // watched before its catalog is looked at.
+  const uint64_t gen = c_.links.generation();
+  if (!from_peer) c_.stats.read_opens++;
+  std::string store = store_for(c_.cfg, path);
+  if (!from_peer) c_.links.watch(store);
   std::unique_lock lk(s.mu);
   // Written directly in this job (wire/fate.h): the real file is the truth.
   if (c_.fates.is_direct(path)) return reply_pass();
@@ -50,7 +56,6 @@ Reply Service::open_read(const std::string& path, bool from_peer) {
     }
   }
   if (!s.newest(path)) await_other_nodes(lk, path);
-  std::string store = store_for(c_.cfg, path);
   await_own_records(lk, store);
   char mode[16];  // the file's mode: the library shows it in fstat of the view's fd
   if (Version* v = s.newest(path)) {
@@ -76,6 +81,8 @@ Reply Service::open_read(const std::string& path, bool from_peer) {
   }
   lk.lock();
   s.serve_view(view_name, false);
+  // The checks above ran after gen was read: whatever changed since raised it.
+  if (!view.empty() && !from_peer) c_.links.publish(view, path, e.mode & 07777, gen, restored);
   lk.unlock();
   if (view.empty()) {
     LOG_ERROR("cannot restore %s from %s/%s: %s. Fix: run `ckptfwd verify %s`", path.c_str(),

@@ -58,7 +58,11 @@ bool follow_captured_links(char* out) {
   bool ok = true;
   for (int hop = 0; hop < 8; ++hop) {
     struct stat st;
-    if (real::lstat()(out, &st) != 0 || !S_ISLNK(st.st_mode)) break;
+    if (real::lstat()(out, &st) != 0) {
+      t_real_path_absent = errno == ENOENT;
+      break;
+    }
+    if (!S_ISLNK(st.st_mode)) break;
     char target[PATH_MAX];
     ssize_t n = real::readlink()(out, target, sizeof(target) - 1);
     if (n <= 0) break;
@@ -121,7 +125,10 @@ int quick_resolve(int dirfd, const char* path, char* out) {
 }
 }  // namespace
 
+__thread bool t_real_path_absent __attribute__((tls_model("initial-exec"))) = false;
+
 bool captured_path(int dirfd, const char* path, char* out, bool follow) {
+  t_real_path_absent = false;
   const int quick = quick_resolve(dirfd, path, out);  // touches no errno
   if (quick == 0) return false;
   const int saved = errno;  // resolve_path's readlink, fnmatch

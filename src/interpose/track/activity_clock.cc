@@ -14,6 +14,7 @@
 namespace ckptfwd::interpose {
 
 std::atomic<activity::Clock*> g_activity{nullptr};
+std::atomic<void*> g_activity_page{nullptr};
 std::atomic<unsigned long long> g_activity_noted{0};
 
 namespace {
@@ -43,6 +44,7 @@ void map_unless_same(bool check_inode) {
         // A file replaced (a new session directory): the old mapping is left in place,
         // never unmapped, since another thread may be storing to it right now.
         g_mapped_ino.store(st.st_ino);
+        g_activity_page.store(base);
         g_activity.store(clock);
       } else {
         munmap(base, activity::kBytes);

@@ -11,6 +11,8 @@ namespace ckptfwd::interpose {
 
 // The mapped word, or null. Set once; inherited by a fork (the same shared file).
 extern std::atomic<activity::Clock*> g_activity;
+// The mapped page (its other words: wire/activity.h), or null; set before g_activity.
+extern std::atomic<void*> g_activity_page;
 // When this process last stored it (its own copy: most calls only read this).
 extern std::atomic<unsigned long long> g_activity_noted;
 
@@ -31,6 +33,23 @@ inline void note_activity(unsigned long long now_ns) {
   if (now_ns - last < activity::kStepNs) return;
   g_activity_noted.store(now_ns, std::memory_order_relaxed);
   clock->store(now_ns, std::memory_order_relaxed);
+}
+
+// The namespace generation (wire/read_link.h), or null while the page is not mapped.
+inline activity::Word* namespace_word() {
+  void* page = g_activity_page.load(std::memory_order_acquire);
+  return page ? activity::word_at(page, activity::kNamespaceOffset) : nullptr;
+}
+// Before anything that may change what a read open of a captured path gets: the read
+// links made so far are not found any more.
+inline void raise_namespace() {
+  if (activity::Word* w = namespace_word()) w->fetch_add(1, std::memory_order_seq_cst);
+}
+// Whether the forwarder makes read links now.
+inline bool read_links_on() {
+  void* page = g_activity_page.load(std::memory_order_acquire);
+  return page &&
+         activity::word_at(page, activity::kReadLinksOffset)->load(std::memory_order_acquire) != 0;
 }
 
 }  // namespace ckptfwd::interpose

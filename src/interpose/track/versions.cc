@@ -52,6 +52,12 @@ void fall_back_at_open(const char* norm, const char* reason, OpenReply& r) {
 
 void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
   bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC));
+  // Read links made so far may show the bytes this open replaces (wire/read_link.h): they
+  // stop being found before anything else happens, a leased open included.
+  if (writes) {
+    map_activity_clock();
+    raise_namespace();
+  }
   // On a lease first: its fate claim fails where a fate file exists (direct, or staged by
   // another writer), so that check comes only after (leased_open.h).
   if (writes && !test_forced_fallback() && open_on_lease(norm, flags, mode, r)) return;

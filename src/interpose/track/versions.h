@@ -34,14 +34,27 @@ struct OpenReply {
 // OPEN norm flags mode [shared]. A write open the forwarder cannot take (unreachable) is counted as
 // a fallback here; the caller then does the real open.
 void request_open(const char* norm, int flags, mode_t mode, OpenReply& r);
+// Read links (wire/read_link.h; read_link_open.cc): for a read-only open (no O_CREAT, no
+// O_TRUNC) of norm, just resolved by captured_path in this thread, when the forwarder
+// makes read links, nothing exists at norm on the real file system, and the link for norm
+// and the current namespace generation exists: r filled as the forwarder's reply would
+// be (kOk, vid 0, staged = the link, view_mode = its permission bits), true. errno kept.
+bool find_read_link(const char* norm, int flags, OpenReply& r);
 // request_open, then open_file(r.staged). A read view the forwarder released between its
 // reply and the open (its grace ended, State::view_grace) is asked for once more when
-// may_retry. Returns open_file's result, or `failed` without calling it when the reply is
-// not kOk (r.status says why).
+// may_retry. A read link found first is opened without a request; one gone meanwhile
+// sends the request. Returns open_file's result, or `failed` without calling it when the
+// reply is not kOk (r.status says why).
 template <class T, class OpenFile>
 T open_staged(const char* norm, int flags, mode_t mode, OpenReply& r, bool may_retry, T failed,
               OpenFile open_file) {
   T got = failed;
+  if (find_read_link(norm, flags, r)) {
+    int saved = errno;
+    got = open_file(r.staged);
+    if (got != failed) return got;
+    errno = saved;
+  }
   for (int attempt = 0; attempt < (may_retry ? 2 : 1); ++attempt) {
     request_open(norm, flags, mode, r);
     if (r.status != Status::kOk) return failed;

@@ -172,8 +172,9 @@ class ContainerReader {
   // parsed; false with *err when one cannot be).
   bool referenced_containers(std::set<std::string>& out, std::string* err) const;
   // Reconstructs file i and writes it to fd (pwrite from offset 0; holes left as holes
-  // and the size set with ftruncate). Checks chunk hashes and the file hash.
-  bool restore_file(size_t i, int fd, std::string* err);
+  // and the size set with ftruncate). Checks chunk hashes and the file hash. fresh: fd
+  // is empty, so the ftruncate is skipped when the last piece written ends at the size.
+  bool restore_file(size_t i, int fd, std::string* err, bool fresh = false);
   // Same into memory.
   bool read_file(size_t i, std::vector<uint8_t>& out, std::string* err);
   // Applies file i as an overlay onto fd: pwrites only its ranges (chunk hashes checked,

@@ -388,20 +388,29 @@ bool ContainerReader::referenced_containers(std::set<std::string>& out, std::str
   return true;
 }
 
-bool ContainerReader::Impl::write_file_into(size_t i, int fd, FileHashKind kind,
-                                            std::string* err) const {
+bool ContainerReader::Impl::write_file_into(size_t i, int fd, FileHashKind kind, std::string* err,
+                                            uint64_t* written_end) const {
   if (!has_file(i, err)) return false;
+  uint64_t end = 0;
   auto sink = [&](uint64_t off, const uint8_t* p, uint64_t n) {
-    return p == nullptr || pwrite_all(fd, p, static_cast<size_t>(n), off);
+    if (p == nullptr) return true;
+    end = std::max(end, off + n);
+    return pwrite_all(fd, p, static_cast<size_t>(n), off);
   };
-  return walk_file(i, sink, kind, err);
+  bool ok = walk_file(i, sink, kind, err);
+  if (written_end) *written_end = end;
+  return ok;
 }
 
-bool ContainerReader::restore_file(size_t i, int fd, std::string* err) {
+bool ContainerReader::restore_file(size_t i, int fd, std::string* err, bool fresh) {
   Impl& m = *impl_;
-  // Holes are skipped (left sparse); ftruncate gives the file its size and zero tail.
-  if (!m.write_file_into(i, fd, Impl::FileHashKind::kWhole, err)) return false;
-  if (::ftruncate(fd, static_cast<off_t>(m.files[i].size)) != 0) {
+  // Holes are skipped (left sparse); ftruncate gives the file its size and zero tail. An
+  // empty file whose last write reached the size has it already (a read view of a small
+  // file: one system call less).
+  uint64_t end = 0;
+  if (!m.write_file_into(i, fd, Impl::FileHashKind::kWhole, err, &end)) return false;
+  if ((!fresh || end != m.files[i].size) &&
+      ::ftruncate(fd, static_cast<off_t>(m.files[i].size)) != 0) {
     if (err) *err = "cannot set the size of '" + m.files[i].path + "': " + errno_text(errno);
     return false;
   }

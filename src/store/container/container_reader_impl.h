@@ -121,8 +121,10 @@ struct ContainerReader::Impl {
     return false;
   }
   // Walks file i (checked as kind) into fd: each piece of data written at its offset, the
-  // holes not written at all. False with *err.
-  bool write_file_into(size_t i, int fd, FileHashKind kind, std::string* err) const;
+  // holes not written at all; *written_end (if given) is where the last piece ended.
+  // False with *err.
+  bool write_file_into(size_t i, int fd, FileHashKind kind, std::string* err,
+                       uint64_t* written_end = nullptr) const;
   // After file i failed its hash: its chunks decoded again and checked one by one, so
   // that the error names a corrupt chunk when there is one (true, *err set to it).
   bool bad_chunk_of(size_t i, std::string* err) const;

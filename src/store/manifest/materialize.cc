@@ -50,23 +50,25 @@ ContainerReader* layer_reader(const ContainerSource& containers, const std::stri
 }  // namespace
 
 bool materialize_entry(const CatalogEntry& e, const ContainerSource& containers, int fd,
-                       std::string* err) {
+                       std::string* err, bool fresh) {
   auto fail_errno = [&](const std::string& what) {
     if (err) *err = what + " '" + e.path + "': " + strerror(errno);
     return false;
   };
   // Holes of the base and of the overlays must read as zeros or as the layer below, never
   // as whatever fd held before.
-  if (::ftruncate(fd, 0) != 0) return fail_errno("cannot truncate the target of");
+  if (!fresh && ::ftruncate(fd, 0) != 0) return fail_errno("cannot truncate the target of");
+  uint64_t size = 0;  // fd's size, known without an fstat while only the base was written
   if (!e.container.empty()) {
     ContainerReader* r =
         layer_reader(containers, "base", e.container, e.base_id, e.file_index, err);
     if (!r) return false;
     std::string why;
-    if (!r->restore_file(e.file_index, fd, &why)) {
+    if (!r->restore_file(e.file_index, fd, &why, true)) {
       if (err) *err = "base (container " + e.container + "): " + why;
       return false;
     }
+    size = r->files()[e.file_index].size;
   }
   for (size_t i = 0; i < e.overlays.size(); ++i) {
     const Layer& l = e.overlays[i];
@@ -83,9 +85,11 @@ bool materialize_entry(const CatalogEntry& e, const ContainerSource& containers,
   // The manifest's effective size wins when it is larger (a layer may record a size past
   // the bytes its container holds, e.g. a set_size from another node).
   struct stat st;
-  if (::fstat(fd, &st) != 0) return fail_errno("cannot stat the target of");
-  if (static_cast<uint64_t>(st.st_size) < e.size &&
-      ::ftruncate(fd, static_cast<off_t>(e.size)) != 0)
+  if (!e.overlays.empty()) {
+    if (::fstat(fd, &st) != 0) return fail_errno("cannot stat the target of");
+    size = static_cast<uint64_t>(st.st_size);
+  }
+  if (size < e.size && ::ftruncate(fd, static_cast<off_t>(e.size)) != 0)
     return fail_errno("cannot set the size of");
   return true;
 }

@@ -18,9 +18,10 @@ using ContainerSource = std::function<ContainerReader*(const std::string& name, 
 // the base with restore_file (or nothing when e has no base), each overlay with
 // overlay_file, then fd extended to e.size if it is shorter. Every hash is checked. On
 // failure fd holds partial content (the caller discards it) and *err names the layer,
-// its container and, for a bad chunk, the byte offset in that container.
+// its container and, for a bad chunk, the byte offset in that container. fresh: fd is
+// empty already (a file just created), so it is not truncated first.
 bool materialize_entry(const CatalogEntry& e, const ContainerSource& containers, int fd,
-                       std::string* err);
+                       std::string* err, bool fresh = false);
 
 // Same, opening containers from store_dir (each once per call). Container names must be
 // plain file names inside the store: anything else is an error, never a path outside.
