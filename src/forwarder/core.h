@@ -41,10 +41,14 @@ struct Core {
     warm::set_cap(cfg.snapshot_read_max);
     gate.set_demand([this] { return state.waiters > 0 || state.draining || state.shutdown; });
     workers.set_gate(&gate);
-    // A prefetched view answers a read of its path while nothing of this node supersedes
-    // the store's version (called under state.mu).
-    prefetch.set_read_links(&links, [this](const std::string& path) {
-      return !state.newest(path) && !fates.is_direct(path);
+    // A prefetched view answers a read of its path as a read open would: no version of
+    // this node (not even one being made), no MANIFEST turn of this forwarder under way,
+    // no record of the path cut off the MANIFEST, no close on another node not on the
+    // store yet (called under state.mu; the plan left out the paths with a fate file).
+    prefetch.set_read_links(&links, [this](const std::string& store, const std::string& path) {
+      return !state.has_version(path) && !state.manifest_busy.count(store) &&
+             !state.catalogs.lost_version(store, path) &&
+             !state.pending.pending_elsewhere(store, path);
     });
     state.set_view_released([this](const std::string& view) { links.drop(view); });
   }

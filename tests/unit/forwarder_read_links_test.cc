@@ -8,11 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <thread>
 
 #include "forwarder/restore/read_links.h"
 #include "forwarder/restore/view_prefetch.h"
+#include "forwarder/util/test_hooks.h"
 #include "forwarder_test_util.h"
 #include "wire/activity.h"
 #include "wire/read_link.h"
@@ -318,6 +320,78 @@ TEST_F(ReadLinksServiceTest, PrefetchedViewsArePublishedAndReleasedWithTheirLink
   for (int i = 0; i < 300 && exists(link_for(data_ + "/p5")); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_FALSE(exists(link_for(data_ + "/p5"))) << "a link outlived its view's grace";
+}
+
+TEST_F(ReadLinksServiceTest, AReadDuringAWriteOpensCopyPublishesNothingThatOutlivesIt) {
+  start_on();
+  auto c = client();
+  const std::string f = data_ + "/f";
+  write_version(*c, f, payload(20000, 1));
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  // A reader's OPEN arrives while a writer's OPEN (no O_TRUNC) copies the stored bytes
+  // into its version, not ready yet: it is served the store's view.
+  std::atomic<bool> read_done{false};
+  std::string during;
+  test_hooks().during_starting_copy = [&](const std::string& path) {
+    if (path != f) return;
+    auto reader = client();
+    during = read_through(*reader, f);
+    read_done = true;
+  };
+  auto w = c->call({"OPEN", f, std::to_string(O_WRONLY), "644"});
+  ASSERT_EQ(w[0], "OK");
+  test_hooks().during_starting_copy = nullptr;
+  ASSERT_TRUE(read_done);
+  EXPECT_EQ(during, payload(20000, 1));
+  // The writer writes and holds the file open: no link may show the store's bytes now.
+  int fd = ::open(w[2].c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, "NEW", 3, 0), 3);
+  ::close(fd);
+  EXPECT_FALSE(exists(link_for(f))) << "a link made during the copy is found after it";
+  std::string now = read_through(*c, f);
+  EXPECT_EQ(now.substr(0, 3), "NEW");
+  EXPECT_FALSE(exists(link_for(f)));
+  EXPECT_EQ(c->call({"CLOSE", w[1], "20000"})[0], "OK");
+}
+
+TEST_F(ReadLinksServiceTest, AViewKeepsOneLinkHoweverOftenItIsPublished) {
+  start_on();
+  auto c = client();
+  const std::string y = data_ + "/y";
+  write_version(*c, y, "read again and again");
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  for (int i = 0; i < 20; ++i) {
+    write_version(*c, data_ + "/x", payload(100, i));  // raises the generation
+    EXPECT_EQ(read_through(*c, y), "read again and again");
+  }
+  size_t links = 0;
+  for (const auto& de : fs::directory_iterator(paths_.dir))
+    links += de.path().filename().string().rfind("rl", 0) == 0;
+  EXPECT_EQ(links, 1u) << "a link per generation piled up";
+  EXPECT_TRUE(exists(link_for(y)));
+}
+
+TEST_F(ReadLinksServiceTest, APathWhoseNewestRecordWasCutOffGetsNoLink) {
+  start_on();
+  auto c = client();
+  const std::string f = data_ + "/f", g = data_ + "/g";
+  write_version(*c, f, "f, first");
+  write_version(*c, g, "g, first");
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  const auto before = fs::file_size(store() + "/MANIFEST");
+  write_version(*c, f, "f, second");
+  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  c.reset();
+  stop();
+  // The second version's records cut off the MANIFEST (a store that lost its tail).
+  fs::resize_file(store() + "/MANIFEST", before);
+  start_on();
+  c = client();
+  EXPECT_EQ(read_through(*c, g), "g, first");  // plans the prefetch of f's first container
+  fwd_->core().prefetch.wait_idle();
+  EXPECT_FALSE(exists(link_for(f))) << "a link shows the version a read open refuses";
+  EXPECT_EQ(read_through(*c, f), "<ERR>");
 }
 
 TEST_F(ReadLinksServiceTest, AnotherForwarderInTheGroupTurnsThemOff) {

@@ -380,8 +380,9 @@ bool Group::join_once() {
     leader_ = true;
     if (!rv_.publish(node_, addr_, &err)) LOG_WARN("group: %s", err.c_str());
     LOG_INFO("group: %s leads the job's forwarders at %s", node_.c_str(), addr_.c_str());
-    // Another node's forwarder led or was known before: this one was never alone.
-    bool others = was && was_node != node_;
+    // Another node's forwarder led or was known before, or a leader died (its members, if
+    // it had any, join this one soon): this one is not alone.
+    bool others = was && (was_node != node_ || !retired);
     for (const std::string& n : suspects) others = others || n != node_;
     lk.unlock();
     if (others)

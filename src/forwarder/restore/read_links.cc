@@ -8,11 +8,13 @@
 
 #include "forwarder/state/pending_journal.h"
 #include "forwarder/util/log.h"
+#include "store/manifest/end_mark.h"
 #include "wire/read_link.h"
 
 namespace ckptfwd::fwd {
 
 ReadLinks::~ReadLinks() {
+  set_on(false);  // nothing published is found once this forwarder is gone
   {
     std::lock_guard g(mu_);
     stop_ = true;
@@ -56,8 +58,9 @@ void ReadLinks::raise() {
   if (gen_) gen_->fetch_add(1);
 }
 
-ReadLinks::ManifestKey ReadLinks::key_of(const std::string& store) const {
+ReadLinks::ManifestKey ReadLinks::key_of(const std::string& store, bool may_lag) const {
   ManifestKey k;
+  if (may_lag) k.end_mark = manifest::end_mark(store);
   struct stat st;
   if (::stat((store + "/MANIFEST").c_str(), &st) == 0) {
     k.dev = st.st_dev;
@@ -76,9 +79,11 @@ void ReadLinks::watch(const std::string& store) {
     std::lock_guard g(mu_);
     if (stores_.count(store)) return;
   }
-  ManifestKey k = key_of(store);
+  Watched w;
+  w.may_lag = manifest::view_may_lag(store);
+  w.key = key_of(store, w.may_lag);
   std::lock_guard g(mu_);
-  stores_.emplace(store, k);
+  stores_.emplace(store, w);
 }
 
 void ReadLinks::publish(const std::string& view, const std::string& path, unsigned mode,
@@ -96,13 +101,22 @@ void ReadLinks::publish(const std::string& view, const std::string& path, unsign
     if (errno != EEXIST) LOG_DEBUG("read link %s: %s", name, strerror(errno));
     return;
   }
-  links_[view].push_back(name);
+  std::vector<std::pair<uint64_t, std::string>>& mine = links_[view];
+  for (auto it = mine.begin(); it != mine.end();) {
+    if (it->first == gen) {
+      ++it;
+      continue;
+    }
+    ::unlink(it->second.c_str());
+    it = mine.erase(it);
+  }
+  mine.emplace_back(gen, name);
   published_++;
   if (counted_) counted_->fetch_add(1, std::memory_order_relaxed);
 }
 
 void ReadLinks::drop(const std::string& view) {
-  std::vector<std::string> names;
+  std::vector<std::pair<uint64_t, std::string>> names;
   {
     std::lock_guard g(mu_);
     auto it = links_.find(view);
@@ -110,23 +124,23 @@ void ReadLinks::drop(const std::string& view) {
     names.swap(it->second);
     links_.erase(it);
   }
-  for (const std::string& n : names) ::unlink(n.c_str());
+  for (const auto& [gen, n] : names) ::unlink(n.c_str());
 }
 
 void ReadLinks::poll() {
-  std::map<std::string, ManifestKey> stores;
+  std::map<std::string, Watched> stores;
   {
     std::lock_guard g(mu_);
     stores = stores_;
   }
   bool changed = false;
-  for (auto& [store, key] : stores) {
-    ManifestKey now = key_of(store);
+  for (auto& [store, w] : stores) {
+    ManifestKey now = key_of(store, w.may_lag);
     // A journal present: other nodes' closes may be pending; links stay unusable.
-    if (now == key && !now.journal) continue;
+    if (now == w.key && !now.journal) continue;
     changed = true;
     std::lock_guard g(mu_);
-    stores_[store] = now;
+    stores_[store].key = now;
   }
   if (changed) raise();
 }

@@ -62,7 +62,8 @@ class ReadLinks {
   // not looked at when made_now: the caller just restored it with them).
   void publish(const std::string& view, const std::string& path, unsigned mode, uint64_t gen,
                bool made_now = false);
-  // view is being deleted: its links go first.
+  // view is being deleted: its links go first. (A view's links of earlier generations go
+  // when it is published again: each is found by no open any more.)
   void drop(const std::string& view);
   // One round of the store watch (the watch thread calls it every kPollMs; tests).
   void poll();
@@ -75,10 +76,17 @@ class ReadLinks {
     ino_t ino = 0;
     off_t size = -1;
     int64_t mtime_ns = 0, ctime_ns = 0;
+    // Where a client's stat may lag (a distributed file system: manifest::view_may_lag),
+    // the end mark every commit sets, as the catalog itself looks at it.
+    uint64_t end_mark = 0;
     bool journal = false;  // the job's close-to-open journal exists on the store
     bool operator==(const ManifestKey&) const = default;
   };
-  ManifestKey key_of(const std::string& store) const;
+  struct Watched {
+    ManifestKey key;
+    bool may_lag = false;
+  };
+  ManifestKey key_of(const std::string& store, bool may_lag) const;
   void watch_loop();
 
   const std::string dir_;
@@ -91,8 +99,9 @@ class ReadLinks {
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::string, std::vector<std::string>> links_;  // view -> its links
-  std::map<std::string, ManifestKey> stores_;              // watched stores
+  // view -> its links (generation, name); only the current generation's is ever found
+  std::map<std::string, std::vector<std::pair<uint64_t, std::string>>> links_;
+  std::map<std::string, Watched> stores_;  // watched stores
   bool stop_ = false;
   std::thread watcher_;
 };

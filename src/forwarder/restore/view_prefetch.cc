@@ -1,9 +1,11 @@
 #include "forwarder/restore/view_prefetch.h"
 
+#include <dirent.h>
 #include <sys/statvfs.h>
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 
 #include "forwarder/restore/read_links.h"
 #include "forwarder/restore/restore.h"
@@ -11,6 +13,7 @@
 #include "forwarder/state/stats.h"
 #include "forwarder/util/log.h"
 #include "forwarder/util/worker_pool.h"
+#include "wire/fate.h"
 
 namespace ckptfwd::fwd {
 
@@ -122,8 +125,24 @@ void ViewPrefetch::plan(const std::string& store, const std::string& container, 
       if (failed_.count(views[i])) sizes[i] = UINT64_MAX;  // tried: its open reports why
     }
   }
-  for (size_t i = 0; i < files.size(); ++i)
-    if (sizes[i] != UINT64_MAX && read_view_ready(views[i], sizes[i])) sizes[i] = UINT64_MAX;
+  // One listing of the session directory (after gen was read) instead of a look per file:
+  // the views staged already (complete: views appear by rename), and the paths with a
+  // fate file (written directly, or by a writer of this node): no read link for those.
+  const std::set<std::string> listed = file_names(dir_);
+  auto listed_as = [&](const std::string& full) {
+    return listed.count(full.substr(full.rfind('/') + 1)) > 0;
+  };
+  std::vector<bool> no_link(files.size(), false);
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (sizes[i] == UINT64_MAX) continue;
+    if (listed_as(views[i])) {
+      sizes[i] = UINT64_MAX;
+      continue;
+    }
+    char fate[PATH_MAX];
+    no_link[i] =
+        !fate::fate_file(dir_.c_str(), live[i].path.c_str(), fate, sizeof(fate)) || listed_as(fate);
+  }
   struct statvfs vfs {};
   uint64_t free_bytes =
       statvfs(dir_.c_str(), &vfs) == 0 ? static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize : 0;
@@ -147,8 +166,9 @@ void ViewPrefetch::plan(const std::string& store, const std::string& container, 
   size_t runs = parts.size();
   auto left = std::make_shared<std::atomic<size_t>>(runs);
   for (size_t k = 0; k < runs; ++k) {
-    std::vector<CatalogEntry> run;
-    for (size_t j : parts[k]) run.push_back(std::move(live[window[j]]));
+    std::vector<Staged> run;
+    for (size_t j : parts[k])
+      run.push_back({std::move(live[window[j]]), std::move(views[window[j]]), !no_link[window[j]]});
     std::lock_guard<std::mutex> g(mu_);
     if (stopped_) break;
     pool().submit([this, store, container, key, left, gen, run = std::move(run)] {
@@ -180,12 +200,21 @@ std::vector<std::vector<size_t>> prefetch_runs(const std::vector<uint64_t>& size
   return runs;
 }
 
-void ViewPrefetch::stage(const std::string& store, const std::vector<CatalogEntry>& files,
+std::set<std::string> ViewPrefetch::file_names(const std::string& dir) {
+  std::set<std::string> names;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* de = readdir(d)) names.insert(de->d_name);
+    closedir(d);
+  }
+  return names;
+}
+
+void ViewPrefetch::stage(const std::string& store, const std::vector<Staged>& files,
                          const std::string& container, uint64_t gen) {
   bool warned = false;
   for (size_t k = 0; k < files.size(); ++k) {
-    const CatalogEntry& e = files[k];
-    std::string view = read_view_of(dir_, store, e);
+    const CatalogEntry& e = files[k].entry;
+    const std::string& view = files[k].view;
     bool stop = false, mine = false;
     {
       std::lock_guard<std::mutex> g(mu_);
@@ -194,21 +223,19 @@ void ViewPrefetch::stage(const std::string& store, const std::vector<CatalogEntr
     }
     if (stop) {  // what is left of the run is not in flight any more
       std::lock_guard<std::mutex> g(mu_);
-      for (size_t j = k; j < files.size(); ++j) in_flight_ -= files[j].size;
+      for (size_t j = k; j < files.size(); ++j) in_flight_ -= files[j].entry.size;
       return;
     }
     bool restored = false;
     std::string err, got;
     if (mine) {
-      {
-        std::lock_guard<std::mutex> g(state_.mu);
-        state_.serve_view(view, true);
-      }
+      // Not served before (the plan found no view): nothing can purge it while it is
+      // being restored, so it is marked served once, when it is there.
       got = ensure_read_view(view, store, e, &restored, &err);
       {
         std::lock_guard<std::mutex> g(state_.mu);
         state_.serve_view(view, false);
-        if (!got.empty() && links_ && links_->on() && servable_(e.path))
+        if (!got.empty() && files[k].link && links_ && links_->on() && servable_(store, e.path))
           links_->publish(got, e.path, e.mode & 07777, gen, restored);
       }
       end(view);

@@ -78,8 +78,9 @@ class ViewPrefetch {
   void prefetch_container(const std::string& store, const CatalogEntry& e);
 
   // Each view this prefetch stages is published as a read link (read_links.h) when
-  // servable(path), called under the state lock, says a read of its path gets it.
-  void set_read_links(ReadLinks* links, std::function<bool(const std::string&)> servable) {
+  // servable(store, path), called under the state lock, says a read of its path gets it.
+  using Servable = std::function<bool(const std::string& store, const std::string& path)>;
+  void set_read_links(ReadLinks* links, Servable servable) {
     links_ = links;
     servable_ = std::move(servable);
   }
@@ -92,15 +93,22 @@ class ViewPrefetch {
 
  private:
   void plan(const std::string& store, const std::string& container, uint32_t opened);
+  // A file of a plan: its entry, its view, and whether a read link may name it.
+  struct Staged {
+    CatalogEntry entry;
+    std::string view;
+    bool link = false;
+  };
   // gen: the namespace generation read before the plan looked at the catalog.
-  void stage(const std::string& store, const std::vector<CatalogEntry>& files,
+  void stage(const std::string& store, const std::vector<Staged>& files,
              const std::string& container, uint64_t gen);
+  static std::set<std::string> file_names(const std::string& dir);
   WorkerPool& pool();
 
   State& state_;
   Stats& stats_;
   ReadLinks* links_ = nullptr;
-  std::function<bool(const std::string&)> servable_;
+  Servable servable_;
   const std::string dir_;
   const uint64_t limit_;
   const int threads_;

@@ -76,6 +76,12 @@ Version* State::newest(const std::string& path) {
   return best;
 }
 
+bool State::has_version(const std::string& path) {
+  bool any = false;
+  for_each_of(path, [&](Version& v) { any = any || !v.dropped; });
+  return any;
+}
+
 Version* State::open_for_write(const std::string& path, bool* preparing) {
   Version* best = nullptr;
   *preparing = false;

@@ -102,6 +102,8 @@ class State : public StoreBook, public WaitBook, public BatcherWake {
   Version* find(uint64_t vid);
   // Newest visible (ready, not dropped) version of path, or null.
   Version* newest(const std::string& path);
+  // Whether path has any version not dropped, ready or still being made.
+  bool has_version(const std::string& path);
   // The version of path open for writing (not dropped), or null; *preparing is set if
   // one exists that is still being prepared (its starting bytes copied in).
   Version* open_for_write(const std::string& path, bool* preparing);

@@ -46,6 +46,9 @@ struct TestHooks {
   // A leased OPEN (wire/lease.h), before it is acted on (to hold it while another
   // session's request arrives).
   std::function<void()> before_leased_open;
+  // A write OPEN copying the path's current bytes into its new version (lock not held),
+  // with the path.
+  std::function<void(const std::string&)> during_starting_copy;
 };
 
 TestHooks& test_hooks();

@@ -73,7 +73,8 @@ namespace {
 // reads as its staged bytes did) and an OPEN that neither writes, creates nor truncates
 // change nothing a read open of a captured path gets; anything else may. (Every process
 // of a job ends with a WAITALL: its exit must not stop the other processes' links.)
-bool leaves_reads_alone(const std::string& verb, const wire::Fields& f) {
+bool leaves_reads_alone(const char* verb_field, const wire::Fields& f) {
+  const std::string verb = verb_field;
   if (verb == wire::kHello || verb == wire::kStats || verb == wire::kStat || verb == wire::kList ||
       verb == wire::kWaitAll || verb == wire::kDrain)
     return true;
@@ -84,10 +85,21 @@ bool leaves_reads_alone(const std::string& verb, const wire::Fields& f) {
 }  // namespace
 
 Reply Service::handle(ClientCtx& cl, const wire::Fields& f) {
+  // Read links (wire/read_link.h): a request that may change a read's answer raises the
+  // generation before it is handled (no link made before is found any more) and again
+  // once the change is there to see (none made while it was under way either: a read
+  // open during a write OPEN's copy of its starting bytes did not see that version).
+  const bool changes = !leaves_reads_alone(f[0], f);
+  if (changes) c_.links.raise();
+  cl.read_gen = c_.links.generation();
+  Reply r = handle_request(cl, f);
+  if (changes) c_.links.raise();
+  return r;
+}
+
+Reply Service::handle_request(ClientCtx& cl, const wire::Fields& f) {
   const std::string verb = f[0];
   if (test_hooks().at_request) test_hooks().at_request(verb);
-  // The read links published so far are not found any more (wire/read_link.h).
-  if (!leaves_reads_alone(verb, f)) c_.links.raise();
   // What another session's leased OPEN did comes first (pipelined_sessions.h); a CLOSE
   // names this client's own version, a STATS asks nothing of the name space.
   if (verb != wire::kClose && verb != wire::kHello && verb != wire::kStats && !is_leased_open(f))

@@ -21,6 +21,7 @@
 #include "forwarder/util/kill_point.h"
 #include "forwarder/util/log.h"
 #include "forwarder/util/store_paths.h"
+#include "forwarder/util/test_hooks.h"
 #include "forwarder/verbs/service.h"
 #include "store/manifest/manifest_end.h"
 #include "store/manifest/newer_real_file.h"
@@ -28,17 +29,17 @@
 namespace ckptfwd::fwd {
 
 Reply Service::open(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared) {
-  if ((flags & O_ACCMODE) == O_RDONLY) return open_read(path, cl.peer);
+  if ((flags & O_ACCMODE) == O_RDONLY) return open_read(path, cl.peer, cl.read_gen);
   // A process of this node is about to write: bulk compression waits (yield_gate.h).
   if (!cl.peer) c_.gate.note_write(monotonic_ns());
   return open_write(cl, path, flags, mode, shared);
 }
 
-Reply Service::open_read(const std::string& path, bool from_peer) {
+Reply Service::open_read(const std::string& path, bool from_peer, uint64_t gen) {
   State& s = c_.state;
-  // Read links (wire/read_link.h): the generation before any check below, the store
-  // watched before its catalog is looked at.
-  const uint64_t gen = c_.links.generation();
+  // Read links (wire/read_link.h): gen was read before any check below (and before
+  // this request waited for other sessions' leased OPENs); the store is watched before
+  // its catalog is looked at.
   if (!from_peer) c_.stats.read_opens++;
   std::string store = store_for(c_.cfg, path);
   if (!from_peer) c_.links.watch(store);
@@ -81,8 +82,10 @@ Reply Service::open_read(const std::string& path, bool from_peer) {
   }
   lk.lock();
   s.serve_view(view_name, false);
-  // The checks above ran after gen was read: whatever changed since raised it.
-  if (!view.empty() && !from_peer) c_.links.publish(view, path, e.mode & 07777, gen, restored);
+  // The checks above ran after gen was read: whatever changed since raised it (and no
+  // version of the path, not even one still being made, nor a MANIFEST turn under way).
+  if (!view.empty() && !from_peer && !s.has_version(path) && !s.manifest_busy.count(store))
+    c_.links.publish(view, path, e.mode & 07777, gen, restored);
   lk.unlock();
   if (view.empty()) {
     LOG_ERROR("cannot restore %s from %s/%s: %s. Fix: run `ckptfwd verify %s`", path.c_str(),
@@ -283,6 +286,7 @@ std::optional<Reply> Service::copy_starting_bytes(std::unique_lock<std::mutex>& 
   v.ready = false;  // hidden from readers until its starting bytes are in
   lk.unlock();
   kill_point(c_.session_dir, "open-copy");
+  if (test_hooks().during_starting_copy) test_hooks().during_starting_copy(path);
   std::string err;
   bool ok = from_catalog ? restore_entry(src.store, src.cat, fd, &err) : copy_fd(src_fd, fd, &err);
   lk.lock();

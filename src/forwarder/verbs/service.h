@@ -48,6 +48,9 @@ struct ClientCtx {
   bool wants_leases = false;  // HELLO pid rank "lease=": the library opens on leases
   // Its entry among the sessions that pipeline (set with its first lease).
   PipelinedSessions::Entry* pipelined = nullptr;
+  // The namespace generation read as its read-only OPEN arrived, before that waited for
+  // other sessions' leased OPENs (the read link it may publish: wire/read_link.h).
+  uint64_t read_gen = 0;
 };
 
 // OPEN path flags mode lease=<vid> (wire/lease.h): a request its client does not wait for.
@@ -139,7 +142,11 @@ class Service : public LoopChores, public group::PeerHandler {
   void hand_over_lease(ClientCtx& cl, Reply& r);
   void drop_leases(ClientCtx& cl);
   // from_peer: a READ of another node (its owner lookup is done).
-  Reply open_read(const std::string& path, bool from_peer = false);
+  // gen: the namespace generation read before anything that decides the answer (a read
+  // link of it is published: wire/read_link.h); from_peer publishes none.
+  Reply open_read(const std::string& path, bool from_peer = false, uint64_t gen = 0);
+  // handle() without the generation's raises around it.
+  Reply handle_request(ClientCtx& cl, const wire::Fields& f);
   // The writer's side of the group (remote_verbs.cc). A write open of a path another
   // node owns: a local version that starts from the owner's bytes (Version::owner_addr),
   // or nullopt to go on as before (this node owns it, or there is no group or owner to

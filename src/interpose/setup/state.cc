@@ -59,7 +59,7 @@ bool follow_captured_links(char* out) {
   for (int hop = 0; hop < 8; ++hop) {
     struct stat st;
     if (real::lstat()(out, &st) != 0) {
-      t_real_path_absent = errno == ENOENT;
+      if (errno == ENOENT) t_real_path_absent = out;
       break;
     }
     if (!S_ISLNK(st.st_mode)) break;
@@ -125,10 +125,10 @@ int quick_resolve(int dirfd, const char* path, char* out) {
 }
 }  // namespace
 
-__thread bool t_real_path_absent __attribute__((tls_model("initial-exec"))) = false;
+__thread const char* t_real_path_absent __attribute__((tls_model("initial-exec"))) = nullptr;
 
 bool captured_path(int dirfd, const char* path, char* out, bool follow) {
-  t_real_path_absent = false;
+  t_real_path_absent = nullptr;
   const int quick = quick_resolve(dirfd, path, out);  // touches no errno
   if (quick == 0) return false;
   const int saved = errno;  // resolve_path's readlink, fnmatch

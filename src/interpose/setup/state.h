@@ -95,9 +95,11 @@ bool resolve_path(int dirfd, const char* path, char* out);
 // (unlink, rename, lstat) pass follow = false. A link whose name is not captured is not
 // looked at (that would cost every uncaptured open an lstat). errno untouched.
 bool captured_path(int dirfd, const char* path, char* out, bool follow = true);
-// Set by captured_path of this thread: following links, it found that nothing exists at
-// the resolved path on the real file system (lstat: ENOENT). False when it did not look.
-extern __thread bool t_real_path_absent __attribute__((tls_model("initial-exec")));
+// Set by captured_path of this thread to its out buffer when, following links, it found
+// that nothing exists at the resolved path on the real file system (lstat: ENOENT); null
+// when it did not look. Compared with the caller's buffer: a captured_path of a signal
+// handler in between leaves another buffer (or null) here, never a wrong answer.
+extern __thread const char* t_real_path_absent __attribute__((tls_model("initial-exec")));
 
 // "ckptfwd: <message>" to CKPTFWD_LOG or stderr.
 void log_msg(const char* fmt, ...) __attribute__((format(printf, 1, 2)));

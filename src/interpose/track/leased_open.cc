@@ -67,6 +67,10 @@ bool open_on_lease(const char* norm, int flags, mode_t mode, OpenReply& r) {
     return false;
   }
   map_activity_clock();
+  // The caller raised the namespace generation before the claim; again now that the claim
+  // is there: a read link published in between (its plan looked before the claim) is not
+  // found (wire/read_link.h).
+  raise_namespace();
   note_activity(blocked_clock_ns());
   char fl[24], md[24];
   wire::fmt_i64(fl, flags);

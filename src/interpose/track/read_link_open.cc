@@ -12,7 +12,7 @@ namespace ckptfwd::interpose {
 
 bool find_read_link(const char* norm, int flags, OpenReply& r) {
   if ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC))) return false;
-  if (!t_real_path_absent || !g_settings.session_ok || !read_links_on()) return false;
+  if (t_real_path_absent != norm || !g_settings.session_ok || !read_links_on()) return false;
   activity::Word* gen = namespace_word();
   if (!gen) return false;
   char name[PATH_MAX];

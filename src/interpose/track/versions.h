@@ -49,7 +49,8 @@ template <class T, class OpenFile>
 T open_staged(const char* norm, int flags, mode_t mode, OpenReply& r, bool may_retry, T failed,
               OpenFile open_file) {
   T got = failed;
-  if (find_read_link(norm, flags, r)) {
+  // (Only where the open may be tried again: a freopen's stream is gone after a failure.)
+  if (may_retry && find_read_link(norm, flags, r)) {
     int saved = errno;
     got = open_file(r.staged);
     if (got != failed) return got;
