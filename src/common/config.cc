@@ -179,6 +179,7 @@ std::optional<bool> set_batching_setting(Config& cfg, const Setting& s) {
   if (key == "TERM_DRAIN_S") return s.int_value(cfg.term_drain_s, 0, 86400, "seconds 0..86400");
   if (key == "SPIN_US") return s.int_value(cfg.spin_us, 0, 10000, "microseconds 0..10000");
   if (key == "YIELD_MS") return s.int_value(cfg.yield_ms, 0, 600000, "milliseconds 0..600000");
+  if (key == "BULK_NICE") return s.int_value(cfg.bulk_nice, 0, 19, "a nice value 0..19");
   if (key == "KEEP") return s.int_value(cfg.keep, 0, 1 << 20, "a count, 0 for all");
   return std::nullopt;
 }
@@ -205,6 +206,7 @@ std::optional<bool> set_output_setting(Config& cfg, const Setting& s) {
   if (key == "DIRECT_WRITE") return s.flag_value(cfg.direct_write);
   if (key == "DIRECT_READ") return s.flag_value(cfg.direct_read);
   if (key == "GROUP") return s.flag_value(cfg.group);
+  if (key == "READ_LINKS") return s.flag_value(cfg.read_links);
   if (key == "GROUP_ADDR") {
     cfg.group_addr = value;
     return true;

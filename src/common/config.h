@@ -41,6 +41,10 @@ struct Config {
   // stretch, while the node's processes write captured files (forwarder/util/yield_gate.h);
   // 0: never.
   int yield_ms = 2000;
+  // CKPTFWD_BULK_NICE: the nice value the compression of closed files runs at, on threads
+  // of its own (an fsync's batch keeps the forwarder's priority); 0: as the forwarder
+  // (forwarder/util/worker_pool.h).
+  int bulk_nice = 10;
   uint64_t chunk_bytes = 4ull << 20;  // CKPTFWD_CHUNK: chunk size of streams
   // CKPTFWD_SNAPSHOT_READ_MAX: the fsync snapshots of the batches in flight are read into
   // the forwarder's memory once, up to this many bytes in all (forwarder/pipeline/batch_budget.h);
@@ -80,6 +84,9 @@ struct Config {
   // a file written from several nodes is committed by one of them. 0: they do not, and
   // coordinate through the store alone.
   bool group = true;
+  // CKPTFWD_READ_LINKS=0: every read open asks the forwarder (default 1: read views are
+  // published as read links while this forwarder is alone in its group, wire/read_link.h).
+  bool read_links = true;
   // CKPTFWD_GROUP_ADDR: the IPv4 address (or host name) this node's forwarder listens on
   // for the others; empty: the address the host name resolves to (127.0.0.1 if none).
   std::string group_addr;

@@ -41,6 +41,7 @@ struct Core {
     warm::set_cap(cfg.snapshot_read_max);
     gate.set_demand([this] { return state.waiters > 0 || state.draining || state.shutdown; });
     workers.set_gate(&gate);
+    workers.set_bulk_nice(cfg.bulk_nice);
     // A prefetched view answers a read of its path as a read open would: no version of
     // this node (not even one being made), no MANIFEST turn of this forwarder under way,
     // no record of the path cut off the MANIFEST, no close on another node not on the

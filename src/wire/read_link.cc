@@ -20,6 +20,9 @@ inline uint64_t fmix(uint64_t k) {
   return k;
 }
 
+// A lane's 8 input bytes scrambled: k * a, rotated by r, * b.
+inline uint64_t scramble(uint64_t k, uint64_t a, int r, uint64_t b) { return rotl(k * a, r) * b; }
+
 // MurmurHash3's x64 128-bit body and finalisation (the published algorithm).
 void murmur128(const unsigned char* p, size_t n, uint64_t out[2]) {
   uint64_t h1 = 0x6b7066776b706677ull, h2 = 0x637074637074ull;  // fixed seeds
@@ -28,34 +31,16 @@ void murmur128(const unsigned char* p, size_t n, uint64_t out[2]) {
     uint64_t k1, k2;
     memcpy(&k1, p + i * 16, 8);
     memcpy(&k2, p + i * 16 + 8, 8);
-    k1 *= kMul1;
-    k1 = rotl(k1, 31);
-    k1 *= kMul2;
-    h1 ^= k1;
-    h1 = rotl(h1, 27);
-    h1 += h2;
-    h1 = h1 * 5 + 0x52dce729;
-    k2 *= kMul2;
-    k2 = rotl(k2, 33);
-    k2 *= kMul1;
-    h2 ^= k2;
-    h2 = rotl(h2, 31);
-    h2 += h1;
-    h2 = h2 * 5 + 0x38495ab5;
+    h1 = (rotl(h1 ^ scramble(k1, kMul1, 31, kMul2), 27) + h2) * 5 + 0x52dce729;
+    h2 = (rotl(h2 ^ scramble(k2, kMul2, 33, kMul1), 31) + h1) * 5 + 0x38495ab5;
   }
   const unsigned char* tail = p + blocks * 16;
   uint64_t k1 = 0, k2 = 0;
   for (size_t i = n & 15; i > 8; --i) k2 |= static_cast<uint64_t>(tail[i - 1]) << ((i - 9) * 8);
   for (size_t i = (n & 15) < 8 ? (n & 15) : 8; i > 0; --i)
     k1 |= static_cast<uint64_t>(tail[i - 1]) << ((i - 1) * 8);
-  k2 *= kMul2;
-  k2 = rotl(k2, 33);
-  k2 *= kMul1;
-  h2 ^= k2;
-  k1 *= kMul1;
-  k1 = rotl(k1, 31);
-  k1 *= kMul2;
-  h1 ^= k1;
+  h2 ^= scramble(k2, kMul2, 33, kMul1);
+  h1 ^= scramble(k1, kMul1, 31, kMul2);
   h1 ^= n;
   h2 ^= n;
   h1 += h2;

@@ -50,6 +50,18 @@ opens=$(stat_of read_opens)
 [[ $opens -lt $N ]] || fail "the forwarder answered $opens read opens for 2 x $N files read: no link was used"
 ok "$((2 * N)) reads of stored files, $opens of them asked the forwarder ($links read links)"
 
+# Off: every read asks.
+CKPTFWD_JOB_ID=rl-off-$$ CKPTFWD_READ_LINKS=0 with_lib "$PY" -c "
+import os, subprocess, sys, time
+subprocess.run([sys.executable, '$T/read_all.py', '$CAP', '$DIRECT', '$N'], check=True)
+time.sleep(1)
+subprocess.run([sys.executable, '$T/read_all.py', '$CAP', '$DIRECT', '$N'], check=True)
+out = subprocess.run(['$CLI', 'stats', '--json'], capture_output=True, text=True, check=True).stdout
+import json; s = json.loads(out)
+sys.exit(0 if s['read_links'] == 0 and s['read_opens'] == 2 * $N else f'links {s[\"read_links\"]}, opens {s[\"read_opens\"]}')" ||
+  fail "with CKPTFWD_READ_LINKS=0"
+ok "with CKPTFWD_READ_LINKS=0 every read asks the forwarder"
+
 # --- nothing stale, within the job ---
 cat >"$T/attack.py" <<'PYEOF'
 import os, subprocess, sys, time

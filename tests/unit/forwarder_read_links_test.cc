@@ -239,6 +239,11 @@ class ReadLinksServiceTest : public ForwarderTest {
     fwd_->core().links.set_on(true);  // (no group in these tests: alone)
   }
   uint64_t gen() { return fwd_->core().links.generation(); }
+  // Each (path, bytes) written as a version, then all committed.
+  void store_files(Client& c, const std::vector<std::pair<std::string, std::string>>& files) {
+    for (const auto& [path, bytes] : files) write_version(c, path, bytes);
+    ASSERT_EQ(c.call({"DRAIN"})[0], "OK");
+  }
   std::string link_for(const std::string& path) { return link_name(paths_.dir, path, gen()); }
 };
 
@@ -246,8 +251,7 @@ TEST_F(ReadLinksServiceTest, AReadOfAStoredFilePublishesItsLink) {
   start_on();
   auto c = client();
   const std::string f = data_ + "/f";
-  write_version(*c, f, "stored bytes");
-  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  store_files(*c, {{f, "stored bytes"}});
   EXPECT_FALSE(exists(link_for(f)));
   EXPECT_EQ(read_through(*c, f), "stored bytes");
   ASSERT_TRUE(exists(link_for(f))) << "a read, a STAT and a LIST leave the links alone";
@@ -275,9 +279,7 @@ TEST_F(ReadLinksServiceTest, EveryRequestButAReadMovesTheGeneration) {
   start_on();
   auto c = client();
   const std::string f = data_ + "/f", g = data_ + "/g";
-  write_version(*c, f, "one");
-  write_version(*c, g, "two");
-  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  store_files(*c, {{f, "one"}, {g, "two"}});
   struct Case {
     std::vector<std::string> request;
   };
@@ -326,8 +328,7 @@ TEST_F(ReadLinksServiceTest, AReadDuringAWriteOpensCopyPublishesNothingThatOutli
   start_on();
   auto c = client();
   const std::string f = data_ + "/f";
-  write_version(*c, f, payload(20000, 1));
-  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  store_files(*c, {{f, payload(20000, 1)}});
   // A reader's OPEN arrives while a writer's OPEN (no O_TRUNC) copies the stored bytes
   // into its version, not ready yet: it is served the store's view.
   std::atomic<bool> read_done{false};
@@ -359,8 +360,7 @@ TEST_F(ReadLinksServiceTest, AViewKeepsOneLinkHoweverOftenItIsPublished) {
   start_on();
   auto c = client();
   const std::string y = data_ + "/y";
-  write_version(*c, y, "read again and again");
-  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  store_files(*c, {{y, "read again and again"}});
   for (int i = 0; i < 20; ++i) {
     write_version(*c, data_ + "/x", payload(100, i));  // raises the generation
     EXPECT_EQ(read_through(*c, y), "read again and again");
@@ -376,12 +376,9 @@ TEST_F(ReadLinksServiceTest, APathWhoseNewestRecordWasCutOffGetsNoLink) {
   start_on();
   auto c = client();
   const std::string f = data_ + "/f", g = data_ + "/g";
-  write_version(*c, f, "f, first");
-  write_version(*c, g, "g, first");
-  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  store_files(*c, {{f, "f, first"}, {g, "g, first"}});
   const auto before = fs::file_size(store() + "/MANIFEST");
-  write_version(*c, f, "f, second");
-  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  store_files(*c, {{f, "f, second"}});
   c.reset();
   stop();
   // The second version's records cut off the MANIFEST (a store that lost its tail).
@@ -398,8 +395,7 @@ TEST_F(ReadLinksServiceTest, AnotherForwarderInTheGroupTurnsThemOff) {
   start_on();
   auto c = client();
   const std::string f = data_ + "/f";
-  write_version(*c, f, "bytes");
-  ASSERT_EQ(c->call({"DRAIN"})[0], "OK");
+  store_files(*c, {{f, "bytes"}});
   read_through(*c, f);
   const std::string before = link_for(f);
   ASSERT_TRUE(exists(before));

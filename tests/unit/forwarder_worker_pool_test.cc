@@ -1,6 +1,8 @@
 // The forwarder's persistent worker pool (worker_pool.h): ordered results with a bounded
 // window (backpressure), error propagation, and shutdown with work queued.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -213,6 +215,54 @@ TEST(WorkerPool, WhatAnUrgentTaskSubmitsIsUrgentAndWhatANormalOneSubmitsIsNot) {
   h.release();
   EXPECT_EQ(h.order(),
             (std::vector<std::string>{"urgent", "from urgent", "bulk", "bulk2", "from bulk"}));
+}
+
+}  // namespace
+}  // namespace ckptfwd::fwd
+
+namespace ckptfwd::fwd {
+namespace {
+
+int own_nice() { return getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())); }
+
+// The application's threads get the core before a bulk task that started before they
+// began to write: bulk tasks run at the bulk nice value, urgent ones (an fsync's batch)
+// on threads of their own at the forwarder's, even while every bulk thread is busy.
+TEST(WorkerPool, BulkTasksRunNicedAndUrgentOnesOnThreadsOfTheirOwn) {
+  const int base = own_nice();
+  if (base >= 10) GTEST_SKIP() << "the test runs at nice " << base;
+  WorkerPool pool(2);
+  pool.set_bulk_nice(10);
+  std::promise<void> release;
+  std::shared_future<void> go = release.get_future().share();
+  std::atomic<int> bulk_nice{-100}, urgent_nice{-100};
+  std::atomic<int> bulk_started{0};
+  for (int i = 0; i < 2; ++i)
+    pool.submit([&] {
+      bulk_nice = own_nice();
+      bulk_started++;
+      go.wait();  // both bulk threads busy
+    });
+  while (bulk_started < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  {
+    WorkerPool::UrgentScope urgent;
+    TaskGroup group(pool);
+    group.run([&] { urgent_nice = own_nice(); });
+    group.wait();  // runs although both bulk threads are held
+  }
+  release.set_value();
+  pool.wait_idle();
+  EXPECT_EQ(bulk_nice, 10);
+  EXPECT_EQ(urgent_nice, base);
+}
+
+TEST(WorkerPool, WithoutABulkNiceEveryTaskRunsAsTheForwarder) {
+  const int base = own_nice();
+  WorkerPool pool(2);
+  std::atomic<int> seen{-100};
+  pool.submit([&] { seen = own_nice(); });
+  pool.wait_idle();
+  EXPECT_EQ(seen, base);
 }
 
 }  // namespace

@@ -1,5 +1,8 @@
 #include "forwarder/util/worker_pool.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -16,7 +19,17 @@ WorkerPool::UrgentScope::~UrgentScope() { submit_urgent = was_; }
 bool WorkerPool::submitting_urgently() { return submit_urgent; }
 
 WorkerPool::WorkerPool(int threads, AtExit at_exit) : at_exit_(at_exit) {
-  for (int t = 0; t < std::max(1, threads); ++t) threads_.emplace_back([this] { loop(); });
+  for (int t = 0; t < std::max(1, threads); ++t) threads_.emplace_back([this] { loop(false); });
+}
+
+void WorkerPool::set_bulk_nice(int nice) {
+  if (nice <= 0) return;
+  size_t bulk = threads_.size();
+  {
+    std::lock_guard lk(mu_);
+    bulk_nice_ = std::min(nice, 19);
+  }
+  for (size_t t = 0; t < bulk; ++t) threads_.emplace_back([this] { loop(true); });
 }
 
 WorkerPool::~WorkerPool() {
@@ -33,12 +46,18 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::submit(std::function<void()> task) {
+  bool lane;
   {
     std::lock_guard lk(mu_);
     if (stop_ && at_exit_ == AtExit::kDropQueued) return;
     (submit_urgent ? urgent_ : queue_).push_back(std::move(task));
+    lane = bulk_nice_ > 0;
   }
-  cv_.notify_one();
+  // With an urgent lane, one woken thread may be of the other lane: wake them all.
+  if (lane)
+    cv_.notify_all();
+  else
+    cv_.notify_one();
 }
 
 void WorkerPool::wait_idle() {
@@ -46,13 +65,28 @@ void WorkerPool::wait_idle() {
   idle_cv_.wait(lk, [&] { return urgent_.empty() && queue_.empty() && running_ == 0; });
 }
 
-void WorkerPool::loop() {
+void WorkerPool::loop(bool urgent_only) {
+  int niced = 0;
   std::unique_lock lk(mu_);
   for (;;) {
-    cv_.wait(lk, [&] { return stop_ || !urgent_.empty() || !queue_.empty(); });
-    // Stopping, and everything queued has run (or was dropped)?
-    if (urgent_.empty() && queue_.empty()) break;
-    const bool urgent = !urgent_.empty();
+    // With an urgent lane, a bulk thread takes no urgent task (it may run below the
+    // forwarder's priority), and the lane's threads take nothing else.
+    const bool lane = bulk_nice_ > 0;
+    auto takes_urgent = [&] { return urgent_only || !lane; };
+    auto has_work = [&] {
+      return (takes_urgent() && !urgent_.empty()) || (!urgent_only && !queue_.empty());
+    };
+    cv_.wait(lk, [&] { return stop_ || has_work(); });
+    // Stopping, and everything queued for this thread has run (or was dropped)?
+    if (!has_work()) {
+      if (stop_) break;
+      continue;
+    }
+    const bool urgent = takes_urgent() && !urgent_.empty();
+    if (!urgent && niced < bulk_nice_) {  // (a bulk thread's nice value only ever rises)
+      setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), bulk_nice_);
+      niced = bulk_nice_;
+    }
     if (!urgent && gate_ && !stop_) {
       const int64_t t0 = monotonic_ns();
       const int64_t hold = gate_->hold_ns(t0);

@@ -9,6 +9,14 @@
 // task queued without urgency starts only when the gate lets it (yield_gate.h: not while
 // the application writes); urgent ones start at once.
 //
+// The gate cannot stop a task that started before the application began to write: an
+// encode of a 4 MiB chunk takes ~10-30 ms, and with a worker per core the application
+// waited that long for a core (perf sched). With a bulk priority (set_bulk_nice) the tasks
+// queued without urgency run on threads at that nice value, so the scheduler gives the
+// application's threads the core at once; urgent tasks run on as many threads of their
+// own at the forwarder's priority (a thread may not lower its nice value again without
+// privileges, so the two kinds never share a thread).
+//
 // TaskGroup waits for a set of tasks; OrderedResults hands the results of n jobs to one
 // consumer in job order while keeping at most `window` of them produced but not taken:
 // the backpressure that bounds the encoded chunks held in memory while the writer is
@@ -44,6 +52,10 @@ class WorkerPool {
   // Holds the tasks queued without urgency while gate says so (yield_gate.h). Set once,
   // before the first task is submitted; gate outlives the pool.
   void set_gate(YieldGate* gate) { gate_ = gate; }
+  // Runs the tasks queued without urgency at nice value `nice` (1..19; 0: as the
+  // forwarder) and starts as many threads again for the urgent ones. Set once, before the
+  // first task is submitted.
+  void set_bulk_nice(int nice);
   // While one lives, the tasks this thread submits (directly or through TaskGroup,
   // pool_for, OrderedResults) go ahead of the others.
   class UrgentScope {
@@ -68,7 +80,8 @@ class WorkerPool {
   void wait_idle();
 
  private:
-  void loop();
+  // urgent_only: a thread of the urgent lane (set_bulk_nice).
+  void loop(bool urgent_only);
 
   const AtExit at_exit_;
   std::mutex mu_;
@@ -77,6 +90,7 @@ class WorkerPool {
   size_t running_ = 0;
   bool stop_ = false;
   YieldGate* gate_ = nullptr;
+  int bulk_nice_ = 0;  // > 0: the urgent lane exists, and bulk threads run at this nice
   std::vector<std::thread> threads_;
 };
 
