@@ -233,6 +233,7 @@ TEST(WorkerPool, BulkTasksRunNicedAndUrgentOnesOnThreadsOfTheirOwn) {
   if (base >= 10) GTEST_SKIP() << "the test runs at nice " << base;
   WorkerPool pool(2);
   pool.set_bulk_nice(10);
+  EXPECT_EQ(pool.size(), 2) << "a batch's window counts the threads of one lane";
   std::promise<void> release;
   std::shared_future<void> go = release.get_future().share();
   std::atomic<int> bulk_nice{-100}, urgent_nice{-100};

@@ -19,7 +19,8 @@ WorkerPool::UrgentScope::~UrgentScope() { submit_urgent = was_; }
 bool WorkerPool::submitting_urgently() { return submit_urgent; }
 
 WorkerPool::WorkerPool(int threads, AtExit at_exit) : at_exit_(at_exit) {
-  for (int t = 0; t < std::max(1, threads); ++t) threads_.emplace_back([this] { loop(false); });
+  lane_threads_ = std::max(1, threads);
+  for (int t = 0; t < lane_threads_; ++t) threads_.emplace_back([this] { loop(false); });
 }
 
 void WorkerPool::set_bulk_nice(int nice) {

@@ -48,7 +48,8 @@ class WorkerPool {
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
 
-  int size() const { return static_cast<int>(threads_.size()); }
+  // The threads a task of one kind may run on (those of one lane with set_bulk_nice).
+  int size() const { return lane_threads_; }
   // Holds the tasks queued without urgency while gate says so (yield_gate.h). Set once,
   // before the first task is submitted; gate outlives the pool.
   void set_gate(YieldGate* gate) { gate_ = gate; }
@@ -91,6 +92,7 @@ class WorkerPool {
   bool stop_ = false;
   YieldGate* gate_ = nullptr;
   int bulk_nice_ = 0;  // > 0: the urgent lane exists, and bulk threads run at this nice
+  int lane_threads_ = 0;
   std::vector<std::thread> threads_;
 };
 
