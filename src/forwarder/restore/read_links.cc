@@ -111,7 +111,6 @@ void ReadLinks::publish(const std::string& view, const std::string& path, unsign
     it = mine.erase(it);
   }
   mine.emplace_back(gen, name);
-  published_++;
   if (counted_) counted_->fetch_add(1, std::memory_order_relaxed);
 }
 

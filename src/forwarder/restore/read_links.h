@@ -67,8 +67,6 @@ class ReadLinks {
   void drop(const std::string& view);
   // One round of the store watch (the watch thread calls it every kPollMs; tests).
   void poll();
-  // Links published (stats, tests).
-  uint64_t published() const { return published_.load(); }
 
  private:
   struct ManifestKey {
@@ -94,7 +92,6 @@ class ReadLinks {
   activity::Word* gen_ = nullptr;
   activity::Word* flag_ = nullptr;
   std::atomic<bool> on_{false};
-  std::atomic<uint64_t> published_{0};
   std::atomic<uint64_t>* const counted_;
 
   std::mutex mu_;
