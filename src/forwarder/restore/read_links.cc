@@ -58,18 +58,23 @@ void ReadLinks::raise() {
   if (gen_) gen_->fetch_add(1);
 }
 
+ReadLinks::FileKey ReadLinks::file_key(const std::string& path) {
+  ReadLinks::FileKey k;
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return k;
+  k.dev = st.st_dev;
+  k.ino = st.st_ino;
+  k.size = st.st_size;
+  k.mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+  k.ctime_ns = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+  return k;
+}
+
 ReadLinks::ManifestKey ReadLinks::key_of(const std::string& store, bool may_lag) const {
   ManifestKey k;
   if (may_lag) k.end_mark = manifest::end_mark(store);
-  struct stat st;
-  if (::stat((store + "/MANIFEST").c_str(), &st) == 0) {
-    k.dev = st.st_dev;
-    k.ino = st.st_ino;
-    k.size = st.st_size;
-    k.mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-    k.ctime_ns = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
-  }
-  k.journal = ::lstat(PendingJournal::path_of(store, job_).c_str(), &st) == 0;
+  k.manifest = file_key(store + "/MANIFEST");
+  k.journal = file_key(PendingJournal::path_of(store, job_));
   return k;
 }
 
@@ -135,8 +140,10 @@ void ReadLinks::poll() {
   bool changed = false;
   for (auto& [store, w] : stores) {
     ManifestKey now = key_of(store, w.may_lag);
-    // A journal present: other nodes' closes may be pending; links stay unusable.
-    if (now == w.key && !now.journal) continue;
+    // Where a stat may lag, a journal present may hold lines not seen yet: links stay
+    // unusable while it is there. Elsewhere only a change of it matters.
+    const bool journal_unsure = w.may_lag && now.journal.size >= 0;
+    if (now == w.key && !journal_unsure) continue;
     changed = true;
     std::lock_guard g(mu_);
     stores_[store].key = now;

@@ -6,8 +6,10 @@
 // On only while this forwarder is alone: the leader of its group, which no other
 // forwarder ever reached (another node's writers would change paths it does not see).
 // A store it published links for is watched (poll(), every kPollMs): a change of its
-// MANIFEST (a commit of another job or node, or this forwarder's) or a close-to-open
-// journal of the job on it raises the generation. Those commits reach a reader within
+// MANIFEST (a commit of another job or node, or this forwarder's) or of the job's
+// close-to-open journal on it (a line another node appended; a publish already checks the
+// lines there) raises the generation; where a stat may lag (a distributed file system), a
+// journal's mere presence does, at every round. Those commits reach a reader within
 // kPollMs more than through a request; commits are asynchronous to closes anyway (a
 // closed file reaches the store later, and another job sees it only then).
 //
@@ -69,21 +71,26 @@ class ReadLinks {
   void poll();
 
  private:
-  struct ManifestKey {
+  struct FileKey {  // what a stat shows change when a file is rewritten or appended to
     dev_t dev = 0;
     ino_t ino = 0;
-    off_t size = -1;
+    off_t size = -1;  // -1: absent
     int64_t mtime_ns = 0, ctime_ns = 0;
+    bool operator==(const FileKey&) const = default;
+  };
+  struct ManifestKey {
+    FileKey manifest;
     // Where a client's stat may lag (a distributed file system: manifest::view_may_lag),
     // the end mark every commit sets, as the catalog itself looks at it.
     uint64_t end_mark = 0;
-    bool journal = false;  // the job's close-to-open journal exists on the store
+    FileKey journal;  // the job's close-to-open journal (pending_journal.h)
     bool operator==(const ManifestKey&) const = default;
   };
   struct Watched {
     ManifestKey key;
     bool may_lag = false;
   };
+  static FileKey file_key(const std::string& path);
   ManifestKey key_of(const std::string& store, bool may_lag) const;
   void watch_loop();
 
