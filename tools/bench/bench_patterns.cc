@@ -50,7 +50,10 @@ void usage(FILE* to) {
           "  system refuses it (O_DIRECT on tmpfs). Exit 1 on a wrong byte or a failed call.\n"
           "  --source FILE  copy_range's source, outside the captured directory (made with\n"
           "                 the pattern's bytes when missing)\n"
-          "  --list         the patterns, one per line: NAME<TAB>what it does\n");
+          "  --list         the patterns, one per line: NAME<TAB>what it does\n"
+          "usage: bench_patterns --compute MILLIONS\n"
+          "  An application's compute step instead: MILLIONS million dependent floating-point\n"
+          "  additions, no I/O; prints 'compute seconds=S'.\n");
 }
 
 double now_s() {
@@ -308,6 +311,17 @@ int main(int argc, char** argv) {
       source = val();
     } else if (a == "--fsync") {
       do_fsync = true;
+    } else if (a == "--compute") {
+      const long millions = strtol(val().c_str(), nullptr, 10);
+      if (millions <= 0) {
+        usage(stderr);
+        return 2;
+      }
+      volatile double x = 0;  // (volatile: every addition is done, in order)
+      const double t0 = now_s();
+      for (long k = 0; k < millions * 1000000; ++k) x = x + 1e-9 * static_cast<double>(k);
+      printf("compute seconds=%.6f\n", now_s() - t0);
+      return 0;
     } else {
       usage(stderr);
       return 2;

@@ -10,7 +10,9 @@
 #   started       under the library, each process a new job whose first captured open
 #                 starts the forwarder, without and with fsync
 # The time is the pattern's calls (bench_patterns: first open to last close or rename, the
-# fsync included), not the process's start or exit wait. Then many small files from a
+# fsync included), not the process's start or exit wait. Then the write, and a compute
+# step on the forwarder's core, beside a forwarder busy compressing (see below). Then many
+# small files from a
 # Python script (BENCH_SMALL_PY: "2000 10000" files of 4 KiB): written and read back in the
 # same process, directly and under the library, and read back by a new process (a new
 # job: from the store) against a direct read with a warm and with a cold page cache; and
@@ -19,9 +21,9 @@
 # from the stores afterwards and compared with the direct ones.
 # usage: tools/bench/bench_patterns.sh BUILD WORK OUT.json   (BENCH_QUICK=1: one round,
 # 16 MiB files, 2,000 small files only; BENCH_PATTERN_SIZE, BENCH_BUSY_FILES (4) and
-# BENCH_SMALL_PY set the sizes; BENCH_BUSY_ONLY=1: only the write beside a busy forwarder,
-# with BENCH_BUSY_ROUNDS rounds, 7 by default; BENCH_SMALL_ONLY=1: only the small files
-# and the calls of one)
+# BENCH_SMALL_PY set the sizes; BENCH_BUSY_ONLY=1: only the write and the compute step
+# beside a busy forwarder, with BENCH_BUSY_ROUNDS rounds, 7 by default (BENCH_COMPUTE_M:
+# the compute step's size); BENCH_SMALL_ONLY=1: only the small files and the calls of one)
 set -uo pipefail
 BUILD=$1 WORK=$2 OUT=$3
 BP=$BUILD/bin/bench_patterns BC=$BUILD/bin/bench_calls LIB=$BUILD/lib/libckptfwd.so CLI=$BUILD/bin/ckptfwd
@@ -38,10 +40,11 @@ rm -rf "$WORK" && mkdir -p "$WORK" || exit 2
 WORK=$(cd "$WORK" && pwd)
 RAW=$WORK/raw.txt
 : >"$RAW"
-running_pid= nogate_pid=
+running_pid= nogate_pid= compute_pids=
 cleanup() {
   [[ -n $running_pid ]] && kill -TERM "$running_pid" 2>/dev/null
   [[ -n $nogate_pid ]] && kill -TERM "$nogate_pid" 2>/dev/null
+  [[ -n $compute_pids ]] && kill -TERM $compute_pids 2>/dev/null
   rm -rf "$SHM"
 }
 trap cleanup EXIT
@@ -151,6 +154,55 @@ drain_job "$RUN_JOB"
 drain_job "$NOGATE_JOB"
 kill -TERM "$nogate_pid" 2>/dev/null
 nogate_pid=
+
+# The application's compute beside a busy forwarder, on one core (a node whose cores all
+# run ranks): bench_patterns --compute (no I/O) with a forwarder idle and busy compressing
+# BUSY_FILES files closed just before, each forwarder and process pinned to CPU 0. Two
+# forwarders: one started from this script as the library starts one (in the caller's
+# session), and one started by setsid in a session of its own, as every forwarder was
+# before: with autogroup scheduling (kernel.sched_autogroup_enabled) a session is a
+# scheduling group the kernel weighs as much as the application's whatever the nice value
+# of the forwarder's bulk threads.
+COMPUTE_M=${BENCH_COMPUTE_M:-150}  # millions of additions (~0.6 s here)
+declare -A cpid
+for where in same own; do
+  mkdir -p "$WORK/compute-$where"
+  starter=()
+  [[ $where == own ]] && starter=(setsid)
+  env CKPTFWD_CAPTURE="$WORK/compute-$where/*" CKPTFWD_JOB_ID=bp-compute-$where-$$ CKPTFWD_IDLE_EXIT=3600 \
+    taskset -c 0 "${starter[@]}" "$FWD" --daemon ||
+    { echo "bench_patterns.sh: the compute forwarder ($where) did not start" >&2; exit 1; }
+  for p in $(pgrep -f ckptfwd-forwarder); do
+    { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=bp-compute-$where-$$" && cpid[$where]=$p
+  done
+  [[ -n ${cpid[$where]:-} ]] || { echo "bench_patterns.sh: the compute forwarder ($where) is not found" >&2; exit 1; }
+  compute_pids+=" ${cpid[$where]}"
+done
+for ((r = 0; r < BUSY_ROUNDS; r++)); do
+  for where in same own; do
+    for state in idle busy; do
+      drain_job bp-compute-same-$$
+      drain_job bp-compute-own-$$
+      if [[ $state == busy ]]; then
+        env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$WORK/compute-$where/*" CKPTFWD_JOB_ID=bp-compute-$where-$$ \
+          CKPTFWD_EXIT_WAIT=0 taskset -c 0 "$PY" - "$SHM/noisy.dat" "$WORK/compute-$where" "$r" "$BUSY_FILES" <<'EOF' || exit 1
+import numpy as np, sys
+base, r = np.fromfile(sys.argv[1]), int(sys.argv[3])
+for i in range(int(sys.argv[4])):
+    (base + (r * 64 + i + 1) * 1e-6).tofile(f"{sys.argv[2]}/f{r}-{i}.dat")
+EOF
+        await_busy "${cpid[$where]}" || echo "bench_patterns.sh: the forwarder never got busy" >&2
+      fi
+      line=$(taskset -c 0 "$BP" --compute "$COMPUTE_M") ||
+        { echo "bench_patterns.sh: the compute step failed" >&2; exit 1; }
+      echo "compute-$where-$state 0 compute $r ${line#* }" >>"$RAW"
+    done
+  done
+done
+drain_job bp-compute-same-$$
+drain_job bp-compute-own-$$
+kill -TERM $compute_pids 2>/dev/null
+compute_pids=
 fi
 
 # Small files from a Python script: written and read back in one process, then read back
@@ -221,7 +273,7 @@ running_pid=
 
 # Every file the library stored, restored and compared with the direct run's.
 bad=0
-for variant in running started nogate; do
+for variant in running started nogate compute-same compute-own; do
   [[ -d $WORK/$variant/.ckptfwd ]] || continue  # (BENCH_BUSY_ONLY: no started runs)
   out=$WORK/restored-$variant
   "$CLI" restore "$WORK/$variant/.ckptfwd" --to "$out" >"$WORK/restore.out" 2>&1 || {
@@ -231,12 +283,13 @@ for variant in running started nogate; do
   for p in $PATTERNS; do
     [[ -e $SHM/tmpfs/$p.dat ]] || continue  # (n/a)
     [[ $variant == nogate && $p != write ]] && continue  # (the busy write only)
+    [[ $variant == compute-* ]] && continue  # (its busy files only)
     got=$out$WORK/$variant/$p.dat
     [[ -e $got ]] || got=$out/$p.dat
     cmp -s "$SHM/tmpfs/$p.dat" "$got" || { echo "bench_patterns.sh: $variant $p.dat restored wrong" >&2; bad=1; }
   done
   # The busy files: their values again from the noisy base.
-  [[ -d $WORK/$variant/busy ]] && { "$PY" - "$SHM/noisy.dat" "$out" <<'EOF' || bad=1; }
+  [[ -d $WORK/$variant/busy || $variant == compute-* ]] && { "$PY" - "$SHM/noisy.dat" "$out" <<'EOF' || bad=1; }
 import glob, numpy as np, os, re, sys
 base, n = np.fromfile(sys.argv[1]), 0
 for f in glob.glob(os.path.join(sys.argv[2], "**", "f*-*.dat"), recursive=True):
@@ -319,6 +372,16 @@ if busy["idle"] and busy["busy"]:
     print(f"  {size >> 20} MiB write (running forwarder) while it compresses earlier files: {busy['busy']:.3f} s, "
           f"idle {busy['idle']:.3f} s ({busy['busy'] / busy['idle']:.2f}x); a forwarder that does not give way "
           f"(CKPTFWD_YIELD_MS=0): {fmt(busy['nogate'])} s ({fmt(ng, '.2f')}x)")
+cm = {k: med(pat.get("compute", {}).get(f"compute-{k}", [])) for k in ("same-idle", "same-busy", "own-idle", "own-busy")}
+if cm["same-idle"] and cm["same-busy"] and cm["own-idle"] and cm["own-busy"]:
+    res["compute_beside_busy_forwarder"] = {
+        "idle_s": cm["same-idle"], "busy_s": cm["same-busy"], "ratio": cm["same-busy"] / cm["same-idle"],
+        "own_session_idle_s": cm["own-idle"], "own_session_busy_s": cm["own-busy"],
+        "own_session_ratio": cm["own-busy"] / cm["own-idle"]}
+    c = res["compute_beside_busy_forwarder"]
+    print(f"  a compute step on the forwarder's core while it compresses earlier files: {c['busy_s']:.3f} s, "
+          f"idle {c['idle_s']:.3f} s ({c['ratio']:.2f}x); a forwarder in a session of its own: "
+          f"{c['own_session_busy_s']:.3f} s, idle {c['own_session_idle_s']:.3f} s ({c['own_session_ratio']:.2f}x)")
 if small:
     print("  small files from Python (4 KiB each), s: write (same process), read back in the same process, "
           "and by a new job (library: from the store) / a direct read with a warm and a cold page cache")

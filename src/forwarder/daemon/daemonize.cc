@@ -1,6 +1,7 @@
 #include "forwarder/daemon/daemonize.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -97,13 +98,21 @@ int daemonize(const std::string& log_file, const std::string& socket_path, int e
   }
   close(p[0]);
   if (election_fd >= 0) close(election_fd);  // the waiter above holds it until we listen
-  setsid();
+  // A process group of its own (a kill of the caller's group, or a terminal's ^C, does
+  // not reach us) in the caller's session, not a new one: with autogroup scheduling
+  // (kernel.sched_autogroup_enabled) a new session is a scheduling group of its own that
+  // the kernel weighs as much as the application's session whatever our threads' nice
+  // values, so bulk work at a low priority (worker_pool.h) would still take a share of
+  // the application's core. SIGHUP ignored: a hang-up of the session's terminal is not
+  // ours to act on.
+  setpgid(0, 0);
+  signal(SIGHUP, SIG_IGN);
   pid_t grandchild = fork();
   if (grandchild < 0) {
     dprintf(p[1], "ERR fork: %s\n", strerror(errno));
     _exit(1);
   }
-  if (grandchild > 0) _exit(0);  // the daemon is not a session leader: no controlling tty
+  if (grandchild > 0) _exit(0);  // the daemon: reparented, the caller reaps the child
   // The readiness pipe stays where pipe2 put it (close-on-exec already). Descriptors
   // above 2 that we did not open are left alone: one may be the loader's LD_DEBUG_OUTPUT
   // file, and taking its number would send the loader's lines into our pipe, MANIFEST or
