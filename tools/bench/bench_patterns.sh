@@ -96,7 +96,8 @@ done
 # another process closed just before (other values in each: not deduplicated; the process
 # does not wait for their commit: CKPTFWD_EXIT_WAIT=0), against the same write with it
 # idle; and the same busy write through a second forwarder that does not give way to the
-# application's writes (CKPTFWD_YIELD_MS=0), as every forwarder did before.
+# application's writes (CKPTFWD_YIELD_MS=0), as every forwarder did before. Each round
+# begins with a sync (below).
 drain_job() { CKPTFWD_JOB_ID=$1 timeout 300 "$CLI" drain >/dev/null 2>&1; }
 if [[ $SMALL_ONLY != 1 ]]; then  # (to the matching fi: the busy write)
 BUSY_FILES=${BENCH_BUSY_FILES:-4}  # BENCH_BUSY_ROUNDS: its rounds
@@ -131,6 +132,9 @@ for ((r = 0; r < BUSY_ROUNDS; r++)); do
   for state in idle busy nogate; do
     drain_job "$RUN_JOB"
     drain_job "$NOGATE_JOB"
+    # The disk's writeback of what the rounds before wrote (GBs of direct writes without
+    # fsync) runs on these cores too, and not in every round alike: done before each.
+    sync
     job=$RUN_JOB dir=$WORK/running pid=$running_pid
     [[ $state == nogate ]] && job=$NOGATE_JOB dir=$WORK/nogate pid=$nogate_pid
     if [[ $state != idle ]]; then
@@ -183,6 +187,7 @@ for ((r = 0; r < BUSY_ROUNDS; r++)); do
     for state in idle busy; do
       drain_job bp-compute-same-$$
       drain_job bp-compute-own-$$
+      sync
       if [[ $state == busy ]]; then
         env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$WORK/compute-$where/*" CKPTFWD_JOB_ID=bp-compute-$where-$$ \
           CKPTFWD_EXIT_WAIT=0 taskset -c 0 "$PY" - "$SHM/noisy.dat" "$WORK/compute-$where" "$r" "$BUSY_FILES" <<'EOF' || exit 1
