@@ -24,7 +24,7 @@ CKPTFWD_WAVE_WINDOW_MS=500 BENCH_NEXT_SIZES=16M BENCH_NEXT_RANKS="1 2" \
 BENCH_DIR=$T/bench BENCH_QUICK=1 BENCH_SIZES=16M BENCH_RANKS="1 2" BENCH_SMALL_FILES=200 BENCH_UNCAPTURED_ITERS=2000 \
   BENCH_FSYNC_BYTES=4M BENCH_SIZE="16 16 16" BENCH_STORE_MBPS=2000 BENCH_LIMITED_SIZES=16M \
   BENCH_LIMITED_RANKS=2 BENCH_LIMITED_FSYNC_BYTES=4M BENCH_DFS_FILES=10 BENCH_DFS_STEPS=2 \
-  BENCH_PATTERN_SIZE=2097152 BENCH_BUSY_FILES=2 BENCH_SMALL_PY=200 timeout 280 "$CKF_REPO/tools/bench/run_bench.sh" "$BUILD" \
+  BENCH_PATTERN_SIZE=2097152 BENCH_BUSY_FILES=2 BENCH_COMPUTE_M=20 BENCH_SMALL_PY=200 timeout 280 "$CKF_REPO/tools/bench/run_bench.sh" "$BUILD" \
   >"$T/bench.out" 2>&1 || fail "run_bench.sh exited $?: $(tail -20 "$T/bench.out")"
 cat "$T/bench.out"
 [[ -s "$T/bench/bench.svg" ]] || fail "no bench.svg"
@@ -110,6 +110,9 @@ for p in r["patterns"]:
         assert isinstance(p[k], float), (p["pattern"], k, p.get(k))
 b = r["beside_busy_forwarder"]
 assert all(isinstance(b[k], float) for k in ("idle_s", "busy_s", "ratio")), b
+c = r["compute_beside_busy_forwarder"]
+assert all(isinstance(c[k], float) for k in ("idle_s", "busy_s", "ratio", "own_session_idle_s",
+                                                "own_session_busy_s", "own_session_ratio")), c
 assert [s["files"] for s in r["small_files"]] == [200], r["small_files"]
 for k in ("direct_write_s", "lib_write_s", "lib_read_new_job_s", "direct_read_warm_s"):
     assert isinstance(r["small_files"][0][k], float), k
