@@ -4,7 +4,8 @@
 #   tools/bench/bench_fsync.sh BUILD [ROUNDS] [MIB]   (defaults: ./build, 5, 64)
 #
 # Each round runs build/bin/bench_fsync twice (another content seed each round, so no
-# round finds the previous one's chunks in the store), interleaved so both see the same machine:
+# round finds the previous one's chunks in the store), interleaved in another random order
+# each round, so both see the same machine:
 #   direct   the file written straight into BENCH_DIR/direct (on the store's disk)
 #   ckptfwd  the same under LD_PRELOAD=libckptfwd.so, captured, the store in
 #            BENCH_DIR/store on the same disk; fsync returns once the bytes are committed
@@ -97,7 +98,9 @@ for v in ckptfwd base; do
   last_cpu[$v]=$(fwd_cpu "$j")
 done
 for r in $(seq 1 "$ROUNDS"); do
-  for v in "${VARIANTS[@]}"; do
+  # Each round in another order: a variant's place in the round (what ran just before it
+  # on the disk and the cores) is no bias of the medians.
+  for v in $(printf '%s\n' "${VARIANTS[@]}" | shuf); do
     sync
     if [ "$BULK" != 0 ]; then  # a large file closed just before, its batch in flight
       bulk=(--mib "$BULK" --seed $((r + 1000)) --no-fsync --keep)
