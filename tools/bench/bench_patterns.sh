@@ -161,20 +161,23 @@ nogate_pid=
 
 # The application's compute beside a busy forwarder, on one core (a node whose cores all
 # run ranks): bench_patterns --compute (no I/O) with a forwarder idle and busy compressing
-# BUSY_FILES files closed just before, each forwarder and process pinned to CPU 0. Two
+# BUSY_FILES files closed just before, each forwarder and process pinned to one CPU. Two
 # forwarders: one started from this script as the library starts one (in the caller's
 # session), and one started by setsid in a session of its own, as every forwarder was
 # before: with autogroup scheduling (kernel.sched_autogroup_enabled) a session is a
 # scheduling group the kernel weighs as much as the application's whatever the nice value
 # of the forwarder's bulk threads.
 COMPUTE_M=${BENCH_COMPUTE_M:-150}  # millions of additions (~0.6 s here)
+# The first CPU this script may run on (a job's or container's CPU set need not hold 0).
+PIN_CPU=$(taskset -pc $$ | sed 's/.*: *//' | cut -d, -f1 | cut -d- -f1)
+[[ $PIN_CPU =~ ^[0-9]+$ ]] || { echo "bench_patterns.sh: no CPU to pin the compute step to" >&2; exit 1; }
 declare -A cpid
 for where in same own; do
   mkdir -p "$WORK/compute-$where"
   starter=()
   [[ $where == own ]] && starter=(setsid)
   env CKPTFWD_CAPTURE="$WORK/compute-$where/*" CKPTFWD_JOB_ID=bp-compute-$where-$$ CKPTFWD_IDLE_EXIT=3600 \
-    taskset -c 0 "${starter[@]}" "$FWD" --daemon ||
+    taskset -c "$PIN_CPU" "${starter[@]}" "$FWD" --daemon ||
     { echo "bench_patterns.sh: the compute forwarder ($where) did not start" >&2; exit 1; }
   for p in $(pgrep -f ckptfwd-forwarder); do
     { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=bp-compute-$where-$$" && cpid[$where]=$p
@@ -190,7 +193,7 @@ for ((r = 0; r < BUSY_ROUNDS; r++)); do
       sync
       if [[ $state == busy ]]; then
         env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$WORK/compute-$where/*" CKPTFWD_JOB_ID=bp-compute-$where-$$ \
-          CKPTFWD_EXIT_WAIT=0 taskset -c 0 "$PY" - "$SHM/noisy.dat" "$WORK/compute-$where" "$r" "$BUSY_FILES" <<'EOF' || exit 1
+          CKPTFWD_EXIT_WAIT=0 taskset -c "$PIN_CPU" "$PY" - "$SHM/noisy.dat" "$WORK/compute-$where" "$r" "$BUSY_FILES" <<'EOF' || exit 1
 import numpy as np, sys
 base, r = np.fromfile(sys.argv[1]), int(sys.argv[3])
 for i in range(int(sys.argv[4])):
@@ -198,7 +201,7 @@ for i in range(int(sys.argv[4])):
 EOF
         await_busy "${cpid[$where]}" || echo "bench_patterns.sh: the forwarder never got busy" >&2
       fi
-      line=$(taskset -c 0 "$BP" --compute "$COMPUTE_M") ||
+      line=$(taskset -c "$PIN_CPU" "$BP" --compute "$COMPUTE_M") ||
         { echo "bench_patterns.sh: the compute step failed" >&2; exit 1; }
       echo "compute-$where-$state 0 compute $r ${line#* }" >>"$RAW"
     done
