@@ -51,8 +51,7 @@ restore_store "$STORE" "$OUT"
 assert_restored_tree "$DIRECT/script" "$CAP/script" "$OUT"
 ok "ckptfwd-forwarder --daemon: in the job script's session ($script_pid) and autogroup ($script_group), its own process group; a kill of the script's group and a SIGHUP leave it serving; restored exactly"
 kill -TERM "$fwd"
-for ((i = 0; i < 50; i++)); do [[ -z $(session_forwarders) ]] && break; sleep 0.1; done
-[[ -z $(session_forwarders) ]] || fail "the daemon did not stop on SIGTERM"
+wait_for '[[ -z "$(session_forwarders)" ]]' 5 || fail "the daemon did not stop on SIGTERM"
 
 # 2. Started by an MPI rank's library (early start): in the session of one of the ranks.
 command -v mpiexec.mpich >/dev/null || skip "mpiexec.mpich not found"

@@ -52,13 +52,19 @@ PATTERNS=$("$BP" --list | cut -f1)
 mkdir -p "$SHM/tmpfs" "$WORK/disk" "$WORK/running" "$WORK/started"
 export CKPTFWD_LOG=$WORK/ckptfwd.log
 
+# forwarder_of JOB: the pid of the forwarder of job JOB (nothing when there is none).
+forwarder_of() {
+  local p
+  for p in $(pgrep -f ckptfwd-forwarder); do
+    { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$1" && echo "$p"
+  done
+}
+
 # The running forwarder: one job for every "running" process.
 RUN_JOB=bp-running-$$
 env CKPTFWD_CAPTURE="$WORK/running/*" CKPTFWD_JOB_ID=$RUN_JOB CKPTFWD_IDLE_EXIT=3600 \
   "$FWD" --daemon || { echo "bench_patterns.sh: the forwarder did not start" >&2; exit 1; }
-for p in $(pgrep -f ckptfwd-forwarder); do
-  { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$RUN_JOB" && running_pid=$p
-done
+running_pid=$(forwarder_of "$RUN_JOB")
 [[ -n $running_pid ]] || { echo "bench_patterns.sh: the started forwarder is not found" >&2; exit 1; }
 
 # one VARIANT PATTERN FSYNC: one process, its line into RAW.
@@ -111,10 +117,23 @@ NOGATE_JOB=bp-nogate-$$
 mkdir -p "$WORK/running/busy" "$WORK/nogate/busy"
 env CKPTFWD_CAPTURE="$WORK/nogate/*" CKPTFWD_JOB_ID=$NOGATE_JOB CKPTFWD_IDLE_EXIT=3600 CKPTFWD_YIELD_MS=0 \
   "$FWD" --daemon || { echo "bench_patterns.sh: the second forwarder did not start" >&2; exit 1; }
-for p in $(pgrep -f ckptfwd-forwarder); do
-  { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$NOGATE_JOB" && nogate_pid=$p
-done
+nogate_pid=$(forwarder_of "$NOGATE_JOB")
 [[ -n $nogate_pid ]] || { echo "bench_patterns.sh: the second forwarder is not found" >&2; exit 1; }
+# close_busy_files CAPTURED DIR ROUND JOB [CMD...]: one process under the library (capturing
+# CAPTURED/*, run through CMD..., e.g. taskset) writes BUSY_FILES files of noisy float64
+# into DIR, other values in every file and round (the same bytes again would only be
+# referenced), and does not wait for their commit (CKPTFWD_EXIT_WAIT=0).
+close_busy_files() {
+  local captured=$1 dir=$2 r=$3 job=$4
+  shift 4
+  env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$captured/*" CKPTFWD_JOB_ID=$job CKPTFWD_EXIT_WAIT=0 \
+    "$@" "$PY" - "$SHM/noisy.dat" "$dir" "$r" "$BUSY_FILES" <<'EOF'
+import numpy as np, sys
+base, r = np.fromfile(sys.argv[1]), int(sys.argv[3])
+for i in range(int(sys.argv[4])):
+    (base + (r * 64 + i + 1) * 1e-6).tofile(f"{sys.argv[2]}/f{r}-{i}.dat")
+EOF
+}
 # await_busy PID: returns once PID burns CPU (3 ticks of 10 ms in 50 ms: it compresses the
 # files just closed, after its batch window or a wave window), false after 6 s.
 await_busy() {
@@ -138,14 +157,7 @@ for ((r = 0; r < BUSY_ROUNDS; r++)); do
     job=$RUN_JOB dir=$WORK/running pid=$running_pid
     [[ $state == nogate ]] && job=$NOGATE_JOB dir=$WORK/nogate pid=$nogate_pid
     if [[ $state != idle ]]; then
-      # Other values in every file (the same bytes again would only be referenced).
-      env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$dir/*" CKPTFWD_JOB_ID=$job \
-        CKPTFWD_EXIT_WAIT=0 "$PY" - "$SHM/noisy.dat" "$dir/busy" "$r" "$BUSY_FILES" <<'EOF' || exit 1
-import numpy as np, sys
-base, r = np.fromfile(sys.argv[1]), int(sys.argv[3])
-for i in range(int(sys.argv[4])):
-    (base + (r * 64 + i + 1) * 1e-6).tofile(f"{sys.argv[2]}/f{r}-{i}.dat")
-EOF
+      close_busy_files "$dir" "$dir/busy" "$r" "$job" || exit 1
       await_busy "$pid" || echo "bench_patterns.sh: the forwarder never got busy" >&2
     fi
     line=$(env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$dir/*" CKPTFWD_JOB_ID=$job \
@@ -179,9 +191,7 @@ for where in same own; do
   env CKPTFWD_CAPTURE="$WORK/compute-$where/*" CKPTFWD_JOB_ID=bp-compute-$where-$$ CKPTFWD_IDLE_EXIT=3600 \
     taskset -c "$PIN_CPU" "${starter[@]}" "$FWD" --daemon ||
     { echo "bench_patterns.sh: the compute forwarder ($where) did not start" >&2; exit 1; }
-  for p in $(pgrep -f ckptfwd-forwarder); do
-    { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=bp-compute-$where-$$" && cpid[$where]=$p
-  done
+  cpid[$where]=$(forwarder_of "bp-compute-$where-$$")
   [[ -n ${cpid[$where]:-} ]] || { echo "bench_patterns.sh: the compute forwarder ($where) is not found" >&2; exit 1; }
   compute_pids+=" ${cpid[$where]}"
 done
@@ -192,13 +202,8 @@ for ((r = 0; r < BUSY_ROUNDS; r++)); do
       drain_job bp-compute-own-$$
       sync
       if [[ $state == busy ]]; then
-        env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$WORK/compute-$where/*" CKPTFWD_JOB_ID=bp-compute-$where-$$ \
-          CKPTFWD_EXIT_WAIT=0 taskset -c "$PIN_CPU" "$PY" - "$SHM/noisy.dat" "$WORK/compute-$where" "$r" "$BUSY_FILES" <<'EOF' || exit 1
-import numpy as np, sys
-base, r = np.fromfile(sys.argv[1]), int(sys.argv[3])
-for i in range(int(sys.argv[4])):
-    (base + (r * 64 + i + 1) * 1e-6).tofile(f"{sys.argv[2]}/f{r}-{i}.dat")
-EOF
+        close_busy_files "$WORK/compute-$where" "$WORK/compute-$where" "$r" "bp-compute-$where-$$" \
+          taskset -c "$PIN_CPU" || exit 1
         await_busy "${cpid[$where]}" || echo "bench_patterns.sh: the forwarder never got busy" >&2
       fi
       line=$(taskset -c "$PIN_CPU" "$BP" --compute "$COMPUTE_M") ||

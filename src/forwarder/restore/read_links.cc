@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "forwarder/state/pending_journal.h"
+#include "forwarder/state/state.h"
 #include "forwarder/util/log.h"
 #include "store/manifest/end_mark.h"
 #include "wire/read_link.h"
@@ -59,14 +60,14 @@ void ReadLinks::raise() {
 }
 
 ReadLinks::FileKey ReadLinks::file_key(const std::string& path) {
-  ReadLinks::FileKey k;
+  FileKey k;
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return k;
   k.dev = st.st_dev;
   k.ino = st.st_ino;
   k.size = st.st_size;
-  k.mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-  k.ctime_ns = st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec;
+  k.mtime_ns = realtime_ns_of(st.st_mtim);
+  k.ctime_ns = realtime_ns_of(st.st_ctim);
   return k;
 }
 

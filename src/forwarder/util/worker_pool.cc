@@ -25,12 +25,11 @@ WorkerPool::WorkerPool(int threads, AtExit at_exit) : at_exit_(at_exit) {
 
 void WorkerPool::set_bulk_nice(int nice) {
   if (nice <= 0) return;
-  size_t bulk = threads_.size();
   {
     std::lock_guard lk(mu_);
     bulk_nice_ = std::min(nice, 19);
   }
-  for (size_t t = 0; t < bulk; ++t) threads_.emplace_back([this] { loop(true); });
+  for (int t = 0; t < lane_threads_; ++t) threads_.emplace_back([this] { loop(true); });
 }
 
 WorkerPool::~WorkerPool() {
