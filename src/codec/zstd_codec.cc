@@ -2,44 +2,21 @@
 // against the chunk's raw size before touching the output.
 #include <zstd.h>
 
-#include <algorithm>
-#include <memory>
-
+#include "codec/chain/entropy.h"
 #include "codec/codecs_builtin.h"
 
 namespace ckptfwd::codec_detail {
 namespace {
-
-// One compression context per thread, reused for every chunk: a context costs about a
-// megabyte to set up at the default levels, as much as compressing a small chunk.
-struct CCtxFree {
-  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
-};
-ZSTD_CCtx* thread_cctx() {
-  thread_local std::unique_ptr<ZSTD_CCtx, CCtxFree> c(ZSTD_createCCtx());
-  return c.get();
-}
 
 class ZstdCodec final : public Codec {
  public:
   CodecId id() const override { return CodecId::kZstd; }
   const char* name() const override { return "zstd"; }
 
+  // The chain's zstd stage (codec/chain/entropy.h): the same frame, a context per thread,
+  // and pause points between the pieces of a large input.
   bool compress(const uint8_t* in, size_t n, int level, std::vector<uint8_t>& out) const override {
-    level = std::clamp(level, ZSTD_minCLevel(), ZSTD_maxCLevel());
-    size_t bound = ZSTD_compressBound(n);
-    if (ZSTD_isError(bound)) return false;
-    size_t start = out.size();
-    out.resize(start + bound);
-    ZSTD_CCtx* cctx = thread_cctx();
-    size_t r = cctx ? ZSTD_compressCCtx(cctx, out.data() + start, bound, in, n, level)
-                    : ZSTD_compress(out.data() + start, bound, in, n, level);
-    if (ZSTD_isError(r)) {
-      out.resize(start);
-      return false;
-    }
-    out.resize(start + r);
-    return true;
+    return codec::chain::entropy_encode(codec::chain::Entropy::kZstd, level, in, n, out);
   }
 
   bool decompress(const uint8_t* in, size_t n, uint8_t* out, size_t raw_n) const override {

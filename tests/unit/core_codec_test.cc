@@ -1,6 +1,7 @@
 // Codecs: round trips, size checks, corrupt input rejected; encode_chunk's raw fallback.
 #include <gtest/gtest.h>
 
+#include "base/pause_point.h"
 #include "codec/codec.h"
 #include "core_test_util.h"
 #include "store/container/container.h"
@@ -81,6 +82,25 @@ TEST_P(CodecTest, TruncatedAndGarbageInputIsRejected) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, CodecTest, ::testing::Values("raw", "zstd", "zlib", "chain"));
+
+// A large input is coded in pieces with a pause point between them (base/pause_point.h),
+// into one frame that decodes like any other; a small one makes no pause.
+TEST(Codec, ZstdPausesBetweenThePiecesOfALargeInputAndStaysOneFrame) {
+  const Codec& zstd = *codec_by_name("zstd");
+  int pauses = 0;
+  PauseScope scope([](void* n) { ++*static_cast<int*>(n); }, &pauses);
+  std::vector<uint8_t> in = smooth_bytes(3 << 20, 6), tail = random_bytes(654321, 7);
+  in.insert(in.end(), tail.begin(), tail.end());
+  std::vector<uint8_t> packed = pack(zstd, in);
+  EXPECT_EQ(pauses, 3) << "one pause between each two of the 4 pieces";
+  ASSERT_LT(packed.size(), in.size());
+  std::vector<uint8_t> back(in.size());
+  ASSERT_TRUE(zstd.decompress(packed.data(), packed.size(), back.data(), back.size()));
+  EXPECT_EQ(back, in);
+  pauses = 0;
+  pack(zstd, smooth_bytes(1 << 20, 8));
+  EXPECT_EQ(pauses, 0);
+}
 
 TEST(Codec, ZlibDetectsAFlippedByte) {
   const Codec& z = *codec_by_name("zlib");

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "base/monotonic.h"
+#include "base/pause_point.h"
 #include "core_test_util.h"
 #include "forwarder/util/worker_pool.h"
 #include "forwarder/util/yield_gate.h"
@@ -181,6 +182,69 @@ TEST(YieldGatePool, BulkTasksWaitUrgentOnesDoNot) {
   EXPECT_TRUE(bulk_done);
   EXPECT_FALSE(bulk_ran_while_writing) << "queued bulk work started while the application wrote";
   EXPECT_GT(held.load(), 50 * static_cast<uint64_t>(kMs));
+}
+
+// A bulk task that started before the application began to write stops at its next pause
+// point until the writes are over; an urgent task's pause points do not wait.
+TEST(YieldGatePool, ABulkTaskAlreadyRunningWaitsAtItsPausePoints) {
+  std::atomic<uint64_t> held{0};
+  YieldGate gate(2000, &held);
+  WorkerPool pool(1);
+  pool.set_gate(&gate);
+  std::atomic<bool> started{false}, stop{false}, writing{false};
+  std::atomic<int> steps{0}, steps_while_writing{0};
+  auto work = [&] {  // steps of about 1 ms with a pause point after each
+    started = true;
+    while (!stop) {
+      const int64_t end = monotonic_ns() + kMs;
+      while (monotonic_ns() < end) {
+      }
+      pause_point();
+      ++steps;
+      if (writing) ++steps_while_writing;
+    }
+  };
+  pool.submit(work);
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_GT(steps.load(), 5) << "the task runs while nobody writes";
+  // The application writes for 120 ms (a write every 5 ms).
+  gate.note_write(monotonic_ns());
+  writing = true;
+  const int64_t end = monotonic_ns() + 120 * kMs;
+  while (monotonic_ns() < end) {
+    gate.note_write(monotonic_ns());
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  writing = false;
+  // (one step may end between the first write and `writing`)
+  EXPECT_LE(steps_while_writing.load(), 1) << "the running task went on beside the writes";
+  const int before = steps.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_GT(steps.load(), before + 5) << "the task goes on once the writes are over";
+  stop = true;
+  pool.wait_idle();
+  EXPECT_GT(held.load(), 80 * static_cast<uint64_t>(kMs));
+
+  // The same steps as an urgent task: never held.
+  stop = false;
+  steps = steps_while_writing = 0;
+  gate.note_write(monotonic_ns());
+  writing = true;
+  {
+    WorkerPool::UrgentScope urgent;
+    TaskGroup g(pool);
+    g.run([&] {
+      for (int i = 0; i < 10; ++i) {
+        gate.note_write(monotonic_ns());
+        pause_point();
+        if (writing) ++steps_while_writing;
+      }
+    });
+    g.wait();
+  }
+  writing = false;
+  EXPECT_EQ(steps_while_writing.load(), 10);
 }
 
 }  // namespace

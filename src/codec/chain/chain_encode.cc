@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "base/pause_point.h"
 #include "codec/chain/chain_format.h"
 #include "codec/chain/entropy.h"
 #include "codec/chain/transforms.h"
@@ -106,6 +107,7 @@ class ChunkEncoder {
 
 bool ChunkEncoder::run_steps(std::string* err) {
   for (const StepSpec& s : plan_.steps) {
+    pause_point();  // each step is a pass over the whole chunk (base/pause_point.h)
     StepRecord rec;
     rec.spec = s;
     Applied a = apply(s, rec, err);

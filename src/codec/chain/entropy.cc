@@ -3,10 +3,13 @@
 
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <algorithm>
 #include <cstring>
 #include <memory>
+
+#include "base/pause_point.h"
 
 namespace ckptfwd::codec::chain {
 namespace {
@@ -22,6 +25,35 @@ ZSTD_CCtx* thread_cctx() {
   thread_local std::unique_ptr<ZSTD_CCtx, CCtxFree> c(ZSTD_createCCtx());
   return c.get();
 }
+// n bytes at `level` into out (room for ZSTD_compressBound(n)) as one frame, fed in pieces
+// of kPiece with a pause point between them (base/pause_point.h). The frame declares its
+// size like a one-shot frame and decodes the same way. Returns its length or a zstd error.
+size_t zstd_in_pieces(ZSTD_CCtx* c, uint8_t* out, size_t room, const uint8_t* in, size_t n,
+                      int level) {
+  constexpr size_t kPiece = 1u << 20;
+  if (n <= kPiece) return ZSTD_compressCCtx(c, out, room, in, n, level);
+  size_t r = ZSTD_CCtx_reset(c, ZSTD_reset_session_and_parameters);
+  if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
+  if (!ZSTD_isError(r)) r = ZSTD_CCtx_setPledgedSrcSize(c, n);
+  if (ZSTD_isError(r)) return r;
+  ZSTD_outBuffer o{out, room, 0};
+  ZSTD_inBuffer i{in, 0, 0};
+  while (i.size < n) {
+    if (i.size) pause_point();
+    i.size = std::min(n, i.size + kPiece);
+    const ZSTD_EndDirective end = i.size == n ? ZSTD_e_end : ZSTD_e_continue;
+    do {
+      const size_t was_in = i.pos, was_out = o.pos;
+      r = ZSTD_compressStream2(c, &o, &i, end);
+      if (ZSTD_isError(r)) return r;
+      // (room is the bound, so every call moves on: one that does not would loop forever)
+      if (i.pos == was_in && o.pos == was_out && r)
+        return static_cast<size_t>(-ZSTD_error_dstSize_tooSmall);
+    } while (i.pos < i.size || (end == ZSTD_e_end && r));
+  }
+  return o.pos;
+}
+
 ZSTD_DCtx* thread_dctx() {
   thread_local std::unique_ptr<ZSTD_DCtx, DCtxFree> c(ZSTD_createDCtx());
   return c.get();
@@ -43,7 +75,7 @@ bool entropy_encode(Entropy e, int level, const uint8_t* in, size_t n, std::vect
       size_t bound = ZSTD_compressBound(n);
       out.resize(start + bound);
       level = std::clamp(level, ZSTD_minCLevel(), ZSTD_maxCLevel());
-      size_t r = ZSTD_compressCCtx(c, out.data() + start, bound, in, n, level);
+      size_t r = zstd_in_pieces(c, out.data() + start, bound, in, n, level);
       out.resize(ZSTD_isError(r) ? start : start + r);
       return !ZSTD_isError(r);
     }

@@ -4,6 +4,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "base/pause_point.h"
 #include "forwarder/staging/staging.h"
 #include "store/container/content_hash.h"
 
@@ -17,10 +18,18 @@ uint64_t hash_ranges(const std::string& data_path, const Extents& ranges) {
 }
 
 uint64_t hash_mapped(const MappedFile& m, const Extents& ranges) {
-  if (ranges.size() == 1 && ranges[0].begin == 0) return content_hash(m.data(), ranges[0].end);
+  // In pieces with a pause point between them (base/pause_point.h): a whole file's hash is
+  // one task of the pool.
+  constexpr uint64_t kPiece = 4u << 20;
+  if (ranges.size() == 1 && ranges[0].begin == 0 && ranges[0].end <= kPiece)
+    return content_hash(m.data(), ranges[0].end);
   ContentHashStream h;
   if (!h.ok()) throw std::bad_alloc();
-  for (const Extent& x : ranges) h.update(m.data() + x.begin, x.end - x.begin);
+  for (const Extent& x : ranges)
+    for (uint64_t a = x.begin; a < x.end; a += kPiece) {
+      h.update(m.data() + a, std::min(kPiece, x.end - a));
+      pause_point();
+    }
   return h.digest();
 }
 

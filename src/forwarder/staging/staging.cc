@@ -12,6 +12,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/pause_point.h"
 #include "store/container/content_hash.h"
 
 namespace ckptfwd::fwd {
@@ -214,6 +215,7 @@ bool hash_staged_ranges(const std::string& path, const Extents& ranges, uint64_t
       }
       h.update(buf.data(), static_cast<size_t>(r));
       a += static_cast<uint64_t>(r);
+      pause_point();  // (base/pause_point.h: a bulk task waits here while the node writes)
     }
   ::close(fd);
   *hash = h.digest();

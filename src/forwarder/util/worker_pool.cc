@@ -1,12 +1,14 @@
 #include "forwarder/util/worker_pool.h"
 
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 
 #include "base/monotonic.h"
+#include "base/pause_point.h"
 
 namespace ckptfwd::fwd {
 
@@ -104,11 +106,27 @@ void WorkerPool::loop(bool urgent_only) {
     ++running_;
     lk.unlock();
     submit_urgent = urgent;  // what an urgent task submits is urgent too
-    task();
+    {
+      PauseScope pauses(!urgent && gate_ ? &WorkerPool::pause_bulk : nullptr, this);
+      task();
+    }
     submit_urgent = false;
     lk.lock();
     if (--running_ == 0 && urgent_.empty() && queue_.empty()) idle_cv_.notify_all();
   }
+}
+
+void WorkerPool::pause_bulk(void* self) {
+  YieldGate* gate = static_cast<WorkerPool*>(self)->gate_;
+  const int64_t t0 = monotonic_ns();
+  int64_t now = t0;
+  // Looks again at least every 5 ms, as a held thread in loop() does (an exit wait or a
+  // drain may end the hold early).
+  for (int64_t hold; (hold = gate->hold_ns(now)) > 0; now = monotonic_ns()) {
+    const timespec nap{0, static_cast<long>(std::min<int64_t>(hold, 5'000'000))};
+    nanosleep(&nap, nullptr);
+  }
+  if (now > t0) gate->add_held(now - t0);
 }
 
 TaskGroup::~TaskGroup() {

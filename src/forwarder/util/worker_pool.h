@@ -9,13 +9,14 @@
 // task queued without urgency starts only when the gate lets it (yield_gate.h: not while
 // the application writes); urgent ones start at once.
 //
-// The gate cannot stop a task that started before the application began to write: an
-// encode of a 4 MiB chunk takes ~10-30 ms, and with a worker per core the application
-// waited that long for a core (perf sched). With a bulk priority (set_bulk_nice) the tasks
-// queued without urgency run on threads at that nice value, so the scheduler gives the
-// application's threads the core at once; urgent tasks run on as many threads of their
-// own at the forwarder's priority (a thread may not lower its nice value again without
-// privileges, so the two kinds never share a thread).
+// A task that started before the application began to write stops at its next pause
+// point (base/pause_point.h: between a chunk's codec steps and zstd pieces, between pieces
+// of a file's hash) and waits there while the gate holds: a task without them would run
+// on beside the write on the other core, where its memory traffic still slows it. With
+// a bulk priority (set_bulk_nice) the tasks queued without urgency run on threads at that
+// nice value, so the scheduler gives the application's threads the core at once; urgent
+// tasks run on as many threads of their own at the forwarder's priority (a thread may not
+// lower its nice value again without privileges, so the two kinds never share a thread).
 //
 // TaskGroup waits for a set of tasks; OrderedResults hands the results of n jobs to one
 // consumer in job order while keeping at most `window` of them produced but not taken:
@@ -83,6 +84,9 @@ class WorkerPool {
  private:
   // urgent_only: a thread of the urgent lane (set_bulk_nice).
   void loop(bool urgent_only);
+  // The pause point handler of a task queued without urgency (self: the pool): waits
+  // while the gate holds.
+  static void pause_bulk(void* self);
 
   const AtExit at_exit_;
   std::mutex mu_;
