@@ -22,8 +22,10 @@
 # usage: tools/bench/bench_patterns.sh BUILD WORK OUT.json   (BENCH_QUICK=1: one round,
 # 16 MiB files, 2,000 small files only; BENCH_PATTERN_SIZE, BENCH_BUSY_FILES (4) and
 # BENCH_SMALL_PY set the sizes; BENCH_BUSY_ONLY=1: only the write and the compute step
-# beside a busy forwarder, with BENCH_BUSY_ROUNDS rounds, 7 by default (BENCH_COMPUTE_M:
-# the compute step's size); BENCH_SMALL_ONLY=1: only the small files and the calls of one)
+# beside a busy forwarder, the write with BENCH_BUSY_ROUNDS rounds (15 by default: some
+# rounds meet the disk's writeback or another process and take 2-4x, so 7 rounds moved the
+# median by 30 %), the compute step with BENCH_COMPUTE_ROUNDS (7; BENCH_COMPUTE_M: its
+# size); BENCH_SMALL_ONLY=1: only the small files and the calls of one)
 set -uo pipefail
 BUILD=$1 WORK=$2 OUT=$3
 BP=$BUILD/bin/bench_patterns BC=$BUILD/bin/bench_calls LIB=$BUILD/lib/libckptfwd.so CLI=$BUILD/bin/ckptfwd
@@ -146,7 +148,7 @@ await_busy() {
   done
   return 1
 }
-BUSY_ROUNDS=${BENCH_BUSY_ROUNDS:-$([[ $QUICK == 1 ]] && echo 1 || echo 7)}  # (noisy: more rounds)
+BUSY_ROUNDS=${BENCH_BUSY_ROUNDS:-$([[ $QUICK == 1 ]] && echo 1 || echo 15)}
 for ((r = 0; r < BUSY_ROUNDS; r++)); do
   for state in idle busy nogate; do
     drain_job "$RUN_JOB"
@@ -195,7 +197,8 @@ for where in same own; do
   [[ -n ${cpid[$where]:-} ]] || { echo "bench_patterns.sh: the compute forwarder ($where) is not found" >&2; exit 1; }
   compute_pids+=" ${cpid[$where]}"
 done
-for ((r = 0; r < BUSY_ROUNDS; r++)); do
+COMPUTE_ROUNDS=${BENCH_COMPUTE_ROUNDS:-$([[ $QUICK == 1 ]] && echo 1 || echo 7)}
+for ((r = 0; r < COMPUTE_ROUNDS; r++)); do
   for where in same own; do
     for state in idle busy; do
       drain_job bp-compute-same-$$
