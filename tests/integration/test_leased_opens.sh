@@ -49,3 +49,36 @@ PMI_RANK=0 PMI_SIZE=1 with_lib "$PY" "$T/w.py" "$CAP/rank" || fail "the run as a
 [[ $(leased) == "$before" ]] ||
   fail "CKPTFWD_LEASED_OPEN=0 or an MPI rank still took leases ($before, then $(leased))"
 ok "no leases with CKPTFWD_LEASED_OPEN=0, nor for an MPI rank"
+
+# A leased open tells the forwarder when it found no file at the path ("new": the forwarder
+# does not look again); a real file already there keeps its mode when a lease rewrites it,
+# and a new file gets the mode the umask leaves, as without the library.
+cat >"$T/modes.py" <<'PYEOF'
+import os, sys
+d = sys.argv[1]
+os.umask(0o027)
+for i in range(3):  # the first takes the usual OPEN; the lease comes with its CLOSE
+    with open(f"{d}/m{i}.bin", "wb") as f:
+        f.write(b"m" * 100)
+with open(f"{d}/pre.bin", "wb") as f:
+    f.write(b"rewritten on a lease")
+PYEOF
+mkdir -p "$CAP/modes" "$DIRECT/modes"
+for d in "$CAP/modes" "$DIRECT/modes"; do
+  echo "there before" >"$d/pre.bin" && chmod 604 "$d/pre.bin"
+done
+before=$(leased)
+"$PY" "$T/modes.py" "$DIRECT/modes" || fail "the direct run of modes.py failed"
+with_lib "$PY" "$T/modes.py" "$CAP/modes" || fail "modes.py under the library failed"
+[[ $(leased) -ge $((before + 3)) ]] || fail "modes.py's opens were not leased ($before, then $(leased))"
+drain
+for f in m0.bin m2.bin pre.bin; do
+  want=$(stat -c %a "$DIRECT/modes/$f")
+  got=$(env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" CKPTFWD_JOB_ID="$CKPTFWD_JOB_ID-modes" \
+    stat -c %a "$CAP/modes/$f")
+  [[ $got == "$want" ]] || fail "$f has mode $got through the library, $want without it"
+  env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" CKPTFWD_JOB_ID="$CKPTFWD_JOB_ID-modes" \
+    cat "$CAP/modes/$f" >"$T/readback"
+  assert_same_bytes "$DIRECT/modes/$f" "$T/readback" "modes/$f read back by a new job"
+done
+ok "a leased rewrite keeps the file's mode (604), a leased new file gets the umask's (640)"

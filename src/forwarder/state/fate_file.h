@@ -54,6 +54,8 @@ class FateBook {
   // At start, as the session's only forwarder: the claim files of forwarders before it
   // (killed: their claims, links of those files, stay and are stale by their pid).
   void remove_dead_claim_files();
+  // The pid in this forwarder's claim file name (a lease names it: wire/lease.h).
+  long pid() const { return pid_; }
 
  private:
   // Whether the fate file `file` holds this forwarder's staged claim of path, as far as

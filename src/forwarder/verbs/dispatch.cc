@@ -127,7 +127,8 @@ Reply Service::handle_request(ClientCtx& cl, const wire::Fields& f) {
     if (is_leased_open(f)) {
       unsigned long long vid = 0;
       if (!wire::parse_u64(f[4] + sizeof(wire::kLeasePrefix) - 1, vid)) return bad();
-      Reply r = open_leased(cl, p1, static_cast<int>(flags), mode, vid);
+      const bool seen_new = f.n >= 6 && !strcmp(f[5], wire::kLeaseSeenNew);
+      Reply r = open_leased(cl, p1, static_cast<int>(flags), mode, vid, seen_new);
       hand_over_lease(cl, r);
       return r;
     }

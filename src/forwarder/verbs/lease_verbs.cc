@@ -69,7 +69,7 @@ void Service::hand_over_lease(ClientCtx& cl, Reply& r) {
   wire::Lease l;
   l.vid = cl.lease_made.vid;
   l.budget = stage_budget();
-  l.pid = static_cast<long long>(getpid());
+  l.pid = c_.fates.pid();
   char field[96];
   if (!wire::format_lease(l, field, sizeof(field))) return;
   r.emplace_back(field);
@@ -99,7 +99,7 @@ void Service::forget_leased(uint64_t vid) {
 }
 
 Reply Service::open_leased(ClientCtx& cl, const std::string& path, int flags, unsigned mode,
-                           uint64_t vid) {
+                           uint64_t vid, bool seen_new) {
   const bool fits = vid != 0 && vid == cl.lease.vid && (flags & O_ACCMODE) != O_RDONLY &&
                     (flags & O_TRUNC) && (flags & O_CREAT) && !(flags & O_EXCL);
   // The lease's .meta descriptor goes to the version (or is closed): taken here.
@@ -159,6 +159,7 @@ Reply Service::open_leased(ClientCtx& cl, const std::string& path, int flags, un
   if (s.open_for_write(path, &preparing) || preparing) return refuse(reply_err(EBUSY));
   WriteSource src;
   src.store = store_for(c_.cfg, path);
+  src.seen_new = seen_new;
   if (std::optional<Reply> r = find_write_source(path, src)) return refuse(*r);
   if (std::optional<Reply> r = refuse_write_open(path, flags, false, src)) return refuse(*r);
   Version& v = add_write_version(cl, path, mode, false, false, src, vid);

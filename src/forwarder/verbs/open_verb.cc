@@ -207,7 +207,7 @@ std::optional<Reply> Service::find_write_source(const std::string& path, WriteSo
     src.kind = WriteSource::Kind::kCatalog;
     src.cat = *e;
     src.mode = e->mode;
-  } else {
+  } else if (!src.seen_new) {
     struct stat st;
     if (::stat(path.c_str(), &st) == 0) {
       if (S_ISDIR(st.st_mode)) return reply_err(EISDIR);
@@ -231,7 +231,7 @@ std::optional<Reply> Service::refuse_write_open(const std::string& path, int fla
   // A shared open of a path unknown here: a rank on another node created it.
   if (!exists && !(flags & O_CREAT) && !shared) return reply_err(ENOENT);
   if (exists && (flags & O_CREAT) && (flags & O_EXCL)) return reply_err(EEXIST);
-  if (!exists) {
+  if (!exists && !src.seen_new) {
     // Same answer a direct open would give for a missing parent directory.
     struct stat ds;
     if (::stat(dirname_of(path).c_str(), &ds) != 0) return reply_err(ENOENT);

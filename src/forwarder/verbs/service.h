@@ -77,7 +77,9 @@ class Service : public LoopChores, public group::PeerHandler {
   Reply open(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared = false);
   // OPEN path flags mode lease=<vid> (wire/lease.h): the version of path in the staged
   // file of cl's lease vid, its fate claimed by the client already.
-  Reply open_leased(ClientCtx& cl, const std::string& path, int flags, unsigned mode, uint64_t vid);
+  // seen_new: the client found no file at path, in a directory that exists (wire/lease.h).
+  Reply open_leased(ClientCtx& cl, const std::string& path, int flags, unsigned mode, uint64_t vid,
+                    bool seen_new);
   // ext: the client's extents file for a shared version ("" if none). hints: the
   // client's dtype hints file (the base name after "hints=", "" if none). blocked_ns: the
   // time the client's calls on the version took ("blocked=", ckpt_cost.h); the time the
@@ -239,7 +241,10 @@ class Service : public LoopChores, public group::PeerHandler {
   // version of the path, the store's live version, the real file, or nothing (a new file).
   struct WriteSource {
     enum class Kind { kNone, kStaged, kCatalog, kReal } kind = Kind::kNone;
-    std::string store;     // store_for the path, set by the caller
+    std::string store;  // store_for the path, set by the caller
+    // Set by the caller: a leased open's client found no file at the path and a directory
+    // where its directory is (wire/lease.h), so neither is looked at again.
+    bool seen_new = false;
     std::string path;      // the file to copy (kStaged: its staged file; kReal: the path)
     CatalogEntry cat;      // kCatalog
     uint32_t mode = 0;     // the source's

@@ -22,11 +22,16 @@ namespace ckptfwd::interpose {
 namespace {
 
 // What the forwarder's OPEN would find out first: norm is a regular file, or is missing
-// from a directory that exists (anything else takes the usual OPEN and its answer).
-bool fits_lease(const char* norm) {
+// from a directory that exists (*missing; anything else takes the usual OPEN and its
+// answer). Resolving the path found it missing already when t_real_path_absent is norm
+// (lstat: ENOENT, so stat too): not looked at again.
+bool fits_lease(const char* norm, bool* missing) {
   struct stat st {};
-  if (real::stat()(norm, &st) == 0) return S_ISREG(st.st_mode);
-  if (errno != ENOENT) return false;
+  *missing = false;
+  if (t_real_path_absent != norm) {
+    if (real::stat()(norm, &st) == 0) return S_ISREG(st.st_mode);
+    if (errno != ENOENT) return false;
+  }
   const char* slash = strrchr(norm, '/');
   if (!slash) return false;
   char dir[PATH_MAX];
@@ -34,7 +39,8 @@ bool fits_lease(const char* norm) {
   if (len >= sizeof(dir)) return false;
   memcpy(dir, norm, len);
   dir[len] = '\0';
-  return real::stat()(dir, &st) == 0 && S_ISDIR(st.st_mode);
+  *missing = real::stat()(dir, &st) == 0 && S_ISDIR(st.st_mode);
+  return *missing;
 }
 
 }  // namespace
@@ -46,7 +52,8 @@ bool open_on_lease(const char* norm, int flags, mode_t mode, OpenReply& r) {
       (flags & O_ACCMODE) == O_RDONLY || t_open_context.shared_across_nodes)
     return false;
   int saved = errno;
-  bool fits = fits_lease(norm);
+  bool missing = false;
+  bool fits = fits_lease(norm, &missing);
   errno = saved;
   wire::Lease lease;
   unsigned conn = 0;
@@ -75,8 +82,8 @@ bool open_on_lease(const char* norm, int flags, mode_t mode, OpenReply& r) {
   char fl[24], md[24];
   wire::fmt_i64(fl, flags);
   wire::fmt_octal(md, effective_mode(flags, mode));
-  const char* req[] = {wire::kOpen, norm, fl, md, use};
-  if (!call_leased(req, 5, conn)) {
+  const char* req[] = {wire::kOpen, norm, fl, md, use, wire::kLeaseSeenNew};
+  if (!call_leased(req, missing ? 6 : 5, conn)) {
     errno = saved;
     return false;
   }
