@@ -4,9 +4,10 @@
 # scheduling a new session would be a scheduling group the kernel weighs as much as the
 # application's, whatever the nice value of the forwarder's bulk threads; in the caller's
 # session those threads yield to the application. Shown for `ckptfwd-forwarder --daemon`
-# from a job script and for the forwarder an MPI rank's library starts (mpiexec gives
-# every rank a session of its own); a kill of the starter's process group and a SIGHUP
-# leave it serving, and every byte is restored.
+# from a job script. The forwarder an MPI rank's library starts takes a session of its own
+# instead: mpiexec gives every rank a session of its own, and in one rank's it shared that
+# rank's scheduling group. A kill of the starter's process group and a SIGHUP leave it
+# serving, and every byte is restored.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 ckf_std_dirs
@@ -53,7 +54,8 @@ ok "ckptfwd-forwarder --daemon: in the job script's session ($script_pid) and au
 kill -TERM "$fwd"
 wait_for '[[ -z "$(session_forwarders)" ]]' 5 || fail "the daemon did not stop on SIGTERM"
 
-# 2. Started by an MPI rank's library (early start): in the session of one of the ranks.
+# 2. Started by an MPI rank's library (early start): in a session of its own, none of the
+# ranks' (each rank has its own) nor this script's.
 command -v mpiexec.mpich >/dev/null || skip "mpiexec.mpich not found"
 export CKPTFWD_JOB_ID=$CKPTFWD_JOB_ID-mpi
 CAP=$T/ckpt2 DIRECT=$T/direct2 OUT=$T/restored2
@@ -66,8 +68,11 @@ for r in 0 1 2; do seq 1 $((200000 + r)) >"$DIRECT/rank$r.txt"; done
 fwd=$(one_forwarder)
 fwd_sid=$(stat_field "$fwd" 6)
 sids=$(cat "$T"/ranks/*)
-grep -qx "$fwd_sid" <<<"$sids" || fail "the forwarder's session $fwd_sid is none of the ranks' ($(echo $sids))"
+! grep -qx "$fwd_sid" <<<"$sids" || fail "the forwarder is in a rank's session ($fwd_sid of $(echo $sids))"
+[[ $fwd_sid != "$(stat_field $$ 6)" ]] || fail "the forwarder is in the test script's session ($fwd_sid)"
+ag=$(autogroup_of "$fwd")
+[[ $ag == none || $ag != "$(autogroup_of $$)" ]] || fail "the forwarder shares the test script's scheduling group"
 drain
 restore_store "$STORE" "$OUT"
 assert_restored_tree "$DIRECT" "$CAP" "$OUT"
-ok "started by a rank's library: in that rank's session ($fwd_sid of $(echo $sids)); restored exactly"
+ok "started by a rank's library: in a session of its own ($fwd_sid; the ranks': $(echo $sids)); restored exactly"
