@@ -107,8 +107,8 @@ int daemonize(const std::string& log_file, const std::string& socket_path, int e
   // the application's core. Started by an MPI rank (its rank variables are in our
   // environment), a session of its own instead: launchers give every rank a session of
   // its own (MPICH's Hydra does), so the caller's session is one rank's, and sharing that
-  // rank's scheduling group starved both while the other ranks computed (the demo's
-  // checkpoint writes took 1.27x as long, README "The application's writes go first").
+  // rank's scheduling group slowed both while the other ranks computed (README, "The
+  // application's writes go first").
   // SIGHUP ignored: a hang-up of the session's terminal is not ours to act on.
   if (launched_as_mpi_rank())
     setsid();

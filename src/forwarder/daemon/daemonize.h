@@ -16,8 +16,8 @@ namespace ckptfwd::fwd {
 // A message it cannot read (empty, or bytes someone else wrote into the pipe) is not
 // taken as a failure while a forwarder answers HELLO on socket_path: exit 0 then.
 // In the daemon (fork, a process group of its own in the caller's session, or a session
-// of its own when the caller is an MPI rank; fork; SIGHUP ignored): returns the write end of the readiness pipe
-// (close-on-exec, whatever number it has); stdin is /dev/null, stdout/stderr go to
+// of its own when the caller is an MPI rank; fork; SIGHUP ignored): returns the write end of the
+// readiness pipe (close-on-exec, whatever number it has); stdin is /dev/null, stdout/stderr go to
 // log_file when it is a file path, else to /dev/null.
 // With an election_fd (an early start by a rank's library, CKPTFWD_ELECTION_FD): the
 // calling process exits at once (that rank reaps it without waiting for the forwarder),
