@@ -5,6 +5,7 @@
 
 #include "base/dtype.h"
 #include "schema/hdf5_client.h"
+#include "schema/lammps_restart.h"
 #include "schema/netcdf_classic.h"
 #include "schema/rename.h"
 #include "schema/schema_lang.h"
@@ -60,6 +61,10 @@ VariableMap Inferrer::infer(const std::string& path, const std::string& file, co
   if (!found && is_netcdf_classic(data, size)) {
     found = infer_netcdf_classic(data, size, m, &why);
     if (!found) tried("netCDF classic", why);
+  }
+  if (!found && is_lammps_restart(data, size)) {
+    found = infer_lammps_restart(data, size, m, &why);
+    if (!found) tried("LAMMPS restart", why);
   }
   if (!found && !hints.empty()) {
     m = variables_from_hints(hints, size);

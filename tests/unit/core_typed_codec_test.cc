@@ -131,6 +131,18 @@ std::vector<Chain> every_chain() {
           if (tail == 2) s.push_back({Step::kByteDelta});
           out.push_back(chain_of(s));
         }
+  // Records stored field by field, before a predictor, a representation or alone.
+  for (bool swap : {false, true})
+    for (const auto& p : preds) {
+      std::vector<StepSpec> s;
+      if (swap) s.push_back({Step::kSwap});
+      s.push_back({Step::kColumns});
+      s.insert(s.end(), p.begin(), p.end());
+      s.push_back({Step::kShuffle});
+      out.push_back(chain_of(s));
+    }
+  out.push_back(chain_of({{Step::kColumns}, {Step::kFixed, 2}, {Step::kDelta, 1}}));
+  out.push_back(chain_of({{Step::kColumns}}, Entropy::kNone, 0));
   out.push_back(chain_of({{Step::kShuffle}}, Entropy::kZlib, 6));
   out.push_back(chain_of({{Step::kLorenzo, 1}}, Entropy::kNone, 0));
   out.push_back(chain_of({{Step::kSwap}}, Entropy::kFpzip, 0));
@@ -369,6 +381,49 @@ TEST(TypedCodec, SelectorPicksFixedPointOrDictionaryOnDecimalData) {
       << d.name;
 }
 
+// Particle records as a molecular dynamics code stores them: per atom its record length,
+// x y z (a drift), id, type and image flags as integers in float64 slots, and velocities.
+std::vector<uint8_t> particle_records(size_t atoms, size_t fields) {
+  std::mt19937_64 g(11);
+  std::normal_distribution<double> noise(0, 1);
+  std::vector<double> v;
+  for (size_t i = 0; i < atoms; ++i) {
+    const double at = static_cast<double>(i);
+    v.push_back(static_cast<double>(fields));
+    for (int d = 0; d < 3; ++d) v.push_back(0.01 * at + 0.3 * d + 0.05 * noise(g));
+    for (uint64_t bits : {uint64_t{i + 1}, uint64_t{1 + i % 2}, uint64_t{537395712}}) {
+      double slot;
+      memcpy(&slot, &bits, 8);
+      v.push_back(slot);
+    }
+    while (v.size() % fields) v.push_back(noise(g));
+  }
+  return as_dtype(v, "F64LE");
+}
+
+// Columns gives each field of a record array its own run: on particle records it beats the
+// chains that see the fields interleaved, and the selector takes it.
+TEST(TypedCodec, ColumnsWinOnRecordsOfFields) {
+  const size_t fields = 11;
+  const Layout l{"F64LE", {20000, fields}};
+  std::vector<uint8_t> recs = particle_records(20000, fields);
+  const double interleaved =
+      std::max(ratio(chain_of({{Step::kPrevRow, 1}, {Step::kShuffle}}), l, recs),
+               ratio(chain_of({{Step::kDelta, 1}, {Step::kShuffle}}), l, recs));
+  const double by_field =
+      ratio(chain_of({{Step::kColumns}, {Step::kDelta, 1}, {Step::kShuffle}}), l, recs);
+  EXPECT_GT(by_field, 1.1 * interleaved);
+  SelectOptions opt;
+  opt.min_mbps = 0;
+  Chain c = select_chain(l, recs.data(), recs.size(), opt);
+  EXPECT_NE(c.name.find("columns"), std::string::npos) << c.name;
+  // Rows too long to be records (grid lines) get no columns candidate.
+  const Layout grid{"F64LE", {64, 256}};
+  std::vector<uint8_t> field = as_dtype(smooth(64 * 256, 256), "F64LE");
+  EXPECT_EQ(select_chain(grid, field.data(), field.size(), opt).name.find("columns"),
+            std::string::npos);
+}
+
 // A clock for the selector's trials: each trial reads it twice (start, end); every third
 // trial, from the phase'th on, takes a second (a core taken by another process), the others
 // a microsecond.
@@ -565,6 +620,10 @@ TEST(TypedCodec, FuzzSeedsDecodeToTheirData) {
        {"F32BE", {20}},
        &dec},
       {"xor_none", chain_of({{Step::kXor}}, Entropy::kNone, 0), {"F64LE", {}}, &specials},
+      {"columns_delta",
+       chain_of({{Step::kColumns}, {Step::kDelta, 1}, {Step::kShuffle}}),
+       {"F64LE", {5}},
+       &specials},
       {"quant", lossy, {"F64LE", {}}, &specials},
       {"bytes_zstd3", bytes_chain(3), {"bytes", {}}, &dec},
   };

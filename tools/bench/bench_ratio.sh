@@ -16,6 +16,11 @@
 #   particles
 #       float64 positions (random walk) and velocities (noise) in raw files, described by
 #       tools/bench/bench_particles.schema: the hard case
+#   lammps-lj
+#       LAMMPS's own binary restart files (Debian's lmp, 16 ranks with mpiexec.openmpi
+#       oversubscribed, tools/bench/bench_lammps.in): per-atom records of 11 float64 slots
+#       found by the LAMMPS inference, no schema. Left out, with a line saying so, where
+#       lmp is not installed
 # On each set:
 #   ckptfwd     bench_ratio_driver: fwd::write_container for every scheme and group size,
 #               one writer thread, every file read back and compared byte for byte
@@ -30,7 +35,8 @@
 # Environment: BENCH_RATIO_SETS (a subset of the sets above), BENCH_RATIO_SCHEMES
 # (comma-separated), BENCH_RATIO_GROUPS (comma-separated), BENCH_RATIO_SLOW=0 (skip the
 # slow anchors zstd -19 and xz -6), BENCH_RATIO_DEMO_SIZE ("48 48 48": cells per rank),
-# BENCH_RATIO_PARTICLES (32768 per rank).
+# BENCH_RATIO_PARTICLES (32768 per rank), BENCH_RATIO_LAMMPS ("40 40 20 200": fcc cells
+# along x y z, 4 atoms each, and time steps).
 set -euo pipefail
 
 BUILD=${1:-build}
@@ -44,7 +50,7 @@ ANCHORS=$BUILD/bin/bench_anchors
 DATA=$BUILD/bench-ratio-data
 WORK=$BUILD/bench-ratio-tmp
 RECORDS=$WORK/records.jsonl
-read -r -a SETS <<<"${BENCH_RATIO_SETS:-ncarg-seg-nc ncarg-str-nc ncarg-seg-h5 ncarg-str-h5 demo-stencil3d particles}"
+read -r -a SETS <<<"${BENCH_RATIO_SETS:-ncarg-seg-nc ncarg-str-nc ncarg-seg-h5 ncarg-str-h5 demo-stencil3d particles lammps-lj}"
 SCHEMES=${BENCH_RATIO_SCHEMES:-agnostic,agnostic-block,aware,aware-block,auto}
 GROUPS_=${BENCH_RATIO_GROUPS:-1,2,4,8,16}
 SLOW=${BENCH_RATIO_SLOW:-1}
@@ -72,6 +78,8 @@ recipe() {
     ncarg-*) cat "$HERE/bench_ratio_data.py" ;;
     demo-stencil3d) echo "${BENCH_RATIO_DEMO_SIZE:-48 48 48}"; cat "$EXAMPLES/stencil3d.cc" ;;
     particles) echo "${BENCH_RATIO_PARTICLES:-32768}"; cat "$HERE/bench_ratio_data.py" ;;
+    lammps-lj) echo "${BENCH_RATIO_LAMMPS:-40 40 20 200}"; cat "$HERE/bench_lammps.in"
+      dpkg-query -W -f='${Version}' lammps 2>/dev/null ;;
   esac | md5sum | cut -d' ' -f1
 }
 make_set() {
@@ -91,6 +99,15 @@ make_set() {
         --ckpt-every 10 --ckpt-dir "$dir" --quiet >/dev/null ;;
     particles)
       "$PY" "$HERE/bench_ratio_data.py" particles "$dir" "${BENCH_RATIO_PARTICLES:-32768}" ;;
+    lammps-lj)
+      local cx cy cz steps
+      read -r cx cy cz steps <<<"${BENCH_RATIO_LAMMPS:-40 40 20 200}"
+      # Debian's lmp is built with Open MPI. The header file (lj.base.restart, under 1 KiB)
+      # is left out: the set is the 16 ranks' files.
+      mpiexec.openmpi --allow-run-as-root --oversubscribe -n "$RANKS" lmp -in "$HERE/bench_lammps.in" \
+        -var cx "$cx" -var cy "$cy" -var cz "$cz" -var steps "$steps" -var dir "$dir" \
+        -log none -screen none >/dev/null
+      rm -f "$dir/lj.base.restart" ;;
     *) echo "bench_ratio.sh: unknown data set '$set'" >&2; return 2 ;;
   esac
   recipe "$set" >"$dir/.recipe"
@@ -105,6 +122,17 @@ set_schema() {
   esac
 }
 
+if ! command -v lmp >/dev/null || ! command -v mpiexec.openmpi >/dev/null; then
+  kept=()
+  for s in "${SETS[@]}"; do
+    if [ "$s" = lammps-lj ]; then
+      echo "bench_ratio.sh: lmp or mpiexec.openmpi not found (make deps): no lammps-lj set" >&2
+    else
+      kept+=("$s")
+    fi
+  done
+  SETS=("${kept[@]}")
+fi
 for s in "${SETS[@]}"; do
   if [ "$(cat "$DATA/$s/.recipe" 2>/dev/null)" != "$(recipe "$s")" ]; then
     printf 'preparing %s ... ' "$s"

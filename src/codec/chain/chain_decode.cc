@@ -43,6 +43,9 @@ bool plan_widths(const ChunkHeader& h, uint64_t m, std::vector<uint32_t>& width_
       case Step::kByteDelta:
         if (r.spec.param) return false;
         break;
+      case Step::kColumns:
+        if (r.spec.param || w != h.dtype.elem) return false;
+        break;
       default:
         if (!is_predictor(r.spec.kind) || !is_int_width(w) || r.spec.param > 1) return false;
         if (r.spec.kind == Step::kXor && r.spec.param) return false;
@@ -70,6 +73,9 @@ bool invert(const StepRecord& r, const uint8_t* in, const uint8_t* side, uint8_t
       return true;
     case Step::kByteDelta:
       byte_undelta(in, out, m * w);
+      return true;
+    case Step::kColumns:
+      from_columns(in, out, m, w, row);
       return true;
     default:
       unpredict(r.spec.kind, r.spec.param == 1, in, out, m, w, row);

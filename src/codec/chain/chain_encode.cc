@@ -114,7 +114,8 @@ bool ChunkEncoder::run_steps(std::string* err) {
     if (a == Applied::kError) return false;
     if (a == Applied::kSkipped) continue;
     if (rec.width) w_ = rec.width;
-    values_intact_ = values_intact_ && s.kind == Step::kSwap;
+    // A permutation of whole values keeps them for fixed-point and quantization after it.
+    values_intact_ = values_intact_ && (s.kind == Step::kSwap || s.kind == Step::kColumns);
     h_.steps.push_back(rec);
     src_ = dst_->data();
     dst_ = dst_ == &buf_a_ ? &buf_b_ : &buf_a_;
@@ -149,6 +150,11 @@ ChunkEncoder::Applied ChunkEncoder::apply(const StepSpec& s, StepRecord& rec, st
       return Applied::kYes;
     case Step::kByteDelta:
       byte_delta(src_, dst, m_ * w_);
+      return Applied::kYes;
+    case Step::kColumns:
+      // Whole records only: the chunk holds rows of row_ elements of the dtype.
+      if (w_ != elem_ || row_ < 2 || m_ / row_ < 2) return Applied::kSkipped;
+      to_columns(src_, dst, m_, w_, row_);
       return Applied::kYes;
     default:
       if (!is_predictor(s.kind) || !is_int_width(w_)) return Applied::kSkipped;

@@ -51,7 +51,7 @@ struct Reader {
   }
 };
 
-bool known_step(uint8_t k) { return k >= 1 && k <= 10; }
+bool known_step(uint8_t k) { return k >= 1 && k <= 11; }
 bool has_record(Step s) { return s == Step::kFixed || s == Step::kDict || s == Step::kQuant; }
 
 }  // namespace
@@ -134,6 +134,9 @@ std::string plan_name(const Plan& plan) {
         break;
       case Step::kByteDelta:
         s += "bytedelta";
+        break;
+      case Step::kColumns:
+        s += "columns";
         break;
     }
     s += "+";

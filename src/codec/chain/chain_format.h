@@ -44,16 +44,17 @@ struct Dtype {
 Dtype parse_dtype(const std::string& name);
 
 enum class Step : uint8_t {
-  kSwap = 1,       // byte order to native (little-endian hosts only)
-  kFixed = 2,      // param e: floats as integers rint(v*10^e), exceptions verbatim
-  kDict = 3,       // distinct values as indices into a sorted table
-  kQuant = 4,      // lossy; param 0: step 2*abs, 1: log2 steps for a relative bound
-  kDelta = 5,      // previous value (param 1: zigzag the residual)
-  kXor = 6,        // previous value, XOR
-  kPrevRow = 7,    // value one row back (param 1: zigzag)
-  kLorenzo = 8,    // 2-D Lorenzo a + b - c (param 1: zigzag)
-  kShuffle = 9,    // bytes grouped by their position in the element
-  kByteDelta = 10  // each byte minus the previous byte
+  kSwap = 1,        // byte order to native (little-endian hosts only)
+  kFixed = 2,       // param e: floats as integers rint(v*10^e), exceptions verbatim
+  kDict = 3,        // distinct values as indices into a sorted table
+  kQuant = 4,       // lossy; param 0: step 2*abs, 1: log2 steps for a relative bound
+  kDelta = 5,       // previous value (param 1: zigzag the residual)
+  kXor = 6,         // previous value, XOR
+  kPrevRow = 7,     // value one row back (param 1: zigzag)
+  kLorenzo = 8,     // 2-D Lorenzo a + b - c (param 1: zigzag)
+  kShuffle = 9,     // bytes grouped by their position in the element
+  kByteDelta = 10,  // each byte minus the previous byte
+  kColumns = 11     // records (rows of the innermost dimension) stored field by field
 };
 enum class Entropy : uint8_t { kNone = 0, kZstd = 1, kZlib = 2, kFpzip = 3 };
 

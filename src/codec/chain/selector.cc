@@ -33,6 +33,10 @@ constexpr double kFixedMissLimit = 0.01;
 // bench-ratio, the driver beside two busy loops), and a finalist near the floor then
 // dropped out in 1 run of 24, taking the ratio of the whole data set from 3.15 to 2.85.
 constexpr int kSpeedRetimes = 2;
+// Rows of at most this many elements may be records of fields (a particle's x y z id
+// type vx vy vz): kColumns candidates. Longer rows are grid lines, whose neighbours
+// along the row the 1-D and 2-D predictors already use.
+constexpr uint64_t kMaxRecordRow = 64;
 
 // Up to blocks blocks of whole rows (or elements) of about block_bytes, evenly spread over
 // the sample.
@@ -88,8 +92,10 @@ Plan make(std::vector<StepSpec> steps, Entropy e, int level) {
   return p;
 }
 
+// records: rows short enough to be records of fields (kMaxRecordRow), coded field by
+// field as candidates (kColumns).
 std::vector<Plan> candidates(const Dtype& d, const std::vector<uint8_t>& values, bool two_d,
-                             const SelectOptions& opt) {
+                             bool records, const SelectOptions& opt) {
   std::vector<Plan> out;
   out.push_back(make({}, Entropy::kZstd, 3));
   const bool is_float = d.kind == DtypeKind::kFloat;
@@ -122,10 +128,13 @@ std::vector<Plan> candidates(const Dtype& d, const std::vector<uint8_t>& values,
   const uint64_t m = values.size() / d.elem;
   if (is_int) {
     int_predictors({});
+    if (records) with({{Step::kColumns}}, {{Step::kDelta, 1}});
   } else {
     with({}, {{Step::kDelta, 1}});
     with({}, {{Step::kXor}});
     if (two_d) with({}, {{Step::kLorenzo, 1}});
+    if (records) with({{Step::kColumns}}, {{Step::kDelta, 1}});
+    if (records) with({{Step::kColumns}}, {{Step::kXor}});
     int e = fixed_exponent(values, d.elem);
     if (e >= 0) int_predictors({{Step::kFixed, static_cast<uint8_t>(e)}});
     if (opt.min_mbps < 150 && fpzip_trusted()) out.push_back(make(head, Entropy::kFpzip, 0));
@@ -198,7 +207,8 @@ Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
   std::vector<uint8_t> trial = trial_bytes(sample, n, d.elem, row, kTrialBlocks, kTrialBlockBytes);
   if (trial.size() < 64) return bytes_chain(3);
   const bool two_d = row > 1 && trial.size() / d.elem > 2 * row;
-  std::vector<Plan> plans = candidates(d, native(trial, d), two_d, opt);
+  const bool records = two_d && row <= kMaxRecordRow;
+  std::vector<Plan> plans = candidates(d, native(trial, d), two_d, records, opt);
   // Screening: every candidate on one block of the trial (at least kScreenRows rows, so the
   // 2-D predictors see rows above); only the kFinalists best, and plain zstd -3 when it is
   // within kScreenZstd3 of the best, go on to the whole trial. On the NCAR fields of

@@ -25,6 +25,12 @@ void shuffle_range(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint
 void unshuffle_range(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint64_t i0,
                      uint64_t n);
 
+// Columns: the first rows * row elements (rows = m / row) as `row` columns of rows
+// elements each (element c of record i goes to out[c * rows + i]); the m % row elements
+// after them stay in place. A copy when row < 2 or there are fewer than two rows.
+void to_columns(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint64_t row);
+void from_columns(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint64_t row);
+
 // Byte delta over the whole buffer of n bytes.
 void byte_delta(const uint8_t* in, uint8_t* out, uint64_t n);
 void byte_undelta(const uint8_t* in, uint8_t* out, uint64_t n);
