@@ -10,7 +10,7 @@ DEB_PKGS := mpich libmpich-dev libunwind-dev zlib1g-dev libfpzip-dev libxxhash-d
             libhdf5-mpich-dev hdf5-tools netcdf-bin python3-h5py python3-numpy zstd \
             libopenmpi-dev openmpi-bin libhdf5-doc libncarg-data libblosc-dev libzfp-dev \
             python3-netcdf4 slurm-wlm munge nlohmann-json3-dev glusterfs-server glusterfs-client \
-            lammps
+            lammps openfoam
 STAMP  := $(BUILD)/.deps-ok
 
 .PHONY: all deps build test demo bench bench-ratio bench-scale asan tsan fuzz install clean format
@@ -95,9 +95,9 @@ tsan: $(STAMP)
 	  echo "make tsan: sanitizer reports in $(TSAN_DIR) (see above)"; exit 1; \
 	fi; exit $$rc
 
-# Fuzz the parsers of untrusted bytes (containers, codec chunks, manifest, netCDF classic headers,
-# LAMMPS restart files, schemas and the files they split, the HDF5 inference path with its
-# helper process) for FUZZ_SECONDS each.
+# Fuzz the parsers of untrusted bytes (containers, codec chunks, manifest, netCDF classic
+# headers, LAMMPS restart files, OpenFOAM binary fields, schemas and the files they split,
+# the HDF5 inference path with its helper process) for FUZZ_SECONDS each.
 # Each run's output goes to build-fuzz/fuzz_<target>.log (its end is shown) and a crashing
 # input to build-fuzz/crash-*; the fuzzer's own exit status is make's (sh has no pipefail,
 # so it is not piped into tail).
@@ -105,8 +105,8 @@ FUZZ_SECONDS ?= 60
 fuzz: $(STAMP)
 	@command -v clang++ >/dev/null || { echo "make fuzz needs clang: apt-get install clang libclang-rt-14-dev"; exit 2; }
 	CXX=clang++ CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCKPTFWD_FUZZ=ON
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_container fuzz_codec fuzz_manifest fuzz_netcdf fuzz_lammps fuzz_schema fuzz_hdf5 fuzz_group ckptfwd-h5infer
-	@for t in container codec manifest netcdf lammps schema hdf5 group; do \
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_container fuzz_codec fuzz_manifest fuzz_netcdf fuzz_lammps fuzz_openfoam fuzz_schema fuzz_hdf5 fuzz_group ckptfwd-h5infer
+	@for t in container codec manifest netcdf lammps openfoam schema hdf5 group; do \
 	  mkdir -p build-fuzz/corpus/$$t; \
 	  echo "fuzz_$$t: $(FUZZ_SECONDS) s, log build-fuzz/fuzz_$$t.log"; \
 	  build-fuzz/bin/fuzz_$$t build-fuzz/corpus/$$t tests/fuzz/seeds/$$t \

@@ -7,6 +7,7 @@
 #include "schema/hdf5_client.h"
 #include "schema/lammps_restart.h"
 #include "schema/netcdf_classic.h"
+#include "schema/openfoam_field.h"
 #include "schema/rename.h"
 #include "schema/schema_lang.h"
 
@@ -61,6 +62,10 @@ VariableMap Inferrer::infer(const std::string& path, const std::string& file, co
   if (!found && is_netcdf_classic(data, size)) {
     found = infer_netcdf_classic(data, size, m, &why);
     if (!found) tried("netCDF classic", why);
+  }
+  if (!found && is_openfoam_binary(data, size)) {
+    found = infer_openfoam_field(data, size, m, &why);
+    if (!found) tried("OpenFOAM field", why);
   }
   if (!found && is_lammps_restart(data, size)) {
     found = infer_lammps_restart(data, size, m, &why);

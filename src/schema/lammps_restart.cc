@@ -114,9 +114,11 @@ bool infer_lammps_restart(const uint8_t* data, uint64_t size, VariableMap& out, 
     found = blocks_from(data, at, end, budget, blocks);
     if (budget.spent()) break;
   }
-  if (!found && !budget.spent() && size >= 2 * kClosingBytes &&
-      memcmp(data, kClosing, kClosingBytes) == 0) {
-    // The header file of a multi-file restart: nothing to map, and nothing wrong.
+  if (!found && !budget.spent() && size >= 2 * kClosingBytes + 4 &&
+      memcmp(data, kClosing, kClosingBytes) == 0 && i32_at(data + end - 4) == -1) {
+    // The header file of a multi-file restart (its sections end with the flag -1 right
+    // before the closing string, where a single file has its last block): nothing to
+    // map, and nothing wrong.
     VariableMap m;
     m.source = "lammps";
     m.detail = "LAMMPS restart header, no per-atom data";

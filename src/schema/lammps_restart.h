@@ -22,9 +22,10 @@
 // [atoms][L], one extent per block, so the codec chains see records of L fields (kColumns
 // stores them field by field). Otherwise, "lammps/atoms" F64LE [values], one extent per
 // block. Flags, counts, headers and the closing string are residual. A file that opens
-// with the string too and has no blocks (the ".base" header file of a multi-file restart)
-// gets a map without variables: stored as bytes, and no failure to report. Native (little-endian)
-// files only; anything else (big-endian, the MPI-IO layout, a truncated or hostile file)
+// with the string too, has no blocks and whose sections end with the flag -1 right before
+// the closing string (the ".base" header file of a multi-file restart) gets a map without
+// variables: stored as bytes, and no failure to report. Native (little-endian) files
+// only; anything else (big-endian, the MPI-IO layout, a truncated or hostile file)
 // gets no map and is stored agnostic, which is always correct.
 #pragma once
 #include <cstdint>
