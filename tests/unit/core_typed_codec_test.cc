@@ -424,6 +424,38 @@ TEST(TypedCodec, ColumnsWinOnRecordsOfFields) {
             std::string::npos);
 }
 
+// The selector's trial sees 128 KiB; the chunk it chooses for is 4 MiB, whose byte planes
+// after a shuffle fill whole zstd blocks with tables of their own. trial_size codes the
+// sample's planes apart and so predicts the chunk's ratio on noisy floats (velocities),
+// where coding the sample in one block underestimates shuffle's gain.
+TEST(TypedCodec, TrialSizePredictsTheChunkOfAShuffledStream) {
+  std::mt19937_64 g(5);
+  std::normal_distribution<double> noise(0, 1);
+  std::vector<double> v(4 << 17);  // 4 MiB of float64
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 0.5 + 0.01 * noise(g);
+  std::vector<uint8_t> chunk = as_dtype(v, "F64LE");
+  const Layout l{"F64LE", {}};
+  const Chain c = chain_of({{Step::kShuffle}});
+  std::vector<uint8_t> out;
+  ASSERT_TRUE(encode(c, l, chunk.data(), chunk.size(), out));
+  const double chunk_ratio = double(chunk.size()) / double(out.size());
+  const std::vector<uint8_t> sample(chunk.begin(), chunk.begin() + (128 << 10));
+  out.clear();
+  ASSERT_TRUE(encode(c, l, sample.data(), sample.size(), out));
+  const double one_block = double(sample.size()) / double(out.size());
+  const double planes_apart =
+      double(sample.size()) / double(trial_size(c, l, sample.data(), sample.size()));
+  EXPECT_LT(std::abs(planes_apart - chunk_ratio), 0.03 * chunk_ratio)
+      << "chunk " << chunk_ratio << " trial " << planes_apart;
+  EXPECT_LT(std::abs(planes_apart - chunk_ratio), std::abs(one_block - chunk_ratio))
+      << "chunk " << chunk_ratio << " one block " << one_block << " planes " << planes_apart;
+  // Chains without a final shuffle are measured as encode() codes them.
+  const Chain delta = chain_of({{Step::kDelta, 1}});
+  out.clear();
+  ASSERT_TRUE(encode(delta, l, sample.data(), sample.size(), out));
+  EXPECT_EQ(trial_size(delta, l, sample.data(), sample.size()), out.size());
+}
+
 // A clock for the selector's trials: each trial reads it twice (start, end); every third
 // trial, from the phase'th on, takes a second (a core taken by another process), the others
 // a microsecond.

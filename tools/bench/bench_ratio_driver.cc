@@ -4,8 +4,11 @@
 // back with ContainerReader and compared byte for byte with its input.
 //
 //   bench_ratio_driver --set NAME --work DIR [--schema FILE] [--schemes a,b,..]
-//                      [--groups 1,2,..] FILE...      (FILEs in rank order)
+//                      [--groups 1,2,..] [--min-mbps N] FILE...   (FILEs in rank order)
 //
+// --min-mbps: the codec chains' speed floor (CKPTFWD_CODEC_MIN_MBPS, 300 by default); 0
+// makes auto's choice independent of how fast this machine runs the trials, for comparing
+// two selectors on the same bytes.
 // One JSON line per (scheme, group size) on stdout. The 16 files are one batch (one
 // checkpoint wave, as the forwarder seals it: one write_container call, one container)
 // with cfg.group_size = g: the pipeline merges groups of g consecutive ranks, as
@@ -78,6 +81,7 @@ bool read_whole(const std::string& path, std::vector<uint8_t>& out) {
 
 struct Args {
   std::string set, work, schema;
+  int min_mbps = -1;  // -1: the Config default
   std::vector<std::string> schemes{"agnostic", "agnostic-block", "aware", "aware-block", "auto"};
   std::vector<int> groups{1, 2, 4, 8, 16};
   std::vector<std::string> files;
@@ -93,6 +97,8 @@ bool parse_args(int argc, char** argv, Args& a) {
       a.work = argv[++i];
     } else if (s == "--schema" && has_value) {
       a.schema = argv[++i];
+    } else if (s == "--min-mbps" && has_value) {
+      a.min_mbps = atoi(argv[++i]);
     } else if (s == "--schemes" && has_value) {
       a.schemes = split_list(argv[++i]);
     } else if (s == "--groups" && has_value) {
@@ -129,6 +135,7 @@ Run run_one(const Args& a, const ckptfwd::schema::Inferrer& inferrer,
   cfg.group_size = g;
   cfg.writers = 1;
   cfg.schema = a.schema;
+  if (a.min_mbps >= 0) cfg.codec_min_mbps = a.min_mbps;
   std::string store = a.work + "/store-" + a.set + "-" + scheme + "-g" + std::to_string(g);
   std::error_code ec;
   fs::remove_all(store, ec);
@@ -245,7 +252,7 @@ int main(int argc, char** argv) {
   if (!parse_args(argc, argv, a)) {
     fprintf(stderr,
             "usage: bench_ratio_driver --set NAME --work DIR [--schema FILE] "
-            "[--schemes a,b,..] [--groups 1,2,..] FILE...\n");
+            "[--schemes a,b,..] [--groups 1,2,..] [--min-mbps N] FILE...\n");
     return 2;
   }
   ckptfwd::Config cfg;

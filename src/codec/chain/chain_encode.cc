@@ -71,6 +71,8 @@ class ChunkEncoder {
 
   bool run_steps(std::string* err);
   bool write(std::vector<uint8_t>& out, std::string* err);
+  // The size write() would give a chunk of the whole stream's length (trial_size).
+  size_t trial_size();
 
  private:
   enum class Applied { kYes, kSkipped, kError };
@@ -233,6 +235,26 @@ bool ChunkEncoder::write_body(std::vector<uint8_t>& out, size_t out_start, std::
   return true;
 }
 
+size_t ChunkEncoder::trial_size() {
+  const bool shuffled = !h_.steps.empty() && h_.steps.back().spec.kind == Step::kShuffle;
+  std::vector<uint8_t> out;
+  if (!shuffled || h_.entropy != Entropy::kZstd || w_ < 2 || m_ == 0)
+    return write(out, nullptr) ? out.size() : 0;
+  // A chunk of the stream (4 MiB) holds each byte plane in whole zstd blocks (128 KiB),
+  // each with its own literal tables; the trial's planes (128 KiB in all) would share one
+  // block and its tables, which hides most of what shuffle gains on noisy values. So the
+  // planes are coded apart here, as the chunk's blocks will code them.
+  write_header(h_, out);
+  for (uint32_t p = 0; p < w_; ++p)
+    if (!entropy_encode(h_.entropy, h_.level, src_ + p * m_, m_, out)) return 0;
+  const size_t tail = n_ - m_ * elem_;
+  std::vector<uint8_t> rest(side_);
+  rest.insert(rest.end(), in_ + m_ * elem_, in_ + m_ * elem_ + tail);
+  if (!rest.empty() && !entropy_encode(h_.entropy, h_.level, rest.data(), rest.size(), out))
+    return 0;
+  return out.size();
+}
+
 }  // namespace
 
 Chain bytes_chain(int zstd_level) { return zstd_chain({}, zstd_level); }
@@ -250,6 +272,14 @@ bool encode(const Chain& chain, const Layout& layout, const uint8_t* in, size_t 
   thread_local std::vector<uint8_t> buf_a, buf_b, side;
   ChunkEncoder enc(chain, plan, layout, in, n, buf_a, buf_b, side);
   return enc.run_steps(err) && enc.write(out, err);
+}
+
+size_t trial_size(const Chain& chain, const Layout& layout, const uint8_t* in, size_t n) {
+  Plan plan;
+  if (!parse_plan(chain.spec, plan)) return 0;
+  thread_local std::vector<uint8_t> buf_a, buf_b, side;
+  ChunkEncoder enc(chain, plan, layout, in, n, buf_a, buf_b, side);
+  return enc.run_steps(nullptr) ? enc.trial_size() : 0;
 }
 
 }  // namespace ckptfwd::codec

@@ -71,6 +71,11 @@ Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
 // cannot hold); the caller then stores the chunk another way.
 bool encode(const Chain& chain, const Layout& layout, const uint8_t* in, size_t n,
             std::vector<uint8_t>& out, std::string* err = nullptr);
+// The size in bytes a chunk of a stream coded with chain would take, measured on a sample
+// of it (n bytes, far smaller than a chunk): as encode(), but a shuffled stream's byte
+// planes are coded as separate zstd frames, as a chunk's blocks code them. 0 on failure.
+// For the trials of select_chain; its output is never stored.
+size_t trial_size(const Chain& chain, const Layout& layout, const uint8_t* in, size_t n);
 
 // The chain name recorded in a kChain chunk's header ("" when it is not one).
 std::string describe_payload(const uint8_t* p, size_t n);
