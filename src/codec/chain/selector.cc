@@ -2,9 +2,11 @@
 // the dtype: for floats, a representation (raw bits, exact fixed-point with the smallest
 // exponent that fits nearly every value, a dictionary when there are few distinct values,
 // or quantization when lossy was opted into), then a predictor along the real dimensions,
-// byte shuffle and zstd -1; and plain zstd -3 and shuffle + byte delta + zstd -1 as
-// baselines. The best ratio among candidates at least opt.min_mbps fast wins, but zstd -3
-// wins whenever the others lose more than 2% to it.
+// byte shuffle and zstd -1; for short rows (records of fields) the fields stored apart
+// (kColumns) before a predictor; and plain zstd -3 and shuffle + byte delta + zstd -1 as
+// baselines. Sizes are trial_size's (what a chunk of the stream would take). The best ratio
+// among candidates at least opt.min_mbps fast wins, but zstd -3 wins whenever the others
+// lose more than 2% to it.
 #include <time.h>
 
 #include <algorithm>
