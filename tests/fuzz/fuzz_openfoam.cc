@@ -22,16 +22,14 @@
 #include <string>
 #include <vector>
 
-#include "common/json_text.h"
+#include "map_promises.h"
 #include "schema/openfoam_field.h"
 #include "store/container/variable_map.h"
 
 namespace {
 
 void check(bool ok, const char* what, const std::string& detail) {
-  if (ok) return;
-  fprintf(stderr, "fuzz_openfoam: %s: %s\n", what, detail.c_str());
-  abort();
+  ckptfwd::fuzz::promise(ok, "fuzz_openfoam", what, detail);
 }
 
 void exercise(const uint8_t* data, size_t size) {
@@ -45,22 +43,7 @@ void exercise(const uint8_t* data, size_t size) {
   }
   check(schema::is_openfoam_binary(data, size), "accepted without a binary header", "");
   check(m.source == "openfoam", "source", m.source);
-  std::string bad = check_variable_map(m, size);
-  check(bad.empty(), "check_variable_map", bad);
-  uint64_t covered = 0;
-  for (const Variable& v : m.vars)
-    for (const VarExtent& e : v.extents) {
-      check(e.len > 0 && e.file_off <= size && e.len <= size - e.file_off, "extent outside",
-            v.name);
-      covered += e.len;
-    }
-  for (const auto& [b, e] : residual_ranges(m, size)) {
-    check(b < e && e <= size, "residual range", std::to_string(b) + ".." + std::to_string(e));
-    covered += e - b;
-  }
-  check(covered == size, "extents and residual do not cover the input",
-        std::to_string(covered) + " of " + std::to_string(size));
-  check(!variable_map_json(m, size).empty(), "json", "");
+  ckptfwd::fuzz::check_map_promises(m, size, "fuzz_openfoam");
 }
 
 }  // namespace
