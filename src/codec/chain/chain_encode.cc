@@ -259,6 +259,18 @@ size_t ChunkEncoder::trial_size() {
 
 Chain bytes_chain(int zstd_level) { return zstd_chain({}, zstd_level); }
 
+bool lossless_chain_from_spec(const std::vector<uint8_t>& spec, Chain* out) {
+  Plan plan;
+  if (!parse_plan(spec, plan)) return false;
+  for (const StepSpec& s : plan.steps)
+    if (s.kind == Step::kQuant) return false;
+  Chain c;
+  c.spec = serialize_plan(plan);
+  c.name = plan_name(plan);
+  *out = std::move(c);
+  return true;
+}
+
 Chain shuffle_chain(const Layout& layout, int zstd_level) {
   if (parse_dtype(layout.dtype).elem < 2) return bytes_chain(zstd_level);
   return zstd_chain({{Step::kShuffle}}, zstd_level);

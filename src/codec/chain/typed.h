@@ -77,6 +77,11 @@ bool encode(const Chain& chain, const Layout& layout, const uint8_t* in, size_t 
 // For the trials of select_chain; its output is never stored.
 size_t trial_size(const Chain& chain, const Layout& layout, const uint8_t* in, size_t n);
 
+// The lossless chain a spec describes (Chain::spec as select_chain made it, kept by a
+// caller between jobs): false for a spec that does not parse or that holds a lossy step,
+// which needs the bound it was chosen with.
+bool lossless_chain_from_spec(const std::vector<uint8_t>& spec, Chain* out);
+
 // The chain name recorded in a kChain chunk's header ("" when it is not one).
 std::string describe_payload(const uint8_t* p, size_t n);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "forwarder/pipeline/chain_memory.h"
 #include "store/container/variable_map.h"
 
 namespace ckptfwd::fwd {
@@ -41,6 +42,7 @@ codec::Chain CodecChoices::choose(const PlannedStream& s, const codec::SelectOpt
   codec::Chain c = codec::select_chain(s.layout, sample, n, opt);
   std::lock_guard<std::mutex> g(mu_);
   deferred_.erase(key);
+  ++tried_;
   return chosen_.emplace(key, std::move(c)).first->second;
 }
 
@@ -67,6 +69,7 @@ bool CodecChoices::run_deferred() {
   for (auto& [key, d] : todo) {
     codec::Chain c = codec::select_chain(d.layout, d.sample.data(), d.sample.size(), d.opt);
     std::lock_guard<std::mutex> g(mu_);
+    ++tried_;
     chosen_.emplace(key, std::move(c));
   }
   return !todo.empty();
@@ -83,6 +86,37 @@ std::optional<codec::Chain> CodecChoices::chosen(const PlannedStream& s,
 size_t CodecChoices::size() const {
   std::lock_guard<std::mutex> g(mu_);
   return chosen_.size();
+}
+
+size_t CodecChoices::recall(const std::string& store) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (recalled_[store]) return 0;
+    recalled_[store] = true;
+  }
+  size_t taken = 0;
+  for (auto& [key, spec] : chain_memory::load(store)) {
+    codec::Chain c;
+    if (!codec::lossless_chain_from_spec(spec, &c) || key.find("|lossy") != std::string::npos)
+      continue;
+    std::lock_guard<std::mutex> g(mu_);
+    taken += chosen_.emplace(key, std::move(c)).second ? 1 : 0;
+  }
+  return taken;
+}
+
+bool CodecChoices::remember(const std::string& store, std::string* err) {
+  chain_memory::Entries entries;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = store_tried_.find(store);
+    if (it != store_tried_.end() && it->second == tried_) return true;
+    if (it == store_tried_.end() && tried_ == 0) return true;  // nothing new to say
+    store_tried_[store] = tried_;
+    for (const auto& [key, c] : chosen_)
+      if (!c.lossy && key.find("|lossy") == std::string::npos) entries.emplace_back(key, c.spec);
+  }
+  return chain_memory::save(store, entries, err);
 }
 
 }  // namespace ckptfwd::fwd

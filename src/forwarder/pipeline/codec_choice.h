@@ -1,7 +1,9 @@
 // The codec chain of each variable, chosen once by trial on a sample of its bytes and
 // remembered for the job (the forwarder lives as long as the job), so later checkpoints of
-// the same variable skip the trial. Keyed by variable key, dtype, inner dimensions and
-// lossy bound: a variable whose shape changes is tried again.
+// the same variable skip the trial; and across jobs in each store's CHAINS file
+// (chain_memory.h), so a job's first checkpoint skips the trials an earlier job on the
+// store ran. Keyed by variable key, dtype, inner dimensions and lossy bound: a variable
+// whose shape changes is tried again.
 #pragma once
 #include <map>
 #include <mutex>
@@ -29,6 +31,13 @@ class CodecChoices {
   bool run_deferred();
   size_t size() const;
 
+  // The lossless chains store/CHAINS remembers from earlier jobs, taken once per store
+  // (the chains this job chose win over them); the number taken.
+  size_t recall(const std::string& store);
+  // Writes this job's lossless chains and the ones recalled to store/CHAINS, when some
+  // were chosen since the last write there. False with *err when the write failed.
+  bool remember(const std::string& store, std::string* err);
+
  private:
   struct Deferred {
     std::string key;
@@ -39,6 +48,9 @@ class CodecChoices {
   mutable std::mutex mu_;
   std::map<std::string, codec::Chain> chosen_;
   std::map<std::string, Deferred> deferred_;
+  uint64_t tried_ = 0;                           // trials run (chains chosen by this job)
+  std::map<std::string, uint64_t> store_tried_;  // per store: tried_ at its last write
+  std::map<std::string, bool> recalled_;         // stores whose CHAINS were read
 };
 
 }  // namespace ckptfwd::fwd

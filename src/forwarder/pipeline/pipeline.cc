@@ -377,6 +377,8 @@ bool BatchWork::choose_codec_chains() {
   urgent_ = !files_.empty() &&
             std::all_of(files_.begin(), files_.end(), [](const BatchFile& f) { return f.synced; });
   byte_level_ = urgent_ && cfg_.codec == "zstd" ? cfg_.sync_level : cfg_.level;
+  // Chains earlier jobs chose on this store (codec_choice.h), read once per store.
+  if (choices_) choices_->recall(store_);
   try {
     chains_ = choose_chains(cfg_, plan_, choices_, pool_, urgent_);
   } catch (const std::exception& x) {
@@ -672,6 +674,10 @@ bool write_container(const ContainerJob& job, const std::vector<BatchFile>& file
   if (encode_batch(job, batch, out, err, workers, &changed)) {
     out.in_place = in_place;
     out.warm_sizes = std::move(to_warm);
+    // For the next job's first checkpoint (a cache: a failure to write it is only logged).
+    std::string why;
+    if (job.choices && !job.choices->remember(store, &why))
+      LOG_WARN("codec chains not remembered for the next job: %s", why.c_str());
     return true;
   }
   if (changed.empty()) return false;

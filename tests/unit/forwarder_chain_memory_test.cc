@@ -1,0 +1,111 @@
+// Codec chains remembered across jobs in the store's CHAINS file (chain_memory.h): a new
+// job's CodecChoices takes the chains an earlier job chose, without trials; lossy chains
+// are not kept; a garbled, foreign or planted file costs only trials.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "forwarder/pipeline/chain_memory.h"
+#include "forwarder/pipeline/codec_choice.h"
+
+namespace ckptfwd::fwd::test {
+
+namespace {
+namespace fs = std::filesystem;
+
+std::vector<uint8_t> smooth_doubles(size_t n) {
+  std::vector<uint8_t> out(n * sizeof(double));
+  for (size_t i = 0; i < n; ++i) {
+    double v = 300.0 + 20.0 * std::sin(static_cast<double>(i) * 0.001);
+    memcpy(out.data() + i * sizeof(double), &v, sizeof v);
+  }
+  return out;
+}
+
+PlannedStream typed_stream(const std::vector<uint8_t>& bytes, const std::string& var) {
+  PlannedStream s;
+  s.key = s.var_key = var;
+  s.layout.dtype = "F64LE";
+  s.layout.inner = {256};
+  s.typed = true;
+  s.bytes.add(bytes.data(), bytes.size());
+  return s;
+}
+
+struct TempStore {
+  std::string dir;
+  TempStore() {
+    char tmpl[] = "/tmp/ckf-chains-XXXXXX";
+    dir = mkdtemp(tmpl);
+  }
+  ~TempStore() { fs::remove_all(dir); }
+};
+}  // namespace
+
+TEST(ChainMemory, ANewJobTakesTheChainsAnEarlierJobChose) {
+  TempStore store;
+  std::vector<uint8_t> bytes = smooth_doubles(256 * 256);
+  PlannedStream t = typed_stream(bytes, "fields/T");
+  codec::SelectOptions opt;
+  codec::SelectOptions lossy = opt;
+  lossy.lossy = codec::LossyBound{0.01, 0};
+  CodecChoices job1;
+  const codec::Chain chosen = job1.choose(t, opt);
+  job1.choose(typed_stream(bytes, "fields/Q"), lossy);
+  std::string err;
+  ASSERT_TRUE(job1.remember(store.dir, &err)) << err;
+
+  CodecChoices job2;
+  EXPECT_FALSE(job2.chosen(t, opt));
+  EXPECT_EQ(job2.recall(store.dir), 1u) << "the lossless chain only";
+  std::optional<codec::Chain> got = job2.chosen(t, opt);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->name, chosen.name);
+  EXPECT_EQ(got->spec, chosen.spec);
+  EXPECT_FALSE(job2.chosen(typed_stream(bytes, "fields/Q"), lossy)) << "a lossy chain was kept";
+  EXPECT_EQ(job2.recall(store.dir), 0u) << "a store is read once per job";
+  // Nothing new chosen: the file is not written again.
+  const auto before = fs::last_write_time(store.dir + "/CHAINS");
+  ASSERT_TRUE(job2.remember(store.dir, &err));
+  EXPECT_EQ(fs::last_write_time(store.dir + "/CHAINS"), before);
+}
+
+TEST(ChainMemory, GarbledPlantedOrForeignFilesCostOnlyTrials) {
+  TempStore store;
+  const std::string path = store.dir + "/CHAINS";
+  {
+    std::ofstream f(path);
+    f << "ckptfwd-chains 1\n"
+      << "zz\t0101\n"               // not hex
+      << "6b6579\t01ff0103\n"       // an unknown step
+      << "6b6579\n"                 // no spec
+      << "6b657932\t01000103\n";  // a valid spec: no steps, zstd, level 3
+  }
+  CodecChoices job;
+  EXPECT_EQ(job.recall(store.dir), 1u);
+  {
+    std::ofstream f(path);
+    f << "another format\n6b6579\t01000103\n";
+  }
+  CodecChoices other;
+  EXPECT_EQ(other.recall(store.dir), 0u);
+  // A symbolic link planted under the name is not followed.
+  fs::remove(path);
+  const std::string elsewhere = store.dir + "/elsewhere";
+  {
+    std::ofstream f(elsewhere);
+    f << "ckptfwd-chains 1\n6b6579\t01000103\n";
+  }
+  fs::create_symlink(elsewhere, path);
+  CodecChoices linked;
+  EXPECT_EQ(linked.recall(store.dir), 0u);
+  EXPECT_TRUE(chain_memory::load(store.dir + "/missing").empty());
+}
+
+}  // namespace ckptfwd::fwd::test
