@@ -118,9 +118,9 @@ TEST(ChainMemory, GarbledPlantedOrForeignFilesCostOnlyTrials) {
   {
     std::ofstream f(path);
     f << "ckptfwd-chains 1\n"
-      << "zz\t0101\n"               // not hex
-      << "6b6579\t01ff0103\n"       // an unknown step
-      << "6b6579\n"                 // no spec
+      << "zz\t0101\n"             // not hex
+      << "6b6579\t01ff0103\n"     // 255 steps: more than a chain has
+      << "6b6579\n"               // no spec
       << "6b657932\t01000103\n";  // a valid spec: no steps, zstd, level 3
   }
   CodecChoices job;
