@@ -167,37 +167,29 @@ Run run_one(const Args& a, const ckptfwd::schema::Inferrer& inferrer,
     std::string err;
     // The first checkpoint of the job (into a store of its own, removed), then the same
     // bytes again as its next checkpoint, which is the one measured and read back.
-    double c0 = cpu_s();
     const std::string node = "bench", first = store + "-first";
-    using ckptfwd::fwd::ContainerJob;
-    bool ok = ckptfwd::fwd::write_container(
-        ContainerJob{
-            .cfg = cfg, .store = first, .node = node, .inferrer = &inferrer, .choices = &choices},
-        batch, res, &err);
-    r.first_s += cpu_s() - c0;
-    {  // the next job's first checkpoint, on the same store
-      ckptfwd::fwd::CodecChoices next_job;
-      ckptfwd::fwd::BatchResult next_res;
-      c0 = cpu_s();
-      ok = ok && ckptfwd::fwd::write_container(ContainerJob{.cfg = cfg,
-                                                            .store = first,
-                                                            .node = node,
-                                                            .inferrer = &inferrer,
-                                                            .choices = &next_job},
-                                               batch, next_res, &err);
-      r.next_job_s += cpu_s() - c0;
-    }
-    fs::remove_all(store + "-first", ec);
+    // One write_container of the batch into `into` with the choices `with`; its CPU seconds added
+    // to *cpu. After the first failure the later calls do nothing.
+    bool ok = true;
+    auto write = [&](const std::string& into, ckptfwd::fwd::CodecChoices& with,
+                     ckptfwd::fwd::BatchResult& result, double* cpu) {
+      const double c0 = cpu_s();
+      ok =
+          ok &&
+          ckptfwd::fwd::write_container(
+              ckptfwd::fwd::ContainerJob{
+                  .cfg = cfg, .store = into, .node = node, .inferrer = &inferrer, .choices = &with},
+              batch, result, &err);
+      *cpu += cpu_s() - c0;
+    };
+    write(first, choices, res, &r.first_s);
+    ckptfwd::fwd::CodecChoices next_job;  // the next job's first checkpoint, same store
+    ckptfwd::fwd::BatchResult next_res;
+    write(first, next_job, next_res, &r.next_job_s);
+    fs::remove_all(first, ec);
     res = {};
     double t0 = now_s();
-    c0 = cpu_s();
-    ok = ok && ckptfwd::fwd::write_container(ContainerJob{.cfg = cfg,
-                                                          .store = store,
-                                                          .node = node,
-                                                          .inferrer = &inferrer,
-                                                          .choices = &choices},
-                                             batch, res, &err);
-    r.compress_s += cpu_s() - c0;
+    write(store, choices, res, &r.compress_s);
     r.wall_s += now_s() - t0;
     if (!ok) {
       r.error = "write_container: " + err;

@@ -237,7 +237,8 @@ bool ChunkEncoder::write_body(std::vector<uint8_t>& out, size_t out_start, std::
 
 size_t ChunkEncoder::trial_size() {
   const bool shuffled = !h_.steps.empty() && h_.steps.back().spec.kind == Step::kShuffle;
-  std::vector<uint8_t> out;
+  thread_local std::vector<uint8_t> out, rest;  // reused by every trial of the thread
+  out.clear();
   if (!shuffled || h_.entropy != Entropy::kZstd || w_ < 2 || m_ == 0)
     return write(out, nullptr) ? out.size() : 0;
   // A chunk of the stream (4 MiB) holds each byte plane in whole zstd blocks (128 KiB),
@@ -248,7 +249,7 @@ size_t ChunkEncoder::trial_size() {
   for (uint32_t p = 0; p < w_; ++p)
     if (!entropy_encode(h_.entropy, h_.level, src_ + p * m_, m_, out)) return 0;
   const size_t tail = n_ - m_ * elem_;
-  std::vector<uint8_t> rest(side_);
+  rest.assign(side_.begin(), side_.end());
   rest.insert(rest.end(), in_ + m_ * elem_, in_ + m_ * elem_ + tail);
   if (!rest.empty() && !entropy_encode(h_.entropy, h_.level, rest.data(), rest.size(), out))
     return 0;

@@ -135,8 +135,10 @@ std::vector<Plan> candidates(const Dtype& d, const std::vector<uint8_t>& values,
     with({}, {{Step::kDelta, 1}});
     with({}, {{Step::kXor}});
     if (two_d) with({}, {{Step::kLorenzo, 1}});
-    if (records) with({{Step::kColumns}}, {{Step::kDelta, 1}});
-    if (records) with({{Step::kColumns}}, {{Step::kXor}});
+    if (records) {
+      with({{Step::kColumns}}, {{Step::kDelta, 1}});
+      with({{Step::kColumns}}, {{Step::kXor}});
+    }
     int e = fixed_exponent(values, d.elem);
     if (e >= 0) int_predictors({{Step::kFixed, static_cast<uint8_t>(e)}});
     if (opt.min_mbps < 150 && fpzip_trusted()) out.push_back(make(head, Entropy::kFpzip, 0));

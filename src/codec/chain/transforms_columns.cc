@@ -8,41 +8,35 @@
 namespace ckptfwd::codec::chain {
 namespace {
 
+// Element c of record i between in and out (forward: record order to column order). W:
+// the element width when it is known at compile time (fixed-size copies), 0 for w.
 template <uint32_t W>
-void gather(const uint8_t* in, uint8_t* out, uint64_t rows, uint64_t row, bool forward) {
-  for (uint64_t c = 0; c < row; ++c) {
-    uint8_t* col = nullptr;
-    const uint8_t* ccol = nullptr;
-    if (forward)
-      col = out + c * rows * W;
-    else
-      ccol = in + c * rows * W;
+void gather(const uint8_t* in, uint8_t* out, uint64_t rows, uint64_t row, uint32_t w,
+            bool forward) {
+  const uint64_t size = W ? W : w;
+  for (uint64_t c = 0; c < row; ++c)
     for (uint64_t i = 0; i < rows; ++i) {
+      const uint64_t rec = (i * row + c) * size, col = (c * rows + i) * size;
       if (forward)
-        memcpy(col + i * W, in + (i * row + c) * W, W);
+        memcpy(out + col, in + rec, size);
       else
-        memcpy(out + (i * row + c) * W, ccol + i * W, W);
+        memcpy(out + rec, in + col, size);
     }
-  }
 }
 
 void gather_any(const uint8_t* in, uint8_t* out, uint64_t rows, uint64_t row, uint32_t w,
                 bool forward) {
   switch (w) {
     case 1:
-      return gather<1>(in, out, rows, row, forward);
+      return gather<1>(in, out, rows, row, w, forward);
     case 2:
-      return gather<2>(in, out, rows, row, forward);
+      return gather<2>(in, out, rows, row, w, forward);
     case 4:
-      return gather<4>(in, out, rows, row, forward);
+      return gather<4>(in, out, rows, row, w, forward);
     case 8:
-      return gather<8>(in, out, rows, row, forward);
+      return gather<8>(in, out, rows, row, w, forward);
     default:
-      for (uint64_t c = 0; c < row; ++c)
-        for (uint64_t i = 0; i < rows; ++i) {
-          const uint64_t rec = (i * row + c) * w, col = (c * rows + i) * w;
-          memcpy(forward ? out + col : out + rec, forward ? in + rec : in + col, w);
-        }
+      return gather<0>(in, out, rows, row, w, forward);
   }
 }
 

@@ -5,8 +5,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
-#include <random>
+
+#include "store/manifest/owner_check.h"
+#include "store/manifest/replace_file.h"
 
 namespace ckptfwd::fwd::chain_memory {
 namespace {
@@ -48,7 +49,7 @@ bool from_hex(const std::string& s, std::vector<uint8_t>& out) {
 Entries load(const std::string& store) {
   Entries out;
   const std::string path = store + "/" + kName;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  int fd = open_owned(path, O_RDONLY, 0, nullptr);
   if (fd < 0) return out;
   struct stat st {};
   std::string text;
@@ -91,26 +92,10 @@ bool save(const std::string& store, const Entries& entries, std::string* err) {
   for (const auto& [key, spec] : entries)
     text += to_hex(reinterpret_cast<const uint8_t*>(key.data()), key.size()) + "\t" +
             to_hex(spec.data(), spec.size()) + "\n";
-  // A name of this writer's own: forwarders of several nodes may share a pid.
-  std::random_device rd;
-  const uint64_t salt = (static_cast<uint64_t>(rd()) << 32) | rd();
-  const std::string tmp = store + "/." + kName + "." + std::to_string(::getpid()) + "." +
-                          to_hex(reinterpret_cast<const uint8_t*>(&salt), sizeof(salt));
-  const std::string path = store + "/" + kName;
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  bool ok = fd >= 0;
-  for (size_t off = 0; ok && off < text.size();) {
-    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) off += static_cast<size_t>(n);
-  }
-  if (fd >= 0 && ::close(fd) != 0) ok = false;
-  if (ok) ok = ::rename(tmp.c_str(), path.c_str()) == 0;
-  if (!ok) {
-    if (err) *err = path + ": " + strerror(errno);
-    ::unlink(tmp.c_str());
-  }
+  int dir = open_store_dir(store, err);
+  if (dir < 0) return false;
+  const bool ok = replace_file_at(dir, store, kName, text, err);
+  ::close(dir);
   return ok;
 }
 

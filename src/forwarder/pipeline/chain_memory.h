@@ -18,11 +18,11 @@ namespace ckptfwd::fwd::chain_memory {
 
 using Entries = std::vector<std::pair<std::string, std::vector<uint8_t>>>;  // key, spec
 
-// The entries of store/CHAINS; none when it is missing or not ours (symbolic link, not a
-// regular file, larger than 4 MiB). Malformed lines are skipped.
+// The entries of store/CHAINS; none when it is missing or not ours (symbolic link, another
+// user's file, not a regular file, larger than 4 MiB). Malformed lines are skipped.
 Entries load(const std::string& store);
-// Replaces store/CHAINS with entries (a temporary of this writer's own, then rename, so a
-// reader sees the old file or the new one). False with *err.
+// Replaces store/CHAINS with entries in one step (replace_file_at), in the store
+// directory as open_store_dir checks it. False with *err.
 bool save(const std::string& store, const Entries& entries, std::string* err);
 
 }  // namespace ckptfwd::fwd::chain_memory

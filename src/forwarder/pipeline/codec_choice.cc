@@ -91,8 +91,7 @@ size_t CodecChoices::size() const {
 size_t CodecChoices::recall(const std::string& store) {
   {
     std::lock_guard<std::mutex> g(mu_);
-    if (recalled_[store]) return 0;
-    recalled_[store] = true;
+    if (!recalled_.insert(store).second) return 0;
   }
   size_t taken = 0;
   for (auto& [key, spec] : chain_memory::load(store)) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,7 @@ class CodecChoices {
   std::map<std::string, Deferred> deferred_;
   uint64_t tried_ = 0;                           // trials run (chains chosen by this job)
   std::map<std::string, uint64_t> store_tried_;  // per store: tried_ at its last write
-  std::map<std::string, bool> recalled_;         // stores whose CHAINS were read
+  std::set<std::string> recalled_;               // stores whose CHAINS were read
 };
 
 }  // namespace ckptfwd::fwd

@@ -10,13 +10,13 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <random>
 #include <thread>
 
 #include "store/manifest/end_mark.h"
 #include "store/manifest/manifest.h"
 #include "store/manifest/manifest_record.h"
 #include "store/manifest/owner_check.h"
+#include "store/manifest/replace_file.h"
 
 namespace ckptfwd {
 namespace {
@@ -280,22 +280,7 @@ bool write(const std::string& store_dir, const Catalog& cat, std::string* err, u
     ::close(dir);
     return true;
   }
-  // A name of this writer's own: forwarders of several nodes may share a pid.
-  std::random_device rd;
-  const std::string tmp = ".MANIFEST.snap." + std::to_string(::getpid()) + "." +
-                          mr::hex64((static_cast<uint64_t>(rd()) << 32) | rd());
-  int fd = ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  bool ok = fd >= 0;
-  for (size_t off = 0; ok && off < text.size();) {
-    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) off += static_cast<size_t>(n);
-  }
-  if (ok) ok = ::renameat(dir, tmp.c_str(), dir, kName) == 0;
-  if (!ok && err) *err = store_dir + "/" + kName + ": " + strerror(errno);
-  if (fd >= 0) ::close(fd);
-  if (!ok) ::unlinkat(dir, tmp.c_str(), 0);
+  const bool ok = replace_file_at(dir, store_dir, kName, text, err);
   ::close(dir);
   return ok;
 }
