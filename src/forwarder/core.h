@@ -13,6 +13,7 @@
 #include "forwarder/restore/restore.h"
 #include "forwarder/restore/view_prefetch.h"
 #include "forwarder/staging/warm_memory.h"
+#include "forwarder/state/early_start_check.h"
 #include "forwarder/state/fate_file.h"
 #include "forwarder/state/state.h"
 #include "forwarder/state/stats.h"
@@ -65,7 +66,9 @@ struct Core {
   std::string job;  // this session's job (SessionPaths::job): close-to-open is per job
   Stats stats;
   State state;
-  FateBook fates{session_dir};    // the paths' fates in the session dir (fate_file.h)
+  FateBook fates{session_dir};  // the paths' fates in the session dir (fate_file.h)
+  EarlyStartCheck
+      early_start;  // a forwarder started early: its clients' settings (early_start_check.h)
   schema::Inferrer inferrer;      // variable maps of sealed versions (pipeline.h)
   VariableStats var_stats;        // per variable: chain, bytes in/out, time (var_stats.h)
   CodecChoices codec_choices;     // codec chain per variable, kept for the job (codec_choice.h)

@@ -22,7 +22,14 @@ inline constexpr size_t kMaxFields = 64;
 inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 
 // ---- Requests (client -> forwarder). Fields after the verb, in order. ----
-// HELLO  pid rank ["lease="]            -> OK   ("lease=": the client takes leases, wire/lease.h)
+// HELLO  pid rank ["lease="] ["env=<digest>"]
+//                                       -> OK   ("lease=": the client takes leases, wire/lease.h)
+//                                        | RETIRE  (a forwarder started early that has served
+//                                               nobody and runs with other settings than
+//                                               the client's "env=" (wire/settings_digest.h):
+//                                               it leaves; the client waits until its socket
+//                                               is gone and starts one of its own)
+//   The optional fields are known by their content, in any order.
 // OPEN   path flags(dec) mode(octal) [shared]
 //                                       -> OK vid staged_path budget_bytes x|- [mode]
 //                                        | PASS          (not ours: do the real open)
@@ -120,6 +127,7 @@ inline constexpr const char* kDrain = "DRAIN";
 inline constexpr const char* kOk = "OK";
 inline constexpr const char* kPass = "PASS";
 inline constexpr const char* kErr = "ERR";
+inline constexpr const char* kRetire = "RETIRE";
 
 // A decoded message: pointers into the caller's buffer (valid while it lives).
 struct Fields {

@@ -61,7 +61,8 @@ export CKPTFWD_JOB_ID=$CKPTFWD_JOB_ID-mpi
 CAP=$T/ckpt2 DIRECT=$T/direct2 OUT=$T/restored2
 STORE=$CAP/.ckptfwd CAPTURE="$CAP/*"
 mkdir -p "$CAP" "$DIRECT" "$OUT" "$T/ranks"
-with_lib mpiexec.mpich -n 3 sh -c 'cut -d" " -f6 /proc/$$/stat >"$1/$PMI_RANK"
+# (The library in the ranks only: under it, mpiexec would start the forwarder itself.)
+mpiexec.mpich -n 3 env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" sh -c 'cut -d" " -f6 /proc/$$/stat >"$1/$PMI_RANK"
   seq 1 $((200000 + PMI_RANK)) >"$2/rank$PMI_RANK.txt"' _ "$T/ranks" "$CAP" ||
   fail "the MPI job under the library"
 for r in 0 1 2; do seq 1 $((200000 + r)) >"$DIRECT/rank$r.txt"; done

@@ -15,15 +15,16 @@ namespace ckptfwd::fwd {
 // In the caller: waits for the daemon's readiness message and exits (never returns).
 // A message it cannot read (empty, or bytes someone else wrote into the pipe) is not
 // taken as a failure while a forwarder answers HELLO on socket_path: exit 0 then.
-// In the daemon (fork, a process group of its own in the caller's session, or a session
-// of its own when the caller is an MPI rank; fork; SIGHUP ignored): returns the write end of the
-// readiness pipe (close-on-exec, whatever number it has); stdin is /dev/null, stdout/stderr go to
+// In the daemon (one fork: the caller's exit leaves it to init or the job's subreaper; a
+// process group of its own in the caller's session, or a session of its own when the
+// caller is an MPI rank; SIGHUP ignored): returns the write end of the readiness pipe
+// (close-on-exec, whatever number it has); stdin is /dev/null, stdout/stderr go to
 // log_file when it is a file path, else to /dev/null.
-// With an election_fd (an early start by a rank's library, CKPTFWD_ELECTION_FD): the
-// calling process exits at once (that rank reaps it without waiting for the forwarder),
-// and a process of its own waits for readiness instead, holding the election lock until
-// then, so ranks that look for the forwarder meanwhile wait for it to listen instead of
-// starting another; the daemon closes its copy of the lock.
+// With an election_fd (a library's early start through ckptfwd-launch, CKPTFWD_ELECTION_FD):
+// the launcher forked this process and exited, so nobody waits for it: no fork, the same
+// detaching in place, and -1 (no readiness to report). The caller holds the election lock
+// until the forwarder listens, then closes it, so processes that look for the forwarder
+// meanwhile wait for it to listen instead of starting another.
 int daemonize(const std::string& log_file, const std::string& socket_path, int election_fd = -1);
 // Sends "OK" or the failure reason; closes fd. No-op for fd < 0.
 void signal_ready(int fd, bool ok, const std::string& why);

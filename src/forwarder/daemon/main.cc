@@ -19,6 +19,7 @@
 #include "schema/infer.h"
 #include "store/manifest/owner_check.h"
 #include "wire/session.h"
+#include "wire/settings_digest.h"
 
 using namespace ckptfwd;
 
@@ -154,16 +155,23 @@ int main(int argc, char** argv) {
             "address. Fix: set CKPTFWD_STAGE_DIR to a shorter directory\n");
     return 2;
   }
-  // An early start by a rank's library (client.h, start_forwarder_early): its election
-  // lock as fd 3 and its pid. Not passed on to the HDF5 helper the forwarder runs.
+  // An early start by a library (client.h, start_forwarder_early, through ckptfwd-launch):
+  // its election lock as fd 3 and its pid. Not passed on to the HDF5 helper the forwarder
+  // runs (close-on-exec: the lock must end when we close it).
   int election_fd = -1;
-  if (const char* e = getenv("CKPTFWD_ELECTION_FD"); e && !strcmp(e, "3") && fcntl(3, F_GETFD) >= 0)
+  if (const char* e = getenv("CKPTFWD_ELECTION_FD");
+      e && !strcmp(e, "3") && fcntl(3, F_GETFD) >= 0) {
     election_fd = 3;
+    fcntl(election_fd, F_SETFD, FD_CLOEXEC);
+  }
   unsetenv("CKPTFWD_ELECTION_FD");
   long started_for = 0;
   if (const char* e = getenv("CKPTFWD_STARTED_FOR")) started_for = strtol(e, nullptr, 10);
   unsetenv("CKPTFWD_STARTED_FOR");
-  if (!daemon && election_fd >= 0) close(election_fd);
+  if (!daemon && election_fd >= 0) {
+    close(election_fd);
+    election_fd = -1;
+  }
   int ready = daemon ? fwd::daemonize(cfg.log, paths.socket, election_fd) : -1;
   fwd::log_init(cfg.log, cfg.log_level);
 
@@ -172,9 +180,18 @@ int main(int argc, char** argv) {
   block_signals(&set);
 
   fwd::Forwarder f(cfg, paths);
-  if (started_for > 0) f.stay_while_alive(static_cast<pid_t>(started_for));
+  if (started_for > 0) {
+    f.stay_while_alive(static_cast<pid_t>(started_for));
+    // Tentative until a client names its settings (early_start_check.h): ours are those of
+    // the environment the starter passed on.
+    f.core().early_start.arm(
+        wire::settings_digest(environ, [](const char*) -> const char* { return nullptr; }),
+        [&f] { f.request_stop(); });
+  }
   fwd::install_crash_handler(&f.core().stats);
-  if (int rc = start_forwarder(f, ready, paths); rc >= 0) return rc;
+  int rc = start_forwarder(f, ready, paths);
+  if (election_fd >= 0) close(election_fd);  // listening (or leaving): others may look now
+  if (rc >= 0) return rc;
   watch_signals(f, set);
   return f.run();
 }

@@ -11,7 +11,9 @@
 #include "forwarder/util/test_hooks.h"
 #include "forwarder/verbs/service.h"
 #include "wire/lease.h"
+#include "wire/protocol.h"
 #include "wire/session.h"
+#include "wire/settings_digest.h"
 
 namespace ckptfwd::fwd {
 
@@ -115,7 +117,20 @@ Reply Service::handle_request(ClientCtx& cl, const wire::Fields& f) {
     if (f.n < 3 || !wire::parse_i64(f[1], pid) || !wire::parse_i64(f[2], rank)) return bad();
     cl.pid = static_cast<long>(pid);
     cl.rank = static_cast<int>(rank);
-    cl.wants_leases = f.n >= 4 && !strcmp(f[3], wire::kLeasePrefix);
+    bool has_digest = false;
+    uint64_t digest = 0;
+    for (size_t i = 3; i < f.n; ++i) {
+      if (!strcmp(f[i], wire::kLeasePrefix)) cl.wants_leases = true;
+      if (wire::parse_settings(f[i], digest)) has_digest = true;
+    }
+    if (c_.early_start.hello(has_digest, digest) == EarlyStartCheck::Verdict::kRetire) {
+      LOG_INFO(
+          "pid %ld runs with other settings than the process that started this forwarder "
+          "early: leaving to a forwarder started with its settings",
+          cl.pid);
+      cl.wants_leases = false;
+      return {wire::kRetire};
+    }
     return reply_ok();
   }
   if (verb == wire::kOpen) {

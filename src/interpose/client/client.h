@@ -47,10 +47,12 @@ Result call(const char* const* fields, size_t n, ReplyFn on_ok = nullptr, void* 
 // exist, it costs microseconds, and a table never shrinks.
 void reserve_high_fds();
 
-// At the start of an MPI rank (CKPTFWD_EARLY_START): starts the node's forwarder if no
-// process has, without waiting for it to listen, so that the first checkpoint's open finds
-// it ready instead of starting it. No connection is made; nothing is reported (the first
-// call does both). The forwarder stays while this process lives, even before it connects.
+// At the library's start (CKPTFWD_EARLY_START): starts the node's forwarder if no process
+// has, without waiting for it to listen, so that the first checkpoint's open finds it ready
+// instead of starting it. Costs the process the exec of ckptfwd-launch and its exit (a few
+// ms, only while no forwarder's socket exists). No connection is made; nothing is reported
+// (the first call does both). The forwarder stays while this process lives, even before it
+// connects.
 void start_forwarder_early();
 
 // call() for a request that waits in the forwarder until something is committed (SYNC):

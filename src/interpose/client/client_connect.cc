@@ -27,6 +27,7 @@
 #include "interpose/wrap/real.h"
 #include "wire/lease.h"
 #include "wire/protocol.h"
+#include "wire/settings_digest.h"
 
 extern char** environ;
 
@@ -38,6 +39,7 @@ bool g_refused = false;
 namespace {
 
 constexpr int kStartTimeoutMs = 60000;
+constexpr int kFineMs = 40;
 
 void sleep_ms(int ms) {
   timespec ts{ms / 1000, (ms % 1000) * 1000000L};
@@ -46,8 +48,9 @@ void sleep_ms(int ms) {
 }
 
 // Polls for something that usually happens within milliseconds (a forwarder starting, the
-// rank that starts it releasing the election lock): sleeps of 1, 2, 4, 8, then 10 ms, so
-// a short wait is not rounded up to a whole 10 ms step, within kStartTimeoutMs in all.
+// process that starts it releasing the election lock): sleeps of 1 ms for the first
+// kFineMs (a forwarder's start, about 20 ms, is then seen within a millisecond of its
+// listen, not up to 8 ms late), then 2, 4, 8 and 10 ms, within kStartTimeoutMs in all.
 class Backoff {
  public:
   // Sleeps the next step; false once the time limit is used up.
@@ -55,7 +58,7 @@ class Backoff {
     if (waited_ >= kStartTimeoutMs) return false;
     sleep_ms(step_);
     waited_ += step_;
-    step_ = step_ * 2 > 10 ? 10 : step_ * 2;
+    if (waited_ >= kFineMs) step_ = step_ * 2 > 10 ? 10 : step_ * 2;
     return true;
   }
   bool expired() const { return waited_ >= kStartTimeoutMs; }
@@ -80,7 +83,19 @@ void wait_for_exit(pid_t pid, int ms) {
   real::close()(pfd);
 }
 
-bool g_peer_stopped = false;  // the last try_connect's HELLO timed out on a stopped forwarder
+bool g_peer_stopped = false;   // the last try_connect's HELLO timed out on a stopped forwarder
+bool g_peer_retiring = false;  // the last try_connect's HELLO was answered RETIRE
+
+// A forwarder that answered RETIRE (wire/protocol.h) removes its socket first thing as it
+// leaves: waits for that, so that the start that follows is one with our settings, not a
+// connect to it again. False if it is still there when the wait's time is up.
+bool wait_for_retired() {
+  struct stat st {};
+  Backoff wait;
+  while (real::stat()(g_settings.session.socket, &st) == 0)
+    if (!wait.sleep()) return false;
+  return true;
+}
 
 // The forwarder's stderr until it has detached: a file in our session dir, so that its
 // error (a bad setting, say) reaches the user through our log line even when the job's
@@ -108,24 +123,22 @@ void take_forwarder_error(const char* path) {
   real::unlink()(path);
 }
 
-bool is_replaced(const char* entry, const AbsEnv& abs) {
-  for (int i = 0; i < abs.n; ++i) {
-    const char* eq = strchr(abs.entry[i], '=');
-    size_t k = static_cast<size_t>(eq - abs.entry[i]) + 1;
-    if (strncmp(entry, abs.entry[i], k) == 0) return true;
-  }
-  return false;
-}
-
 // Starts `forwarder --daemon` without LD_PRELOAD, its stderr to err_path: *pid. An early
-// start (start_forwarder_early) passes its election lock (dup'ed to fd 3 of the daemon,
-// which holds it until its forwarder listens) and its own pid.
+// start (start_forwarder_early) passes its election lock (dup'ed to fd 3 of the forwarder,
+// which holds it until it listens) and its own pid, and runs ckptfwd-launch FORWARDER
+// instead, which forks the forwarder away and exits (interpose/launch/launch_main.cc).
 bool launch_forwarder(const char* err_path, int election_fd, pid_t* pid) {
   const char* bin = g_settings.forwarder;
   if (!bin[0] || real::access()(bin, X_OK) != 0) {
     snprintf(g_reason, sizeof(g_reason),
              "forwarder binary %s not executable (set CKPTFWD_FORWARDER)",
              bin[0] ? bin : "(unknown)");
+    return false;
+  }
+  const char* launcher = g_settings.launcher;
+  if (election_fd >= 0 && (!launcher[0] || real::access()(launcher, X_OK) != 0)) {
+    snprintf(g_reason, sizeof(g_reason), "%s not executable",
+             launcher[0] ? launcher : "ckptfwd-launch");
     return false;
   }
   const AbsEnv& abs = g_settings.abs_env;
@@ -139,7 +152,7 @@ bool launch_forwarder(const char* err_path, int election_fd, pid_t* pid) {
   // Path settings as made absolute at init (env_settings.h): the forwarder works in `/`.
   size_t k = 0;
   for (size_t i = 0; i < n; ++i)
-    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 && !is_replaced(environ[i], abs) &&
+    if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 && !abs_replacement(environ[i], abs) &&
         strncmp(environ[i], "CKPTFWD_ELECTION_FD=", 20) != 0 &&
         strncmp(environ[i], "CKPTFWD_STARTED_FOR=", 20) != 0)
       envp[k++] = environ[i];
@@ -174,7 +187,9 @@ bool launch_forwarder(const char* err_path, int election_fd, pid_t* pid) {
   posix_spawnattr_setsigdefault(&attr, &all);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   char* argv[] = {const_cast<char*>(bin), const_cast<char*>("--daemon"), nullptr};
-  int rc = posix_spawn(pid, bin, &fa, &attr, argv, envp);
+  char* launch_argv[] = {const_cast<char*>(launcher), const_cast<char*>(bin), nullptr};
+  int rc = election_fd >= 0 ? posix_spawn(pid, launcher, &fa, &attr, launch_argv, envp)
+                            : posix_spawn(pid, bin, &fa, &attr, argv, envp);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
   free(envp);
@@ -376,11 +391,17 @@ int try_connect() {
   wire::fmt_i64(rank, g_settings.rank);
   // Leased opens (wire/lease.h) for a process that is not an MPI rank: another node's rank
   // may act on a path right after this one's open returned, before its forwarder saw it.
-  const char* hello[] = {wire::kHello, pid, rank, wire::kLeasePrefix};
-  const bool leases = g_settings.leased_open && g_settings.rank < 0;
+  // The settings digest: a forwarder started early by another process with other settings
+  // retires for one started with ours (wire/settings_digest.h).
+  char settings[40];
+  const char* hello[5] = {wire::kHello, pid, rank};
+  size_t n = 3;
+  if (g_settings.leased_open && g_settings.rank < 0) hello[n++] = wire::kLeasePrefix;
+  if (wire::format_settings(g_settings.settings_digest, settings, sizeof(settings)))
+    hello[n++] = settings;
   wire::Fields reply;
   char buf[1024];
-  if (!exchange_small(fd, hello, leases ? 4 : 3, buf, sizeof(buf), reply)) {
+  if (!exchange_small(fd, hello, n, buf, sizeof(buf), reply)) {
     g_peer_stopped = errno == ETIMEDOUT;
     if (g_peer_stopped)
       snprintf(g_reason, sizeof(g_reason),
@@ -388,6 +409,15 @@ int try_connect() {
                kStoppedLimitMs / 1000);
     else
       snprintf(g_reason, sizeof(g_reason), "%s: HELLO not answered", sp.socket);
+    real::close()(fd);
+    return -1;
+  }
+  if (strcmp(reply[0], wire::kRetire) == 0) {
+    g_peer_retiring = true;
+    snprintf(g_reason, sizeof(g_reason),
+             "%s: the forwarder another process started early runs with other settings and "
+             "did not leave",
+             sp.socket);
     real::close()(fd);
     return -1;
   }
@@ -405,7 +435,9 @@ int reach_forwarder() {
   DirCheck dir = check_session_dir(g_settings.session.dir, g_reason, sizeof(g_reason));
   if (dir == DirCheck::kRefused) refuse(g_reason);
   g_peer_stopped = false;
+  g_peer_retiring = false;
   int fd = dir == DirCheck::kOurs ? try_connect() : -1;
+  if (fd < 0 && g_peer_retiring && !wait_for_retired()) return -1;
   // A stopped forwarder keeps its socket and lock: starting another cannot help.
   if (fd < 0 && !g_refused && !g_peer_stopped) {
     int lock = take_lock(&fd);
@@ -438,9 +470,8 @@ void start_forwarder_early() {
     char reason[sizeof(g_reason)];
     memcpy(reason, g_reason, sizeof(g_reason));
     if (launch_forwarder("/dev/null", lock, &pid)) {
-      // `--daemon` with an election fd leaves a process of its own to wait for the
-      // forwarder and exits at once: reaped here, so the application never sees a child
-      // of ours (a wait() of its own would otherwise get it).
+      // ckptfwd-launch forks the forwarder and exits at once: reaped here, so the
+      // application never sees a child of ours (a wait() of its own would otherwise get it).
       int status = 0;
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }

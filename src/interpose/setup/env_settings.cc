@@ -74,4 +74,13 @@ void collect_abs_env(AbsEnv& env) {
   ++env.n;
 }
 
+const char* abs_replacement(const char* entry, const AbsEnv& env) {
+  for (int i = 0; i < env.n; ++i) {
+    const char* eq = strchr(env.entry[i], '=');
+    size_t k = static_cast<size_t>(eq - env.entry[i]) + 1;
+    if (strncmp(entry, env.entry[i], k) == 0) return env.entry[i];
+  }
+  return nullptr;
+}
+
 }  // namespace ckptfwd::interpose

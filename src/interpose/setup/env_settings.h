@@ -38,5 +38,7 @@ struct AbsEnv {
 };
 // Fills env from the environment (at init).
 void collect_abs_env(AbsEnv& env);
+// The entry of env that replaces the environment entry `entry` (same KEY=), or nullptr.
+const char* abs_replacement(const char* entry, const AbsEnv& env);
 
 }  // namespace ckptfwd::interpose

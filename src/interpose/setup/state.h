@@ -29,9 +29,11 @@ struct Settings {
   bool session_ok = false;
   SessionPaths session{};
   char forwarder[PATH_MAX] = {};   // binary to start
+  char launcher[PATH_MAX] = {};    // ckptfwd-launch beside the library's ../bin ("": none)
   char log_path[PATH_MAX] = {};    // "" = stderr; absolute (env_settings.h)
   char stats_path[PATH_MAX] = {};  // absolute
   AbsEnv abs_env{};                // path settings for a forwarder we start
+  uint64_t settings_digest = 0;    // HELLO's "env=" (wire/settings_digest.h)
 };
 
 extern Settings g_settings;
