@@ -1,5 +1,6 @@
 #include "common/config.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -282,7 +283,13 @@ void Config::set_capture(const std::string& spec) {
   }
 }
 
+int Config::default_writers(int cores) { return std::clamp(cores / 4, 2, 16); }
+
 bool Config::load(Config& out, std::string* err) {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  out.writers =
+      default_writers(sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 2);
   // Keys the preload library reads itself; allowed in the file, ignored here.
   static const char* lib_only[] = {"CAPTURE",   "DISABLE",      "FORWARDER",  "NO_SPAWN",
                                    "EXIT_WAIT", "EXIT_RETRY_S", "STAGE_DIR",  "NODE_ID",

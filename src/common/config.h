@@ -20,7 +20,7 @@ struct Config {
   std::string codec = "zstd";   // CKPTFWD_CODEC: zstd | zlib | raw
   int level = 3;                // CKPTFWD_LEVEL: codec level
   int sync_level = -1;          // CKPTFWD_SYNC_LEVEL: zstd level of what an fsync waits for
-  int writers = 2;              // CKPTFWD_WRITERS: compression/write threads
+  int writers = 2;              // CKPTFWD_WRITERS: compression threads (load: default_writers)
   int group_size = 0;           // CKPTFWD_GROUP_SIZE: ranks merged together (0: all of a batch)
   uint64_t block_bytes = 64 << 10;  // CKPTFWD_BLOCK: block size of the block schemes
   uint64_t small_var_bytes = 100;   // CKPTFWD_SMALL_VAR: smaller variables go to the residual
@@ -94,6 +94,13 @@ struct Config {
   // Loads file (if CKPTFWD_CONFIG is set) then environment. On a bad value returns false
   // and sets *err to a message naming the key, the value and what is expected.
   static bool load(Config& out, std::string* err);
+  // CKPTFWD_WRITERS when unset, from the cores this process may run on (its affinity: a
+  // job's cgroup or cpuset, not the machine's): a quarter of them, at least 2 (the bulk
+  // work runs at a lower priority and gives way to the application's writes, so 2 threads
+  // on 2 cores cost a writer nothing measurable) and at most 16 (beyond, the store's
+  // bandwidth and the memory of each thread's buffers and codec contexts, not the
+  // threads, bound a commit).
+  static int default_writers(int cores);
   // Applies one key (with or without the CKPTFWD_ prefix). Unknown keys are an error.
   bool set(const std::string& key, const std::string& value, std::string* err);
 };

@@ -9,7 +9,8 @@
 // (wire/protocol.h, RETIRE) for one started with the client's.
 //
 // The digest covers every CKPTFWD_* variable but the two a start passes to the forwarder
-// alone (CKPTFWD_ELECTION_FD, CKPTFWD_STARTED_FOR), each as the forwarder would get it (the
+// alone (CKPTFWD_ELECTION_FD, CKPTFWD_STARTED_FOR) and those an exec hands to the new
+// program (CKPTFWD_ADOPT*, interpose/wrap/wrap_exec.cc), each as the forwarder would get it (the
 // library hands on path settings made absolute, env_settings.h): the sum of the entries'
 // FNV-1a hashes, so the variables' order does not count.
 // Dependency free and allocation free (the preload library uses it).
@@ -25,7 +26,8 @@ inline constexpr char kSettingsPrefix[] = "env=";
 // True for an environment entry the digest covers.
 inline bool is_settings_entry(const char* entry) {
   return strncmp(entry, "CKPTFWD_", 8) == 0 && strncmp(entry, "CKPTFWD_ELECTION_FD=", 20) != 0 &&
-         strncmp(entry, "CKPTFWD_STARTED_FOR=", 20) != 0;
+         strncmp(entry, "CKPTFWD_STARTED_FOR=", 20) != 0 &&
+         strncmp(entry, "CKPTFWD_ADOPT", 13) != 0;
 }
 
 inline uint64_t settings_entry_hash(const char* entry) {

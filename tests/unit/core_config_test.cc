@@ -1,5 +1,6 @@
 // Config: sizes with suffixes, key validation, the environment overriding defaults.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -83,6 +84,28 @@ TEST(Config, EnvironmentOverridesDefaults) {
   EXPECT_NE(err.find("CKPTFWD_LEVEL"), std::string::npos) << err;
   unsetenv("CKPTFWD_LEVEL");
   unsetenv("CKPTFWD_SOMETHING_FOR_THE_LIBRARY");
+}
+
+// CKPTFWD_WRITERS unset: a quarter of the cores, 2..16; set: as given.
+TEST(Config, WritersDefaultFollowsTheCores) {
+  EXPECT_EQ(Config::default_writers(1), 2);
+  EXPECT_EQ(Config::default_writers(2), 2);
+  EXPECT_EQ(Config::default_writers(12), 3);
+  EXPECT_EQ(Config::default_writers(64), 16);
+  EXPECT_EQ(Config::default_writers(256), 16);
+  unsetenv("CKPTFWD_WRITERS");
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
+  Config c;
+  std::string err;
+  ASSERT_TRUE(Config::load(c, &err)) << err;
+  EXPECT_EQ(c.writers, Config::default_writers(CPU_COUNT(&cpus)));
+  setenv("CKPTFWD_WRITERS", "5", 1);
+  Config d;
+  ASSERT_TRUE(Config::load(d, &err)) << err;
+  EXPECT_EQ(d.writers, 5);
+  unsetenv("CKPTFWD_WRITERS");
 }
 
 // A configuration file may hold the library's own settings: the forwarder skips them

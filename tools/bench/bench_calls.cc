@@ -10,7 +10,14 @@
 //   bench_calls socket [--trips N]
 //       prints "rtt_us=.." (median of N round trips of a 64-byte message over a Unix
 //       socket pair between a parent and a child, both blocking in read)
+//   bench_calls start [--reps N] [--preload LIB] [--fresh-job PREFIX]
+//       prints "start_us=.." (median of N runs of /bin/true, from posix_spawn to its exit:
+//       what loading the library costs a process). --preload: LD_PRELOAD=LIB in the child
+//       only; --fresh-job: CKPTFWD_JOB_ID=PREFIX-<i> per run, so that no forwarder
+//       listens and the library's early start runs (runs 300 ms apart: the last run's
+//       forwarder has started by then and does not compete for the cores)
 #include <fcntl.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -24,6 +31,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+extern char** environ;
 
 namespace {
 
@@ -119,6 +128,30 @@ int socket_trips(size_t trips) {
   return 0;
 }
 
+int starts(size_t reps, const std::string& preload, const std::string& fresh) {
+  if (!preload.empty()) setenv("LD_PRELOAD", preload.c_str(), 1);
+  std::vector<double> t;
+  for (size_t i = 0; i < reps; ++i) {
+    if (!fresh.empty()) {
+      setenv("CKPTFWD_JOB_ID", (fresh + "-" + std::to_string(i)).c_str(), 1);
+      usleep(300000);
+    }
+    char prog[] = "/bin/true";
+    char* args[] = {prog, nullptr};
+    double t0 = now_us();
+    pid_t pid = -1;
+    if (posix_spawn(&pid, prog, nullptr, nullptr, args, environ) != 0) die("posix_spawn", prog);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    t.push_back(now_us() - t0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("a run failed:", prog);
+  }
+  unsetenv("LD_PRELOAD");
+  printf("start_us=%.1f reps=%zu\n", median(t), reps);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -126,21 +159,27 @@ int main(int argc, char** argv) {
     fprintf(argc < 2 ? stderr : stdout,
             "usage: bench_calls files --dir DIR [--files N] [--size S]\n"
             "       bench_calls socket [--trips N]\n"
+            "       bench_calls start [--reps N] [--preload LIB] [--fresh-job PREFIX]\n"
             "  files   open, write and close N files of S bytes (2000, 4096), each call\n"
             "          timed; prints the medians in us (open_us write_us close_us file_us)\n"
             "          and checks every file read back\n"
             "  socket  N round trips (10000) of 64 bytes over a Unix socket pair between\n"
-            "          two processes; prints the median (rtt_us)\n");
+            "          two processes; prints the median (rtt_us)\n"
+            "  start   N runs (20) of /bin/true from spawn to exit, median (start_us);\n"
+            "          --preload LIB: under LD_PRELOAD=LIB; --fresh-job PREFIX: each run a\n"
+            "          new CKPTFWD_JOB_ID (no forwarder listens: the early start runs)\n");
     return argc < 2 ? 2 : 0;
   }
   const std::string mode = argv[1];
-  std::string dir;
-  size_t n = mode == "socket" ? 10000 : 2000, size = 4096;
+  std::string dir, preload, fresh;
+  size_t n = mode == "socket" ? 10000 : mode == "start" ? 20 : 2000, size = 4096;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--dir") {
       dir = argv[i + 1];
-    } else if (a == "--files" || a == "--trips" || a == "--size") {
+    } else if (a == "--preload" || a == "--fresh-job") {
+      (a == "--preload" ? preload : fresh) = argv[i + 1];
+    } else if (a == "--files" || a == "--trips" || a == "--size" || a == "--reps") {
       (a == "--size" ? size : n) = strtoull(argv[i + 1], nullptr, 10);
     } else {
       fprintf(stderr, "bench_calls: unknown option %s\n", a.c_str());
@@ -148,6 +187,7 @@ int main(int argc, char** argv) {
     }
   }
   if (mode == "socket") return socket_trips(n ? n : 1);
+  if (mode == "start") return starts(n ? n : 1, preload, fresh);
   if (mode == "files" && !dir.empty() && n && size) return files(dir, n, size);
   fprintf(stderr, "bench_calls: bad arguments (--help)\n");
   return 2;

@@ -7,8 +7,8 @@
 #   disk          directly to the store's disk, without and with fsync
 #   running       under the library with a forwarder started beforehand for the job
 #                 (ckptfwd-forwarder --daemon), without and with fsync
-#   started       under the library, each process a new job whose first captured open
-#                 starts the forwarder, without and with fsync
+#   started       under the library, each process a new job: its library starts the
+#                 forwarder at the process's start (early start), without and with fsync
 # The time is the pattern's calls (bench_patterns: first open to last close or rename, the
 # fsync included), not the process's start or exit wait. Then the write, and a compute
 # step on the forwarder's core, beside a forwarder busy compressing (see below). Then many
@@ -16,7 +16,8 @@
 # Python script (BENCH_SMALL_PY: "2000 10000" files of 4 KiB): written and read back in the
 # same process, directly and under the library, and read back by a new process (a new
 # job: from the store) against a direct read with a warm and with a cold page cache; and
-# the calls of a small file one by one (bench_calls) against a local socket's round trip.
+# the calls of a small file one by one (bench_calls) against a local socket's round trip,
+# and what loading the library costs a process's start, with and without a forwarder.
 # Every file is read back and checked by its writer; the library's files are restored
 # from the stores afterwards and compared with the direct ones.
 # usage: tools/bench/bench_patterns.sh BUILD WORK OUT.json   (BENCH_QUICK=1: one round,
@@ -282,6 +283,19 @@ for ((r = 0; r < ROUNDS * !BUSY_ONLY; r++)); do
   done
   rm -rf "$SHM/calls-$r"
 done
+# What loading the library costs a process at its start (bench_calls start, /bin/true):
+# without it, under it beside the running forwarder, and under it with no forwarder
+# listening (a new job per run: its early start spawns ckptfwd-launch and waits for it).
+for ((r = 0; r < ROUNDS * !BUSY_ONLY; r++)); do
+  line=$("$BC" start) || { echo "bench_patterns.sh: bench_calls start failed" >&2; exit 1; }
+  echo "calls bare $line" >>"$RAW"
+  line=$(CKPTFWD_CAPTURE="$WORK/running/*" CKPTFWD_JOB_ID=$RUN_JOB "$BC" start --preload "$LIB") ||
+    { echo "bench_patterns.sh: bench_calls start (running) failed" >&2; exit 1; }
+  echo "calls preloaded $line" >>"$RAW"
+  line=$(CKPTFWD_CAPTURE="$WORK/started/*" CKPTFWD_IDLE_EXIT=1 "$BC" start --reps 10 --preload "$LIB" \
+    --fresh-job "bp-start-$$-$r") || { echo "bench_patterns.sh: bench_calls start (fresh) failed" >&2; exit 1; }
+  echo "calls earlystart $line" >>"$RAW"
+done
 drain_job "$RUN_JOB"
 kill -TERM "$running_pid" 2>/dev/null
 for _ in $(seq 100); do kill -0 "$running_pid" 2>/dev/null || break; sleep 0.2; done
@@ -357,7 +371,7 @@ for line in open(raw):
 med = lambda xs: statistics.median(xs) if xs else None
 res = {"byte_exact": not bad, "bytes": size, "patterns": [], "small_files": []}
 print(f"(j) write patterns, one file of {size >> 20} MiB per process, s (median of rounds); "
-      "running: a forwarder started beforehand, started: the process starts it")
+      "running: a forwarder started beforehand, started: the process starts it (early start)")
 hdr = ["tmpfs", "disk", "running", "/tmpfs", "started", "/tmpfs", "disk+fs", "running+fs", "/disk+fs", "started+fs", "/disk+fs"]
 fmt = lambda x, spec=".3f": "-" if x is None else format(x, spec)
 ran = any("tmpfs" in v for v in pat.values())  # (not with BENCH_BUSY_ONLY=1)
@@ -427,6 +441,11 @@ if calls:
             continue
         print(f"    {what:<22} open {g('open'):7.1f}  write {g('write'):6.1f}  close {g('close'):7.1f}  file {g('file'):7.1f}"
               + (f"  ({(g('file') - c['tmpfs_file_us']) / rtt:.1f} round trips over tmpfs's)" if where == "library" and rtt and c.get("tmpfs_file_us") else ""))
+if calls and calls.get("bare_start_us"):
+    c = res["per_call_us"]
+    print(f"  a process's start and exit (/bin/true, median us): {c['bare_start_us']:.0f} without the library, "
+          f"{fmt(c.get('preloaded_start_us'), '.0f')} under it beside a running forwarder, "
+          f"{fmt(c.get('earlystart_start_us'), '.0f')} under it with none listening (its early start)")
 print(f"  every file read back by its writer; restore of the library's files: {'byte-exact' if not bad else 'NOT byte-exact'}")
 json.dump(res, open(out, "w"), indent=1)
 # The plot: per pattern, the library's time over its baseline (tmpfs without fsync, the
