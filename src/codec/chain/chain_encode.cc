@@ -197,8 +197,7 @@ ChunkEncoder::Applied ChunkEncoder::apply_quant(StepRecord& rec, std::string* er
 bool ChunkEncoder::write(std::vector<uint8_t>& out, std::string* err) {
   const size_t out_start = out.size();
   if (h_.entropy == Entropy::kFpzip) {
-    // fpzip codes floats only; for anything else, when it is not trusted (typed.h) or if it
-    // fails, the chunk gets zstd -3.
+    // fpzip codes floats only; for anything else, or if it fails, the chunk gets zstd -3.
     if (write_fpzip(out)) return true;
     h_.entropy = Entropy::kZstd;
     h_.level = 3;

@@ -141,7 +141,7 @@ std::vector<Plan> candidates(const Dtype& d, const std::vector<uint8_t>& values,
     }
     int e = fixed_exponent(values, d.elem);
     if (e >= 0) int_predictors({{Step::kFixed, static_cast<uint8_t>(e)}});
-    if (opt.min_mbps < 150 && fpzip_trusted()) out.push_back(make(head, Entropy::kFpzip, 0));
+    if (opt.min_mbps < 150) out.push_back(make(head, Entropy::kFpzip, 0));
   }
   uint64_t distinct = count_distinct(values.data(), m, d.elem, 4096);
   if (distinct <= 4096 && distinct * 8 <= m) {

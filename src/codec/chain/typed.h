@@ -85,11 +85,30 @@ bool lossless_chain_from_spec(const std::vector<uint8_t>& spec, Chain* out);
 // The chain name recorded in a kChain chunk's header ("" when it is not one).
 std::string describe_payload(const uint8_t* p, size_t n);
 
-// fpzip as an entropy stage, off by default: libfpzip's decoder takes no input length and
-// reads without bound on a hostile stream, so chunks that use it are only safe to decode
-// from a trusted store. While off, encode() gives fpzip chains zstd -3 instead, the
-// selector does not try fpzip, and decoding refuses fpzip chunks. Process-wide.
+// fpzip as an entropy stage. Encoding is always allowed (the values are the caller's own);
+// the selector tries it when its speed floor is below fpzip's speed (min_mbps < 150).
+// Decoding is not: libfpzip's decoder takes no input length and reads without bound on a
+// hostile stream, so an fpzip chunk is decoded only on a thread that holds an
+// FpzipDecodeGrant (the container reader grants it for a chunk whose stored bytes matched
+// their checksum in a container the user owns, store/container/container_chunks.cc; an
+// encoder for the bytes it just made), or anywhere after set_fpzip_trusted(true), which
+// tests use. Refused, the chunk fails to decode like a corrupt one.
 void set_fpzip_trusted(bool on);
 bool fpzip_trusted();
+
+// While it lives, this thread may decode fpzip chunks if allow is true (and may not if
+// false). Scopes nest: the destructor puts back what was before.
+class FpzipDecodeGrant {
+ public:
+  explicit FpzipDecodeGrant(bool allow);
+  ~FpzipDecodeGrant();
+  FpzipDecodeGrant(const FpzipDecodeGrant&) = delete;
+  FpzipDecodeGrant& operator=(const FpzipDecodeGrant&) = delete;
+
+ private:
+  bool before_;
+};
+// True if this thread may decode fpzip chunks now.
+bool fpzip_decode_allowed();
 
 }  // namespace ckptfwd::codec

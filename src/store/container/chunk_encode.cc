@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "codec/chain/typed.h"
 #include "codec/codec.h"
 #include "store/container/content_hash.h"
 
@@ -57,6 +58,7 @@ EncodedChunk encode_chunk_typed(const uint8_t* raw, size_t n, uint64_t raw_hash,
       if (chain.lossy) {
         c.lossy_raw.resize(n);
         const Codec* dec = codec_by_id(c.codec);
+        codec::FpzipDecodeGrant grant(true);  // the bytes just encoded here
         // Never store what cannot decode.
         if (!dec || !dec->decompress(c.bytes.data(), c.bytes.size(), c.lossy_raw.data(), n))
           return encode_chunk(raw, n, raw_hash, codec_name, level);

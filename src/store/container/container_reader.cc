@@ -289,6 +289,7 @@ bool ContainerReader::open(const std::string& path, std::string* err) {
   struct stat st;
   if (fstat(m.fd, &st) != 0) return fail("cannot stat: " + errno_text(errno));
   if (!S_ISREG(st.st_mode)) return fail("not a regular file");
+  m.owned = st.st_uid == geteuid();
   m.file_size = static_cast<uint64_t>(st.st_size);
   if (m.file_size < kHeaderSize + kTrailerSize)
     return fail("too short to be a container (" + std::to_string(m.file_size) + " bytes)");

@@ -23,6 +23,9 @@ namespace ckptfwd {
 struct ContainerReader::Impl {
   std::string path;
   int fd = -1;
+  // The file belongs to this process's user: only then are fpzip chunks decoded, after
+  // their stored bytes matched their checksum (codec/chain/typed.h, FpzipDecodeGrant).
+  bool owned = false;
   DirectRange direct;  // large chunks past the page cache (direct_read.h)
   uint64_t file_size = 0;
   uint64_t index_hash = 0;
