@@ -88,6 +88,20 @@ TEST(FpzipGrant, OwnContainerDecodesWithoutGlobalTrust) {
   EXPECT_TRUE(r.verify(problems)) << (problems.empty() ? "" : problems[0]);
 }
 
+TEST(FpzipGrant, AReaderToldNotToDecodesNone) {
+  TempDir dir;
+  std::vector<uint8_t> content = smooth_f64(20000);
+  uint64_t off = 0;
+  write_fpzip_container(dir / "c.ckc", content, &off);
+  ContainerReader r;
+  r.set_fpzip_decode(false);
+  std::string err;
+  ASSERT_TRUE(r.open(dir / "c.ckc", &err)) << err;
+  std::vector<uint8_t> back;
+  EXPECT_FALSE(r.read_file(0, back, &err));
+  EXPECT_NE(err.find("decompress"), std::string::npos) << err;
+}
+
 TEST(FpzipGrant, ACorruptChunkIsCaughtByItsChecksumNotDecoded) {
   TempDir dir;
   std::vector<uint8_t> content = smooth_f64(20000);

@@ -160,6 +160,11 @@ class ContainerReader {
   // default: the calling thread alone; n > 1 starts n - 1 helpers per file of two or more
   // chunks, see store/container/decode_ahead.h). Set it before use, not while a walk runs.
   void set_decode_threads(unsigned n);
+  // fpzip chunks are decoded from a container this process's user owns, after their stored
+  // bytes matched their checksum (codec/chain/typed.h: libfpzip's decoder does not survive
+  // a hostile stream). false: never (a caller that forges checksums itself, as the fuzz
+  // target does). Containers reached through references inherit it.
+  void set_fpzip_decode(bool allow);
   // The codec chain chunk i of stream s was stored with, for people: the chain's name for
   // a typed chain ("fixed(e=2)+delta+shuffle+zstd-1"), else the codec's ("zstd", "raw").
   // Reads only the start of the chunk; "?" when it cannot be read or named.

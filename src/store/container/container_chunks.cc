@@ -77,6 +77,7 @@ const ContainerReader* ContainerReader::Impl::ref_reader(const std::string& name
   }
   // name passed bad_ref_container_name: a plain file name, never a path elsewhere.
   auto r = std::make_unique<ContainerReader>();
+  r->set_fpzip_decode(fpzip_ok);
   std::string err;
   if (!r->open(dir_of(path) + "/" + name, &err)) {
     ref_failures[name] = *why = err;
@@ -145,7 +146,7 @@ bool ContainerReader::Impl::decode_chunk(size_t s, size_t i, std::vector<uint8_t
   if (!read_stored(s, i, buf, &stored, err, checked || owned)) return false;
   const Codec* codec = codec_by_id(c.codec);
   if (!codec) return fail("unknown codec id " + std::to_string(c.codec));
-  codec::FpzipDecodeGrant grant(owned);
+  codec::FpzipDecodeGrant grant(owned && fpzip_ok);
   if (!codec->decompress(stored, c.comp_size, out.data(), out.size()))
     return fail(std::string("cannot ") + codec->name() + "-decompress (corrupt chunk" +
                 (owned ? "" : ", or an fpzip chunk in a container of another user") + ")");

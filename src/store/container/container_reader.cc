@@ -271,9 +271,11 @@ ContainerReader::ContainerReader() : impl_(std::make_unique<Impl>()) {}
 ContainerReader::~ContainerReader() = default;
 
 bool ContainerReader::open(const std::string& path, std::string* err) {
-  const unsigned helpers = impl_->decode_helpers;  // a setting, kept across opens
+  const unsigned helpers = impl_->decode_helpers;  // settings, kept across opens
+  const bool fpzip_ok = impl_->fpzip_ok;
   impl_ = std::make_unique<Impl>();
   impl_->decode_helpers = helpers;
+  impl_->fpzip_ok = fpzip_ok;
   Impl& m = *impl_;
   m.path = path;
   auto fail = [&](const std::string& why) {
@@ -338,6 +340,7 @@ bool ContainerReader::open(const std::string& path, std::string* err) {
 const std::vector<StreamInfo>& ContainerReader::streams() const { return impl_->streams; }
 const std::vector<FileEntry>& ContainerReader::files() const { return impl_->files; }
 void ContainerReader::set_decode_threads(unsigned n) { impl_->decode_helpers = n > 1 ? n - 1 : 0; }
+void ContainerReader::set_fpzip_decode(bool allow) { impl_->fpzip_ok = allow; }
 
 ContainerIdentity ContainerReader::identity() const {
   return ContainerIdentity{impl_->file_size, impl_->index_hash};

@@ -26,7 +26,8 @@ struct ContainerReader::Impl {
   // The file belongs to this process's user: only then are fpzip chunks decoded, after
   // their stored bytes matched their checksum (codec/chain/typed.h, FpzipDecodeGrant).
   bool owned = false;
-  DirectRange direct;  // large chunks past the page cache (direct_read.h)
+  bool fpzip_ok = true;  // set_fpzip_decode
+  DirectRange direct;    // large chunks past the page cache (direct_read.h)
   uint64_t file_size = 0;
   uint64_t index_hash = 0;
   // The hash of its chunks and files: XXH64 before format version 5 (content_hash.h).
