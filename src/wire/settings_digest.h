@@ -23,10 +23,16 @@ namespace ckptfwd::wire {
 
 inline constexpr char kSettingsPrefix[] = "env=";
 
+// True for the variables an early start passes to the forwarder alone (its election
+// descriptor and its starter's pid): the library removes them from what it hands on.
+inline bool is_start_entry(const char* entry) {
+  return strncmp(entry, "CKPTFWD_ELECTION_FD=", 20) == 0 ||
+         strncmp(entry, "CKPTFWD_STARTED_FOR=", 20) == 0;
+}
+
 // True for an environment entry the digest covers.
 inline bool is_settings_entry(const char* entry) {
-  return strncmp(entry, "CKPTFWD_", 8) == 0 && strncmp(entry, "CKPTFWD_ELECTION_FD=", 20) != 0 &&
-         strncmp(entry, "CKPTFWD_STARTED_FOR=", 20) != 0 &&
+  return strncmp(entry, "CKPTFWD_", 8) == 0 && !is_start_entry(entry) &&
          strncmp(entry, "CKPTFWD_ADOPT", 13) != 0;
 }
 
@@ -50,6 +56,11 @@ uint64_t settings_digest(char* const* env, Replace replace) {
     sum += settings_entry_hash(r ? r : env[i]);
   }
   return sum;
+}
+
+// The digest of env as it is (the forwarder's own environment).
+inline uint64_t settings_digest(char* const* env) {
+  return settings_digest(env, [](const char*) -> const char* { return nullptr; });
 }
 
 // "env=<16 hex>" into buf; false if it does not fit.

@@ -72,15 +72,31 @@ void write_fpzip_container(const std::string& path, const std::vector<uint8_t>& 
   *chunk_off = r.streams()[0].chunks[0].offset;
 }
 
-TEST(FpzipGrant, OwnContainerDecodesWithoutGlobalTrust) {
-  ASSERT_FALSE(codec::fpzip_trusted());
+// One fpzip container, c.ckc, in a fresh directory; off: where its chunk is.
+class FpzipContainer : public ::testing::Test {
+ protected:
+  void SetUp() override { write_fpzip_container(path, content, &off); }
+  // Opens the container and reads its file, which must fail: the error text.
+  std::string read_failure(bool fpzip_decode = true) {
+    ContainerReader r;
+    r.set_fpzip_decode(fpzip_decode);
+    std::string err;
+    EXPECT_TRUE(r.open(path, &err)) << err;
+    std::vector<uint8_t> back;
+    EXPECT_FALSE(r.read_file(0, back, &err));
+    return err;
+  }
   TempDir dir;
-  std::vector<uint8_t> content = smooth_f64(20000);
+  const std::string path = dir / "c.ckc";
+  const std::vector<uint8_t> content = smooth_f64(20000);
   uint64_t off = 0;
-  write_fpzip_container(dir / "c.ckc", content, &off);
+};
+
+TEST_F(FpzipContainer, OwnContainerDecodesWithoutGlobalTrust) {
+  ASSERT_FALSE(codec::fpzip_trusted());
   ContainerReader r;
   std::string err;
-  ASSERT_TRUE(r.open(dir / "c.ckc", &err)) << err;
+  ASSERT_TRUE(r.open(path, &err)) << err;
   std::vector<uint8_t> back;
   ASSERT_TRUE(r.read_file(0, back, &err)) << err;
   EXPECT_EQ(back, content);
@@ -88,51 +104,26 @@ TEST(FpzipGrant, OwnContainerDecodesWithoutGlobalTrust) {
   EXPECT_TRUE(r.verify(problems)) << (problems.empty() ? "" : problems[0]);
 }
 
-TEST(FpzipGrant, AReaderToldNotToDecodesNone) {
-  TempDir dir;
-  std::vector<uint8_t> content = smooth_f64(20000);
-  uint64_t off = 0;
-  write_fpzip_container(dir / "c.ckc", content, &off);
-  ContainerReader r;
-  r.set_fpzip_decode(false);
-  std::string err;
-  ASSERT_TRUE(r.open(dir / "c.ckc", &err)) << err;
-  std::vector<uint8_t> back;
-  EXPECT_FALSE(r.read_file(0, back, &err));
+TEST_F(FpzipContainer, AReaderToldNotToDecodesNone) {
+  std::string err = read_failure(/*fpzip_decode=*/false);
   EXPECT_NE(err.find("decompress"), std::string::npos) << err;
 }
 
-TEST(FpzipGrant, ACorruptChunkIsCaughtByItsChecksumNotDecoded) {
-  TempDir dir;
-  std::vector<uint8_t> content = smooth_f64(20000);
-  uint64_t off = 0;
-  write_fpzip_container(dir / "c.ckc", content, &off);
+TEST_F(FpzipContainer, ACorruptChunkIsCaughtByItsChecksumNotDecoded) {
   // Zeros over the fpzip stream (a zero range is what makes its decoder read on forever).
-  int fd = ::open((dir / "c.ckc").c_str(), O_RDWR);
+  int fd = ::open(path.c_str(), O_RDWR);
   ASSERT_GE(fd, 0);
   std::vector<uint8_t> zeros(512, 0);
   ASSERT_EQ(pwrite(fd, zeros.data(), zeros.size(), static_cast<off_t>(off + 64)), 512);
   ::close(fd);
-  ContainerReader r;
-  std::string err;
-  ASSERT_TRUE(r.open(dir / "c.ckc", &err)) << err;
-  std::vector<uint8_t> back;
-  EXPECT_FALSE(r.read_file(0, back, &err));
+  std::string err = read_failure();
   EXPECT_NE(err.find("checksum"), std::string::npos) << err;
 }
 
-TEST(FpzipGrant, AnotherUsersContainerIsNotDecoded) {
+TEST_F(FpzipContainer, AnotherUsersContainerIsNotDecoded) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to give the file to another user";
-  TempDir dir;
-  std::vector<uint8_t> content = smooth_f64(20000);
-  uint64_t off = 0;
-  write_fpzip_container(dir / "c.ckc", content, &off);
-  ASSERT_EQ(chown((dir / "c.ckc").c_str(), 65534, 65534), 0);
-  ContainerReader r;
-  std::string err;
-  ASSERT_TRUE(r.open(dir / "c.ckc", &err)) << err;
-  std::vector<uint8_t> back;
-  EXPECT_FALSE(r.read_file(0, back, &err));
+  ASSERT_EQ(chown(path.c_str(), 65534, 65534), 0);
+  std::string err = read_failure();
   EXPECT_NE(err.find("another user"), std::string::npos) << err;
 }
 

@@ -184,9 +184,7 @@ int main(int argc, char** argv) {
     f.stay_while_alive(static_cast<pid_t>(started_for));
     // Tentative until a client names its settings (early_start_check.h): ours are those of
     // the environment the starter passed on.
-    f.core().early_start.arm(
-        wire::settings_digest(environ, [](const char*) -> const char* { return nullptr; }),
-        [&f] { f.request_stop(); });
+    f.core().early_start.arm(wire::settings_digest(environ), [&f] { f.request_stop(); });
   }
   fwd::install_crash_handler(&f.core().stats);
   int rc = start_forwarder(f, ready, paths);

@@ -153,8 +153,7 @@ bool launch_forwarder(const char* err_path, int election_fd, pid_t* pid) {
   size_t k = 0;
   for (size_t i = 0; i < n; ++i)
     if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 && !abs_replacement(environ[i], abs) &&
-        strncmp(environ[i], "CKPTFWD_ELECTION_FD=", 20) != 0 &&
-        strncmp(environ[i], "CKPTFWD_STARTED_FOR=", 20) != 0)
+        !wire::is_start_entry(environ[i]))
       envp[k++] = environ[i];
   for (int i = 0; i < abs.n; ++i) envp[k++] = const_cast<char*>(abs.entry[i]);
   char election[] = "CKPTFWD_ELECTION_FD=3";
