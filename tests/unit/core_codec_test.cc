@@ -4,6 +4,7 @@
 #include "base/pause_point.h"
 #include "codec/codec.h"
 #include "core_test_util.h"
+#include "store/container/chunk_encode.h"
 #include "store/container/container.h"
 
 namespace ckptfwd {
@@ -100,6 +101,24 @@ TEST(Codec, ZstdPausesBetweenThePiecesOfALargeInputAndStaysOneFrame) {
   pauses = 0;
   pack(zstd, smooth_bytes(1 << 20, 8));
   EXPECT_EQ(pauses, 0);
+}
+
+// A chunk waits in memory for the container's writer with the bytes it was given: one
+// that compressed well holds no room for its whole zstd bound (4 MiB for a 4 MiB chunk),
+// for typed chains and plain zstd alike, and what follows a chain's header is appended.
+TEST(Codec, AChunkThatCompressedWellKeepsNoRoomForItsBound) {
+  std::vector<uint8_t> zeros(4 << 20, 0);
+  for (const char* name : {"zstd", "chain"}) {
+    std::vector<uint8_t> packed = pack(*codec_by_name(name), zeros);
+    EXPECT_LT(packed.size(), 4096u) << name;
+    EXPECT_LE(packed.capacity(), 2 * packed.size() + 4096) << name;
+    std::vector<uint8_t> back(zeros.size(), 1);
+    ASSERT_TRUE(
+        codec_by_name(name)->decompress(packed.data(), packed.size(), back.data(), back.size()));
+    EXPECT_EQ(back, zeros) << name;
+  }
+  EncodedChunk c = encode_chunk(zeros.data(), zeros.size(), "zstd", 3);
+  EXPECT_LE(c.bytes.capacity(), 2 * c.bytes.size() + 4096);
 }
 
 TEST(Codec, ZlibDetectsAFlippedByte) {

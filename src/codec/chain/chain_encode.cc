@@ -63,9 +63,11 @@ class ChunkEncoder {
     row_ = h_.inner.empty() ? 0 : h_.inner.back();
     is_float_ = h_.dtype.kind == DtypeKind::kFloat;
     w_ = elem_;
+    // The steps write into the scratch buffers; a plan without steps codes the chunk
+    // where it lies (write_body), so its buffers are neither grown nor touched.
     const size_t cap = m_ * std::max<uint32_t>(elem_, 8) + n % elem_ + 64;
-    if (buf_a_.size() < cap) buf_a_.resize(cap);
-    if (buf_b_.size() < cap) buf_b_.resize(cap);
+    if (!plan.steps.empty() && buf_a_.size() < cap) buf_a_.resize(cap);
+    if (!plan.steps.empty() && buf_b_.size() < cap) buf_b_.resize(cap);
     side_.clear();
   }
 
@@ -221,13 +223,22 @@ bool ChunkEncoder::write_fpzip(std::vector<uint8_t>& out) {
 }
 
 bool ChunkEncoder::write_body(std::vector<uint8_t>& out, size_t out_start, std::string* err) {
-  const size_t main = m_ * w_, tail = n_ - m_ * elem_;
-  std::vector<uint8_t>& body = *dst_;
-  if (body.size() < main + side_.size() + tail) body.resize(main + side_.size() + tail);
-  if (main) memmove(body.data(), src_, main);
-  if (!side_.empty()) memcpy(body.data() + main, side_.data(), side_.size());
-  if (tail) memcpy(body.data() + main + side_.size(), in_ + m_ * elem_, tail);
-  if (!entropy_encode(h_.entropy, h_.level, body.data(), main + side_.size() + tail, out)) {
+  const size_t main = m_ * w_, tail = n_ - m_ * elem_, total = main + side_.size() + tail;
+  const uint8_t* body = nullptr;
+  if (src_ == in_ && side_.empty()) {
+    body = in_;  // no step applied: the chunk itself, tail included, in place
+  } else {
+    // The main stream lies in the last step's buffer (or the chunk): side data and tail
+    // are put after it there when it has room, else all three are joined in the other.
+    std::vector<uint8_t>& last = dst_ == &buf_a_ ? buf_b_ : buf_a_;
+    std::vector<uint8_t>& joined = src_ == last.data() && last.size() >= total ? last : *dst_;
+    if (joined.size() < total) joined.resize(total);
+    if (main && src_ != joined.data()) memmove(joined.data(), src_, main);
+    if (!side_.empty()) memcpy(joined.data() + main, side_.data(), side_.size());
+    if (tail) memcpy(joined.data() + main + side_.size(), in_ + m_ * elem_, tail);
+    body = joined.data();
+  }
+  if (!entropy_encode(h_.entropy, h_.level, body, total, out)) {
     out.resize(out_start);
     return fail(err, "entropy stage failed");
   }

@@ -2,6 +2,7 @@
 #include "codec/chain/entropy.h"
 
 #include <zlib.h>
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_c_stableInBuffer, ZSTD_c_stableOutBuffer
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -36,6 +37,12 @@ size_t zstd_in_pieces(ZSTD_CCtx* c, uint8_t* out, size_t room, const uint8_t* in
   if (!ZSTD_isError(r)) r = ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
   if (!ZSTD_isError(r)) r = ZSTD_CCtx_setPledgedSrcSize(c, n);
   if (ZSTD_isError(r)) return r;
+  // The input stays where it is and only grows, the output is the whole bound: zstd then
+  // reads and writes them in place instead of copying each piece through buffers of its
+  // own (which also saves allocating them). A library without these settings refuses
+  // them, and the frame is made the buffered way.
+  ZSTD_CCtx_setParameter(c, ZSTD_c_stableInBuffer, 1);
+  ZSTD_CCtx_setParameter(c, ZSTD_c_stableOutBuffer, 1);
   ZSTD_outBuffer o{out, room, 0};
   ZSTD_inBuffer i{in, 0, 0};
   while (i.size < n) {
@@ -72,11 +79,14 @@ bool entropy_encode(Entropy e, int level, const uint8_t* in, size_t n, std::vect
     case Entropy::kZstd: {
       ZSTD_CCtx* c = thread_cctx();
       if (!c) return false;
-      size_t bound = ZSTD_compressBound(n);
+      const size_t bound = ZSTD_compressBound(n);
       out.resize(start + bound);
       level = std::clamp(level, ZSTD_minCLevel(), ZSTD_maxCLevel());
       size_t r = zstd_in_pieces(c, out.data() + start, bound, in, n, level);
       out.resize(ZSTD_isError(r) ? start : start + r);
+      // A chunk that compressed well gives back the rest of the bound: chunks wait in
+      // memory for the writer (the pipeline's window), each with its full bound otherwise.
+      if (out.size() < out.capacity() / 2) out.shrink_to_fit();
       return !ZSTD_isError(r);
     }
     case Entropy::kZlib: {
