@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "codec/chain/transforms.h"
@@ -101,6 +102,108 @@ TEST(Predict, TwoDimensionalKindsMatchTheirDefinitionAndInvert) {
   check_width<uint16_t>();
   check_width<uint32_t>();
   check_width<uint64_t>();
+}
+
+// kLorenzo3 by its definition: the sum of the seven corners of the cube behind the element
+// with signs, a corner outside the grid (x, y or z below 0) counting as 0.
+template <class T>
+std::vector<uint8_t> reference3(bool zigzag, const std::vector<uint8_t>& in, uint64_t m,
+                                uint64_t row, uint64_t plane) {
+  auto at = [&](uint64_t k) {
+    T v;
+    memcpy(&v, in.data() + k * sizeof(T), sizeof(T));
+    return v;
+  };
+  std::vector<uint8_t> out(in.size());
+  for (uint64_t i = 0; i < m; ++i) {
+    const uint64_t x = i % row, y = (i % plane) / row, z = i / plane;
+    T p = 0;
+    for (uint64_t dz : {0, 1})
+      for (uint64_t dy : {0, 1})
+        for (uint64_t dx : {0, 1}) {
+          if (!(dx | dy | dz) || dx > x || dy > y || dz > z) continue;
+          T v = at(i - dx - dy * row - dz * plane);
+          p = (dx + dy + dz) % 2 ? static_cast<T>(p + v) : static_cast<T>(p - v);
+        }
+    T r = static_cast<T>(at(i) - p);
+    if (zigzag) {
+      using S = std::make_signed_t<T>;
+      r = static_cast<T>((r << 1) ^ static_cast<T>(static_cast<S>(r) >> (sizeof(T) * 8 - 1)));
+    }
+    memcpy(out.data() + i * sizeof(T), &r, sizeof(T));
+  }
+  return out;
+}
+
+template <class T>
+T swapped(T v) {
+  T s;
+  for (size_t b = 0; b < sizeof(T); ++b)
+    reinterpret_cast<uint8_t*>(&s)[b] = reinterpret_cast<const uint8_t*>(&v)[sizeof(T) - 1 - b];
+  return s;
+}
+
+template <class T>
+void check_3d_width() {
+  struct Grid {
+    uint64_t ny, nx;
+  };
+  for (bool zig : {false, true})
+    for (Grid g : {Grid{2, 3}, Grid{3, 7}, Grid{5, 16}, Grid{1, 9}, Grid{4, 1}})
+      for (uint64_t m : {0ull, 1ull, 5ull, 40ull, 333ull}) {
+        std::vector<uint8_t> in(m * sizeof(T)), out(in.size()), back(in.size()),
+            blocks(in.size(), 0xAB);
+        uint64_t x = 0x13198a2e03707344ull;
+        for (uint64_t i = 0; i < m; ++i) {
+          x = x * 6364136223846793005ull + 1442695040888963407ull;
+          T v = static_cast<T>(x >> (64 - 8 * sizeof(T)));  // every bit pattern
+          if (i % 4) v = static_cast<T>(1000 + 3 * i + ((x >> 40) % 64) - 32);
+          memcpy(in.data() + i * sizeof(T), &v, sizeof(T));
+        }
+        const uint64_t row = predictor_row(g.nx, m);
+        const uint64_t plane = predictor_plane({g.ny, g.nx}, row, m);
+        const std::string what = std::to_string(sizeof(T)) + "-byte, zig " + std::to_string(zig) +
+                                 " grid " + std::to_string(g.ny) + "x" + std::to_string(g.nx) +
+                                 " m " + std::to_string(m);
+        predict(Step::kLorenzo3, zig, in.data(), out.data(), m, sizeof(T), g.nx, plane);
+        if (plane) {
+          ASSERT_EQ(out, reference3<T>(zig, in, m, row, plane)) << what;
+        } else {  // no whole plane short of m: the 2-D Lorenzo
+          std::vector<uint8_t> two_d(in.size());
+          predict(Step::kLorenzo, zig, in.data(), two_d.data(), m, sizeof(T), g.nx);
+          ASSERT_EQ(out, two_d) << what;
+        }
+        unpredict(Step::kLorenzo3, zig, out.data(), back.data(), m, sizeof(T), g.nx, false, plane);
+        ASSERT_EQ(back, in) << what;
+        unpredict(Step::kLorenzo3, zig, out.data(), back.data(), m, sizeof(T), g.nx, true, plane);
+        for (uint64_t i = 0; i < m; ++i) {
+          T a, b;
+          memcpy(&a, in.data() + i * sizeof(T), sizeof(T));
+          memcpy(&b, back.data() + i * sizeof(T), sizeof(T));
+          ASSERT_EQ(swapped(a), b) << what << " (swapped) at " << i;
+        }
+        for (uint64_t i0 = 0, block = 1; i0 < m; i0 += block, block = block * 2 + 1)
+          unpredict_range(Step::kLorenzo3, zig, out.data() + i0 * sizeof(T),
+                          blocks.data() + i0 * sizeof(T), i0, std::min(block, m - i0), sizeof(T),
+                          row, plane);
+        ASSERT_EQ(blocks, in) << what << " (blocks)";
+      }
+}
+
+TEST(Predict, ThreeDimensionalLorenzoMatchesItsDefinitionAndInverts) {
+  check_3d_width<uint8_t>();
+  check_3d_width<uint16_t>();
+  check_3d_width<uint32_t>();
+  check_3d_width<uint64_t>();
+}
+
+TEST(Predict, APlaneIsUsedOnlyWhenItIsWholeRowsShortOfTheChunk) {
+  EXPECT_EQ(predictor_plane({4, 8}, 8, 100), 32u);
+  EXPECT_EQ(predictor_plane({4, 8}, 8, 32), 0u) << "one plane: nothing behind it";
+  EXPECT_EQ(predictor_plane({1, 8}, 8, 100), 0u) << "a plane of one row is the 2-D case";
+  EXPECT_EQ(predictor_plane({8}, 8, 100), 0u);
+  EXPECT_EQ(predictor_plane({1ull << 40, 1ull << 40}, 1ull << 40, ~0ull), 0u) << "overflow";
+  EXPECT_EQ(predictor_plane({4, 8}, 100, 1000), 0u) << "rows of another width";
 }
 
 }  // namespace

@@ -16,7 +16,8 @@ namespace {
 
 bool is_int_width(uint32_t w) { return w == 1 || w == 2 || w == 4 || w == 8; }
 bool is_predictor(Step s) {
-  return s == Step::kDelta || s == Step::kXor || s == Step::kPrevRow || s == Step::kLorenzo;
+  return s == Step::kDelta || s == Step::kXor || s == Step::kPrevRow || s == Step::kLorenzo ||
+         s == Step::kLorenzo3;
 }
 
 // The widths before each step and the side bytes of each; false for an impossible chain.
@@ -57,7 +58,7 @@ bool plan_widths(const ChunkHeader& h, uint64_t m, std::vector<uint32_t>& width_
 }
 
 bool invert(const StepRecord& r, const uint8_t* in, const uint8_t* side, uint8_t* out, uint64_t m,
-            uint32_t w, uint64_t row) {
+            uint32_t w, uint64_t row, uint64_t plane) {
   switch (r.spec.kind) {
     case Step::kSwap:
       swap_bytes(in, out, m, w);
@@ -78,7 +79,7 @@ bool invert(const StepRecord& r, const uint8_t* in, const uint8_t* side, uint8_t
       from_columns(in, out, m, w, row);
       return true;
     default:
-      unpredict(r.spec.kind, r.spec.param == 1, in, out, m, w, row);
+      unpredict(r.spec.kind, r.spec.param == 1, in, out, m, w, row, false, plane);
       return true;
   }
 }
@@ -108,16 +109,18 @@ bool match_fused(const ChunkHeader& h, Fused& f) {
 // main: the entropy-decoded main stream (m elements of width ws), side: where the
 // representation step's side data starts. Writes out[0, m * elem).
 bool decode_fused(const ChunkHeader& h, const Fused& f, const uint8_t* main, const uint8_t* side,
-                  uint8_t* out, uint64_t m, uint32_t ws, uint64_t row_in) {
+                  uint8_t* out, uint64_t m, uint32_t ws, uint64_t row_in, uint64_t plane) {
   const uint32_t elem = h.dtype.elem;
   const bool swap = f.swap;
   const uint64_t row = predictor_row(row_in, m);
   const bool two_d =
-      f.pred && (f.pred->spec.kind == Step::kPrevRow || f.pred->spec.kind == Step::kLorenzo);
+      f.pred && (f.pred->spec.kind == Step::kPrevRow || f.pred->spec.kind == Step::kLorenzo ||
+                 f.pred->spec.kind == Step::kLorenzo3);
+  const bool three_d = f.pred && f.pred->spec.kind == Step::kLorenzo3 && plane;
   // How far back the predictor looks, and where its values go: straight into out when
   // nothing follows it, else a window holding the history and one block (or a whole-chunk
   // buffer when rows are too long for a window to pay).
-  const uint64_t history = two_d ? row + 1 : 1;
+  const uint64_t history = three_d ? plane + row + 1 : two_d ? row + 1 : 1;
   const bool pred_to_out = f.pred && !f.rep && !swap;
   const bool window = f.pred && !pred_to_out && history <= (64u << 10) / ws;
   uint64_t block = std::max<uint64_t>((32u << 10) / ws, 4 * history);
@@ -145,7 +148,7 @@ bool decode_fused(const ChunkHeader& h, const Fused& f, const uint8_t* main, con
       uint8_t* x = pred_to_out ? out + i0 * ws
                    : window    ? values.data() + history * ws
                                : values.data() + i0 * ws;
-      unpredict_range(f.pred->spec.kind, f.pred->spec.param == 1, r, x, i0, n, ws, row);
+      unpredict_range(f.pred->spec.kind, f.pred->spec.param == 1, r, x, i0, n, ws, row, plane);
       v = x;
       if (window) {  // the last history elements move in front of the next block's slot
         const uint64_t keep = std::min(history, kept + n);
@@ -179,6 +182,7 @@ bool decode_chunk(const uint8_t* in, size_t n, uint8_t* out, size_t raw_n) {
   const uint32_t elem = h.dtype.elem;
   const uint64_t m = raw_n / elem, tail = raw_n % elem;
   const uint64_t row = h.inner.empty() ? 0 : h.inner.back();
+  const uint64_t plane = predictor_plane(h.inner, predictor_row(row, m), m);
   std::vector<uint32_t> width_in;
   std::vector<uint64_t> side_bytes;
   uint32_t w = elem;
@@ -219,8 +223,8 @@ bool decode_chunk(const uint8_t* in, size_t n, uint8_t* out, size_t raw_n) {
   }
   Fused f;
   if (h.entropy != Entropy::kFpzip && match_fused(h, f))
-    return decode_fused(h, f, decoded.data(), decoded.data() + side_at[f.rep_index], out, m, w,
-                        row);
+    return decode_fused(h, f, decoded.data(), decoded.data() + side_at[f.rep_index], out, m, w, row,
+                        plane);
   // A predictor right after the byte order step writes swapped values straight into out.
   const bool fuse_swap = h.steps.size() >= 2 && h.steps[0].spec.kind == Step::kSwap &&
                          is_predictor(h.steps[1].spec.kind);
@@ -228,7 +232,7 @@ bool decode_chunk(const uint8_t* in, size_t n, uint8_t* out, size_t raw_n) {
   for (size_t k = h.steps.size(); k-- > 0;) {
     if (fuse_swap && k == 1) {
       const StepRecord& r = h.steps[1];
-      unpredict(r.spec.kind, r.spec.param == 1, src, out, m, width_in[1], row, true);
+      unpredict(r.spec.kind, r.spec.param == 1, src, out, m, width_in[1], row, true, plane);
       break;
     }
     uint8_t* dst;
@@ -239,7 +243,7 @@ bool decode_chunk(const uint8_t* in, size_t n, uint8_t* out, size_t raw_n) {
       if (buf.size() < m * width_in[k]) buf.resize(m * width_in[k]);
       dst = buf.data();
     }
-    if (!invert(h.steps[k], src, decoded.data() + side_at[k], dst, m, width_in[k], row))
+    if (!invert(h.steps[k], src, decoded.data() + side_at[k], dst, m, width_in[k], row, plane))
       return false;
     src = dst;
   }

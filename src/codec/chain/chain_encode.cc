@@ -24,7 +24,8 @@ bool fail(std::string* err, const std::string& what) {
 
 bool is_int_width(uint32_t w) { return w == 1 || w == 2 || w == 4 || w == 8; }
 bool is_predictor(Step s) {
-  return s == Step::kDelta || s == Step::kXor || s == Step::kPrevRow || s == Step::kLorenzo;
+  return s == Step::kDelta || s == Step::kXor || s == Step::kPrevRow || s == Step::kLorenzo ||
+         s == Step::kLorenzo3;
 }
 
 // Exceptions beyond a quarter of the values: the step costs more than it saves, and the
@@ -61,6 +62,7 @@ class ChunkEncoder {
     elem_ = h_.dtype.elem;
     m_ = n / elem_;
     row_ = h_.inner.empty() ? 0 : h_.inner.back();
+    plane_ = chain::predictor_plane(h_.inner, chain::predictor_row(row_, m_), m_);
     is_float_ = h_.dtype.kind == DtypeKind::kFloat;
     w_ = elem_;
     // The steps write into the scratch buffers; a plan without steps codes the chunk
@@ -98,8 +100,9 @@ class ChunkEncoder {
   std::vector<uint8_t>& side_;
   ChunkHeader h_;
   uint32_t elem_ = 0;
-  uint64_t m_ = 0;    // elements
-  uint64_t row_ = 0;  // the innermost extent, 0 when unknown
+  uint64_t m_ = 0;      // elements
+  uint64_t row_ = 0;    // the innermost extent, 0 when unknown
+  uint64_t plane_ = 0;  // the two innermost extents' product for kLorenzo3, 0 when none
   bool is_float_ = false;
   const uint8_t* src_ = in_;             // the last step's output (the chunk before any)
   std::vector<uint8_t>* dst_ = &buf_a_;  // the next step's output
@@ -162,7 +165,7 @@ ChunkEncoder::Applied ChunkEncoder::apply(const StepSpec& s, StepRecord& rec, st
       return Applied::kYes;
     default:
       if (!is_predictor(s.kind) || !is_int_width(w_)) return Applied::kSkipped;
-      predict(s.kind, s.param == 1, src_, dst, m_, w_, row_);
+      predict(s.kind, s.param == 1, src_, dst, m_, w_, row_, plane_);
       rec.spec.param = s.param == 1 ? 1 : 0;
       return Applied::kYes;
   }

@@ -51,7 +51,7 @@ struct Reader {
   }
 };
 
-bool known_step(uint8_t k) { return k >= 1 && k <= 11; }
+bool known_step(uint8_t k) { return k >= 1 && k <= 12; }
 bool has_record(Step s) { return s == Step::kFixed || s == Step::kDict || s == Step::kQuant; }
 
 }  // namespace
@@ -128,6 +128,9 @@ std::string plan_name(const Plan& plan) {
         break;
       case Step::kLorenzo:
         s += zz ? "lorenzo+zigzag" : "lorenzo";
+        break;
+      case Step::kLorenzo3:
+        s += zz ? "lorenzo3d+zigzag" : "lorenzo3d";
         break;
       case Step::kShuffle:
         s += "shuffle";

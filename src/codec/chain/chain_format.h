@@ -54,7 +54,8 @@ enum class Step : uint8_t {
   kLorenzo = 8,     // 2-D Lorenzo a + b - c (param 1: zigzag)
   kShuffle = 9,     // bytes grouped by their position in the element
   kByteDelta = 10,  // each byte minus the previous byte
-  kColumns = 11     // records (rows of the innermost dimension) stored field by field
+  kColumns = 11,    // records (rows of the innermost dimension) stored field by field
+  kLorenzo3 = 12    // 3-D Lorenzo over the two innermost dimensions (param 1: zigzag)
 };
 enum class Entropy : uint8_t { kNone = 0, kZstd = 1, kZlib = 2, kFpzip = 3 };
 

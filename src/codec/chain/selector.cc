@@ -39,6 +39,14 @@ constexpr int kSpeedRetimes = 2;
 // type vx vy vz): kColumns candidates. Longer rows are grid lines, whose neighbours
 // along the row the 1-D and 2-D predictors already use.
 constexpr uint64_t kMaxRecordRow = 64;
+// The chosen chain's predictor is tried along the planes too (kLorenzo3) where the layout
+// has planes of rows, on a cube cut from the sample: kCubePlanes planes (fewer where the
+// sample holds fewer), each the same kCubeBytes / kCubePlanes of consecutive rows. The
+// 3-D predictor replaces the chosen one only when it wins by kPlaneMargin: the choice of
+// every variable it does not clearly help stays what it was.
+constexpr uint64_t kCubePlanes = 4;
+constexpr size_t kCubeBytes = 128 << 10;
+constexpr double kPlaneMargin = 1.03;
 
 // Up to blocks blocks of whole rows (or elements) of about block_bytes, evenly spread over
 // the sample.
@@ -156,6 +164,28 @@ struct Trial {
   bool ok = false;
 };
 
+// The cube of the sample (m elements of elem bytes in rows of row, planes of plane
+// elements): up to kCubePlanes runs of the same consecutive rows, one plane apart, from
+// the middle of the sample; *rows gets the rows of each run. Empty when fewer than two
+// planes fit.
+std::vector<uint8_t> plane_cube(const uint8_t* p, uint64_t m, uint32_t elem, uint64_t row,
+                                uint64_t plane, uint64_t* rows) {
+  const uint64_t row_bytes = row * elem;
+  uint64_t planes = std::min<uint64_t>(kCubePlanes, m / plane);
+  if (planes < 2 || row_bytes == 0) return {};
+  *rows = std::clamp<uint64_t>(kCubeBytes / planes / row_bytes, 2, plane / row);
+  const uint64_t span = (planes - 1) * plane + *rows * row;  // elements the runs cover
+  if (span > m) return {};
+  const uint64_t first = (m - span) / 2 / row * row;
+  std::vector<uint8_t> out;
+  out.reserve(planes * *rows * row_bytes);
+  for (uint64_t g = 0; g < planes; ++g) {
+    const uint8_t* run = p + (first + g * plane) * elem;
+    out.insert(out.end(), run, run + *rows * row_bytes);
+  }
+  return out;
+}
+
 double thread_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -198,6 +228,50 @@ void retime_below_floor(std::vector<Candidate>& tried, const Layout& layout,
       c->mbps = std::max(c->mbps, try_plan(c->plan, layout, trial, opt).mbps);
     if (c->mbps >= opt.min_mbps) return;
   }
+}
+
+// kLorenzo3 in place of c's predictor, or before its shuffle when it has none, where the
+// layout has planes of rows (inner: at least two dimensions), when it beats c by
+// kPlaneMargin on a cube of the sample at the speed floor; c then becomes it (its ratio
+// and speed those of the cube).
+void along_planes(Candidate& c, const Layout& layout, const uint8_t* sample, size_t n,
+                  const Dtype& d, const SelectOptions& opt) {
+  const bool numeric =
+      d.kind == DtypeKind::kFloat || d.kind == DtypeKind::kSigned || d.kind == DtypeKind::kUnsigned;
+  const bool int_width = d.elem == 1 || d.elem == 2 || d.elem == 4 || d.elem == 8;
+  if (!numeric || !int_width || layout.inner.size() < 2 || c.plan.entropy != Entropy::kZstd) return;
+  Plan p3 = c.plan;
+  auto& st = p3.steps;
+  if (std::any_of(st.begin(), st.end(), [](const StepSpec& s) { return s.kind == Step::kColumns; }))
+    return;
+  auto pred = std::find_if(st.begin(), st.end(), [](const StepSpec& s) {
+    return s.kind == Step::kDelta || s.kind == Step::kLorenzo || s.kind == Step::kPrevRow ||
+           s.kind == Step::kXor;
+  });
+  if (pred != st.end()) {
+    *pred = {Step::kLorenzo3, 1};
+  } else {
+    auto shuffle = std::find_if(st.begin(), st.end(), [](const StepSpec& s) {
+      return s.kind == Step::kShuffle || s.kind == Step::kByteDelta;
+    });
+    if (shuffle == st.end()) return;
+    st.insert(shuffle, {Step::kLorenzo3, 1});
+  }
+  const uint64_t m = n / d.elem, row = layout.inner.back();
+  const uint64_t plane = predictor_plane(layout.inner, predictor_row(row, m), m);
+  if (!plane) return;
+  uint64_t rows = 0;
+  std::vector<uint8_t> cube = plane_cube(sample, m, d.elem, row, plane, &rows);
+  if (cube.empty()) return;
+  Layout cube_layout = layout;
+  cube_layout.inner = {rows, row};
+  const Trial now = try_plan(c.plan, cube_layout, cube, opt);
+  Trial t3 = try_plan(p3, cube_layout, cube, opt);
+  if (!now.ok || !t3.ok || t3.ratio < kPlaneMargin * now.ratio) return;
+  for (int r = 0; r < kSpeedRetimes && t3.mbps < opt.min_mbps; ++r)
+    t3.mbps = std::max(t3.mbps, try_plan(p3, cube_layout, cube, opt).mbps);
+  if (t3.mbps < opt.min_mbps && t3.mbps < c.mbps) return;
+  c = {p3, t3.ratio, t3.mbps};
 }
 
 }  // namespace
@@ -252,11 +326,13 @@ Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
     for (const Candidate& c : tried)
       if (!best || c.mbps > best->mbps) best = &c;
   if (zstd3 && best->ratio < 0.98 * zstd3->ratio) best = zstd3;
+  Candidate chosen = *best;
+  along_planes(chosen, layout, sample, n, d, opt);
   Chain out;
-  out.spec = serialize_plan(best->plan);
-  out.name = plan_name(best->plan);
-  out.sample_ratio = best->ratio;
-  out.sample_mbps = best->mbps;
+  out.spec = serialize_plan(chosen.plan);
+  out.name = plan_name(chosen.plan);
+  out.sample_ratio = chosen.ratio;
+  out.sample_mbps = chosen.mbps;
   out.lossy = opt.lossy;
   return out;
 }

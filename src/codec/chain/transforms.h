@@ -36,22 +36,29 @@ void byte_delta(const uint8_t* in, uint8_t* out, uint64_t n);
 void byte_undelta(const uint8_t* in, uint8_t* out, uint64_t n);
 
 // Predictors on the integer bit pattern of w-byte elements (w in {1, 2, 4, 8}); row is the
-// row width for kPrevRow and kLorenzo. zigzag maps small signed residuals to small codes.
-// swap_out: unpredict stores its values byte-swapped (the inverse of a kSwap before it).
+// row width for kPrevRow, kLorenzo and kLorenzo3, plane the elements of a plane of the two
+// innermost dimensions for kLorenzo3 (as predictor_plane gives it). zigzag maps small
+// signed residuals to small codes. swap_out: unpredict stores its values byte-swapped (the
+// inverse of a kSwap before it).
 void predict(Step kind, bool zigzag, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
-             uint64_t row);
+             uint64_t row, uint64_t plane = 0);
 void unpredict(Step kind, bool zigzag, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
-               uint64_t row, bool swap_out = false);
+               uint64_t row, bool swap_out = false, uint64_t plane = 0);
 
 // The row width the 2-D predictors use for m elements: row, or m when there is one row
 // (0 or at least m), where they become the previous value.
 uint64_t predictor_row(uint64_t row, uint64_t m);
+// The plane kLorenzo3 uses for m elements in rows of row (predictor_row's): the product of
+// the two innermost dimensions (inner, outermost first) when it is a whole number of rows
+// short of m, else 0, where it predicts as kLorenzo does.
+uint64_t predictor_plane(const std::vector<uint64_t>& inner, uint64_t row, uint64_t m);
 // unpredict on elements [i0, i0 + n) of a stream, one block at a time (chain_decode.cc):
 // in holds the n residuals; x points at element i0's slot of the decoded values, the
 // slots before it holding the elements before i0 (back to i0 - 1 for kDelta and kXor,
-// i0 - row - 1 for the 2-D kinds, or to element 0); row as predictor_row gives it.
+// i0 - row - 1 for the 2-D kinds, i0 - plane - row - 1 for kLorenzo3, or to element 0);
+// row as predictor_row gives it, plane as predictor_plane.
 void unpredict_range(Step kind, bool zigzag, const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n,
-                     uint32_t w, uint64_t row);
+                     uint32_t w, uint64_t row, uint64_t plane = 0);
 
 // Exact fixed-point (floats w in {4, 8}): out gets rec.width-byte integers, side the
 // exceptions (u64 positions, then the w-byte values). rec.count and rec.width are set.

@@ -156,9 +156,59 @@ void inverse_2d(const uint8_t* in, uint8_t* out, uint64_t m, uint64_t row) {
   }
 }
 
+// 3-D Lorenzo: the seven corners of the cube behind the element, each taken where it lies
+// inside the chunk's grid (a plane of plane / row rows, starting at the chunk's first
+// element) and left out where it does not; on the first plane that is kLorenzo, on a
+// plane's first row kLorenzo across planes. Elements [i0, i0 + n): src holds the values
+// the predictions read, at their stream index (element i at src + i * sizeof(T) - i0 *
+// sizeof(T): src points at element i0), dst gets the residuals (forward) or, with the
+// residuals in `in`, the values (inverse, src == dst: the earlier values are decoded).
+template <class T, bool Zig, bool Forward>
+void lorenzo3(const uint8_t* in, const uint8_t* src, uint8_t* dst, uint64_t i0, uint64_t n,
+              uint64_t row, uint64_t plane) {
+  constexpr uint64_t S = sizeof(T);
+  const uint64_t rows = plane / row;  // rows of a plane (plane > 0: a multiple of row)
+  uint64_t x = i0 % row, y = (i0 / row) % rows, z = i0 / plane;
+  const uint64_t up = row * S, back = plane * S;
+  for (uint64_t j = 0; j < n; ++j) {
+    const uint8_t* p = src + j * S;
+    auto at = [&](uint64_t off) { return load<T>(p - off); };
+    T pred = 0;
+    if (x) pred = static_cast<T>(pred + at(S));
+    if (y) pred = static_cast<T>(pred + at(up));
+    if (z) pred = static_cast<T>(pred + at(back));
+    if (x && y) pred = static_cast<T>(pred - at(up + S));
+    if (x && z) pred = static_cast<T>(pred - at(back + S));
+    if (y && z) pred = static_cast<T>(pred - at(back + up));
+    if (x && y && z) pred = static_cast<T>(pred + at(back + up + S));
+    if constexpr (Forward) {
+      T r = static_cast<T>(load<T>(p) - pred);
+      store<T>(dst + j * S, Zig ? zig(r) : r);
+    } else {
+      T r = load<T>(in + j * S);
+      if (Zig) r = unzig(r);
+      store<T>(dst + j * S, static_cast<T>(r + pred));
+    }
+    if (++x == row) {
+      x = 0;
+      if (++y == rows) y = 0, ++z;
+    }
+  }
+}
+
 template <class T, bool Zig, bool Swap>
-void run(bool forward, Step kind, const uint8_t* in, uint8_t* out, uint64_t m, uint64_t row) {
+void run(bool forward, Step kind, const uint8_t* in, uint8_t* out, uint64_t m, uint64_t row,
+         uint64_t plane) {
   row = predictor_row(row, m);
+  if (kind == Step::kLorenzo3 && plane) {
+    if (forward) return lorenzo3<T, Zig, true>(in, in, out, 0, m, row, plane);
+    lorenzo3<T, Zig, false>(in, out, out, 0, m, row, plane);
+    if (Swap)
+      for (uint64_t i = 0; i < m; ++i)
+        store<T>(out + i * sizeof(T), bswap(load<T>(out + i * sizeof(T))));
+    return;
+  }
+  if (kind == Step::kLorenzo3) kind = Step::kLorenzo;  // one plane or none: 2-D
   switch (kind) {
     case Step::kXor:
       return forward ? forward_1d<T, false, true>(in, out, m)
@@ -177,16 +227,16 @@ void run(bool forward, Step kind, const uint8_t* in, uint8_t* out, uint64_t m, u
 
 template <bool Zig, bool Swap>
 void dispatch(bool forward, Step kind, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
-              uint64_t row) {
+              uint64_t row, uint64_t plane) {
   switch (w) {
     case 1:
-      return run<uint8_t, Zig, false>(forward, kind, in, out, m, row);
+      return run<uint8_t, Zig, false>(forward, kind, in, out, m, row, plane);
     case 2:
-      return run<uint16_t, Zig, Swap>(forward, kind, in, out, m, row);
+      return run<uint16_t, Zig, Swap>(forward, kind, in, out, m, row, plane);
     case 4:
-      return run<uint32_t, Zig, Swap>(forward, kind, in, out, m, row);
+      return run<uint32_t, Zig, Swap>(forward, kind, in, out, m, row, plane);
     default:
-      return run<uint64_t, Zig, Swap>(forward, kind, in, out, m, row);
+      return run<uint64_t, Zig, Swap>(forward, kind, in, out, m, row, plane);
   }
 }
 
@@ -320,7 +370,10 @@ void inverse_2d_range(const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n, ui
 }
 
 template <class T, bool Zig>
-void range_kind(Step kind, const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n, uint64_t row) {
+void range_kind(Step kind, const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n, uint64_t row,
+                uint64_t plane) {
+  if (kind == Step::kLorenzo3 && plane) return lorenzo3<T, Zig, false>(in, x, x, i0, n, row, plane);
+  if (kind == Step::kLorenzo3) kind = Step::kLorenzo;
   switch (kind) {
     case Step::kXor:
       return inverse_1d_range<T, false, true>(in, x, i0, n);
@@ -335,16 +388,16 @@ void range_kind(Step kind, const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t 
 
 template <bool Zig>
 void range_width(Step kind, const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n, uint32_t w,
-                 uint64_t row) {
+                 uint64_t row, uint64_t plane) {
   switch (w) {
     case 1:
-      return range_kind<uint8_t, Zig>(kind, in, x, i0, n, row);
+      return range_kind<uint8_t, Zig>(kind, in, x, i0, n, row, plane);
     case 2:
-      return range_kind<uint16_t, Zig>(kind, in, x, i0, n, row);
+      return range_kind<uint16_t, Zig>(kind, in, x, i0, n, row, plane);
     case 4:
-      return range_kind<uint32_t, Zig>(kind, in, x, i0, n, row);
+      return range_kind<uint32_t, Zig>(kind, in, x, i0, n, row, plane);
     default:
-      return range_kind<uint64_t, Zig>(kind, in, x, i0, n, row);
+      return range_kind<uint64_t, Zig>(kind, in, x, i0, n, row, plane);
   }
 }
 
@@ -354,25 +407,32 @@ uint64_t predictor_row(uint64_t row, uint64_t m) {
   return row == 0 || row >= m ? (m ? m : 1) : row;
 }
 
+uint64_t predictor_plane(const std::vector<uint64_t>& inner, uint64_t row, uint64_t m) {
+  if (inner.size() < 2 || row == 0) return 0;
+  uint64_t plane = 0;
+  if (__builtin_mul_overflow(inner[inner.size() - 2], inner.back(), &plane)) return 0;
+  return plane > row && plane < m && plane % row == 0 ? plane : 0;
+}
+
 void unpredict_range(Step kind, bool zigzag, const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n,
-                     uint32_t w, uint64_t row) {
-  zigzag ? range_width<true>(kind, in, x, i0, n, w, row)
-         : range_width<false>(kind, in, x, i0, n, w, row);
+                     uint32_t w, uint64_t row, uint64_t plane) {
+  zigzag ? range_width<true>(kind, in, x, i0, n, w, row, plane)
+         : range_width<false>(kind, in, x, i0, n, w, row, plane);
 }
 
 void predict(Step kind, bool zigzag, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
-             uint64_t row) {
-  zigzag ? dispatch<true, false>(true, kind, in, out, m, w, row)
-         : dispatch<false, false>(true, kind, in, out, m, w, row);
+             uint64_t row, uint64_t plane) {
+  zigzag ? dispatch<true, false>(true, kind, in, out, m, w, row, plane)
+         : dispatch<false, false>(true, kind, in, out, m, w, row, plane);
 }
 
 void unpredict(Step kind, bool zigzag, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,
-               uint64_t row, bool swap_out) {
+               uint64_t row, bool swap_out, uint64_t plane) {
   if (swap_out)
-    return zigzag ? dispatch<true, true>(false, kind, in, out, m, w, row)
-                  : dispatch<false, true>(false, kind, in, out, m, w, row);
-  zigzag ? dispatch<true, false>(false, kind, in, out, m, w, row)
-         : dispatch<false, false>(false, kind, in, out, m, w, row);
+    return zigzag ? dispatch<true, true>(false, kind, in, out, m, w, row, plane)
+                  : dispatch<false, true>(false, kind, in, out, m, w, row, plane);
+  zigzag ? dispatch<true, false>(false, kind, in, out, m, w, row, plane)
+         : dispatch<false, false>(false, kind, in, out, m, w, row, plane);
 }
 
 }  // namespace ckptfwd::codec::chain
