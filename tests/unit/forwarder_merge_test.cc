@@ -342,4 +342,26 @@ TEST_F(MergeSchemes, AFlippedByteNamesContainerStreamAndChunk) {
   EXPECT_TRUE(any_failed);
 }
 
+// A typed stream's chunks: whole rows, and whole planes of the two innermost dimensions
+// where two fit one chunk (the 3-D predictor's grid then starts where the data's does);
+// a byte stream's the target; dimensions too large for a chunk, or hostile ones, give
+// whole elements and never overflow.
+TEST(MergePlan, TypedChunksHoldWholeRowsAndWholePlanes) {
+  const uint64_t target = 4 << 20;
+  PlannedStream s;
+  s.typed = true;
+  s.layout = {"F64LE", {48, 48}};
+  EXPECT_EQ(stream_chunk_len(s, target), target / (48 * 48 * 8) * (48 * 48 * 8));
+  s.layout = {"F64LE", {48}};
+  EXPECT_EQ(stream_chunk_len(s, target), target / (48 * 8) * (48 * 8));
+  s.layout = {"F64LE", {3000, 3000}};  // a plane of 72 MB: rows only
+  EXPECT_EQ(stream_chunk_len(s, target), target / (3000 * 8) * (3000 * 8));
+  s.layout = {"F32LE", {1ull << 62, 1ull << 62}};  // rows too long: whole elements
+  EXPECT_EQ(stream_chunk_len(s, target), target);
+  s.layout = {"F64LE", {~0ull / 3, 16}};
+  EXPECT_EQ(stream_chunk_len(s, target), target / 128 * 128);
+  PlannedStream bytes;
+  EXPECT_EQ(stream_chunk_len(bytes, target), target);
+}
+
 }  // namespace ckptfwd::fwd::test

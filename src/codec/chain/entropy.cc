@@ -39,10 +39,14 @@ size_t zstd_in_pieces(ZSTD_CCtx* c, uint8_t* out, size_t room, const uint8_t* in
   if (ZSTD_isError(r)) return r;
   // The input stays where it is and only grows, the output is the whole bound: zstd then
   // reads and writes them in place instead of copying each piece through buffers of its
-  // own (which also saves allocating them). A library without these settings refuses
-  // them, and the frame is made the buffered way.
-  ZSTD_CCtx_setParameter(c, ZSTD_c_stableInBuffer, 1);
-  ZSTD_CCtx_setParameter(c, ZSTD_c_stableOutBuffer, 1);
+  // own (which also saves allocating them). Only from zstd 1.5.4: 1.4.7 to 1.5.2 accept
+  // ZSTD_c_stableInBuffer but then refuse an input that grows between calls, and every
+  // frame of more than one piece would fail (its chunk stored raw).
+  static const bool stable = ZSTD_versionNumber() >= 10504;
+  if (stable) {
+    ZSTD_CCtx_setParameter(c, ZSTD_c_stableInBuffer, 1);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_stableOutBuffer, 1);
+  }
   ZSTD_outBuffer o{out, room, 0};
   ZSTD_inBuffer i{in, 0, 0};
   while (i.size < n) {
@@ -84,9 +88,6 @@ bool entropy_encode(Entropy e, int level, const uint8_t* in, size_t n, std::vect
       level = std::clamp(level, ZSTD_minCLevel(), ZSTD_maxCLevel());
       size_t r = zstd_in_pieces(c, out.data() + start, bound, in, n, level);
       out.resize(ZSTD_isError(r) ? start : start + r);
-      // A chunk that compressed well gives back the rest of the bound: chunks wait in
-      // memory for the writer (the pipeline's window), each with its full bound otherwise.
-      if (out.size() < out.capacity() / 2) out.shrink_to_fit();
       return !ZSTD_isError(r);
     }
     case Entropy::kZlib: {

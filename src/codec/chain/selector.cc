@@ -239,7 +239,10 @@ void along_planes(Candidate& c, const Layout& layout, const uint8_t* sample, siz
   const bool numeric =
       d.kind == DtypeKind::kFloat || d.kind == DtypeKind::kSigned || d.kind == DtypeKind::kUnsigned;
   const bool int_width = d.elem == 1 || d.elem == 2 || d.elem == 4 || d.elem == 8;
-  if (!numeric || !int_width || layout.inner.size() < 2 || c.plan.entropy != Entropy::kZstd) return;
+  // (more inner dimensions than a chunk header holds: the encoder drops them all)
+  if (!numeric || !int_width || layout.inner.size() < 2 || layout.inner.size() > kMaxInner ||
+      c.plan.entropy != Entropy::kZstd)
+    return;
   Plan p3 = c.plan;
   auto& st = p3.steps;
   if (std::any_of(st.begin(), st.end(), [](const StepSpec& s) { return s.kind == Step::kColumns; }))

@@ -11,6 +11,18 @@
 
 namespace ckptfwd::fwd {
 
+uint64_t stream_chunk_len(const PlannedStream& s, uint64_t chunk_bytes) {
+  if (!s.typed) return chunk_bytes;
+  uint64_t unit = std::max<uint32_t>(1, dtype_name_size(s.layout.dtype));
+  const std::vector<uint64_t>& inner = s.layout.inner;
+  if (!inner.empty() && inner.back() <= chunk_bytes / unit) {
+    unit *= inner.back();
+    if (inner.size() >= 2 && inner[inner.size() - 2] <= chunk_bytes / 2 / unit)
+      unit *= inner[inner.size() - 2];
+  }
+  return std::max(unit, chunk_bytes / unit * unit);
+}
+
 void StreamPieces::add(const uint8_t* p, uint64_t n) {
   if (!n) return;
   start.push_back(total);

@@ -76,6 +76,13 @@ struct PlannedStream {
   StreamPieces bytes;
 };
 
+// The length of stream s's chunks for a target of chunk_bytes, a whole number of elements:
+// whole rows where the layout has them, so that every chunk starts at a row and the
+// predictors see the real dimensions; whole planes of the two innermost dimensions where
+// at least two fit a chunk, so that the 3-D predictor's grid starts where the data's does.
+// Byte streams: chunk_bytes.
+uint64_t stream_chunk_len(const PlannedStream& s, uint64_t chunk_bytes);
+
 struct MergeInput {
   const uint8_t* base = nullptr;  // the file's bytes (mapped)
   uint64_t size = 0;

@@ -111,16 +111,6 @@ void release_mapped(const std::vector<MappedFile>& maps, const uint8_t* p, uint6
   for (const MappedFile& m : maps) m.release(p, n);
 }
 
-// Element-aligned chunk length of a stream: whole rows where the layout has them, so
-// that every chunk starts at a row and the predictors see the real dimensions.
-uint64_t chunk_len(const PlannedStream& s, uint64_t chunk_bytes) {
-  if (!s.typed) return chunk_bytes;
-  uint64_t unit = std::max<uint32_t>(1, dtype_name_size(s.layout.dtype));
-  if (!s.layout.inner.empty() && s.layout.inner.back() * unit <= chunk_bytes)
-    unit *= s.layout.inner.back();
-  return std::max(unit, chunk_bytes / unit * unit);
-}
-
 std::vector<LossyRule> lossy_rules_of(const Config& cfg) {
   std::vector<LossyRule> rules;
   parse_lossy_rules(cfg.lossy, rules, nullptr);  // checked when the setting was read
@@ -419,7 +409,7 @@ void BatchWork::lay_out_chunk_jobs() {
   for (size_t s = 0; s < plan_.streams.size(); ++s) {
     const PlannedStream& ps = plan_.streams[s];
     uint32_t sid = w_.add_stream(ps.key, ps.layout.dtype, ps.scheme);
-    uint64_t cl = chunk_len(ps, cfg_.chunk_bytes);
+    uint64_t cl = stream_chunk_len(ps, cfg_.chunk_bytes);
     for (uint64_t a = 0; a < ps.bytes.total; a += cl)
       jobs_.push_back(ChunkSpan{sid, a, std::min(cl, ps.bytes.total - a)});
     StreamReport& r = out_.streams[s];
