@@ -15,13 +15,27 @@ namespace ckptfwd::codec::chain {
 namespace {
 
 template <class T>
+T element(const std::vector<uint8_t>& in, uint64_t k) {
+  T v;
+  memcpy(&v, in.data() + k * sizeof(T), sizeof(T));
+  return v;
+}
+
+// out's element i: x - p, zigzagged on request.
+template <class T>
+void put_residual(std::vector<uint8_t>& out, uint64_t i, T x, T p, bool zigzag) {
+  T r = static_cast<T>(x - p);
+  if (zigzag) {
+    using S = std::make_signed_t<T>;
+    r = static_cast<T>((r << 1) ^ static_cast<T>(static_cast<S>(r) >> (sizeof(T) * 8 - 1)));
+  }
+  memcpy(out.data() + i * sizeof(T), &r, sizeof(T));
+}
+
+template <class T>
 std::vector<uint8_t> reference(Step kind, bool zigzag, const std::vector<uint8_t>& in, uint64_t m,
                                uint64_t row) {
-  auto at = [&](uint64_t k) {
-    T v;
-    memcpy(&v, in.data() + k * sizeof(T), sizeof(T));
-    return v;
-  };
+  auto at = [&](uint64_t k) { return element<T>(in, k); };
   std::vector<uint8_t> out(in.size());
   for (uint64_t i = 0; i < m; ++i) {
     T p;
@@ -31,12 +45,7 @@ std::vector<uint8_t> reference(Step kind, bool zigzag, const std::vector<uint8_t
       p = at(i - row);
     else
       p = static_cast<T>(at(i - 1) + at(i - row) - at(i - row - 1));
-    T r = static_cast<T>(at(i) - p);
-    if (zigzag) {
-      using S = std::make_signed_t<T>;
-      r = static_cast<T>((r << 1) ^ static_cast<T>(static_cast<S>(r) >> (sizeof(T) * 8 - 1)));
-    }
-    memcpy(out.data() + i * sizeof(T), &r, sizeof(T));
+    put_residual<T>(out, i, at(i), p, zigzag);
   }
   return out;
 }
@@ -109,11 +118,7 @@ TEST(Predict, TwoDimensionalKindsMatchTheirDefinitionAndInvert) {
 template <class T>
 std::vector<uint8_t> reference3(bool zigzag, const std::vector<uint8_t>& in, uint64_t m,
                                 uint64_t row, uint64_t plane) {
-  auto at = [&](uint64_t k) {
-    T v;
-    memcpy(&v, in.data() + k * sizeof(T), sizeof(T));
-    return v;
-  };
+  auto at = [&](uint64_t k) { return element<T>(in, k); };
   std::vector<uint8_t> out(in.size());
   for (uint64_t i = 0; i < m; ++i) {
     const uint64_t x = i % row, y = (i % plane) / row, z = i / plane;
@@ -125,12 +130,7 @@ std::vector<uint8_t> reference3(bool zigzag, const std::vector<uint8_t>& in, uin
           T v = at(i - dx - dy * row - dz * plane);
           p = (dx + dy + dz) % 2 ? static_cast<T>(p + v) : static_cast<T>(p - v);
         }
-    T r = static_cast<T>(at(i) - p);
-    if (zigzag) {
-      using S = std::make_signed_t<T>;
-      r = static_cast<T>((r << 1) ^ static_cast<T>(static_cast<S>(r) >> (sizeof(T) * 8 - 1)));
-    }
-    memcpy(out.data() + i * sizeof(T), &r, sizeof(T));
+    put_residual<T>(out, i, at(i), p, zigzag);
   }
   return out;
 }
@@ -177,10 +177,8 @@ void check_3d_width() {
         ASSERT_EQ(back, in) << what;
         unpredict(Step::kLorenzo3, zig, out.data(), back.data(), m, sizeof(T), g.nx, true, plane);
         for (uint64_t i = 0; i < m; ++i) {
-          T a, b;
-          memcpy(&a, in.data() + i * sizeof(T), sizeof(T));
-          memcpy(&b, back.data() + i * sizeof(T), sizeof(T));
-          ASSERT_EQ(swapped(a), b) << what << " (swapped) at " << i;
+          ASSERT_EQ(swapped(element<T>(in, i)), element<T>(back, i))
+              << what << " (swapped) at " << i;
         }
         for (uint64_t i0 = 0, block = 1; i0 < m; i0 += block, block = block * 2 + 1)
           unpredict_range(Step::kLorenzo3, zig, out.data() + i0 * sizeof(T),
