@@ -100,3 +100,16 @@ assert by["step2.rank0.bin"] > by["step2.rank2.bin"] + 0.4 * 2**20, by
 print(f"unused {unused}; step2.rank0 {by['step2.rank0.bin']}, step2.rank2 {by['step2.rank2.bin']}")
 PY
 ok "deleted files' chunks are counted as unused; the remaining users carry the shared chunks"
+
+# A store a forwarder made but never committed to (its group directory only): ls and
+# restore say so and name the fix, instead of asking whether it is a ckptfwd store.
+mkdir -p "$T/unused/.ckptfwd/.group-somejob"
+if "$CLI" ls "$T/unused/.ckptfwd" >"$T/ls.out" 2>"$T/ls.err"; then fail "ls of an empty store succeeded"; fi
+grep -q "nothing is committed in the store $T/unused/.ckptfwd yet" "$T/ls.err" ||
+  fail "ls of an empty store says: $(cat "$T/ls.err")"
+if "$CLI" restore "$T/unused/.ckptfwd" --to "$T/unused-out" >"$T/ls.out" 2>"$T/ls.err"; then
+  fail "restore of an empty store succeeded"
+fi
+grep -q "CKPTFWD_CAPTURE" "$T/ls.err" || fail "restore of an empty store says: $(cat "$T/ls.err")"
+ok "a store with nothing committed is named as such by ls and restore"
+

@@ -79,6 +79,24 @@ std::string distrust_of(const std::string& path, bool is_store) {
   return "";
 }
 
+// Whether dir holds what a forwarder makes in a store before its first commit, and
+// nothing else: the job rendezvous directories (.group-<job>) and the chain cache (CHAINS).
+bool only_forwarder_files(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return false;
+  bool any = false, other = false;
+  while (struct dirent* e = readdir(d)) {
+    const std::string name = e->d_name;
+    if (name == "." || name == "..") continue;
+    if (name.rfind(".group-", 0) == 0 || name == "CHAINS")
+      any = true;
+    else
+      other = true;
+  }
+  closedir(d);
+  return any && !other;
+}
+
 void warn_distrust(const Store& st) {
   if (!st.distrust.empty()) fprintf(stderr, "ckptfwd: WARNING: %s\n", st.distrust.c_str());
 }
@@ -110,6 +128,10 @@ bool open_store(const std::string& arg, Store& out) {
     }
     if (exists(out.dir + "/.ckptfwd/MANIFEST")) {
       error("no MANIFEST in " + out.dir + ": did you mean the store " + out.dir + "/.ckptfwd ?");
+    } else if (only_forwarder_files(out.dir)) {
+      error("nothing is committed in the store " + out.dir +
+            " yet: a forwarder used it (its group files are there) but no captured file was "
+            "committed to it; check the job's CKPTFWD_CAPTURE and its log");
     } else {
       error("no MANIFEST in " + out.dir + ": is this a ckptfwd store? " + kDefaultHint);
     }
