@@ -14,12 +14,6 @@
 namespace ckptfwd::codec::chain {
 namespace {
 
-bool is_int_width(uint32_t w) { return w == 1 || w == 2 || w == 4 || w == 8; }
-bool is_predictor(Step s) {
-  return s == Step::kDelta || s == Step::kXor || s == Step::kPrevRow || s == Step::kLorenzo ||
-         s == Step::kLorenzo3;
-}
-
 // The widths before each step and the side bytes of each; false for an impossible chain.
 bool plan_widths(const ChunkHeader& h, uint64_t m, std::vector<uint32_t>& width_in,
                  std::vector<uint64_t>& side_bytes, uint32_t* final_width) {

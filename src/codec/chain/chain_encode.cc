@@ -22,12 +22,6 @@ bool fail(std::string* err, const std::string& what) {
   return false;
 }
 
-bool is_int_width(uint32_t w) { return w == 1 || w == 2 || w == 4 || w == 8; }
-bool is_predictor(Step s) {
-  return s == Step::kDelta || s == Step::kXor || s == Step::kPrevRow || s == Step::kLorenzo ||
-         s == Step::kLorenzo3;
-}
-
 // Exceptions beyond a quarter of the values: the step costs more than it saves, and the
 // decoder's bound on the body size (chain_decode.cc) assumes no more.
 bool too_many_exceptions(const StepRecord& r, uint64_t m) { return r.count > m / 4; }

@@ -59,6 +59,14 @@ enum class Step : uint8_t {
 };
 enum class Entropy : uint8_t { kNone = 0, kZstd = 1, kZlib = 2, kFpzip = 3 };
 
+// The element widths the predictors and fixed-point have an integer type for.
+inline bool is_int_width(uint32_t w) { return w == 1 || w == 2 || w == 4 || w == 8; }
+// The steps that replace each value by its residual from a prediction (transforms.h).
+inline bool is_predictor(Step s) {
+  return s == Step::kDelta || s == Step::kXor || s == Step::kPrevRow || s == Step::kLorenzo ||
+         s == Step::kLorenzo3;
+}
+
 struct StepSpec {
   Step kind;
   uint8_t param = 0;

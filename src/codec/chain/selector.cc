@@ -238,19 +238,16 @@ void along_planes(Candidate& c, const Layout& layout, const uint8_t* sample, siz
                   const Dtype& d, const SelectOptions& opt) {
   const bool numeric =
       d.kind == DtypeKind::kFloat || d.kind == DtypeKind::kSigned || d.kind == DtypeKind::kUnsigned;
-  const bool int_width = d.elem == 1 || d.elem == 2 || d.elem == 4 || d.elem == 8;
   // (more inner dimensions than a chunk header holds: the encoder drops them all)
-  if (!numeric || !int_width || layout.inner.size() < 2 || layout.inner.size() > kMaxInner ||
-      c.plan.entropy != Entropy::kZstd)
+  if (!numeric || !is_int_width(d.elem) || layout.inner.size() < 2 ||
+      layout.inner.size() > kMaxInner || c.plan.entropy != Entropy::kZstd)
     return;
   Plan p3 = c.plan;
   auto& st = p3.steps;
   if (std::any_of(st.begin(), st.end(), [](const StepSpec& s) { return s.kind == Step::kColumns; }))
     return;
-  auto pred = std::find_if(st.begin(), st.end(), [](const StepSpec& s) {
-    return s.kind == Step::kDelta || s.kind == Step::kLorenzo || s.kind == Step::kPrevRow ||
-           s.kind == Step::kXor;
-  });
+  auto pred =
+      std::find_if(st.begin(), st.end(), [](const StepSpec& s) { return is_predictor(s.kind); });
   if (pred != st.end()) {
     *pred = {Step::kLorenzo3, 1};
   } else {
