@@ -15,12 +15,10 @@ class ZstdCodec final : public Codec {
 
   // The chain's zstd stage (codec/chain/entropy.h): the same frame, a context per thread,
   // and pause points between the pieces of a large input.
-  // A chunk that compressed well gives back the rest of the bound it was coded into: chunks
-  // wait in memory for the container's writer (the pipeline's window).
   bool compress(const uint8_t* in, size_t n, int level, std::vector<uint8_t>& out) const override {
     if (!codec::chain::entropy_encode(codec::chain::Entropy::kZstd, level, in, n, out))
       return false;
-    if (out.size() < out.capacity() / 2) out.shrink_to_fit();
+    codec::chain::give_back_unused_bound(out);
     return true;
   }
 

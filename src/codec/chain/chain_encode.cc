@@ -292,9 +292,7 @@ bool encode(const Chain& chain, const Layout& layout, const uint8_t* in, size_t 
   thread_local std::vector<uint8_t> buf_a, buf_b, side;
   ChunkEncoder enc(chain, plan, layout, in, n, buf_a, buf_b, side);
   if (!enc.run_steps(err) || !enc.write(out, err)) return false;
-  // A chunk that compressed well gives back the rest of the bound its entropy stage coded
-  // it into: chunks wait in memory for the container's writer (the pipeline's window).
-  if (out.size() < out.capacity() / 2) out.shrink_to_fit();
+  give_back_unused_bound(out);
   return true;
 }
 

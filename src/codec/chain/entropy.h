@@ -9,8 +9,14 @@
 
 namespace ckptfwd::codec::chain {
 
-// Appends the coded form of in[0, n) to out.
+// Appends the coded form of in[0, n) to out (grown to the stage's bound while coding: a
+// buffer reused for many codings keeps that room).
 bool entropy_encode(Entropy e, int level, const uint8_t* in, size_t n, std::vector<uint8_t>& out);
+// For a finished chunk: gives back the room past its bytes when they fill less than half
+// of it, since chunks wait in memory for the container's writer (the pipeline's window).
+inline void give_back_unused_bound(std::vector<uint8_t>& chunk) {
+  if (chunk.size() < chunk.capacity() / 2) chunk.shrink_to_fit();
+}
 // Decodes exactly raw_n bytes into out from in[0, n); false unless the body is exactly that.
 bool entropy_decode(Entropy e, const uint8_t* in, size_t n, uint8_t* out, size_t raw_n);
 
