@@ -32,6 +32,21 @@ void put_residual(std::vector<uint8_t>& out, uint64_t i, T x, T p, bool zigzag) 
   memcpy(out.data() + i * sizeof(T), &r, sizeof(T));
 }
 
+// m values of T from seed: smooth with noise (residuals of both signs), and with wild > 0
+// every wild-th one any bit pattern.
+template <class T>
+std::vector<uint8_t> test_values(uint64_t m, uint64_t seed, uint64_t wild) {
+  std::vector<uint8_t> in(m * sizeof(T));
+  uint64_t x = seed;
+  for (uint64_t i = 0; i < m; ++i) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    T v = static_cast<T>(1000 + 3 * i + ((x >> 40) % 64) - 32);
+    if (wild && i % wild == 0) v = static_cast<T>(x >> (64 - 8 * sizeof(T)));
+    memcpy(in.data() + i * sizeof(T), &v, sizeof(T));
+  }
+  return in;
+}
+
 template <class T>
 std::vector<uint8_t> reference(Step kind, bool zigzag, const std::vector<uint8_t>& in, uint64_t m,
                                uint64_t row) {
@@ -56,13 +71,8 @@ void check_width() {
     for (bool zig : {false, true})
       for (uint64_t row : {1ull, 2ull, 3ull, 7ull, 16ull, 33ull})
         for (uint64_t m : {0ull, 1ull, 5ull, 40ull, 333ull}) {
-          std::vector<uint8_t> in(m * sizeof(T)), out(in.size()), back(in.size());
-          uint64_t x = 0x9e3779b97f4a7c15ull;
-          for (uint64_t i = 0; i < m; ++i) {  // smooth with noise, both signs of residual
-            x = x * 6364136223846793005ull + 1442695040888963407ull;
-            T v = static_cast<T>(1000 + 3 * i + ((x >> 40) % 64) - 32);
-            memcpy(in.data() + i * sizeof(T), &v, sizeof(T));
-          }
+          const std::vector<uint8_t> in = test_values<T>(m, 0x9e3779b97f4a7c15ull, 0);
+          std::vector<uint8_t> out(in.size()), back(in.size());
           predict(kind, zig, in.data(), out.data(), m, sizeof(T), row);
           ASSERT_EQ(out, reference<T>(kind, zig, in, m, std::min(row, m ? m : 1)))
               << sizeof(T) << "-byte, kind " << int(kind) << " zig " << zig << " row " << row
@@ -82,14 +92,8 @@ void check_range_width() {
       for (uint64_t row : {1ull, 2ull, 3ull, 7ull, 16ull, 33ull})
         for (uint64_t block : {1ull, 2ull, 5ull, 13ull, 64ull, 1000ull}) {
           const uint64_t m = 333;
-          std::vector<uint8_t> in(m * sizeof(T)), res(in.size()), back(in.size(), 0xAB);
-          uint64_t x = 0x243f6a8885a308d3ull;
-          for (uint64_t i = 0; i < m; ++i) {
-            x = x * 6364136223846793005ull + 1442695040888963407ull;
-            T v = static_cast<T>(x >> (64 - 8 * sizeof(T)));  // every bit pattern
-            if (i % 3) v = static_cast<T>(1000 + 3 * i + ((x >> 40) % 64) - 32);
-            memcpy(in.data() + i * sizeof(T), &v, sizeof(T));
-          }
+          const std::vector<uint8_t> in = test_values<T>(m, 0x243f6a8885a308d3ull, 3);
+          std::vector<uint8_t> res(in.size()), back(in.size(), 0xAB);
           predict(kind, zig, in.data(), res.data(), m, sizeof(T), row);
           for (uint64_t i0 = 0; i0 < m; i0 += block)
             unpredict_range(kind, zig, res.data() + i0 * sizeof(T), back.data() + i0 * sizeof(T),
@@ -151,15 +155,8 @@ void check_3d_width() {
   for (bool zig : {false, true})
     for (Grid g : {Grid{2, 3}, Grid{3, 7}, Grid{5, 16}, Grid{1, 9}, Grid{4, 1}})
       for (uint64_t m : {0ull, 1ull, 5ull, 40ull, 333ull}) {
-        std::vector<uint8_t> in(m * sizeof(T)), out(in.size()), back(in.size()),
-            blocks(in.size(), 0xAB);
-        uint64_t x = 0x13198a2e03707344ull;
-        for (uint64_t i = 0; i < m; ++i) {
-          x = x * 6364136223846793005ull + 1442695040888963407ull;
-          T v = static_cast<T>(x >> (64 - 8 * sizeof(T)));  // every bit pattern
-          if (i % 4) v = static_cast<T>(1000 + 3 * i + ((x >> 40) % 64) - 32);
-          memcpy(in.data() + i * sizeof(T), &v, sizeof(T));
-        }
+        const std::vector<uint8_t> in = test_values<T>(m, 0x13198a2e03707344ull, 4);
+        std::vector<uint8_t> out(in.size()), back(in.size()), blocks(in.size(), 0xAB);
         const uint64_t row = predictor_row(g.nx, m);
         const uint64_t plane = predictor_plane({g.ny, g.nx}, row, m);
         const std::string what = std::to_string(sizeof(T)) + "-byte, zig " + std::to_string(zig) +
