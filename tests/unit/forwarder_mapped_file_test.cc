@@ -85,6 +85,36 @@ TEST_F(MappedFileRead, AMappingHasNoReadHash) {
   EXPECT_FALSE(m.read_hash().has_value());
 }
 
+// A small file's copy: its bytes and their hash, kept as they were read when the file
+// changes or goes afterwards (a mapping would show the change), never more than
+// kCopyMax bytes, and a clear error for a file that is not there.
+TEST_F(MappedFileRead, ASmallFileIsCopiedWithItsHash) {
+  for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{4096}, MappedFile::kCopyMax}) {
+    std::vector<uint8_t> bytes = write_file("s.bin", n);
+    MappedFile m;
+    std::string err;
+    ASSERT_TRUE(m.copy_small(dir + "/s.bin", n + 10, &err)) << err;
+    ASSERT_EQ(m.size(), n);
+    EXPECT_TRUE(m.is_private());
+    EXPECT_EQ(m.read_hash(), ckptfwd::content_hash(bytes.data(), n)) << n;
+    write_file("s.bin", n);  // new bytes, then gone: the copy stays as read
+    ASSERT_EQ(::unlink((dir + "/s.bin").c_str()), 0);
+    MappedFile moved(std::move(m));
+    ASSERT_EQ(moved.size(), n);
+    EXPECT_TRUE(n == 0 || memcmp(moved.data(), bytes.data(), n) == 0) << n;
+    moved.release(moved.data(), n);  // a no-op on the only copy
+    EXPECT_TRUE(n == 0 || memcmp(moved.data(), bytes.data(), n) == 0) << n;
+  }
+  std::vector<uint8_t> big = write_file("big.bin", MappedFile::kCopyMax + 4096);
+  MappedFile m;
+  std::string err;
+  ASSERT_TRUE(m.copy_small(dir + "/big.bin", big.size(), &err)) << err;
+  EXPECT_EQ(m.size(), MappedFile::kCopyMax);
+  MappedFile gone;
+  EXPECT_FALSE(gone.copy_small(dir + "/none.bin", 10, &err));
+  EXPECT_NE(err.find("none.bin"), std::string::npos) << err;
+}
+
 // Populating the page tables of a mapping whose file was cut meanwhile (an in-place read
 // of a file truncated by its writer) must not raise SIGBUS: the kernel refuses the pages
 // past the end, and the bytes before it read as they are.

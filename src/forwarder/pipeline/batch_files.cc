@@ -45,8 +45,10 @@ bool open_batch_files(const std::vector<BatchFile>& files, WorkerPool& pool, Ope
   out.typed.assign(files.size(), 0);
   for (size_t i = 0; i < files.size(); ++i) {
     const BatchFile& f = files[i];
-    bool opened = f.live && !f.in_place ? o.maps[i].read_private(f.data_path, f.size, &pool, err)
-                                        : o.maps[i].open(f.data_path, f.size, err);
+    bool opened = f.in_place                       ? o.maps[i].open(f.data_path, f.size, err)
+                  : f.size <= MappedFile::kCopyMax ? o.maps[i].copy_small(f.data_path, f.size, err)
+                  : f.live ? o.maps[i].read_private(f.data_path, f.size, &pool, err)
+                           : o.maps[i].open(f.data_path, f.size, err);
     if (!opened) return false;
     if (f.in_place && !guard_in_place(f, i, o)) {
       LOG_DEBUG("%s: cannot watch it while it is read in place: copying it", f.path.c_str());

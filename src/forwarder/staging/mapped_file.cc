@@ -35,8 +35,9 @@ void advise_pages(uintptr_t lo, uintptr_t hi, int advice) {
 }  // namespace
 
 void MappedFile::release(const uint8_t* p, uint64_t n) const {
-  // Private memory (read_private) holds the only copy of its bytes: never dropped.
-  if (!data_ || mapped_ || p >= data_ + size_ || p + n <= data_) return;
+  // Private memory (read_private, a small file's copy) holds the only copy of its bytes:
+  // never dropped.
+  if (!data_ || is_private() || p >= data_ + size_ || p + n <= data_) return;
   // Whole pages, outward: a page shared with bytes still to be read is read again (a
   // shared file mapping loses nothing).
   advise_pages(
@@ -46,7 +47,7 @@ void MappedFile::release(const uint8_t* p, uint64_t n) const {
 }
 
 MappedFile::~MappedFile() {
-  if (!data_) return;
+  if (!data_ || copy_) return;
   if (mapped_)
     warm::give(const_cast<uint8_t*>(data_), mapped_);
   else
@@ -54,7 +55,11 @@ MappedFile::~MappedFile() {
 }
 
 MappedFile::MappedFile(MappedFile&& o) noexcept
-    : data_(o.data_), size_(o.size_), mapped_(o.mapped_), read_hash_(o.read_hash_) {
+    : data_(o.data_),
+      size_(o.size_),
+      mapped_(o.mapped_),
+      copy_(std::move(o.copy_)),
+      read_hash_(o.read_hash_) {
   o.data_ = nullptr;
   o.size_ = 0;
   o.mapped_ = 0;
@@ -97,6 +102,33 @@ bool MappedFile::open(const std::string& path, uint64_t size, std::string* err) 
     data_ = static_cast<const uint8_t*>(p);
   }
   close(fd);
+  return true;
+}
+
+bool MappedFile::copy_small(const std::string& path, uint64_t size, std::string* err) {
+  int fd = open_staged_for_read(path, std::min(size, kCopyMax), &size_, err);
+  if (fd < 0) return false;
+  copy_.reset(new (std::nothrow) uint8_t[std::max<uint64_t>(size_, 1)]);
+  uint64_t got = 0;
+  int failed = copy_ ? 0 : ENOMEM;
+  while (!failed && got < size_) {
+    ssize_t n = pread(fd, copy_.get() + got, size_ - got, static_cast<off_t>(got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) failed = errno;
+    if (n <= 0) break;  // n == 0: cut meanwhile, what it held when read
+    got += static_cast<uint64_t>(n);
+  }
+  close(fd);
+  if (failed) {
+    errno = failed;
+    if (err) *err = errno_message("cannot read staged file", path);
+    copy_.reset();
+    size_ = 0;
+    return false;
+  }
+  size_ = got;
+  data_ = copy_.get();
+  read_hash_ = content_hash(data_, size_);
   return true;
 }
 
