@@ -31,8 +31,13 @@ TEST(ForwarderStorePaths, StoreSitsAtTheLiteralDirectoryOfTheCaptureGlob) {
   // CKPTFWD_STORE wins.
   cfg.store = "/s";
   EXPECT_EQ(store_for(cfg, "/scratch/run/ckpt/step_1/r0.bin"), "/s");
+  EXPECT_EQ(known_stores(cfg), std::vector<std::string>{"/s"});
+  cfg.store.clear();
+  EXPECT_EQ(known_stores(cfg), (std::vector<std::string>{"/scratch/run/ckpt/.ckptfwd",
+                                                         "/data/x/.ckptfwd", "/flat/.ckptfwd"}));
   // Without capture globs (tests, the CLI): beside the file.
   Config plain;
+  EXPECT_TRUE(known_stores(plain).empty());
   EXPECT_EQ(store_for(plain, "/a/b/c"), "/a/b/.ckptfwd");
   EXPECT_EQ(store_for(plain, "/c"), "/.ckptfwd");
 }
@@ -137,6 +142,36 @@ TEST_F(ForwarderTest, CatalogCacheReplaysAppendedRecordsLikeAWholeReload) {
   ASSERT_TRUE(whole.load(st, &err)) << err;
   expect_same(cache.get(st), whole);
   EXPECT_TRUE(cache.get(st).problems().empty());
+}
+
+// A catalog loaded ahead (preload, without the state lock) and installed is the one get()
+// returns, replays what was appended after it like a first load would, and never takes
+// the place of a catalog get() loaded meanwhile; a store without a MANIFEST gives none.
+TEST_F(ForwarderTest, APreloadedCatalogIsUsedAndKeepsUp) {
+  const std::string st = store();
+  std::string err;
+  ContainerIdentity id{100, 7};
+  EXPECT_FALSE(CatalogCache().install(st, CatalogCache::preload(st, 0))) << "no MANIFEST yet";
+  ASSERT_TRUE(manifest::ensure_store(st, &err)) << err;
+  ASSERT_TRUE(manifest::append_commit(st, "c1.ckc", id, {entry("/d/a", 0, 5)}, &err)) << err;
+  CatalogCache cache;
+  CatalogCache::Preloaded p = CatalogCache::preload(st, 0);
+  EXPECT_FALSE(cache.loaded(st));
+  ASSERT_TRUE(manifest::append_commit(st, "c2.ckc", id, {entry("/d/b", 0, 7)}, &err)) << err;
+  ASSERT_TRUE(cache.install(st, std::move(p)));
+  EXPECT_TRUE(cache.loaded(st));
+  EXPECT_EQ(cache.get(st).find("/d/a")->container, "c1.ckc");
+  ASSERT_NE(cache.find(st, "/d/b"), nullptr) << "appended after the preload: replayed";
+  Catalog whole;
+  ASSERT_TRUE(whole.load(st, &err)) << err;
+  expect_same(cache.get(st), whole);
+  EXPECT_EQ(cache.copies(), 0u);
+  // Loaded by get() first: a preload that comes late is dropped.
+  CatalogCache first;
+  ASSERT_NE(first.find(st, "/d/b"), nullptr);
+  first.get(st).apply_chmod("/d/b", 0600);  // marks the catalog get() made
+  EXPECT_FALSE(first.install(st, CatalogCache::preload(st, 0)));
+  EXPECT_EQ(first.find(st, "/d/b")->mode, 0600u);
 }
 
 // The forwarder's own records are taken by replaying them (replay_appended), with another

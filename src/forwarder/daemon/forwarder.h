@@ -98,6 +98,9 @@ class Forwarder {
   };
   std::mutex clients_mu_;
   std::map<uint64_t, Client> clients_;
+  // Loads the known stores' catalogs while the forwarder already serves (preload_catalogs).
+  std::thread catalog_preload_;
+  void preload_catalogs();
 };
 
 }  // namespace ckptfwd::fwd

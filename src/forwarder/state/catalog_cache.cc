@@ -18,26 +18,33 @@ std::string live_mark(const CatalogEntry* e) {
 }
 }  // namespace
 
+void CatalogCache::manifest_now(const Entry& e, const std::string& store, off_t* size,
+                                timespec* mtime) {
+  struct stat st;
+  *size = -1;
+  *mtime = timespec{};
+  if (stat((store + "/MANIFEST").c_str(), &st) == 0) {
+    // Marked longer than this client shows it (another node appended; this client's
+    // cache lags, store/manifest/end_mark.h): grown. No mtime, so that the next look
+    // reads again until the client shows it all.
+    *size = st.st_size;
+    *mtime = st.st_mtim;
+    if (const uint64_t mark = e.may_lag ? manifest::end_mark(store) : 0;
+        mark > static_cast<uint64_t>(*size)) {
+      *size = static_cast<off_t>(mark);
+      *mtime = timespec{};
+    }
+  }
+}
+
 Catalog& CatalogCache::get(const std::string& store) {
   Entry& e = stores_[store];
   if (e.frozen && e.loaded) return e.cat;
   e.cat.keep_versions(keep_);  // also for a new entry whose first load fails
   if (!e.loaded) e.may_lag = manifest::view_may_lag(store);
-  struct stat st;
-  off_t size = -1;
-  timespec mtime{};
-  if (stat((store + "/MANIFEST").c_str(), &st) == 0) {
-    size = st.st_size;
-    mtime = st.st_mtim;
-    // Marked longer than this client shows it (another node appended; this client's
-    // cache lags, store/manifest/end_mark.h): grown. No mtime, so that the next look
-    // reads again until the client shows it all.
-    if (const uint64_t mark = e.may_lag ? manifest::end_mark(store) : 0;
-        mark > static_cast<uint64_t>(size)) {
-      size = static_cast<off_t>(mark);
-      mtime = timespec{};
-    }
-  }
+  off_t size;
+  timespec mtime;
+  manifest_now(e, store, &size, &mtime);
   if (e.loaded && size == e.size && mtime.tv_sec == e.mtime.tv_sec &&
       mtime.tv_nsec == e.mtime.tv_nsec)
     return e.cat;
@@ -55,9 +62,16 @@ Catalog& CatalogCache::get(const std::string& store) {
       !(lstat((store + "/MANIFEST").c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))) {
     if (replay_onto(e, store, size, mtime)) return e.cat;
   }
+  if (load_whole(e, store, size, mtime, keep_)) snapshot_if_due(e, store);
+  return e.cat;
+}
+
+bool CatalogCache::load_whole(Entry& e, const std::string& store, off_t size, timespec mtime,
+                              int keep) {
   Catalog fresh;
-  fresh.keep_versions(keep_);
+  fresh.keep_versions(keep);
   std::string err;
+  struct stat lst;
   // Never read back what another user could have forged (README, "Other users on the node"): a
   // foreign store reads as empty, and its MANIFEST must not be a symbolic link.
   if (size >= 0 && (!check_store_dir(store, &err) ||
@@ -65,13 +79,13 @@ Catalog& CatalogCache::get(const std::string& store) {
     if (err.empty()) err = store + "/MANIFEST is a symbolic link; refusing it. Fix: remove it";
     if (!e.refused_logged) LOG_ERROR("%s", err.c_str());
     e.refused_logged = true;
-    return e.cat;
+    return false;
   }
   // From the store's catalog snapshot when it fits: the live files and the newer records,
   // not the whole history (store/manifest/catalog_snapshot.h).
   if (size >= 0 && !fresh.load_from_snapshot(store, &err)) {
     LOG_WARN("cannot read the manifest of store %s: %s", store.c_str(), err.c_str());
-    return e.cat;  // keep the last good view
+    return false;  // keep the last good view
   }
   for (const std::string& p : fresh.problems()) LOG_WARN("store %s: %s", store.c_str(), p.c_str());
   e.lost = find_lost_records(store, fresh);
@@ -83,8 +97,31 @@ Catalog& CatalogCache::get(const std::string& store) {
   e.loaded = true;
   e.size = size;
   e.mtime = mtime;
-  snapshot_if_due(e, store);
-  return e.cat;
+  return true;
+}
+
+CatalogCache::Preloaded CatalogCache::preload(const std::string& store, int keep) {
+  Preloaded p;
+  p.entry = std::make_shared<Entry>();
+  Entry& e = *p.entry;
+  e.cat.keep_versions(keep);
+  e.may_lag = manifest::view_may_lag(store);
+  off_t size;
+  timespec mtime;
+  manifest_now(e, store, &size, &mtime);
+  // No store yet (nothing to find), or one that cannot be read: get() decides then.
+  if (size < 0 || !load_whole(e, store, size, mtime, keep)) p.entry.reset();
+  return p;
+}
+
+bool CatalogCache::install(const std::string& store, Preloaded&& p) {
+  auto it = stores_.find(store);
+  if (!p.entry || (it != stores_.end() && it->second.loaded)) return false;
+  p.entry->cat.keep_versions(keep_);
+  p.entry->base.keep_versions(keep_);
+  stores_[store] = std::move(*p.entry);
+  p.entry.reset();
+  return true;
 }
 
 const std::string* CatalogCache::lost_version(const std::string& store,

@@ -9,6 +9,7 @@
 
 #include <ctime>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "store/manifest/manifest.h"
@@ -17,6 +18,8 @@
 namespace ckptfwd::fwd {
 
 class CatalogCache {
+  struct Entry;
+
  public:
   // The current catalog of store (never null; an unreadable manifest logs and yields the
   // last good or an empty catalog).
@@ -42,6 +45,22 @@ class CatalogCache {
   // when the replay cannot continue from what the cache holds: the caller then applies
   // its change in memory (and the next refresh reloads).
   bool replay_appended(const std::string& store);
+  // A store's catalog loaded, as get() does the first time, by a thread that does not hold
+  // the state lock: a store with a long history takes a while (about 120 ms for 30,000
+  // files on the test machine), which the first OPEN would otherwise wait for. install()
+  // it under the lock; a store get() loaded meanwhile keeps its own. Empty when there is
+  // no MANIFEST yet or it cannot be read (get() then decides, and logs).
+  class Preloaded {
+    friend class CatalogCache;
+    std::shared_ptr<Entry> entry;
+  };
+  static Preloaded preload(const std::string& store, int keep);
+  // True when p became store's catalog; later get()s replay what was appended since.
+  bool install(const std::string& store, Preloaded&& p);
+  bool loaded(const std::string& store) const {
+    auto it = stores_.find(store);
+    return it != stores_.end() && it->second.loaded;
+  }
   // How often a catalog was replaced by a copy of its plain replay (tests).
   uint64_t copies() const { return copies_; }
   // CKPTFWD_KEEP for every catalog loaded from now on (Catalog::keep_versions).
@@ -67,6 +86,12 @@ class CatalogCache {
     std::map<std::string, std::string> lost_live;
     bool frozen = false;
   };
+  // store's MANIFEST size and mtime as get() compares them (grown to the end mark where
+  // this client may lag); -1 when there is none.
+  static void manifest_now(const Entry& e, const std::string& store, off_t* size, timespec* mtime);
+  // The first load (or a reload) of store's whole MANIFEST into e, standing for size and
+  // mtime; false (logged, e.cat kept) when the store is refused or cannot be read.
+  static bool load_whole(Entry& e, const std::string& store, off_t size, timespec mtime, int keep);
   // The records appended to store's MANIFEST since e's last read, replayed onto e.base and
   // e.cat (a copy of base when cat was changed in memory or cannot continue); e then
   // stands for a MANIFEST of size and mtime. False, e.cat untouched, when base cannot

@@ -63,6 +63,13 @@ std::string store_for(const Config& cfg, const std::string& path) {
   return store_in(*top);
 }
 
+std::vector<std::string> known_stores(const Config& cfg) {
+  if (!cfg.store.empty()) return {cfg.store};
+  std::vector<std::string> out;
+  for (const std::string& dir : cfg.capture_dirs) out.push_back(store_in(dir));
+  return out;
+}
+
 std::string new_container_name(const std::string& node) {
   static std::atomic<uint64_t> seq{0};
   timespec ts;

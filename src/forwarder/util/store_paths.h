@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/config.h"
 
@@ -13,6 +14,9 @@ namespace ckptfwd::fwd {
 // A path no glob directory holds, and a directory that already has a .ckptfwd of the
 // former default (<dirname(path)>/.ckptfwd, from an earlier run), use <dirname(path)>.
 std::string store_for(const Config& cfg, const std::string& path);
+// The stores known before any file is named: Config.store, else <D>/.ckptfwd for each
+// capture directory D (stores of the former default beside deeper directories are not).
+std::vector<std::string> known_stores(const Config& cfg);
 std::string dirname_of(const std::string& path);
 std::string basename_of(const std::string& path);
 // "c-<node>-<unix ns>-<seq>.ckc" (unique per forwarder; node keeps nodes apart).
