@@ -84,6 +84,14 @@ VariableMap Inferrer::infer(const std::string& path, const std::string& file, co
       tried(m.source + " map rejected", bad);
       m = VariableMap{};
       found = false;
+    } else if (std::string fine = variable_map_too_fine(m); !fine.empty()) {
+      tried(m.source + " map not used",
+            fine + (m.source == "schema"
+                        ? " (records of one length: a 2-D array such as float64 atoms[*][9] is "
+                          "stored by field without this cost)"
+                        : ""));
+      m = VariableMap{};
+      found = false;
     }
   }
   if (!found) {

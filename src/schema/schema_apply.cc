@@ -3,6 +3,7 @@
 // and compared with the bytes left before anything is read, and a repeat count is bounded
 // by the bytes left, so the work done is bounded by the file size times the rule size.
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,7 @@ namespace {
 class Walker {
  public:
   Walker(const SchemaRule& r, const uint8_t* d, uint64_t n)
-      : r_(r), d_(d), size_(n), vals_(r.n_slots, 0), too_big_(r.n_slots, false) {
+      : r_(r), d_(d), size_(n), vals_(r.n_slots, 0), unusable_(r.n_slots, Unusable::kNo) {
     vars_.resize(r.n_vars);
     init_vars(r.items, false);
   }
@@ -76,9 +77,13 @@ class Walker {
       }
       if (op.kind == ExprOp::kField) {
         size_t s = static_cast<size_t>(op.value);
-        if (too_big_[s])
+        if (unusable_[s] == Unusable::kTooBig)
           return fail(at(it) + ": the value of '" + r_.slot_names[s] + "' in its " + what +
                       " is too large for a size");
+        if (unusable_[s] == Unusable::kNotWhole)
+          return fail(at(it) + ": the value of '" + r_.slot_names[s] + "' in its " + what +
+                      " is not a whole number (a float used as a size must hold one, up to "
+                      "2^53)");
         stack_.push_back(vals_[s]);
         continue;
       }
@@ -117,7 +122,10 @@ class Walker {
     return true;
   }
 
-  void read_int(const Item& it) {
+  // The value of numeric scalar it, at pos_, into its slot. A float counts as the whole
+  // number it holds (a record length a writer keeps in a double); any other float, and an
+  // unsigned value above INT64_MAX, marks the slot unusable in a size.
+  void read_value(const Item& it) {
     const TypeInfo& ti = type_info(it.type);
     uint64_t u = 0;
     for (uint32_t i = 0; i < ti.size; ++i) {
@@ -125,10 +133,30 @@ class Walker {
       u |= uint64_t(d_[pos_ + i]) << shift;
     }
     size_t s = static_cast<size_t>(it.slot);
-    too_big_[s] = false;
+    unusable_[s] = Unusable::kNo;
+    if (!ti.integer) {
+      double v;
+      if (ti.size == 4) {
+        float f;
+        uint32_t b = static_cast<uint32_t>(u);
+        memcpy(&f, &b, sizeof(f));
+        v = f;
+      } else {
+        memcpy(&v, &u, sizeof(v));
+      }
+      // Whole numbers up to 2^53 (every one of them exact in a double).
+      constexpr double kMax = 9007199254740992.0;
+      if (!(v >= -kMax && v <= kMax) || v != static_cast<double>(static_cast<int64_t>(v))) {
+        unusable_[s] = Unusable::kNotWhole;
+        vals_[s] = 0;
+        return;
+      }
+      vals_[s] = static_cast<int64_t>(v);
+      return;
+    }
     if (ti.is_signed && ti.size < 8 && (u >> (8 * ti.size - 1)) & 1)
       u |= ~uint64_t(0) << (8 * ti.size);
-    if (!ti.is_signed && u > static_cast<uint64_t>(INT64_MAX)) too_big_[s] = true;
+    if (!ti.is_signed && u > static_cast<uint64_t>(INT64_MAX)) unusable_[s] = Unusable::kTooBig;
     vals_[s] = static_cast<int64_t>(u);
   }
 
@@ -160,7 +188,7 @@ class Walker {
     if (bytes > left)
       return fail("file too short: " + at(it) + " needs " + std::to_string(bytes) +
                   " bytes, only " + std::to_string(left) + " left");
-    if (it.slot >= 0) read_int(it);
+    if (it.slot >= 0) read_value(it);
     Variable& v = vars_[it.var];
     VarExtent e;
     e.file_off = pos_;
@@ -187,7 +215,27 @@ class Walker {
     return true;
   }
 
+  // `repeat * { }`: iterations until the bytes end, each taking at least one byte (an
+  // empty one would repeat forever); one cut short by the end of the file does not fit.
+  bool repeat_until_end(const Item& it) {
+    for (uint64_t i = 0; pos_ < size_; ++i) {
+      const uint64_t start = pos_;
+      if (!walk(it.body, true)) {
+        if (!in_iteration_)
+          why_ += " (iteration " + std::to_string(i) + " of the repeat * at line " +
+                  std::to_string(it.line) + ")";
+        in_iteration_ = true;
+        return false;
+      }
+      if (pos_ == start)
+        return fail(at(it) + ": iteration " + std::to_string(i) +
+                    " of the repeat * read no bytes (it would repeat forever)");
+    }
+    return true;
+  }
+
   bool repeat(const Item& it) {
+    if (it.until_end) return repeat_until_end(it);
     int64_t c = 0;
     if (!eval(it.count, it, "count", &c)) return false;
     if (c < 0) return fail(at(it) + ": negative count (" + std::to_string(c) + ")");
@@ -236,7 +284,8 @@ class Walker {
   const uint64_t size_;
   uint64_t pos_ = 0;
   std::vector<int64_t> vals_;
-  std::vector<bool> too_big_;  // an unsigned 64-bit value above INT64_MAX
+  enum class Unusable : uint8_t { kNo, kTooBig, kNotWhole };
+  std::vector<Unusable> unusable_;  // why a slot's value cannot be a size
   std::vector<int64_t> stack_;
   std::vector<Variable> vars_;
   std::string why_;

@@ -25,7 +25,8 @@ enum class FieldType : uint8_t {
 struct TypeInfo {
   const char* name;  // as written in a schema
   uint32_t size;     // bytes per element
-  bool integer;      // usable in size expressions
+  bool integer;      // an integer type
+  bool numeric;      // usable in size expressions: an integer, or a float holding a whole number
   bool is_signed;
   const char* dtype;  // dtype name stem: "I32" gets LE/BE appended, "CHAR"/"bytes"/"I8" not
   bool ordered;       // the dtype has a byte order suffix
@@ -50,10 +51,11 @@ struct Item {
   std::string name;
   std::vector<Expr> dims;  // empty for a scalar
   bool tail = false;       // dims[0] is `[*]` (dims[0] itself is then empty)
-  int slot = -1;           // integer scalar: where its value goes for later expressions
+  int slot = -1;           // numeric scalar: where its value goes for later expressions
   size_t var = 0;          // index of its variable in the rule's field order
   // kRepeat
   Expr count;
+  bool until_end = false;  // `repeat * { }`: iterations until the file's bytes end
   std::vector<Item> body;
   size_t first_var = 0, end_var = 0;  // the variables of the fields inside, [first, end)
   uint64_t min_bytes = 0;             // bytes every iteration takes at least (its scalars)
@@ -66,7 +68,7 @@ struct SchemaRule {
   int line = 0;
   std::vector<Item> items;
   size_t n_vars = 0;                    // fields, counted through repeat groups
-  size_t n_slots = 0;                   // integer scalars
+  size_t n_slots = 0;                   // numeric scalars
   std::vector<std::string> slot_names;  // the field of each slot, for messages
 };
 

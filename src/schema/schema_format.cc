@@ -54,7 +54,7 @@ void items_text(const std::vector<Item>& items, const SchemaRule& r, const std::
                 std::string& o) {
   for (const Item& it : items) {
     if (it.kind == Item::kRepeat) {
-      o += indent + "repeat " + expr_text(it.count, r) + " {\n";
+      o += indent + "repeat " + (it.until_end ? std::string("*") : expr_text(it.count, r)) + " {\n";
       items_text(it.body, r, indent + "  ", o);
       o += indent + "}\n";
       continue;

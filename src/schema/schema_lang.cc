@@ -15,12 +15,18 @@ namespace ckptfwd::schema {
 
 namespace {
 const TypeInfo kTypes[] = {
-    {"char", 1, false, false, "CHAR", false}, {"int8", 1, true, true, "I8", false},
-    {"uint8", 1, true, false, "U8", false},   {"int16", 2, true, true, "I16", true},
-    {"uint16", 2, true, false, "U16", true},  {"int32", 4, true, true, "I32", true},
-    {"uint32", 4, true, false, "U32", true},  {"int64", 8, true, true, "I64", true},
-    {"uint64", 8, true, false, "U64", true},  {"float32", 4, false, true, "F32", true},
-    {"float64", 8, false, true, "F64", true}, {"bytes", 1, false, false, "bytes", false},
+    {"char", 1, false, false, false, "CHAR", false},
+    {"int8", 1, true, true, true, "I8", false},
+    {"uint8", 1, true, true, false, "U8", false},
+    {"int16", 2, true, true, true, "I16", true},
+    {"uint16", 2, true, true, false, "U16", true},
+    {"int32", 4, true, true, true, "I32", true},
+    {"uint32", 4, true, true, false, "U32", true},
+    {"int64", 8, true, true, true, "I64", true},
+    {"uint64", 8, true, true, false, "U64", true},
+    {"float32", 4, false, true, true, "F32", true},
+    {"float64", 8, false, true, true, "F64", true},
+    {"bytes", 1, false, false, false, "bytes", false},
 };
 }  // namespace
 

@@ -13,11 +13,14 @@
 //     float32  grid[nx][ny]               (several dimensions)
 //     repeat nblocks { int32 n; float32 mass[n] }
 //     bytes    rest[*]                    (only last: whatever is left)
+//   or, last, records until the bytes end (each field a variable of its own):
+//     repeat * { float64 len; float64 x; float64 v[len - 2] }
 //
 // Types: char int8 uint8 int16 uint16 int32 uint32 int64 uint64 float32 float64 bytes.
 // Fields are one per line or separated by ';'. Sizes: + - * / % (C integer semantics), unary
-// '-', parentheses, decimal or 0x literals, and integer scalars defined earlier (inside a
-// repeat: those of the same iteration and those before the group). A field of a repeat
+// '-', parentheses, decimal or 0x literals, and numeric scalars defined earlier (inside a
+// repeat: those of the same iteration and those before the group; a float scalar counts
+// as the whole number it holds, any other value does not fit). A field of a repeat
 // group is one variable, its iterations stacked along the first dimension (a scalar: one
 // value per iteration). `[*]` takes as many whole elements as are left; a partial element
 // after it is residual.

@@ -44,7 +44,7 @@ std::string regex_too_costly(const std::string& spec) {
 
 struct NameInfo {
   int line = 0;
-  int slot = -1;         // >= 0: an integer scalar
+  int slot = -1;         // >= 0: a numeric scalar
   bool defined = false;  // false while its own dimensions are being parsed
   bool visible = true;   // false once the repeat group that holds it is closed
 };
@@ -139,8 +139,7 @@ class Parser {
       if (depth == 0 && (k.kind == Token::kEnd || is_ident(k, "file") || is_ident(k, "rename")))
         return true;
       if (depth > 0 && k.kind == Token::kRBrace) return true;
-      if (!tail_name_.empty())
-        return expected("the end of the rule after the [*] field '" + tail_name_ + "'");
+      if (!tail_name_.empty()) return expected("the end of the rule after " + tail_name_);
       if (k.kind == Token::kEnd) return expected("'}'");
       Item item;
       if (is_ident(k, "repeat")) {
@@ -192,12 +191,12 @@ class Parser {
       next();
     }
     info.defined = true;
-    if (item.dims.empty() && type_info(item.type).integer) {
+    if (item.dims.empty() && type_info(item.type).numeric) {
       info.slot = item.slot = static_cast<int>(rule_->n_slots++);
       rule_->slot_names.push_back(item.name);
     }
     item.var = rule_->n_vars++;
-    if (item.tail) tail_name_ = item.name;
+    if (item.tail) tail_name_ = "the [*] field '" + item.name + "'";
     return true;
   }
 
@@ -207,7 +206,14 @@ class Parser {
     item.col = cur().col;
     if (depth >= kMaxRepeatDepth) return fail_at(cur(), "repeat groups nested too deeply");
     next();
-    if (!parse_expr(item.count, 0)) return false;
+    if (cur().kind == Token::kStar && t_[p_ + 1].kind == Token::kLBrace) {
+      // Until the file's bytes end: like [*], only where nothing can follow.
+      if (depth > 0) return fail_at(cur(), "repeat * is not allowed inside a repeat group");
+      item.until_end = true;
+      next();
+    } else if (!parse_expr(item.count, 0)) {
+      return false;
+    }
     if (cur().kind != Token::kLBrace) return expected("'{'");
     next();
     item.first_var = rule_->n_vars;
@@ -220,6 +226,7 @@ class Parser {
     item.end_var = rule_->n_vars;
     for (const Item& b : item.body)
       if (b.kind == Item::kField && b.dims.empty()) item.min_bytes += type_info(b.type).size;
+    if (item.until_end) tail_name_ = "the repeat * at line " + std::to_string(item.line);
     return true;
   }
 
@@ -301,7 +308,7 @@ class Parser {
       return fail_at(k, "field '" + n + "' belongs to a finished repeat group (line " +
                             std::to_string(info.line) + ") and has no single value here");
     if (info.slot < 0)
-      return fail_at(k, "field '" + n + "' is not an integer scalar and cannot be used in a size");
+      return fail_at(k, "field '" + n + "' is not a numeric scalar and cannot be used in a size");
     *slot = info.slot;
     return true;
   }

@@ -93,6 +93,26 @@ TEST(VariableMap, ChecksNameTheProblem) {
   EXPECT_EQ(check_variable_map(m, 1000), "");
 }
 
+// A map of many short extents (a record array split field by field) is too fine to store
+// a file by; a few short ones, or many long ones, are not.
+TEST(VariableMap, ManyShortExtentsAreTooFine) {
+  EXPECT_EQ(variable_map_too_fine(sample()), "") << "3 variables, 4 extents";
+  auto records = [](uint64_t n, uint64_t len) {
+    VariableMap m;
+    Variable x = var("x", "F64LE", {n * len / 8}, {});
+    for (uint64_t i = 0; i < n; ++i)
+      x.extents.push_back({i * 2 * len, len, {i * len / 8}, {len / 8}, false});
+    m.vars.push_back(std::move(x));
+    return m;
+  };
+  EXPECT_EQ(variable_map_too_fine(records(kFineMapExtents, 8)), "") << "few extents";
+  EXPECT_EQ(variable_map_too_fine(records(5000, kMinMeanExtent)), "") << "long extents";
+  const std::string why = variable_map_too_fine(records(kFineMapExtents + 1, 8));
+  EXPECT_EQ(why, std::to_string(kFineMapExtents + 1) +
+                     " extents of 8 bytes on average (at least 256 wanted): too fine to store "
+                     "the file by variable");
+}
+
 TEST(VariableMap, EncodingRoundTrips) {
   VariableMap m = sample();
   std::vector<uint8_t> b;

@@ -135,10 +135,17 @@ TEST(SchemaParse, ErrorsHaveExactPositions) {
             "t.schema:2:10: field 'n' is used before its definition (line 3)");
   EXPECT_EQ(parse_error("file \"*\"\n int32 n[n]\n"),
             "t.schema:2:10: field 'n' is used before its definition");
-  EXPECT_EQ(parse_error("file \"*\"\n float32 f\n int8 a[f]\n"),
-            "t.schema:3:9: field 'f' is not an integer scalar and cannot be used in a size");
+  EXPECT_EQ(parse_error("file \"*\"\n char c\n int8 a[c]\n"),
+            "t.schema:3:9: field 'c' is not a numeric scalar and cannot be used in a size");
   EXPECT_EQ(parse_error("file \"*\"\n int32 n[2]\n int8 a[n]\n"),
-            "t.schema:3:9: field 'n' is not an integer scalar and cannot be used in a size");
+            "t.schema:3:9: field 'n' is not a numeric scalar and cannot be used in a size");
+  EXPECT_EQ(parse_error("file \"*\"\n repeat * { int8 k }\n int8 x\n"),
+            "t.schema:3:2: expected the end of the rule after the repeat * at line 2, found "
+            "'int8'");
+  EXPECT_EQ(parse_error("file \"*\"\n repeat 2 { repeat * { int8 k } }\n"),
+            "t.schema:2:20: repeat * is not allowed inside a repeat group");
+  EXPECT_EQ(parse_error("file \"*\"\n repeat * int8 k\n"),
+            "t.schema:2:9: expected a number, a field name or '(', found '*'");
   EXPECT_EQ(parse_error("file \"*\"\n int32 n; int8 n\n"),
             "t.schema:2:16: duplicate field name 'n' (first at line 2)");
   EXPECT_EQ(parse_error("file \"*\"\n bytes r[*]\n int8 x\n"),
@@ -324,6 +331,44 @@ TEST(SchemaApply, RepeatGroups) {
   EXPECT_EQ(m->extents[1].shape, Dims{1});
 }
 
+// Records of several lengths, each length held in a float64 (as LAMMPS keeps an atom's
+// record length in its restart file), until the file ends: each field is one variable
+// (struct of arrays), and the split covers every byte.
+TEST(SchemaApply, RepeatUntilTheEndWithFloatLengths) {
+  Bytes d;
+  for (int r = 0; r < 3; ++r) {
+    const int extra = r % 2 ? 2 : 0;  // every other record has two more values
+    d.f64(4 + extra).f64(1.5 * r).f64(2.5 * r).f64(3.5 * r);
+    for (int k = 0; k < extra; ++k) d.f64(10 + k);
+  }
+  const std::string text =
+      "file \"*\"\n repeat * { float64 len; float64 x; float64 y; float64 z; "
+      "float64 rest[len - 4] }\n";
+  Applied a = apply_first(text, d.b);
+  ASSERT_TRUE(a.ok) << a.why;
+  EXPECT_EQ(a.var("len")->shape, Dims{3});
+  EXPECT_EQ(a.var("x")->shape, Dims{3});
+  ASSERT_EQ(a.var("x")->extents.size(), 3u);
+  EXPECT_EQ(a.var("x")->extents[1].file_off, 32u + 8u);
+  EXPECT_EQ(a.var("x")->extents[2].file_off, 32u + 48u + 8u);
+  EXPECT_EQ(a.var("rest")->shape, Dims{2});
+  ASSERT_EQ(a.var("rest")->extents.size(), 1u);
+  EXPECT_EQ(a.var("rest")->extents[0].file_off, 32u + 32u);
+  // An empty file has no records; the rule still fits.
+  Applied none = apply_first(text, {});
+  ASSERT_TRUE(none.ok) << none.why;
+  EXPECT_EQ(none.var("x")->shape, Dims{0});
+  // The rule text the CLI prints parses back to the same rule.
+  SchemaSet s;
+  std::string err;
+  ASSERT_TRUE(s.add_text(text, "t.schema", &err)) << err;
+  const std::string formatted = format_rule(*s.rule(0));
+  EXPECT_NE(formatted.find("repeat * {"), std::string::npos) << formatted;
+  SchemaSet again;
+  ASSERT_TRUE(again.add_text(formatted, "f.schema", &err)) << err << formatted;
+  EXPECT_EQ(format_rule(*again.rule(0)), formatted);
+}
+
 TEST(SchemaApply, NestedRepeatSeesOuterFields) {
   Bytes d;
   d.i8(2).i8(2);                        // scale, outer count
@@ -427,6 +472,23 @@ TEST(SchemaApply, DoesNotFitReasons) {
        "file too short: field 'a' at offset 7 needs 5 bytes, only 0 left (iteration 1 of the "
        "repeat at line 2)"},
       {"int64 x", B().i32(1), "file too short: field 'x' at offset 0 needs 8 bytes, only 4 left"},
+      {"float64 n; int8 a[n]", B().f64(2.5).zeros(2),
+       "field 'a' at offset 8: the value of 'n' in its dimension 1 is not a whole number (a "
+       "float used as a size must hold one, up to 2^53)"},
+      {"float32 n; int8 a[n]", B().f32(__builtin_nanf("")),
+       "field 'a' at offset 4: the value of 'n' in its dimension 1 is not a whole number (a "
+       "float used as a size must hold one, up to 2^53)"},
+      {"float64 n; int8 a[n]", B().f64(1e300),
+       "field 'a' at offset 8: the value of 'n' in its dimension 1 is not a whole number (a "
+       "float used as a size must hold one, up to 2^53)"},
+      {"float64 n; repeat n { int8 x }", B().f64(-3),
+       "repeat (line 2) at offset 8: negative count (-3)"},
+      {"repeat * { float64 n; float64 v[n - 1] }", B().f64(3).f64(1).f64(2).f64(3).f64(7),
+       "file too short: field 'v' at offset 32 needs 16 bytes, only 8 left (iteration 1 of the "
+       "repeat * at line 2)"},
+      {"int8 n; repeat * { int8 v[n] }", B().i8(0).i8(5),
+       "repeat (line 2) at offset 1: iteration 0 of the repeat * read no bytes (it would "
+       "repeat forever)"},
   };
   for (Case& c : cases) {
     Applied a = apply_first("file \"*\"\n" + c.fields + "\n", c.data.b);

@@ -160,6 +160,12 @@ int cmd_schema(const Args& args) {
   } else {
     print_variable_map(stdout, m, bytes.size());
   }
+  // It fits, but the forwarder stores such a file as without a map.
+  if (std::string fine = variable_map_too_fine(m); !fine.empty())
+    fprintf(stderr,
+            "%s: warning: the split has %s; the forwarder stores such a file as bytes. Fix: "
+            "describe records of one length as a 2-D array (float64 atoms[*][9])\n",
+            sample.c_str(), fine.c_str());
   return 0;
 }
 

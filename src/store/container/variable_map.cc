@@ -183,4 +183,17 @@ bool decode_variable_map(const uint8_t* p, size_t n, size_t* pos, uint64_t file_
   return true;
 }
 
+std::string variable_map_too_fine(const VariableMap& m) {
+  uint64_t n = 0, bytes = 0;
+  for (const Variable& v : m.vars)
+    for (const VarExtent& e : v.extents) {
+      ++n;
+      bytes += e.len;
+    }
+  if (n <= kFineMapExtents || bytes / n >= kMinMeanExtent) return "";
+  return std::to_string(n) + " extents of " + std::to_string(bytes / n) +
+         " bytes on average (at least " + std::to_string(kMinMeanExtent) +
+         " wanted): too fine to store the file by variable";
+}
+
 }  // namespace ckptfwd
