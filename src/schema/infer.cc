@@ -52,7 +52,7 @@ VariableMap Inferrer::infer(const std::string& path, const std::string& file, co
   bool found = false;
   std::string why;
   if (const SchemaRule* rule = schemas_->match(path)) {
-    found = apply_schema_rule(*rule, data, size, m, &why);
+    found = apply_schema_rule(*rule, data, size, m, &why, fine_split_limit(*rule, size));
     if (!found) tried("schema rule " + describe_rule(*rule) + " does not fit", why);
   }
   if (!found && hdf5_superblock_offset(data, size) >= 0) {
@@ -84,14 +84,22 @@ VariableMap Inferrer::infer(const std::string& path, const std::string& file, co
       tried(m.source + " map rejected", bad);
       m = VariableMap{};
       found = false;
-    } else if (std::string fine = variable_map_too_fine(m); !fine.empty()) {
-      tried(m.source + " map not used",
-            fine + (m.source == "schema"
-                        ? " (records of one length: a 2-D array such as float64 atoms[*][9] is "
-                          "stored by field without this cost)"
-                        : ""));
-      m = VariableMap{};
-      found = false;
+    } else {
+      // Variables too fine to store by: their bytes are residual. A map left with none, or
+      // still too fine as a whole (many variables of a few short extents), is not used.
+      const std::string fine = drop_too_fine_variables(m);
+      const std::string whole = m.vars.empty() ? "" : variable_map_too_fine(m);
+      const bool unused = (!fine.empty() && m.vars.empty()) || !whole.empty();
+      if (!fine.empty() || !whole.empty())
+        tried(m.source + (unused ? " map not used" : " map"),
+              (whole.empty() ? fine : whole) +
+                  (m.source == "schema" ? " (records of one length: a 2-D array such as float64 "
+                                          "atoms[*][9] is stored by field without this cost)"
+                                        : ""));
+      if (unused) {
+        m = VariableMap{};
+        found = false;
+      }
     }
   }
   if (!found) {

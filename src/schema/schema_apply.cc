@@ -16,8 +16,13 @@ namespace {
 
 class Walker {
  public:
-  Walker(const SchemaRule& r, const uint8_t* d, uint64_t n)
-      : r_(r), d_(d), size_(n), vals_(r.n_slots, 0), unusable_(r.n_slots, Unusable::kNo) {
+  Walker(const SchemaRule& r, const uint8_t* d, uint64_t n, uint64_t max_extents)
+      : r_(r),
+        d_(d),
+        size_(n),
+        max_extents_(max_extents),
+        vals_(r.n_slots, 0),
+        unusable_(r.n_slots, Unusable::kNo) {
     vars_.resize(r.n_vars);
     init_vars(r.items, false);
   }
@@ -82,8 +87,10 @@ class Walker {
                       " is too large for a size");
         if (unusable_[s] == Unusable::kNotWhole)
           return fail(at(it) + ": the value of '" + r_.slot_names[s] + "' in its " + what +
-                      " is not a whole number (a float used as a size must hold one, up to "
-                      "2^53)");
+                      " is not a whole number (a float used as a size must hold one)");
+        if (unusable_[s] == Unusable::kOutOfRange)
+          return fail(at(it) + ": the value of '" + r_.slot_names[s] + "' in its " + what +
+                      " is not a finite number up to 2^53 (a float used as a size must be one)");
         stack_.push_back(vals_[s]);
         continue;
       }
@@ -146,7 +153,12 @@ class Walker {
       }
       // Whole numbers up to 2^53 (every one of them exact in a double).
       constexpr double kMax = 9007199254740992.0;
-      if (!(v >= -kMax && v <= kMax) || v != static_cast<double>(static_cast<int64_t>(v))) {
+      if (!(v >= -kMax && v <= kMax)) {  // NaN too
+        unusable_[s] = Unusable::kOutOfRange;
+        vals_[s] = 0;
+        return;
+      }
+      if (v != static_cast<double>(static_cast<int64_t>(v))) {
         unusable_[s] = Unusable::kNotWhole;
         vals_[s] = 0;
         return;
@@ -210,7 +222,12 @@ class Walker {
       // Iterations may differ in the other dimensions: the variable's shape bounds them all.
       for (size_t k = 1; k < dims.size(); ++k) v.shape[k] = std::max(v.shape[k], dims[k]);
     }
-    if (bytes > 0) v.extents.push_back(std::move(e));
+    if (bytes > 0) {
+      if (max_extents_ && ++extents_ > max_extents_)
+        return fail(at(it) + ": the split has more than " + std::to_string(max_extents_) +
+                    " pieces, too many short ones to store the file by variable");
+      v.extents.push_back(std::move(e));
+    }
     pos_ += bytes;
     return true;
   }
@@ -282,22 +299,28 @@ class Walker {
   const SchemaRule& r_;
   const uint8_t* d_;
   const uint64_t size_;
+  const uint64_t max_extents_;  // 0: no bound
+  uint64_t extents_ = 0;
   uint64_t pos_ = 0;
   std::vector<int64_t> vals_;
-  enum class Unusable : uint8_t { kNo, kTooBig, kNotWhole };
+  enum class Unusable : uint8_t { kNo, kTooBig, kNotWhole, kOutOfRange };
   std::vector<Unusable> unusable_;  // why a slot's value cannot be a size
   std::vector<int64_t> stack_;
   std::vector<Variable> vars_;
   std::string why_;
-  bool in_iteration_ = false;
-  bool tail_ = false;  // the [*] field was walked  // why_ already names the innermost iteration
+  bool in_iteration_ = false;  // why_ already names the innermost iteration
+  bool tail_ = false;          // the [*] field was walked
 };
 
 }  // namespace
 
+uint64_t fine_split_limit(const SchemaRule& rule, uint64_t size) {
+  return kFineMapExtents * std::max<uint64_t>(rule.n_vars, 1) + size / kMinMeanExtent;
+}
+
 bool apply_schema_rule(const SchemaRule& rule, const uint8_t* data, uint64_t size, VariableMap& out,
-                       std::string* why) {
-  Walker w(rule, data, size);
+                       std::string* why, uint64_t max_extents) {
+  Walker w(rule, data, size, max_extents);
   if (!w.run(why)) return false;
   VariableMap m;
   m.source = "schema";

@@ -66,8 +66,14 @@ std::string format_rule(const SchemaRule& rule);
 // Splits data[0, size) by rule into out (source "schema", detail describe_rule). A rule
 // that does not fit (file too short, a negative or overflowing size, bytes left over with
 // no `[*]` tail, ...) returns false with *why giving the reason and byte offset; it never
-// produces a partial or wrong split. Treats the bytes as hostile input.
+// produces a partial or wrong split. Treats the bytes as hostile input. max_extents > 0:
+// a split into more pieces than that does not fit either (a bound on the memory a map of
+// many short records takes before it is found too fine: fine_split_limit).
 bool apply_schema_rule(const SchemaRule& rule, const uint8_t* data, uint64_t size, VariableMap& out,
-                       std::string* why);
+                       std::string* why, uint64_t max_extents = 0);
+// The most pieces a split of a file of size bytes by rule can have and still keep a
+// variable that is not too fine to store (drop_too_fine_variables, variable_map.h): each
+// variable kFineMapExtents, and one per kMinMeanExtent bytes of the file.
+uint64_t fine_split_limit(const SchemaRule& rule, uint64_t size);
 
 }  // namespace ckptfwd::schema

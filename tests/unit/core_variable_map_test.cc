@@ -111,6 +111,20 @@ TEST(VariableMap, ManyShortExtentsAreTooFine) {
   EXPECT_EQ(why, std::to_string(kFineMapExtents + 1) +
                      " extents of 8 bytes on average (at least 256 wanted): too fine to store "
                      "the file by variable");
+  // Variable by variable: the short-extent one goes (its bytes residual), the others stay.
+  VariableMap m = sample();
+  VariableMap fine = records(100, 16);
+  fine.vars[0].name = "x";
+  fine.vars[0].key = var_key("x", "F64LE", 1);
+  for (VarExtent& e : fine.vars[0].extents) e.file_off += 2000;
+  m.vars.push_back(fine.vars[0]);
+  EXPECT_EQ(drop_too_fine_variables(m),
+            "1 variable too fine to store by variable (x: 100 extents of 16 bytes on average; at "
+            "least 256 bytes per extent wanted)");
+  ASSERT_EQ(m.vars.size(), 3u);
+  EXPECT_EQ(m.vars[0].name, "/fields/T");
+  EXPECT_EQ(m.vars[2].name, "step");
+  EXPECT_EQ(drop_too_fine_variables(m), "") << "nothing left to drop";
 }
 
 TEST(VariableMap, EncodingRoundTrips) {

@@ -354,6 +354,19 @@ TEST(SchemaApply, RepeatUntilTheEndWithFloatLengths) {
   EXPECT_EQ(a.var("rest")->shape, Dims{2});
   ASSERT_EQ(a.var("rest")->extents.size(), 1u);
   EXPECT_EQ(a.var("rest")->extents[0].file_off, 32u + 32u);
+  // A bound on the pieces (the forwarder's, fine_split_limit): one piece more does not fit.
+  {
+    SchemaSet set;
+    std::string err;
+    ASSERT_TRUE(set.add_text(text, "t.schema", &err)) << err;
+    VariableMap m;
+    std::string why;
+    // 3 records: len, x, y, z each, and one list of bonds.
+    EXPECT_TRUE(apply_schema_rule(*set.rule(0), d.b.data(), d.b.size(), m, &why, 13)) << why;
+    EXPECT_FALSE(apply_schema_rule(*set.rule(0), d.b.data(), d.b.size(), m, &why, 12));
+    EXPECT_NE(why.find("the split has more than 12 pieces"), std::string::npos) << why;
+    EXPECT_EQ(fine_split_limit(*set.rule(0), 1000), 64u * 5 + 1000 / 256);
+  }
   // An empty file has no records; the rule still fits.
   Applied none = apply_first(text, {});
   ASSERT_TRUE(none.ok) << none.why;
@@ -474,13 +487,16 @@ TEST(SchemaApply, DoesNotFitReasons) {
       {"int64 x", B().i32(1), "file too short: field 'x' at offset 0 needs 8 bytes, only 4 left"},
       {"float64 n; int8 a[n]", B().f64(2.5).zeros(2),
        "field 'a' at offset 8: the value of 'n' in its dimension 1 is not a whole number (a "
-       "float used as a size must hold one, up to 2^53)"},
+       "float used as a size must hold one)"},
       {"float32 n; int8 a[n]", B().f32(__builtin_nanf("")),
-       "field 'a' at offset 4: the value of 'n' in its dimension 1 is not a whole number (a "
-       "float used as a size must hold one, up to 2^53)"},
+       "field 'a' at offset 4: the value of 'n' in its dimension 1 is not a finite number up "
+       "to 2^53 (a float used as a size must be one)"},
       {"float64 n; int8 a[n]", B().f64(1e300),
-       "field 'a' at offset 8: the value of 'n' in its dimension 1 is not a whole number (a "
-       "float used as a size must hold one, up to 2^53)"},
+       "field 'a' at offset 8: the value of 'n' in its dimension 1 is not a finite number up "
+       "to 2^53 (a float used as a size must be one)"},
+      {"float64 n; int8 a[n]", B().f64(9007199254740994.0),
+       "field 'a' at offset 8: the value of 'n' in its dimension 1 is not a finite number up "
+       "to 2^53 (a float used as a size must be one)"},
       {"float64 n; repeat n { int8 x }", B().f64(-3),
        "repeat (line 2) at offset 8: negative count (-3)"},
       {"repeat * { float64 n; float64 v[n - 1] }", B().f64(3).f64(1).f64(2).f64(3).f64(7),

@@ -147,8 +147,12 @@ int cmd_schema(const Args& args) {
            schema::describe_rule(*rule).c_str());
   VariableMap m;
   std::string why;
+  // A bound on the map's memory (a sample of many short records); above the forwarder's,
+  // so that a sample it would not store by variable is still shown split.
+  const uint64_t limit =
+      std::max<uint64_t>(schema::fine_split_limit(*rule, bytes.size()), 1u << 20);
   if (!schema::apply_schema_rule(*rule, reinterpret_cast<const uint8_t*>(bytes.data()),
-                                 bytes.size(), m, &why)) {
+                                 bytes.size(), m, &why, limit)) {
     fprintf(stderr, "%s: does not fit rule %s: %s\n", sample.c_str(),
             schema::describe_rule(*rule).c_str(), why.c_str());
     if (!json) printf("  does not fit: %s\n", why.c_str());
@@ -160,12 +164,16 @@ int cmd_schema(const Args& args) {
   } else {
     print_variable_map(stdout, m, bytes.size());
   }
-  // It fits, but the forwarder stores such a file as without a map.
-  if (std::string fine = variable_map_too_fine(m); !fine.empty())
+  // It fits, but the forwarder stores such variables (or the whole file) as bytes.
+  VariableMap kept = m;
+  const std::string fine = drop_too_fine_variables(kept);
+  const std::string whole = kept.vars.empty() ? "" : variable_map_too_fine(kept);
+  if (!fine.empty() || !whole.empty())
     fprintf(stderr,
-            "%s: warning: the split has %s; the forwarder stores such a file as bytes. Fix: "
-            "describe records of one length as a 2-D array (float64 atoms[*][9])\n",
-            sample.c_str(), fine.c_str());
+            "%s: warning: %s; the forwarder stores %s as bytes. Records of one length are "
+            "stored by field as a 2-D array (float64 atoms[*][9])\n",
+            sample.c_str(), whole.empty() ? fine.c_str() : whole.c_str(),
+            kept.vars.empty() || !whole.empty() ? "this file" : "those variables");
   return 0;
 }
 

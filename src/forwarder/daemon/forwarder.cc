@@ -16,6 +16,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include "forwarder/daemon/client_session.h"
@@ -43,6 +44,7 @@ Forwarder::Forwarder(const Config& cfg, const SessionPaths& paths, BatcherTiming
 }
 
 Forwarder::~Forwarder() {
+  preload_stop_ = true;
   if (catalog_preload_.joinable()) catalog_preload_.join();
   svc_.set_group(nullptr);  // records are appended here from now on
   group_.stop();
@@ -361,21 +363,29 @@ bool Forwarder::log_left_staged() {
 // before the first checkpoint. An OPEN that comes first loads it itself, as before (one
 // that comes while it is loaded here loads it too, and this load is dropped).
 void Forwarder::preload_catalogs() {
-  for (const std::string& store : known_stores(core_.cfg)) {
-    {
+  try {
+    for (const std::string& store : known_stores(core_.cfg)) {
+      if (preload_stop_) return;
+      {
+        std::lock_guard lk(core_.state.mu);
+        if (core_.state.catalogs.loaded(store)) continue;
+      }
+      CatalogCache::Preloaded p = CatalogCache::preload(store, core_.cfg.keep);
       std::lock_guard lk(core_.state.mu);
-      if (core_.state.shutdown) return;
-      if (core_.state.catalogs.loaded(store)) continue;
+      if (core_.state.catalogs.install(store, std::move(p)))
+        LOG_DEBUG("catalog of store %s loaded ahead of the first open", store.c_str());
     }
-    CatalogCache::Preloaded p = CatalogCache::preload(store, core_.cfg.keep);
-    std::lock_guard lk(core_.state.mu);
-    if (core_.state.catalogs.install(store, std::move(p)))
-      LOG_DEBUG("catalog of store %s loaded ahead of the first open", store.c_str());
+  } catch (const std::exception& e) {  // (no memory): the first open loads it, as before
+    LOG_WARN("loading the stores' catalogs ahead of the first open: %s", e.what());
   }
 }
 
 int Forwarder::run() {
-  catalog_preload_ = std::thread([this] { preload_catalogs(); });
+  try {
+    catalog_preload_ = std::thread([this] { preload_catalogs(); });
+  } catch (const std::system_error& e) {  // no thread to spare: the first open loads them
+    LOG_WARN("cannot start a thread to load the stores' catalogs ahead: %s", e.what());
+  }
   int64_t idle_since = monotonic_ns();
   const char* why = "stop requested";
   while (listen_fd_ >= 0) {
@@ -397,7 +407,7 @@ int Forwarder::run() {
     }
   }
   if (listen_fd_ >= 0) release_socket(true);
-  if (catalog_preload_.joinable()) catalog_preload_.join();
+  preload_stop_ = true;  // (a load under way ends first; it is joined after the drain)
   LOG_INFO("shutting down (%s): draining", why);
   drain_within_bound();
   stop_batcher_within_bound();
@@ -417,6 +427,7 @@ int Forwarder::run() {
   for (const std::string& v : core_.var_stats.json_lines(kStatsVarsMax))
     append_stats_line(core_.cfg.stats_file, v);
   remove_session_dir();
+  if (catalog_preload_.joinable()) catalog_preload_.join();
   LOG_INFO("exit");
   return 0;
 }

@@ -98,8 +98,10 @@ class Forwarder {
   };
   std::mutex clients_mu_;
   std::map<uint64_t, Client> clients_;
-  // Loads the known stores' catalogs while the forwarder already serves (preload_catalogs).
+  // Loads the known stores' catalogs while the forwarder already serves (preload_catalogs);
+  // stops before the next store once the forwarder stops serving.
   std::thread catalog_preload_;
+  std::atomic<bool> preload_stop_{false};
   void preload_catalogs();
 };
 

@@ -43,12 +43,20 @@ bool open_batch_files(const std::vector<BatchFile>& files, WorkerPool& pool, Ope
   out.sizes.assign(files.size(), 0);
   out.hashes.assign(files.size(), 0);
   out.typed.assign(files.size(), 0);
+  // Small files are copied (MappedFile::copy_small), up to kCopiedMax bytes a batch: the
+  // copies stay in memory while the batch is encoded, where the pages of a mapping can be
+  // given back (MappedFile::release), so a batch of many small files maps the rest.
+  constexpr uint64_t kCopiedMax = 64u << 20;
+  uint64_t copied = 0;
   for (size_t i = 0; i < files.size(); ++i) {
     const BatchFile& f = files[i];
-    bool opened = f.in_place                       ? o.maps[i].open(f.data_path, f.size, err)
-                  : f.size <= MappedFile::kCopyMax ? o.maps[i].copy_small(f.data_path, f.size, err)
-                  : f.live ? o.maps[i].read_private(f.data_path, f.size, &pool, err)
-                           : o.maps[i].open(f.data_path, f.size, err);
+    const bool copy =
+        !f.in_place && f.size <= MappedFile::kCopyMax && copied + f.size <= kCopiedMax;
+    if (copy) copied += f.size;
+    bool opened = f.in_place ? o.maps[i].open(f.data_path, f.size, err)
+                  : copy     ? o.maps[i].copy_small(f.data_path, f.size, err)
+                  : f.live   ? o.maps[i].read_private(f.data_path, f.size, &pool, err)
+                             : o.maps[i].open(f.data_path, f.size, err);
     if (!opened) return false;
     if (f.in_place && !guard_in_place(f, i, o)) {
       LOG_DEBUG("%s: cannot watch it while it is read in place: copying it", f.path.c_str());

@@ -87,8 +87,9 @@ bool partial_extents(const BatchFile& f, uint64_t size, Extents& out, std::strin
 // mapping made (nonzero_pages), and left out it reads as the zeros it holds.
 bool created_ranges(const BatchFile& f, const uint8_t* bytes, uint64_t size, Extents& out,
                     std::string* err) {
-  // Written whole, front to back (every small file): nothing lies outside its extents,
-  // and the staged file's data pages (an open, a stat and two seeks) are not looked at.
+  // One extent covering the file (written front to back, as small files are): nothing
+  // lies outside it, and the staged file's data pages (an open, a stat and two seeks) are
+  // not looked at.
   if (!f.extents_unknown) {
     out = extents_clip(f.extents, size);
     if (size == 0 || (out.size() == 1 && out[0].begin == 0 && out[0].end == size)) return true;

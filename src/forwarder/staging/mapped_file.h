@@ -21,10 +21,11 @@ class MappedFile {
   // Maps the first `size` bytes (clamped to the file's actual size).
   bool open(const std::string& path, uint64_t size, std::string* err);
   // Reads the first `size` bytes (at most kCopyMax; clamped to what the file holds when
-  // they are read) into memory of this object and hashes them (read_hash()): for a small
-  // closed file, instead of open(). A mapping costs it three system calls more (mmap,
-  // madvise, munmap), and each munmap makes every other thread of the forwarder flush
-  // its TLB; a batch of small files paid that once per file. False with *err.
+  // they are read) into memory of this object and hashes what it read (read_hash(), also
+  // when the file was cut meanwhile): for a small file not read in place, instead of
+  // open() or read_private(). A mapping costs it three system calls more (mmap, madvise,
+  // munmap), and each munmap makes every other thread of the forwarder flush its TLB; a
+  // batch of small files paid that once per file. False with *err.
   bool copy_small(const std::string& path, uint64_t size, std::string* err);
   static constexpr uint64_t kCopyMax = 64u << 10;
   // Reads the first `size` bytes (clamped to what the file holds when they are read) into
@@ -41,10 +42,10 @@ class MappedFile {
   bool read_private(const std::string& path, uint64_t size, WorkerPool* pool, std::string* err);
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
-  // True after read_private: the bytes live only in this object's memory.
+  // True after read_private or copy_small: the bytes live only in this object's memory.
   bool is_private() const { return mapped_ != 0 || copy_ != nullptr; }
-  // The content hash of [data(), data() + size()) when read_private took it (every slice read
-  // whole); nullopt after open() or a read cut short by a writer.
+  // The content hash of [data(), data() + size()) when read_private (every slice read whole)
+  // or copy_small took it; nullopt after open() or a private read cut short by a writer.
   const std::optional<uint64_t>& read_hash() const { return read_hash_; }
   // Gives back the pages of [p, p+n) (clipped to the mapping; nothing outside it is ever
   // touched): the bytes stay in the staged file and are read again on the next access.
@@ -57,7 +58,7 @@ class MappedFile {
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
   uint64_t mapped_ = 0;              // read_private: the length of its private memory (else 0)
-  std::unique_ptr<uint8_t[]> copy_;  // open() of a small file: its bytes
+  std::unique_ptr<uint8_t[]> copy_;  // copy_small: the file's bytes
   std::optional<uint64_t> read_hash_;
 };
 

@@ -110,13 +110,17 @@ CatalogCache::Preloaded CatalogCache::preload(const std::string& store, int keep
   timespec mtime;
   manifest_now(e, store, &size, &mtime);
   // No store yet (nothing to find), or one that cannot be read: get() decides then.
-  if (size < 0 || !load_whole(e, store, size, mtime, keep)) p.entry.reset();
+  if (size < 0 || !load_whole(e, store, size, mtime, keep))
+    p.entry.reset();
+  else
+    snapshot_if_due(e, store);  // as get()'s first load
   return p;
 }
 
 bool CatalogCache::install(const std::string& store, Preloaded&& p) {
-  auto it = stores_.find(store);
-  if (!p.entry || (it != stores_.end() && it->second.loaded)) return false;
+  // A store get() or freeze() looked at meanwhile keeps its entry, loaded or not (a
+  // frozen one must stay frozen, a refused one logged once).
+  if (!p.entry || stores_.count(store)) return false;
   p.entry->cat.keep_versions(keep_);
   p.entry->base.keep_versions(keep_);
   stores_[store] = std::move(*p.entry);

@@ -48,8 +48,8 @@ class CatalogCache {
   // A store's catalog loaded, as get() does the first time, by a thread that does not hold
   // the state lock: a store with a long history takes a while (about 120 ms for 30,000
   // files on the test machine), which the first OPEN would otherwise wait for. install()
-  // it under the lock; a store get() loaded meanwhile keeps its own. Empty when there is
-  // no MANIFEST yet or it cannot be read (get() then decides, and logs).
+  // it under the lock; a store get() looked at meanwhile keeps its own. Empty when there
+  // is no MANIFEST yet or it cannot be read (logged; get() then decides again).
   class Preloaded {
     friend class CatalogCache;
     std::shared_ptr<Entry> entry;
@@ -99,7 +99,7 @@ class CatalogCache {
   bool replay_onto(Entry& e, const std::string& store, off_t size, timespec mtime);
   // A new catalog snapshot of e.base when the MANIFEST grew enough since the last one
   // (store/manifest/catalog_snapshot.h); a failure is logged.
-  void snapshot_if_due(Entry& e, const std::string& store);
+  static void snapshot_if_due(Entry& e, const std::string& store);
   std::map<std::string, Entry> stores_;
   int keep_ = 0;
   uint64_t copies_ = 0;

@@ -183,6 +183,38 @@ bool decode_variable_map(const uint8_t* p, size_t n, size_t* pos, uint64_t file_
   return true;
 }
 
+namespace {
+bool too_fine(uint64_t extents, uint64_t bytes) {
+  return extents > kFineMapExtents && bytes / extents < kMinMeanExtent;
+}
+std::string fine_text(uint64_t extents, uint64_t bytes) {
+  return std::to_string(extents) + " extents of " + std::to_string(bytes / extents) +
+         " bytes on average";
+}
+}  // namespace
+
+std::string drop_too_fine_variables(VariableMap& m) {
+  std::string dropped;
+  size_t kept = 0, n = 0;
+  for (Variable& v : m.vars) {
+    uint64_t bytes = 0;
+    for (const VarExtent& e : v.extents) bytes += e.len;
+    if (too_fine(v.extents.size(), bytes)) {
+      if (++n <= 3)
+        dropped +=
+            (dropped.empty() ? "" : ", ") + v.name + ": " + fine_text(v.extents.size(), bytes);
+      continue;
+    }
+    if (&m.vars[kept] != &v) m.vars[kept] = std::move(v);
+    ++kept;
+  }
+  m.vars.resize(kept);
+  if (n == 0) return "";
+  return std::to_string(n) + " variable" + (n == 1 ? "" : "s") +
+         " too fine to store by variable (" + dropped + (n > 3 ? ", ..." : "") + "; at least " +
+         std::to_string(kMinMeanExtent) + " bytes per extent wanted)";
+}
+
 std::string variable_map_too_fine(const VariableMap& m) {
   uint64_t n = 0, bytes = 0;
   for (const Variable& v : m.vars)
@@ -190,9 +222,8 @@ std::string variable_map_too_fine(const VariableMap& m) {
       ++n;
       bytes += e.len;
     }
-  if (n <= kFineMapExtents || bytes / n >= kMinMeanExtent) return "";
-  return std::to_string(n) + " extents of " + std::to_string(bytes / n) +
-         " bytes on average (at least " + std::to_string(kMinMeanExtent) +
+  if (!too_fine(n, bytes)) return "";
+  return fine_text(n, bytes) + " (at least " + std::to_string(kMinMeanExtent) +
          " wanted): too fine to store the file by variable";
 }
 

@@ -78,13 +78,17 @@ uint32_t dtype_name_size(const std::string& dtype);
 // product(shape) * elem_size bytes. Returns "" or what is wrong (naming the variable).
 std::string check_variable_map(const VariableMap& m, uint64_t file_size);
 
-// Whether a map is too fine to store a file by (kMinMeanExtent): "" when it is not, else
-// why ("30000 extents of 8 bytes on average ..."). A container keeps a range and a map
-// extent per extent, tens of bytes each: a record array split field by field (a repeat
-// group of many short iterations) made an index several times larger than the file.
-// Such a file is stored as without a map.
+// Maps too fine to store a file by. A container keeps a range and a map extent per
+// extent, tens of bytes each: a record array split field by field (a repeat group of many
+// short iterations) made an index several times larger than the file. A variable of more
+// than kFineMapExtents extents that average under kMinMeanExtent bytes is too fine; so is
+// a whole map of that kind (many variables of a few short extents each).
 inline constexpr uint64_t kMinMeanExtent = 256;
 inline constexpr uint64_t kFineMapExtents = 64;  // fewer extents are never too fine
+// Removes the variables that are too fine from m (their bytes become residual); returns
+// "" when none was, else which ("x: 3000 extents of 8 bytes on average, ...").
+std::string drop_too_fine_variables(VariableMap& m);
+// Whether the map as a whole is too fine: "" when it is not, else why.
 std::string variable_map_too_fine(const VariableMap& m);
 
 // Bytes covered by variables, and the residual ranges [begin, end) in file order.
