@@ -232,18 +232,22 @@ class Walker {
     return true;
   }
 
+  // Iteration i of repeat group it; a failure names the innermost iteration it happened in.
+  bool iteration(const Item& it, uint64_t i) {
+    if (walk(it.body, true)) return true;
+    if (!in_iteration_)
+      why_ += " (iteration " + std::to_string(i) + " of the repeat" + (it.until_end ? " *" : "") +
+              " at line " + std::to_string(it.line) + ")";
+    in_iteration_ = true;
+    return false;
+  }
+
   // `repeat * { }`: iterations until the bytes end, each taking at least one byte (an
   // empty one would repeat forever); one cut short by the end of the file does not fit.
   bool repeat_until_end(const Item& it) {
     for (uint64_t i = 0; pos_ < size_; ++i) {
       const uint64_t start = pos_;
-      if (!walk(it.body, true)) {
-        if (!in_iteration_)
-          why_ += " (iteration " + std::to_string(i) + " of the repeat * at line " +
-                  std::to_string(it.line) + ")";
-        in_iteration_ = true;
-        return false;
-      }
+      if (!iteration(it, i)) return false;
       if (pos_ == start)
         return fail(at(it) + ": iteration " + std::to_string(i) +
                     " of the repeat * read no bytes (it would repeat forever)");
@@ -266,13 +270,7 @@ class Walker {
       const uint64_t start = pos_;
       for (size_t v = it.first_var; v < it.end_var; ++v)
         before[v - it.first_var] = vars_[v].shape.empty() ? 0 : vars_[v].shape[0];
-      if (!walk(it.body, true)) {
-        if (!in_iteration_)
-          why_ += " (iteration " + std::to_string(i) + " of the repeat at line " +
-                  std::to_string(it.line) + ")";
-        in_iteration_ = true;
-        return false;
-      }
+      if (!iteration(it, i)) return false;
       if (pos_ == start && i + 1 < count) {
         // An iteration that read no bytes read no field values either, so every later one
         // is the same: account for them at once instead of looping a hostile count.
