@@ -156,10 +156,10 @@ TEST_F(ForwarderTest, APreloadedCatalogIsUsedAndKeepsUp) {
   ASSERT_TRUE(manifest::append_commit(st, "c1.ckc", id, {entry("/d/a", 0, 5)}, &err)) << err;
   CatalogCache cache;
   CatalogCache::Preloaded p = CatalogCache::preload(st, 0);
-  EXPECT_FALSE(cache.loaded(st));
+  EXPECT_FALSE(cache.known(st));
   ASSERT_TRUE(manifest::append_commit(st, "c2.ckc", id, {entry("/d/b", 0, 7)}, &err)) << err;
   ASSERT_TRUE(cache.install(st, std::move(p)));
-  EXPECT_TRUE(cache.loaded(st));
+  EXPECT_TRUE(cache.known(st));
   EXPECT_EQ(cache.get(st).find("/d/a")->container, "c1.ckc");
   ASSERT_NE(cache.find(st, "/d/b"), nullptr) << "appended after the preload: replayed";
   Catalog whole;

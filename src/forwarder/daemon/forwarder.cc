@@ -368,7 +368,7 @@ void Forwarder::preload_catalogs() {
       if (preload_stop_) return;
       {
         std::lock_guard lk(core_.state.mu);
-        if (core_.state.catalogs.loaded(store)) continue;
+        if (core_.state.catalogs.known(store)) continue;
       }
       CatalogCache::Preloaded p = CatalogCache::preload(store, core_.cfg.keep);
       std::lock_guard lk(core_.state.mu);

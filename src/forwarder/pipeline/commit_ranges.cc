@@ -101,7 +101,7 @@ bool created_ranges(const BatchFile& f, const uint8_t* bytes, uint64_t size, Ext
     out = nonzero_pages(data, bytes);
     return true;
   }
-  out = extents_clip(f.extents, size);
+  // (out: the extents clipped, from the check above)
   Extents extra = nonzero_pages(untouched_data(data, out), bytes);
   auto nonzero = [&](uint64_t b, uint64_t e) { return any_nonzero(bytes + b, e - b); };
   // The gaps next to each extent inside the pages it touches (a gap between two extents

@@ -120,7 +120,7 @@ CatalogCache::Preloaded CatalogCache::preload(const std::string& store, int keep
 bool CatalogCache::install(const std::string& store, Preloaded&& p) {
   // A store get() or freeze() looked at meanwhile keeps its entry, loaded or not (a
   // frozen one must stay frozen, a refused one logged once).
-  if (!p.entry || stores_.count(store)) return false;
+  if (!p.entry || known(store)) return false;
   p.entry->cat.keep_versions(keep_);
   p.entry->base.keep_versions(keep_);
   stores_[store] = std::move(*p.entry);

@@ -57,10 +57,9 @@ class CatalogCache {
   static Preloaded preload(const std::string& store, int keep);
   // True when p became store's catalog; later get()s replay what was appended since.
   bool install(const std::string& store, Preloaded&& p);
-  bool loaded(const std::string& store) const {
-    auto it = stores_.find(store);
-    return it != stores_.end() && it->second.loaded;
-  }
+  // True once get(), freeze() or install() looked at store (loaded or not): install()
+  // takes no such store.
+  bool known(const std::string& store) const { return stores_.count(store) != 0; }
   // How often a catalog was replaced by a copy of its plain replay (tests).
   uint64_t copies() const { return copies_; }
   // CKPTFWD_KEEP for every catalog loaded from now on (Catalog::keep_versions).
