@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -25,7 +26,7 @@ using test::TempDir;
 using test::TestFile;
 
 DecodeAhead::Bytes bytes_of(size_t k) {
-  return std::make_shared<const std::vector<uint8_t>>(3, static_cast<uint8_t>(k));
+  return std::make_shared<const UninitBytes>(3, static_cast<uint8_t>(k));
 }
 
 TEST(DecodeAhead, HandsOutEveryChunkInOrderAndDecodesEachOnce) {
@@ -72,6 +73,34 @@ TEST(DecodeAhead, HelpersStayWithinTheWindow) {
   // after take() returns, so a helper may be seen one chunk further ahead than that.
   EXPECT_LE(worst_lead.load(), window);
   EXPECT_GT(threads.size(), 1u) << "the helpers decoded nothing";
+}
+
+// Helpers and the walk are woken only when they wait for what just happened; a wake-up
+// lost between them would leave a chunk undecoded and the walk waiting for ever (the test
+// then times out). Random delays on both sides, every window and helper count.
+TEST(DecodeAhead, NoWakeUpIsLostWhateverTheTiming) {
+  std::mt19937 rng(5);
+  for (unsigned helpers : {1u, 2u, 4u})
+    for (size_t window : {1u, 2u, 5u}) {
+      const size_t n = 300;
+      std::vector<int> walk_us(n), decode_us(n);
+      for (size_t k = 0; k < n; ++k) {
+        walk_us[k] = static_cast<int>(rng() % 4 == 0 ? rng() % 60 : 0);
+        decode_us[k] = static_cast<int>(rng() % 3 == 0 ? rng() % 60 : 0);
+      }
+      DecodeAhead ahead(n, helpers, window, [&](size_t k, std::string*) {
+        if (decode_us[k]) std::this_thread::sleep_for(std::chrono::microseconds(decode_us[k]));
+        return bytes_of(k);
+      });
+      for (size_t k = 0; k < n; ++k) {
+        if (walk_us[k]) std::this_thread::sleep_for(std::chrono::microseconds(walk_us[k]));
+        std::string err;
+        DecodeAhead::Bytes b = ahead.take(k, &err);
+        ASSERT_TRUE(b) << helpers << " helpers, window " << window << ", chunk " << k << ": "
+                       << err;
+        ASSERT_EQ((*b)[0], static_cast<uint8_t>(k));
+      }
+    }
 }
 
 TEST(DecodeAhead, AFailedDecodeIsReportedForItsChunkOnly) {
@@ -139,6 +168,11 @@ TEST(ContainerDecodeThreads, RestoreIsByteIdenticalWithHelpers) {
       std::vector<uint8_t> mem;
       ASSERT_TRUE(r.read_file(i, mem, &err)) << err;
       EXPECT_EQ(mem, files[i].content);
+      // A vector reused from an earlier read, longer and full of other bytes: the walk
+      // writes every byte (holes as zeros), it is not zero-filled first.
+      std::vector<uint8_t> reused(files[i].content.size() + 4096, 0xA5);
+      ASSERT_TRUE(r.read_file(i, reused, &err)) << err;
+      EXPECT_EQ(reused, files[i].content) << threads << " threads, file " << i;
     }
     std::vector<std::string> problems;
     EXPECT_TRUE(r.verify(problems)) << (problems.empty() ? "" : problems[0]);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/uninit_bytes.h"
 #include "codec/chain/entropy.h"
 #include "codec/chain/exceptions.h"
 #include "codec/chain/transforms.h"
@@ -189,7 +190,10 @@ bool decode_chunk(const uint8_t* in, size_t n, uint8_t* out, size_t raw_n) {
 
   const uint8_t* body = in + body_at;
   const size_t body_n = n - body_at;
-  thread_local std::vector<uint8_t> decoded, scratch_a, scratch_b;
+  // Written whole before they are read (entropy_decode fills exactly `total` bytes or
+  // fails, each inverse step all of its output): grown without a zero fill, which on a
+  // restore's helper threads (new for each file) was a pass over fresh memory per chunk.
+  thread_local UninitBytes decoded, scratch_a, scratch_b;
   if (h.entropy == Entropy::kFpzip) {
     if (!h.steps.empty() && !(h.steps.size() == 1 && h.steps[0].spec.kind == Step::kSwap))
       return false;
@@ -233,7 +237,7 @@ bool decode_chunk(const uint8_t* in, size_t n, uint8_t* out, size_t raw_n) {
     if (k == 0) {
       dst = out;
     } else {
-      std::vector<uint8_t>& buf = src == scratch_a.data() ? scratch_b : scratch_a;
+      UninitBytes& buf = src == scratch_a.data() ? scratch_b : scratch_a;
       if (buf.size() < m * width_in[k]) buf.resize(m * width_in[k]);
       dst = buf.data();
     }

@@ -20,7 +20,7 @@ using namespace container_format;
 
 bool ContainerReader::Impl::bad_chunk_of(size_t fi, std::string* err) const {
   std::set<std::pair<size_t, size_t>> seen;
-  std::vector<uint8_t> buf;
+  UninitBytes buf;
   for (const FileRange& r : files[fi].ranges) {
     if (r.len == 0) continue;
     for (size_t i = chunk_at(r.stream, r.stream_off),
@@ -86,7 +86,7 @@ const ContainerReader* ContainerReader::Impl::ref_reader(const std::string& name
   return ref_readers.emplace(name, std::move(r)).first->second.get();
 }
 
-bool ContainerReader::Impl::resolve_ref(size_t s, size_t i, std::vector<uint8_t>& out,
+bool ContainerReader::Impl::resolve_ref(size_t s, size_t i, UninitBytes& out,
                                         std::string* err, bool checked) const {
   const ChunkInfo& c = streams[s].chunks[i];
   ChunkRef r;
@@ -126,7 +126,7 @@ bool ContainerReader::Impl::resolve_ref(size_t s, size_t i, std::vector<uint8_t>
   return true;
 }
 
-bool ContainerReader::Impl::decode_chunk(size_t s, size_t i, std::vector<uint8_t>& out,
+bool ContainerReader::Impl::decode_chunk(size_t s, size_t i, UninitBytes& out,
                                          std::string* err, bool checked) const {
   const ChunkInfo& c = streams[s].chunks[i];
   auto fail = [&](const std::string& why) { return chunk_error(s, i, why, err); };
@@ -167,7 +167,7 @@ ContainerReader::Impl::ChunkBytes ContainerReader::Impl::cached_chunk(size_t s, 
   }
   // Room first: the least recently used chunks leave, and the buffer of one no walk
   // holds any more is decoded into again (its pages are mapped already).
-  std::shared_ptr<std::vector<uint8_t>> bytes;
+  std::shared_ptr<UninitBytes> bytes;
   const uint64_t need = streams[s].chunks[i].raw_size;
   {
     std::lock_guard<std::mutex> g(cache_mu);
@@ -179,11 +179,11 @@ ContainerReader::Impl::ChunkBytes ContainerReader::Impl::cached_chunk(size_t s, 
         if (it->second.used < oldest->second.used) oldest = it;
       cache_bytes -= oldest->second.bytes->size();
       if (!bytes && oldest->second.bytes.use_count() == 1)
-        bytes = std::const_pointer_cast<std::vector<uint8_t>>(oldest->second.bytes);
+        bytes = std::const_pointer_cast<UninitBytes>(oldest->second.bytes);
       cache.erase(oldest);
     }
   }
-  if (!bytes) bytes = std::make_shared<std::vector<uint8_t>>();
+  if (!bytes) bytes = std::make_shared<UninitBytes>();
   if (!decode_chunk(s, i, *bytes, err, /*checked=*/false)) return nullptr;
   std::lock_guard<std::mutex> g(cache_mu);
   auto [it, fresh] = cache.insert({{s, i}, CachedChunk{++cache_tick, bytes}});

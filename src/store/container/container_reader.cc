@@ -198,7 +198,7 @@ bool ContainerReader::Impl::walk_file(size_t fi, Sink&& sink, FileHashKind kind,
         cached_s = r.stream;
         cached_i = i;
       }
-      const std::vector<uint8_t>& chunk = *held;
+      const UninitBytes& chunk = *held;
       uint64_t in_chunk = soff - starts[i];
       uint64_t k = std::min<uint64_t>(left, chunk.size() - in_chunk);
       // In pieces the hash finds in the cache the sink just read them into.
@@ -446,8 +446,10 @@ bool ContainerReader::overlay_file(size_t i, int fd, std::string* err, bool whol
 bool ContainerReader::read_file(size_t i, std::vector<uint8_t>& out, std::string* err) {
   Impl& m = *impl_;
   if (!m.has_file(i, err)) return false;
+  // Every byte is written by the walk (a range's bytes, or zeros for a hole): a vector the
+  // caller reuses is not zero-filled first.
   try {
-    out.assign(m.files[i].size, 0);
+    out.resize(m.files[i].size);
   } catch (const std::exception&) {
     if (err)
       *err = m.path + ": file '" + m.files[i].path + "' (" + std::to_string(m.files[i].size) +
@@ -455,7 +457,10 @@ bool ContainerReader::read_file(size_t i, std::vector<uint8_t>& out, std::string
     return false;
   }
   auto sink = [&](uint64_t off, const uint8_t* p, uint64_t n) {
-    if (p) memcpy(out.data() + off, p, static_cast<size_t>(n));
+    if (p)
+      memcpy(out.data() + off, p, static_cast<size_t>(n));
+    else
+      memset(out.data() + off, 0, static_cast<size_t>(n));
     return true;
   };
   return m.walk_file(i, sink, Impl::FileHashKind::kWhole, err);
@@ -471,7 +476,7 @@ bool ContainerReader::verify(std::vector<std::string>& problems, const std::vect
   // bad_before[s][c]: how many of the first c chunks of stream s failed (prefix counts, so
   // the check per file range below is two binary searches, whatever the index holds).
   std::vector<std::vector<uint32_t>> bad_before(m.streams.size());
-  std::vector<uint8_t> buf;
+  UninitBytes buf;
   for (size_t s = 0; s < m.streams.size(); ++s) {
     bad_before[s].assign(m.streams[s].chunks.size() + 1, 0);
     for (size_t c = 0; c < m.streams[s].chunks.size(); ++c) {

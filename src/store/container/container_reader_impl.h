@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "base/uninit_bytes.h"
 #include "store/container/chunk_ref.h"
 #include "store/container/container.h"
 #include "store/container/content_hash.h"
@@ -42,7 +43,7 @@ struct ContainerReader::Impl {
   // alternates between its variables' streams), so restoring them one after another
   // decodes each chunk about once. Shared pointers: a walk keeps its chunk even when
   // another thread's walk drops it from the cache.
-  using ChunkBytes = std::shared_ptr<const std::vector<uint8_t>>;
+  using ChunkBytes = std::shared_ptr<const UninitBytes>;
   struct CachedChunk {
     uint64_t used = 0;
     ChunkBytes bytes;
@@ -75,7 +76,7 @@ struct ContainerReader::Impl {
   bool read_ref(size_t s, size_t i, ChunkRef& r, std::string* err) const;
   // Decodes reference chunk i of stream s into out from the container it names (checked
   // or not: decode_chunk).
-  bool resolve_ref(size_t s, size_t i, std::vector<uint8_t>& out, std::string* err,
+  bool resolve_ref(size_t s, size_t i, UninitBytes& out, std::string* err,
                    bool checked) const;
 
   ~Impl() {
@@ -105,7 +106,7 @@ struct ContainerReader::Impl {
   // their checksum before decoding, the decoded ones against theirs after. Unchecked
   // skips both passes (about a seventh of a restore's CPU) for a caller that checks a
   // hash over every byte it uses; the decoders take any input safely (tests/fuzz).
-  bool decode_chunk(size_t s, size_t i, std::vector<uint8_t>& out, std::string* err,
+  bool decode_chunk(size_t s, size_t i, UninitBytes& out, std::string* err,
                     bool checked = true) const;
   bool parse_index(const uint8_t* p, size_t n, uint64_t index_off, uint32_t version,
                    std::string* err);

@@ -22,16 +22,18 @@ DecodeAhead::~DecodeAhead() {
     std::lock_guard<std::mutex> g(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  room_cv_.notify_all();
   for (std::thread& t : threads_) t.join();
 }
 
 void DecodeAhead::helper() {
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
-    cv_.wait(lk, [&] {
+    ++helpers_waiting_;
+    room_cv_.wait(lk, [&] {
       return stop_ || next_claim_ >= slots_.size() || next_claim_ < taken_ + window_;
     });
+    --helpers_waiting_;
     if (stop_ || next_claim_ >= slots_.size()) return;
     size_t k = next_claim_++;
     lk.unlock();
@@ -41,7 +43,7 @@ void DecodeAhead::helper() {
     slots_[k].bytes = std::move(b);
     slots_[k].err = std::move(err);
     slots_[k].done = true;
-    cv_.notify_all();
+    if (walker_waits_for_ == k) done_cv_.notify_one();
   }
 }
 
@@ -58,13 +60,17 @@ DecodeAhead::Bytes DecodeAhead::take(size_t k, std::string* err) {
     b = decode_(k, err);
     lk.lock();
   } else {
-    cv_.wait(lk, [&] { return slots_[k].done; });
+    walker_waits_for_ = k;
+    done_cv_.wait(lk, [&] { return slots_[k].done; });
+    walker_waits_for_ = SIZE_MAX;
     b = std::move(slots_[k].bytes);
     if (!b && err) *err = std::move(slots_[k].err);
     slots_[k] = Slot{};
   }
   if (k + 1 > taken_) taken_ = k + 1;
-  cv_.notify_all();  // the window moved
+  // The window moved by one: one waiting helper may claim the chunk it let in.
+  if (helpers_waiting_ > 0 && next_claim_ < slots_.size() && next_claim_ < taken_ + window_)
+    room_cv_.notify_one();
   return b;
 }
 
