@@ -4,7 +4,7 @@
 #
 #   tools/bench/bench_ratio.sh BUILD     (BUILD: the cmake build dir, default ./build)
 #
-# Data sets, 16 per-rank files each, made once and kept in BUILD/bench-ratio-data/
+# Data sets of 16 ranks' files each, made once and kept in BUILD/bench-ratio-data/
 # (remade when missing or when their generator changed):
 #   ncarg-seg-nc ncarg-str-nc ncarg-seg-h5 ncarg-str-h5
 #       every float variable of >= 64 KiB of Debian's libncarg-data (104 variables,
@@ -21,6 +21,12 @@
 #       oversubscribed, tools/bench/bench_lammps.in): per-atom records of 11 float64 slots
 #       found by the LAMMPS inference, no schema. Left out, with a line saying so, where
 #       lmp is not installed
+#   openfoam-cavity
+#       OpenFOAM's own binary field files: Debian's icoFoam on the lid-driven cavity of
+#       tests/integration/data/openfoam_cavity refined to 400 x 400 cells, decomposed for
+#       16 ranks (mpiexec.openmpi oversubscribed), after 20 time steps: each rank's U, p and
+#       phi of that time (48 files), found by the OpenFOAM inference, no schema. Left out
+#       where OpenFOAM is not installed
 # On each set:
 #   ckptfwd     bench_ratio_driver: fwd::write_container for every scheme and group size,
 #               one writer thread, every file read back and compared byte for byte
@@ -36,7 +42,8 @@
 # (comma-separated), BENCH_RATIO_GROUPS (comma-separated), BENCH_RATIO_SLOW=0 (skip the
 # slow anchors zstd -19 and xz -6), BENCH_RATIO_DEMO_SIZE ("48 48 48": cells per rank),
 # BENCH_RATIO_PARTICLES (32768 per rank), BENCH_RATIO_LAMMPS ("40 40 20 200": fcc cells
-# along x y z, 4 atoms each, and time steps).
+# along x y z, 4 atoms each, and time steps), BENCH_RATIO_OPENFOAM ("400 400 20": cells
+# along x and y, and time steps).
 set -euo pipefail
 
 BUILD=${1:-build}
@@ -44,13 +51,14 @@ BUILD=${1:-build}
 BUILD=$(cd "$BUILD" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
 EXAMPLES=$(cd "$HERE/../../examples" && pwd)
+FOAM_CASE=$(cd "$HERE/../../tests/integration/data/openfoam_cavity" && pwd)
 PY=/usr/bin/python3  # Debian's: netCDF4, h5py and numpy are installed for it
 DRIVER=$BUILD/bin/bench_ratio_driver
 ANCHORS=$BUILD/bin/bench_anchors
 DATA=$BUILD/bench-ratio-data
 WORK=$BUILD/bench-ratio-tmp
 RECORDS=$WORK/records.jsonl
-read -r -a SETS <<<"${BENCH_RATIO_SETS:-ncarg-seg-nc ncarg-str-nc ncarg-seg-h5 ncarg-str-h5 demo-stencil3d particles lammps-lj}"
+read -r -a SETS <<<"${BENCH_RATIO_SETS:-ncarg-seg-nc ncarg-str-nc ncarg-seg-h5 ncarg-str-h5 demo-stencil3d particles lammps-lj openfoam-cavity}"
 SCHEMES=${BENCH_RATIO_SCHEMES:-agnostic,agnostic-block,aware,aware-block,auto}
 GROUPS_=${BENCH_RATIO_GROUPS:-1,2,4,8,16}
 SLOW=${BENCH_RATIO_SLOW:-1}
@@ -80,6 +88,8 @@ recipe() {
     particles) echo "${BENCH_RATIO_PARTICLES:-32768}"; cat "$HERE/bench_ratio_data.py" ;;
     lammps-lj) echo "${BENCH_RATIO_LAMMPS:-40 40 20 200}"; cat "$HERE/bench_lammps.in"
       dpkg-query -W -f='${Version}' lammps 2>/dev/null ;;
+    openfoam-cavity) echo "${BENCH_RATIO_OPENFOAM:-400 400 20}"; cat "$FOAM_CASE"/*/*
+      dpkg-query -W -f='${Version}' openfoam 2>/dev/null ;;
   esac | md5sum | cut -d' ' -f1
 }
 make_set() {
@@ -108,12 +118,45 @@ make_set() {
         -var cx "$cx" -var cy "$cy" -var cz "$cz" -var steps "$steps" -var dir "$dir" \
         -log none -screen none >/dev/null
       rm -f "$dir/lj.base.restart" ;;
+    openfoam-cavity)
+      local cx cy steps case=$WORK/foam r f
+      read -r cx cy steps <<<"${BENCH_RATIO_OPENFOAM:-400 400 20}"
+      rm -rf "$case" && cp -r "$FOAM_CASE" "$case"
+      # Refined, 16 subdomains (4 x 4), time step 1e-4 s (a Courant number of 0.4 at 400
+      # cells; 2e-4 diverged), the fields of the last step written in binary.
+      sed -i "s/(40 40 1)/($cx $cy 1)/" "$case/system/blockMeshDict"
+      sed -i -e 's/^numberOfSubdomains .*/numberOfSubdomains 16;/' -e 's/n (2 1 1);/n (4 4 1);/' \
+        "$case/system/decomposeParDict"
+      sed -i -e "s/^endTime .*/endTime $(awk -v n="$steps" 'BEGIN{print n/10000}');/" \
+        -e 's/^deltaT .*/deltaT 0.0001;/' -e "s/^writeInterval .*/writeInterval $steps;/" \
+        "$case/system/controlDict"
+      (
+        set +eu
+        source /usr/share/openfoam/etc/bashrc >/dev/null 2>&1
+        set -e
+        cd "$case"
+        blockMesh >blockMesh.log 2>&1
+        decomposePar >decomposePar.log 2>&1
+        mpiexec.openmpi --allow-run-as-root --oversubscribe -n "$RANKS" icoFoam -parallel >icoFoam.log 2>&1
+      ) || { echo "bench_ratio.sh: the OpenFOAM case failed (logs in $case)" >&2; return 2; }
+      for ((r = 0; r < RANKS; r++)); do
+        for f in U p phi; do
+          cp "$case/processor$r/$(awk -v n="$steps" 'BEGIN{print n/10000}')/$f" "$dir/r$(printf %02d $r)_$f"
+        done
+      done
+      rm -rf "$case" ;;
     *) echo "bench_ratio.sh: unknown data set '$set'" >&2; return 2 ;;
   esac
   recipe "$set" >"$dir/.recipe"
 }
 set_files() {  # the set's files in rank order
   find "$DATA/$1" -maxdepth 1 -type f ! -name '.*' | sort -V
+}
+set_count() {  # how many files the set has: one per rank, openfoam-cavity three
+  case $1 in
+    openfoam-cavity) echo $((3 * RANKS)) ;;
+    *) echo "$RANKS" ;;
+  esac
 }
 set_schema() {
   case $1 in
@@ -122,17 +165,19 @@ set_schema() {
   esac
 }
 
-if ! command -v lmp >/dev/null || ! command -v mpiexec.openmpi >/dev/null; then
-  kept=()
-  for s in "${SETS[@]}"; do
-    if [ "$s" = lammps-lj ]; then
-      echo "bench_ratio.sh: lmp or mpiexec.openmpi not found (make deps): no lammps-lj set" >&2
-    else
-      kept+=("$s")
-    fi
-  done
-  SETS=("${kept[@]}")
-fi
+# The sets of programs that are not installed are left out, with a line saying so.
+kept=()
+for s in "${SETS[@]}"; do
+  if [ "$s" = lammps-lj ] && ! { command -v lmp && command -v mpiexec.openmpi; } >/dev/null; then
+    echo "bench_ratio.sh: lmp or mpiexec.openmpi not found (make deps): no lammps-lj set" >&2
+  elif [ "$s" = openfoam-cavity ] && ! { [ -f /usr/share/openfoam/etc/bashrc ] &&
+    command -v mpiexec.openmpi; } >/dev/null; then
+    echo "bench_ratio.sh: OpenFOAM or mpiexec.openmpi not found (make deps): no openfoam-cavity set" >&2
+  else
+    kept+=("$s")
+  fi
+done
+SETS=("${kept[@]}")
 for s in "${SETS[@]}"; do
   if [ "$(cat "$DATA/$s/.recipe" 2>/dev/null)" != "$(recipe "$s")" ]; then
     printf 'preparing %s ... ' "$s"
@@ -140,7 +185,8 @@ for s in "${SETS[@]}"; do
     echo "done"
   fi
   n=$(set_files "$s" | wc -l)
-  [ "$n" -eq "$RANKS" ] || { echo "bench_ratio.sh: $DATA/$s has $n files, expected $RANKS" >&2; exit 2; }
+  [ "$n" -eq "$(set_count "$s")" ] ||
+    { echo "bench_ratio.sh: $DATA/$s has $n files, expected $(set_count "$s")" >&2; exit 2; }
 done
 
 # --- CLI anchors ---------------------------------------------------------------------------

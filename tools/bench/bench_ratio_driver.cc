@@ -9,9 +9,9 @@
 // --min-mbps: the codec chains' speed floor (CKPTFWD_CODEC_MIN_MBPS, 300 by default); 0
 // makes auto's choice independent of how fast this machine runs the trials, for comparing
 // two selectors on the same bytes.
-// One JSON line per (scheme, group size) on stdout. The 16 files are one batch (one
+// One JSON line per (scheme, group size) on stdout. The files are one batch (one
 // checkpoint wave, as the forwarder seals it: one write_container call, one container)
-// with cfg.group_size = g: the pipeline merges groups of g consecutive ranks, as
+// with cfg.group_size = g: the pipeline merges groups of g consecutive files (rank order), as
 // CKPTFWD_GROUP_SIZE does in the forwarder. Scheme names are passed through unchecked:
 // the pipeline decides what they mean. The batch is written twice, as a job's first
 // checkpoint (codec chains tried) and as its next (chains remembered, as the forwarder
@@ -73,10 +73,11 @@ std::vector<std::string> split_list(const std::string& s) {
 }
 
 bool read_whole(const std::string& path, std::vector<uint8_t>& out) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return false;
-  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return !in.bad();
+  out.resize(static_cast<size_t>(in.tellg()));
+  in.seekg(0);
+  return static_cast<bool>(in.read(reinterpret_cast<char*>(out.data()), out.size()));
 }
 
 struct Args {

@@ -47,7 +47,8 @@ def table_iv(recs, sets, schemes, groups):
         mapped = next((r["mapped_bytes"] for r in recs if r["set"] == s and r.get("ok")
                        and "mapped_bytes" in r), None)
         share = f"{100 * mapped / raw:.1f}% of bytes in variables" if mapped is not None else ""
-        print(f"\n{s}: {raw / 1e6:.1f} MB in 16 files, {share}; Agnostic (gzip -6 "
+        nfiles = next((r["files"] for r in recs if r["set"] == s and "files" in r), 0)
+        print(f"\n{s}: {raw / 1e6:.1f} MB in {nfiles} files, {share}; Agnostic (gzip -6 "
               f"concatenated) " + (f"{b:.3f}" if b else "missing"))
         print(f"  {'scheme':<16}" + "".join(f"{'g=' + str(g):>17}" for g in groups))
         for sc in schemes:
