@@ -71,4 +71,55 @@ drain
 with_lib cmp "$CAP/again.restart" "$DIRECT/again.restart" ||
   fail "the restart from a captured file wrote other bytes than the run without the library"
 ok "LAMMPS restarts from a captured file through the library and writes the same bytes"
+
+# A molecular style: every atom's record ends in its list of bonds, so records have several
+# lengths (13 to 37 values here) and lammps/atoms is one flat array; the records chain step
+# stores them field by field.
+cat >"$T/bond.in" <<'IN'
+units           lj
+atom_style      bond
+lattice         fcc 0.8442
+region          box block 0 12 0 12 0 6
+create_box      1 box bond/types 1 extra/bond/per/atom 12 extra/special/per/atom 60
+create_atoms    1 box
+mass            1 1.0
+bond_style      harmonic
+bond_coeff      1 100 1.19
+pair_style      lj/cut 2.5
+pair_coeff      1 1 1.0 1.0
+special_bonds   lj 0 1 1
+create_bonds    many all all 1 1.0 1.3
+velocity        all create 1.0 87287 loop geom
+fix             1 all nve
+timestep        0.001
+run             50
+write_restart   ${dir}/bond.%.restart
+IN
+cat >"$T/bond_again.in" <<'IN'
+read_restart    ${dir}/bond.%.restart
+special_bonds   lj 0 1 1
+fix             1 all nve
+timestep        0.001
+run             20
+write_restart   ${dir}/bond_again.restart
+IN
+lammps "$DIRECT" "$T/bond.in"
+lammps "$CAP" "$T/bond.in" with_lib
+drain
+"$CLI" ls --vars "$STORE" >"$T/ls.txt" 2>&1 || fail "ckptfwd ls --vars failed: $(tail -5 "$T/ls.txt")"
+grep -q "^lammps/atoms_F64LE_Array1D .*records" "$T/ls.txt" ||
+  fail "ls --vars shows no flat lammps/atoms coded by records: $(grep -m3 lammps/atoms "$T/ls.txt")"
+line=$(grep " $CAP/bond.2.restart\$" "$T/ls.txt") || fail "ls --vars does not list bond.2.restart"
+[[ $line =~ ^\ *lammps\  ]] || fail "bond.2.restart is not mapped by the LAMMPS inference: $line"
+ok "the records of several lengths of a molecular style are stored field by field"
+rm -rf "$OUT"
+restore_store "$STORE" "$OUT"
+assert_restored_tree "$DIRECT" "$CAP" "$OUT"
+ok "every restart file, the molecular ones too, restores byte for byte"
+lammps "$DIRECT" "$T/bond_again.in"
+lammps "$CAP" "$T/bond_again.in" with_lib
+drain
+with_lib cmp "$CAP/bond_again.restart" "$DIRECT/bond_again.restart" ||
+  fail "the molecular restart from captured files wrote other bytes than the run without the library"
+ok "LAMMPS restarts a molecular system from captured files and writes the same bytes"
 echo "PASS: test_lammps_restart"

@@ -4,12 +4,14 @@
 // is lossy without opt-in; the selector's choices.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
 
 #include "codec/chain/chain_format.h"
+#include "codec/chain/transforms.h"
 #include "codec/chain/typed.h"
 #include "codec/codec.h"
 
@@ -143,6 +145,10 @@ std::vector<Chain> every_chain() {
       out.push_back(chain_of(s));
     }
   out.push_back(chain_of({{Step::kColumns}, {Step::kFixed, 2}, {Step::kDelta, 1}}));
+  // Records led by their lengths: on data that does not parse as records, skipped.
+  out.push_back(chain_of({{Step::kRecords}, {Step::kDelta, 1}, {Step::kShuffle}}));
+  out.push_back(chain_of({{Step::kSwap}, {Step::kRecords}, {Step::kXor}, {Step::kShuffle}}));
+  out.push_back(chain_of({{Step::kRecords}}, Entropy::kNone, 0));
   out.push_back(chain_of({{Step::kColumns}}, Entropy::kNone, 0));
   out.push_back(chain_of({{Step::kShuffle}}, Entropy::kZlib, 6));
   out.push_back(chain_of({{Step::kLorenzo, 1}}, Entropy::kNone, 0));
@@ -400,6 +406,128 @@ std::vector<uint8_t> particle_records(size_t atoms, size_t fields) {
     while (v.size() % fields) v.push_back(noise(g));
   }
   return as_dtype(v, "F64LE");
+}
+
+// Atoms as LAMMPS stores them in a restart file of a molecular style: each record led by
+// its length, x y z (a drift), id, type and image flags as integers in float64 slots,
+// velocities, then a count and pairs (bond type, partner id) of a varying number of bonds.
+std::vector<double> led_records(size_t atoms) {
+  std::mt19937_64 g(13);
+  std::normal_distribution<double> noise(0, 1);
+  std::vector<double> v;
+  auto slot = [](uint64_t bits) {
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+  };
+  for (size_t i = 0; i < atoms; ++i) {
+    const size_t bonds = g() % 7, len = 11 + 2 * bonds;
+    v.push_back(static_cast<double>(len));
+    for (int d = 0; d < 3; ++d)
+      v.push_back(0.01 * static_cast<double>(i) + 0.3 * d + 0.05 * noise(g));
+    for (uint64_t bits : {uint64_t{i + 1}, uint64_t{1}, uint64_t{537395712}})
+      v.push_back(slot(bits));
+    for (int d = 0; d < 3; ++d) v.push_back(noise(g));
+    v.push_back(static_cast<double>(bonds));
+    for (size_t b = 0; b < bonds; ++b) {
+      v.push_back(slot(1));
+      v.push_back(slot(i + 2 + b * 37 % 500));
+    }
+  }
+  return v;
+}
+
+// kRecords stores records of several lengths field by field: a chunk cut anywhere (inside
+// a record at either end) round trips with the step applied, in every dtype a length can be
+// read in; on these records it beats the chains that see the fields interleaved, and the
+// selector takes it for a 1-D stream.
+TEST(TypedCodec, RecordsOfSeveralLengthsAreStoredFieldByField) {
+  const std::vector<double> v = led_records(3000);
+  for (const char* dtype : {"F64LE", "F64BE", "F32LE", "I64LE", "I32BE", "U16LE"}) {
+    std::vector<double> vals = v;
+    if (dtype[0] != 'F')  // integers: the bit patterns of the slots would not fit; small values
+      for (double& x : vals) x = std::isfinite(x) ? std::fmod(std::fabs(std::round(x)), 1000) : 7;
+    for (size_t i = 0; i < vals.size();) {  // the lengths stay what they are
+      const size_t len = static_cast<size_t>(v[i]);
+      ASSERT_GE(len, 1u);
+      vals[i] = v[i];
+      i += len;
+    }
+    const std::vector<uint8_t> in = as_dtype(vals, dtype);
+    const uint32_t elem = chain::parse_dtype(dtype).elem;
+    const bool be = std::string(dtype).find("BE") != std::string::npos;
+    std::vector<StepSpec> steps;
+    if (be) steps.push_back({Step::kSwap});
+    steps.insert(steps.end(), {{Step::kRecords}, {Step::kDelta, 1}, {Step::kShuffle}});
+    const Chain c = chain_of(steps);
+    std::mt19937 g(3);
+    for (int k = 0; k < 20; ++k) {
+      const size_t m = in.size() / elem, a = k ? g() % (m / 2) : 0, b = k ? m - g() % (m / 2) : m;
+      std::vector<uint8_t> cut(in.begin() + a * elem, in.begin() + b * elem);
+      std::vector<uint8_t> packed;
+      ASSERT_TRUE(encode(c, Layout{dtype, {}}, cut.data(), cut.size(), packed));
+      EXPECT_NE(describe_payload(packed.data(), packed.size()).find("records"), std::string::npos)
+          << dtype << " [" << a << ", " << b
+          << "): " << describe_payload(packed.data(), packed.size());
+      expect_round_trip(c, Layout{dtype, {}}, cut, std::string(dtype) + " cut");
+    }
+  }
+  const std::vector<uint8_t> recs = as_dtype(v, "F64LE");
+  const Layout l{"F64LE", {}};
+  const double interleaved =
+      std::max(ratio(chain_of({{Step::kDelta, 1}, {Step::kShuffle}}), l, recs),
+               ratio(chain_of({{Step::kXor}, {Step::kShuffle}}), l, recs));
+  const double by_field =
+      ratio(chain_of({{Step::kRecords}, {Step::kDelta, 1}, {Step::kShuffle}}), l, recs);
+  EXPECT_GT(by_field, 1.2 * interleaved);
+  SelectOptions opt;
+  opt.min_mbps = 0;
+  EXPECT_NE(select_chain(l, recs.data(), recs.size(), opt).name.find("records"), std::string::npos);
+  // Values that are not records get no records candidate.
+  const std::vector<uint8_t> field = as_dtype(smooth(30000, 100), "F64LE");
+  EXPECT_EQ(select_chain(l, field.data(), field.size(), opt).name.find("records"),
+            std::string::npos);
+}
+
+// The lengths a kRecords chunk decodes from are read from its body: a length that is zero,
+// not whole, NaN, too large or running past the end fails the decode, never a write outside.
+// find_records gives up on a long run of ones ending in a zero after one pass, not one per
+// candidate head.
+TEST(TypedCodec, HostileRecordLengthsAreRefused) {
+  std::vector<double> v = led_records(200);
+  std::vector<uint8_t> in = as_dtype(v, "F64LE"), packed;
+  ASSERT_TRUE(encode(chain_of({{Step::kRecords}}, Entropy::kNone, 0), Layout{"F64LE", {}},
+                     in.data(), in.size(), packed));
+  chain::ChunkHeader h;
+  size_t body = 0;
+  ASSERT_TRUE(chain::parse_header(packed.data(), packed.size(), h, &body));
+  ASSERT_EQ(h.steps.size(), 1u);
+  ASSERT_EQ(h.steps[0].count, 200u);
+  ASSERT_EQ(h.steps[0].head, 0u);
+  std::vector<uint8_t> back(in.size() + 1, 0xA5);
+  ASSERT_TRUE(chain_codec().decompress(packed.data(), packed.size(), back.data(), in.size()));
+  const double bad_lengths[] = {0, 12.5, std::nan(""), 1e9, 4097, -12, 1e300};
+  for (size_t at : {size_t{0}, size_t{57}, size_t{199}})
+    for (double bad : bad_lengths) {
+      std::vector<uint8_t> p = packed;
+      memcpy(p.data() + body + at * 8, &bad, 8);  // column 0: the lengths
+      EXPECT_FALSE(chain_codec().decompress(p.data(), p.size(), back.data(), in.size()))
+          << "length " << bad << " of record " << at;
+      EXPECT_EQ(back[in.size()], 0xA5);
+    }
+  for (uint64_t count : {uint64_t{201}, uint64_t{1} << 40, ~uint64_t{0}}) {
+    chain::ChunkHeader lie = h;
+    lie.steps[0].count = count;
+    std::vector<uint8_t> p;
+    chain::write_header(lie, p);
+    p.insert(p.end(), packed.begin() + body, packed.end());
+    EXPECT_FALSE(chain_codec().decompress(p.data(), p.size(), back.data(), in.size())) << count;
+  }
+  std::vector<double> ones(1 << 19, 1.0);
+  ones.back() = 0;
+  uint64_t head = 0, count = 0;
+  EXPECT_FALSE(chain::find_records(reinterpret_cast<const uint8_t*>(ones.data()), ones.size(), 8,
+                                   chain::DtypeKind::kFloat, &head, &count));
 }
 
 // Columns gives each field of a record array its own run: on particle records it beats the
@@ -678,6 +806,7 @@ TEST(TypedCodec, FuzzSeedsDecodeToTheirData) {
   const char* dir = getenv("CKPTFWD_WRITE_CODEC_SEEDS");
   std::vector<uint8_t> dec = as_dtype(decimal(300, 20), "F32BE");
   std::vector<uint8_t> specials = special_floats(200, true, false);
+  std::vector<uint8_t> led = as_dtype(led_records(12), "F64LE");
   Chain lossy = chain_of({{Step::kQuant}, {Step::kDelta, 1}, {Step::kShuffle}});
   lossy.lossy = LossyBound{0.01, 0};
   struct Seed {
@@ -709,6 +838,10 @@ TEST(TypedCodec, FuzzSeedsDecodeToTheirData) {
        {"F32BE", {4, 5}},
        &dec},
       {"bytes_zstd3", bytes_chain(3), {"bytes", {}}, &dec},
+      {"records_delta",
+       chain_of({{Step::kRecords}, {Step::kDelta, 1}, {Step::kShuffle}}),
+       {"F64LE", {}},
+       &led},
   };
   for (const Seed& s : seeds) {
     if (dir) {

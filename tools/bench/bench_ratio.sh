@@ -21,6 +21,10 @@
 #       oversubscribed, tools/bench/bench_lammps.in): per-atom records of 11 float64 slots
 #       found by the LAMMPS inference, no schema. Left out, with a line saying so, where
 #       lmp is not installed
+#   lammps-bond
+#       the same with a molecular style (tools/bench/bench_lammps_bond.in): every atom
+#       bonded to its nearest neighbours, so each record ends in a list of bonds and the
+#       records have several lengths (one flat array of float64 for the inference)
 #   openfoam-cavity
 #       OpenFOAM's own binary field files: Debian's icoFoam on the lid-driven cavity of
 #       tests/integration/data/openfoam_cavity refined to 400 x 400 cells, decomposed for
@@ -42,7 +46,8 @@
 # (comma-separated), BENCH_RATIO_GROUPS (comma-separated), BENCH_RATIO_SLOW=0 (skip the
 # slow anchors zstd -19 and xz -6), BENCH_RATIO_DEMO_SIZE ("48 48 48": cells per rank),
 # BENCH_RATIO_PARTICLES (32768 per rank), BENCH_RATIO_LAMMPS ("40 40 20 200": fcc cells
-# along x y z, 4 atoms each, and time steps), BENCH_RATIO_OPENFOAM ("400 400 20": cells
+# along x y z, 4 atoms each, and time steps), BENCH_RATIO_LAMMPS_BOND ("30 30 15 100", the
+# same), BENCH_RATIO_OPENFOAM ("400 400 20": cells
 # along x and y, and time steps).
 set -euo pipefail
 
@@ -58,7 +63,7 @@ ANCHORS=$BUILD/bin/bench_anchors
 DATA=$BUILD/bench-ratio-data
 WORK=$BUILD/bench-ratio-tmp
 RECORDS=$WORK/records.jsonl
-read -r -a SETS <<<"${BENCH_RATIO_SETS:-ncarg-seg-nc ncarg-str-nc ncarg-seg-h5 ncarg-str-h5 demo-stencil3d particles lammps-lj openfoam-cavity}"
+read -r -a SETS <<<"${BENCH_RATIO_SETS:-ncarg-seg-nc ncarg-str-nc ncarg-seg-h5 ncarg-str-h5 demo-stencil3d particles lammps-lj lammps-bond openfoam-cavity}"
 SCHEMES=${BENCH_RATIO_SCHEMES:-agnostic,agnostic-block,aware,aware-block,auto}
 GROUPS_=${BENCH_RATIO_GROUPS:-1,2,4,8,16}
 SLOW=${BENCH_RATIO_SLOW:-1}
@@ -87,6 +92,8 @@ recipe() {
     demo-stencil3d) echo "${BENCH_RATIO_DEMO_SIZE:-48 48 48}"; cat "$EXAMPLES/stencil3d.cc" ;;
     particles) echo "${BENCH_RATIO_PARTICLES:-32768}"; cat "$HERE/bench_ratio_data.py" ;;
     lammps-lj) echo "${BENCH_RATIO_LAMMPS:-40 40 20 200}"; cat "$HERE/bench_lammps.in"
+      dpkg-query -W -f='${Version}' lammps 2>/dev/null ;;
+    lammps-bond) echo "${BENCH_RATIO_LAMMPS_BOND:-30 30 15 100}"; cat "$HERE/bench_lammps_bond.in"
       dpkg-query -W -f='${Version}' lammps 2>/dev/null ;;
     openfoam-cavity) echo "${BENCH_RATIO_OPENFOAM:-400 400 20}"; cat "$FOAM_CASE"/*/*
       dpkg-query -W -f='${Version}' openfoam 2>/dev/null ;;
@@ -118,6 +125,13 @@ make_set() {
         -var cx "$cx" -var cy "$cy" -var cz "$cz" -var steps "$steps" -var dir "$dir" \
         -log none -screen none >/dev/null
       rm -f "$dir/lj.base.restart" ;;
+    lammps-bond)
+      local cx cy cz steps
+      read -r cx cy cz steps <<<"${BENCH_RATIO_LAMMPS_BOND:-30 30 15 100}"
+      mpiexec.openmpi --allow-run-as-root --oversubscribe -n "$RANKS" lmp -in "$HERE/bench_lammps_bond.in" \
+        -var cx "$cx" -var cy "$cy" -var cz "$cz" -var steps "$steps" -var dir "$dir" \
+        -log none -screen none >/dev/null
+      rm -f "$dir/bond.base.restart" ;;
     openfoam-cavity)
       local cx cy steps case=$WORK/foam r f
       read -r cx cy steps <<<"${BENCH_RATIO_OPENFOAM:-400 400 20}"
@@ -168,8 +182,8 @@ set_schema() {
 # The sets of programs that are not installed are left out, with a line saying so.
 kept=()
 for s in "${SETS[@]}"; do
-  if [ "$s" = lammps-lj ] && ! { command -v lmp && command -v mpiexec.openmpi; } >/dev/null; then
-    echo "bench_ratio.sh: lmp or mpiexec.openmpi not found (make deps): no lammps-lj set" >&2
+  if [[ $s == lammps-* ]] && ! { command -v lmp && command -v mpiexec.openmpi; } >/dev/null; then
+    echo "bench_ratio.sh: lmp or mpiexec.openmpi not found (make deps): no $s set" >&2
   elif [ "$s" = openfoam-cavity ] && ! { [ -f /usr/share/openfoam/etc/bashrc ] &&
     command -v mpiexec.openmpi; } >/dev/null; then
     echo "bench_ratio.sh: OpenFOAM or mpiexec.openmpi not found (make deps): no openfoam-cavity set" >&2

@@ -42,6 +42,9 @@ bool plan_widths(const ChunkHeader& h, uint64_t m, std::vector<uint32_t>& width_
       case Step::kColumns:
         if (r.spec.param || w != h.dtype.elem) return false;
         break;
+      case Step::kRecords:
+        if (r.spec.param || w != h.dtype.elem || r.width != w || !is_int_width(w)) return false;
+        break;
       default:
         if (!is_predictor(r.spec.kind) || !is_int_width(w) || r.spec.param > 1) return false;
         if (r.spec.kind == Step::kXor && r.spec.param) return false;
@@ -53,7 +56,7 @@ bool plan_widths(const ChunkHeader& h, uint64_t m, std::vector<uint32_t>& width_
 }
 
 bool invert(const StepRecord& r, const uint8_t* in, const uint8_t* side, uint8_t* out, uint64_t m,
-            uint32_t w, uint64_t row, uint64_t plane) {
+            uint32_t w, uint64_t row, uint64_t plane, DtypeKind kind) {
   switch (r.spec.kind) {
     case Step::kSwap:
       swap_bytes(in, out, m, w);
@@ -73,6 +76,8 @@ bool invert(const StepRecord& r, const uint8_t* in, const uint8_t* side, uint8_t
     case Step::kColumns:
       from_columns(in, out, m, w, row);
       return true;
+    case Step::kRecords:
+      return from_records(in, out, m, w, kind, r.head, r.count);
     default:
       unpredict(r.spec.kind, r.spec.param == 1, in, out, m, w, row, false, plane);
       return true;
@@ -241,7 +246,8 @@ bool decode_chunk(const uint8_t* in, size_t n, uint8_t* out, size_t raw_n) {
       if (buf.size() < m * width_in[k]) buf.resize(m * width_in[k]);
       dst = buf.data();
     }
-    if (!invert(h.steps[k], src, decoded.data() + side_at[k], dst, m, width_in[k], row, plane))
+    if (!invert(h.steps[k], src, decoded.data() + side_at[k], dst, m, width_in[k], row, plane,
+                h.dtype.kind))
       return false;
     src = dst;
   }

@@ -116,7 +116,8 @@ bool ChunkEncoder::run_steps(std::string* err) {
     if (a == Applied::kSkipped) continue;
     if (rec.width) w_ = rec.width;
     // A permutation of whole values keeps them for fixed-point and quantization after it.
-    values_intact_ = values_intact_ && (s.kind == Step::kSwap || s.kind == Step::kColumns);
+    values_intact_ = values_intact_ && (s.kind == Step::kSwap || s.kind == Step::kColumns ||
+                                        s.kind == Step::kRecords);
     h_.steps.push_back(rec);
     src_ = dst_->data();
     dst_ = dst_ == &buf_a_ ? &buf_b_ : &buf_a_;
@@ -156,6 +157,14 @@ ChunkEncoder::Applied ChunkEncoder::apply(const StepSpec& s, StepRecord& rec, st
       // Whole records only: the chunk holds rows of row_ elements of the dtype.
       if (w_ != elem_ || row_ < 2 || m_ / row_ < 2) return Applied::kSkipped;
       to_columns(src_, dst, m_, w_, row_);
+      return Applied::kYes;
+    case Step::kRecords:
+      // The lengths are values: only a byte order step may come before (values_intact_).
+      if (w_ != elem_ || !values_intact_ || !is_int_width(w_) ||
+          !find_records(src_, m_, w_, h_.dtype.kind, &rec.head, &rec.count) ||
+          !to_records(src_, dst, m_, w_, h_.dtype.kind, rec.head, rec.count))
+        return Applied::kSkipped;
+      rec.width = static_cast<uint8_t>(w_);
       return Applied::kYes;
     default:
       if (!is_predictor(s.kind) || !is_int_width(w_)) return Applied::kSkipped;

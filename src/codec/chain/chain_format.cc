@@ -51,8 +51,10 @@ struct Reader {
   }
 };
 
-bool known_step(uint8_t k) { return k >= 1 && k <= 12; }
-bool has_record(Step s) { return s == Step::kFixed || s == Step::kDict || s == Step::kQuant; }
+bool known_step(uint8_t k) { return k >= 1 && k <= 13; }
+bool has_record(Step s) {
+  return s == Step::kFixed || s == Step::kDict || s == Step::kQuant || s == Step::kRecords;
+}
 
 }  // namespace
 
@@ -141,6 +143,9 @@ std::string plan_name(const Plan& plan) {
       case Step::kColumns:
         s += "columns";
         break;
+      case Step::kRecords:
+        s += "records";
+        break;
     }
     s += "+";
   }
@@ -178,6 +183,7 @@ void write_header(const ChunkHeader& h, std::vector<uint8_t>& out) {
     if (!has_record(s.spec.kind)) continue;
     w.u8(s.width);
     w.u64(s.count);
+    if (s.spec.kind == Step::kRecords) w.u64(s.head);
     if (s.spec.kind != Step::kQuant) continue;
     w.f64(s.scale);
     w.f64(s.max_err);
@@ -214,6 +220,7 @@ bool parse_header(const uint8_t* p, size_t n, ChunkHeader& h, size_t* body_offse
       s.width = r.u8();
       s.count = r.le(8);
     }
+    if (s.spec.kind == Step::kRecords) s.head = r.le(8);
     if (s.spec.kind == Step::kQuant) {
       s.scale = r.f64();
       s.max_err = r.f64();

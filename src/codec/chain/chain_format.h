@@ -5,9 +5,10 @@
 // Chain::spec:  u8 version | u8 step count | per step: u8 kind, u8 param | u8 entropy | i8 level
 // kChain chunk: "CKCH" | u8 version | u8 dtype kind | u32 elem size | u8 big endian |
 //               u8 inner count | u64 inner[] | u64 raw size | u8 step count |
-//               per step: u8 kind, u8 param, and for fixed/dict/quant also u8 width,
-//               u64 count (exceptions or dictionary entries), and for quant f64 scale,
-//               f64 achieved max error | u8 entropy | i8 level | body
+//               per step: u8 kind, u8 param, and for fixed/dict/quant/records also u8
+//               width, u64 count (exceptions, dictionary entries or whole records), and
+//               for quant f64 scale, f64 achieved max error, for records u64 head (the
+//               elements before the first record) | u8 entropy | i8 level | body
 // The body is the entropy-coded concatenation of: the main stream (m elements of the last
 // step's width), each step's side data in step order (exceptions, dictionary), and the
 // raw_size % elem_size tail bytes verbatim. Every length of it follows from the header, so
@@ -55,7 +56,8 @@ enum class Step : uint8_t {
   kShuffle = 9,     // bytes grouped by their position in the element
   kByteDelta = 10,  // each byte minus the previous byte
   kColumns = 11,    // records (rows of the innermost dimension) stored field by field
-  kLorenzo3 = 12    // 3-D Lorenzo over the two innermost dimensions (param 1: zigzag)
+  kLorenzo3 = 12,   // 3-D Lorenzo over the two innermost dimensions (param 1: zigzag)
+  kRecords = 13     // records of several lengths, each led by its length, field by field
 };
 enum class Entropy : uint8_t { kNone = 0, kZstd = 1, kZlib = 2, kFpzip = 3 };
 
@@ -82,7 +84,8 @@ struct Plan {
 struct StepRecord {
   StepSpec spec;
   uint8_t width = 0;   // element width after the step (fixed, dict, quant)
-  uint64_t count = 0;  // exceptions (fixed, quant) or dictionary entries (dict)
+  uint64_t count = 0;  // exceptions (fixed, quant), dictionary entries (dict), records
+  uint64_t head = 0;   // records: elements before the first record
   double scale = 0;    // quant: the quantization step
   double max_err = 0;  // quant: the largest error of the chunk (relative in log mode)
 };

@@ -39,6 +39,11 @@ constexpr int kSpeedRetimes = 2;
 // type vx vy vz): kColumns candidates. Longer rows are grid lines, whose neighbours
 // along the row the 1-D and 2-D predictors already use.
 constexpr uint64_t kMaxRecordRow = 64;
+// A 1-D stream whose trial parses as records of several lengths, each led by its length
+// (find_records: LAMMPS's per-atom records with bond lists), at least kMinRecords of them
+// and of at least two values on average, gets kRecords candidates. Its trial is one block
+// of the same size as the usual four: a join of blocks would cut a record.
+constexpr uint64_t kMinRecords = 16;
 // The chosen chain's predictor is tried along the planes too (kLorenzo3) where the layout
 // has planes of rows, on a cube cut from the sample: kCubePlanes planes (fewer where the
 // sample holds fewer), each the same kCubeBytes / kCubePlanes of consecutive rows. The
@@ -103,9 +108,10 @@ Plan make(std::vector<StepSpec> steps, Entropy e, int level) {
 }
 
 // records: rows short enough to be records of fields (kMaxRecordRow), coded field by
-// field as candidates (kColumns).
+// field as candidates (kColumns); led: records of several lengths, each led by its length
+// (kRecords).
 std::vector<Plan> candidates(const Dtype& d, const std::vector<uint8_t>& values, bool two_d,
-                             bool records, const SelectOptions& opt) {
+                             bool records, bool led, const SelectOptions& opt) {
   std::vector<Plan> out;
   out.push_back(make({}, Entropy::kZstd, 3));
   const bool is_float = d.kind == DtypeKind::kFloat;
@@ -139,6 +145,7 @@ std::vector<Plan> candidates(const Dtype& d, const std::vector<uint8_t>& values,
   if (is_int) {
     int_predictors({});
     if (records) with({{Step::kColumns}}, {{Step::kDelta, 1}});
+    if (led) with({{Step::kRecords}}, {{Step::kDelta, 1}});
   } else {
     with({}, {{Step::kDelta, 1}});
     with({}, {{Step::kXor}});
@@ -146,6 +153,10 @@ std::vector<Plan> candidates(const Dtype& d, const std::vector<uint8_t>& values,
     if (records) {
       with({{Step::kColumns}}, {{Step::kDelta, 1}});
       with({{Step::kColumns}}, {{Step::kXor}});
+    }
+    if (led) {
+      with({{Step::kRecords}}, {{Step::kDelta, 1}});
+      with({{Step::kRecords}}, {{Step::kXor}});
     }
     int e = fixed_exponent(values, d.elem);
     if (e >= 0) int_predictors({{Step::kFixed, static_cast<uint8_t>(e)}});
@@ -281,11 +292,23 @@ Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
   const Dtype d = parse_dtype(layout.dtype);
   n = std::min(n, opt.max_sample);
   const uint64_t row = layout.inner.empty() ? 0 : layout.inner.back();
-  std::vector<uint8_t> trial = trial_bytes(sample, n, d.elem, row, kTrialBlocks, kTrialBlockBytes);
+  const bool numeric =
+      d.kind == DtypeKind::kFloat || d.kind == DtypeKind::kSigned || d.kind == DtypeKind::kUnsigned;
+  bool led = false;
+  std::vector<uint8_t> trial;
+  if (layout.inner.empty() && numeric && is_int_width(d.elem) && !opt.lossy) {
+    trial = trial_bytes(sample, n, d.elem, row, 1, kTrialBlocks * kTrialBlockBytes);
+    const std::vector<uint8_t> values = native(trial, d);
+    const uint64_t m = values.size() / d.elem;
+    uint64_t head = 0, count = 0;
+    led = find_records(values.data(), m, d.elem, d.kind, &head, &count) && count >= kMinRecords &&
+          m - head >= 2 * count;
+  }
+  if (!led) trial = trial_bytes(sample, n, d.elem, row, kTrialBlocks, kTrialBlockBytes);
   if (trial.size() < 64) return bytes_chain(3);
   const bool two_d = row > 1 && trial.size() / d.elem > 2 * row;
   const bool records = two_d && row <= kMaxRecordRow;
-  std::vector<Plan> plans = candidates(d, native(trial, d), two_d, records, opt);
+  std::vector<Plan> plans = candidates(d, native(trial, d), two_d, records, led, opt);
   // Screening: every candidate on one block of the trial (at least kScreenRows rows, so the
   // 2-D predictors see rows above); only the kFinalists best, and plain zstd -3 when it is
   // within kScreenZstd3 of the best, go on to the whole trial. On the NCAR fields of

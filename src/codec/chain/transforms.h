@@ -31,6 +31,23 @@ void unshuffle_range(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, ui
 void to_columns(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint64_t row);
 void from_columns(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint64_t row);
 
+// Records that begin with their own length in elements (a whole number in
+// [1, kMaxRecordLen], read as the element's dtype: float or integer), stored field by field
+// (transforms_records.cc): the `head` elements before the first record stay first, then the
+// lengths of the `count` whole records, their second values, and so on (column k holds the
+// k-th value of each record longer than k), then the elements after the last whole record.
+// find_records: the first head (below kMaxRecordLen) from which the chunk parses as records
+// up to a last one the end may cut, with at least two whole records; false when none does.
+// to_records fails when the chunk does not parse from head into count records; from_records
+// when the lengths it reads do not fit in the m elements. w in {1, 2, 4, 8}.
+inline constexpr uint64_t kMaxRecordLen = 4096;
+bool find_records(const uint8_t* in, uint64_t m, uint32_t w, DtypeKind kind, uint64_t* head,
+                  uint64_t* count);
+bool to_records(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, DtypeKind kind,
+                uint64_t head, uint64_t count);
+bool from_records(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, DtypeKind kind,
+                  uint64_t head, uint64_t count);
+
 // Byte delta over the whole buffer of n bytes.
 void byte_delta(const uint8_t* in, uint8_t* out, uint64_t n);
 void byte_undelta(const uint8_t* in, uint8_t* out, uint64_t n);
