@@ -60,6 +60,21 @@ class Walker {
     }
   }
 
+  // A marker as a message shows it: printable bytes as they are, others as \xHH.
+  static std::string printable(const std::string& s) {
+    static const char hex[] = "0123456789abcdef";
+    std::string o;
+    for (unsigned char c : s) {
+      if (c == '\n')
+        o += "\\n";
+      else if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+        o += static_cast<char>(c);
+      else
+        o += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+    }
+    return o;
+  }
+
   bool fail(const std::string& msg) {
     why_ = msg;
     return false;
@@ -177,7 +192,7 @@ class Walker {
     std::vector<uint64_t> dims(it.dims.size());
     uint64_t row = ti.size;  // bytes of one element, then of one slice along dimension 0
     for (size_t k = it.dims.size(); k-- > 0;) {
-      if (it.tail && k == 0) break;
+      if ((it.tail || !it.until.empty()) && k == 0) break;
       int64_t v = 0;
       std::string what = "dimension " + std::to_string(k + 1);
       if (!eval(it.dims[k], it, what, &v)) return false;
@@ -188,6 +203,16 @@ class Walker {
     }
     const uint64_t left = size_ - pos_;
     uint64_t bytes = row;
+    if (!it.until.empty()) {
+      // Up to and including the first marker from here (one-byte elements: the parser's).
+      const void* hit = memmem(d_ + pos_, left, it.until.data(), it.until.size());
+      if (!hit)
+        return fail(at(it) + ": its marker \"" + printable(it.until) + "\" is not in the " +
+                    std::to_string(left) + " bytes left");
+      dims[0] =
+          static_cast<uint64_t>(static_cast<const uint8_t*>(hit) - (d_ + pos_)) + it.until.size();
+      bytes = dims[0];
+    }
     if (it.tail) {
       if (row == 0 && left > 0)
         return fail(at(it) + ": the [*] field has elements of 0 bytes and cannot take the " +

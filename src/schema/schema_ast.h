@@ -51,8 +51,11 @@ struct Item {
   std::string name;
   std::vector<Expr> dims;  // empty for a scalar
   bool tail = false;       // dims[0] is `[*]` (dims[0] itself is then empty)
-  int slot = -1;           // numeric scalar: where its value goes for later expressions
-  size_t var = 0;          // index of its variable in the rule's field order
+  // dims[0] is `[until "MARKER"]` (then empty, the only dimension, of a one-byte type): the
+  // bytes from here up to and including the first MARKER after them.
+  std::string until;
+  int slot = -1;   // numeric scalar: where its value goes for later expressions
+  size_t var = 0;  // index of its variable in the rule's field order
   // kRepeat
   Expr count;
   bool until_end = false;  // `repeat * { }`: iterations until the file's bytes end

@@ -50,6 +50,27 @@ std::string expr_text(const Expr& e, const SchemaRule& r) {
   return st.empty() ? "" : st.back().first;
 }
 
+// A marker in the escapes the parser reads back (schema_parser.cc, parse_until).
+std::string escaped(const std::string& s) {
+  static const char hex[] = "0123456789abcdef";
+  std::string o;
+  for (unsigned char c : s) {
+    if (c == '\n')
+      o += "\\n";
+    else if (c == '\r')
+      o += "\\r";
+    else if (c == '\t')
+      o += "\\t";
+    else if (c == '"' || c == '\\')
+      o += std::string("\\") + static_cast<char>(c);
+    else if (c >= 0x20 && c < 0x7f)
+      o += static_cast<char>(c);
+    else
+      o += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+  }
+  return o;
+}
+
 void items_text(const std::vector<Item>& items, const SchemaRule& r, const std::string& indent,
                 std::string& o) {
   for (const Item& it : items) {
@@ -61,7 +82,11 @@ void items_text(const std::vector<Item>& items, const SchemaRule& r, const std::
     }
     o += indent + type_info(it.type).name + " " + it.name;
     for (size_t k = 0; k < it.dims.size(); ++k)
-      o += "[" + (it.tail && k == 0 ? std::string("*") : expr_text(it.dims[k], r)) + "]";
+      o += "[" +
+           (it.tail && k == 0             ? std::string("*")
+            : !it.until.empty() && k == 0 ? "until \"" + escaped(it.until) + "\""
+                                          : expr_text(it.dims[k], r)) +
+           "]";
     o += "\n";
   }
 }

@@ -140,9 +140,11 @@ void Lexer::lex_string(Token& t) {
   advance(1);
   std::string v;
   bool closed = false;
+  const size_t begin = i_;
   while (i_ < s_.size() && s_[i_] != '\n') {
     if (s_[i_] == '"') {
       closed = true;
+      t.raw = s_.substr(begin, i_ - begin);
       advance(1);
       break;
     }

@@ -31,6 +31,7 @@ struct Token {
     kBad,  // a character the language has no use for; the parser reports it
   } kind;
   std::string text;  // identifier, string contents, raw text, or the characters as written
+  std::string raw;   // a string: its characters between the quotes as written (escapes kept)
   uint64_t number = 0;
   bool number_overflow = false;  // the literal does not fit 64 bits
   int line = 0, col = 0;

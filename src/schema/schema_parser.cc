@@ -15,6 +15,7 @@ namespace {
 constexpr int kMaxExprDepth = 200;
 constexpr int kMaxRepeatDepth = 32;
 constexpr size_t kMaxDims = 32;
+constexpr size_t kMaxMarker = 256;  // bytes of an [until "MARKER"] marker
 
 // std::regex compiles recursively and expands counted repetitions into copies, so a hostile
 // pattern could exhaust the stack or memory of the process that loads the schema (the
@@ -176,7 +177,11 @@ class Parser {
       const Token& open = cur();
       next();
       if (item.dims.size() >= kMaxDims) return fail_at(open, "too many dimensions");
-      if (cur().kind == Token::kStar && t_[p_ + 1].kind == Token::kRBracket) {
+      if (!item.until.empty()) return fail_at(open, "[until ...] must be the only dimension");
+      // (a field named `until` in a size stays a field: the keyword takes a string)
+      if (is_ident(cur(), "until") && t_[p_ + 1].kind == Token::kString) {
+        if (!parse_until(item)) return false;
+      } else if (cur().kind == Token::kStar && t_[p_ + 1].kind == Token::kRBracket) {
         if (!item.dims.empty()) return fail_at(cur(), "[*] must be the first dimension");
         if (depth > 0) return fail_at(cur(), "[*] is not allowed inside a repeat group");
         item.tail = true;
@@ -197,6 +202,66 @@ class Parser {
     }
     item.var = rule_->n_vars++;
     if (item.tail) tail_name_ = "the [*] field '" + item.name + "'";
+    return true;
+  }
+
+  // [until "MARKER"]: text (or any bytes) of a length the file does not state, up to a
+  // marker; the marker's escapes are C's: \n \r \t \0 \\ \" \xHH.
+  bool parse_until(Item& item) {
+    if (!item.dims.empty()) return fail_at(cur(), "[until ...] must be the only dimension");
+    if (type_info(item.type).size != 1)
+      return fail_at(cur(),
+                     "[until ...] needs a type of one byte (char, int8, uint8, bytes), not " +
+                         std::string(type_info(item.type).name));
+    next();
+    const Token& m = cur();
+    if (m.kind != Token::kString) return expected("a marker string after 'until'");
+    std::string why;
+    if (!unescape(m.raw, &item.until, &why)) return fail_at(m, "bad marker: " + why);
+    if (item.until.empty()) return fail_at(m, "the marker of [until ...] is empty");
+    if (item.until.size() > kMaxMarker)
+      return fail_at(
+          m, "the marker of [until ...] is longer than " + std::to_string(kMaxMarker) + " bytes");
+    item.dims.emplace_back();
+    next();
+    return true;
+  }
+
+  static bool unescape(const std::string& raw, std::string* out, std::string* why) {
+    out->clear();
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] != '\\') {
+        *out += raw[i];
+        continue;
+      }
+      if (++i == raw.size()) return *why = "a '\\' at its end", false;
+      const char c = raw[i];
+      if (c == 'n')
+        *out += '\n';
+      else if (c == 'r')
+        *out += '\r';
+      else if (c == 't')
+        *out += '\t';
+      else if (c == '0')
+        *out += '\0';
+      else if (c == '\\' || c == '"')
+        *out += c;
+      else if (c == 'x') {
+        int v = 0;
+        for (int k = 0; k < 2; ++k) {
+          const char h = ++i < raw.size() ? raw[i] : '\0';
+          const int d = h >= '0' && h <= '9'   ? h - '0'
+                        : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                        : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                               : -1;
+          if (d < 0) return *why = "\\x needs two hex digits", false;
+          v = v * 16 + d;
+        }
+        *out += static_cast<char>(v);
+      } else {
+        return *why = std::string("unknown escape '\\") + c + "'", false;
+      }
+    }
     return true;
   }
 

@@ -139,6 +139,19 @@ TEST(SchemaParse, ErrorsHaveExactPositions) {
             "t.schema:3:9: field 'c' is not a numeric scalar and cannot be used in a size");
   EXPECT_EQ(parse_error("file \"*\"\n int32 n[2]\n int8 a[n]\n"),
             "t.schema:3:9: field 'n' is not a numeric scalar and cannot be used in a size");
+  EXPECT_EQ(parse_error("file \"*\"\n int32 h[until \"x\"]\n"),
+            "t.schema:2:10: [until ...] needs a type of one byte (char, int8, uint8, bytes), not "
+            "int32");
+  EXPECT_EQ(parse_error("file \"*\"\n char h[until \"x\"][2]\n"),
+            "t.schema:2:19: [until ...] must be the only dimension");
+  EXPECT_EQ(parse_error("file \"*\"\n char h[2][until \"x\"]\n"),
+            "t.schema:2:12: [until ...] must be the only dimension");
+  EXPECT_EQ(parse_error("file \"*\"\n char h[until \"\"]\n"),
+            "t.schema:2:15: the marker of [until ...] is empty");
+  EXPECT_EQ(parse_error("file \"*\"\n char h[until \"a\\q\"]\n"),
+            "t.schema:2:15: bad marker: unknown escape '\\q'");
+  EXPECT_EQ(parse_error("file \"*\"\n char h[until \"\\x4\"]\n"),
+            "t.schema:2:15: bad marker: \\x needs two hex digits");
   EXPECT_EQ(parse_error("file \"*\"\n repeat * { int8 k }\n int8 x\n"),
             "t.schema:3:2: expected the end of the rule after the repeat * at line 2, found "
             "'int8'");
@@ -377,6 +390,51 @@ TEST(SchemaApply, RepeatUntilTheEndWithFloatLengths) {
   ASSERT_TRUE(s.add_text(text, "t.schema", &err)) << err;
   const std::string formatted = format_rule(*s.rule(0));
   EXPECT_NE(formatted.find("repeat * {"), std::string::npos) << formatted;
+  SchemaSet again;
+  ASSERT_TRUE(again.add_text(formatted, "f.schema", &err)) << err << formatted;
+  EXPECT_EQ(format_rule(*again.rule(0)), formatted);
+}
+
+// [until "MARKER"]: a text header of a length the file does not state (a writer's ASCII
+// preamble before its arrays, lines of text), up to and including a marker; the marker's C
+// escapes; a file without the marker does not fit, with the reason; the rule prints back.
+TEST(SchemaApply, UntilAMarkerTakesTextOfAnyLength) {
+  const std::string text =
+      "file \"*\"\n char header[until \"END\\n\"]\n int32 n\n"
+      " repeat 2 { char line[until \"\\n\"] }\n float64 x[n]\n";
+  for (const std::string& preamble :
+       {std::string("END\n"), std::string("# written by run 7\nsteps 40\nEND\n")}) {
+    Bytes d;
+    d.raw(preamble).i32(3).raw("temperature K\n").raw("\n").f64(1).f64(2).f64(3);
+    Applied a = apply_first(text, d.b);
+    ASSERT_TRUE(a.ok) << a.why;
+    ASSERT_EQ(a.var("header")->extents.size(), 1u);
+    EXPECT_EQ(a.var("header")->shape, Dims{preamble.size()});
+    EXPECT_EQ(a.var("n")->extents[0].file_off, preamble.size());
+    EXPECT_EQ(a.var("line")->shape, Dims{15});  // "temperature K\n" and "\n"
+    ASSERT_EQ(a.var("line")->extents.size(), 2u);
+    EXPECT_EQ(a.var("line")->extents[1].len, 1u);
+    EXPECT_EQ(a.var("x")->shape, Dims{3});
+    EXPECT_EQ(a.var("x")->extents[0].file_off, preamble.size() + 4 + 15);
+  }
+  Bytes none;
+  none.raw("no marker here").i32(0);
+  Applied a = apply_first(text, none.b);
+  EXPECT_FALSE(a.ok);
+  EXPECT_EQ(a.why, "field 'header' at offset 0: its marker \"END\\n\" is not in the 18 bytes left");
+  // Escapes: \x00 and \t; a field named `until` still sizes an array.
+  Bytes bin;
+  bin.raw(std::string("ab\t\0", 4)).i8(2).i8(5).i8(6);
+  Applied e = apply_first(
+      "file \"*\"\n bytes pre[until \"\\t\\x00\"]\n int8 until\n int8 v[until]\n", bin.b);
+  ASSERT_TRUE(e.ok) << e.why;
+  EXPECT_EQ(e.var("pre")->shape, Dims{4});
+  EXPECT_EQ(e.var("v")->shape, Dims{2});
+  SchemaSet s;
+  std::string err;
+  ASSERT_TRUE(s.add_text(text, "t.schema", &err)) << err;
+  const std::string formatted = format_rule(*s.rule(0));
+  EXPECT_NE(formatted.find("char header[until \"END\\n\"]"), std::string::npos) << formatted;
   SchemaSet again;
   ASSERT_TRUE(again.add_text(formatted, "f.schema", &err)) << err << formatted;
   EXPECT_EQ(format_rule(*again.rule(0)), formatted);
