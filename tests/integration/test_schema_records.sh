@@ -5,6 +5,9 @@
 # CKPTFWD_SCHEMA, of two kinds:
 #  - blocks of particles (a length, then ids, positions and velocities of that many): each
 #    field one variable (struct of arrays), listed by `ckptfwd ls --vars`;
+#  - the same records as one flat array (`float64 values[*]`), which the codec's records
+#    step splits by field;
+#  - a text preamble of any length (`char header[until "END\n"]`) before an array;
 #  - per-atom records of 9-12 values: `ckptfwd schema check` splits them exactly but warns
 #    that the split is too fine to store by variable, and the forwarder stores them as
 #    bytes (such an index made the store several times the size of the files).
@@ -23,6 +26,14 @@ file "*/blocks_r*.bin" little_endian
     float64 pos[n][3]
     float64 vel[n][3]
   }
+# the same records as one flat array: the codec's records step splits them by field
+file "*/flat_r*.bin" little_endian
+  float64 values[*]
+# a text preamble of any length before the arrays
+file "*/notes_r*.bin" little_endian
+  char header[until "END\n"]
+  int32 n
+  float64 temperature[n]
 # per-atom records: the length counts every value of the record, itself included
 file "*/atoms_r*.bin" little_endian
   repeat * {
@@ -60,6 +71,13 @@ for rank in range(4):
         recs.append(np.array(rec, dtype="<f8"))
     with open(f"{out}/atoms_r{rank}.bin", "wb") as f:
         f.write(np.concatenate(recs).tobytes())
+    with open(f"{out}/flat_r{rank}.bin", "wb") as f:  # other positions: not a duplicate
+        f.write(np.concatenate([r + np.r_[0, 0, 0, 1.0, 1.0, 1.0, np.zeros(len(r) - 6)]
+                                for r in recs]).tobytes())
+    t = 280 + rng.normal(0, 2, 5000).cumsum() * 0.01
+    with open(f"{out}/notes_r{rank}.bin", "wb") as f:
+        f.write(b"# rank %d of 4\n" % rank + b"units K\n" * (rank + 1) + b"END\n")
+        f.write(np.array([t.size], "<i4").tobytes() + t.astype("<f8").tobytes())
     if bad and rank == 0:  # the last block cut short; a length that is no whole number
         with open(f"{out}/blocks_r8.bin", "wb") as f:
             f.write(blocks[:-8])
@@ -106,7 +124,7 @@ PY
 ok "schema check splits the blocks into one variable per field, every byte once"
 "$CLI" schema check "$CKPTFWD_SCHEMA" "$DIRECT/atoms_r1.bin" >/dev/null 2>"$T/fine.err" ||
   fail "schema check of atoms_r1.bin exited $?: $(cat "$T/fine.err")"
-grep -q 'too fine to store by variable.*stores this file as bytes.*float64 atoms\[\*\]\[9\]' "$T/fine.err" ||
+grep -q 'too fine to store by variable.*stores this file as bytes.*float64 atoms\[\*\]\[9\].*float64 values\[\*\]' "$T/fine.err" ||
   fail "schema check of atoms_r1.bin: no warning that the split is too fine: $(cat "$T/fine.err")"
 ok "per-atom records: $(cut -c1-150 "$T/fine.err")"
 
@@ -134,11 +152,16 @@ for r in range(4):
     for key in ("n_F64LE_Array1D", "ids_I64LE_Array1D", "pos_F64LE_Array2D", "vel_F64LE_Array2D"):
         assert key in keys, (r, key, sorted(keys))
     assert f"{cap}/atoms_r{r}.bin" not in per_file, ("a split too fine is not stored", r)
+    assert "values_F64LE_Array1D" in per_file.get(f"{cap}/flat_r{r}.bin", set()), r
+    assert {"header_CHAR_Array1D", "temperature_F64LE_Array1D"} <= per_file.get(
+        f"{cap}/notes_r{r}.bin", set()), (r, per_file.get(f"{cap}/notes_r{r}.bin"))
+chains = {k["key"]: k.get("chain", "") for k in ls["keys"]}
+assert "records" in chains.get("values_F64LE_Array1D", ""), chains.get("values_F64LE_Array1D")
 for r in (8, 9):
     assert f"{cap}/blocks_r{r}.bin" not in per_file, ("a file that does not fit has no map", r)
 print("ok: fields of 4 rank files listed")
 PY
-ok "ls --vars lists each field of the blocks; the per-atom records and the files that do not fit have no map"
+ok "ls --vars lists each field of the blocks, the flat records coded by records, the preamble files' fields; the per-atom records split too fine and the files that do not fit have no map"
 files=$(cat "$DIRECT"/* | wc -c)
 stored=$(du -cb "$STORE"/*.ckc | tail -1 | cut -f1)
 [[ $stored -lt $files ]] || fail "the store ($stored bytes) is larger than the files ($files bytes)"

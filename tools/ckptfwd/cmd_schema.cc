@@ -175,7 +175,9 @@ int cmd_schema(const Args& args) {
   if (!fine.empty() || !whole.empty())
     fprintf(stderr,
             "%s: warning: %s; the forwarder stores %s as bytes. Records of one length are "
-            "stored by field as a 2-D array (float64 atoms[*][9])\n",
+            "stored by field as a 2-D array (float64 atoms[*][9]); records of several lengths "
+            "that each begin with their length in values, as one flat array (float64 "
+            "values[*]), which the codec splits by field\n",
             sample.c_str(), whole.empty() ? fine.c_str() : whole.c_str(),
             kept.vars.empty() || !whole.empty() ? "this file" : "those variables");
   return 0;
