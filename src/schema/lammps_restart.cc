@@ -1,5 +1,6 @@
 #include "schema/lammps_restart.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -27,10 +28,15 @@ double f64_at(const uint8_t* p) {
 }
 
 struct Block {
-  uint64_t at = 0;      // the flag's offset
-  uint64_t values = 0;  // float64 values after the head
+  uint64_t off = 0;     // offset of its first value (after the flag and count)
+  uint64_t values = 0;  // float64 values
   uint64_t record = 0;  // the length of every record, 0 when they differ
 };
+
+// The MPI-IO layout's header sections are written by rank 0 and end with the flag -1,
+// within the file's first bytes (kMaxMpiioHeader: type arrays and force fields of a few
+// thousand types), and every rank's records follow it up to the end of the file.
+constexpr uint64_t kMaxMpiioHeader = uint64_t{1} << 20;
 
 // Bounded work over hostile input: every record and block looked at costs one step.
 class Budget {
@@ -77,7 +83,7 @@ bool blocks_from(const uint8_t* d, uint64_t at, uint64_t end, Budget& budget,
     if (i32_at(d + at) != flag) return false;
     const int32_t n = i32_at(d + at + 4);
     if (n <= 0 || static_cast<uint64_t>(n) > (end - at - kBlockHead) / 8) return false;
-    Block b{at, static_cast<uint64_t>(n), 0};
+    Block b{at + kBlockHead, static_cast<uint64_t>(n), 0};
     if (!records_fit(d + at + kBlockHead, b.values, budget, &b.record)) return false;
     out.push_back(b);
     at += kBlockHead + b.values * 8;
@@ -87,9 +93,32 @@ bool blocks_from(const uint8_t* d, uint64_t at, uint64_t end, Budget& budget,
 
 }  // namespace
 
+// The MPI-IO layout (write_restart FILE.mpiio, one file written by every rank at once):
+// the header sections, then every rank's records back to back up to the end of the file,
+// no blocks and no closing string. The records start right after an i32 flag -1 (the end
+// of the sections; before it, the ranks' counts of values), at the first such place from
+// which they tile the rest of the file exactly.
+bool mpiio_records(const uint8_t* d, uint64_t size, Budget& budget, Block* out) {
+  const uint64_t last = std::min(size, kMaxMpiioHeader);
+  for (uint64_t p = kClosingBytes; p + 4 + 8 <= last; ++p) {
+    if (i32_at(d + p) != -1) continue;
+    const uint64_t at = p + 4;
+    if ((size - at) % 8) continue;
+    Block b{at, (size - at) / 8, 0};
+    if (records_fit(d + at, b.values, budget, &b.record)) {
+      *out = b;
+      return true;
+    }
+    if (budget.spent()) return false;
+  }
+  return false;
+}
+
 bool is_lammps_restart(const uint8_t* data, uint64_t size) {
-  return data && size >= kClosingBytes &&
-         memcmp(data + size - kClosingBytes, kClosing, kClosingBytes) == 0;
+  if (!data || size < kClosingBytes) return false;
+  // A restart ends with the string; one in the MPI-IO layout only opens with it.
+  return memcmp(data + size - kClosingBytes, kClosing, kClosingBytes) == 0 ||
+         memcmp(data, kClosing, kClosingBytes) == 0;
 }
 
 bool infer_lammps_restart(const uint8_t* data, uint64_t size, VariableMap& out, std::string* why) {
@@ -97,14 +126,23 @@ bool infer_lammps_restart(const uint8_t* data, uint64_t size, VariableMap& out, 
     if (why) *why = w;
     return false;
   };
-  if (!is_lammps_restart(data, size)) return fail("no closing \"LammpS RestartT\"");
-  const uint64_t end = size - kClosingBytes;
+  if (!is_lammps_restart(data, size)) return fail("no \"LammpS RestartT\" at the end or the start");
   // A real file's blocks start within its first bytes (after a header) and the first
   // candidate usually fits; the budget keeps a hostile file's search linear in its size.
   Budget budget(4 * (size / 8) + 4096);
   std::vector<Block> blocks;
-  bool found = false;
-  for (uint64_t at = 0; at + kBlockHead + 8 <= end && !found; ++at) {
+  bool found = false, mpiio = false;
+  if (memcmp(data + size - kClosingBytes, kClosing, kClosingBytes) != 0) {
+    Block b;
+    if (!mpiio_records(data, size, budget, &b))
+      return fail(budget.spent() ? "no per-atom records found within the search budget"
+                                 : "opens like a LAMMPS restart but no records run from the "
+                                   "end of its header sections to the end of the file");
+    blocks.push_back(b);
+    found = mpiio = true;
+  }
+  const uint64_t end = size - kClosingBytes;
+  for (uint64_t at = 0; !found && at + kBlockHead + 8 <= end; ++at) {
     const int32_t n = i32_at(data + at + 4);
     if (n <= 0 || static_cast<uint64_t>(n) > (end - at - kBlockHead) / 8) continue;
     // The first record's length must be an integer no longer than the block: a cheap
@@ -139,7 +177,7 @@ bool infer_lammps_restart(const uint8_t* data, uint64_t size, VariableMap& out, 
   uint64_t rows = 0;
   for (const Block& b : blocks) {
     VarExtent e;
-    e.file_off = b.at + kBlockHead;
+    e.file_off = b.off;
     e.len = b.values * 8;
     if (record) {
       e.start = {rows, 0};
@@ -156,8 +194,11 @@ bool infer_lammps_restart(const uint8_t* data, uint64_t size, VariableMap& out, 
   v.key = var_key(v.name, v.dtype, v.shape.size());
   VariableMap m;
   m.source = "lammps";
-  m.detail = "LAMMPS restart, " + std::to_string(blocks.size()) + " per-processor block" +
-             (blocks.size() == 1 ? "" : "s") + ", " +
+  m.detail = "LAMMPS restart, " +
+             (mpiio ? std::string("MPI-IO layout")
+                    : std::to_string(blocks.size()) + " per-processor block" +
+                          (blocks.size() == 1 ? "" : "s")) +
+             ", " +
              (record ? std::to_string(rows) + " atoms of " + std::to_string(record) + " values"
                      : std::to_string(rows) + " values in records of several lengths");
   m.vars.push_back(std::move(v));

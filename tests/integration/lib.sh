@@ -105,7 +105,8 @@ session_forwarders() {
   for p in /proc/[0-9]*; do
     exe=$(readlink "$p/exe" 2>/dev/null) || continue
     [[ "$exe" == */ckptfwd-forwarder ]] || continue
-    if tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$CKPTFWD_JOB_ID"; then
+    # (the process may be gone by now: the shell's own message for the redirect is hushed too)
+    if { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$CKPTFWD_JOB_ID"; then
       echo "${p#/proc/}"
     fi
   done

@@ -29,6 +29,7 @@ fix             1 all nve
 restart         30 ${dir}/ckpt.*.%
 run             60
 write_restart   ${dir}/final.restart
+write_restart   ${dir}/final.mpiio
 IN
 cat >"$T/again.in" <<'IN'
 read_restart    ${dir}/final.restart
@@ -36,6 +37,13 @@ neighbor        0.3 bin
 fix             1 all nve
 run             20
 write_restart   ${dir}/again.restart
+IN
+cat >"$T/again_mpiio.in" <<'IN'
+read_restart    ${dir}/final.mpiio
+neighbor        0.3 bin
+fix             1 all nve
+run             20
+write_restart   ${dir}/again_mpiio.restart
 IN
 lammps() {  # DIR INPUT [under the library]
   local dir=$1 in=$2
@@ -52,14 +60,17 @@ drain
 "$CLI" ls --vars "$STORE" >"$T/ls.txt" 2>&1 || fail "ckptfwd ls --vars failed: $(tail -5 "$T/ls.txt")"
 grep -q "^lammps/atoms_F64LE_Array2D .*columns.*r0: [0-9]*x11" "$T/ls.txt" ||
   fail "ls --vars shows no lammps/atoms record array coded by columns: $(head -3 "$T/ls.txt")"
-for f in ckpt.30.0 ckpt.60.3 final.restart; do
+for f in ckpt.30.0 ckpt.60.3 final.restart final.mpiio; do
   line=$(grep " $CAP/$f\$" "$T/ls.txt") || fail "ls --vars does not list $f"
   [[ $line =~ ^\ *lammps\ .*\ KiB ]] || fail "$f is not mapped by the LAMMPS inference: $line"
 done
 # The single file: every rank's 512 atoms of 11 float64 values (176 KiB) in the variable.
 grep " $CAP/final.restart\$" "$T/ls.txt" | grep -q " 176.0 KiB " ||
   fail "final.restart does not hold 2048 x 11 values in lammps/atoms: $(grep final.restart "$T/ls.txt")"
-ok "ls --vars maps the per-atom records of the rank files and the single file"
+# The MPI-IO layout (written by every rank at once through Open MPI's MPI-IO): the same.
+grep " $CAP/final.mpiio\$" "$T/ls.txt" | grep -q " 176.0 KiB " ||
+  fail "final.mpiio does not hold 2048 x 11 values in lammps/atoms: $(grep final.mpiio "$T/ls.txt")"
+ok "ls --vars maps the per-atom records of the rank files, the single file and the MPI-IO file"
 
 restore_store "$STORE" "$OUT"
 assert_restored_tree "$DIRECT" "$CAP" "$OUT"
@@ -71,6 +82,12 @@ drain
 with_lib cmp "$CAP/again.restart" "$DIRECT/again.restart" ||
   fail "the restart from a captured file wrote other bytes than the run without the library"
 ok "LAMMPS restarts from a captured file through the library and writes the same bytes"
+lammps "$DIRECT" "$T/again_mpiio.in"
+lammps "$CAP" "$T/again_mpiio.in" with_lib
+drain
+with_lib cmp "$CAP/again_mpiio.restart" "$DIRECT/again_mpiio.restart" ||
+  fail "the restart from a captured MPI-IO file wrote other bytes than the run without the library"
+ok "LAMMPS restarts from a captured MPI-IO restart file through the library"
 
 # A molecular style: every atom's record ends in its list of bonds, so records have several
 # lengths (13 to 37 values here) and lammps/atoms is one flat array; the records chain step

@@ -41,6 +41,10 @@ class RestartFile {
     for (int a = 0; a < atoms; ++a) values += lens[a % lens.size()];
     i32(flag);
     i32(values);
+    records(atoms, lens);
+  }
+  // The records alone (the MPI-IO layout: every rank's right after the header).
+  void records(int atoms, const std::vector<int>& lens) {
     for (int a = 0; a < atoms; ++a) {
       const int len = lens[a % lens.size()];
       f64(len);
@@ -160,9 +164,33 @@ TEST(LammpsRestart, FilesThatDoNotFitAreStoredAgnostic) {
       EXPECT_EQ(m.vars[0].extents.size(), 1u);  // only the second block, as a run of one
     }
   }
-  RestartFile none;
+  RestartFile none;  // opens like a restart, but nothing follows its sections
   none.header();
-  EXPECT_FALSE(is_lammps_restart(none.bytes.data(), none.bytes.size()));
+  EXPECT_TRUE(is_lammps_restart(none.bytes.data(), none.bytes.size()));
+  EXPECT_NE(refused(none.bytes).find("no records run"), std::string::npos);
+  EXPECT_FALSE(is_lammps_restart(none.bytes.data() + 16, none.bytes.size() - 16));
+}
+
+// write_restart FILE.mpiio: the header sections (the ranks' counts of values, the flag -1),
+// then every rank's records up to the end of the file, no blocks, no closing string.
+TEST(LammpsRestart, MpiioLayoutIsTheRecordsAfterTheHeader) {
+  RestartFile f;
+  f.header();
+  const uint64_t header = f.bytes.size();
+  f.records(40, {11});
+  VariableMap m = infer_ok(f.bytes);
+  ASSERT_EQ(m.vars.size(), 1u);
+  EXPECT_EQ(m.vars[0].key, "lammps/atoms_F64LE_Array2D");
+  EXPECT_EQ(m.vars[0].shape, (std::vector<uint64_t>{40, 11}));
+  ASSERT_EQ(m.vars[0].extents.size(), 1u);
+  EXPECT_EQ(m.vars[0].extents[0].file_off, header);
+  EXPECT_NE(m.detail.find("MPI-IO layout"), std::string::npos) << m.detail;
+  RestartFile bonds;  // records of several lengths
+  bonds.header();
+  bonds.records(30, {14, 16, 18});
+  EXPECT_EQ(infer_ok(bonds.bytes).vars[0].key, "lammps/atoms_F64LE_Array1D");
+  f.bytes.resize(f.bytes.size() - 8);  // cut inside the last record
+  EXPECT_NE(refused(f.bytes).find("no records run"), std::string::npos);
 }
 
 // A hostile file of many tiny blocks that almost chain: the search stays bounded.
