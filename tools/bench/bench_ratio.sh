@@ -99,6 +99,17 @@ recipe() {
       dpkg-query -W -f='${Version}' openfoam 2>/dev/null ;;
   esac | md5sum | cut -d' ' -f1
 }
+# lammps_set DIR INPUT "CX CY CZ STEPS" NAME: Debian's lmp (built with Open MPI) on 16
+# ranks writes NAME.<rank>.restart into DIR; the header file (NAME.base.restart, under
+# 1 KiB) is left out: the set is the 16 ranks' files.
+lammps_set() {
+  local dir=$1 input=$2 cx cy cz steps
+  read -r cx cy cz steps <<<"$3"
+  mpiexec.openmpi --allow-run-as-root --oversubscribe -n "$RANKS" lmp -in "$input" \
+    -var cx "$cx" -var cy "$cy" -var cz "$cz" -var steps "$steps" -var dir "$dir" \
+    -log none -screen none >/dev/null
+  rm -f "$dir/$4.base.restart"
+}
 make_set() {
   local set=$1 dir=$DATA/$1
   rm -rf "$dir" && mkdir -p "$dir"
@@ -117,21 +128,9 @@ make_set() {
     particles)
       "$PY" "$HERE/bench_ratio_data.py" particles "$dir" "${BENCH_RATIO_PARTICLES:-32768}" ;;
     lammps-lj)
-      local cx cy cz steps
-      read -r cx cy cz steps <<<"${BENCH_RATIO_LAMMPS:-40 40 20 200}"
-      # Debian's lmp is built with Open MPI. The header file (lj.base.restart, under 1 KiB)
-      # is left out: the set is the 16 ranks' files.
-      mpiexec.openmpi --allow-run-as-root --oversubscribe -n "$RANKS" lmp -in "$HERE/bench_lammps.in" \
-        -var cx "$cx" -var cy "$cy" -var cz "$cz" -var steps "$steps" -var dir "$dir" \
-        -log none -screen none >/dev/null
-      rm -f "$dir/lj.base.restart" ;;
+      lammps_set "$dir" "$HERE/bench_lammps.in" "${BENCH_RATIO_LAMMPS:-40 40 20 200}" lj ;;
     lammps-bond)
-      local cx cy cz steps
-      read -r cx cy cz steps <<<"${BENCH_RATIO_LAMMPS_BOND:-30 30 15 100}"
-      mpiexec.openmpi --allow-run-as-root --oversubscribe -n "$RANKS" lmp -in "$HERE/bench_lammps_bond.in" \
-        -var cx "$cx" -var cy "$cy" -var cz "$cz" -var steps "$steps" -var dir "$dir" \
-        -log none -screen none >/dev/null
-      rm -f "$dir/bond.base.restart" ;;
+      lammps_set "$dir" "$HERE/bench_lammps_bond.in" "${BENCH_RATIO_LAMMPS_BOND:-30 30 15 100}" bond ;;
     openfoam-cavity)
       local cx cy steps case=$WORK/foam r f
       read -r cx cy steps <<<"${BENCH_RATIO_OPENFOAM:-400 400 20}"

@@ -56,22 +56,19 @@ bool parse_from(const uint8_t* in, uint64_t m, uint32_t w, DtypeKind kind, uint6
   return true;
 }
 
-// Where each column begins in the columns area, from the lengths: column k holds one value
-// of each record longer than k. starts[k] for k < max length; false when a length is bad.
-template <typename Lengths>
-bool column_starts(uint64_t count, Lengths&& length_of, std::vector<uint64_t>& starts) {
+// Where each column begins in the columns area, from the lengths (each in
+// [1, kMaxRecordLen]): column k holds one value of each record longer than k.
+std::vector<uint64_t> column_starts(const std::vector<uint64_t>& lengths) {
   std::vector<uint64_t> longer(kMaxRecordLen + 1, 0);  // longer[k]: records of length > k
   uint64_t max_len = 0;
-  for (uint64_t r = 0; r < count; ++r) {
-    const uint64_t len = length_of(r);
-    if (len == 0) return false;
+  for (uint64_t len : lengths) {
     ++longer[len - 1];
     if (len > max_len) max_len = len;
   }
   for (uint64_t k = max_len; k-- > 1;) longer[k - 1] += longer[k];
-  starts.assign(max_len, 0);
+  std::vector<uint64_t> starts(max_len, 0);
   for (uint64_t k = 1; k < max_len; ++k) starts[k] = starts[k - 1] + longer[k - 1];
-  return true;
+  return starts;
 }
 
 // Moves the values of the records between record order and column order: forward reads
@@ -108,6 +105,21 @@ void scatter_any(const uint8_t* in, uint8_t* out, uint32_t w, uint64_t count,
     default:
       return scatter<8, kForward>(in, out, count, lengths, cursor);
   }
+}
+
+// Between record order and column order (forward: records to columns) for records of
+// these lengths after `head` elements; the head and the elements after the `used` ones of
+// the records stay where they are.
+void permute(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint64_t head,
+             const std::vector<uint64_t>& lengths, uint64_t used, bool forward) {
+  std::vector<uint64_t> starts = column_starts(lengths);
+  for (uint64_t& s : starts) s += head;
+  memcpy(out, in, head * w);
+  if (forward)
+    scatter_any<true>(in + head * w, out, w, lengths.size(), lengths.data(), starts);
+  else
+    scatter_any<false>(in, out + head * w, w, lengths.size(), lengths.data(), starts);
+  memcpy(out + (head + used) * w, in + (head + used) * w, (m - head - used) * w);
 }
 
 }  // namespace
@@ -154,14 +166,7 @@ bool to_records(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, DtypeKi
   std::vector<uint64_t> lengths(count);
   for (uint64_t r = 0, at = head; r < count; at += lengths[r], ++r)
     lengths[r] = length_at(in + at * w, w, kind);
-  std::vector<uint64_t> starts;
-  if (!column_starts(
-          count, [&](uint64_t r) { return lengths[r]; }, starts))
-    return false;
-  for (uint64_t& s : starts) s += head;
-  memcpy(out, in, head * w);
-  scatter_any<true>(in + head * w, out, w, count, lengths.data(), starts);
-  memcpy(out + (head + used) * w, in + (head + used) * w, (m - head - used) * w);
+  permute(in, out, m, w, head, lengths, used, true);
   return true;
 }
 
@@ -177,14 +182,7 @@ bool from_records(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, Dtype
     if (lengths[r] == 0 || lengths[r] > m - head - used) return false;
     used += lengths[r];
   }
-  std::vector<uint64_t> starts;
-  if (!column_starts(
-          count, [&](uint64_t r) { return lengths[r]; }, starts))
-    return false;
-  for (uint64_t& s : starts) s += head;
-  memcpy(out, in, head * w);
-  scatter_any<false>(in, out + head * w, w, count, lengths.data(), starts);
-  memcpy(out + (head + used) * w, in + (head + used) * w, (m - head - used) * w);
+  permute(in, out, m, w, head, lengths, used, false);
   return true;
 }
 
