@@ -137,7 +137,8 @@ bool infer_lammps_restart(const uint8_t* data, uint64_t size, VariableMap& out, 
     if (!mpiio_records(data, size, budget, &b))
       return fail(budget.spent() ? "no per-atom records found within the search budget"
                                  : "opens like a LAMMPS restart but no records run from the "
-                                   "end of its header sections to the end of the file");
+                                   "end of its header sections (in its first MiB) to the end "
+                                   "of the file");
     blocks.push_back(b);
     found = mpiio = true;
   }

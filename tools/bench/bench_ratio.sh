@@ -85,8 +85,12 @@ now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.4f", b-a}'; }
 
 # --- data sets ---------------------------------------------------------------------------
-# A set is reused when its stamp records the same recipe (generator source and options).
+# A set is reused when its stamp records the same recipe (generator source and options; for
+# the programs' sets also the steps below that run them).
 recipe() {
+  case $1 in
+    lammps-* | openfoam-*) declare -f make_set lammps_set ;;
+  esac
   case $1 in
     ncarg-*) cat "$HERE/bench_ratio_data.py" ;;
     demo-stencil3d) echo "${BENCH_RATIO_DEMO_SIZE:-48 48 48}"; cat "$EXAMPLES/stencil3d.cc" ;;

@@ -43,7 +43,7 @@ bool plan_widths(const ChunkHeader& h, uint64_t m, std::vector<uint32_t>& width_
         if (r.spec.param || w != h.dtype.elem) return false;
         break;
       case Step::kRecords:
-        if (r.spec.param || w != h.dtype.elem || r.width != w || !is_int_width(w)) return false;
+        if (r.spec.param || w != h.dtype.elem || r.width != w || (w != 4 && w != 8)) return false;
         break;
       default:
         if (!is_predictor(r.spec.kind) || !is_int_width(w) || r.spec.param > 1) return false;

@@ -104,6 +104,8 @@ class ChunkEncoder {
   // Fixed-point, quantization and the float order of dictionaries need the values
   // themselves: only a byte order step may come before them.
   bool values_intact_ = true;
+  // A records step came before: its lengths must come back exactly, so no lossy step after.
+  bool records_before_ = false;
 };
 
 bool ChunkEncoder::run_steps(std::string* err) {
@@ -115,6 +117,7 @@ bool ChunkEncoder::run_steps(std::string* err) {
     if (a == Applied::kError) return false;
     if (a == Applied::kSkipped) continue;
     if (rec.width) w_ = rec.width;
+    records_before_ = records_before_ || s.kind == Step::kRecords;
     // A permutation of whole values keeps them for fixed-point and quantization after it.
     values_intact_ = values_intact_ && (s.kind == Step::kSwap || s.kind == Step::kColumns ||
                                         s.kind == Step::kRecords);
@@ -160,7 +163,7 @@ ChunkEncoder::Applied ChunkEncoder::apply(const StepSpec& s, StepRecord& rec, st
       return Applied::kYes;
     case Step::kRecords:
       // The lengths are values: only a byte order step may come before (values_intact_).
-      if (w_ != elem_ || !values_intact_ || !is_int_width(w_) ||
+      if (w_ != elem_ || !values_intact_ || (w_ != 4 && w_ != 8) ||
           !find_records(src_, m_, w_, h_.dtype.kind, &rec.head, &rec.count) ||
           !to_records(src_, dst, m_, w_, h_.dtype.kind, rec.head, rec.count))
         return Applied::kSkipped;
@@ -191,7 +194,8 @@ ChunkEncoder::Applied ChunkEncoder::apply_quant(StepRecord& rec, std::string* er
     return Applied::kError;
   }
   const LossyBound& b = *chain_.lossy;
-  if (!is_float_ || !values_intact_ || !(b.abs > 0 || b.rel > 0)) return Applied::kSkipped;
+  if (!is_float_ || !values_intact_ || records_before_ || !(b.abs > 0 || b.rel > 0))
+    return Applied::kSkipped;
   uint8_t mode = b.abs > 0 ? 0 : 1;
   size_t side_before = side_.size();
   quant_encode(mode, b.abs, b.rel, src_, dst_->data(), m_, w_, rec, side_);

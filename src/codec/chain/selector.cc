@@ -41,8 +41,10 @@ constexpr int kSpeedRetimes = 2;
 constexpr uint64_t kMaxRecordRow = 64;
 // A 1-D stream whose trial parses as records of several lengths, each led by its length
 // (find_records: LAMMPS's per-atom records with bond lists), at least kMinRecords of them
-// and of at least two values on average, gets kRecords candidates. Its trial is one block
-// of the same size as the usual four: a join of blocks would cut a record.
+// and of at least two values on average, gets kRecords candidates. Those are tried on one
+// block of the size of the usual four (a join of blocks would cut a record); the other
+// candidates keep their trial, so that a stream taken for records by mistake (small
+// integers) chooses among them as before.
 constexpr uint64_t kMinRecords = 16;
 // The chosen chain's predictor is tried along the planes too (kLorenzo3) where the layout
 // has planes of rows, on a cube cut from the sample: kCubePlanes planes (fewer where the
@@ -97,7 +99,13 @@ int fixed_exponent(const std::vector<uint8_t>& values, uint32_t w) {
 struct Candidate {
   Plan plan;
   double ratio = 0, mbps = 0;
+  const std::vector<uint8_t>* bytes = nullptr;  // what it was tried on
 };
+
+bool has_records(const Plan& p) {
+  return std::any_of(p.steps.begin(), p.steps.end(),
+                     [](const StepSpec& s) { return s.kind == Step::kRecords; });
+}
 
 Plan make(std::vector<StepSpec> steps, Entropy e, int level) {
   Plan p;
@@ -225,7 +233,7 @@ Trial try_plan(const Plan& p, const Layout& layout, const std::vector<uint8_t>& 
 // chain on a busy node as on a quiet one. In order of ratio, until one passes (it wins);
 // candidates that pass, or that lose to one that does, are not timed again.
 void retime_below_floor(std::vector<Candidate>& tried, const Layout& layout,
-                        const std::vector<uint8_t>& trial, const SelectOptions& opt) {
+                        const SelectOptions& opt) {
   double best_passing = 0;
   for (const Candidate& c : tried)
     if (c.mbps >= opt.min_mbps) best_passing = std::max(best_passing, c.ratio);
@@ -236,7 +244,7 @@ void retime_below_floor(std::vector<Candidate>& tried, const Layout& layout,
             [](const Candidate* a, const Candidate* b) { return a->ratio > b->ratio; });
   for (Candidate* c : by_ratio) {
     for (int r = 0; r < kSpeedRetimes && c->mbps < opt.min_mbps; ++r)
-      c->mbps = std::max(c->mbps, try_plan(c->plan, layout, trial, opt).mbps);
+      c->mbps = std::max(c->mbps, try_plan(c->plan, layout, *c->bytes, opt).mbps);
     if (c->mbps >= opt.min_mbps) return;
   }
 }
@@ -295,17 +303,21 @@ Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
   const bool numeric =
       d.kind == DtypeKind::kFloat || d.kind == DtypeKind::kSigned || d.kind == DtypeKind::kUnsigned;
   bool led = false;
-  std::vector<uint8_t> trial;
-  if (layout.inner.empty() && numeric && is_int_width(d.elem) && !opt.lossy) {
-    trial = trial_bytes(sample, n, d.elem, row, 1, kTrialBlocks * kTrialBlockBytes);
-    const std::vector<uint8_t> values = native(trial, d);
+  std::vector<uint8_t> contig;  // the records candidates' trial
+  if (layout.inner.empty() && numeric && (d.elem == 4 || d.elem == 8) && !opt.lossy) {
+    contig = trial_bytes(sample, n, d.elem, row, 1, kTrialBlocks * kTrialBlockBytes);
+    const std::vector<uint8_t> values = native(contig, d);
     const uint64_t m = values.size() / d.elem;
     uint64_t head = 0, count = 0;
     led = find_records(values.data(), m, d.elem, d.kind, &head, &count) && count >= kMinRecords &&
           m - head >= 2 * count;
   }
-  if (!led) trial = trial_bytes(sample, n, d.elem, row, kTrialBlocks, kTrialBlockBytes);
+  const std::vector<uint8_t> trial =
+      trial_bytes(sample, n, d.elem, row, kTrialBlocks, kTrialBlockBytes);
   if (trial.size() < 64) return bytes_chain(3);
+  auto bytes_for = [&](const Plan& p) -> const std::vector<uint8_t>& {
+    return led && has_records(p) ? contig : trial;
+  };
   const bool two_d = row > 1 && trial.size() / d.elem > 2 * row;
   const bool records = two_d && row <= kMaxRecordRow;
   std::vector<Plan> plans = candidates(d, native(trial, d), two_d, records, led, opt);
@@ -319,9 +331,13 @@ Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
   if (plans.size() > kFinalists && 2 * screen_bytes <= trial.size()) {
     std::vector<uint8_t> screen =
         trial_bytes(trial.data(), trial.size(), d.elem, row, 1, screen_bytes);
+    std::vector<uint8_t> contig_screen;
+    if (led)
+      contig_screen = trial_bytes(contig.data(), contig.size(), d.elem, row, 1, screen_bytes);
     std::vector<std::pair<double, size_t>> ranked;  // (ratio, index in plans)
     for (size_t i = 0; i < plans.size(); ++i) {
-      Trial t = try_plan(plans[i], layout, screen, opt);
+      Trial t =
+          try_plan(plans[i], layout, led && has_records(plans[i]) ? contig_screen : screen, opt);
       if (t.ok) ranked.push_back({t.ratio, i});
     }
     std::sort(ranked.begin(), ranked.end(), std::greater<>());
@@ -335,10 +351,11 @@ Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
   const Candidate* zstd3 = nullptr;
   for (size_t i = 0; i < plans.size(); ++i) {
     if (!final_round[i]) continue;
-    Trial t = try_plan(plans[i], layout, trial, opt);
-    if (t.ok) tried.push_back({plans[i], t.ratio, t.mbps});
+    const std::vector<uint8_t>& bytes = bytes_for(plans[i]);
+    Trial t = try_plan(plans[i], layout, bytes, opt);
+    if (t.ok) tried.push_back({plans[i], t.ratio, t.mbps, &bytes});
   }
-  retime_below_floor(tried, layout, trial, opt);
+  retime_below_floor(tried, layout, opt);
   if (tried.empty()) return bytes_chain(3);
   if (final_round[0] && tried.front().plan.steps.empty() && tried.front().plan.level == 3)
     zstd3 = &tried.front();  // candidates() puts plain zstd -3 first

@@ -39,7 +39,9 @@ void from_columns(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint6
 // find_records: the first head (below kMaxRecordLen) from which the chunk parses as records
 // up to a last one the end may cut, with at least two whole records; false when none does.
 // to_records fails when the chunk does not parse from head into count records; from_records
-// when the lengths it reads do not fit in the m elements. w in {1, 2, 4, 8}.
+// when the lengths it reads do not fit in the m elements. w in {4, 8} (all three fail for
+// other widths: records of one- or two-byte values are no layout anyone writes, and
+// would make the step's bookkeeping larger than the chunk).
 inline constexpr uint64_t kMaxRecordLen = 4096;
 bool find_records(const uint8_t* in, uint64_t m, uint32_t w, DtypeKind kind, uint64_t* head,
                   uint64_t* count);

@@ -8,6 +8,12 @@
 // A chunk is a slice of the stream, so it may begin and end inside a record: the `head`
 // elements before the first record that parses to the end, and the elements after the last
 // whole record, stay in place before and after the columns.
+//
+// Memory: nothing per record. The lengths are read where they lie (the records' first
+// values when encoding, column 0 when decoding), so a hostile header's record count costs
+// no allocation; the only buffers are a histogram of lengths and one cursor per column
+// (kMaxRecordLen entries each), and find_records' mark per element (a quarter of the
+// chunk's bytes at most: elements are 4 or 8 bytes).
 #include <cmath>
 #include <cstring>
 
@@ -29,8 +35,7 @@ uint64_t length_at(const uint8_t* p, uint32_t w, DtypeKind kind) {
   } else if (kind == DtypeKind::kSigned || kind == DtypeKind::kUnsigned) {
     uint64_t u = 0;
     memcpy(&u, p, w);  // little-endian host: the low w bytes
-    if (kind == DtypeKind::kSigned && w < 8 && (u >> (8 * w - 1)) & 1) return 0;  // negative
-    if (kind == DtypeKind::kSigned && w == 8 && (u >> 63)) return 0;
+    if (kind == DtypeKind::kSigned && (u >> (8 * w - 1)) & 1) return 0;  // negative
     return u >= 1 && u <= kMaxRecordLen ? u : 0;
   } else {
     return 0;
@@ -56,87 +61,85 @@ bool parse_from(const uint8_t* in, uint64_t m, uint32_t w, DtypeKind kind, uint6
   return true;
 }
 
-// Where each column begins in the columns area, from the lengths (each in
-// [1, kMaxRecordLen]): column k holds one value of each record longer than k.
-std::vector<uint64_t> column_starts(const std::vector<uint64_t>& lengths) {
+// Where record r's length lies: at its first value in record order (encoding), or at
+// element head + r in column order (decoding: column 0).
+struct Lengths {
+  const uint8_t* base;  // the stream the lengths are read from
+  uint32_t w;
+  DtypeKind kind;
+  bool in_columns;
+  uint64_t head;
+  // The length of record r, whose first value is element `at` in record order.
+  uint64_t of(uint64_t r, uint64_t at) const {
+    return length_at(base + (in_columns ? head + r : at) * w, w, kind);
+  }
+};
+
+// Where each column begins (element index, the head included): column k holds one value of
+// each record longer than k. Lengths are valid (the callers checked them).
+std::vector<uint64_t> column_starts(const Lengths& len, uint64_t head, uint64_t count) {
   std::vector<uint64_t> longer(kMaxRecordLen + 1, 0);  // longer[k]: records of length > k
   uint64_t max_len = 0;
-  for (uint64_t len : lengths) {
-    ++longer[len - 1];
-    if (len > max_len) max_len = len;
+  for (uint64_t r = 0, at = head; r < count; ++r) {
+    const uint64_t l = len.of(r, at);
+    ++longer[l - 1];
+    if (l > max_len) max_len = l;
+    at += l;
   }
   for (uint64_t k = max_len; k-- > 1;) longer[k - 1] += longer[k];
-  std::vector<uint64_t> starts(max_len, 0);
+  std::vector<uint64_t> starts(max_len, head);
   for (uint64_t k = 1; k < max_len; ++k) starts[k] = starts[k - 1] + longer[k - 1];
   return starts;
 }
 
-// Moves the values of the records between record order and column order: forward reads
-// records from `in` (their first element at in[0]) and writes columns at the cursors' places
-// of `out`; backward reads columns from `in` and writes records from out[0]. W: the element
-// width, so that each copy is of a size known at compile time.
+// Moves the records' values between record order and column order (forward: records in
+// `in` to columns in `out`), element indices counted from the start of the chunk. W: the
+// element width, so that each copy is of a size known at compile time.
 template <uint32_t W, bool kForward>
-void scatter(const uint8_t* in, uint8_t* out, uint64_t count, const uint64_t* lengths,
+void scatter(const uint8_t* in, uint8_t* out, const Lengths& len, uint64_t head, uint64_t count,
              std::vector<uint64_t> cursor) {
-  uint64_t at = 0;  // element of the first value of record r in record order
+  uint64_t at = head;  // record r's first value in record order
   for (uint64_t r = 0; r < count; ++r) {
-    const uint64_t len = lengths[r];
-    for (uint64_t k = 0; k < len; ++k) {
+    const uint64_t l = len.of(r, at);
+    for (uint64_t k = 0; k < l; ++k) {
       const uint64_t rec = at + k, col = cursor[k]++;
       if (kForward)
         memcpy(out + col * W, in + rec * W, W);
       else
         memcpy(out + rec * W, in + col * W, W);
     }
-    at += len;
+    at += l;
   }
 }
 
-template <bool kForward>
-void scatter_any(const uint8_t* in, uint8_t* out, uint32_t w, uint64_t count,
-                 const uint64_t* lengths, const std::vector<uint64_t>& cursor) {
-  switch (w) {
-    case 1:
-      return scatter<1, kForward>(in, out, count, lengths, cursor);
-    case 2:
-      return scatter<2, kForward>(in, out, count, lengths, cursor);
-    case 4:
-      return scatter<4, kForward>(in, out, count, lengths, cursor);
-    default:
-      return scatter<8, kForward>(in, out, count, lengths, cursor);
-  }
-}
-
-// Between record order and column order (forward: records to columns) for records of
-// these lengths after `head` elements; the head and the elements after the `used` ones of
-// the records stay where they are.
-void permute(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint64_t head,
-             const std::vector<uint64_t>& lengths, uint64_t used, bool forward) {
-  std::vector<uint64_t> starts = column_starts(lengths);
-  for (uint64_t& s : starts) s += head;
-  memcpy(out, in, head * w);
-  if (forward)
-    scatter_any<true>(in + head * w, out, w, lengths.size(), lengths.data(), starts);
-  else
-    scatter_any<false>(in, out + head * w, w, lengths.size(), lengths.data(), starts);
-  memcpy(out + (head + used) * w, in + (head + used) * w, (m - head - used) * w);
+// Between record order and column order for `count` records after `head` elements taking
+// `used` elements; the head and the elements after the records stay where they are.
+void permute(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, DtypeKind kind, uint64_t head,
+             uint64_t count, uint64_t used, bool forward) {
+  const Lengths len{in, w, kind, !forward, head};
+  const std::vector<uint64_t> starts = column_starts(len, head, count);
+  if (head) memcpy(out, in, head * w);
+  if (w == 4 && forward) scatter<4, true>(in, out, len, head, count, starts);
+  if (w == 4 && !forward) scatter<4, false>(in, out, len, head, count, starts);
+  if (w == 8 && forward) scatter<8, true>(in, out, len, head, count, starts);
+  if (w == 8 && !forward) scatter<8, false>(in, out, len, head, count, starts);
+  const uint64_t after = head + used;
+  if (m > after) memcpy(out + after * w, in + after * w, (m - after) * w);
 }
 
 }  // namespace
 
 bool find_records(const uint8_t* in, uint64_t m, uint32_t w, DtypeKind kind, uint64_t* head,
                   uint64_t* count) {
-  if (w != 1 && w != 2 && w != 4 && w != 8) return false;
+  if (w != 4 && w != 8) return false;
   // Two heads whose parses meet at an element go on alike from there: an element a failed
   // parse passed through is dead for every later head, so all the tries together read each
-  // element about once (a run of ones that ends in a zero would otherwise cost m reads for
-  // each of kMaxRecordLen heads).
+  // element about three times at most (a run of ones that ends in a zero would otherwise
+  // cost m reads for each of kMaxRecordLen heads). A failed walk is walked again to mark it.
   std::vector<uint8_t> dead(m, 0);
-  std::vector<uint64_t> path;
   const uint64_t tries = m < kMaxRecordLen ? m : kMaxRecordLen;
   for (uint64_t h = 0; h < tries; ++h) {
-    path.clear();
-    uint64_t i = h;
+    uint64_t i = h, n = 0;
     bool ok = true;
     while (i < m) {
       const uint64_t len = dead[i] ? 0 : length_at(in + i * w, w, kind);
@@ -145,44 +148,42 @@ bool find_records(const uint8_t* in, uint64_t m, uint32_t w, DtypeKind kind, uin
         break;
       }
       if (len > m - i) break;  // the last record, cut by the end of the chunk
-      path.push_back(i);
       i += len;
+      ++n;
     }
-    if (ok && path.size() >= 2) {
+    if (ok && n >= 2) {
       *head = h;
-      *count = path.size();
+      *count = n;
       return true;
     }
     if (!ok)
-      for (uint64_t at : path) dead[at] = 1;
+      for (uint64_t j = h; j < i; j += length_at(in + j * w, w, kind)) dead[j] = 1;
   }
   return false;
 }
 
 bool to_records(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, DtypeKind kind,
                 uint64_t head, uint64_t count) {
+  if (w != 4 && w != 8) return false;
   uint64_t n = 0, used = 0;
   if (head > m || !parse_from(in, m, w, kind, head, &n, &used) || n != count) return false;
-  std::vector<uint64_t> lengths(count);
-  for (uint64_t r = 0, at = head; r < count; at += lengths[r], ++r)
-    lengths[r] = length_at(in + at * w, w, kind);
-  permute(in, out, m, w, head, lengths, used, true);
+  permute(in, out, m, w, kind, head, count, used, true);
   return true;
 }
 
 bool from_records(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, DtypeKind kind,
                   uint64_t head, uint64_t count) {
-  if (w != 1 && w != 2 && w != 4 && w != 8) return false;
+  if (w != 4 && w != 8) return false;
   if (head > m || count > m - head) return false;
-  // The lengths are column 0, right after the head; each is checked before it is used.
-  std::vector<uint64_t> lengths(count);
+  // The lengths are column 0, right after the head: each is checked, and their sum fits
+  // in the elements after the head, before anything is moved.
   uint64_t used = 0;
   for (uint64_t r = 0; r < count; ++r) {
-    lengths[r] = length_at(in + (head + r) * w, w, kind);
-    if (lengths[r] == 0 || lengths[r] > m - head - used) return false;
-    used += lengths[r];
+    const uint64_t l = length_at(in + (head + r) * w, w, kind);
+    if (l == 0 || l > m - head - used) return false;
+    used += l;
   }
-  permute(in, out, m, w, head, lengths, used, false);
+  permute(in, out, m, w, kind, head, count, used, false);
   return true;
 }
 
