@@ -87,16 +87,14 @@ VariableMap Inferrer::infer(const std::string& path, const std::string& file, co
     } else {
       // Variables too fine to store by: their bytes are residual. A map left with none, or
       // still too fine as a whole (many variables of a few short extents), is not used.
-      const std::string fine = drop_too_fine_variables(m);
-      const std::string whole = m.vars.empty() ? "" : variable_map_too_fine(m);
-      const bool unused = (!fine.empty() && m.vars.empty()) || !whole.empty();
-      if (!fine.empty() || !whole.empty())
-        tried(m.source + (unused ? " map not used" : " map"),
-              (whole.empty() ? fine : whole) +
-                  (m.source == "schema" ? " (records of one length: a 2-D array such as float64 "
-                                          "atoms[*][9] is stored by field without this cost)"
-                                        : ""));
-      if (unused) {
+      bool use = true;
+      const std::string fine = keep_coarse_variables(m, &use);
+      if (!fine.empty())
+        tried(m.source + (use ? " map" : " map not used"),
+              fine + (m.source == "schema" ? " (records of one length: a 2-D array such as float64 "
+                                             "atoms[*][9] is stored by field without this cost)"
+                                           : ""));
+      if (!use) {
         m = VariableMap{};
         found = false;
       }

@@ -125,6 +125,30 @@ TEST(VariableMap, ManyShortExtentsAreTooFine) {
   EXPECT_EQ(m.vars[0].name, "/fields/T");
   EXPECT_EQ(m.vars[2].name, "step");
   EXPECT_EQ(drop_too_fine_variables(m), "") << "nothing left to drop";
+  // Both as the forwarder applies them: a map keeps its coarse variables; one left with
+  // none, or too fine as a whole, is not used.
+  bool use = false;
+  VariableMap mixed = sample();
+  mixed.vars.push_back(fine.vars[0]);
+  EXPECT_NE(keep_coarse_variables(mixed, &use), "");
+  EXPECT_TRUE(use);
+  EXPECT_EQ(mixed.vars.size(), 3u);
+  VariableMap only_fine = records(100, 16);
+  EXPECT_NE(keep_coarse_variables(only_fine, &use), "");
+  EXPECT_FALSE(use);
+  EXPECT_TRUE(only_fine.vars.empty());
+  VariableMap whole = records(kFineMapExtents + 1, 8);  // each variable coarse enough alone
+  whole.vars[0].extents.resize(kFineMapExtents);
+  whole.vars.push_back(records(kFineMapExtents, 8).vars[0]);
+  whole.vars[1].name = "y";
+  const std::string too_fine = variable_map_too_fine(whole);
+  ASSERT_NE(too_fine, "");
+  EXPECT_EQ(keep_coarse_variables(whole, &use), too_fine);
+  EXPECT_EQ(whole.vars.size(), 2u);
+  EXPECT_FALSE(use);
+  VariableMap coarse = sample();
+  EXPECT_EQ(keep_coarse_variables(coarse, &use), "");
+  EXPECT_TRUE(use);
 }
 
 TEST(VariableMap, EncodingRoundTrips) {

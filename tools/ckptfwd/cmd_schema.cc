@@ -170,16 +170,15 @@ int cmd_schema(const Args& args) {
   }
   // It fits, but the forwarder stores such variables (or the whole file) as bytes.
   VariableMap kept = m;
-  const std::string fine = drop_too_fine_variables(kept);
-  const std::string whole = kept.vars.empty() ? "" : variable_map_too_fine(kept);
-  if (!fine.empty() || !whole.empty())
+  bool use = true;
+  const std::string fine = keep_coarse_variables(kept, &use);
+  if (!fine.empty())
     fprintf(stderr,
             "%s: warning: %s; the forwarder stores %s as bytes. Records of one length are "
             "stored by field as a 2-D array (float64 atoms[*][9]); records of several lengths "
             "that each begin with their length in values, as one flat array (float64 "
             "values[*]), which the codec splits by field\n",
-            sample.c_str(), whole.empty() ? fine.c_str() : whole.c_str(),
-            kept.vars.empty() || !whole.empty() ? "this file" : "those variables");
+            sample.c_str(), fine.c_str(), use ? "those variables" : "this file");
   return 0;
 }
 

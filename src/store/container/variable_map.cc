@@ -215,6 +215,13 @@ std::string drop_too_fine_variables(VariableMap& m) {
          std::to_string(kMinMeanExtent) + " bytes per extent wanted)";
 }
 
+std::string keep_coarse_variables(VariableMap& m, bool* use_map) {
+  const std::string fine = drop_too_fine_variables(m);
+  const std::string whole = m.vars.empty() ? "" : variable_map_too_fine(m);
+  *use_map = (fine.empty() || !m.vars.empty()) && whole.empty();
+  return whole.empty() ? fine : whole;
+}
+
 std::string variable_map_too_fine(const VariableMap& m) {
   uint64_t n = 0, bytes = 0;
   for (const Variable& v : m.vars)

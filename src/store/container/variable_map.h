@@ -90,6 +90,11 @@ inline constexpr uint64_t kFineMapExtents = 64;  // fewer extents are never too 
 std::string drop_too_fine_variables(VariableMap& m);
 // Whether the map as a whole is too fine: "" when it is not, else why.
 std::string variable_map_too_fine(const VariableMap& m);
+// Both, as the forwarder applies them to a file's map: drops the variables too fine to
+// store by, then checks what is left as a whole. "" when nothing was too fine, else why
+// (the whole map's reason when it has one); *use_map false when the map is not to be used
+// (no variable left, or too fine as a whole).
+std::string keep_coarse_variables(VariableMap& m, bool* use_map);
 
 // Bytes covered by variables, and the residual ranges [begin, end) in file order.
 uint64_t mapped_bytes(const VariableMap& m);
