@@ -60,21 +60,6 @@ class Walker {
     }
   }
 
-  // A marker as a message shows it: printable bytes as they are, others as \xHH.
-  static std::string printable(const std::string& s) {
-    static const char hex[] = "0123456789abcdef";
-    std::string o;
-    for (unsigned char c : s) {
-      if (c == '\n')
-        o += "\\n";
-      else if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
-        o += static_cast<char>(c);
-      else
-        o += std::string("\\x") + hex[c >> 4] + hex[c & 15];
-    }
-    return o;
-  }
-
   bool fail(const std::string& msg) {
     why_ = msg;
     return false;
@@ -207,7 +192,7 @@ class Walker {
       // Up to and including the first marker from here (one-byte elements: the parser's).
       const void* hit = memmem(d_ + pos_, left, it.until.data(), it.until.size());
       if (!hit)
-        return fail(at(it) + ": its marker \"" + printable(it.until) + "\" is not in the " +
+        return fail(at(it) + ": its marker \"" + marker_text(it.until) + "\" is not in the " +
                     std::to_string(left) + " bytes left");
       dims[0] =
           static_cast<uint64_t>(static_cast<const uint8_t*>(hit) - (d_ + pos_)) + it.until.size();

@@ -64,6 +64,11 @@ struct Item {
   uint64_t min_bytes = 0;             // bytes every iteration takes at least (its scalars)
 };
 
+// An [until] marker as schema text writes it, between the quotes: C's escapes for \n \r
+// \t " \\ and \xHH for other bytes outside printable ASCII (schema_format.cc). For rules
+// printed back and for messages naming the marker.
+std::string marker_text(const std::string& marker);
+
 struct SchemaRule {
   std::string glob;
   bool big_endian = false;

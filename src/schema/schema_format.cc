@@ -50,8 +50,29 @@ std::string expr_text(const Expr& e, const SchemaRule& r) {
   return st.empty() ? "" : st.back().first;
 }
 
-// A marker in the escapes the parser reads back (schema_parser.cc, parse_until).
-std::string escaped(const std::string& s) {
+void items_text(const std::vector<Item>& items, const SchemaRule& r, const std::string& indent,
+                std::string& o) {
+  for (const Item& it : items) {
+    if (it.kind == Item::kRepeat) {
+      o += indent + "repeat " + (it.until_end ? std::string("*") : expr_text(it.count, r)) + " {\n";
+      items_text(it.body, r, indent + "  ", o);
+      o += indent + "}\n";
+      continue;
+    }
+    o += indent + type_info(it.type).name + " " + it.name;
+    for (size_t k = 0; k < it.dims.size(); ++k)
+      o += "[" +
+           (it.tail && k == 0             ? std::string("*")
+            : !it.until.empty() && k == 0 ? "until \"" + marker_text(it.until) + "\""
+                                          : expr_text(it.dims[k], r)) +
+           "]";
+    o += "\n";
+  }
+}
+
+}  // namespace
+
+std::string marker_text(const std::string& s) {
   static const char hex[] = "0123456789abcdef";
   std::string o;
   for (unsigned char c : s) {
@@ -70,28 +91,6 @@ std::string escaped(const std::string& s) {
   }
   return o;
 }
-
-void items_text(const std::vector<Item>& items, const SchemaRule& r, const std::string& indent,
-                std::string& o) {
-  for (const Item& it : items) {
-    if (it.kind == Item::kRepeat) {
-      o += indent + "repeat " + (it.until_end ? std::string("*") : expr_text(it.count, r)) + " {\n";
-      items_text(it.body, r, indent + "  ", o);
-      o += indent + "}\n";
-      continue;
-    }
-    o += indent + type_info(it.type).name + " " + it.name;
-    for (size_t k = 0; k < it.dims.size(); ++k)
-      o += "[" +
-           (it.tail && k == 0             ? std::string("*")
-            : !it.until.empty() && k == 0 ? "until \"" + escaped(it.until) + "\""
-                                          : expr_text(it.dims[k], r)) +
-           "]";
-    o += "\n";
-  }
-}
-
-}  // namespace
 
 std::string format_rule(const SchemaRule& r) {
   std::string glob;
