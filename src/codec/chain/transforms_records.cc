@@ -45,12 +45,13 @@ uint64_t length_at(const uint8_t* p, uint32_t w, DtypeKind kind) {
 }
 
 // Parses the records from element `head` on: true when every record is whole up to a last
-// one cut by the end (or none), with *count whole records and *used elements in them.
+// one cut by the end (or none), with *count whole records and *used elements in them. An
+// element `dead` marks (find_records) fails like a bad length.
 bool parse_from(const uint8_t* in, uint64_t m, uint32_t w, DtypeKind kind, uint64_t head,
-                uint64_t* count, uint64_t* used) {
+                uint64_t* count, uint64_t* used, const uint8_t* dead = nullptr) {
   uint64_t i = head, n = 0;
   while (i < m) {
-    const uint64_t len = length_at(in + i * w, w, kind);
+    const uint64_t len = dead && dead[i] ? 0 : length_at(in + i * w, w, kind);
     if (len == 0) return false;
     if (len > m - i) break;  // the last record, cut by the end of the chunk
     i += len;
@@ -139,25 +140,21 @@ bool find_records(const uint8_t* in, uint64_t m, uint32_t w, DtypeKind kind, uin
   std::vector<uint8_t> dead(m, 0);
   const uint64_t tries = m < kMaxRecordLen ? m : kMaxRecordLen;
   for (uint64_t h = 0; h < tries; ++h) {
-    uint64_t i = h, n = 0;
-    bool ok = true;
-    while (i < m) {
-      const uint64_t len = dead[i] ? 0 : length_at(in + i * w, w, kind);
-      if (len == 0) {
-        ok = false;
-        break;
-      }
-      if (len > m - i) break;  // the last record, cut by the end of the chunk
-      i += len;
-      ++n;
-    }
-    if (ok && n >= 2) {
+    uint64_t n = 0, used = 0;
+    if (parse_from(in, m, w, kind, h, &n, &used, dead.data())) {
+      if (n < 2) continue;
       *head = h;
       *count = n;
       return true;
     }
-    if (!ok)
-      for (uint64_t j = h; j < i; j += length_at(in + j * w, w, kind)) dead[j] = 1;
+    // The failed walk again, marking each record start it passed, up to where it failed
+    // (a bad length or a mark; a failed walk has no record cut by the end).
+    for (uint64_t j = h; j < m && !dead[j];) {
+      const uint64_t len = length_at(in + j * w, w, kind);
+      if (len == 0) break;
+      dead[j] = 1;
+      j += len;
+    }
   }
   return false;
 }
