@@ -11,6 +11,7 @@
 #include <random>
 
 #include "codec/chain/chain_format.h"
+#include "codec/chain/chain_speeds.h"
 #include "codec/chain/transforms.h"
 #include "codec/chain/typed.h"
 #include "codec/codec.h"
@@ -690,6 +691,38 @@ TEST(TypedCodec, SelectorChoiceSurvivesOneSlowTiming) {
       EXPECT_EQ(select_chain(l, data->data(), data->size(), flaky).name, want) << "phase " << phase;
     }
   }
+}
+
+// A clock for which every trial takes a second: a core busy with other work for a whole
+// variable's trial.
+long g_slow_reads = 0;
+double slow_clock() {
+  static double now = 0;
+  return now += (g_slow_reads++ % 2) ? 1.0 : 0.0;
+}
+
+// The speeds of a job's earlier trials stand for a plan (chain_speeds.h): a variable tried
+// while every timing is slow chooses what a steady clock chose, and no candidate is timed
+// again. Without them every candidate fails the floor and is timed again.
+TEST(TypedCodec, SelectorTakesAPlansBestSpeedFromTheJobsEarlierTrials) {
+  const Layout l{"F64LE", {256}};
+  const std::vector<uint8_t> in = as_dtype(smooth(1 << 16, 256), "F64LE");
+  ChainSpeeds speeds;
+  SelectOptions steady;
+  steady.cpu_seconds = steady_clock;
+  steady.speeds = &speeds;
+  const std::string want = select_chain(l, in.data(), in.size(), steady).name;
+  ASSERT_NE(want, "zstd-3");
+  SelectOptions slow;
+  slow.cpu_seconds = slow_clock;
+  slow.speeds = &speeds;
+  g_slow_reads = 0;
+  EXPECT_EQ(select_chain(l, in.data(), in.size(), slow).name, want);
+  const long with_speeds = g_slow_reads;
+  slow.speeds = nullptr;
+  g_slow_reads = 0;
+  select_chain(l, in.data(), in.size(), slow);
+  EXPECT_LT(with_speeds, g_slow_reads);  // the retimes
 }
 
 TEST(TypedCodec, SelectorNeverLosesMoreThanTwoPercentToZstd3OnHardData) {

@@ -36,6 +36,7 @@
 #include "common/json_text.h"
 #include "forwarder/pipeline/codec_choice.h"
 #include "forwarder/pipeline/pipeline.h"
+#include "forwarder/util/worker_pool.h"
 #include "schema/infer.h"
 #include "store/container/container.h"
 #include "store/container/variable_map.h"
@@ -171,26 +172,32 @@ Run run_one(const Args& a, const ckptfwd::schema::Inferrer& inferrer,
     const std::string node = "bench", first = store + "-first";
     // One write_container of the batch into `into` with the choices `with`; its CPU seconds added
     // to *cpu. After the first failure the later calls do nothing.
+    // A job's checkpoints share its forwarder's worker threads (and the scratch memory
+    // they keep); another job starts with threads of its own. pool == nullptr: a pool
+    // made for the call, as a new forwarder's first batch finds it.
     bool ok = true;
     auto write = [&](const std::string& into, ckptfwd::fwd::CodecChoices& with,
-                     ckptfwd::fwd::BatchResult& result, double* cpu) {
+                     ckptfwd::fwd::WorkerPool* pool, ckptfwd::fwd::BatchResult& result,
+                     double* cpu) {
       const double c0 = cpu_s();
-      ok =
-          ok &&
-          ckptfwd::fwd::write_container(
-              ckptfwd::fwd::ContainerJob{
-                  .cfg = cfg, .store = into, .node = node, .inferrer = &inferrer, .choices = &with},
-              batch, result, &err);
+      ok = ok && ckptfwd::fwd::write_container(ckptfwd::fwd::ContainerJob{.cfg = cfg,
+                                                                          .store = into,
+                                                                          .node = node,
+                                                                          .inferrer = &inferrer,
+                                                                          .choices = &with,
+                                                                          .workers = pool},
+                                               batch, result, &err);
       *cpu += cpu_s() - c0;
     };
-    write(first, choices, res, &r.first_s);
+    ckptfwd::fwd::WorkerPool job_pool(cfg.writers);  // made before the clock starts
+    write(first, choices, &job_pool, res, &r.first_s);
     ckptfwd::fwd::CodecChoices next_job;  // the next job's first checkpoint, same store
     ckptfwd::fwd::BatchResult next_res;
-    write(first, next_job, next_res, &r.next_job_s);
+    write(first, next_job, nullptr, next_res, &r.next_job_s);
     fs::remove_all(first, ec);
     res = {};
     double t0 = now_s();
-    write(store, choices, res, &r.compress_s);
+    write(store, choices, &job_pool, res, &r.compress_s);
     r.wall_s += now_s() - t0;
     if (!ok) {
       r.error = "write_container: " + err;

@@ -304,8 +304,15 @@ bool encode(const Chain& chain, const Layout& layout, const uint8_t* in, size_t 
   // Two scratch buffers per thread, swapped after each step; reused across chunks.
   thread_local std::vector<uint8_t> buf_a, buf_b, side;
   ChunkEncoder enc(chain, plan, layout, in, n, buf_a, buf_b, side);
-  if (!enc.run_steps(err) || !enc.write(out, err)) return false;
-  give_back_unused_bound(out);
+  // The chunk is coded into a frame the thread keeps (room for the entropy stage's bound,
+  // warm after the first chunk), then copied out at its exact size: coding straight into
+  // `out` zero-filled the bound of fresh memory for every chunk, whose page faults were
+  // the largest cost of a later checkpoint's encode (docs in README, "The commit pipeline
+  // and its memory").
+  thread_local std::vector<uint8_t> frame;
+  frame.clear();
+  if (!enc.run_steps(err) || !enc.write(frame, err)) return false;
+  out.insert(out.end(), frame.begin(), frame.end());
   return true;
 }
 

@@ -13,6 +13,7 @@
 #include <functional>
 
 #include "codec/chain/chain_format.h"
+#include "codec/chain/chain_speeds.h"
 #include "codec/chain/transforms.h"
 #include "codec/chain/typed.h"
 
@@ -25,6 +26,12 @@ using namespace chain;
 // fields within 0.1% of total ratio, at twice the time).
 constexpr size_t kTrialBlocks = 4;
 constexpr size_t kTrialBlockBytes = 32 << 10;
+// A sample under 512 KiB (the whole of a stream that small) gets blocks of a sixteenth of
+// it, down to kMinTrialBlockBytes: its trials, run on every candidate, cost several times
+// what coding the stream once does at full size, and a data set of many small variables
+// (the NCAR fields: 58 of 98 streams under 256 KiB) spent as much CPU on the first
+// checkpoint's trials as on its encoding.
+constexpr size_t kMinTrialBlockBytes = 8 << 10;
 constexpr size_t kScreenBytes = 16 << 10;
 constexpr size_t kScreenRows = 4;
 constexpr size_t kFinalists = 2;
@@ -100,7 +107,17 @@ struct Candidate {
   Plan plan;
   double ratio = 0, mbps = 0;
   const std::vector<uint8_t>* bytes = nullptr;  // what it was tried on
+  bool known = false;                           // its speed is the job's best for its plan
 };
+
+// c's speed becomes the best its plan reached in the job's trials (opt.speeds), this one
+// included; known when an earlier trial had timed it.
+void recall_speed(Candidate& c, uint32_t elem, const SelectOptions& opt) {
+  if (!opt.speeds) return;
+  const std::vector<uint8_t> spec = serialize_plan(c.plan);
+  c.known = opt.speeds->best(spec, elem) > 0;
+  c.mbps = opt.speeds->note(spec, elem, c.mbps);
+}
 
 bool has_records(const Plan& p) {
   return std::any_of(p.steps.begin(), p.steps.end(),
@@ -232,7 +249,8 @@ Trial try_plan(const Plan& p, const Layout& layout, const std::vector<uint8_t>& 
 // kSpeedRetimes more times, and keeps its best speed, so that the same data picks the same
 // chain on a busy node as on a quiet one. In order of ratio, until one passes (it wins);
 // candidates that pass, or that lose to one that does, are not timed again.
-void retime_below_floor(std::vector<Candidate>& tried, const Layout& layout,
+// A candidate whose plan the job's trials timed before (known) keeps that speed.
+void retime_below_floor(std::vector<Candidate>& tried, const Layout& layout, uint32_t elem,
                         const SelectOptions& opt) {
   double best_passing = 0;
   for (const Candidate& c : tried)
@@ -243,8 +261,9 @@ void retime_below_floor(std::vector<Candidate>& tried, const Layout& layout,
   std::sort(by_ratio.begin(), by_ratio.end(),
             [](const Candidate* a, const Candidate* b) { return a->ratio > b->ratio; });
   for (Candidate* c : by_ratio) {
-    for (int r = 0; r < kSpeedRetimes && c->mbps < opt.min_mbps; ++r)
+    for (int r = 0; r < kSpeedRetimes && c->mbps < opt.min_mbps && !c->known; ++r)
       c->mbps = std::max(c->mbps, try_plan(c->plan, layout, *c->bytes, opt).mbps);
+    if (!c->known) recall_speed(*c, elem, opt);
     if (c->mbps >= opt.min_mbps) return;
   }
 }
@@ -287,10 +306,13 @@ void along_planes(Candidate& c, const Layout& layout, const uint8_t* sample, siz
   const Trial now = try_plan(c.plan, cube_layout, cube, opt);
   Trial t3 = try_plan(p3, cube_layout, cube, opt);
   if (!now.ok || !t3.ok || t3.ratio < kPlaneMargin * now.ratio) return;
-  for (int r = 0; r < kSpeedRetimes && t3.mbps < opt.min_mbps; ++r)
-    t3.mbps = std::max(t3.mbps, try_plan(p3, cube_layout, cube, opt).mbps);
-  if (t3.mbps < opt.min_mbps && t3.mbps < c.mbps) return;
-  c = {p3, t3.ratio, t3.mbps};
+  Candidate c3{p3, t3.ratio, t3.mbps};
+  recall_speed(c3, d.elem, opt);
+  for (int r = 0; r < kSpeedRetimes && c3.mbps < opt.min_mbps && !c3.known; ++r)
+    c3.mbps = std::max(c3.mbps, try_plan(p3, cube_layout, cube, opt).mbps);
+  if (!c3.known) recall_speed(c3, d.elem, opt);
+  if (c3.mbps < opt.min_mbps && c3.mbps < c.mbps) return;
+  c = {p3, c3.ratio, c3.mbps};
 }
 
 }  // namespace
@@ -302,18 +324,18 @@ Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
   const uint64_t row = layout.inner.empty() ? 0 : layout.inner.back();
   const bool numeric =
       d.kind == DtypeKind::kFloat || d.kind == DtypeKind::kSigned || d.kind == DtypeKind::kUnsigned;
+  const size_t block = std::clamp(n / 16, kMinTrialBlockBytes, kTrialBlockBytes);
   bool led = false;
   std::vector<uint8_t> contig;  // the records candidates' trial
   if (layout.inner.empty() && numeric && (d.elem == 4 || d.elem == 8) && !opt.lossy) {
-    contig = trial_bytes(sample, n, d.elem, row, 1, kTrialBlocks * kTrialBlockBytes);
+    contig = trial_bytes(sample, n, d.elem, row, 1, kTrialBlocks * block);
     const std::vector<uint8_t> values = native(contig, d);
     const uint64_t m = values.size() / d.elem;
     uint64_t head = 0, count = 0;
     led = find_records(values.data(), m, d.elem, d.kind, &head, &count) && count >= kMinRecords &&
           m - head >= 2 * count;
   }
-  const std::vector<uint8_t> trial =
-      trial_bytes(sample, n, d.elem, row, kTrialBlocks, kTrialBlockBytes);
+  const std::vector<uint8_t> trial = trial_bytes(sample, n, d.elem, row, kTrialBlocks, block);
   if (trial.size() < 64) return bytes_chain(3);
   auto bytes_for = [&](const Plan& p) -> const std::vector<uint8_t>& {
     return led && has_records(p) ? contig : trial;
@@ -353,9 +375,11 @@ Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
     if (!final_round[i]) continue;
     const std::vector<uint8_t>& bytes = bytes_for(plans[i]);
     Trial t = try_plan(plans[i], layout, bytes, opt);
-    if (t.ok) tried.push_back({plans[i], t.ratio, t.mbps, &bytes});
+    if (!t.ok) continue;
+    tried.push_back({plans[i], t.ratio, t.mbps, &bytes});
+    recall_speed(tried.back(), d.elem, opt);
   }
-  retime_below_floor(tried, layout, opt);
+  retime_below_floor(tried, layout, d.elem, opt);
   if (tried.empty()) return bytes_chain(3);
   if (final_round[0] && tried.front().plan.steps.empty() && tried.front().plan.level == 3)
     zstd3 = &tried.front();  // candidates() puts plain zstd -3 first

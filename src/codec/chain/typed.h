@@ -42,10 +42,15 @@ struct Chain {
   std::optional<LossyBound> lossy;
 };
 
+class ChainSpeeds;  // chain_speeds.h
+
 struct SelectOptions {
   double min_mbps = 300;         // candidates slower than this (per core) are not chosen
   size_t max_sample = 1u << 20;  // bytes of the sample used for the trial
   std::optional<LossyBound> lossy;
+  // The speeds of earlier trials of the job (chain_speeds.h): a candidate takes the best
+  // its plan reached in any of them. Null: each candidate under the floor is timed again.
+  ChainSpeeds* speeds = nullptr;
   // The clock trials are timed with, in seconds: this thread's CPU time when null (tests
   // pass one of their own).
   double (*cpu_seconds)() = nullptr;

@@ -29,6 +29,12 @@ const uint8_t* sample_of(const PlannedStream& s, const codec::SelectOptions& opt
 }
 }  // namespace
 
+codec::SelectOptions CodecChoices::with_speeds(const codec::SelectOptions& opt) {
+  codec::SelectOptions o = opt;
+  if (!o.speeds) o.speeds = &speeds_;
+  return o;
+}
+
 codec::Chain CodecChoices::choose(const PlannedStream& s, const codec::SelectOptions& opt) {
   std::string key = cache_key(s, opt);
   {
@@ -36,10 +42,12 @@ codec::Chain CodecChoices::choose(const PlannedStream& s, const codec::SelectOpt
     auto it = chosen_.find(key);
     if (it != chosen_.end()) return it->second;
   }
-  std::vector<uint8_t> own;
+  // A sample that spans the stream's pieces is copied: into memory the thread keeps (up to
+  // max_sample), not fresh pages for every variable.
+  thread_local std::vector<uint8_t> own;
   uint64_t n = 0;
   const uint8_t* sample = sample_of(s, opt, own, &n);
-  codec::Chain c = codec::select_chain(s.layout, sample, n, opt);
+  codec::Chain c = codec::select_chain(s.layout, sample, n, with_speeds(opt));
   std::lock_guard<std::mutex> g(mu_);
   deferred_.erase(key);
   ++tried_;
@@ -67,7 +75,8 @@ bool CodecChoices::run_deferred() {
     todo.swap(deferred_);
   }
   for (auto& [key, d] : todo) {
-    codec::Chain c = codec::select_chain(d.layout, d.sample.data(), d.sample.size(), d.opt);
+    codec::Chain c =
+        codec::select_chain(d.layout, d.sample.data(), d.sample.size(), with_speeds(d.opt));
     std::lock_guard<std::mutex> g(mu_);
     ++tried_;
     chosen_.emplace(key, std::move(c));

@@ -3,7 +3,8 @@
 // the same variable skip the trial; and across jobs in each store's CHAINS file
 // (chain_memory.h), so a job's first checkpoint skips the trials an earlier job on the
 // store ran. Keyed by variable key, dtype, inner dimensions and lossy bound: a variable
-// whose shape changes is tried again.
+// whose shape changes is tried again. The speeds the trials measure are pooled for the job
+// (codec/chain/chain_speeds.h).
 #pragma once
 #include <map>
 #include <mutex>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "codec/chain/chain_speeds.h"
 #include "codec/chain/typed.h"
 #include "forwarder/pipeline/merge_plan.h"
 
@@ -46,6 +48,10 @@ class CodecChoices {
     std::vector<uint8_t> sample;
     codec::SelectOptions opt;
   };
+  // opt with this job's chain speeds (every trial of the job notes and reads them).
+  codec::SelectOptions with_speeds(const codec::SelectOptions& opt);
+
+  codec::ChainSpeeds speeds_;
   mutable std::mutex mu_;
   std::map<std::string, codec::Chain> chosen_;
   std::map<std::string, Deferred> deferred_;
