@@ -39,12 +39,18 @@
 #               each checked to give the concatenation back
 #   lib anchors bench_anchors: Blosc (zstd 1, shuffle), fpzip and zfp reversible on each
 #               float variable merged across ranks (when built)
-# Output: tables on stdout, BUILD/bench-ratio.json, BUILD/bench-ratio.svg
+#   lossy       bench_lossy: the opt-in lossy chains (quantization + Lorenzo, + wavelet,
+#               the selector's choice with and without the wavelet) on the same float
+#               variables at bounds of 1e-2, 1e-3 and 1e-4 of each one's value range,
+#               every value checked against its bound
+# Output: tables on stdout, BUILD/bench-ratio.json, BUILD/bench-ratio.svg and
+# BUILD/bench-ratio-lossy.svg
 # (tools/bench/bench_ratio_report.py). Exit status 1 when any restore is not byte-exact
 # or a run fails, 2 on a setup problem.
 # Environment: BENCH_RATIO_SETS (a subset of the sets above), BENCH_RATIO_SCHEMES
 # (comma-separated), BENCH_RATIO_GROUPS (comma-separated), BENCH_RATIO_SLOW=0 (skip the
-# slow anchors zstd -19 and xz -6), BENCH_RATIO_DEMO_SIZE ("48 48 48": cells per rank),
+# slow anchors zstd -19 and xz -6), BENCH_RATIO_LOSSY=0 (skip the lossy chains),
+# BENCH_RATIO_DEMO_SIZE ("48 48 48": cells per rank),
 # BENCH_RATIO_PARTICLES (32768 per rank), BENCH_RATIO_LAMMPS ("40 40 20 200": fcc cells
 # along x y z, 4 atoms each, and time steps), BENCH_RATIO_LAMMPS_BOND ("30 30 15 100", the
 # same), BENCH_RATIO_OPENFOAM ("400 400 20": cells
@@ -60,6 +66,8 @@ FOAM_CASE=$(cd "$HERE/../../tests/integration/data/openfoam_cavity" && pwd)
 PY=/usr/bin/python3  # Debian's: netCDF4, h5py and numpy are installed for it
 DRIVER=$BUILD/bin/bench_ratio_driver
 ANCHORS=$BUILD/bin/bench_anchors
+LOSSY_BIN=$BUILD/bin/bench_lossy
+LOSSY=${BENCH_RATIO_LOSSY:-1}
 DATA=$BUILD/bench-ratio-data
 WORK=$BUILD/bench-ratio-tmp
 RECORDS=$WORK/records.jsonl
@@ -260,6 +268,16 @@ for s in "${SETS[@]}"; do
   if [ -x "$ANCHORS" ]; then
     printf ', blosc/fpzip/zfp'
     "$ANCHORS" --set "$s" "${sargs[@]}" "${files[@]}" >>"$RECORDS" || rc=1
+  fi
+  if [ "$LOSSY" != 0 ]; then
+    printf ', lossy'
+    lrc=0
+    "$LOSSY_BIN" --set "$s" "${sargs[@]}" "${files[@]}" >>"$RECORDS" 2>"$WORK/lossy.err" || lrc=$?
+    # (a set without float variables has nothing to show here)
+    if [ "$lrc" -ne 0 ] && ! grep -q 'no float variables' "$WORK/lossy.err"; then
+      cat "$WORK/lossy.err" >&2
+      rc=1
+    fi
   fi
   printf ', gzip'
   cat "${files[@]}" >"$WORK/cat.bin"

@@ -7,7 +7,9 @@
 #      each ckptfwd scheme at the largest group size;
 # writes all records and the table as JSON, and an SVG: per data set, ratio against group
 # size per scheme, and ratio against compress MB/s for anchors and schemes; and the two
-# tables as Markdown (OUT.md, next to OUT.json) for the README.
+# tables as Markdown (OUT.md, next to OUT.json) for the README; and, when bench_lossy ran,
+#   3. per data set and error bound, the float variables' ratio for each opt-in lossy chain,
+# with its plot (OUT-lossy.svg: ratio against bound) and table.
 #   bench_ratio_report.py RECORDS.jsonl OUT.json OUT.svg
 # Exit status 1 when a record says a run failed (a restore not byte-exact included).
 import datetime
@@ -237,9 +239,103 @@ def markdown(recs, sets, schemes, groups, path):
         f.write("\n".join(out) + "\n")
 
 
+LOSSY_CHAINS = ["quant+lorenzo", "quant+wavelet", "auto", "auto-without-wavelet"]
+
+
+def lossy_table(lossy, sets):
+    """Per set and bound: the float variables' ratio for each lossy chain (bench_lossy)."""
+    rows, lines = [], []
+    head = f"{'set':<16} {'bound':>7} {'lossless':>9} " + " ".join(f"{c:>21}" for c in
+                                                                       LOSSY_CHAINS)
+    lines.append(head + f" {'max err/bound':>14}")
+    md = ["| set | bound (of the value range) | lossless | " + " | ".join(LOSSY_CHAINS) +
+          " | largest error / bound |", "|---|---|---|" + "---|" * len(LOSSY_CHAINS) + "---|"]
+    for s in sets:
+        mine = [r for r in lossy if r["set"] == s]
+        if not mine:
+            continue
+        exact = next((r for r in mine if r["chain"] == "lossless"), None)
+        ex = f"{exact['ratio']:.3f}" if exact and exact.get("ok") else "FAIL"
+        for b in sorted({r["bound"] for r in mine if r["bound"] > 0}, reverse=True):
+            cells, worst = [], 0.0
+            for c in LOSSY_CHAINS:
+                r = next((r for r in mine if r["bound"] == b and r["chain"] == c), None)
+                cells.append(f"{r['ratio']:.3f}" if r and r.get("ok") else ("FAIL" if r else "-"))
+                if r and r.get("ok"):
+                    worst = max(worst, r["max_err_over_bound"])
+            rows.append({"set": s, "bound": b, "lossless": ex,
+                         **dict(zip(LOSSY_CHAINS, cells)), "max_err_over_bound": worst})
+            lines.append(f"{s:<16} {b:>7g} {ex:>9} " + " ".join(f"{c:>21}" for c in cells) +
+                         f" {worst:>14.4f}")
+            md.append(f"| {s} | {b:g} | {ex} | " + " | ".join(cells) + f" | {worst:.4f} |")
+    print("\n".join(lines))
+    return rows, md
+
+
+def lossy_svg(lossy, sets, path):
+    """Per set: float ratio against the error bound (log-log) for each lossy chain."""
+    sets = [s for s in sets if any(r["set"] == s and r["bound"] > 0 and r.get("ok")
+                                   for r in lossy)]
+    pw, ph, ml, mt, cols = 300, 220, 50, 30, 3
+    rows_n = (len(sets) + cols - 1) // cols
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{cols * pw + 20}" '
+           f'height="{50 + rows_n * (ph + 20)}" font-family="sans-serif" font-size="11">',
+           '<text x="10" y="20" font-size="14">make bench-ratio, lossy (opt-in): ratio of the '
+           'float variables against the error bound (of each variable\'s value range); dashed: '
+           'lossless</text>']
+    for i, c in enumerate(LOSSY_CHAINS):
+        out.append(f'<text x="{10 + i * 170}" y="38" fill="{COLORS[i]}">&#9632; {c}</text>')
+    for k, s in enumerate(sets):
+        x0, y0 = (k % cols) * pw, 50 + (k // cols) * (ph + 20)
+        mine = [r for r in lossy if r["set"] == s and r.get("ok")]
+        bounds = sorted({r["bound"] for r in mine if r["bound"] > 0})
+        ratios = [r["ratio"] for r in mine]
+        lo, hi = math.log10(min(ratios)) - 0.05, math.log10(max(ratios)) + 0.05
+        b0, b1 = math.log10(bounds[0]), math.log10(bounds[-1])
+        b1 = b1 if b1 > b0 else b0 + 1
+
+        def xb(b):
+            return x0 + ml + 10 + (pw - ml - 40) * (math.log10(b) - b0) / (b1 - b0)
+
+        def yr(v):
+            return y0 + mt + (ph - mt - 40) * (hi - math.log10(v)) / (hi - lo)
+
+        out.append(f'<rect x="{x0 + ml}" y="{y0 + mt}" width="{pw - ml - 20}" '
+                   f'height="{ph - mt - 40}" fill="none" stroke="#888"/>')
+        out.append(f'<text x="{x0 + ml}" y="{y0 + mt - 8}" font-weight="bold">{s}</text>')
+        out.append(f'<text x="{x0 + pw // 2}" y="{y0 + ph - 8}" text-anchor="middle">'
+                   f'error bound (log)</text>')
+        for b in bounds:
+            out.append(f'<text x="{xb(b):.1f}" y="{y0 + ph - 24}" text-anchor="middle">'
+                       f'{b:g}</text>')
+        for e in range(math.floor(lo), math.ceil(hi) + 1):
+            for m in (1, 2, 5):
+                v = m * 10 ** e
+                if lo <= math.log10(v) <= hi:
+                    out.append(f'<text x="{x0 + ml - 4}" y="{yr(v) + 4:.1f}" '
+                               f'text-anchor="end">{v:g}</text>')
+        exact = next((r for r in mine if r["chain"] == "lossless"), None)
+        if exact and lo <= math.log10(exact["ratio"]) <= hi:
+            out.append(f'<line x1="{x0 + ml}" x2="{x0 + pw - 20}" y1="{yr(exact["ratio"]):.1f}" '
+                       f'y2="{yr(exact["ratio"]):.1f}" stroke="#444" stroke-dasharray="4 3"/>')
+        for i, c in enumerate(LOSSY_CHAINS):
+            pts = [(xb(r["bound"]), yr(r["ratio"])) for r in sorted(
+                (r for r in mine if r["chain"] == c and r["bound"] > 0), key=lambda r: r["bound"])]
+            if pts:
+                out.append(f'<polyline fill="none" stroke="{COLORS[i]}" stroke-width="1.5" '
+                           f'points="{" ".join(f"{x:.1f},{y:.1f}" for x, y in pts)}"/>')
+                for x, y in pts:
+                    out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{COLORS[i]}"/>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
 def main():
     recs_path, json_path, svg_path = sys.argv[1:4]
-    recs = load(recs_path)
+    every = load(recs_path)
+    lossy = [r for r in every if r["kind"] == "lossy"]
+    recs = [r for r in every if r["kind"] != "lossy"]
     sets = ordered(r["set"] for r in recs)
     schemes = ordered(r["scheme"] for r in recs if r["kind"] == "ckptfwd")
     groups = sorted(set(r["group"] for r in recs if r["kind"] == "ckptfwd"))
@@ -252,16 +348,29 @@ def main():
           "same for its first checkpoint (codec chains tried on samples), wall = wall "
           "time of the later one with fsync, decompress = reading every file back)")
     speed_table(recs, sets, schemes, max(groups) if groups else 0)
-    failed = [r for r in recs if not r.get("ok")]
+    lossy_rows, lossy_md = [], []
+    lossy_svg_path = os.path.splitext(svg_path)[0] + "-lossy.svg"
+    if lossy:
+        print("\n== Lossy (opt-in), the float variables only (bench_lossy): ratio per chain "
+              "at each error bound, a fraction of each variable's value range; every value "
+              "checked against its bound")
+        lossy_rows, lossy_md = lossy_table(lossy, ordered(r["set"] for r in lossy))
+    failed = [r for r in every if not r.get("ok")]
     with open(json_path, "w") as f:
         json.dump({"date": datetime.datetime.now().isoformat(timespec="seconds"),
                    "cores": os.cpu_count(), "baseline": BASELINE + " (concatenated)",
-                   "table": rows, "records": recs, "failed": len(failed)}, f, indent=1)
+                   "table": rows, "lossy_table": lossy_rows, "records": every,
+                   "failed": len(failed)}, f, indent=1)
     md_path = os.path.splitext(json_path)[0] + ".md"
     if groups:
         svg(recs, sets, schemes, groups, svg_path)
         markdown(recs, sets, schemes, groups, md_path)
-    print(f"\nJSON: {json_path}; plot: {svg_path}; tables for the README: {md_path}")
+    if lossy:
+        lossy_svg(lossy, ordered(r["set"] for r in lossy), lossy_svg_path)
+        with open(md_path, "a") as f:
+            f.write("\n" + "\n".join(lossy_md) + "\n")
+    print(f"\nJSON: {json_path}; plots: {svg_path}" +
+          (f", {lossy_svg_path}" if lossy else "") + f"; tables for the README: {md_path}")
     if failed:
         print(f"{len(failed)} run(s) FAILED", file=sys.stderr)
         return 1

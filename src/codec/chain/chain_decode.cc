@@ -45,6 +45,9 @@ bool plan_widths(const ChunkHeader& h, uint64_t m, std::vector<uint32_t>& width_
       case Step::kRecords:
         if (r.spec.param || w != h.dtype.elem || r.width != w || (w != 4 && w != 8)) return false;
         break;
+      case Step::kWavelet:
+        if (!is_int_width(w) || r.spec.param < 1 || r.spec.param > kMaxWaveletLevels) return false;
+        break;
       default:
         if (!is_predictor(r.spec.kind) || !is_int_width(w) || r.spec.param > 1) return false;
         if (r.spec.kind == Step::kXor && r.spec.param) return false;
@@ -78,6 +81,9 @@ bool invert(const StepRecord& r, const uint8_t* in, const uint8_t* side, uint8_t
       return true;
     case Step::kRecords:
       return from_records(in, out, m, w, kind, r.head, r.count);
+    case Step::kWavelet:
+      wavelet_inverse(in, out, m, w, row, r.spec.param);
+      return true;
     default:
       unpredict(r.spec.kind, r.spec.param == 1, in, out, m, w, row, false, plane);
       return true;

@@ -169,6 +169,10 @@ ChunkEncoder::Applied ChunkEncoder::apply(const StepSpec& s, StepRecord& rec, st
         return Applied::kSkipped;
       rec.width = static_cast<uint8_t>(w_);
       return Applied::kYes;
+    case Step::kWavelet:
+      if (!is_int_width(w_) || s.param < 1 || s.param > kMaxWaveletLevels) return Applied::kSkipped;
+      wavelet_forward(src_, dst, m_, w_, row_, s.param);
+      return Applied::kYes;
     default:
       if (!is_predictor(s.kind) || !is_int_width(w_)) return Applied::kSkipped;
       predict(s.kind, s.param == 1, src_, dst, m_, w_, row_, plane_);

@@ -51,7 +51,7 @@ struct Reader {
   }
 };
 
-bool known_step(uint8_t k) { return k >= 1 && k <= 13; }
+bool known_step(uint8_t k) { return k >= 1 && k <= 14; }
 bool has_record(Step s) {
   return s == Step::kFixed || s == Step::kDict || s == Step::kQuant || s == Step::kRecords;
 }
@@ -145,6 +145,9 @@ std::string plan_name(const Plan& plan) {
         break;
       case Step::kRecords:
         s += "records";
+        break;
+      case Step::kWavelet:
+        s += "wavelet(" + std::to_string(st.param) + ")";
         break;
     }
     s += "+";

@@ -61,6 +61,9 @@ constexpr uint64_t kMinRecords = 16;
 constexpr uint64_t kCubePlanes = 4;
 constexpr size_t kCubeBytes = 128 << 10;
 constexpr double kPlaneMargin = 1.03;
+// Levels of the wavelet candidate (lossy only): on noisy smooth fields 6 levels stored 2-5 %
+// less than 3 and 10-25 % less than 1 (TypedCodec.LossyWaveletChain... fields).
+constexpr uint8_t kWaveletLevels = 6;
 
 // Up to blocks blocks of whole rows (or elements) of about block_bytes, evenly spread over
 // the sample.
@@ -164,6 +167,9 @@ std::vector<Plan> candidates(const Dtype& d, const std::vector<uint8_t>& values,
   };
   if (is_float && opt.lossy && (opt.lossy->abs > 0 || opt.lossy->rel > 0)) {
     int_predictors({{Step::kQuant}});
+    // The codes through the integer wavelet: it wins where noise is well above the bound
+    // (a predictor adds up its neighbours' noise, the wavelet's low pass averages it).
+    if (opt.wavelet) with({{Step::kQuant}}, {{Step::kWavelet, kWaveletLevels}});
     return out;  // the lossless candidates stay in as a floor
   }
   const uint64_t m = values.size() / d.elem;

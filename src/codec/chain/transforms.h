@@ -79,6 +79,15 @@ uint64_t predictor_plane(const std::vector<uint64_t>& inner, uint64_t row, uint6
 void unpredict_range(Step kind, bool zigzag, const uint8_t* in, uint8_t* x, uint64_t i0, uint64_t n,
                      uint32_t w, uint64_t row, uint64_t plane = 0);
 
+// Integer wavelet (transforms_wavelet.cc): CDF 5/3 lifting along rows of row elements
+// (predictor_row's) and then along the columns of the rows, `levels` times on the low-pass
+// corner, in w-bit wrapping arithmetic (w in {1, 2, 4, 8}), coefficients zigzagged. Exact
+// for any input; elements past the last whole row are only zigzagged.
+void wavelet_forward(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint64_t row,
+                     uint8_t levels);
+void wavelet_inverse(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint64_t row,
+                     uint8_t levels);
+
 // Exact fixed-point (floats w in {4, 8}): out gets rec.width-byte integers, side the
 // exceptions (u64 positions, then the w-byte values). rec.count and rec.width are set.
 void fixed_encode(uint8_t e, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w,

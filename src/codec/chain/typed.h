@@ -51,6 +51,9 @@ struct SelectOptions {
   // The speeds of earlier trials of the job (chain_speeds.h): a candidate takes the best
   // its plan reached in any of them. Null: each candidate under the floor is timed again.
   ChainSpeeds* speeds = nullptr;
+  // Lossy only: the wavelet candidate is tried too (make bench-ratio's lossy comparison
+  // measures the selector without it).
+  bool wavelet = true;
   // The clock trials are timed with, in seconds: this thread's CPU time when null (tests
   // pass one of their own).
   double (*cpu_seconds)() = nullptr;
