@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <set>
 
 #include "forwarder/pipeline/merge_plan.h"
@@ -265,6 +266,50 @@ TEST_F(MergeSchemes, LossyOnlyWhereOptedInAndWithinItsBound) {
     }
   }
   EXPECT_GT(changed, 0u) << "the opted-in variable was stored exactly";
+}
+
+// A lossy variable whose values are noisy well above its bound takes the wavelet after
+// quantization (the selector tries it beside the predictors), and restores within the
+// bound through the container.
+TEST_F(MergeSchemes, ANoisyLossyVariableTakesTheWaveletAndKeepsItsBound) {
+  cfg_.lossy = "temperature_*=abs:0.01";
+  cfg_.scheme = "auto";
+  cfg_.codec_min_mbps = 0;  // what is chosen must not depend on the build's speed
+  std::mt19937_64 g(7);
+  std::normal_distribution<double> noise(0, 1);
+  for (size_t i = 0; i < files_.size(); ++i) {
+    if (files_[i].rank == 6) continue;
+    for (size_t k = 0; k < 3000; ++k) {
+      const double v = 280 + 10 * std::sin(double(k) / 50) + noise(g);
+      memcpy(contents_[i].data() + 12 + 8 * k, &v, 8);
+    }
+    write_file(files_[i].data_path, contents_[i]);
+  }
+  BatchResult res;
+  std::string err;
+  ASSERT_TRUE(write_container(job(), files_, res, &err)) << err;
+  bool wavelet = false;
+  for (const StreamReport& s : res.streams)
+    if (s.key.rfind("temperature", 0) == 0) wavelet = s.chain.find("wavelet") != std::string::npos;
+  EXPECT_TRUE(wavelet);
+  ContainerReader r;
+  ASSERT_TRUE(r.open(store() + "/" + res.container, &err)) << err;
+  for (size_t i = 0; i < r.files().size(); ++i) {
+    std::vector<uint8_t> got;
+    ASSERT_TRUE(r.read_file(i, got, &err)) << err;
+    const std::string& in = contents_[i];
+    ASSERT_EQ(got.size(), in.size());
+    if (r.files()[i].rank == 6) continue;
+    for (size_t k = 0; k < 3000; ++k) {
+      double a, b;
+      memcpy(&a, in.data() + 12 + 8 * k, 8);
+      memcpy(&b, got.data() + 12 + 8 * k, 8);
+      ASSERT_LE(std::fabs(a - b), 0.01) << "file " << i << " value " << k;
+    }
+    EXPECT_EQ(
+        memcmp(got.data() + 12 + 8 * 3000, in.data() + 12 + 8 * 3000, in.size() - 12 - 8 * 3000),
+        0);
+  }
 }
 
 TEST_F(MergeSchemes, NewFilesWithHolesMergeTheirWrittenVariables) {
