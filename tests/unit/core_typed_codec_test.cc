@@ -803,36 +803,46 @@ TEST(TypedCodec, SelectorChoiceSurvivesOneSlowTiming) {
   }
 }
 
-// A clock for which every trial takes a second: a core busy with other work for a whole
-// variable's trial.
-long g_slow_reads = 0;
-double slow_clock() {
+// A clock for which every trial takes g_trial_s seconds; g_timed_reads counts its reads.
+double g_trial_s = 1;
+long g_timed_reads = 0;
+double timed_clock() {
   static double now = 0;
-  return now += (g_slow_reads++ % 2) ? 1.0 : 0.0;
+  return now += (g_timed_reads++ % 2) ? g_trial_s : 0.0;
 }
 
-// The speeds of a job's earlier trials stand for a plan (chain_speeds.h): a variable tried
-// while every timing is slow chooses what a steady clock chose, and no candidate is timed
-// again. Without them every candidate fails the floor and is timed again.
+// The speeds of a job's earlier trials stand for a plan (chain_speeds.h). Every finalist
+// of this trial codes 128 KiB; the job's earlier trials timed them at 400 MB/s, this one
+// at 250 (a busy core): below the 300 MB/s floor, but within twice the job's speed, so
+// they pass it as they did, the choice is the steady one's, and nothing is timed again.
+// Without the job's speeds every finalist under the floor is timed twice more. A
+// timing of a tenth of the job's speed is not raised past twice itself: the floor holds.
 TEST(TypedCodec, SelectorTakesAPlansBestSpeedFromTheJobsEarlierTrials) {
   const Layout l{"F64LE", {256}};
   const std::vector<uint8_t> in = as_dtype(smooth(1 << 16, 256), "F64LE");
+  const double trial_mb = (128 << 10) / 1e6;
   ChainSpeeds speeds;
-  SelectOptions steady;
-  steady.cpu_seconds = steady_clock;
-  steady.speeds = &speeds;
-  const std::string want = select_chain(l, in.data(), in.size(), steady).name;
+  SelectOptions opt;
+  opt.cpu_seconds = timed_clock;
+  opt.speeds = &speeds;
+  g_trial_s = trial_mb / 400;
+  std::string want;
+  for (int job_trials = 0; job_trials < 3; ++job_trials)
+    want = select_chain(l, in.data(), in.size(), opt).name;
   ASSERT_NE(want, "zstd-3");
-  SelectOptions slow;
-  slow.cpu_seconds = slow_clock;
-  slow.speeds = &speeds;
-  g_slow_reads = 0;
-  EXPECT_EQ(select_chain(l, in.data(), in.size(), slow).name, want);
-  const long with_speeds = g_slow_reads;
-  slow.speeds = nullptr;
-  g_slow_reads = 0;
-  select_chain(l, in.data(), in.size(), slow);
-  EXPECT_LT(with_speeds, g_slow_reads);  // the retimes
+  g_trial_s = trial_mb / 250;
+  g_timed_reads = 0;
+  const Chain busy = select_chain(l, in.data(), in.size(), opt);
+  EXPECT_EQ(busy.name, want);
+  EXPECT_NEAR(busy.sample_mbps, 400, 1);
+  const long with_speeds = g_timed_reads;
+  opt.speeds = nullptr;
+  g_timed_reads = 0;
+  EXPECT_NEAR(select_chain(l, in.data(), in.size(), opt).sample_mbps, 250, 1);
+  EXPECT_LT(with_speeds, g_timed_reads);  // the retimes
+  opt.speeds = &speeds;
+  g_trial_s = trial_mb / 40;
+  EXPECT_LT(select_chain(l, in.data(), in.size(), opt).sample_mbps, 81);
 }
 
 TEST(TypedCodec, SelectorNeverLosesMoreThanTwoPercentToZstd3OnHardData) {

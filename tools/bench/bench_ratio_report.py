@@ -274,8 +274,8 @@ def lossy_table(lossy, sets):
 
 def lossy_svg(lossy, sets, path):
     """Per set: float ratio against the error bound (log-log) for each lossy chain."""
-    sets = [s for s in sets if any(r["set"] == s and r["bound"] > 0 and r.get("ok")
-                                   for r in lossy)]
+    sets = [s for s in sets if any(r["set"] == s and r["bound"] > 0 and r.get("ok") and
+                                   r["ratio"] > 0 for r in lossy)]
     pw, ph, ml, mt, cols = 300, 220, 50, 30, 3
     rows_n = (len(sets) + cols - 1) // cols
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{cols * pw + 20}" '
@@ -287,8 +287,10 @@ def lossy_svg(lossy, sets, path):
         out.append(f'<text x="{10 + i * 170}" y="38" fill="{COLORS[i]}">&#9632; {c}</text>')
     for k, s in enumerate(sets):
         x0, y0 = (k % cols) * pw, 50 + (k // cols) * (ph + 20)
-        mine = [r for r in lossy if r["set"] == s and r.get("ok")]
+        mine = [r for r in lossy if r["set"] == s and r.get("ok") and r["ratio"] > 0]
         bounds = sorted({r["bound"] for r in mine if r["bound"] > 0})
+        if not bounds:
+            continue
         ratios = [r["ratio"] for r in mine]
         lo, hi = math.log10(min(ratios)) - 0.05, math.log10(max(ratios)) + 0.05
         b0, b1 = math.log10(bounds[0]), math.log10(bounds[-1])
@@ -367,7 +369,7 @@ def main():
         markdown(recs, sets, schemes, groups, md_path)
     if lossy:
         lossy_svg(lossy, ordered(r["set"] for r in lossy), lossy_svg_path)
-        with open(md_path, "a") as f:
+        with open(md_path, "a" if groups else "w") as f:
             f.write("\n" + "\n".join(lossy_md) + "\n")
     print(f"\nJSON: {json_path}; plots: {svg_path}" +
           (f", {lossy_svg_path}" if lossy else "") + f"; tables for the README: {md_path}")

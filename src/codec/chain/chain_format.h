@@ -58,8 +58,9 @@ enum class Step : uint8_t {
   kColumns = 11,    // records (rows of the innermost dimension) stored field by field
   kLorenzo3 = 12,   // 3-D Lorenzo over the two innermost dimensions (param 1: zigzag)
   kRecords = 13,    // records of several lengths, each led by its length, field by field
-  kWavelet = 14     // integer CDF 5/3 lifting of integers along the two innermost
-                    // dimensions, param levels (1..kMaxWaveletLevels), zigzagged
+  kWavelet = 14     // integer CDF 5/3 lifting along the rows (innermost dimension) and
+                    // the columns of the chunk's rows, param levels (1..kMaxWaveletLevels),
+                    // zigzagged
 };
 inline constexpr uint8_t kMaxWaveletLevels = 8;
 enum class Entropy : uint8_t { kNone = 0, kZstd = 1, kZlib = 2, kFpzip = 3 };

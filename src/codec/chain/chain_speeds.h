@@ -1,14 +1,16 @@
 // How fast each candidate chain has coded in the trials of a job, for the selector's speed
 // floor.
 //
-// A trial's time only errs slow (a first call's fresh pages, a core the application's
+// A trial's time mostly errs slow (a first call's fresh pages, a core the application's
 // ranks share, a cache another thread emptied), and the candidates' speeds sit near the
 // floor on a small machine, so one timing alone flips the choice between runs. The
 // selector used to time every candidate below the floor again (twice more) in every
 // stream's trial, which on a data set of many small variables was a quarter of the trial
-// CPU. A chain's speed depends little on which variable it codes: so the best speed seen
-// for the same plan on values of the same width, in any trial of the job, stands for it,
-// and only a plan not seen before is timed again.
+// CPU. A chain's speed depends on the data only within limits, so the job's trials pool
+// what they measured per plan and width: a candidate's speed may rise to the best its plan
+// reached in the job, at most to twice its own timing (zstd codes a constant field many
+// times faster than a noisy one, and the floor must still hold for the noisy one), and a
+// plan timed often enough (selector.cc: kKnownTimings) is not timed again.
 //
 // Thread-safe: the trials of a batch run on the worker pool.
 #pragma once
@@ -22,23 +24,28 @@ namespace ckptfwd::codec {
 
 class ChainSpeeds {
  public:
-  // The best MB/s noted for the chain spec on values of elem bytes; 0 when none.
-  double best(const std::vector<uint8_t>& spec, uint32_t elem) const {
+  struct Seen {
+    double best = 0;  // MB/s, the best timing noted
+    int timings = 0;  // timings noted
+  };
+  // What was noted for the chain spec on values of elem bytes.
+  Seen seen(const std::vector<uint8_t>& spec, uint32_t elem) const {
     std::lock_guard<std::mutex> g(mu_);
-    auto it = best_.find({spec, elem});
-    return it == best_.end() ? 0 : it->second;
+    auto it = seen_.find({spec, elem});
+    return it == seen_.end() ? Seen{} : it->second;
   }
-  // Notes a trial's speed; returns the best so far (this one included).
-  double note(const std::vector<uint8_t>& spec, uint32_t elem, double mbps) {
+  // Notes one timing; returns what is known now, this one included.
+  Seen note(const std::vector<uint8_t>& spec, uint32_t elem, double mbps) {
     std::lock_guard<std::mutex> g(mu_);
-    double& b = best_[{spec, elem}];
-    if (mbps > b) b = mbps;
-    return b;
+    Seen& s = seen_[{spec, elem}];
+    if (mbps > s.best) s.best = mbps;
+    ++s.timings;
+    return s;
   }
 
  private:
   mutable std::mutex mu_;
-  std::map<std::pair<std::vector<uint8_t>, uint32_t>, double> best_;
+  std::map<std::pair<std::vector<uint8_t>, uint32_t>, Seen> seen_;
 };
 
 }  // namespace ckptfwd::codec

@@ -42,6 +42,11 @@ constexpr double kFixedMissLimit = 0.01;
 // bench-ratio, the driver beside two busy loops), and a finalist near the floor then
 // dropped out in 1 run of 24, taking the ratio of the whole data set from 3.15 to 2.85.
 constexpr int kSpeedRetimes = 2;
+// The job's speeds (chain_speeds.h): a plan timed this often in its trials is not timed
+// again, and a candidate's speed rises to its plan's best at most by this factor over its
+// own timing (the noise kSpeedRetimes was tuned for).
+constexpr int kKnownTimings = 1 + kSpeedRetimes;
+constexpr double kRecallCap = 2;
 // Rows of at most this many elements may be records of fields (a particle's x y z id
 // type vx vy vz): kColumns candidates. Longer rows are grid lines, whose neighbours
 // along the row the 1-D and 2-D predictors already use.
@@ -110,16 +115,20 @@ struct Candidate {
   Plan plan;
   double ratio = 0, mbps = 0;
   const std::vector<uint8_t>* bytes = nullptr;  // what it was tried on
-  bool known = false;                           // its speed is the job's best for its plan
+  double own = 0;                               // its best timing in this trial
+  bool known = false;  // the job's trials timed its plan kKnownTimings times before
 };
 
-// c's speed becomes the best its plan reached in the job's trials (opt.speeds), this one
-// included; known when an earlier trial had timed it.
+// A timing of c (own: its best in this trial so far) is noted in the job's speeds
+// (opt.speeds, chain_speeds.h) and c's speed becomes the best its plan reached in the job,
+// at most kRecallCap times its own; known once the plan had kKnownTimings timings before.
 void recall_speed(Candidate& c, uint32_t elem, const SelectOptions& opt) {
+  c.mbps = c.own;
   if (!opt.speeds) return;
   const std::vector<uint8_t> spec = serialize_plan(c.plan);
-  c.known = opt.speeds->best(spec, elem) > 0;
-  c.mbps = opt.speeds->note(spec, elem, c.mbps);
+  c.known = opt.speeds->seen(spec, elem).timings >= kKnownTimings;
+  const double best = opt.speeds->note(spec, elem, c.own).best;
+  c.mbps = std::max(c.own, std::min(best, kRecallCap * c.own));
 }
 
 bool has_records(const Plan& p) {
@@ -267,9 +276,10 @@ void retime_below_floor(std::vector<Candidate>& tried, const Layout& layout, uin
   std::sort(by_ratio.begin(), by_ratio.end(),
             [](const Candidate* a, const Candidate* b) { return a->ratio > b->ratio; });
   for (Candidate* c : by_ratio) {
-    for (int r = 0; r < kSpeedRetimes && c->mbps < opt.min_mbps && !c->known; ++r)
-      c->mbps = std::max(c->mbps, try_plan(c->plan, layout, *c->bytes, opt).mbps);
-    if (!c->known) recall_speed(*c, elem, opt);
+    for (int r = 0; r < kSpeedRetimes && c->mbps < opt.min_mbps && !c->known; ++r) {
+      c->own = std::max(c->own, try_plan(c->plan, layout, *c->bytes, opt).mbps);
+      recall_speed(*c, elem, opt);
+    }
     if (c->mbps >= opt.min_mbps) return;
   }
 }
@@ -288,7 +298,9 @@ void along_planes(Candidate& c, const Layout& layout, const uint8_t* sample, siz
     return;
   Plan p3 = c.plan;
   auto& st = p3.steps;
-  if (std::any_of(st.begin(), st.end(), [](const StepSpec& s) { return s.kind == Step::kColumns; }))
+  if (std::any_of(st.begin(), st.end(), [](const StepSpec& s) {
+        return s.kind == Step::kColumns || s.kind == Step::kWavelet;
+      }))
     return;
   auto pred =
       std::find_if(st.begin(), st.end(), [](const StepSpec& s) { return is_predictor(s.kind); });
@@ -312,11 +324,12 @@ void along_planes(Candidate& c, const Layout& layout, const uint8_t* sample, siz
   const Trial now = try_plan(c.plan, cube_layout, cube, opt);
   Trial t3 = try_plan(p3, cube_layout, cube, opt);
   if (!now.ok || !t3.ok || t3.ratio < kPlaneMargin * now.ratio) return;
-  Candidate c3{p3, t3.ratio, t3.mbps};
+  Candidate c3{p3, t3.ratio, t3.mbps, nullptr, t3.mbps};
   recall_speed(c3, d.elem, opt);
-  for (int r = 0; r < kSpeedRetimes && c3.mbps < opt.min_mbps && !c3.known; ++r)
-    c3.mbps = std::max(c3.mbps, try_plan(p3, cube_layout, cube, opt).mbps);
-  if (!c3.known) recall_speed(c3, d.elem, opt);
+  for (int r = 0; r < kSpeedRetimes && c3.mbps < opt.min_mbps && !c3.known; ++r) {
+    c3.own = std::max(c3.own, try_plan(p3, cube_layout, cube, opt).mbps);
+    recall_speed(c3, d.elem, opt);
+  }
   if (c3.mbps < opt.min_mbps && c3.mbps < c.mbps) return;
   c = {p3, c3.ratio, c3.mbps};
 }
@@ -330,7 +343,10 @@ Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
   const uint64_t row = layout.inner.empty() ? 0 : layout.inner.back();
   const bool numeric =
       d.kind == DtypeKind::kFloat || d.kind == DtypeKind::kSigned || d.kind == DtypeKind::kUnsigned;
-  const size_t block = std::clamp(n / 16, kMinTrialBlockBytes, kTrialBlockBytes);
+  size_t block = std::clamp(n / 16, kMinTrialBlockBytes, kTrialBlockBytes);
+  // (whole rows where a row fits the usual block: a block cut inside a row would give the
+  // 2-D predictors misaligned rows)
+  if (row && row * d.elem <= kTrialBlockBytes) block = std::max<size_t>(block, row * d.elem);
   bool led = false;
   std::vector<uint8_t> contig;  // the records candidates' trial
   if (layout.inner.empty() && numeric && (d.elem == 4 || d.elem == 8) && !opt.lossy) {
@@ -382,7 +398,7 @@ Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
     const std::vector<uint8_t>& bytes = bytes_for(plans[i]);
     Trial t = try_plan(plans[i], layout, bytes, opt);
     if (!t.ok) continue;
-    tried.push_back({plans[i], t.ratio, t.mbps, &bytes});
+    tried.push_back({plans[i], t.ratio, t.mbps, &bytes, t.mbps});
     recall_speed(tried.back(), d.elem, opt);
   }
   retime_below_floor(tried, layout, d.elem, opt);

@@ -1,6 +1,7 @@
 // The integer wavelet of the chain (Step::kWavelet): CDF 5/3 lifting, as JPEG 2000's
-// reversible path uses it, along the rows and then the columns of the chunk's two innermost
-// dimensions, repeated on the low-pass corner for each level, coefficients zigzagged.
+// reversible path uses it, along the rows (the innermost dimension) and then the columns
+// of the chunk's rows, repeated on the low-pass corner for each level, coefficients
+// zigzagged.
 //
 // Exact for any input: every lifting step adds to a value a function of values the inverse
 // has already rebuilt, in w-bit wrapping arithmetic on both sides (the averages are taken
@@ -164,9 +165,18 @@ S unzig(S z) {
   return static_cast<S>((u >> 1) ^ (U(0) - (u & 1)));
 }
 
+// The chunk's values as S, in memory the thread keeps (a chunk is megabytes: fresh memory
+// for each would cost its page faults every time).
+template <class S>
+std::vector<S>& values(uint64_t m) {
+  thread_local std::vector<S> v;
+  if (v.size() < m) v.resize(m);
+  return v;
+}
+
 template <class S>
 void forward(const uint8_t* in, uint8_t* out, uint64_t m, uint64_t row, uint8_t levels) {
-  std::vector<S> v(m);
+  std::vector<S>& v = values<S>(m);
   for (uint64_t i = 0; i < m; ++i) v[i] = load<S>(in + i * sizeof(S));
   const uint64_t cols = predictor_row(row, m), rows = m / cols;
   std::vector<S> line;
@@ -182,7 +192,7 @@ void forward(const uint8_t* in, uint8_t* out, uint64_t m, uint64_t row, uint8_t 
 
 template <class S>
 void inverse(const uint8_t* in, uint8_t* out, uint64_t m, uint64_t row, uint8_t levels) {
-  std::vector<S> v(m);
+  std::vector<S>& v = values<S>(m);
   for (uint64_t i = 0; i < m; ++i) v[i] = unzig(load<S>(in + i * sizeof(S)));
   const uint64_t cols = predictor_row(row, m), rows = m / cols;
   std::vector<S> line;

@@ -38,7 +38,8 @@ struct Chain {
   std::vector<uint8_t> spec;  // codec-owned encoding of the transforms and parameters
   std::string name;           // for people: "fixed(e=2)+delta+shuffle+zstd-1", "zstd-3"
   double sample_ratio = 0;    // raw / encoded on the trial sample (0: not tried)
-  double sample_mbps = 0;     // encode MB/s on the trial sample
+  double sample_mbps = 0;     // encode MB/s on the trial sample (raised toward the job's best
+                              // for the chain, chain_speeds.h)
   std::optional<LossyBound> lossy;
 };
 
