@@ -207,34 +207,35 @@ void inverse(const uint8_t* in, uint8_t* out, uint64_t m, uint64_t row, uint8_t 
   for (uint64_t i = 0; i < m; ++i) store<S>(out + i * sizeof(S), v[i]);
 }
 
+// The transform for the element width w (1, 2, 4, or 8 for anything else: callers check).
+void by_width(bool fwd, const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint64_t row,
+              uint8_t levels) {
+  switch (w) {
+    case 1:
+      return fwd ? forward<int8_t>(in, out, m, row, levels)
+                 : inverse<int8_t>(in, out, m, row, levels);
+    case 2:
+      return fwd ? forward<int16_t>(in, out, m, row, levels)
+                 : inverse<int16_t>(in, out, m, row, levels);
+    case 4:
+      return fwd ? forward<int32_t>(in, out, m, row, levels)
+                 : inverse<int32_t>(in, out, m, row, levels);
+    default:
+      return fwd ? forward<int64_t>(in, out, m, row, levels)
+                 : inverse<int64_t>(in, out, m, row, levels);
+  }
+}
+
 }  // namespace
 
 void wavelet_forward(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint64_t row,
                      uint8_t levels) {
-  switch (w) {
-    case 1:
-      return forward<int8_t>(in, out, m, row, levels);
-    case 2:
-      return forward<int16_t>(in, out, m, row, levels);
-    case 4:
-      return forward<int32_t>(in, out, m, row, levels);
-    default:
-      return forward<int64_t>(in, out, m, row, levels);
-  }
+  by_width(true, in, out, m, w, row, levels);
 }
 
 void wavelet_inverse(const uint8_t* in, uint8_t* out, uint64_t m, uint32_t w, uint64_t row,
                      uint8_t levels) {
-  switch (w) {
-    case 1:
-      return inverse<int8_t>(in, out, m, row, levels);
-    case 2:
-      return inverse<int16_t>(in, out, m, row, levels);
-    case 4:
-      return inverse<int32_t>(in, out, m, row, levels);
-    default:
-      return inverse<int64_t>(in, out, m, row, levels);
-  }
+  by_width(false, in, out, m, w, row, levels);
 }
 
 }  // namespace ckptfwd::codec::chain
