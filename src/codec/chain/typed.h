@@ -49,8 +49,9 @@ struct SelectOptions {
   double min_mbps = 300;         // candidates slower than this (per core) are not chosen
   size_t max_sample = 1u << 20;  // bytes of the sample used for the trial
   std::optional<LossyBound> lossy;
-  // The speeds of earlier trials of the job (chain_speeds.h): a candidate takes the best
-  // its plan reached in any of them. Null: each candidate under the floor is timed again.
+  // The speeds of the job's trials (chain_speeds.h): a candidate's speed rises toward the
+  // best its plan reached in them (at most to twice its own timing), and a plan timed often
+  // enough is not timed again. Null: each candidate under the floor is timed again.
   ChainSpeeds* speeds = nullptr;
   // Lossy only: the wavelet candidate is tried too (make bench-ratio's lossy comparison
   // measures the selector without it).
