@@ -41,98 +41,93 @@ inline S wrap_sub(S a, S b) {
   return static_cast<S>(static_cast<U>(a) - static_cast<U>(b));
 }
 
-// One level along a line of n values in x (interleaved: evens the low pass, odds the
-// details), in place; symmetric extension at both ends (the value past an end is the one
-// before it), the ends handled outside the loops.
-template <class S>
-void lift_forward(S* x, uint64_t n) {
+// One level along n positions of x, each g values side by side (g = 1: a row; g > 1: a
+// strip of g columns, so the inner loop runs along whole cache lines and vectorizes), in
+// place: interleaved, the even positions become the low pass and the odd ones the details.
+// Symmetric extension at both ends (the position past an end is the one before it), the
+// ends handled outside the loops. kOne: g is 1, known when compiling (a row's lanes loop
+// otherwise cost a fifth of the transform's speed).
+template <class S, bool kOne = false>
+void lift_forward(S* x, uint64_t n, uint64_t lanes) {
   if (n < 2) return;
+  const uint64_t g = kOne ? 1 : lanes;
+  auto at = [&](uint64_t i) { return x + i * g; };
+  auto predict = [&](uint64_t i, uint64_t right) {
+    S *d = at(i), *a = at(i - 1), *b = at(right);
+    for (uint64_t j = 0; j < g; ++j) d[j] = wrap_sub(d[j], floor_half_sum(a[j], b[j]));
+  };
+  auto update = [&](uint64_t i, uint64_t left, uint64_t right) {
+    S *s = at(i), *a = at(left), *b = at(right);
+    for (uint64_t j = 0; j < g; ++j) s[j] = wrap_add(s[j], floor_quarter_sum_2(a[j], b[j]));
+  };
   uint64_t i = 1;
-  for (; i + 1 < n; i += 2) x[i] = wrap_sub(x[i], floor_half_sum(x[i - 1], x[i + 1]));
-  if (i < n) x[i] = wrap_sub(x[i], x[i - 1]);  // floor_half_sum(a, a) == a
-  x[0] = wrap_add(x[0], floor_quarter_sum_2(x[1], x[1]));
-  for (i = 2; i + 1 < n; i += 2) x[i] = wrap_add(x[i], floor_quarter_sum_2(x[i - 1], x[i + 1]));
-  if (i < n) x[i] = wrap_add(x[i], floor_quarter_sum_2(x[i - 1], x[i - 1]));
+  for (; i + 1 < n; i += 2) predict(i, i + 1);
+  if (i < n) predict(i, i - 1);
+  update(0, 1, 1);
+  for (i = 2; i + 1 < n; i += 2) update(i, i - 1, i + 1);
+  if (i < n) update(i, i - 1, i - 1);
 }
-template <class S>
-void lift_inverse(S* x, uint64_t n) {
+template <class S, bool kOne = false>
+void lift_inverse(S* x, uint64_t n, uint64_t lanes) {
   if (n < 2) return;
-  x[0] = wrap_sub(x[0], floor_quarter_sum_2(x[1], x[1]));
+  const uint64_t g = kOne ? 1 : lanes;
+  auto at = [&](uint64_t i) { return x + i * g; };
+  auto unpredict = [&](uint64_t i, uint64_t right) {
+    S *d = at(i), *a = at(i - 1), *b = at(right);
+    for (uint64_t j = 0; j < g; ++j) d[j] = wrap_add(d[j], floor_half_sum(a[j], b[j]));
+  };
+  auto unupdate = [&](uint64_t i, uint64_t left, uint64_t right) {
+    S *s = at(i), *a = at(left), *b = at(right);
+    for (uint64_t j = 0; j < g; ++j) s[j] = wrap_sub(s[j], floor_quarter_sum_2(a[j], b[j]));
+  };
+  unupdate(0, 1, 1);
   uint64_t i = 2;
-  for (; i + 1 < n; i += 2) x[i] = wrap_sub(x[i], floor_quarter_sum_2(x[i - 1], x[i + 1]));
-  if (i < n) x[i] = wrap_sub(x[i], floor_quarter_sum_2(x[i - 1], x[i - 1]));
-  for (i = 1; i + 1 < n; i += 2) x[i] = wrap_add(x[i], floor_half_sum(x[i - 1], x[i + 1]));
-  if (i < n) x[i] = wrap_add(x[i], x[i - 1]);
+  for (; i + 1 < n; i += 2) unupdate(i, i - 1, i + 1);
+  if (i < n) unupdate(i, i - 1, i - 1);
+  for (i = 1; i + 1 < n; i += 2) unpredict(i, i + 1);
+  if (i < n) unpredict(i, i - 1);
 }
+
+// Where position i of a lifted line of n goes with the low pass first.
+inline uint64_t low_first(uint64_t i, uint64_t n) { return i % 2 ? (n + 1) / 2 + i / 2 : i / 2; }
 
 // A row of n values at v: lifted in place, then stored back with the low pass first
 // (forward), or the other way round (inverse); line is scratch.
 template <class S>
 void row_forward(S* v, uint64_t n, std::vector<S>& line) {
-  lift_forward(v, n);
+  lift_forward<S, true>(v, n, 1);
   line.resize(n);
-  const uint64_t lows = (n + 1) / 2;
-  for (uint64_t i = 0; i < lows; ++i) line[i] = v[2 * i];
-  for (uint64_t i = 0; i < n / 2; ++i) line[lows + i] = v[2 * i + 1];
+  for (uint64_t i = 0; i < n; ++i) line[low_first(i, n)] = v[i];
   memcpy(v, line.data(), n * sizeof(S));
 }
 template <class S>
 void row_inverse(S* v, uint64_t n, std::vector<S>& line) {
   line.resize(n);
-  const uint64_t lows = (n + 1) / 2;
-  for (uint64_t i = 0; i < lows; ++i) line[2 * i] = v[i];
-  for (uint64_t i = 0; i < n / 2; ++i) line[2 * i + 1] = v[lows + i];
-  lift_inverse(line.data(), n);
+  for (uint64_t i = 0; i < n; ++i) line[i] = v[low_first(i, n)];
+  lift_inverse<S, true>(line.data(), n, 1);
   memcpy(v, line.data(), n * sizeof(S));
 }
 
-// The columns [c0, c0 + g) of the first n rows of v (rows of stride values) at once: a
-// strip of g columns is gathered row by row into strip (n x g), lifted along its rows
-// with the g columns side by side (whole cache lines read once, an inner loop the compiler
-// vectorizes; one column at a time read a cache line per value), and stored back with the
-// low pass first (forward) or the other way round (inverse).
+// The columns [c0, c0 + g) of the first n rows of v (rows of stride values) at once:
+// gathered row by row into strip (n x g), lifted with the g columns side by side (one
+// column at a time read a cache line per value), and stored back with the low pass first
+// (forward) or the other way round (inverse).
 template <class S>
 void strip_forward(S* v, uint64_t n, uint64_t stride, uint64_t c0, uint64_t g,
                    std::vector<S>& strip) {
   strip.resize(n * g);
   for (uint64_t i = 0; i < n; ++i) memcpy(&strip[i * g], v + i * stride + c0, g * sizeof(S));
-  S* x = strip.data();
-  for (uint64_t i = 1; i < n; i += 2) {
-    const S* a = x + (i - 1) * g;
-    const S* b = x + (i + 1 < n ? i + 1 : i - 1) * g;
-    S* d = x + i * g;
-    for (uint64_t j = 0; j < g; ++j) d[j] = wrap_sub(d[j], floor_half_sum(a[j], b[j]));
-  }
-  for (uint64_t i = 0; i < n; i += 2) {
-    const S* a = x + (i > 0 ? i - 1 : i + 1) * g;
-    const S* b = x + (i + 1 < n ? i + 1 : i - 1) * g;
-    S* s = x + i * g;
-    for (uint64_t j = 0; j < g; ++j) s[j] = wrap_add(s[j], floor_quarter_sum_2(a[j], b[j]));
-  }
-  const uint64_t lows = (n + 1) / 2;
+  lift_forward(strip.data(), n, g);
   for (uint64_t i = 0; i < n; ++i)
-    memcpy(v + (i % 2 ? lows + i / 2 : i / 2) * stride + c0, &strip[i * g], g * sizeof(S));
+    memcpy(v + low_first(i, n) * stride + c0, &strip[i * g], g * sizeof(S));
 }
 template <class S>
 void strip_inverse(S* v, uint64_t n, uint64_t stride, uint64_t c0, uint64_t g,
                    std::vector<S>& strip) {
   strip.resize(n * g);
-  const uint64_t lows = (n + 1) / 2;
   for (uint64_t i = 0; i < n; ++i)
-    memcpy(&strip[i * g], v + (i % 2 ? lows + i / 2 : i / 2) * stride + c0, g * sizeof(S));
-  S* x = strip.data();
-  for (uint64_t i = 0; i < n; i += 2) {
-    const S* a = x + (i > 0 ? i - 1 : i + 1) * g;
-    const S* b = x + (i + 1 < n ? i + 1 : i - 1) * g;
-    S* s = x + i * g;
-    for (uint64_t j = 0; j < g; ++j) s[j] = wrap_sub(s[j], floor_quarter_sum_2(a[j], b[j]));
-  }
-  for (uint64_t i = 1; i < n; i += 2) {
-    const S* a = x + (i - 1) * g;
-    const S* b = x + (i + 1 < n ? i + 1 : i - 1) * g;
-    S* d = x + i * g;
-    for (uint64_t j = 0; j < g; ++j) d[j] = wrap_add(d[j], floor_half_sum(a[j], b[j]));
-  }
+    memcpy(&strip[i * g], v + low_first(i, n) * stride + c0, g * sizeof(S));
+  lift_inverse(strip.data(), n, g);
   for (uint64_t i = 0; i < n; ++i) memcpy(v + i * stride + c0, &strip[i * g], g * sizeof(S));
 }
 // Columns per strip: a cache line of 8-byte values and more of narrower ones.
@@ -165,13 +160,18 @@ S unzig(S z) {
   return static_cast<S>((u >> 1) ^ (U(0) - (u & 1)));
 }
 
-// The chunk's values as S, in memory the thread keeps (a chunk is megabytes: fresh memory
-// for each would cost its page faults every time).
+// The chunk's values as S, and the scratch of a row or strip, in memory the thread keeps
+// (a chunk is megabytes: fresh memory for each would cost its page faults every time).
 template <class S>
 std::vector<S>& values(uint64_t m) {
   thread_local std::vector<S> v;
   if (v.size() < m) v.resize(m);
   return v;
+}
+template <class S>
+std::vector<S>& scratch() {
+  thread_local std::vector<S> line;
+  return line;
 }
 
 template <class S>
@@ -179,7 +179,7 @@ void forward(const uint8_t* in, uint8_t* out, uint64_t m, uint64_t row, uint8_t 
   std::vector<S>& v = values<S>(m);
   for (uint64_t i = 0; i < m; ++i) v[i] = load<S>(in + i * sizeof(S));
   const uint64_t cols = predictor_row(row, m), rows = m / cols;
-  std::vector<S> line;
+  std::vector<S>& line = scratch<S>();
   for (const Level& l : levels_of(rows, cols, levels)) {
     if (l.cols >= 2)
       for (uint64_t r = 0; r < l.rows; ++r) row_forward(v.data() + r * cols, l.cols, line);
@@ -195,7 +195,7 @@ void inverse(const uint8_t* in, uint8_t* out, uint64_t m, uint64_t row, uint8_t 
   std::vector<S>& v = values<S>(m);
   for (uint64_t i = 0; i < m; ++i) v[i] = unzig(load<S>(in + i * sizeof(S)));
   const uint64_t cols = predictor_row(row, m), rows = m / cols;
-  std::vector<S> line;
+  std::vector<S>& line = scratch<S>();
   const std::vector<Level> ls = levels_of(rows, cols, levels);
   for (auto l = ls.rbegin(); l != ls.rend(); ++l) {
     if (l->rows >= 2)
