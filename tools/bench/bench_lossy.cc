@@ -42,10 +42,11 @@ double cpu_s() {
   return static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9;
 }
 
-double value_at(const Merged& m, size_t i) {
+// Value i of bytes laid out as m's (its width and byte order).
+double value_at(const Merged& m, const uint8_t* bytes, size_t i) {
   const size_t w = m.is_double ? 8 : 4;
   uint8_t b[8];
-  memcpy(b, m.raw.data() + i * w, w);
+  memcpy(b, bytes + i * w, w);
   if (m.big_endian) std::reverse(b, b + w);
   if (w == 4) {
     float f;
@@ -61,7 +62,7 @@ double value_at(const Merged& m, size_t i) {
 double value_range(const Merged& m) {
   double lo = INFINITY, hi = -INFINITY;
   for (size_t i = 0; i < m.raw.size() / (m.is_double ? 8 : 4); ++i) {
-    const double v = value_at(m, i);
+    const double v = value_at(m, m.raw.data(), i);
     if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
   }
   return hi > lo ? hi - lo : 0;
@@ -128,9 +129,8 @@ void run(const Merged& m, const codec::Chain* chain, const codec::SelectOptions*
     }
     t.raw += k * w;
     t.stored += packed.size();
-    Merged chunk{m.key, m.is_double, m.big_endian, {}, back, {}};
     for (size_t i = 0; i < k; ++i) {
-      const double v = value_at(m, at + i), b = value_at(chunk, i);
+      const double v = value_at(m, m.raw.data(), at + i), b = value_at(m, back.data(), i);
       if (!std::isfinite(v) || abs == 0) {
         if (memcmp(m.raw.data() + (at + i) * w, back.data() + i * w, w) != 0) {
           t.error = m.key + ": " + c.name + ": value " + std::to_string(at + i) + " not exact";
