@@ -14,6 +14,8 @@
 //     bytes 128..135  the namespace generation (wire/read_link.h): raised before anything
 //                   may change what a read open of a captured path gets
 //     bytes 192..199  nonzero while the forwarder makes read links (wire/read_link.h)
+//     bytes 256..263  the length of the session's notices file (wire/notices.h) after the
+//                   forwarder's last append to it
 //
 // A process stores the time at most once per kStepNs, so the shared line costs small
 // writes nothing measurable. Only timing depends on the clock word: a stale, torn or
@@ -38,6 +40,7 @@ inline constexpr uint64_t kStepNs = 1'000'000;
 
 inline constexpr size_t kNamespaceOffset = 128;
 inline constexpr size_t kReadLinksOffset = 192;
+inline constexpr size_t kNoticesOffset = 256;
 
 using Clock = std::atomic<uint64_t>;
 using Word = std::atomic<uint64_t>;

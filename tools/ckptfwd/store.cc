@@ -80,7 +80,8 @@ std::string distrust_of(const std::string& path, bool is_store) {
 }
 
 // Whether dir holds what a forwarder makes in a store before its first commit, and
-// nothing else: the job rendezvous directories (.group-<job>) and the chain cache (CHAINS).
+// nothing else: the job rendezvous directories (.group-<job>), the chain cache (CHAINS) and
+// the forwarders' logs (logs/).
 bool only_forwarder_files(const std::string& dir) {
   DIR* d = opendir(dir.c_str());
   if (!d) return false;
@@ -88,7 +89,7 @@ bool only_forwarder_files(const std::string& dir) {
   while (struct dirent* e = readdir(d)) {
     const std::string name = e->d_name;
     if (name == "." || name == "..") continue;
-    if (name.rfind(".group-", 0) == 0 || name == "CHAINS")
+    if (name.rfind(".group-", 0) == 0 || name == "CHAINS" || name == "logs")
       any = true;
     else
       other = true;

@@ -13,6 +13,7 @@
 #include "forwarder/pipeline/chunk_index.h"
 #include "forwarder/staging/warm_memory.h"
 #include "forwarder/util/log.h"
+#include "forwarder/util/notices.h"
 #include "forwarder/util/store_paths.h"
 #include "forwarder/util/test_hooks.h"
 
@@ -483,6 +484,12 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
       "fsync and exit report EIO until then. Fix: make %s writable with free space "
       "(or set CKPTFWD_STORE)",
       files.size(), store.c_str(), err.c_str(), store.c_str());
+  notices().post("store " + store,
+                 "cannot commit to store " + store + ": " + err +
+                     ". The files stay staged on this node and are retried; fsync and exit "
+                     "report EIO until then. Fix: make " +
+                     store +
+                     " writable with free space (or set CKPTFWD_STORE). Log: " + log_destination());
 }
 
 }  // namespace ckptfwd::fwd

@@ -42,8 +42,10 @@ long sock_write(int fd, const void* p, size_t n) { return send(fd, p, n, MSG_NOS
     // Empty or garbled: the daemon may be up all the same (someone else's bytes in the
     // pipe). Only a forwarder that answers is success; a silent one is a failure.
     if (forwarder_answers(socket_path)) _exit(0);
-    msg = msg.empty() ? "the forwarder exited before it was ready; see CKPTFWD_LOG\n"
-                      : "unreadable readiness message and no forwarder answers; see CKPTFWD_LOG\n";
+    msg = msg.empty() ? "the forwarder exited before it was ready; see its log (CKPTFWD_LOG, by "
+                        "default <store>/logs/<job>.<node>.log)\n"
+                      : "unreadable readiness message and no forwarder answers; see its log "
+                        "(CKPTFWD_LOG, by default <store>/logs/<job>.<node>.log)\n";
   }
   fprintf(stderr, "ckptfwd-forwarder: error: %s", msg.c_str());
   if (msg.back() != '\n') fputc('\n', stderr);

@@ -26,11 +26,13 @@
 #include "forwarder/daemon/session_dir.h"
 #include "forwarder/restore/restore.h"
 #include "forwarder/util/log.h"
+#include "forwarder/util/notices.h"
 #include "forwarder/util/process_alive.h"
 #include "forwarder/util/store_paths.h"
 #include "store/manifest/manifest.h"
 #include "store/manifest/owner_check.h"
 #include "wire/activity.h"
+#include "wire/notices.h"
 
 namespace ckptfwd::fwd {
 
@@ -79,6 +81,7 @@ Forwarder::Start Forwarder::start(std::string* err) {
   std::string gate_err;
   if (!core_.gate.attach(paths_.dir, &gate_err))
     LOG_WARN("%s: compression does not give way to the application's writes", gate_err.c_str());
+  notices().attach(paths_.dir, core_.gate.page());
   // Before the recovery changes anything: an earlier forwarder's read links are not found.
   core_.links.attach(core_.gate.page(), paths_.job);
   core_.fates.remove_dead_claim_files();  // (bound: no other forwarder of this session runs)
@@ -247,15 +250,15 @@ bool Forwarder::release_socket(bool block) {
 }
 
 namespace {
-// True if dir holds nothing but `lock` and the activity word's file (wire/activity.h;
-// staged versions, a socket or anything else: false).
+// True if dir holds nothing but `lock`, the activity word's file (wire/activity.h) and the
+// notices (wire/notices.h); staged versions, a socket or anything else: false.
 bool only_lock_left(const char* dir) {
   DIR* d = opendir(dir);
   if (!d) return false;
   bool only = true;
   while (dirent* de = readdir(d)) {
     if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, "lock") ||
-        !strcmp(de->d_name, activity::kFileName))
+        !strcmp(de->d_name, activity::kFileName) || !strcmp(de->d_name, wire::kNoticesFile))
       continue;
     only = false;
     break;
@@ -267,10 +270,12 @@ bool only_lock_left(const char* dir) {
 
 void Forwarder::remove_session_dir() {
   const std::string activity_file = std::string(paths_.dir) + "/" + activity::kFileName;
+  const std::string notices_file = std::string(paths_.dir) + "/" + wire::kNoticesFile;
   int lock = open(paths_.lock, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
   if (lock < 0) {
     if (only_lock_left(paths_.dir)) {
       unlink(activity_file.c_str());
+      unlink(notices_file.c_str());
       rmdir(paths_.dir);
     }
     return;
@@ -282,6 +287,7 @@ void Forwarder::remove_session_dir() {
   }
   if (locked && only_lock_left(paths_.dir)) {
     unlink(activity_file.c_str());
+    unlink(notices_file.c_str());
     unlink(paths_.lock);
     if (rmdir(paths_.dir) == 0) LOG_DEBUG("removed the session directory %s", paths_.dir);
   } else if (locked) {

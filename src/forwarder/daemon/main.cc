@@ -13,6 +13,7 @@
 #include "forwarder/daemon/crash_handler.h"
 #include "forwarder/daemon/daemonize.h"
 #include "forwarder/daemon/forwarder.h"
+#include "forwarder/daemon/log_place.h"
 #include "forwarder/daemon/path_settings.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder/util/log.h"
@@ -35,22 +36,40 @@ const char kUsage[] =
     "  BATCH_BYTES, GROUP_SIZE, IDLE_EXIT, TERM_DRAIN_S, STATS_FILE, LOG, LOG_LEVEL, JOB_ID,\n"
     "  NODE_ID);\n"
     "  see the README. Its node identity: CKPTFWD_NODE_ID, else SLURMD_NODENAME (with the\n"
-    "  host name's first label when it differs from it), else the host name.\n"
+    "  host name's first label when it differs from it), else the host name. Its log:\n"
+    "  CKPTFWD_LOG, else <store>/logs/<job>.<node>.log (until the capture directory exists:\n"
+    "  <stage dir>/ckptfwd-log-<uid>-<job>-<node>.log, moved there at exit).\n"
     "  Signals: TERM/INT drain and exit (after CKPTFWD_TERM_DRAIN_S, 20 s, at most: what is\n"
     "  not committed by then stays staged for the next forwarder); USR1 appends the stats to\n"
     "  CKPTFWD_STATS_FILE.\n";
+// The settings that place the store, read again: load stops at the first bad value, which
+// may come before them in the environment.
+Config with_store_settings(Config cfg) {
+  if (const char* capture = getenv("CKPTFWD_CAPTURE")) cfg.set_capture(capture);
+  std::string ignored;
+  if (const char* store = getenv("CKPTFWD_STORE"); store && *store)
+    cfg.set("CKPTFWD_STORE", store, &ignored);
+  return cfg;
+}
 // Under mpiexec our stderr is the library's file in the session dir (it quotes it in its
-// own log line) or /dev/null: the message also goes to CKPTFWD_LOG when that names a file.
-void report_bad_config(const std::string& err) {
+// own log line) or /dev/null: the message also goes to CKPTFWD_LOG when that names a file,
+// and to the default log file (log_place.h, from the settings read so far) when it is unset.
+void report_bad_config(const Config& partial, const std::string& err) {
   std::string line = "ckptfwd-forwarder: error: bad configuration: " + err + "\n";
   fputs(line.c_str(), stderr);
-  const char* log = getenv("CKPTFWD_LOG");
-  if (!log || !*log || !strcmp(log, "stderr") || !strcmp(log, "syslog")) return;
-  int fd = open_owned(log, O_WRONLY | O_APPEND | O_CREAT, 0600, nullptr);  // as log_init
-  if (fd < 0) return;
-  ssize_t w = write(fd, line.data(), line.size());
-  (void)w;
-  close(fd);
+  SessionPaths paths;
+  const bool have_paths = session_paths(paths);
+  std::string log;
+  if (const char* named = getenv("CKPTFWD_LOG"); named && *named)
+    log = named;
+  else if (have_paths)
+    log = fwd::open_log_place(fwd::log_place(with_store_settings(partial), paths));
+  if (log.empty() || log == "stderr" || log == "syslog") return;
+  // (the log's own checks: never through a symbolic link, never into another user's file)
+  fwd::log_init(log, "error");
+  if (fwd::log_destination() != log) return;
+  if (have_paths) fwd::log_set_identity(paths.node, paths.job);
+  LOG_ERROR("bad configuration: %s", err.c_str());
 }
 // The command line: *daemon set; -1 to go on, else the exit code (help, a bad argument).
 int parse_arguments(int argc, char** argv, bool* daemon) {
@@ -76,18 +95,18 @@ int parse_arguments(int argc, char** argv, bool* daemon) {
 bool load_settings(Config& cfg) {
   std::string err;
   if (!Config::load(cfg, &err)) {
-    report_bad_config(err);
+    report_bad_config(cfg, err);
     return false;
   }
   // A schema that does not parse is a configuration error, reported before anything is
   // captured (with its file, line and column), like any other bad setting.
   if (schema::Inferrer probe; !probe.configure(cfg, &err)) {
-    report_bad_config(err);
+    report_bad_config(cfg, err);
     return false;
   }
   // A log, stats file or store it cannot use: named now, not silent once detached.
   if (!fwd::check_path_settings(cfg, &err)) {
-    report_bad_config(err);
+    report_bad_config(cfg, err);
     return false;
   }
   return true;
@@ -172,8 +191,13 @@ int main(int argc, char** argv) {
     close(election_fd);
     election_fd = -1;
   }
+  // CKPTFWD_LOG unset: a file beside the checkpoints (log_place.h), not a stderr nobody reads.
+  const bool default_log = cfg.log.empty();
+  const fwd::LogPlace log_place = fwd::log_place(cfg, paths);
+  if (default_log) cfg.log = fwd::open_log_place(log_place);
   int ready = daemon ? fwd::daemonize(cfg.log, paths.socket, election_fd) : -1;
   fwd::log_init(cfg.log, cfg.log_level);
+  fwd::log_set_identity(paths.node, paths.job);
 
   fwd::note_umask();  // before any thread exists: reading the umask means setting it
   sigset_t set;
@@ -191,5 +215,8 @@ int main(int argc, char** argv) {
   if (election_fd >= 0) close(election_fd);  // listening (or leaving): others may look now
   if (rc >= 0) return rc;
   watch_signals(f, set);
-  return f.run();
+  rc = f.run();
+  fwd::log_flush_repeats();
+  if (default_log) fwd::settle_log_file(log_place, cfg.log);
+  return rc;
 }

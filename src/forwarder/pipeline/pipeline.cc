@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "codec/codec.h"
@@ -33,6 +34,7 @@
 #include "forwarder/state/stats.h"
 #include "forwarder/util/after_jobs.h"
 #include "forwarder/util/log.h"
+#include "forwarder/util/notices.h"
 #include "forwarder/util/store_paths.h"
 #include "forwarder/util/test_hooks.h"
 #include "forwarder/util/worker_pool.h"
@@ -59,6 +61,21 @@ void parallel_for(size_t n, int threads, Work&& work) {
   for (auto& t : pool) t.join();
 }
 
+// A schema rule the user wrote that does not fit a file it names: said on the
+// application's stderr once per rule (util/notices.h), not only in the log.
+void post_schema_notice(const std::string& path, const std::string& note) {
+  static constexpr std::string_view kRule = "schema rule ";
+  const size_t end = note.find(" does not fit");
+  if (note.rfind(kRule, 0) != 0 || end == std::string::npos) return;
+  notices().post(note.substr(0, end),
+                 note.substr(0, end) + " does not fit " + path + " (" +
+                     note.substr(std::min(note.size(), end + 15)) +
+                     "): such files are stored as plain bytes, compressed and restored "
+                     "exactly. Fix: `ckptfwd schema check` the rule against a restored copy; "
+                     "`ckptfwd ls --vars` of the store names every file it did not fit. Log: " +
+                     log_destination());
+}
+
 // The variable maps of the whole files of a batch. Each file is looked at once, in
 // parallel; an HDF5 file costs a helper process, so the work is spread over threads.
 void infer_maps(const schema::Inferrer& inferrer, const std::vector<BatchFile>& files,
@@ -76,10 +93,11 @@ void infer_maps(const schema::Inferrer& inferrer, const std::vector<BatchFile>& 
     out.mapped[i] = mapped_bytes(e.vars);
     if (note.empty()) return;
     out.infer_failed[i] = 1;
-    if (e.vars.source.empty())
+    if (e.vars.source.empty()) {
       LOG_WARN("%s (v%llu): stored agnostic: %s", files[i].path.c_str(),
                static_cast<unsigned long long>(files[i].vid), note.c_str());
-    else
+      post_schema_notice(files[i].path, note);
+    } else
       LOG_INFO("%s (v%llu): variables from %s after: %s", files[i].path.c_str(),
                static_cast<unsigned long long>(files[i].vid), e.vars.source.c_str(), note.c_str());
   });

@@ -1,5 +1,9 @@
-// Forwarder log: lines "ckptfwd-forwarder: <level>: ..." to CKPTFWD_LOG (a file path,
-// "stderr" or "syslog"; default stderr), filtered by CKPTFWD_LOG_LEVEL.
+// Forwarder log. Lines
+//   ckptfwd-forwarder: <UTC time, ms> node=<node> job=<job> pid=<pid> <level>: <message>
+// go to CKPTFWD_LOG (a file path, "stderr" or "syslog"); the daemon picks a file in the
+// store when it is unset (daemon/log_place.h). Filtered by CKPTFWD_LOG_LEVEL. Warnings and
+// errors repeated from one call site (one per file, say) are collapsed: a few a minute are
+// written and the rest counted (log_repeats.h); at level debug every line is written.
 #pragma once
 #include <string>
 
@@ -10,10 +14,16 @@ enum class LogLevel { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
 // Opens the destination. Safe to call again (tests); falls back to stderr when the file
 // cannot be opened (and says so there).
 void log_init(const std::string& dest, const std::string& level);
+// The node and job every line names (unset: "-").
+void log_set_identity(const std::string& node, const std::string& job);
+// Where lines go: the file log_init opened, else "stderr" or "syslog".
+std::string log_destination();
 // The fd log lines go to (for the crash handler's async-signal-safe writes).
 int log_fd();
 bool log_enabled(LogLevel l);
 void log_msg(LogLevel l, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+// Says how many collapsed lines were not written (the forwarder's exit).
+void log_flush_repeats();
 
 #define FWD_LOG(level, ...)                                                              \
   do {                                                                                   \

@@ -43,8 +43,9 @@ bool wait_for_commits_at_exit() {
       if (r.status == Status::kErr)
         log_msg(
             "ERROR: checkpoint files of pid %d are NOT committed to the store: %s (tried "
-            "for %ld s, CKPTFWD_EXIT_RETRY_S; the forwarder's log, CKPTFWD_LOG, names the "
-            "store, CKPTFWD_STORE, and why). They stay staged in %s; `ckptfwd drain` "
+            "for %ld s, CKPTFWD_EXIT_RETRY_S; the forwarder's log names the store and "
+            "why: CKPTFWD_LOG, by default <store>/logs/<job>.<node>.log). They stay staged "
+            "in %s; `ckptfwd drain` "
             "with the job's environment (same CKPTFWD_JOB_ID and node) commits them once "
             "the store takes them and exits non-zero until then",
             static_cast<int>(getpid()), strerror(r.err), static_cast<long>(spent / 1000000000),

@@ -12,6 +12,7 @@
 
 #include "interpose/client/client.h"
 #include "interpose/client/exit_wait.h"
+#include "interpose/client/notices.h"
 #include "interpose/client/stats_line.h"
 #include "interpose/setup/cwd_cache.h"
 #include "interpose/setup/cwd_filter.h"
@@ -113,6 +114,7 @@ int exit_work(bool flush, int status) {
   });
   bool committed = true;
   if (g_settings.exit_wait && client_closed_any()) committed = wait_for_commits_at_exit();
+  print_new_notices();
   write_stats_line();
   errno = saved;
   return committed || status != 0 ? status : kNotCommittedStatus;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "interpose/client/notices.h"
 #include "interpose/setup/state.h"
 #include "interpose/wrap/real.h"
 
@@ -44,6 +45,7 @@ void map_unless_same(bool check_inode) {
         // A file replaced (a new session directory): the old mapping is left in place,
         // never unmapped, since another thread may be storing to it right now.
         g_mapped_ino.store(st.st_ino);
+        notices_from_now(base);
         g_activity_page.store(base);
         g_activity.store(clock);
       } else {

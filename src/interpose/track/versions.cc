@@ -11,6 +11,7 @@
 #include <cstdio>
 
 #include "interpose/client/fate.h"
+#include "interpose/client/notices.h"
 #include "interpose/setup/state.h"
 #include "interpose/setup/trust.h"
 #include "interpose/track/blocked_time.h"
@@ -421,6 +422,7 @@ bool release_version(Version* v) {
   extent_log_destroy(v->ext, v->owned.load());
   hint_log_destroy(v->hints.load(), v->owned.load());
   version_destroy(v);
+  print_new_notices();
   return ok;
 }
 
