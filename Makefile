@@ -16,6 +16,18 @@ STAMP  := $(BUILD)/.deps-ok
 .PHONY: all deps build test demo bench bench-ratio bench-scale asan tsan fuzz install clean format
 all: build
 
+# `make`, `make build` and `make install` build with the libraries the machine has and never
+# call apt-get (a site builds without root); the targets that run things (test, demo, the
+# benchmarks, the sanitizer and fuzz builds) install the Debian packages first (make deps)
+# and configure again, so a build directory made before them finds what they installed.
+# The project's own builds turn warnings into errors (CKPTFWD_WERROR); a plain cmake does not.
+CMAKE_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCKPTFWD_WERROR=ON
+define deps_then_build
+	@$(MAKE) --no-print-directory deps
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+endef
+
 # Installs the Debian packages only when one is missing (dpkg-query is cheap). The stamp
 # depends on this file, so a package added to DEB_PKGS is installed in an existing build dir.
 deps: $(STAMP)
@@ -30,30 +42,35 @@ $(STAMP): Makefile
 	fi
 	@mkdir -p $(BUILD) && touch $@
 
-$(BUILD)/CMakeCache.txt: | $(STAMP)
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 
-build: $(STAMP) $(BUILD)/CMakeCache.txt
+build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: build
+test:
+	$(deps_then_build)
 	@tests/run_all.sh $(BUILD)
 
-demo: build
+demo:
+	$(deps_then_build)
 	@examples/run_demo.sh $(BUILD)
 
-bench: build
+bench:
+	$(deps_then_build)
 	@tools/bench/run_bench.sh $(BUILD)
 
 # Compression ratio and speed of the merge schemes against gzip/zstd/xz, Blosc, fpzip and
 # zfp on the same bytes (data sets cached in $(BUILD)/bench-ratio-data/).
-bench-ratio: build
+bench-ratio:
+	$(deps_then_build)
 	@tools/bench/bench_ratio.sh $(BUILD)
 
 # The store's metadata against nodes and history: a restart's first open with 1 to 1,000
 # checkpoints of history (catalog snapshot vs whole replay), commit latency per wave with
 # 1 to 16 simulated nodes (BENCH_QUICK=1: smaller). Writes $(BUILD)/bench-scale.json/.svg.
-bench-scale: build
+bench-scale:
+	$(deps_then_build)
 	@tools/bench/bench_scale.sh $(BUILD) $(BUILD)/bench-scale $(BUILD)/bench-scale.json
 
 # The forwarder runs as a daemon whose stderr is CKPTFWD_LOG, which a passing test deletes,
@@ -63,7 +80,7 @@ bench-scale: build
 # CKPTFWD_SANITIZE in CMakeLists.txt): the ASan runtime would have to come first.
 SAN_DIR := $(CURDIR)/build-asan/sanitizer
 asan: $(STAMP)
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCKPTFWD_SANITIZE=ON
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCKPTFWD_SANITIZE=ON -DCKPTFWD_WERROR=ON
 	cmake --build build-asan -j $(JOBS)
 	@rm -rf $(SAN_DIR) && mkdir -p $(SAN_DIR)
 	@ASAN_OPTIONS=log_path=$(SAN_DIR)/asan UBSAN_OPTIONS=print_stacktrace=1:log_path=$(SAN_DIR)/ubsan \
@@ -84,7 +101,7 @@ asan: $(STAMP)
 TSAN_DIR := $(CURDIR)/build-tsan/sanitizer
 TSAN_TEST_TIMEOUT ?= 1500
 tsan: $(STAMP)
-	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCKPTFWD_TSAN=ON
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCKPTFWD_TSAN=ON -DCKPTFWD_WERROR=ON
 	cmake --build build-tsan -j $(JOBS)
 	@rm -rf $(TSAN_DIR) && mkdir -p $(TSAN_DIR)
 	@TSAN_OPTIONS="log_path=$(TSAN_DIR)/tsan suppressions=$(CURDIR)/tests/tsan.supp second_deadlock_stack=1" \
@@ -116,8 +133,9 @@ fuzz: $(STAMP)
 	  [ $$rc -eq 0 ] || { tail -40 build-fuzz/fuzz_$$t.log; echo "fuzz_$$t failed (exit $$rc)"; exit 1; }; \
 	done
 
+# (no root needed for a prefix of yours: tools/install/CMakeLists.txt lists what goes where)
 install: build
-	cmake --install $(BUILD) --prefix $(PREFIX)
+	cmake --install $(BUILD) --prefix $(PREFIX) --strip
 
 format:
 	find src tools tests examples -name '*.cc' -o -name '*.h' -o -name '*.cpp' | xargs clang-format -i

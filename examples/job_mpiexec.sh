@@ -19,7 +19,8 @@ mkdir -p "$CKPT"
 export CKPTFWD_CAPTURE="$CKPT/*"          # colon-separated globs on absolute paths
 # export CKPTFWD_STORE="$RUN_DIR/store"   # where containers go (default: $CKPT/.ckptfwd)
 export CKPTFWD_STATS_FILE="$RUN_DIR/ckptfwd-stats.jsonl"   # forwarder counters at exit
-# export CKPTFWD_JOB_ID=...                # default: SLURM_JOB_ID / PBS_JOBID / "0"
+# export CKPTFWD_JOB_ID=...                # default: SLURM_JOB_ID / PBS_JOBID / LSB_JOBID /
+#                                          # FLUX_JOB_ID, else a digest of CKPTFWD_CAPTURE
 
 # Restart from the newest complete checkpoint if there is one. The check runs through the
 # library too, because the checkpoints live in the store, not as files in $CKPT.

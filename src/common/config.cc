@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "common/lossy_rules.h"
+#include "common/setting_names.h"
 #include "wire/session.h"
 
 namespace ckptfwd {
@@ -268,6 +269,7 @@ static std::string trim(const std::string& s) {
 
 void Config::set_capture(const std::string& spec) {
   capture_dirs.clear();
+  capture_digest = ::ckptfwd::capture_digest(spec.c_str(), nullptr);
   for (size_t b = 0; b <= spec.size();) {
     size_t e = spec.find(':', b);
     if (e == std::string::npos) e = spec.size();
@@ -291,9 +293,9 @@ bool Config::load(Config& out, std::string* err) {
   out.writers =
       default_writers(sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 2);
   // Keys the preload library reads itself; allowed in the file, ignored here.
-  static const char* lib_only[] = {"CAPTURE",   "DISABLE",      "FORWARDER",  "NO_SPAWN",
-                                   "EXIT_WAIT", "EXIT_RETRY_S", "STAGE_DIR",  "NODE_ID",
-                                   "JOB_ID",    "CONFIG",       "LEASED_OPEN"};
+  static const char* lib_only[] = {"CAPTURE",   "DISABLE",      "FORWARDER",   "NO_SPAWN",
+                                   "EXIT_WAIT", "EXIT_RETRY_S", "STAGE_DIR",   "NODE_ID",
+                                   "JOB_ID",    "CONFIG",       "LEASED_OPEN", "EARLY_START"};
   auto is_lib_only = [](std::string k) {
     std::transform(k.begin(), k.end(), k.begin(), ::toupper);
     if (k.rfind("CKPTFWD_", 0) == 0) k = k.substr(8);
@@ -318,6 +320,19 @@ bool Config::load(Config& out, std::string* err) {
       if (is_lib_only(k)) continue;
       std::string e;
       if (!out.set(k, v, &e)) {
+        // A key that is no setting of the forwarder's is ignored, and said; a bad value of
+        // one is an error.
+        if (e.rfind("unknown setting", 0) == 0) {
+          std::string bare = k;
+          std::transform(bare.begin(), bare.end(), bare.begin(), ::toupper);
+          if (bare.rfind("CKPTFWD_", 0) == 0) bare = bare.substr(8);
+          if (is_setting_name(bare)) continue;  // another program's (the CLI's MTBF)
+          std::string near = near_setting_name(bare);
+          out.setting_warnings.push_back(
+              std::string(path) + ":" + std::to_string(lineno) + ": '" + k + "' is not a setting" +
+              (near.empty() ? "" : " (did you mean " + near + "?)") + ": ignored");
+          continue;
+        }
         if (err) *err = std::string(path) + ":" + std::to_string(lineno) + ": " + e;
         return false;
       }
@@ -333,10 +348,16 @@ bool Config::load(Config& out, std::string* err) {
     if (is_lib_only(k)) continue;
     std::string why;
     // Unknown CKPTFWD_* variables in the environment are ignored (job scripts set their
-    // own); a known key with a bad value is an error that names it.
-    if (!out.set(k, v, &why) && why.rfind("unknown setting", 0) != 0) {
-      if (err) *err = why;
-      return false;
+    // own), and said when they look like a misspelt setting; a known key with a bad value
+    // is an error that names it.
+    if (!out.set(k, v, &why)) {
+      if (why.rfind("unknown setting", 0) != 0) {
+        if (err) *err = why;
+        return false;
+      }
+      if (std::string near = near_setting_name(k.substr(8)); !near.empty())
+        out.setting_warnings.push_back(k + " is not a setting (did you mean CKPTFWD_" + near +
+                                       "?): ignored");
     }
   }
   return true;

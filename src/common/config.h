@@ -58,10 +58,18 @@ struct Config {
   int restore_threads = 2;
   int keep = 0;                    // CKPTFWD_KEEP: committed versions kept per path (0: all)
   std::string stats_file;          // CKPTFWD_STATS_FILE
-  std::string log;                 // CKPTFWD_LOG: file, "stderr" (default) or "syslog"
+  std::string log;                 // CKPTFWD_LOG: file, "stderr" or "syslog" (daemon/log_place.h)
   std::string log_level = "warn";  // CKPTFWD_LOG_LEVEL: error|warn|info|debug
-  // CKPTFWD_CAPTURE (colon-separated globs) into capture_dirs.
+  // What load ignored and says so: a CKPTFWD_* variable that looks like a misspelt setting
+  // (common/setting_names.h), a key of CKPTFWD_CONFIG's file that is no setting. The
+  // forwarder logs them and says them on its clients' stderr (util/notices.h).
+  std::vector<std::string> setting_warnings;
+  // CKPTFWD_CAPTURE (colon-separated globs) into capture_dirs and capture_digest.
   void set_capture(const std::string& spec);
+  // The globs' digest (wire/session.h capture_digest; 0: none), taken where relative globs
+  // mean what they meant to the process that started the forwarder: a client with other
+  // globs is said loudly (wire/protocol.h, HELLO's "cap=").
+  unsigned capture_digest = 0;
   // Structure inference (src/schema/): schema files for raw binary checkpoints
   // (CKPTFWD_SCHEMA, colon-separated paths), the variable rename rule
   // (CKPTFWD_VAR_RENAME, "s/REGEX/REPLACEMENT/"), the time limit of the HDF5 inference of

@@ -145,7 +145,11 @@ std::string default_hdf5_helper() {
   if (n <= 0) return "ckptfwd-h5infer";
   std::string exe(buf, static_cast<size_t>(n));
   size_t s = exe.rfind('/');
-  return (s == std::string::npos ? std::string(".") : exe.substr(0, s)) + "/ckptfwd-h5infer";
+  const std::string dir = s == std::string::npos ? std::string(".") : exe.substr(0, s);
+  // Installed: <prefix>/libexec/ckptfwd/ (a helper, not a command); built: beside us.
+  const std::string installed = dir + "/../libexec/ckptfwd/ckptfwd-h5infer";
+  if (access(installed.c_str(), X_OK) == 0) return installed;
+  return dir + "/ckptfwd-h5infer";
 }
 
 bool infer_hdf5(const std::string& helper, const std::string& file, uint64_t size, int timeout_ms,

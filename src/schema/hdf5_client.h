@@ -14,7 +14,8 @@ namespace ckptfwd::schema {
 // Offset of the HDF5 superblock signature (0, 512, 1024, 2048, ... below size), or -1.
 int64_t hdf5_superblock_offset(const uint8_t* data, uint64_t size);
 
-// ckptfwd-h5infer next to the running executable (/proc/self/exe).
+// ckptfwd-h5infer: <dir>/../libexec/ckptfwd/ when installed, else <dir>/ (the build tree),
+// <dir> the running executable's (/proc/self/exe).
 std::string default_hdf5_helper();
 
 // Runs helper on file (size bytes) and fills out. False with *why on any failure: helper

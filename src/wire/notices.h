@@ -8,9 +8,9 @@
 //                           forwarder's last append (it only grows while the session
 //                           directory lives)
 //
-// A process under the library prints the lines appended after it mapped the activity page,
-// each once, prefixed "ckptfwd: " (interpose/client/notices.h); so every process of the job
-// that wrote after a problem was found says it once on its own stderr. The word only says
+// A process under the library prints the file's lines, each once, prefixed "ckptfwd: "
+// (interpose/client/notices.h): so every process of the job that writes says each problem
+// of its session once on its own stderr, those found before it started too. The word says
 // when to look: the library reads the file itself, checks that it is a regular file of its
 // user's, and prints at most kMaxLine bytes per line, control bytes replaced.
 // Allocation free (the preload library uses it).

@@ -10,6 +10,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 
 namespace ckptfwd::wire {
 
@@ -22,13 +24,17 @@ inline constexpr size_t kMaxFields = 64;
 inline constexpr size_t kMaxReplyFrame = 16 * 1024 * 1024;
 
 // ---- Requests (client -> forwarder). Fields after the verb, in order. ----
-// HELLO  pid rank ["lease="] ["env=<digest>"]
+// HELLO  pid rank ["lease="] ["env=<digest>"] ["cap=<8 hex>"]
 //                                       -> OK   ("lease=": the client takes leases, wire/lease.h)
 //                                        | RETIRE  (a forwarder started early that has served
 //                                               nobody and runs with other settings than
 //                                               the client's "env=" (wire/settings_digest.h):
 //                                               it leaves; the client waits until its socket
 //                                               is gone and starts one of its own)
+//   "cap=": the client's capture globs' digest (session.h capture_digest). A forwarder
+//   started for other globs serves it all the same (its stores where the forwarder's
+//   globs say: refused, a restart would not find its checkpoints) and posts a notice
+//   (wire/notices.h) that every writing process of the session prints.
 //   The optional fields are known by their content, in any order.
 // OPEN   path flags(dec) mode(octal) [shared]
 //                                       -> OK vid staged_path budget_bytes x|- [mode]
@@ -128,6 +134,27 @@ inline constexpr const char* kOk = "OK";
 inline constexpr const char* kPass = "PASS";
 inline constexpr const char* kErr = "ERR";
 inline constexpr const char* kRetire = "RETIRE";
+
+// HELLO's "cap=<8 hex>": the client's capture digest (session.h capture_digest, nonzero).
+inline constexpr char kCapturePrefix[] = "cap=";
+inline bool format_capture(unsigned digest, char* buf, size_t cap) {
+  int n = snprintf(buf, cap, "%s%08x", kCapturePrefix, digest);
+  return n > 0 && static_cast<size_t>(n) < cap;
+}
+// Parses a field written by format_capture; false (digest untouched) for anything else.
+inline bool parse_capture(const char* field, unsigned& digest) {
+  if (strncmp(field, kCapturePrefix, sizeof(kCapturePrefix) - 1) != 0) return false;
+  const char* s = field + sizeof(kCapturePrefix) - 1;
+  if (strlen(s) != 8) return false;
+  unsigned v = 0;
+  for (; *s; ++s) {
+    int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+    if (d < 0) return false;
+    v = v << 4 | static_cast<unsigned>(d);
+  }
+  digest = v;
+  return true;
+}
 
 // A decoded message: pointers into the caller's buffer (valid while it lives).
 struct Fields {

@@ -1,7 +1,9 @@
 #include "wire/session.h"
 
+#include <limits.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +29,56 @@ static void sanitize_into(char* out, size_t cap, const char* in) {
     out[n++] = ok ? c : '_';
   }
   out[n] = '\0';
+}
+
+unsigned capture_digest(const char* spec, const char* base) {
+  uint32_t h = 2166136261u;  // FNV-1a, 32 bits
+  auto mix = [&h](const char* s, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+      h ^= static_cast<unsigned char>(s[i]);
+      h *= 16777619u;
+    }
+  };
+  bool any = false;
+  for (const char* p = spec; p && *p;) {
+    const char* e = strchr(p, ':');
+    size_t len = e ? static_cast<size_t>(e - p) : strlen(p);
+    char raw[PATH_MAX], norm[PATH_MAX];
+    // As the library's capture set takes them (interpose/setup/capture.cc): empty entries
+    // skipped, each made absolute and normalised.
+    if (len > 0 && len < sizeof(raw)) {
+      memcpy(raw, p, len);
+      raw[len] = '\0';
+      if (normalize_path(raw, base, norm, sizeof(norm))) {
+        if (any) mix(":", 1);
+        mix(norm, strlen(norm));
+        any = true;
+      }
+    }
+    if (!e) break;
+    p = e + 1;
+  }
+  return any ? h : 0;
+}
+
+void job_identity_from(const char* const values[kJobIdSources], const char* capture,
+                       const char* base, char* out, size_t cap) {
+  if (cap == 0) return;
+  for (size_t i = 0; i < kJobIdSources; ++i)
+    if (values[i] && *values[i]) return sanitize_into(out, cap, values[i]);
+  unsigned digest = capture_digest(capture, base);
+  char local[32];
+  if (digest)
+    snprintf(local, sizeof(local), "local-%08x", digest);
+  else
+    snprintf(local, sizeof(local), "0");
+  sanitize_into(out, cap, local);
+}
+
+void job_identity(char* out, size_t cap) {
+  const char* values[kJobIdSources];
+  for (size_t i = 0; i < kJobIdSources; ++i) values[i] = getenv(kJobIdVariables[i]);
+  job_identity_from(values, getenv("CKPTFWD_CAPTURE"), nullptr, out, cap);
 }
 
 void node_identity_from(const char* node_id, const char* slurmd_nodename, const char* host,
@@ -67,7 +119,7 @@ bool session_paths(SessionPaths& p) {
   const char* root = env_or("CKPTFWD_STAGE_DIR", nullptr, nullptr, "/dev/shm");
   if (!normalize_path(root, nullptr, p.stage_root, sizeof(p.stage_root))) return false;
   char* job = p.job;
-  sanitize_into(job, sizeof(p.job), env_or("CKPTFWD_JOB_ID", "SLURM_JOB_ID", "PBS_JOBID", "0"));
+  job_identity(job, sizeof(p.job));
   node_identity(p.node, sizeof(p.node));
   int n = snprintf(p.dir, sizeof(p.dir), "%s/ckptfwd-%u-%s-%s", p.stage_root,
                    static_cast<unsigned>(getuid()), job, p.node);

@@ -8,7 +8,7 @@
 //       v<vid>.data     staged write versions (0600), v<vid>.meta their description
 //       r<...>.data     restored read views
 //
-// job:  CKPTFWD_JOB_ID, else SLURM_JOB_ID, else PBS_JOBID, else "0"
+// job:  job_identity() below
 // node: node_identity() below
 #pragma once
 #include <climits>
@@ -44,6 +44,26 @@ void node_identity(char* out, size_t cap);
 // The same from explicit values (nullptr or "" = unset), for tests.
 void node_identity_from(const char* node_id, const char* slurmd_nodename, const char* host,
                         char* out, size_t cap);
+
+// The job identity: it names the job's forwarder on each node (session directory, socket),
+// its log file and its stats records. The first of kJobIdVariables that is set: ckptfwd's
+// own, then Slurm, PBS/Torque, LSF and Flux. Outside a batch system, "local-<8 hex>": a
+// digest of the capture globs (CKPTFWD_CAPTURE, each made absolute against base, the
+// current directory when null, as the library takes them), so two runs with different
+// globs get forwarders (and so stores) of their own, and a job script's `ckptfwd drain`
+// with the same CKPTFWD_CAPTURE finds its run's forwarder; "0" without globs. Two runs that
+// capture the same globs share a forwarder: they write the same files anyway.
+// Sanitised as node_identity.
+inline constexpr const char* kJobIdVariables[] = {"CKPTFWD_JOB_ID", "SLURM_JOB_ID", "PBS_JOBID",
+                                                  "LSB_JOBID", "FLUX_JOB_ID"};
+inline constexpr size_t kJobIdSources = sizeof(kJobIdVariables) / sizeof(kJobIdVariables[0]);
+void job_identity(char* out, size_t cap);
+// The same from explicit values (values[i]: kJobIdVariables[i], nullptr or "" = unset), for
+// tests.
+void job_identity_from(const char* const values[kJobIdSources], const char* capture,
+                       const char* base, char* out, size_t cap);
+// The digest of a CKPTFWD_CAPTURE value as above; 0 when it names no glob.
+unsigned capture_digest(const char* spec, const char* base);
 
 // Fills p from the environment. Returns false if a name would not fit (or the cwd a
 // relative CKPTFWD_STAGE_DIR needs is unknown).

@@ -35,7 +35,8 @@ TEST(ForwarderStatsJson, KeysAndTypesAsDocumented) {
   auto rows = documented("ckptfwd stats --json");
   ASSERT_GT(rows.size(), 30u) << "docs/json.md has no table for `ckptfwd stats --json`";
   Stats s;
-  s.set_node("n1");  // the forwarder sets it at start
+  s.set_node("n1");  // the forwarder sets them at start
+  s.set_job("j1");
   s.bytes_committed = 3000;
   s.bytes_stored = 1000;
   Json j = json_parse(s.to_json());

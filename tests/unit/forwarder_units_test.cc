@@ -86,13 +86,17 @@ TEST(ForwarderStats, JsonHasEveryKey) {
   EXPECT_EQ(s.format_json(tiny, sizeof(tiny)), 0u);
 }
 
-// Several forwarders append to one stats file: each line names its node.
+// Several forwarders append to one stats file: each line names its node and job.
 TEST(ForwarderStats, JsonNamesTheNode) {
   Stats s;
   EXPECT_EQ(s.to_json().find("\"node\""), std::string::npos) << "no node set, none written";
   s.set_node("n2.host-7");
   std::string j = s.to_json();
-  EXPECT_EQ(j.rfind("{\"source\":\"forwarder\",\"node\":\"n2.host-7\",\"pid\":", 0), 0u) << j;
+  EXPECT_EQ(j.rfind("{\"source\":\"forwarder\",\"node\":\"n2.host-7\",\"version\":\"", 0), 0u) << j;
+  s.set_job("4711");
+  j = s.to_json();
+  EXPECT_EQ(j.rfind("{\"source\":\"forwarder\",\"node\":\"n2.host-7\",\"job\":\"4711\",", 0), 0u)
+      << j;
 }
 
 }  // namespace ckptfwd::fwd::test

@@ -1,5 +1,6 @@
 #include "forwarder_client.h"
 
+#include <dirent.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "cli.h"
 #include "staged_versions.h"
@@ -19,10 +21,28 @@ namespace {
 long sys_read(int fd, void* p, size_t n) { return ::read(fd, p, n); }
 long sys_write(int fd, const void* p, size_t n) { return ::write(fd, p, n); }
 
-std::string job_id() {
-  for (const char* n : {"CKPTFWD_JOB_ID", "SLURM_JOB_ID", "PBS_JOBID"})
-    if (const char* v = getenv(n); v && *v) return v;
-  return "0";
+// What "no forwarder" may mean outside a batch system, where the job is named after the
+// capture globs (wire/session.h, job_identity): the local sessions of this user and node.
+std::string local_job_hint(const SessionPaths& sp) {
+  if (strncmp(sp.job, "local-", 6) != 0 && strcmp(sp.job, "0") != 0) return "";
+  const std::string own = "ckptfwd-" + std::to_string(getuid()) + "-";
+  const std::string suffix = std::string("-") + sp.node;
+  std::string found;
+  if (DIR* d = opendir(sp.stage_root)) {
+    while (dirent* de = readdir(d)) {
+      const std::string n = de->d_name;
+      if (n.rfind(own + "local-", 0) != 0 || n.size() <= own.size() + suffix.size() ||
+          n.compare(n.size() - suffix.size(), suffix.size(), suffix) != 0)
+        continue;
+      const std::string job = n.substr(own.size(), n.size() - own.size() - suffix.size());
+      if (job != sp.job) found += (found.empty() ? "" : ", ") + job;
+    }
+    closedir(d);
+  }
+  return std::string(
+             ". Outside a batch system a job is named after its CKPTFWD_CAPTURE: set it "
+             "as the job did, or CKPTFWD_JOB_ID") +
+         (found.empty() ? "" : " (other jobs with a session on this node: " + found + ")");
 }
 }  // namespace
 
@@ -36,7 +56,8 @@ ForwarderClient::Connect ForwarderClient::connect(std::string* msg) {
     *msg = "session path too long (shorten CKPTFWD_STAGE_DIR, CKPTFWD_JOB_ID or CKPTFWD_NODE_ID)";
     return Connect::kError;
   }
-  std::string who = "job " + job_id() + " on node " + sp.node + " (socket " + sp.socket + ")";
+  std::string who =
+      std::string("job ") + sp.job + " on node " + sp.node + " (socket " + sp.socket + ")";
   fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) {
     *msg = std::string("socket: ") + strerror(errno);
@@ -54,7 +75,7 @@ ForwarderClient::Connect ForwarderClient::connect(std::string* msg) {
     ::close(fd_);
     fd_ = -1;
     if (e == ENOENT || e == ECONNREFUSED || e == ENOTDIR) {
-      *msg = "no forwarder running for " + who;
+      *msg = "no forwarder running for " + who + local_job_hint(sp);
       return Connect::kNoForwarder;
     }
     *msg = "cannot connect to the forwarder of " + who + ": " + strerror(e);

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "common/config.h"
+#include "common/release.h"
 #include "store/container/direct_read.h"
 
 namespace {
@@ -28,7 +29,8 @@ const char kHelp[] =
     "  verify [--json] STORE|FILE.ckc      check manifest and every chunk checksum\n"
     "\n"
     "Forwarder commands (the job and node come from CKPTFWD_JOB_ID / SLURM_JOB_ID /\n"
-    "PBS_JOBID, CKPTFWD_NODE_ID / SLURMD_NODENAME / the host name, and\n"
+    "PBS_JOBID / LSB_JOBID / FLUX_JOB_ID (outside a batch system: CKPTFWD_CAPTURE),\n"
+    "CKPTFWD_NODE_ID / SLURMD_NODENAME / the host name, and\n"
     "CKPTFWD_STAGE_DIR):\n"
     "  stats [--json] [--mtbf D] [--watch [S]]\n"
     "                                      counters of the running forwarder (--mtbf: how\n"
@@ -46,6 +48,7 @@ const char kHelp[] =
     "                                      check a schema for raw binary checkpoints and\n"
     "                                      how SAMPLE splits into variables\n"
     "  help, --help, -h                    this text; `ckptfwd COMMAND --help` for details\n"
+    "  version, --version                  the version of this ckptfwd\n"
     "\n"
     "STORE is CKPTFWD_STORE of the run, by default the .ckptfwd directory in the literal\n"
     "directory of the capture glob (CKPTFWD_CAPTURE=/scratch/run/ckpt/step_*/r*.bin:\n"
@@ -74,6 +77,10 @@ int main(int argc, char** argv) {
   Args args(argv + 2, argv + argc);
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
     fputs(kHelp, stdout);
+    return 0;
+  }
+  if (cmd == "version" || cmd == "--version") {
+    printf("ckptfwd %s\n", ckptfwd::release_version());
     return 0;
   }
   // The one setting the store commands read: whether chunks are read with O_DIRECT.

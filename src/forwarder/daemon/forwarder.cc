@@ -19,6 +19,7 @@
 #include <system_error>
 #include <thread>
 
+#include "common/release.h"
 #include "forwarder/daemon/client_session.h"
 #include "forwarder/daemon/dead_sessions.h"
 #include "forwarder/daemon/listener.h"
@@ -40,6 +41,7 @@ Forwarder::Forwarder(const Config& cfg, const SessionPaths& paths, BatcherTiming
     : paths_(paths), core_(cfg, paths.dir, paths.node), svc_(core_), batcher_(core_, svc_, timing) {
   core_.job = paths.job;
   core_.stats.set_node(paths.node);
+  core_.stats.set_job(paths.job);
   core_.state.pending.set_identity(paths.node, paths.job);
   core_.state.retire_grace = timing.retire_grace;
   core_.state.view_grace = timing.view_grace;
@@ -82,6 +84,10 @@ Forwarder::Start Forwarder::start(std::string* err) {
   if (!core_.gate.attach(paths_.dir, &gate_err))
     LOG_WARN("%s: compression does not give way to the application's writes", gate_err.c_str());
   notices().attach(paths_.dir, core_.gate.page());
+  for (const std::string& w : core_.cfg.setting_warnings) {
+    LOG_WARN("%s", w.c_str());
+    notices().post("setting " + w, w + ". Log: " + log_destination());
+  }
   // Before the recovery changes anything: an earlier forwarder's read links are not found.
   core_.links.attach(core_.gate.page(), paths_.job);
   core_.fates.remove_dead_claim_files();  // (bound: no other forwarder of this session runs)
@@ -89,8 +95,8 @@ Forwarder::Start Forwarder::start(std::string* err) {
   sweep_dead_sessions(paths_.stage_root, paths_.dir);  // other jobs' killed forwarders
   batcher_.start();
   start_group();
-  LOG_INFO("serving %s (store %s, codec %s, %d writers)", paths_.socket,
-           core_.cfg.store.empty() ? "<dir>/.ckptfwd" : core_.cfg.store.c_str(),
+  LOG_INFO("ckptfwd-forwarder %s serving %s (store %s, codec %s, %d writers)", release_version(),
+           paths_.socket, core_.cfg.store.empty() ? "<dir>/.ckptfwd" : core_.cfg.store.c_str(),
            core_.cfg.codec.c_str(), core_.cfg.writers);
   return Start::kReady;
 }

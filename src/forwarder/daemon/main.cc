@@ -1,4 +1,4 @@
-// ckptfwd-forwarder [--daemon] [--foreground] [--help]
+// ckptfwd-forwarder [--daemon] [--foreground] [--help] [--version]
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/config.h"
+#include "common/release.h"
 #include "forwarder/daemon/crash_handler.h"
 #include "forwarder/daemon/daemonize.h"
 #include "forwarder/daemon/forwarder.h"
@@ -26,7 +27,7 @@ using namespace ckptfwd;
 
 namespace {
 const char kUsage[] =
-    "usage: ckptfwd-forwarder [--daemon] [--foreground] [--help]\n"
+    "usage: ckptfwd-forwarder [--daemon] [--foreground] [--help] [--version]\n"
     "  The per-node, per-job forwarder of ckptfwd: takes the checkpoint files the preload\n"
     "  library captures, compresses them into containers on the store, serves them back.\n"
     "  --daemon      detach; exit 0 once the control socket accepts connections\n"
@@ -81,6 +82,9 @@ int parse_arguments(int argc, char** argv, bool* daemon) {
       *daemon = false;
     } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       fputs(kUsage, stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "--version")) {
+      printf("ckptfwd-forwarder %s\n", release_version());
       return 0;
     } else {
       fprintf(stderr, "ckptfwd-forwarder: error: unknown argument '%s'\n%s", argv[i], kUsage);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/release.h"
 #include "forwarder/util/log.h"
 #include "store/manifest/owner_check.h"
 
@@ -18,6 +19,7 @@ namespace ckptfwd::fwd {
 Stats::Stats() : start_ns(monotonic_ns()) {}
 
 void Stats::set_node(const char* name) { snprintf(node, sizeof(node), "%s", name); }
+void Stats::set_job(const char* name) { snprintf(job, sizeof(job), "%s", name); }
 
 uint64_t peak_rss_bytes() {
   struct rusage ru {};
@@ -161,6 +163,14 @@ size_t Stats::format_json(char* buf, size_t cap) const {
     o.str(node);
     o.str("\"");
   }
+  if (job[0]) {  // (sanitised as the node identity)
+    o.str(",\"job\":\"");
+    o.str(job);
+    o.str("\"");
+  }
+  o.str(",\"version\":\"");
+  o.str(release_version());
+  o.str("\"");
   o.str(",\"pid\":");
   o.u64(static_cast<uint64_t>(getpid()));
   write_counters(*this, o);

@@ -73,11 +73,15 @@ struct Stats {
   // The node identity (session.h node_identity), so that the lines of several forwarders
   // in one stats file say which node each counted. Empty: not written.
   char node[256] = {};
+  // The job identity (session.h job_identity), sanitised alike. Empty: not written.
+  char job[128] = {};
 
   void set_node(const char* name);
+  void set_job(const char* name);
 
   Stats();
-  // One JSON object, no newline: {"source":"forwarder","node":...,"pid":...}. Async-signal-safe (no
+  // One JSON object, no newline: {"source":"forwarder","node":...,"job":...,"version":...,
+  // "pid":...}, version the release (common/release.h). Async-signal-safe (no
   // allocation, no locale). Includes peak_rss_bytes, the process's peak resident set
   // (getrusage) when it is formatted. Returns the length written (0 if cap is too small).
   size_t format_json(char* buf, size_t cap) const;

@@ -140,7 +140,9 @@ void log_msg(LogLevel l, const char* fmt, ...) {
   va_end(ap);
   std::vector<RepeatFilter::Pending> pending;
   RepeatFilter::Verdict v;
-  if (l <= LogLevel::kWarn && g_level.load() < static_cast<int>(LogLevel::kDebug)) {
+  // Warnings only: an error is written every time (each may name a file a user must know
+  // about, a corrupt one say).
+  if (l == LogLevel::kWarn && g_level.load() < static_cast<int>(LogLevel::kDebug)) {
     // A site that formats only "%s" logs many different messages: keyed by the text.
     const uint64_t key = strcmp(fmt, "%s") == 0
                              ? std::hash<std::string_view>{}(std::string_view(msg))

@@ -1,9 +1,10 @@
 // Forwarder log. Lines
 //   ckptfwd-forwarder: <UTC time, ms> node=<node> job=<job> pid=<pid> <level>: <message>
 // go to CKPTFWD_LOG (a file path, "stderr" or "syslog"); the daemon picks a file in the
-// store when it is unset (daemon/log_place.h). Filtered by CKPTFWD_LOG_LEVEL. Warnings and
-// errors repeated from one call site (one per file, say) are collapsed: a few a minute are
-// written and the rest counted (log_repeats.h); at level debug every line is written.
+// store when it is unset (daemon/log_place.h). Filtered by CKPTFWD_LOG_LEVEL. Warnings
+// repeated from one call site (one per file, say) are collapsed: a few a minute are written
+// and the rest counted (log_repeats.h); at level debug every line is written. Errors are
+// always written: each may name a file a user must know about.
 #pragma once
 #include <string>
 

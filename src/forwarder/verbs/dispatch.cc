@@ -4,10 +4,12 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include "forwarder/staging/extents.h"
 #include "forwarder/util/log.h"
+#include "forwarder/util/notices.h"
 #include "forwarder/util/test_hooks.h"
 #include "forwarder/verbs/service.h"
 #include "wire/lease.h"
@@ -27,6 +29,12 @@ Reply reply_err(int err) { return {wire::kErr, std::to_string(err)}; }
 Reply reply_pass() { return {wire::kPass}; }
 
 namespace {
+// The globs this forwarder was started for, absolute (its starter hands them so).
+std::string capture_globs() {
+  const char* c = getenv("CKPTFWD_CAPTURE");
+  return c ? c : "";
+}
+
 bool get_path(const char* in, std::string& out) {
   if (!in || in[0] != '/') return false;
   char buf[PATH_MAX];
@@ -119,9 +127,11 @@ Reply Service::handle_request(ClientCtx& cl, const wire::Fields& f) {
     cl.rank = static_cast<int>(rank);
     bool has_digest = false;
     uint64_t digest = 0;
+    unsigned capture = 0;
     for (size_t i = 3; i < f.n; ++i) {
       if (!strcmp(f[i], wire::kLeasePrefix)) cl.wants_leases = true;
       if (wire::parse_settings(f[i], digest)) has_digest = true;
+      wire::parse_capture(f[i], capture);
     }
     if (c_.early_start.hello(has_digest, digest) == EarlyStartCheck::Verdict::kRetire) {
       LOG_INFO(
@@ -130,6 +140,19 @@ Reply Service::handle_request(ClientCtx& cl, const wire::Fields& f) {
           cl.pid);
       cl.wants_leases = false;
       return {wire::kRetire};
+    }
+    // Another run's globs under this job id: served (refused, its restart would not find
+    // its checkpoints), its stores where our globs say, and said loudly.
+    if (capture && c_.cfg.capture_digest && capture != c_.cfg.capture_digest) {
+      char digest[16];
+      snprintf(digest, sizeof(digest), "%08x", capture);
+      const std::string what =
+          "pid " + std::to_string(cl.pid) + " captures other globs (CKPTFWD_CAPTURE) than " +
+          "this forwarder of job " + c_.job + " was started for (" + capture_globs() +
+          "): its files go to the stores those globs name. Fix: give each run its own " +
+          "CKPTFWD_JOB_ID, or the same CKPTFWD_CAPTURE";
+      if (notices().post("capture " + std::string(digest), what + ". Log: " + log_destination()))
+        LOG_WARN("%s", what.c_str());
     }
     return reply_ok();
   }

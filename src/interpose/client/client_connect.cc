@@ -393,11 +393,16 @@ int try_connect() {
   // The settings digest: a forwarder started early by another process with other settings
   // retires for one started with ours (wire/settings_digest.h).
   char settings[40];
-  const char* hello[5] = {wire::kHello, pid, rank};
+  char capture[24];
+  const char* hello[6] = {wire::kHello, pid, rank};
   size_t n = 3;
   if (g_settings.leased_open && g_settings.rank < 0) hello[n++] = wire::kLeasePrefix;
   if (wire::format_settings(g_settings.settings_digest, settings, sizeof(settings)))
     hello[n++] = settings;
+  // The globs: a forwarder of this job started for other ones says so (wire/protocol.h).
+  if (g_settings.capture_digest &&
+      wire::format_capture(g_settings.capture_digest, capture, sizeof(capture)))
+    hello[n++] = capture;
   wire::Fields reply;
   char buf[1024];
   if (!exchange_small(fd, hello, n, buf, sizeof(buf), reply)) {

@@ -53,7 +53,8 @@ mode_t read_umask() {
 }
 
 // The forwarder (CKPTFWD_FORWARDER, else <library dir>/../bin/ckptfwd-forwarder) and the
-// early start's ckptfwd-launch (always <library dir>/../bin, where make install puts it).
+// early start's ckptfwd-launch (<library dir>/../libexec/ckptfwd/, where make install puts
+// the helpers, else <library dir>/../bin/ as in the build tree).
 void find_forwarder() {
   copy_env("CKPTFWD_FORWARDER", g_settings.forwarder, sizeof(g_settings.forwarder));
   Dl_info info{};
@@ -69,7 +70,9 @@ void find_forwarder() {
   };
   if (!g_settings.forwarder[0])
     join("ckptfwd-forwarder", g_settings.forwarder, sizeof(g_settings.forwarder));
-  join("ckptfwd-launch", g_settings.launcher, sizeof(g_settings.launcher));
+  join("../libexec/ckptfwd/ckptfwd-launch", g_settings.launcher, sizeof(g_settings.launcher));
+  if (real::access()(g_settings.launcher, X_OK) != 0)
+    join("ckptfwd-launch", g_settings.launcher, sizeof(g_settings.launcher));
 }
 
 size_t table_capacity() {
@@ -170,6 +173,7 @@ void do_init() {
   if (!g_capture.parse(spec))
     log_msg("CKPTFWD_CAPTURE is too long; using the first %zu globs", g_capture.count());
   g_settings.session_ok = session_paths(g_settings.session);
+  g_settings.capture_digest = capture_digest(spec, nullptr);
   char store[PATH_MAX];
   env_abs_path("CKPTFWD_STORE", store, sizeof(store));
   g_capture.set_exclusions(g_settings.session_ok ? g_settings.session.stage_root : nullptr,

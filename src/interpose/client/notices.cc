@@ -19,7 +19,7 @@
 namespace ckptfwd::interpose {
 namespace {
 
-// The notices file's length up to which this process printed (or chose not to).
+// The notices file's length up to which this process printed.
 std::atomic<uint64_t> g_seen{0};
 
 activity::Word* notices_word(void* base) {
@@ -64,9 +64,7 @@ void print_lines(int fd, uint64_t from, uint64_t to) {
 
 }  // namespace
 
-void notices_from_now(void* base) {
-  if (activity::Word* w = notices_word(base)) g_seen.store(w->load(std::memory_order_acquire));
-}
+void notices_from_start() { g_seen.store(0); }
 
 void print_new_notices() {
   activity::Word* w = notices_word(g_activity_page.load(std::memory_order_acquire));
@@ -74,7 +72,7 @@ void print_new_notices() {
   uint64_t end = w->load(std::memory_order_acquire);
   uint64_t seen = g_seen.load(std::memory_order_relaxed);
   // (one thread prints a range; a page that went backwards is a new forwarder's, whose
-  // mapping notices_from_now handles)
+  // mapping notices_from_start handles)
   if (end <= seen || !g_seen.compare_exchange_strong(seen, end)) return;
   int saved = errno;
   int fd = open_notices();

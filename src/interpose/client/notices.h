@@ -5,11 +5,14 @@
 
 namespace ckptfwd::interpose {
 
-// The activity page at base was mapped (a first or a new forwarder): the notices appended
-// before now are not this process's to print.
-void notices_from_now(void* base);
-// Prints the notices appended since (one atomic load when there are none): after a
-// captured close and at exit, after the exit wait. errno kept; never fails the caller.
+// The activity page was mapped (a first forwarder, or a new one's page in a new session
+// directory): its notices file is read from its start.
+void notices_from_start();
+// Prints the session's notices not printed yet (one atomic load when there are none):
+// after a captured close and at exit, after the exit wait. So every process that writes
+// says each problem of its session once, those found before it started too (a setting
+// the forwarder warned about at its start, a schema an earlier process's files did not
+// fit). errno kept; never fails the caller.
 void print_new_notices();
 
 }  // namespace ckptfwd::interpose

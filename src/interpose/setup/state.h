@@ -34,6 +34,7 @@ struct Settings {
   char stats_path[PATH_MAX] = {};  // absolute
   AbsEnv abs_env{};                // path settings for a forwarder we start
   uint64_t settings_digest = 0;    // HELLO's "env=" (wire/settings_digest.h)
+  unsigned capture_digest = 0;     // HELLO's "cap=" (wire/session.h capture_digest)
 };
 
 extern Settings g_settings;

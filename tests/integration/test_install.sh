@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# A site installs without root (README, "Install at a site"): `cmake --install BUILD
+# --prefix P --strip` by a user who owns P and nothing else (nobody, when this runs as root
+# and the build is readable to it), then, from the installed tree only (PATH = P/bin, LD_PRELOAD =
+# P/lib/libckptfwd.so, no build directory anywhere in the environment): a captured job
+# under mpiexec, `ckptfwd ls` and `ckptfwd restore` byte-exact, `--version` of both
+# programs; the helpers in libexec/ckptfwd and not in bin/, the man pages (man -l reads
+# them), the docs, examples and module files in share/.
+source "$(dirname "$0")/lib.sh"
+ckf_init "$@"
+need_cmd mpiexec.mpich
+# The user: nobody when we are root and it can read the build, else ourselves.
+as=()
+if [[ $(id -u) -eq 0 ]] && setpriv --reuid=65534 --regid=65534 --clear-groups test -r "$BUILD/install_manifest.txt" -o -r "$BUILD/cmake_install.cmake" 2>/dev/null; then
+  as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+fi
+W=$(mktemp -d /tmp/ckptfwd-install.XXXXXX)
+cleanup_install() {
+  local p
+  for p in /proc/[0-9]*; do
+    [[ $(readlink "$p/exe" 2>/dev/null) == "$P/bin/ckptfwd-forwarder" ]] && kill -TERM "${p#/proc/}" 2>/dev/null
+  done
+  sleep 0.5
+  rm -rf "$W" /dev/shm/ckptfwd-*-it-install-$$-* 2>/dev/null || true
+}
+CKF_CLEANUP_HOOKS+=(cleanup_install)
+chmod 755 "$W"
+P=$W/prefix
+mkdir -p "$P" "$W/run/ckpt" "$W/direct" "$W/out"
+[[ ${#as[@]} -gt 0 ]] && chown -R 65534:65534 "$W"
+who=$([[ ${#as[@]} -gt 0 ]] && echo nobody || id -un)
+# `cmake --install BUILD` writes BUILD/install_manifest.txt: as a user who owns the build
+# (a site's), that command; as nobody on our root-owned build, the same install rules
+# (tools/install/CMakeLists.txt holds them all) run without the manifest.
+if [[ ${#as[@]} -eq 0 ]]; then
+  cmake --install "$BUILD" --prefix "$P" --strip >"$T/install.out" 2>&1 ||
+    fail "cmake --install as $who failed: $(tail -5 "$T/install.out")"
+else
+  "${as[@]}" cmake -DCMAKE_INSTALL_PREFIX="$P" -DCMAKE_INSTALL_DO_STRIP=1 \
+    -P "$BUILD/tools/install/cmake_install.cmake" >"$T/install.out" 2>&1 ||
+    fail "the install rules as $who failed: $(tail -5 "$T/install.out")"
+fi
+grep -v "^-- Install configuration\|^-- Installing: $P\|^-- Up-to-date: $P" "$T/install.out" | grep -q . &&
+  fail "the install wrote outside $P: $(grep -v "$P" "$T/install.out" | head -3)"
+for f in bin/ckptfwd bin/ckptfwd-forwarder lib/libckptfwd.so libexec/ckptfwd/ckptfwd-launch \
+  share/man/man1/ckptfwd.1 share/man/man1/ckptfwd-restore.1 share/man/man8/ckptfwd-forwarder.8 \
+  share/man/man7/ckptfwd-settings.7 share/doc/ckptfwd/README.md share/doc/ckptfwd/LICENSE \
+  share/doc/ckptfwd/CHANGELOG.md share/doc/ckptfwd/docs/json.md share/ckptfwd/examples/job_slurm.sh; do
+  [[ -e $P/$f ]] || fail "$f is not installed: $(cd "$P" && find . | sort | head -40)"
+done
+[[ -e $P/bin/ckptfwd-h5infer || -e $P/bin/ckptfwd-launch ]] && fail "a helper is in bin/: $(ls "$P/bin")"
+if [[ -e $BUILD/bin/ckptfwd-h5infer ]]; then
+  [[ -x $P/libexec/ckptfwd/ckptfwd-h5infer ]] || fail "ckptfwd-h5infer is not in libexec/ckptfwd"
+fi
+version=$(sed -n 's/^project(ckptfwd VERSION \([0-9.]*\).*/\1/p' "$CKF_REPO/CMakeLists.txt")
+lua=$P/share/ckptfwd/modulefiles/ckptfwd/$version.lua
+grep -q "local root = \"$P\"" "$lua" || fail "the Lmod module does not name the prefix: $(cat "$lua")"
+grep -q "set root \"$P\"" "$P/share/ckptfwd/modulefiles-tcl/ckptfwd/$version" || fail "the Tcl module does not name the prefix"
+nm "$P/bin/ckptfwd-forwarder" 2>&1 | grep -q "no symbols" || fail "the installed forwarder is not stripped"
+if command -v man >/dev/null; then
+  man -l "$P/share/man/man1/ckptfwd.1" 2>/dev/null | grep -q "restore STORE --to DIR" || fail "man ckptfwd does not show the help text"
+  man -l "$P/share/man/man7/ckptfwd-settings.7" 2>/dev/null | grep -q "CKPTFWD_CAPTURE" || fail "the settings page lacks CKPTFWD_CAPTURE"
+fi
+
+# The installed tree alone, as that user: a clean environment with nothing of the build.
+run() {
+  env -i HOME="$W" PATH="$P/bin:/usr/bin:/bin" CKPTFWD_JOB_ID="it-install-$$" \
+    CKPTFWD_STAGE_DIR=/dev/shm CKPTFWD_IDLE_EXIT=1 "$@"
+}
+out=$(run "${as[@]}" ckptfwd --version) || fail "ckptfwd --version failed"
+[[ $out == "ckptfwd $version" ]] || fail "ckptfwd --version says '$out', not 'ckptfwd $version'"
+out=$(run "${as[@]}" ckptfwd-forwarder --version) || fail "ckptfwd-forwarder --version failed"
+[[ $out == "ckptfwd-forwarder $version" ]] || fail "ckptfwd-forwarder --version says '$out'"
+for r in 0 1; do "$WRITER" big "$W/direct/r.$r" 2M --rank $r; done
+cp "$WRITER" "$W/writer" && chmod 755 "$W/writer"
+run "${as[@]}" mpiexec.mpich -n 2 env LD_PRELOAD="$P/lib/libckptfwd.so" CKPTFWD_CAPTURE="$W/run/ckpt/*" \
+  sh -c 'exec "$0" big "$1.$PMI_RANK" 2M --rank "$PMI_RANK"' "$W/writer" "$W/run/ckpt/r" >"$T/job.out" 2>&1 ||
+  fail "the captured job from the installed tree failed: $(tail -5 "$T/job.out")"
+[[ -e $W/run/ckpt/r.0 ]] && fail "the job's files were written directly, not captured: $(cat "$T/job.out")"
+run "${as[@]}" ckptfwd ls "$W/run/ckpt/.ckptfwd" >"$T/ls.out" 2>&1 || fail "installed ckptfwd ls failed: $(cat "$T/ls.out")"
+grep -q "total: 2 files" "$T/ls.out" || fail "ls does not list the job's 2 files: $(cat "$T/ls.out")"
+run "${as[@]}" ckptfwd restore "$W/run/ckpt/.ckptfwd" --to "$W/out" >"$T/restore.out" 2>&1 ||
+  fail "installed ckptfwd restore failed: $(cat "$T/restore.out")"
+for r in 0 1; do assert_same_bytes "$W/direct/r.$r" "$W/out/r.$r" "rank $r restored"; done
+ok "installed by $who into $P: a captured job, ls and a byte-exact restore from the installed tree only"
