@@ -42,10 +42,9 @@ $(STAMP): Makefile
 	fi
 	@mkdir -p $(BUILD) && touch $@
 
-$(BUILD)/CMakeCache.txt:
+# (configured every time: a build dir made by a plain cmake gets the project's flags too)
+build:
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
-
-build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
 test:

@@ -23,8 +23,14 @@ const char* const kNames[] = {
     "MTBF",
     // Passed by a start (to the forwarder) or an exec (to the new program).
     "ELECTION_FD", "STARTED_FOR", "ADOPT", "ADOPT_LEASE",
-    // Test switches.
-    "TEST_FALLBACK_PID", "TEST_KILL_AT", "TEST_RESIDENT_BUDGET"};
+    // Test switches of the programs.
+    "TEST_FALLBACK_PID", "TEST_KILL_AT", "TEST_RESIDENT_BUDGET",
+    // Read by the tests, benchmarks and example scripts (not settings, but a developer or a
+    // job exports them: never taken for misspellings), and set by the module files.
+    "H5INFER", "BUILD", "TEST_FILTER", "TEST_MARK", "TEST_STAGE", "TEST_TIMEOUT", "KILL_SEED",
+    "KILL_SIZE", "WRITE_CODEC_SEEDS", "FUZZ_HDF5_KEEP", "DEMO_DIR", "BENCH_MPICH",
+    "BENCH_MPICH_INCLUDE", "BENCH_MPICH_LIB", "EX_MPICH", "EX_MPICH_INCLUDE", "EX_MPICH_LIB",
+    "HOME"};
 
 std::string upper(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::toupper(c); });

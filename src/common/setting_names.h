@@ -2,7 +2,8 @@
 // a job script keeps under the same prefix for itself (CKPTFWD_HOME in examples/), which
 // must not be warned about: only a name within a small edit distance of a known one is.
 // Every CKPTFWD_* name the code reads is known (the forwarder's settings, the library's
-// and the CLI's own, those a start or an exec passes on, the test switches);
+// and the CLI's own, those a start or an exec passes on, the test switches, the variables
+// of the tests, benchmarks, example scripts and module files);
 // tests/unit/core_setting_names_test.cc checks that against the sources.
 #pragma once
 #include <string>

@@ -135,6 +135,21 @@ inline constexpr const char* kPass = "PASS";
 inline constexpr const char* kErr = "ERR";
 inline constexpr const char* kRetire = "RETIRE";
 
+// A field "<prefix><exactly digits lowercase hex digits>" (digits <= 16): its value into v;
+// false (v untouched) for anything else.
+inline bool parse_hex_field(const char* field, const char* prefix, size_t digits, uint64_t& v) {
+  const size_t p = strlen(prefix);
+  if (strncmp(field, prefix, p) != 0 || strlen(field + p) != digits || digits > 16) return false;
+  uint64_t x = 0;
+  for (const char* s = field + p; *s; ++s) {
+    int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+    if (d < 0) return false;
+    x = x << 4 | static_cast<uint64_t>(d);
+  }
+  v = x;
+  return true;
+}
+
 // HELLO's "cap=<8 hex>": the client's capture digest (session.h capture_digest, nonzero).
 inline constexpr char kCapturePrefix[] = "cap=";
 inline bool format_capture(unsigned digest, char* buf, size_t cap) {
@@ -143,16 +158,9 @@ inline bool format_capture(unsigned digest, char* buf, size_t cap) {
 }
 // Parses a field written by format_capture; false (digest untouched) for anything else.
 inline bool parse_capture(const char* field, unsigned& digest) {
-  if (strncmp(field, kCapturePrefix, sizeof(kCapturePrefix) - 1) != 0) return false;
-  const char* s = field + sizeof(kCapturePrefix) - 1;
-  if (strlen(s) != 8) return false;
-  unsigned v = 0;
-  for (; *s; ++s) {
-    int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
-    if (d < 0) return false;
-    v = v << 4 | static_cast<unsigned>(d);
-  }
-  digest = v;
+  uint64_t v = 0;
+  if (!parse_hex_field(field, kCapturePrefix, 8, v)) return false;
+  digest = static_cast<unsigned>(v);
   return true;
 }
 

@@ -47,7 +47,8 @@ void node_identity_from(const char* node_id, const char* slurmd_nodename, const 
 
 // The job identity: it names the job's forwarder on each node (session directory, socket),
 // its log file and its stats records. The first of kJobIdVariables that is set: ckptfwd's
-// own, then Slurm, PBS/Torque, LSF and Flux. Outside a batch system, "local-<8 hex>": a
+// own, then Slurm, PBS/Torque, LSF (an array element: "<LSB_JOBID>.<LSB_JOBINDEX>") and
+// Flux. Outside a batch system, "local-<8 hex>": a
 // digest of the capture globs (CKPTFWD_CAPTURE, each made absolute against base, the
 // current directory when null, as the library takes them), so two runs with different
 // globs get forwarders (and so stores) of their own, and a job script's `ckptfwd drain`
@@ -65,9 +66,10 @@ void job_identity_from(const char* const values[kJobIdSources], const char* capt
 // The digest of a CKPTFWD_CAPTURE value as above; 0 when it names no glob.
 unsigned capture_digest(const char* spec, const char* base);
 
-// Fills p from the environment. Returns false if a name would not fit (or the cwd a
-// relative CKPTFWD_STAGE_DIR needs is unknown).
-bool session_paths(SessionPaths& p);
+// Fills p from the environment; capture, when not null, stands for CKPTFWD_CAPTURE (the
+// library passes the globs as the forwarder it starts gets them, so both name one job). Returns
+// false if a name would not fit (or the cwd a relative CKPTFWD_STAGE_DIR needs is unknown).
+bool session_paths(SessionPaths& p, const char* capture = nullptr);
 
 // The launcher's rank: PMI_RANK, PMIX_RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID; -1 if none.
 int rank_from_env();

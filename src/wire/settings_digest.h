@@ -19,6 +19,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "wire/protocol.h"
+
 namespace ckptfwd::wire {
 
 inline constexpr char kSettingsPrefix[] = "env=";
@@ -71,17 +73,7 @@ inline bool format_settings(uint64_t digest, char* buf, size_t cap) {
 
 // Parses a field written by format_settings; false (digest untouched) for anything else.
 inline bool parse_settings(const char* field, uint64_t& digest) {
-  if (strncmp(field, kSettingsPrefix, sizeof(kSettingsPrefix) - 1) != 0) return false;
-  const char* s = field + sizeof(kSettingsPrefix) - 1;
-  if (strlen(s) != 16) return false;
-  uint64_t v = 0;
-  for (; *s; ++s) {
-    int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
-    if (d < 0) return false;
-    v = v << 4 | static_cast<uint64_t>(d);
-  }
-  digest = v;
-  return true;
+  return parse_hex_field(field, kSettingsPrefix, 16, digest);
 }
 
 }  // namespace ckptfwd::wire

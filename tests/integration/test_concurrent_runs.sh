@@ -29,6 +29,8 @@ stop_local_forwarders() {
   sleep 0.5
 }
 CKF_CLEANUP_HOOKS+=(stop_local_forwarders)
+# (both forwarders must outlive the checks made while both runs are up; stopped above)
+export CKPTFWD_IDLE_EXIT=120
 
 R1=$T/run1/ckpt R2=$T/run2/ckpt
 mkdir -p "$R1" "$R2/step_1" "$R2/step_2" "$DIRECT/1" "$DIRECT/2/step_1" "$DIRECT/2/step_2"
@@ -98,6 +100,8 @@ for ((i = 0; i < 300; i++)); do
   compgen -G "$CKPTFWD_STAGE_DIR/ckptfwd-$(id -u)-$CKPTFWD_JOB_ID-*/sock" >/dev/null && break
   sleep 0.2
 done
+compgen -G "$CKPTFWD_STAGE_DIR/ckptfwd-$(id -u)-$CKPTFWD_JOB_ID-*/sock" >/dev/null ||
+  fail "run 3's forwarder did not listen within 60 s: $(cat "$T/run3.out")"
 timeout 120 mpiexec.mpich -n 2 env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$R4/*" \
   sh -c 'exec "$0" write "$1" --rank "$PMI_RANK"' "$WRITER" "$R4" >"$T/run4.out" 2>&1 ||
   fail "run 4 exited $?: $(cat "$T/run4.out")"
@@ -109,3 +113,18 @@ timeout 120 "$CLI" drain || fail "drain of the shared job failed"
 restore_store "$R4/.ckptfwd" "$OUT/4"
 assert_restored_tree "$DIRECT/1" "$R4" "$OUT/4"
 ok "one job id, other globs: served, said once on each process's stderr, restored byte-exact"
+
+# `ckptfwd run --capture G` outside a batch system drains the job its command ran as (named
+# after G), not job 0: the file is committed when it returns, though the command's process
+# did not wait (CKPTFWD_EXIT_WAIT=0) and the batch window alone would hold it back 5 s.
+export CKPTFWD_JOB_ID=
+R5=$T/run5/ckpt
+mkdir -p "$R5"
+"$WRITER" big "$DIRECT/r5.bin" 200K
+CKPTFWD_EXIT_WAIT=0 CKPTFWD_BATCH_WINDOW_MS=5000 timeout 120 "$CLI" run --capture "$R5/*" -- \
+  "$WRITER" big "$R5/r5.bin" 200K >"$T/run5.out" 2>&1 || fail "ckptfwd run exited $?: $(cat "$T/run5.out")"
+"$CLI" ls "$R5/.ckptfwd" 2>&1 | grep -q "$R5/r5.bin" ||
+  fail "ckptfwd run returned before the file was committed: $("$CLI" ls "$R5/.ckptfwd" 2>&1 | tail -3)"
+restore_store "$R5/.ckptfwd" "$OUT/5"
+assert_same_bytes "$DIRECT/r5.bin" "$OUT/5/r5.bin" "ckptfwd run's file"
+ok "ckptfwd run --capture without a job id drains its command's job"

@@ -19,18 +19,15 @@
 #include "forwarder/util/log.h"
 #include "forwarder/util/log_repeats.h"
 #include "forwarder/util/notices.h"
+#include "test_env.h"
 #include "wire/activity.h"
 #include "wire/notices.h"
 
 namespace ckptfwd::fwd {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ckptfwd::test::file_text;
+const auto& slurp = file_text;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;

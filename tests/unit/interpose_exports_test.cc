@@ -10,14 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "test_env.h"
+
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ckptfwd::test::file_text;
+const auto& slurp = file_text;
 
 TEST(InterposeExports, MapMatchesWrapperTable) {
   std::string dir = CKPTFWD_INTERPOSE_SOURCE_DIR;

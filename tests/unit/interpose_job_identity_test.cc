@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "test_env.h"
 #include "wire/session.h"
 
 namespace {
@@ -52,36 +53,35 @@ TEST(JobIdentity, OutsideABatchSystemOtherGlobsAreAnotherJob) {
   EXPECT_EQ(ckptfwd::capture_digest("", nullptr), 0u);
 }
 
-TEST(JobIdentity, SessionPathsUseIt) {
-  struct Saved {
-    const char* name;
-    std::string value;
-    bool set;
-  };
-  std::vector<Saved> saved;
-  std::vector<const char*> names(std::begin(ckptfwd::kJobIdVariables),
-                                 std::end(ckptfwd::kJobIdVariables));
-  names.push_back("CKPTFWD_CAPTURE");
-  for (const char* v : names) {
-    const char* old = getenv(v);
-    saved.push_back({v, old ? old : "", old != nullptr});
-    unsetenv(v);
-  }
+// (the job variables of whoever runs the tests set aside meanwhile, and put back)
+class JobIdentityEnv : public ::testing::Test {
+ protected:
+  ckptfwd::test::ScopedEnv env_{{"CKPTFWD_JOB_ID", "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID",
+                                 "FLUX_JOB_ID", "CKPTFWD_CAPTURE", "LSB_JOBINDEX"}};
+};
+
+TEST_F(JobIdentityEnv, SessionPathsUseIt) {
   setenv("CKPTFWD_CAPTURE", "/run9/ckpt/*", 1);
   ckptfwd::SessionPaths a{};
   ASSERT_TRUE(ckptfwd::session_paths(a));
   EXPECT_EQ(std::string(a.job), identity({}, "/run9/ckpt/*"));
+  // The globs a forwarder is handed stand for the environment's (the library's call).
+  ckptfwd::SessionPaths h{};
+  ASSERT_TRUE(ckptfwd::session_paths(h, "/run8/ckpt/*"));
+  EXPECT_EQ(std::string(h.job), identity({}, "/run8/ckpt/*"));
   setenv("LSB_JOBID", "4711", 1);
   ckptfwd::SessionPaths b{};
   ASSERT_TRUE(ckptfwd::session_paths(b));
   EXPECT_EQ(std::string(b.job), "4711");
   EXPECT_NE(std::string(b.dir).find("-4711-"), std::string::npos) << b.dir;
-  for (const Saved& s : saved) {
-    if (s.set)
-      setenv(s.name, s.value.c_str(), 1);
-    else
-      unsetenv(s.name);
-  }
+  // An element of an LSF job array: its elements share LSB_JOBID.
+  setenv("LSB_JOBINDEX", "3", 1);
+  char job[64];
+  ckptfwd::job_identity(job, sizeof(job));
+  EXPECT_EQ(std::string(job), "4711.3");
+  setenv("LSB_JOBINDEX", "0", 1);
+  ckptfwd::job_identity(job, sizeof(job));
+  EXPECT_EQ(std::string(job), "4711");
 }
 
 }  // namespace

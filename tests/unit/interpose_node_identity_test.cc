@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "test_env.h"
 #include "wire/session.h"
 
 namespace {
@@ -60,35 +61,17 @@ TEST(NodeIdentity, TruncatesToTheBuffer) {
 class NodeIdentityEnv : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* v : {"CKPTFWD_NODE_ID", "SLURMD_NODENAME", "CKPTFWD_JOB_ID"}) {
-      const char* old = getenv(v);
-      saved_.push_back({v, old ? std::string(old) : std::string(), old != nullptr});
-      unsetenv(v);
-    }
     setenv("CKPTFWD_JOB_ID", "j1", 1);
     char h[256] = {0};
     ASSERT_EQ(gethostname(h, sizeof(h) - 1), 0);
     host_ = h;
-  }
-  void TearDown() override {
-    for (const Saved& s : saved_) {
-      if (s.set)
-        setenv(s.name, s.value.c_str(), 1);
-      else
-        unsetenv(s.name);
-    }
   }
   std::string env_identity() {
     char out[256];
     ckptfwd::node_identity(out, sizeof(out));
     return out;
   }
-  struct Saved {
-    const char* name;
-    std::string value;
-    bool set;
-  };
-  std::vector<Saved> saved_;
+  ckptfwd::test::ScopedEnv env_{{"CKPTFWD_NODE_ID", "SLURMD_NODENAME", "CKPTFWD_JOB_ID"}};
   std::string host_;
 };
 

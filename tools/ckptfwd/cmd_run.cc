@@ -87,6 +87,9 @@ int cmd_run(const Args& args, const std::string& self_exe) {
   std::string preload = real;
   if (const char* old = getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
 
+  // Here too, not only in the child: outside a batch system the job (and so the session
+  // drained below) is named after the globs (wire/session.h job_identity).
+  setenv("CKPTFWD_CAPTURE", capture.c_str(), 1);
   pid_t pid = fork();
   if (pid < 0) {
     error(std::string("run: fork: ") + strerror(errno));
@@ -94,7 +97,6 @@ int cmd_run(const Args& args, const std::string& self_exe) {
   }
   if (pid == 0) {
     setenv("LD_PRELOAD", preload.c_str(), 1);
-    setenv("CKPTFWD_CAPTURE", capture.c_str(), 1);
     std::vector<char*> argv;
     for (std::string& s : cmd) argv.push_back(s.data());
     argv.push_back(nullptr);

@@ -23,11 +23,12 @@ long sys_write(int fd, const void* p, size_t n) { return ::write(fd, p, n); }
 
 // What "no forwarder" may mean outside a batch system, where the job is named after the
 // capture globs (wire/session.h, job_identity): the local sessions of this user and node.
-std::string local_job_hint(const SessionPaths& sp) {
-  if (strncmp(sp.job, "local-", 6) != 0 && strcmp(sp.job, "0") != 0) return "";
+// The other local jobs (wire/session.h) of this user and node: their job names.
+std::vector<std::string> other_local_jobs(const SessionPaths& sp) {
+  std::vector<std::string> out;
+  if (strncmp(sp.job, "local-", 6) != 0 && strcmp(sp.job, "0") != 0) return out;
   const std::string own = "ckptfwd-" + std::to_string(getuid()) + "-";
   const std::string suffix = std::string("-") + sp.node;
-  std::string found;
   if (DIR* d = opendir(sp.stage_root)) {
     while (dirent* de = readdir(d)) {
       const std::string n = de->d_name;
@@ -35,10 +36,32 @@ std::string local_job_hint(const SessionPaths& sp) {
           n.compare(n.size() - suffix.size(), suffix.size(), suffix) != 0)
         continue;
       const std::string job = n.substr(own.size(), n.size() - own.size() - suffix.size());
-      if (job != sp.job) found += (found.empty() ? "" : ", ") + job;
+      if (job != sp.job) out.push_back(job);
     }
     closedir(d);
   }
+  return out;
+}
+
+// "job J holds N closed files not committed (session DIR)", for each other local job whose
+// session holds some; "" when none does.
+std::string local_jobs_with_staged(const SessionPaths& sp) {
+  std::string out;
+  for (const std::string& job : other_local_jobs(sp)) {
+    const std::string dir = std::string(sp.stage_root) + "/ckptfwd-" + std::to_string(getuid()) +
+                            "-" + job + "-" + sp.node;
+    size_t n = closed_staged_versions(dir).size();
+    if (n)
+      out += (out.empty() ? "" : "; ") + std::string("job ") + job + " holds " + std::to_string(n) +
+             " closed file version" + (n == 1 ? "" : "s") + " not committed (" + dir + ")";
+  }
+  return out;
+}
+
+std::string local_job_hint(const SessionPaths& sp) {
+  if (strncmp(sp.job, "local-", 6) != 0 && strcmp(sp.job, "0") != 0) return "";
+  std::string found;
+  for (const std::string& job : other_local_jobs(sp)) found += (found.empty() ? "" : ", ") + job;
   return std::string(
              ". Outside a batch system a job is named after its CKPTFWD_CAPTURE: set it "
              "as the job did, or CKPTFWD_JOB_ID") +
@@ -178,6 +201,16 @@ int drain_forwarder(bool quiet_ok) {
         // No forwarder, but versions a process closed may wait for one that is gone:
         // a new one recovers and commits them.
         std::vector<StagedVersion> staged = closed_staged_versions(sp.dir);
+        if (staged.empty() && !started) {
+          // Outside a batch system a drain with other globs (or none) names another job:
+          // files another local job's processes closed and left staged are not "nothing".
+          if (std::string others = local_jobs_with_staged(sp); !others.empty()) {
+            error("drain: nothing staged for job " + std::string(sp.job) + " on node " + sp.node +
+                  ", but " + others +
+                  ". Fix: drain with that run's CKPTFWD_CAPTURE, or CKPTFWD_JOB_ID=<its job>");
+            return 1;
+          }
+        }
         if (staged.empty()) {
           if (!quiet_ok)
             printf(

@@ -478,12 +478,11 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
     LOG_WARN("writing %zu files to store %s failed (attempt %zu): %s; retrying", files.size(),
              store.c_str(), attempt + 1, err.c_str());
     // Said at the first failure: a process's exit wait may give up before the retries do.
-    notices().post(
-        "store " + store,
-        "cannot commit to store " + store + ": " + err +
-            ". The files stay staged on this node and are retried; fsync and exit "
-            "report EIO while it fails. Fix: make " +
-            store + " writable with free space (or set CKPTFWD_STORE). Log: " + log_destination());
+    notices().post("store " + store,
+                   "cannot commit to store " + store + ": " + err +
+                       ". The files stay staged on this node and are retried; fsync and exit "
+                       "report EIO while it fails. Fix: make " +
+                       store + " writable with free space (or set CKPTFWD_STORE)" + log_pointer());
     std::this_thread::sleep_for(t_.retry_delays[attempt]);
   }
   LOG_ERROR(

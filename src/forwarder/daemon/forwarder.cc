@@ -86,7 +86,7 @@ Forwarder::Start Forwarder::start(std::string* err) {
   notices().attach(paths_.dir, core_.gate.page());
   for (const std::string& w : core_.cfg.setting_warnings) {
     LOG_WARN("%s", w.c_str());
-    notices().post("setting " + w, w + ". Log: " + log_destination());
+    notices().post("setting " + w, w + log_pointer());
   }
   // Before the recovery changes anything: an earlier forwarder's read links are not found.
   core_.links.attach(core_.gate.page(), paths_.job);

@@ -37,9 +37,12 @@ const char kUsage[] =
     "  BATCH_BYTES, GROUP_SIZE, IDLE_EXIT, TERM_DRAIN_S, STATS_FILE, LOG, LOG_LEVEL, JOB_ID,\n"
     "  NODE_ID);\n"
     "  see the README. Its node identity: CKPTFWD_NODE_ID, else SLURMD_NODENAME (with the\n"
-    "  host name's first label when it differs from it), else the host name. Its log:\n"
-    "  CKPTFWD_LOG, else <store>/logs/<job>.<node>.log (until the capture directory exists:\n"
-    "  <stage dir>/ckptfwd-log-<uid>-<job>-<node>.log, moved there at exit).\n"
+    "  host name's first label when it differs from it), else the host name. Its job:\n"
+    "  CKPTFWD_JOB_ID, else SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, FLUX_JOB_ID, else\n"
+    "  local-<digest of CKPTFWD_CAPTURE>. Its log: CKPTFWD_LOG, else\n"
+    "  <store>/logs/<job>.<node>.log (when the capture directory does not exist at its\n"
+    "  start: <stage dir>/ckptfwd-log-<uid>-<job>-<node>.log, moved there at its exit;\n"
+    "  in the foreground on a terminal: stderr).\n"
     "  Signals: TERM/INT drain and exit (after CKPTFWD_TERM_DRAIN_S, 20 s, at most: what is\n"
     "  not committed by then stays staged for the next forwarder); USR1 appends the stats to\n"
     "  CKPTFWD_STATS_FILE.\n";
@@ -196,7 +199,8 @@ int main(int argc, char** argv) {
     election_fd = -1;
   }
   // CKPTFWD_LOG unset: a file beside the checkpoints (log_place.h), not a stderr nobody reads.
-  const bool default_log = cfg.log.empty();
+  // (a forwarder run in the foreground on a terminal keeps it)
+  const bool default_log = cfg.log.empty() && (daemon || !isatty(2));
   const fwd::LogPlace log_place = fwd::log_place(cfg, paths);
   if (default_log) cfg.log = fwd::open_log_place(log_place);
   int ready = daemon ? fwd::daemonize(cfg.log, paths.socket, election_fd) : -1;

@@ -72,8 +72,8 @@ void post_schema_notice(const std::string& path, const std::string& note) {
                      note.substr(std::min(note.size(), end + 15)) +
                      "): such files are stored as plain bytes, compressed and restored "
                      "exactly. Fix: `ckptfwd schema check` the rule against a restored copy; "
-                     "`ckptfwd ls --vars` of the store names every file it did not fit. Log: " +
-                     log_destination());
+                     "`ckptfwd ls --vars` of the store names every file it did not fit" +
+                     log_pointer());
 }
 
 // The variable maps of the whole files of a batch. Each file is looked at once, in

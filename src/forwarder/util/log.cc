@@ -128,6 +128,11 @@ std::string log_destination() {
   return g_dest;
 }
 
+std::string log_pointer() {
+  const std::string d = log_destination();
+  return d == "stderr" ? "" : ". Log: " + d;
+}
+
 int log_fd() { return g_fd.load(); }
 
 bool log_enabled(LogLevel l) { return static_cast<int>(l) <= g_level.load(); }

@@ -19,6 +19,9 @@ void log_init(const std::string& dest, const std::string& level);
 void log_set_identity(const std::string& node, const std::string& job);
 // Where lines go: the file log_init opened, else "stderr" or "syslog".
 std::string log_destination();
+// ". Log: <file>" (or "syslog") for a message that sends the reader to the log; "" when the
+// log is the forwarder's stderr, which a detached forwarder does not have.
+std::string log_pointer();
 // The fd log lines go to (for the crash handler's async-signal-safe writes).
 int log_fd();
 bool log_enabled(LogLevel l);

@@ -27,6 +27,21 @@ void Notices::attach(const std::string& session_dir, void* page) {
   if (fd < 0) return;
   fd_ = fd;
   page_ = page;
+  // An earlier forwarder of the session said these already (the file and the page outlive
+  // it): not said again, by key or by text.
+  said_.clear();
+  if (int in = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC); in >= 0) {
+    std::string text, line;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(in, buf, sizeof(buf))) > 0;)
+      text.append(buf, static_cast<size_t>(n));
+    ::close(in);
+    for (size_t b = 0, e; b < text.size(); b = e + 1) {
+      e = text.find('\n', b);
+      if (e == std::string::npos) e = text.size();
+      said_.insert(text.substr(b, e - b));
+    }
+  }
   activity::word_at(page_, activity::kNoticesOffset)
       ->store(static_cast<uint64_t>(st.st_size), std::memory_order_release);
 }
@@ -38,6 +53,7 @@ bool Notices::post(const std::string& key, const std::string& text) {
   std::string line = text.substr(0, wire::kMaxNoticeLine - 1);
   for (char& c : line)
     if (c == '\n') c = ' ';
+  if (!said_.insert(line).second) return false;  // an earlier forwarder's, word for word
   line += '\n';
   if (::write(fd_, line.data(), line.size()) != static_cast<ssize_t>(line.size())) return false;
   struct stat st {};

@@ -14,7 +14,8 @@ namespace ckptfwd::fwd {
 class Notices {
  public:
   // Opens (or makes) <session_dir>/notices, 0600, and stores its length in page's word
-  // (page: the mapped activity page, yield_gate.h; null: no word, nothing is said).
+  // (page: the mapped activity page, yield_gate.h; null: no word, nothing is said). The
+  // lines an earlier forwarder of the session wrote there are not posted again.
   void attach(const std::string& session_dir, void* page);
   // Appends text (one line; cut to wire::kMaxNoticeLine) unless a notice of key was posted
   // by this forwarder already. True if appended.
@@ -25,7 +26,7 @@ class Notices {
   std::mutex mu_;
   int fd_ = -1;
   void* page_ = nullptr;
-  std::set<std::string> said_;
+  std::set<std::string> said_;  // keys posted, and the file's lines
 };
 
 // The forwarder's one instance (the pipeline and the batcher post from their threads).

@@ -151,7 +151,7 @@ Reply Service::handle_request(ClientCtx& cl, const wire::Fields& f) {
           "this forwarder of job " + c_.job + " was started for (" + capture_globs() +
           "): its files go to the stores those globs name. Fix: give each run its own " +
           "CKPTFWD_JOB_ID, or the same CKPTFWD_CAPTURE";
-      if (notices().post("capture " + std::string(digest), what + ". Log: " + log_destination()))
+      if (notices().post("capture " + std::string(digest), what + log_pointer()))
         LOG_WARN("%s", what.c_str());
     }
     return reply_ok();

@@ -45,20 +45,19 @@ bool wait_for_commits_at_exit() {
             "ERROR: checkpoint files of pid %d are NOT committed to the store: %s (tried "
             "for %ld s, CKPTFWD_EXIT_RETRY_S; the forwarder's log names the store and "
             "why: CKPTFWD_LOG, by default <store>/logs/<job>.<node>.log). They stay staged "
-            "in %s; `ckptfwd drain` "
-            "with the job's environment (same CKPTFWD_JOB_ID and node) commits them once "
+            "in %s; `CKPTFWD_JOB_ID=%s ckptfwd drain` on this node commits them once "
             "the store takes them and exits non-zero until then",
             static_cast<int>(getpid()), strerror(r.err), static_cast<long>(spent / 1000000000),
-            g_settings.session.dir);
+            g_settings.session.dir, g_settings.session.job);
       else
         log_msg(
             "ERROR: checkpoint files of pid %d are NOT committed to the store: the "
-            "forwarder is gone (%s)%s. They stay staged in %s; `ckptfwd drain` with the "
-            "job's environment (same CKPTFWD_JOB_ID and node) starts a forwarder that "
-            "commits them, and exits non-zero until it has",
+            "forwarder is gone (%s)%s. They stay staged in %s; `CKPTFWD_JOB_ID=%s ckptfwd "
+            "drain` on this node starts a forwarder that commits them, and exits non-zero "
+            "until it has",
             static_cast<int>(getpid()), unreachable_reason(),
             refused ? "" : " and could not be started again within CKPTFWD_EXIT_RETRY_S",
-            g_settings.session.dir);
+            g_settings.session.dir, g_settings.session.job);
       return false;
     }
     if (!told) {

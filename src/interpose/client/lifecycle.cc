@@ -117,7 +117,7 @@ int exit_work(bool flush, int status) {
   });
   bool committed = true;
   if (g_settings.exit_wait && client_closed_any()) committed = wait_for_commits_at_exit();
-  print_new_notices();
+  if (client_closed_any()) print_new_notices();  // (a process that only read says nothing)
   write_stats_line();
   errno = saved;
   return committed || status != 0 ? status : kNotCommittedStatus;
@@ -172,8 +172,13 @@ void do_init() {
   }
   if (!g_capture.parse(spec))
     log_msg("CKPTFWD_CAPTURE is too long; using the first %zu globs", g_capture.count());
-  g_settings.session_ok = session_paths(g_settings.session);
-  g_settings.capture_digest = capture_digest(spec, nullptr);
+  // The path settings and globs as a forwarder this process starts gets them: the job (and
+  // so the session) is named after those globs, here as there (wire/session.h).
+  collect_abs_env(g_settings.abs_env);
+  const char* handed = abs_replacement("CKPTFWD_CAPTURE=", g_settings.abs_env);
+  const char* globs = handed ? handed + sizeof("CKPTFWD_CAPTURE=") - 1 : spec;
+  g_settings.session_ok = session_paths(g_settings.session, globs);
+  g_settings.capture_digest = capture_digest(globs, nullptr);
   char store[PATH_MAX];
   env_abs_path("CKPTFWD_STORE", store, sizeof(store));
   g_capture.set_exclusions(g_settings.session_ok ? g_settings.session.stage_root : nullptr,
@@ -190,7 +195,6 @@ void do_init() {
   g_settings.spin_us = static_cast<int>(env_int("CKPTFWD_SPIN_US", 50, 0, 10000));
   g_settings.leased_open = env_switch("CKPTFWD_LEASED_OPEN", true);
   env_abs_path("CKPTFWD_STATS_FILE", g_settings.stats_path, sizeof(g_settings.stats_path));
-  collect_abs_env(g_settings.abs_env);
   g_settings.settings_digest = wire::settings_digest(
       environ, [](const char* e) { return abs_replacement(e, g_settings.abs_env); });
   find_forwarder();

@@ -41,6 +41,7 @@ int open_notices() {
 }
 
 // Prints the lines of fd in [from, to): "ckptfwd: " and the line, control bytes as '?'.
+// A line longer than kMaxNoticeLine (not the forwarder's) comes out in pieces of that many.
 void print_lines(int fd, uint64_t from, uint64_t to) {
   char line[sizeof("ckptfwd: ") + wire::kMaxNoticeLine];
   const size_t prefix = sizeof("ckptfwd: ") - 1;
@@ -51,7 +52,6 @@ void print_lines(int fd, uint64_t from, uint64_t to) {
     if (got <= 0) return;
     char* body = line + prefix;
     char* nl = static_cast<char*>(memchr(body, '\n', static_cast<size_t>(got)));
-    // A line longer than the bound (not the forwarder's): its first kMaxNoticeLine bytes.
     size_t len = nl ? static_cast<size_t>(nl - body) : static_cast<size_t>(got);
     for (size_t i = 0; i < len; ++i)
       if (static_cast<unsigned char>(body[i]) < 0x20 || body[i] == 0x7f) body[i] = '?';
@@ -69,6 +69,8 @@ void notices_from_start() { g_seen.store(0); }
 void print_new_notices() {
   activity::Word* w = notices_word(g_activity_page.load(std::memory_order_acquire));
   if (!w) return;
+  // A stderr the application closed and whose number a captured file took: not written to.
+  if (g_fds.get(2)) return;
   uint64_t end = w->load(std::memory_order_acquire);
   uint64_t seen = g_seen.load(std::memory_order_relaxed);
   // (one thread prints a range; a page that went backwards is a new forwarder's, whose

@@ -154,7 +154,7 @@ namespace {
 std::atomic<bool> g_logged_unusable_log{false};
 
 void note_unusable_log(int err) {
-  if (g_logged_unusable_log.exchange(true)) return;
+  if (g_fds.get(2) || g_logged_unusable_log.exchange(true)) return;  // (as log_msg)
   char line[PATH_MAX + 256];
   int n = snprintf(line, sizeof(line),
                    "ckptfwd: warning: CKPTFWD_LOG=%s cannot be appended to (%s); logging to "
@@ -187,6 +187,12 @@ void log_msg(const char* fmt, ...) {
     // says once why (the key, the file, the cause, the fix).
     note_unusable_log(errno);
     fd = 2;
+  }
+  // A stderr the application closed and whose number a captured file took: the line would
+  // go into that file's staged bytes.
+  if (fd == 2 && g_fds.get(2)) {
+    errno = saved;
+    return;
   }
   ssize_t w = real::write()(fd, buf, len);
   (void)w;

@@ -45,8 +45,8 @@ void map_unless_same(bool check_inode) {
         // A file replaced (a new session directory): the old mapping is left in place,
         // never unmapped, since another thread may be storing to it right now.
         g_mapped_ino.store(st.st_ino);
-        notices_from_start();
         g_activity_page.store(base);
+        notices_from_start();  // (after: a print racing it reads the new page's word)
         g_activity.store(clock);
       } else {
         munmap(base, activity::kBytes);
