@@ -100,17 +100,19 @@ ckf_std_dirs() {
   mkdir -p "$DIRECT" "$CAP" "$OUT"
 }
 
-session_forwarders() {
+# Pids of the forwarders whose environment holds the entry $1 (NAME=VALUE, as it is).
+forwarders_with_env() {
   local p exe
   for p in /proc/[0-9]*; do
     exe=$(readlink "$p/exe" 2>/dev/null) || continue
     [[ "$exe" == */ckptfwd-forwarder ]] || continue
     # (the process may be gone by now: the shell's own message for the redirect is hushed too)
-    if { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qx "CKPTFWD_JOB_ID=$CKPTFWD_JOB_ID"; then
+    if { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qxF -- "$1"; then
       echo "${p#/proc/}"
     fi
   done
 }
+session_forwarders() { forwarders_with_env "CKPTFWD_JOB_ID=$CKPTFWD_JOB_ID"; }
 
 ckf_cleanup() {
   local rc=$?

@@ -18,14 +18,8 @@ unset SLURM_JOB_ID PBS_JOBID LSB_JOBID FLUX_JOB_ID
 export CKPTFWD_JOB_ID=
 # (the forwarders carry no CKPTFWD_JOB_ID for ckf_cleanup to find them by: by stage dir)
 stop_local_forwarders() {
-  local p exe
-  for p in /proc/[0-9]*; do
-    exe=$(readlink "$p/exe" 2>/dev/null) || continue
-    [[ "$exe" == */ckptfwd-forwarder ]] || continue
-    if { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qx "CKPTFWD_STAGE_DIR=$CKPTFWD_STAGE_DIR"; then
-      kill -TERM "${p#/proc/}" 2>/dev/null
-    fi
-  done
+  local p
+  for p in $(forwarders_with_env "CKPTFWD_STAGE_DIR=$CKPTFWD_STAGE_DIR"); do kill -TERM "$p" 2>/dev/null; done
   sleep 0.5
 }
 CKF_CLEANUP_HOOKS+=(stop_local_forwarders)
