@@ -110,6 +110,10 @@ int list_live(const Store& st, bool json) {
   ContainerCache cache(st.dir);
   StoredAccount acc;
   bool ok = account_stored(st, cache, acc);
+  if (std::string lost = unreadable_manifest(st); !lost.empty()) {
+    acc.problems.push_back(lost);
+    ok = false;
+  }
   if (json) {
     Json files = Json::array();
     for (const auto& [path, e] : st.catalog.entries()) {
@@ -417,7 +421,7 @@ int cmd_ls(const Args& args) {
   if (all && vars) return usage_error("ls", "--all and --vars are separate listings");
   Store st;
   if (!open_store(store, st)) return 1;
-  for (const std::string& p : st.catalog.problems())
+  for (const std::string& p : grouped_problems(st.catalog.problems()))
     error(st.dir + "/" + p + " (run ckptfwd verify " + st.dir + ")");
   if (all) return list_all(st);
   if (vars) return list_vars(st, json);

@@ -419,7 +419,7 @@ int cmd_restore(const Args& args) {
 
   Store st;
   if (!open_store(store, st)) return 1;
-  for (const std::string& p : st.catalog.problems())
+  for (const std::string& p : grouped_problems(st.catalog.problems()))
     error("warning: " + st.dir + "/" + p + " (run ckptfwd verify " + st.dir + ")");
   LostRecords cut;
   if (!st.single) cut = find_lost_records(st.dir, st.catalog);

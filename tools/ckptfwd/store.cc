@@ -211,4 +211,59 @@ bool wants_help(const Args& args) {
   return false;
 }
 
+std::vector<std::string> grouped_problems(const std::vector<std::string>& problems) {
+  struct Group {
+    std::string reason;
+    std::string first, last;
+    size_t n = 0;
+  };
+  std::vector<Group> groups;
+  std::vector<std::string> out;
+  std::vector<std::pair<bool, size_t>> order;  // (grouped, index)
+  static const std::string kPrefix = "MANIFEST:";
+  for (const std::string& p : problems) {
+    size_t colon = p.rfind(kPrefix, 0) == 0 ? p.find(": ", kPrefix.size()) : std::string::npos;
+    if (colon == std::string::npos) {
+      order.push_back({false, out.size()});
+      out.push_back(p);
+      continue;
+    }
+    const std::string line = p.substr(kPrefix.size(), colon - kPrefix.size());
+    const std::string reason = p.substr(colon + 2);
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const Group& x) { return x.reason == reason; });
+    if (g == groups.end()) {
+      order.push_back({true, groups.size()});
+      groups.push_back({reason, line, line, 0});
+      g = groups.end() - 1;
+    }
+    g->last = line;
+    ++g->n;
+  }
+  std::vector<std::string> said;
+  for (const auto& [grouped, i] : order) {
+    if (!grouped) {
+      said.push_back(out[i]);
+      continue;
+    }
+    const Group& g = groups[i];
+    said.push_back(g.n == 1 ? kPrefix + g.first + ": " + g.reason
+                            : kPrefix + " " + std::to_string(g.n) + " lines (" + g.first + ".." +
+                                  g.last + "): " + g.reason);
+  }
+  return said;
+}
+
+std::string unreadable_manifest(const Store& st) {
+  const Catalog& c = st.catalog;
+  if (st.single || st.no_manifest || c.problems().empty() ||
+      c.chained_records() + c.unchained_records() > 0)
+    return "";
+  return st.dir + "/MANIFEST: none of its lines is a record (" +
+         std::to_string(c.problems().size()) +
+         " problems): the store's history is lost or this file is no MANIFEST; the "
+         "containers it may have named are not listed. Run `ckptfwd verify " +
+         st.dir + "`";
+}
+
 }  // namespace ckptfwd::cli

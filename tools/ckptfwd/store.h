@@ -55,4 +55,12 @@ class ContainerCache {
 // "1.5 GiB", "312 B".
 std::string human_bytes(unsigned long long n);
 
+// The catalog's problems ("MANIFEST:<line>: reason") said once per reason, in the order
+// they first came: "MANIFEST:<line>: reason" when one line has it, "MANIFEST: <n> lines
+// (<first>..<last>): reason" when several do. Others pass as they are.
+std::vector<std::string> grouped_problems(const std::vector<std::string>& problems);
+// When st's MANIFEST has lines but none of them could be read as a record: what to say
+// (its history is lost, or it is no MANIFEST), else "".
+std::string unreadable_manifest(const Store& st);
+
 }  // namespace ckptfwd::cli
