@@ -44,48 +44,49 @@ inline S wrap_sub(S a, S b) {
 // One level along n positions of x, each g values side by side (g = 1: a row; g > 1: a
 // strip of g columns, so the inner loop runs along whole cache lines and vectorizes), in
 // place: interleaved, the even positions become the low pass and the odd ones the details.
-// Symmetric extension at both ends (the position past an end is the one before it), the
-// ends handled outside the loops. kOne: g is 1, known when compiling (a row's lanes loop
-// otherwise cost a fifth of the transform's speed).
-template <class S, bool kOne = false>
-void lift_forward(S* x, uint64_t n, uint64_t lanes) {
+// Forward: the odd positions lose the floor of half their neighbours' sum (predict), then
+// the even ones gain the floor of a quarter of theirs (update); kInverse undoes the two
+// steps in the opposite order with the opposite sign. Symmetric extension at both ends
+// (the position past an end is the one before it), the ends handled outside the loops.
+// kOne: g is 1, known when compiling (a row's lanes loop otherwise cost a fifth of the
+// transform's speed).
+template <class S, bool kInverse, bool kOne = false>
+void lift(S* x, uint64_t n, uint64_t lanes) {
   if (n < 2) return;
   const uint64_t g = kOne ? 1 : lanes;
   auto at = [&](uint64_t i) { return x + i * g; };
   auto predict = [&](uint64_t i, uint64_t right) {
     S *d = at(i), *a = at(i - 1), *b = at(right);
-    for (uint64_t j = 0; j < g; ++j) d[j] = wrap_sub(d[j], floor_half_sum(a[j], b[j]));
+    for (uint64_t j = 0; j < g; ++j) {
+      const S p = floor_half_sum(a[j], b[j]);
+      d[j] = kInverse ? wrap_add(d[j], p) : wrap_sub(d[j], p);
+    }
   };
   auto update = [&](uint64_t i, uint64_t left, uint64_t right) {
     S *s = at(i), *a = at(left), *b = at(right);
-    for (uint64_t j = 0; j < g; ++j) s[j] = wrap_add(s[j], floor_quarter_sum_2(a[j], b[j]));
+    for (uint64_t j = 0; j < g; ++j) {
+      const S u = floor_quarter_sum_2(a[j], b[j]);
+      s[j] = kInverse ? wrap_sub(s[j], u) : wrap_add(s[j], u);
+    }
   };
-  uint64_t i = 1;
-  for (; i + 1 < n; i += 2) predict(i, i + 1);
-  if (i < n) predict(i, i - 1);
-  update(0, 1, 1);
-  for (i = 2; i + 1 < n; i += 2) update(i, i - 1, i + 1);
-  if (i < n) update(i, i - 1, i - 1);
-}
-template <class S, bool kOne = false>
-void lift_inverse(S* x, uint64_t n, uint64_t lanes) {
-  if (n < 2) return;
-  const uint64_t g = kOne ? 1 : lanes;
-  auto at = [&](uint64_t i) { return x + i * g; };
-  auto unpredict = [&](uint64_t i, uint64_t right) {
-    S *d = at(i), *a = at(i - 1), *b = at(right);
-    for (uint64_t j = 0; j < g; ++j) d[j] = wrap_add(d[j], floor_half_sum(a[j], b[j]));
+  auto predict_all = [&] {
+    uint64_t i = 1;
+    for (; i + 1 < n; i += 2) predict(i, i + 1);
+    if (i < n) predict(i, i - 1);
   };
-  auto unupdate = [&](uint64_t i, uint64_t left, uint64_t right) {
-    S *s = at(i), *a = at(left), *b = at(right);
-    for (uint64_t j = 0; j < g; ++j) s[j] = wrap_sub(s[j], floor_quarter_sum_2(a[j], b[j]));
+  auto update_all = [&] {
+    update(0, 1, 1);
+    uint64_t i = 2;
+    for (; i + 1 < n; i += 2) update(i, i - 1, i + 1);
+    if (i < n) update(i, i - 1, i - 1);
   };
-  unupdate(0, 1, 1);
-  uint64_t i = 2;
-  for (; i + 1 < n; i += 2) unupdate(i, i - 1, i + 1);
-  if (i < n) unupdate(i, i - 1, i - 1);
-  for (i = 1; i + 1 < n; i += 2) unpredict(i, i + 1);
-  if (i < n) unpredict(i, i - 1);
+  if constexpr (kInverse) {
+    update_all();
+    predict_all();
+  } else {
+    predict_all();
+    update_all();
+  }
 }
 
 // Where position i of a lifted line of n goes with the low pass first.
@@ -95,7 +96,7 @@ inline uint64_t low_first(uint64_t i, uint64_t n) { return i % 2 ? (n + 1) / 2 +
 // (forward), or the other way round (inverse); line is scratch.
 template <class S>
 void row_forward(S* v, uint64_t n, std::vector<S>& line) {
-  lift_forward<S, true>(v, n, 1);
+  lift<S, false, true>(v, n, 1);
   line.resize(n);
   for (uint64_t i = 0; i < n; ++i) line[low_first(i, n)] = v[i];
   memcpy(v, line.data(), n * sizeof(S));
@@ -104,7 +105,7 @@ template <class S>
 void row_inverse(S* v, uint64_t n, std::vector<S>& line) {
   line.resize(n);
   for (uint64_t i = 0; i < n; ++i) line[i] = v[low_first(i, n)];
-  lift_inverse<S, true>(line.data(), n, 1);
+  lift<S, true, true>(line.data(), n, 1);
   memcpy(v, line.data(), n * sizeof(S));
 }
 
@@ -117,7 +118,7 @@ void strip_forward(S* v, uint64_t n, uint64_t stride, uint64_t c0, uint64_t g,
                    std::vector<S>& strip) {
   strip.resize(n * g);
   for (uint64_t i = 0; i < n; ++i) memcpy(&strip[i * g], v + i * stride + c0, g * sizeof(S));
-  lift_forward(strip.data(), n, g);
+  lift<S, false>(strip.data(), n, g);
   for (uint64_t i = 0; i < n; ++i)
     memcpy(v + low_first(i, n) * stride + c0, &strip[i * g], g * sizeof(S));
 }
@@ -127,7 +128,7 @@ void strip_inverse(S* v, uint64_t n, uint64_t stride, uint64_t c0, uint64_t g,
   strip.resize(n * g);
   for (uint64_t i = 0; i < n; ++i)
     memcpy(&strip[i * g], v + low_first(i, n) * stride + c0, g * sizeof(S));
-  lift_inverse(strip.data(), n, g);
+  lift<S, true>(strip.data(), n, g);
   for (uint64_t i = 0; i < n; ++i) memcpy(v + i * stride + c0, &strip[i * g], g * sizeof(S));
 }
 // Columns per strip: a cache line of 8-byte values and more of narrower ones.
