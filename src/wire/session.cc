@@ -75,26 +75,24 @@ void job_identity_from(const char* const values[kJobIdSources], const char* capt
   sanitize_into(out, cap, local);
 }
 
-// The job id variables' values; an element of an LSF job array (LSB_JOBINDEX not 0) is
-// "<LSB_JOBID>.<index>" (in lsf, which must outlive values): its elements share LSB_JOBID.
-static void job_values(const char* values[kJobIdSources], char* lsf, size_t cap) {
-  for (size_t i = 0; i < kJobIdSources; ++i) {
-    values[i] = getenv(kJobIdVariables[i]);
-    const char* index = getenv("LSB_JOBINDEX");
-    if (!strcmp(kJobIdVariables[i], "LSB_JOBID") && values[i] && *values[i] && index && *index &&
-        strcmp(index, "0") != 0) {
-      int n = snprintf(lsf, cap, "%s.%s", values[i], index);
-      if (n > 0 && static_cast<size_t>(n) < cap) values[i] = lsf;
-    }
-  }
-}
-
-void job_identity(char* out, size_t cap) {
+// job_identity with capture standing for CKPTFWD_CAPTURE. An element of an LSF job array
+// (LSB_JOBINDEX not 0) is "<LSB_JOBID>.<index>": its elements share LSB_JOBID.
+static void job_identity_for(const char* capture, char* out, size_t cap) {
   const char* values[kJobIdSources];
   char lsf[96];
-  job_values(values, lsf, sizeof(lsf));
-  job_identity_from(values, getenv("CKPTFWD_CAPTURE"), nullptr, out, cap);
+  const char* index = getenv("LSB_JOBINDEX");
+  for (size_t i = 0; i < kJobIdSources; ++i) {
+    values[i] = getenv(kJobIdVariables[i]);
+    if (!strcmp(kJobIdVariables[i], "LSB_JOBID") && values[i] && *values[i] && index && *index &&
+        strcmp(index, "0") != 0) {
+      int n = snprintf(lsf, sizeof(lsf), "%s.%s", values[i], index);
+      if (n > 0 && static_cast<size_t>(n) < sizeof(lsf)) values[i] = lsf;
+    }
+  }
+  job_identity_from(values, capture, nullptr, out, cap);
 }
+
+void job_identity(char* out, size_t cap) { job_identity_for(getenv("CKPTFWD_CAPTURE"), out, cap); }
 
 void node_identity_from(const char* node_id, const char* slurmd_nodename, const char* host,
                         char* out, size_t cap) {
@@ -134,14 +132,7 @@ bool session_paths(SessionPaths& p, const char* capture) {
   const char* root = env_or("CKPTFWD_STAGE_DIR", nullptr, nullptr, "/dev/shm");
   if (!normalize_path(root, nullptr, p.stage_root, sizeof(p.stage_root))) return false;
   char* job = p.job;
-  if (capture) {
-    const char* values[kJobIdSources];
-    char lsf[96];
-    job_values(values, lsf, sizeof(lsf));
-    job_identity_from(values, capture, nullptr, job, sizeof(p.job));
-  } else {
-    job_identity(job, sizeof(p.job));
-  }
+  job_identity_for(capture ? capture : getenv("CKPTFWD_CAPTURE"), job, sizeof(p.job));
   node_identity(p.node, sizeof(p.node));
   int n = snprintf(p.dir, sizeof(p.dir), "%s/ckptfwd-%u-%s-%s", p.stage_root,
                    static_cast<unsigned>(getuid()), job, p.node);

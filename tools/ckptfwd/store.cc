@@ -213,44 +213,32 @@ bool wants_help(const Args& args) {
 
 std::vector<std::string> grouped_problems(const std::vector<std::string>& problems) {
   struct Group {
-    std::string reason;
-    std::string first, last;
+    std::string reason, first, last;  // plain: reason is the whole problem
     size_t n = 0;
+    bool plain = false;
   };
-  std::vector<Group> groups;
-  std::vector<std::string> out;
-  std::vector<std::pair<bool, size_t>> order;  // (grouped, index)
   static const std::string kPrefix = "MANIFEST:";
+  std::vector<Group> groups;
   for (const std::string& p : problems) {
     size_t colon = p.rfind(kPrefix, 0) == 0 ? p.find(": ", kPrefix.size()) : std::string::npos;
     if (colon == std::string::npos) {
-      order.push_back({false, out.size()});
-      out.push_back(p);
+      groups.push_back({p, "", "", 1, true});
       continue;
     }
     const std::string line = p.substr(kPrefix.size(), colon - kPrefix.size());
     const std::string reason = p.substr(colon + 2);
     auto g = std::find_if(groups.begin(), groups.end(),
-                          [&](const Group& x) { return x.reason == reason; });
-    if (g == groups.end()) {
-      order.push_back({true, groups.size()});
-      groups.push_back({reason, line, line, 0});
-      g = groups.end() - 1;
-    }
+                          [&](const Group& x) { return !x.plain && x.reason == reason; });
+    if (g == groups.end()) g = groups.insert(groups.end(), {reason, line, line, 0, false});
     g->last = line;
     ++g->n;
   }
   std::vector<std::string> said;
-  for (const auto& [grouped, i] : order) {
-    if (!grouped) {
-      said.push_back(out[i]);
-      continue;
-    }
-    const Group& g = groups[i];
-    said.push_back(g.n == 1 ? kPrefix + g.first + ": " + g.reason
-                            : kPrefix + " " + std::to_string(g.n) + " lines (" + g.first + ".." +
-                                  g.last + "): " + g.reason);
-  }
+  for (const Group& g : groups)
+    said.push_back(g.plain    ? g.reason
+                   : g.n == 1 ? kPrefix + g.first + ": " + g.reason
+                              : kPrefix + " " + std::to_string(g.n) + " lines (" + g.first + ".." +
+                                    g.last + "): " + g.reason);
   return said;
 }
 

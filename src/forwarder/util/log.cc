@@ -32,13 +32,13 @@ std::string g_identity = "node=- job=-";
 RepeatFilter g_repeats;
 
 void write_line(LogLevel l, const char* msg) {
+  std::string id;
+  {
+    std::lock_guard lk(g_mu);
+    id = g_identity;
+  }
   if (g_syslog) {
     static const int prio[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
-    std::string id;
-    {
-      std::lock_guard lk(g_mu);
-      id = g_identity;
-    }
     syslog(prio[static_cast<int>(l)], "%s %s", id.c_str(), msg);
     return;
   }
@@ -49,11 +49,6 @@ void write_line(LogLevel l, const char* msg) {
   char when[40];
   size_t w = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &utc);
   snprintf(when + w, sizeof(when) - w, ".%03ldZ", ts.tv_nsec / 1'000'000);
-  std::string id;
-  {
-    std::lock_guard lk(g_mu);
-    id = g_identity;
-  }
   char line[2400];
   int n = snprintf(line, sizeof(line), "ckptfwd-forwarder: %s %s pid=%ld %s: %s\n", when,
                    id.c_str(), static_cast<long>(getpid()), kNames[static_cast<int>(l)], msg);

@@ -18,7 +18,7 @@ void Notices::attach(const std::string& session_dir, void* page) {
   page_ = nullptr;
   if (!page) return;
   const std::string path = session_dir + "/" + wire::kNoticesFile;
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   struct stat st {};
   if (fd >= 0 && (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
     ::close(fd);
@@ -30,17 +30,13 @@ void Notices::attach(const std::string& session_dir, void* page) {
   // An earlier forwarder of the session said these already (the file and the page outlive
   // it): not said again, by key or by text.
   said_.clear();
-  if (int in = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC); in >= 0) {
-    std::string text, line;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(in, buf, sizeof(buf))) > 0;)
-      text.append(buf, static_cast<size_t>(n));
-    ::close(in);
-    for (size_t b = 0, e; b < text.size(); b = e + 1) {
-      e = text.find('\n', b);
-      if (e == std::string::npos) e = text.size();
-      said_.insert(text.substr(b, e - b));
-    }
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  ssize_t got = text.empty() ? 0 : ::pread(fd, text.data(), text.size(), 0);
+  text.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  for (size_t b = 0, e; b < text.size(); b = e + 1) {
+    e = text.find('\n', b);
+    if (e == std::string::npos) e = text.size();
+    said_.insert(text.substr(b, e - b));
   }
   activity::word_at(page_, activity::kNoticesOffset)
       ->store(static_cast<uint64_t>(st.st_size), std::memory_order_release);
