@@ -20,7 +20,8 @@
 //   clang++ -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -Isrc \
 //     tests/fuzz/fuzz_manifest.cc src/store/manifest/catalog.cc \
 //     src/store/manifest/catalog_snapshot.cc src/store/manifest/end_mark.cc \
-//     src/store/manifest/owner_check.cc src/store/manifest/manifest_record.cc -lxxhash \
+//     src/store/manifest/owner_check.cc src/store/manifest/manifest_record.cc \
+//     src/store/manifest/store_homes.cc -lxxhash \
 //     -o /tmp/fuzz_manifest
 //   mkdir -p /tmp/fuzz_manifest_corpus && /tmp/fuzz_manifest /tmp/fuzz_manifest_corpus \
 //     tests/fuzz/seeds/manifest -max_total_time=60

@@ -3,7 +3,7 @@
 # (h5py) written under the library by two ranks, one file written directly by a process
 # forced to fall back, then each command's JSON is checked against its table
 # (json_doc_check.py: every key documented and of its type, every documented key present):
-# ls, ls --vars, verify, stats (also with the interval advice, --mtbf), stats --vars
+# ls, ls --vars, ls --steps, verify, stats (also with the interval advice, --mtbf), stats --vars
 # (running forwarder), stats --file (its three kinds of records: forwarder, variable,
 # client), inspect and schema check. A usage error is still exit 2 and prints no JSON.
 source "$(dirname "$0")/lib.sh"
@@ -36,6 +36,8 @@ run_json ls "$CLI" ls "$STORE" --json
 $CHECK "ckptfwd ls STORE --json" "$T/ls.json" || fail "ls --json differs from docs/json.md (above)"
 run_json vars "$CLI" ls "$STORE" --vars --json
 $CHECK "ckptfwd ls STORE --vars --json" "$T/vars.json" || fail "ls --vars --json differs from docs/json.md (above)"
+run_json steps "$CLI" ls "$STORE" --steps --json
+$CHECK "ckptfwd ls STORE --steps --json" "$T/steps.json" || fail "ls --steps --json differs from docs/json.md (above)"
 run_json verify "$CLI" verify --json "$STORE"
 $CHECK "ckptfwd verify STORE --json" "$T/verify.json" || fail "verify --json differs from docs/json.md (above)"
 /usr/bin/python3 - "$T/ls.json" "$T/vars.json" "$T/verify.json" <<'PY' || fail "the JSON outputs do not describe the store (above)"

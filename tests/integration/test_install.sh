@@ -3,7 +3,8 @@
 # --prefix P --strip` by a user who owns P and nothing else (nobody, when this runs as root
 # and the build is readable to it), then, from the installed tree only (PATH = P/bin, LD_PRELOAD =
 # P/lib/libckptfwd.so, no build directory anywhere in the environment): a captured job
-# under mpiexec, `ckptfwd ls` and `ckptfwd restore` byte-exact, `--version` of both
+# under mpiexec (two checkpoint steps), `ckptfwd ls`, `ls --steps` and `restore --latest`
+# byte-exact, `--version` of both
 # programs; the helpers in libexec/ckptfwd and not in bin/, the man pages (man -l reads
 # them), the docs, examples and module files in share/.
 source "$(dirname "$0")/lib.sh"
@@ -73,13 +74,20 @@ out=$(run "${as[@]}" ckptfwd-forwarder --version) || fail "ckptfwd-forwarder --v
 [[ $out == "ckptfwd-forwarder $version" ]] || fail "ckptfwd-forwarder --version says '$out'"
 for r in 0 1; do "$WRITER" big "$W/direct/r.$r" 2M --rank $r; done
 cp "$WRITER" "$W/writer" && chmod 755 "$W/writer"
+# Two checkpoint steps of two ranks: step_1/r.<rank>, step_2/r.<rank>.
 run "${as[@]}" mpiexec.mpich -n 2 env LD_PRELOAD="$P/lib/libckptfwd.so" CKPTFWD_CAPTURE="$W/run/ckpt/*" \
-  sh -c 'exec "$0" big "$1.$PMI_RANK" 2M --rank "$PMI_RANK"' "$W/writer" "$W/run/ckpt/r" >"$T/job.out" 2>&1 ||
+  sh -c 'for s in 1 2; do mkdir -p "$1/step_$s" && "$0" big "$1/step_$s/r.$PMI_RANK" 2M --rank "$PMI_RANK" || exit 1; done' \
+  "$W/writer" "$W/run/ckpt" >"$T/job.out" 2>&1 ||
   fail "the captured job from the installed tree failed: $(tail -5 "$T/job.out")"
-[[ -e $W/run/ckpt/r.0 ]] && fail "the job's files were written directly, not captured: $(cat "$T/job.out")"
+[[ -e $W/run/ckpt/step_1/r.0 ]] && fail "the job's files were written directly, not captured: $(cat "$T/job.out")"
 run "${as[@]}" ckptfwd ls "$W/run/ckpt/.ckptfwd" >"$T/ls.out" 2>&1 || fail "installed ckptfwd ls failed: $(cat "$T/ls.out")"
-grep -q "total: 2 files" "$T/ls.out" || fail "ls does not list the job's 2 files: $(cat "$T/ls.out")"
-run "${as[@]}" ckptfwd restore "$W/run/ckpt/.ckptfwd" --to "$W/out" >"$T/restore.out" 2>&1 ||
-  fail "installed ckptfwd restore failed: $(cat "$T/restore.out")"
-for r in 0 1; do assert_same_bytes "$W/direct/r.$r" "$W/out/r.$r" "rank $r restored"; done
-ok "installed by $who into $P: a captured job, ls and a byte-exact restore from the installed tree only"
+grep -q "total: 4 files" "$T/ls.out" || fail "ls does not list the job's 4 files: $(cat "$T/ls.out")"
+run "${as[@]}" ckptfwd ls --steps "$W/run/ckpt/.ckptfwd" >"$T/steps.out" 2>&1 ||
+  fail "installed ckptfwd ls --steps failed: $(cat "$T/steps.out")"
+grep -q "^\* 2 .* complete" "$T/steps.out" && grep -q "^  1 .* complete" "$T/steps.out" ||
+  fail "ls --steps does not show steps 1 and 2 complete, 2 the latest: $(cat "$T/steps.out")"
+run "${as[@]}" ckptfwd restore "$W/run/ckpt/.ckptfwd" --latest --to "$W/out" >"$T/restore.out" 2>&1 ||
+  fail "installed ckptfwd restore --latest failed: $(cat "$T/restore.out")"
+for r in 0 1; do assert_same_bytes "$W/direct/r.$r" "$W/out/step_2/r.$r" "rank $r of the latest step restored"; done
+[[ $(find "$W/out" -type f | wc -l) -eq 2 ]] || fail "restore --latest restored more than step 2: $(find "$W/out" -type f)"
+ok "installed by $who into $P: a captured job, ls, ls --steps and a byte-exact restore --latest from the installed tree only"

@@ -1,6 +1,7 @@
 // ckptfwd ls STORE [--all]
 #include <dirent.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -13,6 +14,7 @@
 #include "restore_paths.h"
 #include "store.h"
 #include "store/container/variable_map.h"
+#include "store_checkpoints.h"
 #include "stored_bytes.h"
 #include "vars_format.h"
 
@@ -21,7 +23,8 @@ namespace ckptfwd::cli {
 namespace {
 
 const char kHelp[] =
-    "usage: ckptfwd ls STORE [--json] | ls STORE --all | ls STORE --vars [--json]\n"
+    "usage: ckptfwd ls STORE [--json] | ls STORE --steps [--json] | ls STORE --all |\n"
+    "       ls STORE --vars [--json]\n"
     "\n"
     "Lists the live files of a store (the newest committed version of each path, after\n"
     "renames and unlinks): size, stored bytes, ratio (size / stored), mode, modification\n"
@@ -40,6 +43,18 @@ const char kHelp[] =
     "overlays: the extents each node wrote, applied in MANIFEST order; OVL counts them and\n"
     "SIZE is the size of the result. STORE may also be a single container file (*.ckc).\n"
     "\n"
+    "  --steps  one row per checkpoint instead of per file: its step, files, writer ranks,\n"
+    "           nodes, bytes in, stored, ratio, newest file, and whether it is complete;\n"
+    "           the latest complete checkpoint is marked '*' (what restore --latest gives\n"
+    "           back). Steps are read from the paths: paths alike but for their digits\n"
+    "           are a series (ckpt/step_<step>/r<rank>.h5), the digits equal to the rank\n"
+    "           of the file's writer are its rank field, the digits that differ between\n"
+    "           files of a series are the step. A checkpoint is complete when it holds,\n"
+    "           in each of its series, as many ranks' files as the step of that series\n"
+    "           that has the most (so a wave cut short by a failure is not complete; the\n"
+    "           first checkpoint of a job is complete unless a later one has more files).\n"
+    "           Files with no step digits (rewritten under one name every time) are the\n"
+    "           checkpoint '-'\n"
     "  --all    list every container named by the MANIFEST with every file version it\n"
     "           holds ('*' marks live bases, '+' live overlays; 'overlay' marks files\n"
     "           named by overlay records), the layers of every file that has overlays,\n"
@@ -66,7 +81,10 @@ const char kHelp[] =
     "           \"bytes\", \"chain\", \"stream_bytes\", \"stored_bytes\", \"shapes\":\n"
     "           [{\"path\", \"rank\", \"shape\"}]}], \"files\":\n"
     "           [{\"path\", \"rank\", \"size\", \"source\", \"detail\", \"mapped_bytes\",\n"
-    "           \"residual_bytes\"}]}\n";
+    "           \"residual_bytes\"}]}; with --steps {\"store\", \"checkpoints\": [{\"step\",\n"
+    "           \"files\", \"ranks\", \"nodes\", \"bytes_in\", \"bytes_stored\",\n"
+    "           \"ratio\", \"newest_mtime_ns\", \"complete\", \"missing\", \"latest\",\n"
+    "           \"series\", \"paths\"}], \"latest_complete\", \"problems\"}\n";
 
 std::string fmt_time(int64_t ns) {
   time_t t = static_cast<time_t>(ns / 1000000000);
@@ -241,6 +259,70 @@ int list_all(const Store& st) {
   return rc;
 }
 
+// --steps: the live files as checkpoints (checkpoint_steps.h).
+int list_steps(const Store& st, bool json) {
+  ContainerCache cache(st.dir);
+  StoredAccount acc;
+  bool ok = account_stored(st, cache, acc);
+  StoreCheckpoints sc = store_checkpoints(st, cache, &acc);
+  std::vector<std::string> problems = acc.problems;
+  problems.insert(problems.end(), sc.problems.begin(), sc.problems.end());
+  if (std::string lost = unreadable_manifest(st); !lost.empty()) problems.push_back(lost);
+  ok = ok && problems.empty();
+  int latest = latest_complete(sc.checkpoints);
+  if (json) {
+    Json cps = Json::array();
+    for (size_t i = 0; i < sc.checkpoints.size(); ++i) {
+      const Checkpoint& cp = sc.checkpoints[i];
+      Json paths = Json::array();
+      for (size_t f : cp.files) paths.push_back(sc.files[f].path);
+      cps.push_back({{"step", cp.step},
+                     {"files", cp.files.size()},
+                     {"ranks", cp.ranks.size()},
+                     {"nodes", std::vector<std::string>(cp.nodes.begin(), cp.nodes.end())},
+                     {"bytes_in", cp.bytes_in},
+                     {"bytes_stored", cp.stored},
+                     {"ratio", ratio_json(cp.bytes_in, cp.stored)},
+                     {"newest_mtime_ns", cp.newest_mtime_ns},
+                     {"complete", cp.complete},
+                     {"missing", cp.missing.empty() ? Json() : Json(cp.missing)},
+                     {"latest", static_cast<int>(i) == latest},
+                     {"series", cp.series},
+                     {"paths", std::move(paths)}});
+    }
+    Json doc = {{"store", st.dir},
+                {"checkpoints", std::move(cps)},
+                {"latest_complete", latest >= 0 ? Json(sc.checkpoints[latest].step) : Json()},
+                {"problems", problems}};
+    printf("%s\n", json_text(doc).c_str());
+    return ok ? 0 : 1;
+  }
+  for (const std::string& p : problems) error(p);
+  std::set<std::string> series;
+  for (const Checkpoint& cp : sc.checkpoints) series.insert(cp.series.begin(), cp.series.end());
+  for (const std::string& s : series) printf("series: %s\n", printable(s).c_str());
+  size_t w = 4;
+  for (const Checkpoint& cp : sc.checkpoints) w = std::max(w, cp.step.size());
+  printf("  %-*s  %6s  %5s  %5s  %12s  %12s  %6s  %-19s  %s\n", static_cast<int>(w), "STEP",
+         "FILES", "RANKS", "NODES", "SIZE", "STORED", "RATIO", "NEWEST", "STATE");
+  for (size_t i = 0; i < sc.checkpoints.size(); ++i) {
+    const Checkpoint& cp = sc.checkpoints[i];
+    std::string state = cp.complete ? "complete" : "incomplete: " + cp.missing;
+    printf("%c %-*s  %6zu  %5zu  %5zu  %12s  %12s  %6s  %-19s  %s\n",
+           static_cast<int>(i) == latest ? '*' : ' ', static_cast<int>(w),
+           printable(cp.step).c_str(), cp.files.size(), cp.ranks.size(), cp.nodes.size(),
+           human_bytes(cp.bytes_in).c_str(), human_bytes(cp.stored).c_str(),
+           fmt_ratio(cp.bytes_in, cp.stored).c_str(), fmt_time(cp.newest_mtime_ns).c_str(),
+           printable(state).c_str());
+  }
+  if (latest >= 0)
+    printf("%zu checkpoints; latest complete: %s (ckptfwd restore %s --latest --to DIR)\n",
+           sc.checkpoints.size(), printable(sc.checkpoints[latest].step).c_str(), st.arg.c_str());
+  else
+    printf("%zu checkpoints; none complete\n", sc.checkpoints.size());
+  return ok ? 0 : 1;
+}
+
 // --vars: the live files' variable maps, grouped by key.
 int list_vars(const Store& st, bool json) {
   ContainerCache cache(st.dir);
@@ -400,12 +482,14 @@ int cmd_ls(const Args& args) {
     return 0;
   }
   std::string store;
-  bool all = false, vars = false, json = false;
+  bool all = false, vars = false, json = false, steps = false;
   for (const std::string& a : args) {
     if (a == "--all" || a == "-a")
       all = true;
     else if (a == "--vars")
       vars = true;
+    else if (a == "--steps")
+      steps = true;
     else if (a == "--json")
       json = true;
     else if (!a.empty() && a[0] == '-')
@@ -418,13 +502,15 @@ int cmd_ls(const Args& args) {
   if (store.empty()) return usage_error("ls", "missing STORE");
   if (json && all)
     return usage_error("ls", "--all has no JSON form (use --json alone or with --vars)");
-  if (all && vars) return usage_error("ls", "--all and --vars are separate listings");
+  if (all + vars + steps > 1)
+    return usage_error("ls", "--all, --vars and --steps are separate listings");
   Store st;
   if (!open_store(store, st)) return 1;
   for (const std::string& p : grouped_problems(st.catalog.problems()))
     error(st.dir + "/" + p + " (run ckptfwd verify " + st.dir + ")");
   if (all) return list_all(st);
   if (vars) return list_vars(st, json);
+  if (steps) return list_steps(st, json);
   return list_live(st, json);
 }
 

@@ -20,6 +20,7 @@
 #include "store/manifest/manifest_end.h"
 #include "store/manifest/materialize.h"
 #include "store/manifest/newer_real_file.h"
+#include "store_checkpoints.h"
 #include "wire/session.h"
 
 namespace ckptfwd::cli {
@@ -28,12 +29,25 @@ namespace {
 
 const char kHelp[] =
     "usage: ckptfwd restore STORE --to DIR [--full-paths] [PATH...]\n"
+    "       ckptfwd restore STORE --to DIR [--full-paths] --latest | --step STEP\n"
     "\n"
     "Restores the live files of STORE (or only the named PATHs, or the files below a named\n"
     "directory) byte for byte into DIR, with their permission bits and modification times.\n"
     "Needs only the store: no forwarder, no preload library. STORE may also be a single\n"
-    "container file (*.ckc).\n"
+    "container file (*.ckc): its files as that container holds them (an older version of\n"
+    "a file: ckptfwd ls --all STORE names the container of each version).\n"
+    "A relative PATH is taken below the directory the store's files were captured in (the\n"
+    "directory holding STORE when it is the default .ckptfwd): ckptfwd restore\n"
+    "run/ckpt/.ckptfwd --to DIR step_0040 restores run/ckpt/step_0040.\n"
     "\n"
+    "  --latest        the files of the latest complete checkpoint (ckptfwd ls --steps\n"
+    "                  STORE shows it marked '*'); exit status 1 when none is complete\n"
+    "  --step STEP     the files of checkpoint STEP as ckptfwd ls --steps names it (\"40\"\n"
+    "                  names step 0040); a checkpoint that is not complete is restored\n"
+    "                  with a warning naming what it lacks\n"
+    "                  With either, files land at DIR + their path below the capture\n"
+    "                  directory (DIR/step_0040/r0000.h5), so DIR can be the run's\n"
+    "                  checkpoint directory of a restart without the library\n"
     "  --to DIR        target directory (created if missing). Files land at DIR + their\n"
     "                  path with the longest directory prefix common to all restored files\n"
     "                  removed: /run/ckpt/r0.bin and /run/ckpt/sub/r1.bin restore to\n"
@@ -334,6 +348,41 @@ std::vector<const CatalogEntry*> select(const Store& st, const std::vector<std::
   return out;
 }
 
+// The paths of the checkpoint --latest or --step names (checkpoint_steps.h), into paths;
+// false (said) when there is none.
+bool checkpoint_paths(const Store& st, bool latest, const std::string& step,
+                      std::vector<std::string>& paths) {
+  ContainerCache cache(st.dir);
+  StoreCheckpoints sc = store_checkpoints(st, cache, nullptr);
+  for (const std::string& p : sc.problems) error("warning: " + p);
+  int pick = -1;
+  if (latest) {
+    pick = latest_complete(sc.checkpoints);
+    if (pick < 0) {
+      error("restore: " + st.arg +
+            (sc.checkpoints.empty() ? " holds no checkpoint" : " holds no complete checkpoint") +
+            " (ckptfwd ls --steps " + st.arg + "; --step STEP restores an incomplete one)");
+      return false;
+    }
+  } else {
+    for (size_t i = 0; i < sc.checkpoints.size(); ++i)
+      if (step_matches(sc.checkpoints[i].step, step)) pick = static_cast<int>(i);
+    if (pick < 0) {
+      error("restore: no checkpoint " + printable(step) + " in " + st.arg +
+            " (ckptfwd ls --steps " + st.arg + " lists them)");
+      return false;
+    }
+  }
+  const Checkpoint& cp = sc.checkpoints[pick];
+  if (!cp.complete)
+    error("warning: checkpoint " + printable(cp.step) + " is not complete (" +
+          printable(cp.missing) + "); restoring the files it has");
+  fprintf(stderr, "ckptfwd: restoring checkpoint %s: %zu files, %s\n", printable(cp.step).c_str(),
+          cp.files.size(), human_bytes(cp.bytes_in).c_str());
+  for (size_t f : cp.files) paths.push_back(sc.files[f].path);
+  return true;
+}
+
 // path is selected by the PATH arguments (all paths when there are none).
 bool wanted_path(const std::string& path, const std::vector<std::string>& wanted) {
   if (wanted.empty()) return true;
@@ -389,8 +438,8 @@ int cmd_restore(const Args& args) {
     fputs(kHelp, stdout);
     return 0;
   }
-  std::string store, to;
-  bool full = false, to_given = false;
+  std::string store, to, step;
+  bool full = false, to_given = false, latest = false, step_given = false;
   std::vector<std::string> paths;
   bool opts_done = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -406,6 +455,13 @@ int cmd_restore(const Args& args) {
       to_given = true;
     } else if (!opts_done && a == "--full-paths") {
       full = true;
+    } else if (!opts_done && a == "--latest") {
+      latest = true;
+    } else if (!opts_done && (a == "--step" || a.rfind("--step=", 0) == 0)) {
+      if (a == "--step" && i + 1 >= args.size())
+        return usage_error("restore", "--step needs a step");
+      step = a == "--step" ? args[++i] : a.substr(7);
+      step_given = true;
     } else if (!opts_done && !a.empty() && a[0] == '-') {
       return usage_error("restore", "unknown option " + a);
     } else if (store.empty()) {
@@ -416,11 +472,28 @@ int cmd_restore(const Args& args) {
   }
   if (store.empty()) return usage_error("restore", "missing STORE");
   if (!to_given || to.empty()) return usage_error("restore", "missing --to DIR");
+  if (latest && step_given) return usage_error("restore", "--latest and --step exclude each other");
+  if ((latest || step_given) && !paths.empty())
+    return usage_error("restore", "PATHs and --latest/--step exclude each other");
+  if (step_given && step.empty()) return usage_error("restore", "--step needs a step");
 
   Store st;
   if (!open_store(store, st)) return 1;
   for (const std::string& p : grouped_problems(st.catalog.problems()))
     error("warning: " + st.dir + "/" + p + " (run ckptfwd verify " + st.dir + ")");
+  std::string capture_dir = capture_dir_of(st);
+  for (std::string& p : paths) {
+    if (p.empty() || p[0] == '/') continue;
+    if (capture_dir.empty()) {
+      error("restore: " + printable(p) + " is relative, and " + st.arg +
+            " is not a store in its capture directory (.ckptfwd): give the path as ckptfwd ls " +
+            st.arg + " shows it");
+      return 1;
+    }
+    p = capture_dir + "/" + p;
+  }
+  bool whole_checkpoint = latest || step_given;
+  if (whole_checkpoint && !checkpoint_paths(st, latest, step, paths)) return 1;
   LostRecords cut;
   if (!st.single) cut = find_lost_records(st.dir, st.catalog);
   bool failed = lost_to_manifest_damage(st, cut);
@@ -480,6 +553,11 @@ int cmd_restore(const Args& args) {
     return 0;
   }
   std::string prefix = full ? "" : common_dir_prefix(good_paths);
+  if (!full && whole_checkpoint && !capture_dir.empty() &&
+      std::all_of(good_paths.begin(), good_paths.end(), [&](const std::string& p) {
+        return p.rfind(capture_dir == "/" ? capture_dir : capture_dir + "/", 0) == 0;
+      }))
+    prefix = capture_dir;
 
   std::string why;
   if (!make_target(to, &why)) {

@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return cmd_run(args, self_exe(argv[0]));
   if (cmd == "schema") return cmd_schema(args);
   if (cmd == "inspect") return cmd_inspect(args);
+  if (cmd == "relocate") return cmd_relocate(args);
   error("unknown command '" + cmd + "' (see ckptfwd --help)");
   return 2;
 }

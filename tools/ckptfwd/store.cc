@@ -143,6 +143,21 @@ bool open_store(const std::string& arg, Store& out) {
     error(err);
     return false;
   }
+  // A run directory moved with its store (store/manifest/store_homes.h): said, so paths
+  // that differ from the MANIFEST's are not a surprise.
+  for (const store_homes::Move& m : out.catalog.moves())
+    fprintf(stderr, "ckptfwd: note: the files %s recorded below %s are read below %s%s\n",
+            out.dir.c_str(), m.from.c_str(), m.to.c_str(),
+            out.catalog.inferred_former().empty()
+                ? " (the store moved)"
+                : " (the store moved; its former place told from its paths)");
+  std::vector<std::string> away = out.catalog.outside_capture_dir();
+  if (!away.empty())
+    error("warning: " + std::to_string(away.size()) + " files of " + out.dir +
+          " were recorded outside the directory holding it (e.g. " + away.front() +
+          "): a run directory moved? A restart under the library will not see them. Fix: "
+          "ckptfwd relocate " +
+          out.dir + " OLD_DIR");
   return true;
 }
 

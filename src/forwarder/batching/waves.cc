@@ -6,18 +6,8 @@ namespace ckptfwd::fwd {
 
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
 bool contains(const std::vector<size_t>& v, size_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-// The run's value if it fits in an int (leading zeros allowed), else -1.
-long run_value(const std::string& run) {
-  size_t i = run.find_first_not_of('0');
-  if (i == std::string::npos) return 0;
-  if (run.size() - i > 9) return -1;
-  return std::stol(run.substr(i));
 }
 
 std::vector<size_t> all_runs(const DigitSplit& d) {
@@ -27,21 +17,6 @@ std::vector<size_t> all_runs(const DigitSplit& d) {
 }
 
 }  // namespace
-
-DigitSplit split_digits(const std::string& path) {
-  DigitSplit d;
-  for (size_t i = 0; i < path.size();) {
-    if (!is_digit(path[i])) {
-      d.skeleton += path[i++];
-      continue;
-    }
-    size_t b = i;
-    while (i < path.size() && is_digit(path[i])) ++i;
-    d.runs.push_back(path.substr(b, i - b));
-    d.skeleton += '\0';
-  }
-  return d;
-}
 
 std::vector<size_t> rank_candidates(const DigitSplit& d, int rank) {
   std::vector<size_t> out;

@@ -29,15 +29,9 @@
 #include <string>
 #include <vector>
 
-namespace ckptfwd::fwd {
+#include "common/path_digits.h"
 
-// A path cut at its digit runs: skeleton has each run replaced by '\0' (a byte no path
-// holds, so two skeletons are equal only if the text between the runs is).
-struct DigitSplit {
-  std::string skeleton;
-  std::vector<std::string> runs;
-};
-DigitSplit split_digits(const std::string& path);
+namespace ckptfwd::fwd {
 
 // Indexes of the runs that may be the rank field of a file written by rank (see above).
 std::vector<size_t> rank_candidates(const DigitSplit& d, int rank);

@@ -382,7 +382,8 @@ void Forwarder::preload_catalogs() {
         std::lock_guard lk(core_.state.mu);
         if (core_.state.catalogs.known(store)) continue;
       }
-      CatalogCache::Preloaded p = CatalogCache::preload(store, core_.cfg.keep);
+      CatalogCache::Preloaded p =
+          CatalogCache::preload(store, core_.cfg.keep, core_.cfg.store.empty());
       std::lock_guard lk(core_.state.mu);
       if (core_.state.catalogs.install(store, std::move(p)))
         LOG_DEBUG("catalog of store %s loaded ahead of the first open", store.c_str());

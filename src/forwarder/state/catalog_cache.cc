@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "forwarder/util/log.h"
+#include "forwarder/util/notices.h"
 #include "store/manifest/catalog_snapshot.h"
 #include "store/manifest/end_mark.h"
 #include "store/manifest/owner_check.h"
@@ -15,6 +16,37 @@ std::string live_mark(const CatalogEntry* e) {
   if (!e) return "";
   return e->container + "#" + std::to_string(e->file_index) + "+" +
          std::to_string(e->overlays.size());
+}
+
+// A store in its default place keeps the capture directories it had in STORE/HOMES
+// (store/manifest/store_homes.h): its own now, and the former ones its paths were read
+// from, so the records this forwarder appends under the new place and the old ones both
+// read as the new after another move. A store whose files all lie elsewhere and no former
+// place could be told is said on the application's stderr: its restart would see none.
+void note_homes(const std::string& store, const Catalog& cat) {
+  const std::string& cap = cat.capture_dir();
+  if (cap.empty()) return;
+  std::vector<store_homes::Move> lines;
+  for (const store_homes::Move& m : cat.moves())
+    if (m.to == cap) lines.push_back({m.from, ""});
+  lines.push_back({cap, ""});
+  std::string err;
+  if (!store_homes::add_lines(store, lines, &err))
+    LOG_WARN("cannot record the capture directory of store %s: %s", store.c_str(), err.c_str());
+  if (!cat.moves().empty())
+    LOG_INFO("store %s was moved: the files it recorded below %s are read below %s%s",
+             store.c_str(), cat.moves().front().from.c_str(), cap.c_str(),
+             cat.inferred_former().empty() ? "" : " (former place inferred: no HOMES file)");
+  std::vector<std::string> away = cat.outside_capture_dir();
+  if (away.empty()) return;
+  std::string text = "store " + store + " holds " + std::to_string(away.size()) +
+                     " files recorded outside its capture directory " + cap + " (e.g. " +
+                     away.front() +
+                     "): they are not seen here. If the run directory was moved or "
+                     "copied, tell the store where it was: ckptfwd relocate " +
+                     store + " OLD_CAPTURE_DIR";
+  LOG_ERROR("%s", text.c_str());
+  notices().post("away " + store, text + log_pointer());
 }
 }  // namespace
 
@@ -62,14 +94,15 @@ Catalog& CatalogCache::get(const std::string& store) {
       !(lstat((store + "/MANIFEST").c_str(), &lst) == 0 && S_ISLNK(lst.st_mode))) {
     if (replay_onto(e, store, size, mtime)) return e.cat;
   }
-  if (load_whole(e, store, size, mtime, keep_)) snapshot_if_due(e, store);
+  if (load_whole(e, store, size, mtime, keep_, default_places_)) snapshot_if_due(e, store);
   return e.cat;
 }
 
 bool CatalogCache::load_whole(Entry& e, const std::string& store, off_t size, timespec mtime,
-                              int keep) {
+                              int keep, bool default_places) {
   Catalog fresh;
   fresh.keep_versions(keep);
+  fresh.infer_moves(default_places);
   std::string err;
   struct stat lst;
   // Never read back what another user could have forged (README, "Other users on the node"): a
@@ -92,6 +125,7 @@ bool CatalogCache::load_whole(Entry& e, const std::string& store, off_t size, ti
   e.lost_live.clear();
   for (const auto& [p, where] : e.lost.paths) e.lost_live[p] = live_mark(fresh.find(p));
   for (const std::string& p : e.lost.problems) LOG_ERROR("%s", p.c_str());
+  if (!e.loaded && size >= 0 && default_places) note_homes(store, fresh);
   e.base = fresh;
   e.cat = std::move(fresh);
   e.loaded = true;
@@ -100,7 +134,8 @@ bool CatalogCache::load_whole(Entry& e, const std::string& store, off_t size, ti
   return true;
 }
 
-CatalogCache::Preloaded CatalogCache::preload(const std::string& store, int keep) {
+CatalogCache::Preloaded CatalogCache::preload(const std::string& store, int keep,
+                                              bool default_places) {
   Preloaded p;
   p.entry = std::make_shared<Entry>();
   Entry& e = *p.entry;
@@ -110,7 +145,7 @@ CatalogCache::Preloaded CatalogCache::preload(const std::string& store, int keep
   timespec mtime;
   manifest_now(e, store, &size, &mtime);
   // No store yet (nothing to find), or one that cannot be read: get() decides then.
-  if (size < 0 || !load_whole(e, store, size, mtime, keep))
+  if (size < 0 || !load_whole(e, store, size, mtime, keep, default_places))
     p.entry.reset();
   else
     snapshot_if_due(e, store);  // as get()'s first load

@@ -54,7 +54,7 @@ class CatalogCache {
     friend class CatalogCache;
     std::shared_ptr<Entry> entry;
   };
-  static Preloaded preload(const std::string& store, int keep);
+  static Preloaded preload(const std::string& store, int keep, bool default_places = true);
   // True when p became store's catalog; later get()s replay what was appended since.
   bool install(const std::string& store, Preloaded&& p);
   // True once get(), freeze() or install() looked at store (loaded or not): install()
@@ -64,6 +64,10 @@ class CatalogCache {
   uint64_t copies() const { return copies_; }
   // CKPTFWD_KEEP for every catalog loaded from now on (Catalog::keep_versions).
   void keep_versions(int keep) { keep_ = keep; }
+  // Whether stores are in their default place (no CKPTFWD_STORE): only those keep their
+  // capture directories in STORE/HOMES and are read below where they are now when moved
+  // (store/manifest/store_homes.h).
+  void default_places(bool on) { default_places_ = on; }
 
  private:
   struct Entry {
@@ -90,7 +94,8 @@ class CatalogCache {
   static void manifest_now(const Entry& e, const std::string& store, off_t* size, timespec* mtime);
   // The first load (or a reload) of store's whole MANIFEST into e, standing for size and
   // mtime; false (logged, e.cat kept) when the store is refused or cannot be read.
-  static bool load_whole(Entry& e, const std::string& store, off_t size, timespec mtime, int keep);
+  static bool load_whole(Entry& e, const std::string& store, off_t size, timespec mtime, int keep,
+                         bool default_places);
   // The records appended to store's MANIFEST since e's last read, replayed onto e.base and
   // e.cat (a copy of base when cat was changed in memory or cannot continue); e then
   // stands for a MANIFEST of size and mtime. False, e.cat untouched, when base cannot
@@ -101,6 +106,7 @@ class CatalogCache {
   static void snapshot_if_due(Entry& e, const std::string& store);
   std::map<std::string, Entry> stores_;
   int keep_ = 0;
+  bool default_places_ = true;
   uint64_t copies_ = 0;
 };
 

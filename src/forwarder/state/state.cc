@@ -23,6 +23,7 @@ static int64_t realtime_now_ns() {
 State::State(const Config& cfg, Stats& stats, std::string session_dir)
     : cfg_(cfg), stats_(stats), dir_(std::move(session_dir)) {
   catalogs.keep_versions(cfg.keep);
+  catalogs.default_places(cfg.store.empty());
   costs.publish_to(&stats_, CheckpointCosts::kMerge);
 }
 

@@ -117,7 +117,9 @@ int exit_work(bool flush, int status) {
   });
   bool committed = true;
   if (g_settings.exit_wait && client_closed_any()) committed = wait_for_commits_at_exit();
-  if (client_closed_any()) print_new_notices();  // (a process that only read says nothing)
+  // Also a process that only read (a restart that finds no checkpoint because its store
+  // moved says why); one that never reached the forwarder has no page and says nothing.
+  print_new_notices();
   write_stats_line();
   errno = saved;
   return committed || status != 0 ? status : kNotCommittedStatus;

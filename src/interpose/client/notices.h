@@ -9,10 +9,11 @@ namespace ckptfwd::interpose {
 // directory): its notices file is read from its start.
 void notices_from_start();
 // Prints the session's notices not printed yet (one atomic load when there are none):
-// after a captured close and at exit, after the exit wait. So every process that writes
-// says each problem of its session once, those found before it started too (a setting
-// the forwarder warned about at its start, a schema an earlier process's files did not
-// fit). errno kept; never fails the caller.
+// after a captured close and at exit, after the exit wait. So every process that reached
+// the forwarder says each problem of its session once, those found before it started too
+// (a setting the forwarder warned about at its start, a schema an earlier process's files
+// did not fit, a store whose files a restart cannot see). errno kept; never fails the
+// caller.
 void print_new_notices();
 
 }  // namespace ckptfwd::interpose

@@ -331,6 +331,7 @@ void Catalog::replay_line(const std::string& line, size_t lineno, bool torn, uin
   std::string where = "MANIFEST:" + std::to_string(lineno) + ": ";
   auto problem = [&](const std::string& why) { problems_.push_back(where + why); };
   DecodedLine d = manifest_record::decode_line(line);
+  map_paths(d.fields);
   uint64_t line_sum = prev_line_sum;
   prev_line_sum = d.checksum;  // what a record after a corrupt line may have chained to
   if (torn) {
@@ -352,6 +353,7 @@ void Catalog::replay_line(const std::string& line, size_t lineno, bool torn, uin
         if (t == std::string::npos) break;
         b = t + 1;
       }
+      map_paths(f);
       note_skipped(f, where + "no checksum (torn or foreign line)");
       return;
     }
@@ -412,6 +414,42 @@ bool read_from(int fd, uint64_t offset, const std::string& path, std::string& te
 }  // namespace
 
 bool Catalog::load(const std::string& store_dir, std::string* err) {
+  cap_ = store_homes::capture_dir(store_dir);
+  moves_ = store_homes::read_moves(store_dir, &homes_present_, &user_placed_);
+  inferred_former_.clear();
+  if (!load_once(store_dir, err)) return false;
+  // A store of an earlier version moved with its run directory (no HOMES): its files
+  // are read below the capture directory they were taken from (store_homes.h).
+  std::string former = former_home();
+  if (former.empty()) return true;
+  moves_ = {{former, cap_}};
+  inferred_former_ = former;
+  return load_once(store_dir, err);
+}
+
+std::string Catalog::former_home() const {
+  if (!infer_ || !moves_.empty() || homes_present_ || cap_.empty() || live_.empty()) return "";
+  std::vector<std::string> paths;
+  for (const auto& [p, e] : live_) paths.push_back(p);
+  return store_homes::infer_former(cap_, paths);
+}
+
+std::vector<std::string> Catalog::outside_capture_dir() const {
+  std::vector<std::string> out;
+  if (cap_.empty() || user_placed_ || !infer_) return out;
+  const std::string below = cap_ == "/" ? cap_ : cap_ + "/";
+  for (const auto& [p, e] : live_)
+    if (p.rfind(below, 0) != 0) out.push_back(p);
+  return out;
+}
+
+void Catalog::map_paths(std::vector<std::string>& f) const {
+  if (moves_.empty()) return;
+  for (size_t i = 1; i < f.size(); ++i)
+    if (!f[i].empty() && f[i][0] == '/') f[i] = store_homes::apply(moves_, cap_, f[i]);
+}
+
+bool Catalog::load_once(const std::string& store_dir, std::string* err) {
   live_.clear();
   history_.clear();
   containers_.clear();

@@ -135,6 +135,7 @@ bool line_ending_at(int fd, uint64_t end, std::string& line) {
 std::string Catalog::snapshot_text() const {
   // Only a plain replay that stopped after a valid record: the next record chains to it.
   if (local_changes_ != 0 || replayed_ == 0 || prev_ != prev_line_sum_ || saw_torn_) return "";
+  if (!moves_.empty()) return "";  // paths as HOMES maps them here: a moved store replays whole
   std::string out = std::string(kMagic) + "\n";
   add_line(out, {"at", u(replayed_), u(lineno_), mr::hex64(prev_), mr::hex64(prev_line_sum_),
                  u(static_cast<uint64_t>(keep_)), u(unchained_), u(chained_)});
@@ -216,6 +217,7 @@ bool Catalog::restore_snapshot(const std::string& text) {
 bool Catalog::load_from_snapshot(const std::string& store_dir, std::string* err) {
   const int keep = keep_;
   Catalog c;
+  c.infer_ = infer_;
   const std::string snap = store_dir + "/" + kName, path = store_dir + "/MANIFEST";
   std::string text;
   int fd = ::open(snap.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -264,6 +266,11 @@ bool Catalog::load_from_snapshot(const std::string& store_dir, std::string* err)
     if (ok) ok = static_cast<uint64_t>(now.st_size) == c.replayed_;
   }
   if (!ok) return load(store_dir, err);
+  // A moved store (HOMES maps paths, or one would be inferred) is replayed whole: the
+  // snapshot's paths are the MANIFEST's as written.
+  c.cap_ = store_homes::capture_dir(store_dir);
+  c.moves_ = store_homes::read_moves(store_dir, &c.homes_present_, &c.user_placed_);
+  if (!c.moves_.empty() || !c.former_home().empty()) return load(store_dir, err);
   *this = std::move(c);
   return true;
 }

@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "store/container/container.h"
+#include "store/manifest/store_homes.h"
 
 namespace ckptfwd {
 
@@ -168,8 +169,24 @@ uint64_t appended_end(const std::string& store_dir);
 
 class Catalog {
  public:
-  // Replays STORE/MANIFEST. A missing manifest is an empty catalog (true).
+  // Replays STORE/MANIFEST. A missing manifest is an empty catalog (true). Paths are read
+  // as STORE/HOMES maps them (store_homes.h): a store moved with its run directory lists
+  // its files where they are now.
   bool load(const std::string& store_dir, std::string* err);
+  // Whether load may infer the former capture directory of a store without HOMES (true by
+  // default). False for a store the user placed (CKPTFWD_STORE): a directory named
+  // .ckptfwd there is no capture directory's.
+  void infer_moves(bool on) { infer_ = on; }
+  // The moves applied to the MANIFEST's paths (from HOMES, or inferred); empty when none.
+  const std::vector<store_homes::Move>& moves() const { return moves_; }
+  // The former capture directory inferred for a store with no HOMES ("" when none was).
+  const std::string& inferred_former() const { return inferred_former_; }
+  // The store's capture directory (store_homes::capture_dir; "" for a store elsewhere).
+  const std::string& capture_dir() const { return cap_; }
+  // Live paths outside the capture directory after the moves (a store in its default
+  // place should have none: its run directory moved and no former place could be told).
+  // None for a store the user placed (HOMES says so, or infer_moves(false)).
+  std::vector<std::string> outside_capture_dir() const;
   // The same catalog from STORE/MANIFEST.snap and the records after it, when the snapshot
   // fits the MANIFEST (catalog_snapshot.h); else load(). What a forwarder's first look
   // at a store with a long history costs: its live files and the newer records.
@@ -261,6 +278,15 @@ class Catalog {
 
  private:
   void note_container(const std::string& container, const ContainerIdentity& id);
+  bool load_once(const std::string& store_dir, std::string* err);
+  // The former capture directory to infer after a load without moves, or "".
+  std::string former_home() const;
+  // Each path field (after the verb, starting with '/') as the moves read it.
+  void map_paths(std::vector<std::string>& f) const;
+  std::vector<store_homes::Move> moves_;
+  std::string cap_, inferred_former_;
+  bool homes_present_ = false, user_placed_ = false;
+  bool infer_ = true;
   // Replays one line (without '\n') numbered lineno; prev is the line checksum of the last
   // valid record, updated when this one is valid.
   void replay_line(const std::string& line, size_t lineno, bool torn, uint64_t& prev,

@@ -1,0 +1,57 @@
+#include "store_checkpoints.h"
+
+#include <unistd.h>
+
+#include <climits>
+
+namespace ckptfwd::cli {
+
+StoreCheckpoints store_checkpoints(const Store& st, ContainerCache& cache,
+                                   const StoredAccount* acc) {
+  StoreCheckpoints out;
+  for (const auto& [path, e] : st.catalog.entries()) {
+    StepFile f;
+    f.path = path;
+    f.size = e.size;
+    f.mtime_ns = e.mtime_ns;
+    if (acc)
+      if (auto it = acc->per_file.find(path); it != acc->per_file.end()) f.stored = it->second;
+    // The base's writer, else the first overlay's: the rank of a file written from several
+    // nodes is that of whoever wrote it first.
+    std::vector<std::pair<std::string, uint32_t>> layers;
+    if (!e.container.empty()) layers.emplace_back(e.container, e.file_index);
+    for (const Layer& l : e.overlays) layers.emplace_back(l.container, l.file_index);
+    for (const auto& [name, index] : layers) {
+      if (std::string node = container_node(name); !node.empty()) f.nodes.insert(node);
+      if (f.rank >= 0) continue;
+      std::string err;
+      ContainerReader* r = cache.get(name, &err);
+      if (!r) {
+        out.problems.push_back(name + ": " + err);
+        continue;
+      }
+      if (index < r->files().size()) f.rank = r->files()[index].rank;
+    }
+    out.files.push_back(std::move(f));
+  }
+  out.checkpoints = group_checkpoints(out.files);
+  return out;
+}
+
+std::string capture_dir_of(const Store& st) {
+  if (st.single) return "";
+  std::string d = st.dir;
+  if (d.empty()) return "";
+  if (d[0] != '/') {
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) return "";
+    d = std::string(cwd) + "/" + d;
+  }
+  for (size_t at; (at = d.find("/./")) != std::string::npos;) d.erase(at, 2);
+  while (d.size() > 1 && d.back() == '/') d.pop_back();
+  size_t slash = d.rfind('/');
+  if (slash == std::string::npos || d.substr(slash + 1) != ".ckptfwd") return "";
+  return slash == 0 ? "/" : d.substr(0, slash);
+}
+
+}  // namespace ckptfwd::cli

@@ -1,0 +1,27 @@
+// A store's live files as checkpoints (checkpoint_steps.h): each file's writer rank and
+// committing nodes read from the containers that hold it.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "checkpoint_steps.h"
+#include "store.h"
+#include "stored_bytes.h"
+
+namespace ckptfwd::cli {
+
+struct StoreCheckpoints {
+  std::vector<StepFile> files;  // the live files, in path order
+  std::vector<Checkpoint> checkpoints;
+  std::vector<std::string> problems;  // containers that could not be read (rank unknown)
+};
+
+// acc (may be null): its per-file stored bytes fill StepFile::stored.
+StoreCheckpoints store_checkpoints(const Store& st, ContainerCache& cache,
+                                   const StoredAccount* acc);
+
+// The directory a store's paths were captured under: the parent of a store named
+// .ckptfwd (the default place), else "".
+std::string capture_dir_of(const Store& st);
+
+}  // namespace ckptfwd::cli
