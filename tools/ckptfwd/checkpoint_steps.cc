@@ -98,20 +98,22 @@ void find_rank_field(Series& s, const std::vector<Cut>& cuts, const std::vector<
   s.field = static_cast<int>(best);
 }
 
-void find_step_runs(Series& s, const std::vector<Cut>& cuts, const std::vector<StepFile>& in) {
+// skip: the runs before this offset of every path are inside the base directory.
+void find_step_runs(Series& s, const std::vector<Cut>& cuts, const std::vector<StepFile>& in,
+                    size_t skip) {
   const Cut& first = cuts[s.files[0]];
   size_t nruns = first.d.runs.size();
   s.step_run.assign(nruns, false);
   bool any = false;
   for (size_t i = 0; i < nruns; ++i) {
-    if (static_cast<int>(i) == s.field) continue;
+    if (static_cast<int>(i) == s.field || first.at[i] < skip) continue;
     for (size_t f : s.files)
       if (cuts[f].d.runs[i] != first.d.runs[i]) s.step_run[i] = any = true;
   }
   if (!any)
     for (size_t i = 0; i < nruns; ++i)
-      s.step_run[i] =
-          static_cast<int>(i) != s.field && !in_extension(in[s.files[0]].path, first.at[i]);
+      s.step_run[i] = static_cast<int>(i) != s.field && first.at[i] >= skip &&
+                      !in_extension(in[s.files[0]].path, first.at[i]);
   // A decimal is one step: runs joined to a step run by a single '.' ("0.005", of which only
   // the fraction varies) are part of it, unless they are the rank field or an extension.
   const std::string& path = in[s.files[0]].path;
@@ -124,7 +126,9 @@ void find_step_runs(Series& s, const std::vector<Cut>& cuts, const std::vector<S
     for (size_t i = 0; i + 1 < nruns; ++i) {
       if (s.step_run[i] == s.step_run[i + 1] || !dot_between(i, i + 1)) continue;
       size_t other = s.step_run[i] ? i + 1 : i;
-      if (static_cast<int>(other) == s.field || in_extension(path, first.at[other])) continue;
+      if (static_cast<int>(other) == s.field || first.at[other] < skip ||
+          in_extension(path, first.at[other]))
+        continue;
       s.step_run[other] = grew = true;
     }
   }
@@ -174,7 +178,36 @@ std::string label_of(const Series& s, const Cut& c, const std::string& path) {
 
 }  // namespace
 
-std::vector<Checkpoint> group_checkpoints(const std::vector<StepFile>& in) {
+namespace {
+
+std::string parent_dir(const std::string& p) {
+  size_t s = p.rfind('/');
+  return s == std::string::npos || s == 0 ? "" : p.substr(0, s);
+}
+
+// The directory every path lies below: base when each does, else the parent of their
+// common directory.
+std::string base_of(const std::vector<StepFile>& in, const std::string& base) {
+  auto below = [](const std::string& p, const std::string& d) {
+    return !d.empty() && p.size() > d.size() && p.compare(0, d.size(), d) == 0 &&
+           p[d.size()] == '/';
+  };
+  if (!base.empty() &&
+      std::all_of(in.begin(), in.end(), [&](const StepFile& f) { return below(f.path, base); }))
+    return base;
+  if (in.empty()) return "";
+  std::string common = parent_dir(in[0].path);
+  for (const StepFile& f : in)
+    while (!common.empty() && !below(f.path, common)) common = parent_dir(common);
+  return parent_dir(common);
+}
+
+}  // namespace
+
+std::vector<Checkpoint> group_checkpoints(const std::vector<StepFile>& in,
+                                          const std::string& base) {
+  const std::string dir = base_of(in, base);
+  const size_t skip = dir.empty() ? 0 : dir.size() + 1;
   std::vector<Cut> cuts;
   cuts.reserve(in.size());
   std::map<std::string, Series> series;
@@ -186,7 +219,7 @@ std::vector<Checkpoint> group_checkpoints(const std::vector<StepFile>& in) {
   std::map<std::string, std::map<std::string, std::set<std::string>>> members;  // per series
   for (auto& [skel, s] : series) {
     find_rank_field(s, cuts, in);
-    find_step_runs(s, cuts, in);
+    find_step_runs(s, cuts, in, skip);
     for (size_t f : s.files) {
       std::string label = label_of(s, cuts[f], in[f].path);
       std::string key = normal_label(label);

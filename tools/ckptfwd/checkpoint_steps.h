@@ -9,9 +9,11 @@
 //   - A series' rank field is the one run that equals its writer's rank in every file of
 //     the series with a known rank; when several do, the one with the most distinct
 //     values (then the last). None (no rank known, or no run equals it): no rank field.
-//   - A file's step is given by its other runs: those that differ between files of its
-//     series, or, in a series of one step, all of them except the digits of a file name
-//     extension (".h5"). Its label is the path text from the first to the last of them
+//   - A file's step is given by its other runs below the base directory (the capture
+//     directory: digits of /scratch/u123/run2/ are nobody's step): those that differ
+//     between files of its series, or, in a series of one step, all of them except the
+//     digits of a file name extension (".h5"). Its label is the path text from the first to the
+//     last of them
 //     ("0040", OpenFOAM's time "0.005"); files of every series with equal labels (leading
 //     zeros aside) are one checkpoint. A file with no step runs is in the checkpoint "-"
 //     (files rewritten under the same name at every checkpoint, or not numbered at all).
@@ -52,8 +54,11 @@ struct Checkpoint {
   std::string missing;  // when not complete: "3 of 4 files of /c/step_<step>/r<rank>.h5"
 };
 
-// The checkpoints of the files, in the order above.
-std::vector<Checkpoint> group_checkpoints(const std::vector<StepFile>& files);
+// The checkpoints of the files, in the order above. base: the directory the files were
+// captured below; "" takes the parent of their common directory (one step of files in a
+// step directory keeps its step).
+std::vector<Checkpoint> group_checkpoints(const std::vector<StepFile>& files,
+                                          const std::string& base = "");
 
 // The index of the latest complete checkpoint, or -1 when none is complete.
 int latest_complete(const std::vector<Checkpoint>& cps);

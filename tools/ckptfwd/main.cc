@@ -102,6 +102,7 @@ int main(int argc, char** argv) {
   if (cmd == "schema") return cmd_schema(args);
   if (cmd == "inspect") return cmd_inspect(args);
   if (cmd == "relocate") return cmd_relocate(args);
+  if (cmd == "prune") return cmd_prune(args);
   error("unknown command '" + cmd + "' (see ckptfwd --help)");
   return 2;
 }

@@ -34,7 +34,7 @@ StoreCheckpoints store_checkpoints(const Store& st, ContainerCache& cache,
     }
     out.files.push_back(std::move(f));
   }
-  out.checkpoints = group_checkpoints(out.files);
+  out.checkpoints = group_checkpoints(out.files, capture_dir_of(st));
   return out;
 }
 

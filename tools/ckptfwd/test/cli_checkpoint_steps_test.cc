@@ -153,6 +153,22 @@ TEST(CheckpointSteps, ContainerNodeFromForwarderNames) {
   EXPECT_EQ(container_node("c-n-1-2.txt"), "");
 }
 
+TEST(CheckpointSteps, DigitsOfTheRunDirectoryAreNoStep) {
+  // A file rewritten under one name beside numbered steps, below a directory with digits.
+  std::vector<StepFile> in = {file("/tmp/job.3x9/ckpt/extra.bin", -1)};
+  for (int step : {1, 2})
+    for (int r = 0; r < 2; ++r)
+      in.push_back(
+          file("/tmp/job.3x9/ckpt/step_" + std::to_string(step) + "/s." + std::to_string(r), r));
+  EXPECT_EQ(steps_of(group_checkpoints(in, "/tmp/job.3x9/ckpt")),
+            (std::vector<std::string>{"-", "1", "2"}));
+  // Without the capture directory: the parent of the files' common directory.
+  EXPECT_EQ(steps_of(group_checkpoints(in)), (std::vector<std::string>{"-", "1", "2"}));
+  // A base the files are not below is not used.
+  EXPECT_EQ(steps_of(group_checkpoints(in, "/elsewhere")),
+            (std::vector<std::string>{"-", "1", "2"}));
+}
+
 TEST(CheckpointSteps, NoFilesNoCheckpoint) {
   EXPECT_TRUE(group_checkpoints({}).empty());
   EXPECT_EQ(latest_complete({}), -1);
