@@ -7,7 +7,8 @@
 #  - --keep 2: ls --steps lists steps 3 and 4 only, both complete; containers that hold
 #    nothing live are gone, but step 1's, whose mesh chunks the kept steps refer to, stays;
 #    verify passes; restore --latest and the step-3 files are byte-exact;
-#  - a second prune --keep 2 has nothing to do.
+#  - a second prune --keep 2 has nothing to do;
+#  - verify draws a progress bar on a terminal, not into a file.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 ckf_std_dirs
@@ -84,3 +85,13 @@ rc=0
 "$CLI" prune "$STORE" --keep 0 >/dev/null 2>&1 || rc=$?
 [[ $rc -eq 2 ]] || fail "prune --keep 0 is not a usage error (exit $rc)"
 ok "a second prune has nothing to do; --keep 0 is a usage error"
+
+# verify and restore show a progress bar on a terminal (script(1) gives them one), and
+# none when stderr is not one.
+if command -v script >/dev/null; then
+  script -qec "$CLI verify $STORE" /dev/null >"$T/tty.out" 2>&1 || fail "verify on a terminal failed: $(cat "$T/tty.out")"
+  grep -q "verifying \[#*" "$T/tty.out" || fail "verify shows no progress on a terminal: $(cat "$T/tty.out")"
+  "$CLI" verify "$STORE" >"$T/notty.out" 2>&1
+  grep -q "verifying" "$T/notty.out" && fail "verify draws progress into a file: $(cat "$T/notty.out")"
+  ok "verify shows progress on a terminal only"
+fi

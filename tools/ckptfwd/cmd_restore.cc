@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "progress.h"
 #include "restore_paths.h"
 #include "store.h"
 #include "store/manifest/manifest_end.h"
@@ -89,32 +90,6 @@ const char kHelp[] =
     "Chunks of 256 KiB and more are read with O_DIRECT where the store's file system allows\n"
     "it (past the page cache, which the restored files then have to themselves);\n"
     "CKPTFWD_DIRECT_READ=0 reads them through the page cache.\n";
-
-class Progress {
- public:
-  Progress(size_t files, unsigned long long bytes)
-      : on_(isatty(STDERR_FILENO)), files_(files), bytes_(bytes) {}
-  void update(size_t done, unsigned long long bytes_done) {
-    if (!on_) return;
-    const int width = 30;
-    double frac = bytes_ ? static_cast<double>(bytes_done) / static_cast<double>(bytes_)
-                         : (files_ ? static_cast<double>(done) / static_cast<double>(files_) : 1);
-    int fill = static_cast<int>(frac * width);
-    std::string bar(static_cast<size_t>(fill), '#');
-    bar.resize(width, ' ');
-    fprintf(stderr, "\rrestoring [%s] %zu/%zu files, %s   ", bar.c_str(), done, files_,
-            human_bytes(bytes_done).c_str());
-    fflush(stderr);
-  }
-  void finish() {
-    if (on_) fputs("\n", stderr);
-  }
-
- private:
-  bool on_;
-  size_t files_;
-  unsigned long long bytes_;
-};
 
 // mkdir -p for the target directory itself (the user named it; symlinks there are theirs).
 bool make_target(const std::string& dir, std::string* why) {
@@ -571,7 +546,7 @@ int cmd_restore(const Args& args) {
   }
   unsigned long long total = 0, done_bytes = 0;
   for (const CatalogEntry* e : todo) total += e->size;
-  Progress progress(todo.size(), total);
+  Progress progress("restoring", "files", todo.size(), total);
   ContainerCache cache(st.dir);
   ContainerSource containers = [&cache](const std::string& name, std::string* err) {
     return cache.get(name, err);

@@ -1,4 +1,5 @@
 // ckptfwd verify STORE | FILE.ckc
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 
 #include "cli.h"
 #include "common/json_text.h"
+#include "progress.h"
 #include "restore_paths.h"
 #include "store.h"
 #include "store/manifest/manifest_end.h"
@@ -80,7 +82,9 @@ int cmd_verify(const Args& args) {
 
   std::vector<std::string> problems, warnings, notes;
   if (!st.distrust.empty()) problems.push_back(st.distrust);  // never "OK" for a foreign store
-  for (const std::string& p : st.catalog.problems()) problems.push_back(st.dir + "/" + p);
+  for (const std::string& p : grouped_problems(st.catalog.problems()))
+    problems.push_back(st.dir + "/" + p);
+  if (std::string lost = unreadable_manifest(st); !lost.empty()) problems.push_back(lost);
   // Records cut off the MANIFEST's end (store/manifest/manifest_end.h): each container they
   // committed is a problem naming its files, not a warning.
   LostRecords lost;
@@ -111,9 +115,18 @@ int cmd_verify(const Args& args) {
   for (const auto& [p, e] : st.catalog.entries()) add_containers_of(e, live_containers);
 
   ContainerCache cache(st.dir);
-  size_t n_containers = 0, n_files = 0;
-  unsigned long long n_bytes = 0;
+  size_t n_containers = 0, n_files = 0, n_seen = 0;
+  unsigned long long n_bytes = 0, disk_seen = 0, disk_total = 0;
   for (const std::string& name : st.catalog.containers()) {
+    struct stat s {};
+    if (::stat(cache.path_of(name).c_str(), &s) == 0)
+      disk_total += static_cast<uint64_t>(s.st_size);
+  }
+  Progress progress("verifying", "containers", st.catalog.containers().size(), disk_total);
+  for (const std::string& name : st.catalog.containers()) {
+    struct stat s {};
+    if (::stat(cache.path_of(name).c_str(), &s) == 0) disk_seen += static_cast<uint64_t>(s.st_size);
+    progress.update(++n_seen, disk_seen);
     std::string err;
     ContainerReader* r = cache.get(name, &err);
     if (!r) {
@@ -145,6 +158,7 @@ int cmd_verify(const Args& args) {
     n_files += r->files().size();
     for (const FileEntry& f : r->files()) n_bytes += f.size;
   }
+  progress.finish();
   // The catalog must point at files that exist, with the sizes it recorded: the base and
   // every overlay of each live entry.
   auto check_layer = [&](const std::string& p, const std::string& what, const std::string& c,
