@@ -54,9 +54,9 @@ ok "slurmctld + slurmd n1, n2 up in $((SECONDS - started))s ($(sinfo -h -N -o '%
 STEPS=20
 EVERY=5
 HALF=10
-# What the job script writes under its submit directory: stencil-run/{ckpt,final.digest,...}
+# What the job script writes under its submit directory: run/{ckpt,final.digest,...}
 SUBMIT=$T/submit
-RUN_DIR=$SUBMIT/stencil-run
+RUN_DIR=$SUBMIT/run
 CKPT=$RUN_DIR/ckpt
 STORE=$CKPT/.ckptfwd
 mkdir -p "$SUBMIT"
@@ -72,14 +72,15 @@ ok "reference run (srun, 8 ranks, 2 nodes, no library): $(cat "$T/reference.dige
 # SLURMD_NODENAME; the library's staging, log and idle exit come from this test's environment.
 submit() {
   local out id state
-  out=$(cd "$SUBMIT" && env -u CKPTFWD_JOB_ID sbatch --parsable \
-    --export=ALL,CKPTFWD_HOME="$BUILD",STEPS="$1",CKPT_EVERY=$EVERY "$JOB_SCRIPT" 2>&1) ||
+  local args="--steps $1 --ckpt-every $EVERY --ckpt-dir $CKPT --out $RUN_DIR/final.digest"
+  out=$(cd "$SUBMIT" && env -u CKPTFWD_JOB_ID -u CKPTFWD_STATS_FILE APP="$APP" ARGS="$args" RESTART_ARGS="$args --restart" \
+    sbatch --parsable --export=ALL,CKPTFWD_HOME="$BUILD" "$JOB_SCRIPT" 2>&1) ||
     fail "sbatch $JOB_SCRIPT failed: $out"
   id=${out%%;*}
   [[ "$id" =~ ^[0-9]+$ ]] || fail "sbatch printed no job id: $out"
   state=$(slurm_wait_job "$id" 180)
   [[ "$state" == COMPLETED ]] ||
-    fail "job $id ended $state: $(tail -n 15 "$SUBMIT/stencil3d-$id.out" 2>/dev/null) $(slurm_logs | tail -n 20)"
+    fail "job $id ended $state: $(tail -n 15 "$SUBMIT/ckptfwd-job-$id.out" 2>/dev/null) $(slurm_logs | tail -n 20)"
   echo "$id"
 }
 
@@ -113,7 +114,7 @@ EOF
 
 # --- job 1: the first half, under ckptfwd ----------------------------------------------------
 job1=$(submit $HALF)
-out1=$SUBMIT/stencil3d-$job1.out
+out1=$SUBMIT/ckptfwd-job-$job1.out
 grep -q "stencil3d: steps=0..$HALF " "$out1" || fail "job $job1 did not run steps 0..$HALF: $(tail -5 "$out1")"
 # The job script's per-node drain ran on both nodes (and exited 0: the script has set -e).
 [[ $(grep -cE "^(drained|nothing to drain)" "$out1") -eq 2 ]] ||
@@ -139,7 +140,9 @@ ok "job $job1: one forwarder per Slurm node (n1.$host, n2.$host), both committed
 
 # --- job 2: resubmitted, restarts through the library ---------------------------------------
 job2=$(submit $STEPS)
-out2=$SUBMIT/stencil3d-$job2.out
+out2=$SUBMIT/ckptfwd-job-$job2.out
+grep -q "job_slurm: restarting from checkpoint $HALF " "$out2" ||
+  fail "job $job2: the script did not find checkpoint $HALF with ckptfwd ls --latest: $(grep job_slurm "$out2")"
 grep -q "stencil3d: restarted from step $HALF in $CKPT" "$out2" ||
   fail "job $job2 did not restart from step $HALF: $(grep stencil3d "$out2" | head -5)"
 wait_forwarders_of "$job2"

@@ -1,5 +1,6 @@
 // ckptfwd ls STORE [--all]
 #include <dirent.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,8 +24,8 @@ namespace ckptfwd::cli {
 namespace {
 
 const char kHelp[] =
-    "usage: ckptfwd ls STORE [--json] | ls STORE --steps [--json] | ls STORE --all |\n"
-    "       ls STORE --vars [--json]\n"
+    "usage: ckptfwd ls STORE [--json] | ls STORE --steps [--json] | ls STORE --latest |\n"
+    "       ls STORE --all | ls STORE --vars [--json]\n"
     "\n"
     "Lists the live files of a store (the newest committed version of each path, after\n"
     "renames and unlinks): size, stored bytes, ratio (size / stored), mode, modification\n"
@@ -55,6 +56,9 @@ const char kHelp[] =
     "           first checkpoint of a job is complete unless a later one has more files).\n"
     "           Files with no step digits (rewritten under one name every time) are the\n"
     "           checkpoint '-'\n"
+    "  --latest the step of the latest complete checkpoint alone (\"40\"), for job scripts\n"
+    "           that restart from it; exit status 1, nothing printed, when there is none\n"
+    "           (or no store yet)\n"
     "  --all    list every container named by the MANIFEST with every file version it\n"
     "           holds ('*' marks live bases, '+' live overlays; 'overlay' marks files\n"
     "           named by overlay records), the layers of every file that has overlays,\n"
@@ -257,6 +261,16 @@ int list_all(const Store& st) {
     closedir(d);
   }
   return rc;
+}
+
+// --latest: the latest complete checkpoint's step alone.
+int print_latest(const Store& st) {
+  ContainerCache cache(st.dir);
+  StoreCheckpoints sc = store_checkpoints(st, cache, nullptr);
+  int latest = latest_complete(sc.checkpoints);
+  if (latest < 0) return 1;
+  printf("%s\n", printable(sc.checkpoints[latest].step).c_str());
+  return 0;
 }
 
 // --steps: the live files as checkpoints (checkpoint_steps.h).
@@ -482,7 +496,7 @@ int cmd_ls(const Args& args) {
     return 0;
   }
   std::string store;
-  bool all = false, vars = false, json = false, steps = false;
+  bool all = false, vars = false, json = false, steps = false, latest = false;
   for (const std::string& a : args) {
     if (a == "--all" || a == "-a")
       all = true;
@@ -490,6 +504,8 @@ int cmd_ls(const Args& args) {
       vars = true;
     else if (a == "--steps")
       steps = true;
+    else if (a == "--latest")
+      latest = true;
     else if (a == "--json")
       json = true;
     else if (!a.empty() && a[0] == '-')
@@ -502,8 +518,10 @@ int cmd_ls(const Args& args) {
   if (store.empty()) return usage_error("ls", "missing STORE");
   if (json && all)
     return usage_error("ls", "--all has no JSON form (use --json alone or with --vars)");
-  if (all + vars + steps > 1)
-    return usage_error("ls", "--all, --vars and --steps are separate listings");
+  if (all + vars + steps + latest > 1)
+    return usage_error("ls", "--all, --vars, --steps and --latest are separate listings");
+  if (latest && json) return usage_error("ls", "--latest prints one step; --steps --json has it");
+  if (latest && ::access(store.c_str(), F_OK) != 0) return 1;  // no store yet: a first run
   Store st;
   if (!open_store(store, st)) return 1;
   for (const std::string& p : grouped_problems(st.catalog.problems()))
@@ -511,6 +529,7 @@ int cmd_ls(const Args& args) {
   if (all) return list_all(st);
   if (vars) return list_vars(st, json);
   if (steps) return list_steps(st, json);
+  if (latest) return print_latest(st);
   return list_live(st, json);
 }
 
