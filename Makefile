@@ -10,7 +10,7 @@ DEB_PKGS := mpich libmpich-dev libunwind-dev zlib1g-dev libfpzip-dev libxxhash-d
             libhdf5-mpich-dev hdf5-tools netcdf-bin python3-h5py python3-numpy zstd \
             libopenmpi-dev openmpi-bin libhdf5-doc libncarg-data libblosc-dev libzfp-dev \
             python3-netcdf4 slurm-wlm munge nlohmann-json3-dev glusterfs-server glusterfs-client \
-            lammps openfoam
+            lammps openfoam python3-matplotlib chromium-headless-shell
 STAMP  := $(BUILD)/.deps-ok
 
 .PHONY: all deps build test demo bench bench-ratio bench-scale asan tsan fuzz install clean format

@@ -4,8 +4,8 @@
 # forced to fall back, then each command's JSON is checked against its table
 # (json_doc_check.py: every key documented and of its type, every documented key present):
 # ls, ls --vars, ls --steps, verify, stats (also with the interval advice, --mtbf), stats --vars
-# (running forwarder), stats --file (its three kinds of records: forwarder, variable,
-# client), inspect and schema check. A usage error is still exit 2 and prints no JSON.
+# (running forwarder), stats --file (its four kinds of records: forwarder, variable,
+# client, checkpoint), report, inspect and schema check. A usage error is still exit 2 and prints no JSON.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 ckf_std_dirs
@@ -71,6 +71,17 @@ $CHECK "ckptfwd stats --json" "$T/file.json" --lines --source forwarder || fail 
 $CHECK "ckptfwd stats --vars --json" "$T/file.json" --lines --source variable || fail "variable records of stats --file --json (above)"
 $CHECK "ckptfwd stats --file STATS_FILE --json" "$T/file.json" --lines --source client ||
   fail "client records of stats --file --json (above)"
+$CHECK '"source": "checkpoint"' "$T/file.json" --lines --source checkpoint ||
+  fail "checkpoint records of stats --file --json (above)"
+run_json report "$CLI" report "$STORE" --json
+$CHECK "ckptfwd report STORE --json" "$T/report.json" || fail "report --json differs from docs/json.md (above)"
+# With --mtbf each node gets the advice of its forwarder record, as stats --json gives it.
+run_json report_advice "$CLI" report "$STORE" --json --mtbf 2d
+/usr/bin/python3 - "$T/report_advice.json" "$T/advice.json" <<'PY' || fail "report --mtbf: no advice as stats gives it (above)"
+import json, sys
+rep, stats = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert rep["nodes"] and all(set(n["advice"]) == set(stats["advice"]) for n in rep["nodes"]), rep["nodes"]
+PY
 ok "stats --file --json: forwarder, variable and client records as documented"
 
 run_json inspect "$CLI" inspect --json "$DIRECT/r0.h5" "$DIRECT/direct.bin"

@@ -98,7 +98,9 @@ for layout in "2 2" "4 1"; do
     job "$nodes" "$per" "$PS" "$mode" "$CAP/$mode-$nodes.dat" >"$T/run.out" 2>&1 ||
       fail "[$mode, $nodes nodes x $per] the job failed: $(grep -m3 -e MISMATCH -e rank "$T/run.out")"
     "$CLI" ls "${DFS_MNT[3]}/shared/.ckptfwd" >"$T/ls.out" 2>&1 || true
-    grep -q " $CAP/$mode-$nodes.dat\$" "$T/ls.out" || late=$((late + 1))
+    # (listed below where node 3 sees the store: $CAP is the nodes' path to it)
+    grep -q -e " $CAP/$mode-$nodes.dat\$" -e " ${DFS_MNT[3]}/shared/$mode-$nodes.dat\$" "$T/ls.out" ||
+      late=$((late + 1))
     cp "$direct/shared/$mode.dat" "$direct/shared/$mode-$nodes.dat"
     [[ $mode != replace ]] || cp "$direct/shared/$mode.dat.moved" "$direct/shared/$mode-$nodes.dat.moved"
   done

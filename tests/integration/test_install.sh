@@ -3,8 +3,8 @@
 # --prefix P --strip` by a user who owns P and nothing else (nobody, when this runs as root
 # and the build is readable to it), then, from the installed tree only (PATH = P/bin, LD_PRELOAD =
 # P/lib/libckptfwd.so, no build directory anywhere in the environment): a captured job
-# under mpiexec (two checkpoint steps), `ckptfwd ls`, `ls --steps` and `restore --latest`
-# byte-exact, `--version` of both
+# under mpiexec (two checkpoint steps), `ckptfwd ls`, `ls --steps`, `restore --latest`
+# byte-exact and `report` (with its page when matplotlib is there), `--version` of both
 # programs; the helpers in libexec/ckptfwd and not in bin/, the man pages (man -l reads
 # them), the docs, examples and module files in share/.
 source "$(dirname "$0")/lib.sh"
@@ -44,6 +44,7 @@ fi
 grep -v "^-- Install configuration\|^-- Installing: $P\|^-- Up-to-date: $P" "$T/install.out" | grep -q . &&
   fail "the install wrote outside $P: $(grep -v "$P" "$T/install.out" | head -3)"
 for f in bin/ckptfwd bin/ckptfwd-forwarder lib/libckptfwd.so libexec/ckptfwd/ckptfwd-launch \
+  libexec/ckptfwd/ckptfwd-report-html \
   share/man/man1/ckptfwd.1 share/man/man1/ckptfwd-restore.1 share/man/man8/ckptfwd-forwarder.8 \
   share/man/man7/ckptfwd-settings.7 share/doc/ckptfwd/README.md share/doc/ckptfwd/LICENSE \
   share/doc/ckptfwd/CHANGELOG.md share/doc/ckptfwd/docs/json.md share/ckptfwd/examples/job_slurm.sh; do
@@ -90,4 +91,11 @@ run "${as[@]}" ckptfwd restore "$W/run/ckpt/.ckptfwd" --latest --to "$W/out" >"$
   fail "installed ckptfwd restore --latest failed: $(cat "$T/restore.out")"
 for r in 0 1; do assert_same_bytes "$W/direct/r.$r" "$W/out/step_2/r.$r" "rank $r of the latest step restored"; done
 [[ $(find "$W/out" -type f | wc -l) -eq 2 ]] || fail "restore --latest restored more than step 2: $(find "$W/out" -type f)"
-ok "installed by $who into $P: a captured job, ls, ls --steps and a byte-exact restore --latest from the installed tree only"
+run "${as[@]}" ckptfwd report "$W/run/ckpt/.ckptfwd" >"$T/report.out" 2>&1 || fail "installed ckptfwd report failed: $(cat "$T/report.out")"
+grep -q "^\* 2 " "$T/report.out" || fail "the report does not show step 2 as the latest: $(cat "$T/report.out")"
+if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+  run "${as[@]}" ckptfwd report "$W/run/ckpt/.ckptfwd" --html "$W/report.html" >"$T/html.out" 2>&1 ||
+    fail "installed ckptfwd report --html failed: $(cat "$T/html.out")"
+  grep -q 'id="plot-ratio"><svg' "$W/report.html" || fail "the installed report's page has no plot"
+fi
+ok "installed by $who into $P: a captured job, ls, ls --steps, a byte-exact restore --latest and report (--html) from the installed tree only"

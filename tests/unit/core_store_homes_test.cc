@@ -161,6 +161,27 @@ TEST(StoreHomes, StoreOfAnEarlierVersionGetsItsFormerPlaceInferred) {
   EXPECT_EQ(live_paths(f), (std::vector<std::string>{t / "x/run2/ckpt_b/step_1/r0"}));
 }
 
+TEST(StoreHomes, AnotherPathToTheSameStoreIsNoMove) {
+  // A second mount of a distributed file system, or a symbolic link: the store read
+  // through another path lists its files as recorded, with no warning.
+  TempDir t;
+  std::string a = t / "a/ckpt", err;
+  std::string store = a + "/.ckptfwd";
+  ASSERT_TRUE(manifest::ensure_store(store, &err)) << err;
+  store_homes::note_new_store(store);
+  ASSERT_TRUE(manifest::append_commit(store, "c-1.ckc", kFakeId, {entry(a + "/r0", 0, 4)}, &err));
+  fs::create_directories(t / "view");
+  fs::create_directory_symlink(t / "a", t / "view/a");
+  for (bool homes : {true, false}) {
+    if (!homes) fs::remove(store + "/HOMES");  // an earlier version's: inferred, then an alias
+    Catalog c;
+    ASSERT_TRUE(c.load(t / "view/a/ckpt/.ckptfwd", &err)) << err;
+    EXPECT_EQ(live_paths(c), (std::vector<std::string>{a + "/r0"})) << homes;
+    EXPECT_TRUE(c.moves().empty()) << homes;
+    EXPECT_TRUE(c.outside_capture_dir().empty()) << homes;
+  }
+}
+
 TEST(StoreHomes, UserPlacedStoreIsNeverMapped) {
   TempDir t;
   std::string store = t / "s/.ckptfwd", err;

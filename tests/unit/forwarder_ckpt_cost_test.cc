@@ -31,6 +31,46 @@ TEST(CheckpointCosts, AVersionReopenedInPlaceCountsAtItsLastClose) {
   EXPECT_EQ(s.bytes, 3000u);
 }
 
+TEST(CheckpointCosts, RecordsOfCompleteCheckpointsOnceAndAgainWhenChanged) {
+  CheckpointCosts c;
+  c.publish_to(nullptr, milliseconds(100));
+  c.blocked(1, 10, 200 * kMs);
+  c.blocked(2, 11, 300 * kMs);
+  c.joined(1, 1, at(0), 1000);
+  c.joined(2, 1, at(0), 3000);
+  c.committed(1, at(1));
+  EXPECT_TRUE(c.take_records().empty()) << "not complete yet";
+  c.committed(2, at(2));
+  std::vector<CheckpointCosts::Record> r = c.take_records();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].blocked_ns, 300 * kMs);
+  EXPECT_EQ(r[0].processes, 2u);
+  EXPECT_EQ(r[0].bytes, 4000u);
+  EXPECT_EQ(r[0].files, 2u);
+  EXPECT_EQ(r[0].waves, 1u);
+  EXPECT_TRUE(c.take_records().empty()) << "handed out once";
+  // An exit wait that ends after the commit: the checkpoint's record again, changed.
+  c.blocked_on_newest({2}, 11, 100 * kMs);
+  r = c.take_records();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].blocked_ns, 400 * kMs);
+  // A second checkpoint: only its record.
+  c.blocked(3, 10, 50 * kMs);
+  c.joined(3, 2, at(10), 500);
+  c.committed(3, at(11));
+  r = c.take_records();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].bytes, 500u);
+  // As JSON, times on the wall clock: first close 11 s before "now" at the second commit.
+  std::string j = CheckpointCosts::checkpoint_json(r[0], "n1", "job7", 42, 100000 * kMs, at(21));
+  EXPECT_NE(j.find("\"source\":\"checkpoint\",\"node\":\"n1\",\"job\":\"job7\",\"pid\":42"),
+            std::string::npos)
+      << j;
+  EXPECT_NE(j.find("\"first_close_ns\":" + std::to_string(89000 * kMs)), std::string::npos) << j;
+  EXPECT_NE(j.find("\"durable_ns\":" + std::to_string(1000 * kMs)), std::string::npos) << j;
+  EXPECT_NE(j.find("\"blocked_ns\":" + std::to_string(50 * kMs)), std::string::npos) << j;
+}
+
 TEST(CheckpointCosts, SlowestProcessOfACompleteCheckpoint) {
   Stats stats;
   CheckpointCosts c;

@@ -35,8 +35,10 @@ const char kStatsHelp[] =
     "                 MB/s per core (--json: one JSON object per line)\n"
     "  --file F       print the records of a CKPTFWD_STATS_FILE (JSON lines: the\n"
     "                 forwarder's counters at exit or SIGUSR1, its variables at exit\n"
-    "                 (\"source\": \"variable\", shown as one table) and client records of\n"
-    "                 fallbacks)\n"
+    "                 (\"source\": \"variable\", shown as one table), a record per\n"
+    "                 checkpoint of its node as it completed (\"source\": \"checkpoint\": its\n"
+    "                 slowest process's blocked time, time to durable, files and bytes;\n"
+    "                 one table) and client records of fallbacks)\n"
     "  --mtbf D       the mean time between failures of the job's nodes together (default:\n"
     "                 CKPTFWD_MTBF), e.g. 24h, 3600s, 2d, 90m, 1w (plain numbers are\n"
     "                 seconds): adds the checkpoint interval advice, with and without\n"
@@ -98,6 +100,7 @@ struct Options {
 
 bool is_variable_record(const Json& kv) { return kv.value("source", "") == "variable"; }
 bool is_forwarder_record(const Json& kv) { return kv.value("source", "") == "forwarder"; }
+bool is_checkpoint_record(const Json& kv) { return kv.value("source", "") == "checkpoint"; }
 
 // A forwarder record as printed: the table (and the advice, or how to get it), or JSON
 // (with the "advice" object when an MTBF is given).
@@ -126,7 +129,7 @@ int stats_file(const Options& o) {
   std::string line;
   int rc = 0;
   size_t records = 0;
-  std::vector<Json> vars;
+  std::vector<Json> vars, cps;
   for (size_t lineno = 1; std::getline(in, line); ++lineno) {
     if (line.empty()) continue;
     Json kv;
@@ -139,15 +142,22 @@ int stats_file(const Options& o) {
       vars.push_back(std::move(kv));
       continue;
     }
+    if (!o.json && is_checkpoint_record(kv)) {
+      cps.push_back(std::move(kv));
+      continue;
+    }
     ++records;
     char head[96];
     snprintf(head, sizeof head, "%s--- record %zu (line %zu)\n", records > 1 ? "\n" : "", records,
              lineno);
     fputs(render_record(kv, o, head).c_str(), stdout);
   }
+  if (!cps.empty())
+    printf("\n--- checkpoints (%zu records; a checkpoint's later record replaces its earlier)\n%s",
+           cps.size(), format_checkpoint_table(cps).c_str());
   if (!vars.empty())
     printf("\n--- variables (%zu)\n%s", vars.size(), format_variable_table(vars).c_str());
-  if (records == 0 && vars.empty() && rc == 0)
+  if (records == 0 && vars.empty() && cps.empty() && rc == 0)
     printf("%s holds no stats records\n", o.file.c_str());
   return rc;
 }

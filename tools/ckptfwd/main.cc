@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
   if (cmd == "inspect") return cmd_inspect(args);
   if (cmd == "relocate") return cmd_relocate(args);
   if (cmd == "prune") return cmd_prune(args);
+  if (cmd == "report") return cmd_report(args);
   error("unknown command '" + cmd + "' (see ckptfwd --help)");
   return 2;
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "store.h"
 
@@ -180,6 +181,35 @@ std::string format_variable_table(const std::vector<Json>& vars) {
              get(v, "key").c_str(), get(v, "dtype").c_str(), static_cast<int>(cw),
              get(v, "chain").c_str(), get(v, "bytes_in").c_str(), get(v, "bytes_out").c_str(),
              get(v, "ratio").c_str(), get(v, "encode_mbs").c_str());
+    out += line;
+  }
+  return out;
+}
+
+std::string format_checkpoint_table(const std::vector<Json>& cps) {
+  if (cps.empty()) return "";
+  std::string out;
+  char line[512];
+  snprintf(line, sizeof line, "  %-16s  %-12s  %10s  %10s  %5s  %6s  %12s\n", "NODE", "FIRST CLOSE",
+           "BLOCKED S", "DURABLE S", "PROCS", "FILES", "BYTES");
+  out += line;
+  for (const Json& c : cps) {
+    const int64_t first = c.value("first_close_ns", int64_t{0});
+    time_t t = static_cast<time_t>(first / 1000000000);
+    struct tm tm {};
+    char when[32] = "?";
+    if (localtime_r(&t, &tm)) {
+      strftime(when, sizeof when, "%H:%M:%S", &tm);
+      snprintf(when + strlen(when), sizeof when - strlen(when), ".%03d",
+               static_cast<int>(first / 1000000 % 1000));
+    }
+    snprintf(line, sizeof line, "  %-16s  %-12s  %10.3f  %10.3f  %5llu  %6llu  %12llu\n",
+             c.value("node", std::string("-")).c_str(), when,
+             static_cast<double>(c.value("blocked_ns", int64_t{0})) / 1e9,
+             static_cast<double>(c.value("durable_ns", int64_t{0})) / 1e9,
+             static_cast<unsigned long long>(c.value("processes", uint64_t{0})),
+             static_cast<unsigned long long>(c.value("files", uint64_t{0})),
+             static_cast<unsigned long long>(c.value("bytes", uint64_t{0})));
     out += line;
   }
   return out;

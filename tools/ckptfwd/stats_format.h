@@ -20,5 +20,8 @@ std::string format_main_counters(const Json& record);
 
 // The per-variable records ({"source": "variable", ...}) as one table.
 std::string format_variable_table(const std::vector<Json>& vars);
+// The per-checkpoint records ({"source": "checkpoint", ...}) as one table: node, first
+// close (local time), blocked and durable seconds, processes, files, bytes.
+std::string format_checkpoint_table(const std::vector<Json>& cps);
 
 }  // namespace ckptfwd::cli

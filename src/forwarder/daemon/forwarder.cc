@@ -23,6 +23,7 @@
 #include "forwarder/daemon/client_session.h"
 #include "forwarder/daemon/dead_sessions.h"
 #include "forwarder/daemon/listener.h"
+#include "forwarder/daemon/log_place.h"
 #include "forwarder/daemon/recovery.h"
 #include "forwarder/daemon/session_dir.h"
 #include "forwarder/restore/restore.h"
@@ -393,6 +394,37 @@ void Forwarder::preload_catalogs() {
   }
 }
 
+bool Forwarder::job_stats_ready() const {
+  if (job_stats_.empty() || job_stats_ == core_.cfg.stats_file) return false;
+  // The store's logs/ directory, made when the capture directory exists (log_place.h).
+  return make_store_logs_dir(job_stats_);
+}
+
+void Forwarder::append_record(const std::string& line) {
+  append_stats_line(core_.cfg.stats_file, line);
+  if (job_stats_ready()) append_stats_line(job_stats_, line);
+}
+
+void Forwarder::write_checkpoint_records() {
+  std::vector<CheckpointCosts::Record> recs;
+  {
+    std::lock_guard lk(core_.state.mu);
+    recs = core_.state.costs.take_records();
+  }
+  if (recs.empty()) return;
+  timespec wall{};
+  clock_gettime(CLOCK_REALTIME, &wall);
+  const int64_t now_wall = static_cast<int64_t>(wall.tv_sec) * 1000000000 + wall.tv_nsec;
+  const auto now = CheckpointCosts::Clock::now();
+  for (const CheckpointCosts::Record& r : recs) {
+    std::string line = CheckpointCosts::checkpoint_json(r, core_.stats.node, core_.stats.job,
+                                                        static_cast<long>(getpid()), now_wall, now);
+    // Per checkpoint only where someone asked for a file: stderr is not a place for them.
+    if (!core_.cfg.stats_file.empty()) append_stats_line(core_.cfg.stats_file, line);
+    if (job_stats_ready()) append_stats_line(job_stats_, line);
+  }
+}
+
 int Forwarder::run() {
   try {
     catalog_preload_ = std::thread([this] { preload_catalogs(); });
@@ -409,11 +441,12 @@ int Forwarder::run() {
       while (read(wake_[0], buf, sizeof(buf)) > 0) {
       }
       if (stats_req_.exchange(false))
-        append_stats_line(core_.cfg.stats_file, core_.stats.to_json());
+        append_stats_line(core_.cfg.stats_file, core_.stats.to_json());  // (SIGUSR1: asked for)
       if (stop_req_) break;
     }
     if (n > 0 && (p[0].revents & POLLIN)) accept_client();
     reap_clients(false);
+    write_checkpoint_records();
     if (idle_expired(idle_since) && release_socket(false)) {
       why = "idle";
       break;
@@ -436,9 +469,9 @@ int Forwarder::run() {
   core_.prefetch.stop();  // no view may appear after they are removed
   remove_read_views(paths_.dir);
   core_.fates.remove_claim_file();  // no client left to claim a fate
-  append_stats_line(core_.cfg.stats_file, core_.stats.to_json());
-  for (const std::string& v : core_.var_stats.json_lines(kStatsVarsMax))
-    append_stats_line(core_.cfg.stats_file, v);
+  write_checkpoint_records();
+  append_record(core_.stats.to_json());
+  for (const std::string& v : core_.var_stats.json_lines(kStatsVarsMax)) append_record(v);
   remove_session_dir();
   if (catalog_preload_.joinable()) catalog_preload_.join();
   LOG_INFO("exit");

@@ -47,8 +47,21 @@ class Forwarder {
   // checkpoint however late that comes. Without a pidfd (kernels before 5.3) pid is
   // probed by kill(pid, 0).
   void stay_while_alive(pid_t pid);
+  // The job's stats file beside its log (<store>/logs/<job>.<node>.stats.jsonl, log_place.h):
+  // a record per checkpoint as it completes, and the forwarder's and its variables' records
+  // at exit, as CKPTFWD_STATS_FILE gets them; what `ckptfwd report` reads. "": none.
+  void set_job_stats_file(std::string path) { job_stats_ = std::move(path); }
 
  private:
+  // Appends the records of the checkpoints completed (or changed) since the last call
+  // (state/ckpt_cost.h) to the job's stats file and CKPTFWD_STATS_FILE.
+  void write_checkpoint_records();
+  // line to CKPTFWD_STATS_FILE (stderr when unset, as before) and the job's stats file.
+  void append_record(const std::string& line);
+  // The job's stats file is set, not CKPTFWD_STATS_FILE itself, and its directory is
+  // there (made when the capture directory exists).
+  bool job_stats_ready() const;
+  std::string job_stats_;
   void accept_client();
   void reap_clients(bool all);
   bool idle_expired(int64_t& idle_since_ns);

@@ -45,6 +45,14 @@ std::string open_log_place(const LogPlace& place) {
   return place.fallback;
 }
 
+std::string stats_place(const LogPlace& place) {
+  const std::string& log = place.preferred;
+  if (log.size() <= 4 || log.compare(log.size() - 4, 4, ".log") != 0) return "";
+  return log.substr(0, log.size() - 4) + ".stats.jsonl";
+}
+
+bool make_store_logs_dir(const std::string& file) { return make_log_dir(file); }
+
 bool settle_log_file(const LogPlace& place, const std::string& used) {
   if (used != place.fallback || place.preferred.empty() || !make_log_dir(place.preferred))
     return false;

@@ -32,6 +32,12 @@ LogPlace log_place(const Config& cfg, const SessionPaths& paths);
 // The file to log to now: preferred when its directory exists or could be made, else
 // fallback.
 std::string open_log_place(const LogPlace& place);
+// The job's stats file beside the preferred log: <store>/logs/<job>.<node>.stats.jsonl
+// ("" without a store).
+std::string stats_place(const LogPlace& place);
+// Makes the directories of a file of the store's logs/ (the store's .ckptfwd and logs/,
+// 0700, never the directory the store sits in); true when they are there.
+bool make_store_logs_dir(const std::string& file);
 // At exit, when the lines went to place.fallback: appended to place.preferred (whose
 // directory is made now if it can be) and the fallback removed. True if moved.
 bool settle_log_file(const LogPlace& place, const std::string& used);

@@ -212,6 +212,8 @@ int main(int argc, char** argv) {
   block_signals(&set);
 
   fwd::Forwarder f(cfg, paths);
+  // The job's stats file beside the log in the store, wherever CKPTFWD_LOG sends the log.
+  f.set_job_stats_file(fwd::stats_place(log_place));
   if (started_for > 0) {
     f.stay_while_alive(static_cast<pid_t>(started_for));
     // Tentative until a client names its settings (early_start_check.h): ours are those of

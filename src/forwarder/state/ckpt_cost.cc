@@ -1,6 +1,7 @@
 #include "forwarder/state/ckpt_cost.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "forwarder/state/stats.h"
 
@@ -99,31 +100,81 @@ void CheckpointCosts::reopened(uint64_t vid) {
   publish();
 }
 
-CheckpointCosts::Summary CheckpointCosts::summary() const {
+std::vector<CheckpointCosts::Merged> CheckpointCosts::merged() const {
   // Waves closed at about the same time are one checkpoint: merge them in order of their
   // first close.
-  std::vector<const Wave*> order;
+  std::vector<std::pair<uint64_t, const Wave*>> order;
   for (const auto& [id, w] : waves_)
-    if (w.files > 0) order.push_back(&w);
-  std::sort(order.begin(), order.end(),
-            [](const Wave* a, const Wave* b) { return a->first_close < b->first_close; });
-  struct Checkpoint {
-    std::map<long, int64_t> blocked;
-    Clock::time_point end{}, last_close{}, last_commit{};
-    uint64_t bytes = 0;
-    bool complete = true;
-  };
-  std::vector<Checkpoint> cps;
-  for (const Wave* w : order) {
-    if (cps.empty() || w->first_close > cps.back().end + merge_) cps.emplace_back();
-    Checkpoint& c = cps.back();
+    if (w.files > 0) order.emplace_back(id, &w);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.second->first_close < b.second->first_close;
+  });
+  std::vector<Merged> cps;
+  for (const auto& [id, w] : order) {
+    if (cps.empty() || w->first_close > cps.back().end + merge_) {
+      cps.emplace_back();
+      cps.back().first_close = w->first_close;
+      cps.back().id = id;
+    }
+    Merged& c = cps.back();
     for (const auto& [pid, ns] : w->blocked) c.blocked[pid] += ns;
     c.end = std::max(c.end, w->last_close);
     c.last_close = std::max(c.last_close, w->last_close);
     c.last_commit = std::max(c.last_commit, w->last_commit);
     c.bytes += w->bytes;
+    c.files += w->files;
+    c.waves++;
     c.complete = c.complete && w->complete();
   }
+  return cps;
+}
+
+std::vector<CheckpointCosts::Record> CheckpointCosts::take_records() {
+  std::vector<Record> out;
+  for (const Merged& c : merged()) {
+    if (!c.complete) continue;
+    Record r;
+    r.id = c.id;
+    r.first_close = c.first_close;
+    r.last_close = c.last_close;
+    r.last_commit = c.last_commit;
+    for (const auto& [pid, ns] : c.blocked) r.blocked_ns = std::max(r.blocked_ns, ns);
+    r.processes = c.blocked.size();
+    r.bytes = c.bytes;
+    r.files = c.files;
+    r.waves = c.waves;
+    auto [it, fresh] = handed_.try_emplace(c.id, r);
+    if (!fresh && it->second == r) continue;
+    it->second = r;
+    out.push_back(r);
+  }
+  while (handed_.size() > kMaxWaves) handed_.erase(handed_.begin());
+  return out;
+}
+
+std::string CheckpointCosts::checkpoint_json(const Record& r, const char* node, const char* job,
+                                             long pid, int64_t now_wall_ns, Clock::time_point now) {
+  auto wall = [&](Clock::time_point t) {
+    return now_wall_ns - std::chrono::duration_cast<std::chrono::nanoseconds>(now - t).count();
+  };
+  const int64_t durable = std::max<int64_t>(
+      0,
+      std::chrono::duration_cast<std::chrono::nanoseconds>(r.last_commit - r.last_close).count());
+  char buf[768];
+  snprintf(buf, sizeof buf,
+           "{\"source\":\"checkpoint\",\"node\":\"%s\",\"job\":\"%s\",\"pid\":%ld,\"id\":%llu,"
+           "\"first_close_ns\":%lld,\"last_close_ns\":%lld,\"durable_ns\":%lld,"
+           "\"blocked_ns\":%lld,\"processes\":%zu,\"bytes\":%llu,\"files\":%zu,"
+           "\"waves\":%zu}",
+           node, job, pid, static_cast<unsigned long long>(r.id),
+           static_cast<long long>(wall(r.first_close)), static_cast<long long>(wall(r.last_close)),
+           static_cast<long long>(durable), static_cast<long long>(r.blocked_ns), r.processes,
+           static_cast<unsigned long long>(r.bytes), r.files, r.waves);
+  return buf;
+}
+
+CheckpointCosts::Summary CheckpointCosts::summary() const {
+  std::vector<Merged> cps = merged();
   Summary s;
   int64_t blocked = 0, durable = 0;
   uint64_t bytes = 0;

@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 namespace ckptfwd::fwd {
@@ -78,6 +79,28 @@ class CheckpointCosts {
 
   Summary summary() const;
 
+  // A checkpoint of this node as its stats record gives it (checkpoint_json; docs/json.md,
+  // `stats --file`): its times, its slowest process's blocked time, its bytes and files.
+  struct Record {
+    uint64_t id = 0;  // its first wave's id: the same in every record of the checkpoint
+    Clock::time_point first_close{}, last_close{}, last_commit{};
+    int64_t blocked_ns = 0;  // the slowest process's
+    size_t processes = 0;    // processes that were blocked by it
+    uint64_t bytes = 0;
+    size_t files = 0, waves = 0;
+    bool operator==(const Record&) const = default;
+  };
+  // The complete checkpoints (every file committed) not handed out yet, or changed since
+  // (an exit wait that ended after the commit adds blocked time): each time a checkpoint's
+  // record changes it is handed out again, so its last record is its final one. At most
+  // kMaxWaves remembered.
+  std::vector<Record> take_records();
+  // The record as one JSON object, no newline: {"source":"checkpoint","node","job","pid",
+  // "id","first_close_ns","last_close_ns","durable_ns","blocked_ns","processes","bytes","files",
+  // "waves"}, the times since the epoch (now_wall and now give the clock's offset).
+  static std::string checkpoint_json(const Record& r, const char* node, const char* job, long pid,
+                                     int64_t now_wall_ns, Clock::time_point now);
+
  private:
   struct Member {
     uint64_t wave = 0;
@@ -96,6 +119,18 @@ class CheckpointCosts {
   void add(uint64_t wave, long pid, int64_t ns);
   void publish();
 
+  // The checkpoints (merged waves) in order of their first close, as summary and
+  // take_records see them.
+  struct Merged {
+    uint64_t id = 0;  // its first wave's
+    std::map<long, int64_t> blocked;
+    Clock::time_point first_close{}, end{}, last_close{}, last_commit{};
+    uint64_t bytes = 0;
+    size_t files = 0, waves = 0;
+    bool complete = true;
+  };
+  std::vector<Merged> merged() const;
+  std::map<uint64_t, Record> handed_;  // checkpoint id -> the record handed out last
   std::map<uint64_t, std::map<long, int64_t>> pending_;  // vid (no wave yet) -> pid -> ns
   std::map<uint64_t, Member> members_;                   // vid -> its wave
   std::map<uint64_t, Wave> waves_;

@@ -414,14 +414,20 @@ bool read_from(int fd, uint64_t offset, const std::string& path, std::string& te
 }  // namespace
 
 bool Catalog::load(const std::string& store_dir, std::string* err) {
+  store_dir_ = store_dir;
   cap_ = store_homes::capture_dir(store_dir);
-  moves_ = store_homes::read_moves(store_dir, &homes_present_, &user_placed_);
+  aliases_.clear();
+  moves_ = store_homes::read_moves(store_dir, &homes_present_, &user_placed_, &aliases_);
   inferred_former_.clear();
   if (!load_once(store_dir, err)) return false;
   // A store of an earlier version moved with its run directory (no HOMES): its files
   // are read below the capture directory they were taken from (store_homes.h).
   std::string former = former_home();
   if (former.empty()) return true;
+  if (store_homes::same_store(former, store_dir)) {  // another path to it, not a move
+    aliases_.push_back(former);
+    return true;
+  }
   moves_ = {{former, cap_}};
   inferred_former_ = former;
   return load_once(store_dir, err);
@@ -437,9 +443,13 @@ std::string Catalog::former_home() const {
 std::vector<std::string> Catalog::outside_capture_dir() const {
   std::vector<std::string> out;
   if (cap_.empty() || user_placed_ || !infer_) return out;
-  const std::string below = cap_ == "/" ? cap_ : cap_ + "/";
+  auto under = [](const std::string& p, const std::string& d) {
+    return p.rfind(d == "/" ? d : d + "/", 0) == 0;
+  };
   for (const auto& [p, e] : live_)
-    if (p.rfind(below, 0) != 0) out.push_back(p);
+    if (!under(p, cap_) && std::none_of(aliases_.begin(), aliases_.end(),
+                                        [&](const std::string& a) { return under(p, a); }))
+      out.push_back(p);
   return out;
 }
 

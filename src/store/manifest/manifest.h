@@ -284,7 +284,8 @@ class Catalog {
   // Each path field (after the verb, starting with '/') as the moves read it.
   void map_paths(std::vector<std::string>& f) const;
   std::vector<store_homes::Move> moves_;
-  std::string cap_, inferred_former_;
+  std::vector<std::string> aliases_;  // former places that are other paths to this store
+  std::string store_dir_, cap_, inferred_former_;
   bool homes_present_ = false, user_placed_ = false;
   bool infer_ = true;
   // Replays one line (without '\n') numbered lineno; prev is the line checksum of the last

@@ -1,6 +1,7 @@
 #include "store/manifest/store_homes.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -80,7 +81,15 @@ std::string capture_dir(const std::string& store_dir) {
   return slash == 0 ? "/" : d.substr(0, slash);
 }
 
-std::vector<Move> read_moves(const std::string& store_dir, bool* present, bool* placed) {
+bool same_store(const std::string& dir, const std::string& store_dir) {
+  struct stat a {
+  }, b{};
+  return ::stat((dir + "/.ckptfwd").c_str(), &a) == 0 && ::stat(store_dir.c_str(), &b) == 0 &&
+         a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+std::vector<Move> read_moves(const std::string& store_dir, bool* present, bool* placed,
+                             std::vector<std::string>* aliases) {
   std::vector<Move> out;
   const std::string cap = capture_dir(store_dir);
   if (placed) *placed = false;
@@ -101,6 +110,10 @@ std::vector<Move> read_moves(const std::string& store_dir, bool* present, bool* 
     while (m.to.size() > 1 && m.to.back() == '/') m.to.pop_back();
     if (m.from.empty() || m.from[0] != '/' || m.to.empty() || m.to[0] != '/' || m.from == m.to)
       continue;
+    if (tab == std::string::npos && same_store(m.from, store_dir)) {  // not moved: an alias
+      if (aliases) aliases->push_back(m.from);
+      continue;
+    }
     bool seen =
         std::any_of(out.begin(), out.end(), [&](const Move& o) { return o.from == m.from; });
     if (!seen) out.push_back(m);

@@ -17,7 +17,10 @@
 //     its capture directory, the former one is inferred (infer_former) and the forwarder
 //     writes both lines.
 //   - A path below the current capture directory is never mapped (a store moved into a
-//     directory below its old one).
+//     directory below its old one), nor one below a former place whose .ckptfwd is this
+//     very directory (same device and inode): another path to the same store (a second
+//     mount of a distributed file system, a symbolic link), not a move. Its files are
+//     listed as recorded there.
 // Mapping is the catalog's (manifest.h, Catalog::load): the MANIFEST, its chain and its
 // checksums are never rewritten. A catalog that maps paths neither reads nor writes a
 // snapshot (catalog_snapshot.h): a moved store is replayed whole.
@@ -38,9 +41,12 @@ struct Move {
 };
 // The moves HOMES gives for the store where it is now, longest `from` first; none that
 // maps a directory to itself. *present: whether HOMES exists; *placed: whether it has
-// the line "-" (a store the user placed, CKPTFWD_STORE: no capture directory of its own).
+// the line "-" (a store the user placed, CKPTFWD_STORE: no capture directory of its own);
+// *aliases (when not null) gets the former places that are other paths to this store.
 std::vector<Move> read_moves(const std::string& store_dir, bool* present = nullptr,
-                             bool* placed = nullptr);
+                             bool* placed = nullptr, std::vector<std::string>* aliases = nullptr);
+// Whether dir/.ckptfwd is store_dir itself (same device and inode).
+bool same_store(const std::string& dir, const std::string& store_dir);
 // path as the moves read it: below a move's `from` -> below its `to` (the longest from
 // that matches), unless it is below capture_dir already ("" : none).
 std::string apply(const std::vector<Move>& moves, const std::string& capture_dir,
