@@ -13,24 +13,12 @@ ckf_init "$@"
 need_cmd lmp mpiexec.openmpi
 ckf_std_dirs
 
-cat >"$T/run.in" <<'IN'
-units           lj
-atom_style      atomic
-lattice         fcc 0.8442
-region          box block 0 8 0 8 0 8
-create_box      1 box
-create_atoms    1 box
-mass            1 1.0
-velocity        all create 3.0 87287 loop geom
-pair_style      lj/cut 2.5
-pair_coeff      1 1 1.0 1.0 2.5
-neighbor        0.3 bin
-fix             1 all nve
-restart         30 ${dir}/ckpt.*.%
-run             60
+{ cat "$CKF_REPO/tests/integration/data/lammps_lj.in"
+  cat <<'IN'
 write_restart   ${dir}/final.restart
 write_restart   ${dir}/final.mpiio
 IN
+} >"$T/run.in"
 cat >"$T/again.in" <<'IN'
 read_restart    ${dir}/final.restart
 neighbor        0.3 bin

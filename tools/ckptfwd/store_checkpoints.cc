@@ -1,8 +1,6 @@
 #include "store_checkpoints.h"
 
-#include <unistd.h>
-
-#include <climits>
+#include "store/manifest/store_homes.h"
 
 namespace ckptfwd::cli {
 
@@ -39,19 +37,7 @@ StoreCheckpoints store_checkpoints(const Store& st, ContainerCache& cache,
 }
 
 std::string capture_dir_of(const Store& st) {
-  if (st.single) return "";
-  std::string d = st.dir;
-  if (d.empty()) return "";
-  if (d[0] != '/') {
-    char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof cwd)) return "";
-    d = std::string(cwd) + "/" + d;
-  }
-  for (size_t at; (at = d.find("/./")) != std::string::npos;) d.erase(at, 2);
-  while (d.size() > 1 && d.back() == '/') d.pop_back();
-  size_t slash = d.rfind('/');
-  if (slash == std::string::npos || d.substr(slash + 1) != ".ckptfwd") return "";
-  return slash == 0 ? "/" : d.substr(0, slash);
+  return st.single ? "" : store_homes::capture_dir(st.dir);
 }
 
 }  // namespace ckptfwd::cli
