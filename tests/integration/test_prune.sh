@@ -8,7 +8,9 @@
 #    nothing live are gone, but step 1's, whose mesh chunks the kept steps refer to, stays;
 #    verify passes; restore --latest and the step-3 files are byte-exact;
 #  - a second prune --keep 2 has nothing to do;
-#  - verify draws a progress bar on a terminal, not into a file.
+#  - verify draws a progress bar on a terminal, not into a file;
+#  - names reused in turn (restart.1, .2, .1 again): prune refuses, the order is in doubt;
+#  - a prune of a moved store, moved again: what it unlinked stays unlinked.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 ckf_std_dirs
@@ -95,3 +97,35 @@ if command -v script >/dev/null; then
   grep -q "verifying" "$T/notty.out" && fail "verify draws progress into a file: $(cat "$T/notty.out")"
   ok "verify shows progress on a terminal only"
 fi
+
+# Names reused in turn (restart.1, restart.2, then restart.1 again: the newest): the
+# numbers do not tell the age, and prune deletes nothing.
+CAPTURE="$T/poly/*"
+mkdir -p "$T/poly"
+for n in 1 2 1; do
+  with_lib cp "$T/mesh.0" "$T/poly/restart.$n" || fail "writing restart.$n failed"
+  drain >/dev/null
+  sleep 1.2
+done
+for pid in $(session_forwarders); do kill -TERM "$pid" 2>/dev/null; done
+wait_for '[[ -z "$(session_forwarders)" ]]' 10 || fail "the forwarder did not exit"
+rc=0
+"$CLI" prune "$T/poly/.ckptfwd" --keep 1 >"$T/poly.out" 2>&1 || rc=$?
+[[ $rc -eq 1 ]] && grep -q "not pruning .*may not tell its age" "$T/poly.out" ||
+  fail "prune of names reused in turn was not refused (exit $rc): $(cat "$T/poly.out")"
+[[ $("$CLI" ls "$T/poly/.ckptfwd" 2>/dev/null | grep -c "/restart\.") -eq 2 ]] || fail "prune deleted a file of names reused in turn"
+ok "names reused in turn: prune refuses, naming the doubt"
+
+# A prune of a moved store, then another move: its records still name the files it
+# unlinked (the store's place is recorded first), so nothing comes back.
+mkdir -p "$T/m1" "$T/m2"
+mv "$CAP" "$T/m1/ckpt"
+"$CLI" prune "$T/m1/ckpt/.ckptfwd" --keep 1 >"$T/moved-prune.out" 2>&1 || fail "prune of a moved store failed: $(cat "$T/moved-prune.out")"
+mv "$T/m1/ckpt" "$T/m2/ckpt"
+"$CLI" ls --steps --json "$T/m2/ckpt/.ckptfwd" >"$T/m2.json" 2>/dev/null || fail "ls --steps after prune and move failed"
+/usr/bin/python3 -c '
+import json, sys
+steps = [c["step"] for c in json.load(open(sys.argv[1]))["checkpoints"]]
+assert steps == ["-", "4"], steps' "$T/m2.json" || fail "after a prune of a moved store and another move: $(cat "$T/m2.json")"
+"$CLI" verify "$T/m2/ckpt/.ckptfwd" >"$T/m2-verify.out" 2>&1 || fail "verify after prune and move: $(cat "$T/m2-verify.out")"
+ok "prune of a moved store, moved again: step 4 alone, verify passes"

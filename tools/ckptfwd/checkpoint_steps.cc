@@ -1,6 +1,7 @@
 #include "checkpoint_steps.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 
@@ -15,7 +16,11 @@ struct Cut {
   std::vector<size_t> at;  // where each run starts in the path
 };
 
-Cut cut_path(const std::string& path) {
+Cut cut_path(const std::string& raw) {
+  // A NUL (a hostile MANIFEST can decode one into a path) would read as a run's
+  // placeholder in the skeleton: taken as '?' here, for grouping only.
+  std::string path = raw;
+  std::replace(path.begin(), path.end(), '\0', '?');
   Cut c{split_digits(path), {}};
   size_t pos = 0;
   for (const std::string& r : c.d.runs) {
@@ -76,6 +81,8 @@ struct Series {
   int field = -1;
   std::vector<bool> step_run;  // per run: part of the step
   std::string pattern;
+  bool varies = false;  // its step runs differ between its files (else: one step only)
+  std::string doubt;    // why its step may be misread ("": none)
 };
 
 void find_rank_field(Series& s, const std::vector<Cut>& cuts, const std::vector<StepFile>& in) {
@@ -98,41 +105,56 @@ void find_rank_field(Series& s, const std::vector<Cut>& cuts, const std::vector<
   s.field = static_cast<int>(best);
 }
 
+// Whether runs a and b of c are joined by a single '.' (one decimal: "0.005").
+bool dot_between(const Cut& c, const std::string& path, size_t a, size_t b) {
+  size_t end = c.at[a] + c.d.runs[a].size();
+  return c.at[b] == end + 1 && path[end] == '.';
+}
+
+// The step runs of s: of the runs that differ between its files (not the rank field, not
+// inside the base directory), the leftmost, with the runs joined to it by single dots; the
+// others are fields of the checkpoint's files (a mesh level, a subfile, a domain), said as
+// a doubt. In a series of one step: every run but the rank field's and an extension's.
 // skip: the runs before this offset of every path are inside the base directory.
 void find_step_runs(Series& s, const std::vector<Cut>& cuts, const std::vector<StepFile>& in,
                     size_t skip) {
   const Cut& first = cuts[s.files[0]];
+  const std::string& path = in[s.files[0]].path;
   size_t nruns = first.d.runs.size();
   s.step_run.assign(nruns, false);
-  bool any = false;
+  std::vector<bool> varying(nruns, false);
   for (size_t i = 0; i < nruns; ++i) {
     if (static_cast<int>(i) == s.field || first.at[i] < skip) continue;
     for (size_t f : s.files)
-      if (cuts[f].d.runs[i] != first.d.runs[i]) s.step_run[i] = any = true;
+      if (cuts[f].d.runs[i] != first.d.runs[i]) varying[i] = s.varies = true;
   }
-  if (!any)
-    for (size_t i = 0; i < nruns; ++i)
-      s.step_run[i] = static_cast<int>(i) != s.field && first.at[i] >= skip &&
-                      !in_extension(in[s.files[0]].path, first.at[i]);
-  // A decimal is one step: runs joined to a step run by a single '.' ("0.005", of which only
-  // the fraction varies) are part of it, unless they are the rank field or an extension.
-  const std::string& path = in[s.files[0]].path;
-  auto dot_between = [&](size_t a, size_t b) {
-    size_t end = first.at[a] + first.d.runs[a].size();
-    return first.at[b] == end + 1 && path[end] == '.';
+  auto joinable = [&](size_t i) {
+    return static_cast<int>(i) != s.field && first.at[i] >= skip &&
+           !in_extension(path, first.at[i]);
   };
-  for (bool grew = true; grew;) {
-    grew = false;
-    for (size_t i = 0; i + 1 < nruns; ++i) {
-      if (s.step_run[i] == s.step_run[i + 1] || !dot_between(i, i + 1)) continue;
-      size_t other = s.step_run[i] ? i + 1 : i;
-      if (static_cast<int>(other) == s.field || first.at[other] < skip ||
-          in_extension(path, first.at[other]))
-        continue;
-      s.step_run[other] = grew = true;
-    }
+  if (!s.varies) {
+    for (size_t i = 0; i < nruns; ++i) s.step_run[i] = joinable(i);
+  } else {
+    size_t lead = 0;
+    while (!varying[lead]) ++lead;
+    s.step_run[lead] = true;
+    for (size_t i = lead; i + 1 < nruns && dot_between(first, path, i, i + 1) && joinable(i + 1);
+         ++i)
+      s.step_run[i + 1] = true;
+    for (size_t i = lead; i > 0 && dot_between(first, path, i - 1, i) && joinable(i - 1); --i)
+      s.step_run[i - 1] = true;
+    for (size_t i = 0; i < nruns; ++i)
+      if (varying[i] && !s.step_run[i]) {
+        s.doubt =
+            "more than one number differs between its files; the leftmost is read as the step";
+        break;
+      }
   }
-  // The pattern: the rank field and the step runs named, the other runs as they are.
+}
+
+// s's pattern: the rank field and the step runs named, the other runs as they are.
+void name_pattern(Series& s, const Cut& first) {
+  s.pattern.clear();
   size_t r = 0;
   for (char c : first.d.skeleton) {
     if (c != '\0') {
@@ -148,6 +170,33 @@ void find_step_runs(Series& s, const std::vector<Cut>& cuts, const std::vector<S
                  : s.step_run[r]                ? "<step>"
                                                 : first.d.runs[r];
     ++r;
+  }
+}
+
+// A series of one step takes its step from a series of several that shares the path up to
+// its step ("step_0040/meta.txt" beside "step_<step>/r<rank>.h5", "2026-11-30/diag.nc"
+// beside "2026-11-<step>/rank<rank>.bin"): the same runs, so both label a checkpoint alike.
+void align_one_step_series(std::map<std::string, Series>& series) {
+  for (auto& [skel, s] : series) {
+    if (s.varies) continue;
+    size_t best_len = 0;
+    const Series* best = nullptr;
+    for (const auto& [oskel, o] : series) {
+      if (!o.varies) continue;
+      size_t n = 0;
+      while (n < skel.size() && n < oskel.size() && skel[n] == oskel[n]) ++n;
+      // The runs inside the shared text (a '\0' stands for a whole run).
+      size_t shared_runs = static_cast<size_t>(std::count(skel.begin(), skel.begin() + n, '\0'));
+      bool inside = true;
+      for (size_t i = 0; i < o.step_run.size(); ++i)
+        if (o.step_run[i]) inside = inside && i < shared_runs && i < s.step_run.size();
+      if (inside && n > best_len) best_len = n, best = &o;
+    }
+    if (!best) continue;
+    for (size_t i = 0; i < s.step_run.size(); ++i) {
+      s.step_run[i] = i < best->step_run.size() && best->step_run[i];
+      if (s.step_run[i] && static_cast<int>(i) == s.field) s.field = -1;  // a step, not a rank
+    }
   }
 }
 
@@ -220,6 +269,10 @@ std::vector<Checkpoint> group_checkpoints(const std::vector<StepFile>& in,
   for (auto& [skel, s] : series) {
     find_rank_field(s, cuts, in);
     find_step_runs(s, cuts, in, skip);
+  }
+  align_one_step_series(series);
+  for (auto& [skel, s] : series) {
+    name_pattern(s, cuts[s.files[0]]);
     for (size_t f : s.files) {
       std::string label = label_of(s, cuts[f], in[f].path);
       std::string key = normal_label(label);
@@ -233,8 +286,12 @@ std::vector<Checkpoint> group_checkpoints(const std::vector<StepFile>& in,
       cp.newest_mtime_ns = std::max(cp.newest_mtime_ns, in[f].mtime_ns);
       if (std::find(cp.series.begin(), cp.series.end(), s.pattern) == cp.series.end())
         cp.series.push_back(s.pattern);
-      // What counts toward completeness: the rank field's value, or the path.
-      members[s.pattern][key].insert(s.field >= 0 ? cuts[f].d.runs[s.field] : in[f].path);
+      // What counts toward completeness: the file with its step runs taken out.
+      std::string member;
+      for (size_t r = 0; r < cuts[f].d.runs.size(); ++r)
+        member += (s.step_run[r] ? std::string("#") : cuts[f].d.runs[r]) + "/";
+      members[s.pattern][key].insert(member);
+      if (!s.doubt.empty() && cp.doubt.empty()) cp.doubt = s.pattern + ": " + s.doubt;
     }
   }
   for (auto& [key, cp] : by_label) {
@@ -258,6 +315,33 @@ std::vector<Checkpoint> group_checkpoints(const std::vector<StepFile>& in,
     if (ka != kb) return ka < kb;
     return a.newest_mtime_ns < b.newest_mtime_ns;
   });
+  // A series every earlier numbered checkpoint has (a rank-0 header written last) missing
+  // from a later one: that one is cut short.
+  std::set<std::string> in_all;
+  bool first_numbered = true;
+  int64_t newest_before = INT64_MIN;
+  for (Checkpoint& cp : out) {
+    if (cp.step == "-") continue;
+    std::set<std::string> has(cp.series.begin(), cp.series.end());
+    if (!first_numbered)
+      for (const std::string& pat : in_all)
+        if (!has.count(pat)) {
+          cp.complete = false;
+          cp.missing += (cp.missing.empty() ? "" : "; ") + std::string("no file of ") + pat;
+        }
+    if (first_numbered) {
+      in_all = has;
+    } else {
+      std::erase_if(in_all, [&](const std::string& p) { return !has.count(p); });
+    }
+    first_numbered = false;
+    // Numbers that do not follow time (names reused in turn: restart.1, restart.2,
+    // restart.1): which one is the latest is in doubt.
+    if (cp.newest_mtime_ns + 1000000000 < newest_before && cp.doubt.empty())
+      cp.doubt =
+          "an earlier-numbered checkpoint was written after it: its number may not tell its age";
+    newest_before = std::max(newest_before, cp.newest_mtime_ns);
+  }
   return out;
 }
 

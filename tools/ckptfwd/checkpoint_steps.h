@@ -10,20 +10,24 @@
 //     the series with a known rank; when several do, the one with the most distinct
 //     values (then the last). None (no rank known, or no run equals it): no rank field.
 //   - A file's step is given by its other runs below the base directory (the capture
-//     directory: digits of /scratch/u123/run2/ are nobody's step): those that differ
-//     between files of its series, or, in a series of one step, all of them except the
-//     digits of a file name extension (".h5"). Its label is the path text from the first to the
-//     last of them
+//     directory: digits of /scratch/u123/run2/ are nobody's step): the leftmost run that
+//     differs between files of its series (with runs joined to it by single dots);
+//     other runs that differ are fields of the checkpoint's files (a mesh level, a
+//     subfile), said as a doubt. A series of one step takes the runs of a series of
+//     several that shares its path up to them ("step_0040/meta.txt" beside
+//     "step_<step>/r<rank>.h5"); alone, all its runs except an extension's (".h5"). Its label is
+//     the path text from the first to the last of them
 //     ("0040", OpenFOAM's time "0.005"); files of every series with equal labels (leading
 //     zeros aside) are one checkpoint. A file with no step runs is in the checkpoint "-"
 //     (files rewritten under the same name at every checkpoint, or not numbered at all).
 //   - Checkpoints are ordered by their label read as a number (a decimal, or its runs one
 //     by one), "-" first; equal labels by their newest file.
-//   - A checkpoint is complete when, in each series it has, it holds as many ranks' files
-//     (or files, without a rank field) as the step of that series that has the most. The
-//     latest complete checkpoint is the last complete one in that order. A step missing a
-//     whole series that others have still counts as complete: a series may be written
-//     only every few steps.
+//   - A checkpoint is complete when, in each series it has, it holds as many files as the
+//     step of that series that has the most, and it has every series all earlier numbered
+//     checkpoints have (a header rank 0 writes last). A series written only every few
+//     steps does not count. The latest complete checkpoint is the last complete one in
+//     that order; a checkpoint older than an earlier-numbered one (names reused in turn)
+//     gets a doubt.
 // No I/O here: the caller gives each live file's path, rank, nodes and sizes.
 #pragma once
 #include <cstdint>
@@ -52,6 +56,9 @@ struct Checkpoint {
   std::vector<std::string> series;  // its series' patterns, "/c/step_<step>/r<rank>.h5"
   bool complete = true;
   std::string missing;  // when not complete: "3 of 4 files of /c/step_<step>/r<rank>.h5"
+  // Why its step or its place in the order may be misread ("": none): prune refuses to
+  // delete anything while a checkpoint has a doubt, ls and restore --latest say it.
+  std::string doubt;
 };
 
 // The checkpoints of the files, in the order above. base: the directory the files were

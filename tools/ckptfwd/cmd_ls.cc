@@ -49,13 +49,16 @@ const char kHelp[] =
     "           the latest complete checkpoint is marked '*' (what restore --latest gives\n"
     "           back). Steps are read from the paths: paths alike but for their digits\n"
     "           are a series (ckpt/step_<step>/r<rank>.h5), the digits equal to the rank\n"
-    "           of the file's writer are its rank field, the digits that differ between\n"
-    "           files of a series are the step. A checkpoint is complete when it holds,\n"
-    "           in each of its series, as many ranks' files as the step of that series\n"
-    "           that has the most (so a wave cut short by a failure is not complete; the\n"
-    "           first checkpoint of a job is complete unless a later one has more files).\n"
-    "           Files with no step digits (rewritten under one name every time) are the\n"
-    "           checkpoint '-'\n"
+    "           of the file's writer are its rank field, the leftmost number that differs\n"
+    "           between files of a series is the step (other numbers that differ, a mesh\n"
+    "           level or a subfile, are files of it: said as a doubt). A checkpoint is\n"
+    "           complete when it holds, in each of its series, as many files as the step\n"
+    "           of that series that has the most, and every series all earlier steps have\n"
+    "           (so a wave cut short by a failure is not complete; the first checkpoint of\n"
+    "           a job is complete unless a later one has more files). A checkpoint older\n"
+    "           than an earlier-numbered one (names reused in turn) is in doubt too; prune\n"
+    "           refuses while any is. Files with no step digits (rewritten under one name\n"
+    "           every time) are the checkpoint '-'\n"
     "  --latest the step of the latest complete checkpoint alone (\"40\"), for job scripts\n"
     "           that restart from it; exit status 1, nothing printed, when there is none\n"
     "           (or no store yet)\n"
@@ -301,6 +304,7 @@ int list_steps(const Store& st, bool json) {
                      {"complete", cp.complete},
                      {"missing", cp.missing.empty() ? Json() : Json(cp.missing)},
                      {"latest", static_cast<int>(i) == latest},
+                     {"doubt", cp.doubt.empty() ? Json() : Json(cp.doubt)},
                      {"series", cp.series},
                      {"paths", std::move(paths)}});
     }
@@ -312,6 +316,9 @@ int list_steps(const Store& st, bool json) {
     return ok ? 0 : 1;
   }
   for (const std::string& p : problems) error(p);
+  for (const Checkpoint& cp : sc.checkpoints)
+    if (!cp.doubt.empty())
+      error("warning: checkpoint " + printable(cp.step) + ": " + printable(cp.doubt));
   std::set<std::string> series;
   for (const Checkpoint& cp : sc.checkpoints) series.insert(cp.series.begin(), cp.series.end());
   for (const std::string& s : series) printf("series: %s\n", printable(s).c_str());

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "restore_paths.h"
 #include "store.h"
+#include "store/manifest/store_homes.h"
 #include "store_checkpoints.h"
 
 namespace ckptfwd::cli {
@@ -29,7 +30,9 @@ const char kHelp[] =
     "with CKPTFWD_KEEP=1: superseded versions of live files go too. A container a kept one\n"
     "refers to (chunks unchanged since an earlier checkpoint are stored as references to\n"
     "it) stays. Checkpoints newer than the oldest one kept stay, complete or not, and so do\n"
-    "files with no step (checkpoint '-').\n"
+    "files with no step (checkpoint '-'). Refused while ckptfwd ls --steps has a doubt\n"
+    "about a checkpoint's step or its order (several numbers differ between its files;\n"
+    "names reused in turn, so numbers do not follow time).\n"
     "\n"
     "  --keep N     complete checkpoints to keep (at least 1)\n"
     "  --dry-run    say what would be deleted, change nothing\n"
@@ -141,6 +144,14 @@ int cmd_prune(const Args& args) {
   ContainerCache cache(st.dir);
   StoreCheckpoints sc = store_checkpoints(st, cache, nullptr);
   for (const std::string& p : sc.problems) error("warning: " + p);
+  // Deleting by a misread order would delete the newest data: none while any is in doubt.
+  for (const Checkpoint& cp : sc.checkpoints)
+    if (!cp.doubt.empty()) {
+      error("not pruning " + st.arg + ": checkpoint " + printable(cp.step) + ": " +
+            printable(cp.doubt) + " (ckptfwd ls --steps " + st.arg +
+            "; delete old checkpoints under the library with rm instead)");
+      return 1;
+    }
   // The oldest checkpoint kept: the keep-th complete one from the newest.
   long kept_complete = 0;
   size_t cut = 0;
@@ -199,6 +210,18 @@ int cmd_prune(const Args& args) {
          human_bytes(freed).c_str());
   if (dry) return 0;
 
+  // The records name paths as they read here: where the store was moved from and where
+  // it is now go into HOMES first, so they still name these files after another move.
+  if (const std::string cap = store_homes::capture_dir(st.dir); !cap.empty()) {
+    std::vector<store_homes::Move> lines;
+    for (const store_homes::Move& m : st.catalog.moves())
+      if (m.to == cap) lines.push_back({m.from, ""});
+    lines.push_back({cap, ""});
+    if (!store_homes::add_lines(st.dir, lines, &err)) {
+      error("nothing pruned: cannot record the store's place: " + err);
+      return 1;
+    }
+  }
   manifest::Records unlinks;
   for (const std::string& p : paths) unlinks.push_back({"unlink", p});
   if (!manifest::append_here(st.dir, unlinks, manifest::appended_end(st.dir), nullptr, &err)) {

@@ -349,6 +349,9 @@ bool checkpoint_paths(const Store& st, bool latest, const std::string& step,
     }
   }
   const Checkpoint& cp = sc.checkpoints[pick];
+  if (!cp.doubt.empty())
+    error("warning: checkpoint " + printable(cp.step) + ": " + printable(cp.doubt) +
+          " (ckptfwd ls --steps " + st.arg + ")");
   if (!cp.complete)
     error("warning: checkpoint " + printable(cp.step) + " is not complete (" +
           printable(cp.missing) + "); restoring the files it has");

@@ -153,8 +153,10 @@ int stats_file(const Options& o) {
     fputs(render_record(kv, o, head).c_str(), stdout);
   }
   if (!cps.empty())
-    printf("\n--- checkpoints (%zu records; a checkpoint's later record replaces its earlier)\n%s",
-           cps.size(), format_checkpoint_table(cps).c_str());
+    printf(
+        "\n--- checkpoints (%zu records; a checkpoint's last record, by node, pid and id, is its "
+        "final one)\n%s",
+        cps.size(), format_checkpoint_table(cps).c_str());
   if (!vars.empty())
     printf("\n--- variables (%zu)\n%s", vars.size(), format_variable_table(vars).c_str());
   if (records == 0 && vars.empty() && cps.empty() && rc == 0)

@@ -1,6 +1,7 @@
 #include "stats_format.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -188,28 +189,33 @@ std::string format_variable_table(const std::vector<Json>& vars) {
 
 std::string format_checkpoint_table(const std::vector<Json>& cps) {
   if (cps.empty()) return "";
+  // A hand-edited or foreign line may hold any type: numbers read as 0, names as "-".
+  auto num = [](const Json& c, const char* k) -> double {
+    auto it = c.find(k);
+    return it != c.end() && it->is_number() ? it->get<double>() : 0;
+  };
+  auto name = [](const Json& c, const char* k) {
+    auto it = c.find(k);
+    return it != c.end() && it->is_string() ? it->get<std::string>() : std::string("-");
+  };
   std::string out;
   char line[512];
   snprintf(line, sizeof line, "  %-16s  %-12s  %10s  %10s  %5s  %6s  %12s\n", "NODE", "FIRST CLOSE",
            "BLOCKED S", "DURABLE S", "PROCS", "FILES", "BYTES");
   out += line;
   for (const Json& c : cps) {
-    const int64_t first = c.value("first_close_ns", int64_t{0});
-    time_t t = static_cast<time_t>(first / 1000000000);
+    const double first = num(c, "first_close_ns");
+    time_t t = static_cast<time_t>(first / 1e9);
     struct tm tm {};
     char when[32] = "?";
-    if (localtime_r(&t, &tm)) {
+    if (first > 0 && localtime_r(&t, &tm)) {
       strftime(when, sizeof when, "%H:%M:%S", &tm);
       snprintf(when + strlen(when), sizeof when - strlen(when), ".%03d",
-               static_cast<int>(first / 1000000 % 1000));
+               static_cast<int>(std::fmod(first / 1e6, 1000.0)));
     }
-    snprintf(line, sizeof line, "  %-16s  %-12s  %10.3f  %10.3f  %5llu  %6llu  %12llu\n",
-             c.value("node", std::string("-")).c_str(), when,
-             static_cast<double>(c.value("blocked_ns", int64_t{0})) / 1e9,
-             static_cast<double>(c.value("durable_ns", int64_t{0})) / 1e9,
-             static_cast<unsigned long long>(c.value("processes", uint64_t{0})),
-             static_cast<unsigned long long>(c.value("files", uint64_t{0})),
-             static_cast<unsigned long long>(c.value("bytes", uint64_t{0})));
+    snprintf(line, sizeof line, "  %-16s  %-12s  %10.3f  %10.3f  %5.0f  %6.0f  %12.0f\n",
+             name(c, "node").c_str(), when, num(c, "blocked_ns") / 1e9, num(c, "durable_ns") / 1e9,
+             num(c, "processes"), num(c, "files"), num(c, "bytes"));
     out += line;
   }
   return out;

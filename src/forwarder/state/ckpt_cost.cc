@@ -48,6 +48,7 @@ void CheckpointCosts::joined(uint64_t vid, uint64_t wave, Clock::time_point clos
   }
   while (waves_.size() > kMaxWaves) {  // wave ids grow: the first is the oldest
     for (uint64_t v : waves_.begin()->second.vids) members_.erase(v);
+    evicted_close_ = std::max(evicted_close_, waves_.begin()->second.last_close);
     waves_.erase(waves_.begin());
   }
   publish();
@@ -132,7 +133,9 @@ std::vector<CheckpointCosts::Merged> CheckpointCosts::merged() const {
 std::vector<CheckpointCosts::Record> CheckpointCosts::take_records() {
   std::vector<Record> out;
   for (const Merged& c : merged()) {
-    if (!c.complete) continue;
+    // A checkpoint that lost its first waves to the limit would come out again under its
+    // next wave's id with part of its bytes: its records are out already.
+    if (!c.complete || c.first_close <= evicted_close_ + merge_) continue;
     Record r;
     r.id = c.id;
     r.first_close = c.first_close;

@@ -131,6 +131,7 @@ class CheckpointCosts {
   };
   std::vector<Merged> merged() const;
   std::map<uint64_t, Record> handed_;  // checkpoint id -> the record handed out last
+  Clock::time_point evicted_close_{};  // the last close of the waves forgotten (kMaxWaves)
   std::map<uint64_t, std::map<long, int64_t>> pending_;  // vid (no wave yet) -> pid -> ns
   std::map<uint64_t, Member> members_;                   // vid -> its wave
   std::map<uint64_t, Wave> waves_;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 
 #include "store/manifest/manifest_record.h"
@@ -71,6 +72,12 @@ std::string capture_dir(const std::string& store_dir) {
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd)) return "";
     d = std::string(cwd) + "/" + d;
+  }
+  // ".." cannot be taken out by text (a symbolic link before it): the directory itself.
+  if (d.find("/../") != std::string::npos || d.ends_with("/..")) {
+    char real[PATH_MAX];
+    if (!realpath(d.c_str(), real)) return "";
+    d = real;
   }
   for (size_t at; (at = d.find("/./")) != std::string::npos;) d.erase(at, 2);
   for (size_t at; (at = d.find("//")) != std::string::npos;) d.erase(at, 1);

@@ -169,6 +169,77 @@ TEST(CheckpointSteps, DigitsOfTheRunDirectoryAreNoStep) {
             (std::vector<std::string>{"-", "1", "2"}));
 }
 
+TEST(CheckpointSteps, OtherNumberedFieldsAreFilesOfTheStepWithADoubt) {
+  // ADIOS2 subfiles by aggregator ranks 0 and 4, AMReX levels: the step is the leftmost
+  // number that differs; the others are files of it, and said.
+  std::vector<StepFile> in;
+  for (std::string st : {"0010", "0020"}) {
+    in.push_back(file("/r/ckpt_" + st + ".bp/data.0", 0));
+    in.push_back(file("/r/ckpt_" + st + ".bp/data.1", 4));
+    in.push_back(file("/r/chk" + st + "/Level_0/Cell_D_00000", -1));
+    in.push_back(file("/r/chk" + st + "/Level_1/Cell_D_00000", -1));
+  }
+  auto cps = group_checkpoints(in, "/r");
+  ASSERT_EQ(steps_of(cps), (std::vector<std::string>{"0010", "0020"}));
+  EXPECT_EQ(cps[1].files.size(), 4u);
+  EXPECT_TRUE(cps[1].complete) << cps[1].missing;
+  EXPECT_NE(cps[1].doubt, "") << "a second varying number is said";
+  EXPECT_EQ(latest_complete(cps), 1);
+}
+
+TEST(CheckpointSteps, NamesReusedInTurnPutTheOrderInDoubt) {
+  // poly.restart.1 (step 1000), .2 (2000), then .1 again (3000): .1 is the newest.
+  std::vector<StepFile> in = {file("/r/poly.restart.1", -1, 10, 3000000000000),
+                              file("/r/poly.restart.2", -1, 10, 2000000000000)};
+  auto cps = group_checkpoints(in, "/r");
+  ASSERT_EQ(steps_of(cps), (std::vector<std::string>{"1", "2"}));
+  EXPECT_NE(cps[1].doubt, "") << "2 is older than 1: its number does not tell its age";
+}
+
+TEST(CheckpointSteps, AFileWrittenOnceJoinsTheStepOfItsDirectory) {
+  // Day directories with rank files, and a diagnostics file of the last day only.
+  std::vector<StepFile> in;
+  for (int d : {28, 29, 30})
+    for (int r = 0; r < 2; ++r)
+      in.push_back(
+          file("/r/2026-11-" + std::to_string(d) + "/rank" + std::to_string(r) + ".bin", r));
+  in.push_back(file("/r/2026-11-30/diag.nc", 0));
+  auto cps = group_checkpoints(in, "/r");
+  ASSERT_EQ(steps_of(cps), (std::vector<std::string>{"28", "29", "30"}));
+  EXPECT_EQ(cps[2].files.size(), 3u);
+  EXPECT_EQ(latest_complete(cps), 2);
+  // step_0000/meta.json of rank 0 beside the step's rank files: its 0000 is the step.
+  std::vector<StepFile> zero;
+  for (int step : {0, 10})
+    for (int r = 0; r < 2; ++r)
+      zero.push_back(file("/r/step_000" + std::to_string(step) + "/r" + std::to_string(r), r));
+  zero.push_back(file("/r/step_0000/meta.json", 0));
+  cps = group_checkpoints(zero, "/r");
+  ASSERT_EQ(steps_of(cps), (std::vector<std::string>{"0000", "00010"}));
+  EXPECT_EQ(cps[0].files.size(), 3u);
+}
+
+TEST(CheckpointSteps, AStepWithoutASeriesEveryEarlierStepHadIsIncomplete) {
+  // Rank 0 writes header.json last: step 30 lost it in a crash.
+  std::vector<StepFile> in;
+  for (int step : {10, 20, 30}) {
+    for (int r = 0; r < 4; ++r)
+      in.push_back(file("/c/step_" + std::to_string(step) + "/r" + std::to_string(r) + ".h5", r));
+    if (step != 30) in.push_back(file("/c/step_" + std::to_string(step) + "/header.json", 0));
+  }
+  auto cps = group_checkpoints(in, "/c");
+  ASSERT_EQ(steps_of(cps), (std::vector<std::string>{"10", "20", "30"}));
+  EXPECT_FALSE(cps[2].complete);
+  EXPECT_EQ(cps[2].missing, "no file of /c/step_<step>/header.json");
+  EXPECT_EQ(latest_complete(cps), 1);
+}
+
+TEST(CheckpointSteps, ANulInAPathIsNoPlaceholder) {
+  std::vector<StepFile> in = {file(std::string("/r/a\0b_1", 8), 0), file("/r/a?b_2", 0)};
+  auto cps = group_checkpoints(in, "/r");  // (ASan: no read past a skeleton)
+  EXPECT_EQ(cps.size(), 2u);
+}
+
 TEST(CheckpointSteps, NoFilesNoCheckpoint) {
   EXPECT_TRUE(group_checkpoints({}).empty());
   EXPECT_EQ(latest_complete({}), -1);
