@@ -10,7 +10,8 @@
 #   CKPT_DIR the directory it writes its checkpoints into (default $PWD/run/ckpt); its
 #            files are captured (CKPTFWD_CAPTURE, default "$CKPT_DIR/*"), nothing else
 #   RESTART_ARGS  its arguments to continue from a checkpoint, {step} replaced by the step
-#            of the latest complete one (`ckptfwd ls --latest`); unset: ARGS every time
+#            of the latest complete one (`ckptfwd ls --latest`; "-" for files rewritten
+#            under one name, which have no step); unset: ARGS every time
 #            (an application that finds its newest checkpoint itself)
 #   NP       ranks (default 4); MPIEXEC the launcher (default: the one of the
 #            application's MPI, found with ldd) and MPIEXEC_FLAGS its options

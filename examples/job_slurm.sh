@@ -10,7 +10,8 @@
 #   CKPT_DIR      the directory it writes its checkpoints into (default
 #                 $SLURM_SUBMIT_DIR/run/ckpt); its files are captured, nothing else
 #   RESTART_ARGS  its arguments to continue from a checkpoint, {step} replaced by the step
-#                 of the latest complete one; unset: ARGS every time (an application that
+#                 of the latest complete one ("-" for files rewritten under one name);
+#                 unset: ARGS every time (an application that
 #                 finds its newest checkpoint itself)
 #   SCHEMA        a schema file for raw binary checkpoints (CKPTFWD_SCHEMA)
 #   CKPTFWD_HOME  the ckptfwd build dir or the PREFIX of its install

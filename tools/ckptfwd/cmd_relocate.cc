@@ -21,8 +21,10 @@ const char kHelp[] =
     "NEW_DIR defaults to the directory holding STORE when STORE is a store in its default\n"
     "place (DIR/.ckptfwd); a store in its default place that was moved needs no relocate\n"
     "at all when it was written by this version (it records where it was) or when its\n"
-    "former place can be told from its paths (ckptfwd ls then notes the move). The exit\n"
-    "status is 1 when no live file of STORE lies below OLD_DIR.\n";
+    "former place can be told from its paths (ckptfwd ls then notes the move). Run it\n"
+    "before the job that restarts: a forwarder reads HOMES when it first loads the store,\n"
+    "so one already running goes on with the paths it read. The exit status is 1 when no\n"
+    "live file of STORE lies below OLD_DIR.\n";
 
 std::string trimmed(std::string d) {
   while (d.size() > 1 && d.back() == '/') d.pop_back();
