@@ -26,7 +26,7 @@ mkdir -m 1777 "$SHARED"
 CKPTFWD_NODE_ID=forge CKPTFWD_STORE=$T/forge with_lib sh -c "echo FORGED-BYTES >'$CAP/b.bin'"
 CKPTFWD_NODE_ID=forge CKPTFWD_STORE=$T/forge drain
 "${ATTACKER[@]}" mkdir -m 777 "$SHARED/store"
-cp "$T/forge"/* "$SHARED/store/"
+cp -r "$T/forge"/* "$SHARED/store/"
 chown -R 65534:65534 "$SHARED/store"
 [[ -s "$SHARED/store/MANIFEST" ]] || fail "the forged store has no MANIFEST"
 manifest_before=$(sha "$SHARED/store/MANIFEST")
