@@ -212,15 +212,9 @@ int cmd_prune(const Args& args) {
 
   // The records name paths as they read here: where the store was moved from and where
   // it is now go into HOMES first, so they still name these files after another move.
-  if (const std::string cap = store_homes::capture_dir(st.dir); !cap.empty()) {
-    std::vector<store_homes::Move> lines;
-    for (const store_homes::Move& m : st.catalog.moves())
-      if (m.to == cap) lines.push_back({m.from, ""});
-    lines.push_back({cap, ""});
-    if (!store_homes::add_lines(st.dir, lines, &err)) {
-      error("nothing pruned: cannot record the store's place: " + err);
-      return 1;
-    }
+  if (!store_homes::add_place(st.dir, st.catalog.moves(), &err)) {
+    error("nothing pruned: cannot record the store's place: " + err);
+    return 1;
   }
   manifest::Records unlinks;
   for (const std::string& p : paths) unlinks.push_back({"unlink", p});

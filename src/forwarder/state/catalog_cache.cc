@@ -26,12 +26,8 @@ std::string live_mark(const CatalogEntry* e) {
 void note_homes(const std::string& store, const Catalog& cat) {
   const std::string& cap = cat.capture_dir();
   if (cap.empty()) return;
-  std::vector<store_homes::Move> lines;
-  for (const store_homes::Move& m : cat.moves())
-    if (m.to == cap) lines.push_back({m.from, ""});
-  lines.push_back({cap, ""});
   std::string err;
-  if (!store_homes::add_lines(store, lines, &err))
+  if (!store_homes::add_place(store, cat.moves(), &err))
     LOG_WARN("cannot record the capture directory of store %s: %s", store.c_str(), err.c_str());
   if (!cat.moves().empty())
     LOG_INFO("store %s was moved: the files it recorded below %s are read below %s%s",

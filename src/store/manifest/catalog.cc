@@ -413,21 +413,27 @@ bool read_from(int fd, uint64_t offset, const std::string& path, std::string& te
 }
 }  // namespace
 
-bool Catalog::load(const std::string& store_dir, std::string* err) {
-  store_dir_ = store_dir;
+void Catalog::read_homes(const std::string& store_dir) {
   cap_ = store_homes::capture_dir(store_dir);
   aliases_.clear();
   moves_ = store_homes::read_moves(store_dir, &homes_present_, &user_placed_, &aliases_);
   inferred_former_.clear();
+}
+
+std::string Catalog::moved_from(const std::string& store_dir) {
+  std::string former = former_home();
+  if (former.empty() || !store_homes::same_store(former, store_dir)) return former;
+  aliases_.push_back(former);  // another path to it, not a move
+  return "";
+}
+
+bool Catalog::load(const std::string& store_dir, std::string* err) {
+  read_homes(store_dir);
   if (!load_once(store_dir, err)) return false;
   // A store of an earlier version moved with its run directory (no HOMES): its files
   // are read below the capture directory they were taken from (store_homes.h).
-  std::string former = former_home();
+  std::string former = moved_from(store_dir);
   if (former.empty()) return true;
-  if (store_homes::same_store(former, store_dir)) {  // another path to it, not a move
-    aliases_.push_back(former);
-    return true;
-  }
   moves_ = {{former, cap_}};
   inferred_former_ = former;
   return load_once(store_dir, err);

@@ -268,14 +268,8 @@ bool Catalog::load_from_snapshot(const std::string& store_dir, std::string* err)
   if (!ok) return load(store_dir, err);
   // A moved store (HOMES maps paths, or one would be inferred) is replayed whole: the
   // snapshot's paths are the MANIFEST's as written.
-  c.store_dir_ = store_dir;
-  c.cap_ = store_homes::capture_dir(store_dir);
-  c.moves_ = store_homes::read_moves(store_dir, &c.homes_present_, &c.user_placed_, &c.aliases_);
-  if (!c.moves_.empty()) return load(store_dir, err);
-  if (std::string f = c.former_home(); !f.empty()) {
-    if (!store_homes::same_store(f, store_dir)) return load(store_dir, err);
-    c.aliases_.push_back(f);
-  }
+  c.read_homes(store_dir);
+  if (!c.moves_.empty() || !c.moved_from(store_dir).empty()) return load(store_dir, err);
   *this = std::move(c);
   return true;
 }

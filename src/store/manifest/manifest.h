@@ -279,13 +279,18 @@ class Catalog {
  private:
   void note_container(const std::string& container, const ContainerIdentity& id);
   bool load_once(const std::string& store_dir, std::string* err);
+  // The store's place, and its HOMES, before a replay: cap_, moves_, aliases_ and the flags.
+  void read_homes(const std::string& store_dir);
   // The former capture directory to infer after a load without moves, or "".
   std::string former_home() const;
+  // former_home() when it is a move; "" when none, or when it is another path to this
+  // very store (then an alias).
+  std::string moved_from(const std::string& store_dir);
   // Each path field (after the verb, starting with '/') as the moves read it.
   void map_paths(std::vector<std::string>& f) const;
   std::vector<store_homes::Move> moves_;
   std::vector<std::string> aliases_;  // former places that are other paths to this store
-  std::string store_dir_, cap_, inferred_former_;
+  std::string cap_, inferred_former_;
   bool homes_present_ = false, user_placed_ = false;
   bool infer_ = true;
   // Replays one line (without '\n') numbered lineno; prev is the line checksum of the last

@@ -173,6 +173,16 @@ void note_new_store(const std::string& store_dir, bool user_placed) {
   add_lines(store_dir, {{cap, ""}}, nullptr);
 }
 
+bool add_place(const std::string& store_dir, const std::vector<Move>& moves, std::string* err) {
+  const std::string cap = capture_dir(store_dir);
+  if (cap.empty()) return true;
+  std::vector<Move> lines;
+  for (const Move& m : moves)
+    if (m.to == cap) lines.push_back({m.from, ""});
+  lines.push_back({cap, ""});
+  return add_lines(store_dir, lines, err);
+}
+
 bool add_lines(const std::string& store_dir, const std::vector<Move>& lines, std::string* err) {
   const std::string path = store_dir + "/" + kName;
   std::vector<std::string> have = lines_of(read_text(path, nullptr));

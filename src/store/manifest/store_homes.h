@@ -67,6 +67,12 @@ std::string infer_former(const std::string& cap, const std::vector<std::string>&
 // .ckptfwd there is never read as a capture directory's.
 void note_new_store(const std::string& store_dir, bool user_placed = false);
 
+// Records where a store in its default place is, before records naming paths as moves
+// read them are appended: its capture directory and the former places moves map to it
+// (so those records still name their files after another move). Nothing for a store
+// elsewhere. False with *err when HOMES cannot be written.
+bool add_place(const std::string& store_dir, const std::vector<Move>& moves, std::string* err);
+
 // Adds to store_dir/HOMES the lines it lacks (one O_APPEND write; created 0600 when
 // missing): a Move with an empty `to` is a bare line (a capture directory the store had),
 // else a "<from>\t<to>" line. False with *err when it cannot be written.
