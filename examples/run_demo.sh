@@ -9,8 +9,7 @@
 # DEMO_EVERY (checkpoint interval, default 5), DEMO_SIZE (cells per rank, default "48 48 48"),
 # DEMO_NP (ranks, default 4). CKPTFWD_STAGE_DIR etc. pass through to the library.
 # CKPTFWD_SCHEMA is set to examples/demo.schema (the layout of stencil3d's files), so the
-# forwarder knows the variables of each raw checkpoint (README, "Schemas for raw binary
-# checkpoints").
+# forwarder knows the variables of each raw checkpoint (docs/schemas.md).
 # Exit status: 0 when every check passes, 1 when a check fails, 2 on a setup problem.
 set -uo pipefail
 

@@ -10,10 +10,13 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <sstream>
 
 #include "common/lossy_rules.h"
 #include "common/setting_names.h"
 #include "wire/session.h"
+#include "wire/setting_value.h"
+#include "wire/settings_table.h"
 
 namespace ckptfwd {
 
@@ -68,7 +71,7 @@ static bool parse_int(const std::string& v, int lo, int hi, int& out) {
 }
 
 // Path settings are made absolute against the cwd of the process reading them: the
-// forwarder changes directory to `/` once it has read them (README, "Settings").
+// forwarder changes directory to `/` once it has read them (docs/settings.md).
 static bool absolute_path(const std::string& v, std::string& out) {
   char buf[PATH_MAX];
   if (!normalize_path(v.c_str(), nullptr, buf, sizeof(buf))) return false;
@@ -105,9 +108,8 @@ struct Setting {
     return absolute_path(value, dst) ? true : bad("a path that fits in PATH_MAX once absolute");
   }
   bool flag_value(bool& dst) const {
-    if (value != "0" && value != "1") return bad("0 or 1");
-    dst = value == "1";
-    return true;
+    return wire::parse_switch(value.c_str(), &dst) ? true
+                                                   : bad("1/0, true/false, yes/no or on/off");
   }
 };
 
@@ -249,6 +251,12 @@ std::optional<bool> set_inference_setting(Config& cfg, const Setting& s) {
 
 }  // namespace
 
+bool Config::is_own_setting(const std::string& key) {
+  Config probe;
+  std::string err;
+  return probe.set(key, "", &err) || err.rfind("unknown setting", 0) != 0;
+}
+
 bool Config::set(const std::string& key_in, const std::string& value, std::string* err) {
   std::string key = key_in;
   std::transform(key.begin(), key.end(), key.begin(), ::toupper);
@@ -259,12 +267,6 @@ bool Config::set(const std::string& key_in, const std::string& value, std::strin
     if (std::optional<bool> done = set_group(*this, s)) return *done;
   if (err) *err = "unknown setting '" + key_in + "'";
   return false;
-}
-
-static std::string trim(const std::string& s) {
-  size_t b = s.find_first_not_of(" \t\r");
-  size_t e = s.find_last_not_of(" \t\r");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
 void Config::set_capture(const std::string& spec) {
@@ -287,53 +289,69 @@ void Config::set_capture(const std::string& spec) {
 
 int Config::default_writers(int cores) { return std::clamp(cores / 4, 2, 16); }
 
+// CKPTFWD_CONFIG's file whole, at most wire::kConfigFileMax bytes (as the library reads it).
+static bool read_config_file(const char* path, std::string& text, std::string* err) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (err) *err = std::string("CKPTFWD_CONFIG=") + path + ": cannot read the file";
+    return false;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  text = ss.str();
+  if (text.size() > wire::kConfigFileMax) {
+    if (err)
+      *err = std::string("CKPTFWD_CONFIG=") + path + ": longer than " +
+             std::to_string(wire::kConfigFileMax) + " bytes";
+    return false;
+  }
+  return true;
+}
+
 bool Config::load(Config& out, std::string* err) {
   cpu_set_t cpus;
   CPU_ZERO(&cpus);
   out.writers =
       default_writers(sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 2);
-  // Keys the preload library reads itself; allowed in the file, ignored here.
-  static const char* lib_only[] = {"CAPTURE",   "DISABLE",      "FORWARDER",   "NO_SPAWN",
-                                   "EXIT_WAIT", "EXIT_RETRY_S", "STAGE_DIR",   "NODE_ID",
-                                   "JOB_ID",    "CONFIG",       "LEASED_OPEN", "EARLY_START"};
-  auto is_lib_only = [](std::string k) {
-    std::transform(k.begin(), k.end(), k.begin(), ::toupper);
-    if (k.rfind("CKPTFWD_", 0) == 0) k = k.substr(8);
-    return std::find(std::begin(lib_only), std::end(lib_only), k) != std::end(lib_only);
+  // A setting that is not one of Config's (the library's, the CLI's, those read where
+  // they are used: CAPTURE below, CONFIG, STAGE_DIR, JOB_ID, NODE_ID) is left to its
+  // reader, which checks it; a name that is no setting is said, with the one it is near.
+  auto apply = [&out](const std::string& k, const std::string& v, std::string* e) {
+    return out.set(k, v, e) || !Config::is_own_setting(k);
   };
   if (const char* path = getenv("CKPTFWD_CONFIG"); path && *path) {
-    std::ifstream in(path);
-    if (!in) {
-      if (err) *err = std::string("CKPTFWD_CONFIG=") + path + ": cannot read the file";
+    std::string text;
+    if (!read_config_file(path, text, err)) return false;
+    std::vector<wire::ConfigLine> lines(wire::kConfigLinesMax);
+    int n = wire::split_config_text(text.data(), text.size(), lines.data(),
+                                    static_cast<int>(lines.size()));
+    if (n > wire::kConfigLinesMax) {
+      if (err)
+        *err = std::string("CKPTFWD_CONFIG=") + path + ": more than " +
+               std::to_string(wire::kConfigLinesMax) + " settings";
       return false;
     }
-    std::string line;
-    for (int lineno = 1; std::getline(in, line); ++lineno) {
-      line = trim(line.substr(0, line.find('#')));
-      if (line.empty()) continue;
-      size_t eq = line.find('=');
-      if (eq == std::string::npos) {
-        if (err) *err = std::string(path) + ":" + std::to_string(lineno) + ": expected key = value";
+    for (int i = 0; i < n; ++i) {
+      const wire::ConfigLine& l = lines[static_cast<size_t>(i)];
+      const std::string where = std::string(path) + ":" + std::to_string(l.line) + ": ";
+      if (!l.key) {
+        if (err) *err = where + "expected key = value";
         return false;
       }
-      std::string k = trim(line.substr(0, eq)), v = trim(line.substr(eq + 1));
-      if (is_lib_only(k)) continue;
+      const std::string k = l.key;
+      if (!wire::find_setting(k.c_str())) {
+        std::string bare = k;
+        std::transform(bare.begin(), bare.end(), bare.begin(), ::toupper);
+        if (bare.rfind("CKPTFWD_", 0) == 0) bare = bare.substr(8);
+        std::string near = near_setting_name(bare);
+        out.setting_warnings.push_back(where + "'" + k + "' is not a setting" +
+                                       (near.empty() ? "" : " (did you mean " + near + "?)") +
+                                       ": ignored");
+        continue;
+      }
       std::string e;
-      if (!out.set(k, v, &e)) {
-        // A key that is no setting of the forwarder's is ignored, and said; a bad value of
-        // one is an error.
-        if (e.rfind("unknown setting", 0) == 0) {
-          std::string bare = k;
-          std::transform(bare.begin(), bare.end(), bare.begin(), ::toupper);
-          if (bare.rfind("CKPTFWD_", 0) == 0) bare = bare.substr(8);
-          if (is_setting_name(bare)) continue;  // another program's (the CLI's MTBF)
-          std::string near = near_setting_name(bare);
-          out.setting_warnings.push_back(
-              std::string(path) + ":" + std::to_string(lineno) + ": '" + k + "' is not a setting" +
-              (near.empty() ? "" : " (did you mean " + near + "?)") + ": ignored");
-          continue;
-        }
-        if (err) *err = std::string(path) + ":" + std::to_string(lineno) + ": " + e;
+      if (!apply(k, l.value, &e)) {
+        if (err) *err = where + e;
         return false;
       }
     }
@@ -344,22 +362,23 @@ bool Config::load(Config& out, std::string* err) {
     if (kv.rfind("CKPTFWD_", 0) != 0) continue;
     size_t eq = kv.find('=');
     std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
-    if (k == "CKPTFWD_CAPTURE") out.set_capture(v);  // where the stores go
-    if (is_lib_only(k)) continue;
-    std::string why;
     // Unknown CKPTFWD_* variables in the environment are ignored (job scripts set their
     // own), and said when they look like a misspelt setting; a known key with a bad value
     // is an error that names it.
-    if (!out.set(k, v, &why)) {
-      if (why.rfind("unknown setting", 0) != 0) {
-        if (err) *err = why;
-        return false;
-      }
+    if (!wire::find_setting(k.c_str())) {
       if (std::string near = near_setting_name(k.substr(8)); !near.empty())
         out.setting_warnings.push_back(k + " is not a setting (did you mean CKPTFWD_" + near +
                                        "?): ignored");
+      continue;
+    }
+    std::string why;
+    if (!apply(k, v, &why)) {
+      if (err) *err = why;
+      return false;
     }
   }
+  // Where the stores go: the globs from the environment, else the file.
+  if (const char* capture = wire::setting_value("CKPTFWD_CAPTURE")) out.set_capture(capture);
   return true;
 }
 

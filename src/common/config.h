@@ -99,6 +99,8 @@ struct Config {
   // for the others; empty: the address the host name resolves to (127.0.0.1 if none).
   std::string group_addr;
 
+  bool operator==(const Config&) const = default;
+
   // Loads file (if CKPTFWD_CONFIG is set) then environment. On a bad value returns false
   // and sets *err to a message naming the key, the value and what is expected.
   static bool load(Config& out, std::string* err);
@@ -111,6 +113,10 @@ struct Config {
   static int default_writers(int cores);
   // Applies one key (with or without the CKPTFWD_ prefix). Unknown keys are an error.
   bool set(const std::string& key, const std::string& value, std::string* err);
+  // True for a key set() applies (whatever its value); false for the settings of
+  // wire/settings.def read elsewhere (the library's, the CLI's, and CAPTURE, CONFIG,
+  // STAGE_DIR, JOB_ID, NODE_ID, which the forwarder reads where it uses them).
+  static bool is_own_setting(const std::string& key);
 };
 
 // "64M" -> 67108864. Returns false on garbage.

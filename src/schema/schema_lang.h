@@ -1,7 +1,7 @@
-// The schema language for raw binary checkpoints (README, "Schemas for raw binary
-// checkpoints"). A schema file holds rules; each rule matches files by a glob on the
-// absolute path (fnmatch without FNM_PATHNAME: '*' also matches '/') and describes the
-// file's layout in the order of its bytes, like the C declarations of the writer:
+// The schema language for raw binary checkpoints (docs/schemas.md). A schema file holds rules; each
+// rule matches files by a glob on the absolute path (fnmatch without FNM_PATHNAME: '*' also matches
+// '/') and describes the file's layout in the order of its bytes, like the C declarations of the
+// writer:
 //
 //   # comment
 //   rename s/_r[0-9]+$//                  (optional: variable rename rule, see rename.h)

@@ -9,11 +9,15 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "wire/setting_value.h"
+
 namespace ckptfwd {
 
 static const char* env_or(const char* a, const char* b, const char* c, const char* dflt) {
   for (const char* name : {a, b, c}) {
-    const char* v = name ? getenv(name) : nullptr;
+    const char* v = !name                               ? nullptr
+                    : strncmp(name, "CKPTFWD_", 8) == 0 ? wire::setting_value(name)
+                                                        : getenv(name);
     if (v && *v) return v;
   }
   return dflt;
@@ -82,7 +86,9 @@ static void job_identity_for(const char* capture, char* out, size_t cap) {
   char lsf[96];
   const char* index = getenv("LSB_JOBINDEX");
   for (size_t i = 0; i < kJobIdSources; ++i) {
-    values[i] = getenv(kJobIdVariables[i]);
+    values[i] = strncmp(kJobIdVariables[i], "CKPTFWD_", 8) == 0
+                    ? wire::setting_value(kJobIdVariables[i])
+                    : getenv(kJobIdVariables[i]);
     if (!strcmp(kJobIdVariables[i], "LSB_JOBID") && values[i] && *values[i] && index && *index &&
         strcmp(index, "0") != 0) {
       int n = snprintf(lsf, sizeof(lsf), "%s.%s", values[i], index);
@@ -92,7 +98,9 @@ static void job_identity_for(const char* capture, char* out, size_t cap) {
   job_identity_from(values, capture, nullptr, out, cap);
 }
 
-void job_identity(char* out, size_t cap) { job_identity_for(getenv("CKPTFWD_CAPTURE"), out, cap); }
+void job_identity(char* out, size_t cap) {
+  job_identity_for(wire::setting_value("CKPTFWD_CAPTURE"), out, cap);
+}
 
 void node_identity_from(const char* node_id, const char* slurmd_nodename, const char* host,
                         char* out, size_t cap) {
@@ -118,7 +126,8 @@ void node_identity_from(const char* node_id, const char* slurmd_nodename, const 
 void node_identity(char* out, size_t cap) {
   char host[256] = {0};
   if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
-  node_identity_from(getenv("CKPTFWD_NODE_ID"), getenv("SLURMD_NODENAME"), host, out, cap);
+  node_identity_from(wire::setting_value("CKPTFWD_NODE_ID"), getenv("SLURMD_NODENAME"), host, out,
+                     cap);
 }
 
 bool staged_file(const char* dir, unsigned long long vid, const char* ext, char* out, size_t cap) {
@@ -132,7 +141,7 @@ bool session_paths(SessionPaths& p, const char* capture) {
   const char* root = env_or("CKPTFWD_STAGE_DIR", nullptr, nullptr, "/dev/shm");
   if (!normalize_path(root, nullptr, p.stage_root, sizeof(p.stage_root))) return false;
   char* job = p.job;
-  job_identity_for(capture ? capture : getenv("CKPTFWD_CAPTURE"), job, sizeof(p.job));
+  job_identity_for(capture ? capture : wire::setting_value("CKPTFWD_CAPTURE"), job, sizeof(p.job));
   node_identity(p.node, sizeof(p.node));
   int n = snprintf(p.dir, sizeof(p.dir), "%s/ckptfwd-%u-%s-%s", p.stage_root,
                    static_cast<unsigned>(getuid()), job, p.node);

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A forwarder impostor for the hostile-neighbour tests (README, "What survives what").
+"""A forwarder impostor for the hostile-neighbour tests (docs/what-survives-what.md).
 
 usage: fake_forwarder.py SOCKET STAGED_PATH LOG
 

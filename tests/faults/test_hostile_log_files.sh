@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CKPTFWD_LOG and CKPTFWD_STATS_FILE in a directory another user can write (README, "Other
+# CKPTFWD_LOG and CKPTFWD_STATS_FILE in a directory another user can write (docs/semantics.md, "Other
 # users on the node"). The attacker (uid 65534) plants, in a shared 1777 directory, the log
 # as a symbolic link to a file of the victim's and the stats file as a 0666 file of theirs.
 # The victim's job (this test, root) must neither append through the link (the victim's

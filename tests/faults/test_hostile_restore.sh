@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `ckptfwd restore --to DIR` into a directory another user can write, and a store directory
-# another user replaced by a symbolic link (README, "Other users on the node"). The attacker
+# another user replaced by a symbolic link (docs/semantics.md, "Other users on the node"). The attacker
 # is uid 65534; the victim is this test (root) or uid 65533 (setpriv: no account needed).
 # The attacker knows the restore's pid (the test plants for it, as one who plants every
 # pid would) and plants the temporary name the restore used to write into,

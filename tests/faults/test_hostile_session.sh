@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Another user on the node plants the victim's session directory (README, "What survives what"). The
+# Another user on the node plants the victim's session directory (docs/what-survives-what.md). The
 # attacker is uid 65534 (setpriv); the victim is this test (root in CI). Three plants:
 #   1. the session directory itself (mode 777, the attacker's) with a fake forwarder in it;
 #   2. the victim's own directory, but its socket is the attacker's (moved in): the peer

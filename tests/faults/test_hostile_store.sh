@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Another user prepares the victim's store (README, "What survives what"). The attacker is uid 65534
+# Another user prepares the victim's store (docs/what-survives-what.md). The attacker is uid 65534
 # (setpriv); the victim is this test (root in CI).
 #   1. In a shared (1777) checkpoint directory the attacker pre-creates the store the
 #      victim's CKPTFWD_STORE names, with a forged MANIFEST and container. `ckptfwd verify`

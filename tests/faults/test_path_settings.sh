@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every path setting that cannot be used names its key (README, "Settings"). Each value
+# Every path setting that cannot be used names its key (docs/settings.md). Each value
 # below under `mpiexec.mpich -n 2` (the forwarder's stderr is not the terminal there), as
 # test_settings.sh does for bad values: the application exits 0, its files are written
 # directly and byte-exact, and its stderr names the key:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Settings (README, "Settings").
+# Settings (docs/settings.md).
 #   1. Relative CKPTFWD_STORE, CKPTFWD_LOG, CKPTFWD_STATS_FILE and CKPTFWD_STAGE_DIR mean
 #      what they say relative to the job's cwd, although the forwarder works in `/`; the job
 #      takes seconds (a relative stage dir used to stall every process ~60 s).
@@ -49,7 +49,7 @@ bad_values=(
   CKPTFWD_WRITERS=0 "CKPTFWD_WRITERS= 4" CKPTFWD_CODEC=lz4 CKPTFWD_SCHEME=fast
   CKPTFWD_CHUNK=1K CKPTFWD_CHUNK=12Q CKPTFWD_STAGE_LIMIT=-5 CKPTFWD_BATCH_BYTES=1.5G
   CKPTFWD_BATCH_WINDOW_MS=1e3 CKPTFWD_WAVE_WINDOW_MS=3s CKPTFWD_IDLE_EXIT=-1 CKPTFWD_KEEP=many CKPTFWD_GROUP_SIZE=+3
-  CKPTFWD_LOG_LEVEL=verbose CKPTFWD_DIRECT_READ=yes
+  CKPTFWD_LOG_LEVEL=verbose CKPTFWD_DIRECT_READ=maybe CKPTFWD_GROUP=2
 )
 lib_switches=(CKPTFWD_DISABLE=abc CKPTFWD_NO_SPAWN=maybe CKPTFWD_EXIT_WAIT=sometimes)
 i=0
@@ -79,11 +79,11 @@ ok "${#bad_values[@]} invalid forwarder values and ${#lib_switches[@]} invalid s
 
 # The CLI reads CKPTFWD_DIRECT_READ itself: a bad value is a usage error naming it.
 set +e
-CKPTFWD_DIRECT_READ=yes "$CLI" restore "$T/no-store" --to "$T/no-out" >"$T/cli_bad.out" 2>&1
+CKPTFWD_DIRECT_READ=2 "$CLI" restore "$T/no-store" --to "$T/no-out" >"$T/cli_bad.out" 2>&1
 rc=$?
 set -e
-[[ $rc -eq 2 ]] || fail "ckptfwd restore with CKPTFWD_DIRECT_READ=yes exited $rc, not 2"
-grep -q "CKPTFWD_DIRECT_READ='yes': expected 0 or 1" "$T/cli_bad.out" ||
+[[ $rc -eq 2 ]] || fail "ckptfwd restore with CKPTFWD_DIRECT_READ=2 exited $rc, not 2"
+grep -q "CKPTFWD_DIRECT_READ='2': expected 1/0, true/false, yes/no or on/off" "$T/cli_bad.out" ||
   fail "ckptfwd's message does not name CKPTFWD_DIRECT_READ: $(cat "$T/cli_bad.out")"
 [[ ! -e "$T/no-out" ]] || fail "ckptfwd restore created its target despite the bad setting"
 ok "the CLI names a bad CKPTFWD_DIRECT_READ and does nothing"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Store integrity (README, "What survives what"): a real store of four containers, each written by its
+# Store integrity (docs/what-survives-what.md): a real store of four containers, each written by its
 # own run of the library, is damaged the ways an accident or a careless hand can damage it,
 # and each time `ckptfwd verify` exits 1 naming what is wrong, `ckptfwd restore` exits
 # non-zero naming every file it cannot give back (and still restores the others), and

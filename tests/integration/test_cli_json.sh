@@ -5,7 +5,7 @@
 # (json_doc_check.py: every key documented and of its type, every documented key present):
 # ls, ls --vars, ls --steps, verify, stats (also with the interval advice, --mtbf), stats --vars
 # (running forwarder), stats --file (its four kinds of records: forwarder, variable,
-# client, checkpoint), report, inspect and schema check. A usage error is still exit 2 and prints no JSON.
+# client, checkpoint), report, inspect, schema check and config. A usage error is still exit 2 and prints no JSON.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 ckf_std_dirs
@@ -95,6 +95,16 @@ EOF
 run_json schema "$CLI" schema check --json "$T/tiny.schema" "$T/s.raw"
 $CHECK "ckptfwd inspect --json FILE..." "$T/schema.json" --except file || fail "schema check --json differs from docs/json.md (above)"
 ok "inspect and schema check print the documented JSON"
+printf 'keep = 2\n' >"$T/cfg.conf"
+run_json config env CKPTFWD_CONFIG="$T/cfg.conf" CKPTFWD_CAPTURE="$CAPTURE" "$CLI" config --json --all
+$CHECK "ckptfwd config --json" "$T/config.json" || fail "config --json differs from docs/json.md (above)"
+/usr/bin/python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))
+keep = [s for s in c["settings"] if s["name"] == "CKPTFWD_KEEP"][0]
+assert keep["value"] == "2" and keep["from"].endswith("cfg.conf:1"), keep
+assert c["stores"] and not c["problems"], c' "$T/config.json" || fail "config --json does not say the file's keep = 2: $(cat "$T/config.json")"
+ok "config prints the documented JSON"
 
 # Bad input: still the usage error, nothing on stdout.
 set +e

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Two runs at the same time outside any batch system, each with its own capture globs and
-# no job id set (README, "Settings", CKPTFWD_JOB_ID): each gets a forwarder of its own
+# no job id set (docs/settings.md, CKPTFWD_JOB_ID): each gets a forwarder of its own
 # (session local-<digest of its globs>) and so its stores where its globs say. Run 1
 # captures $T/run1/ckpt/* and holds its processes open after writing; run 2, meanwhile,
 # captures $T/run2/ckpt/step_*/* (one store, $T/run2/ckpt/.ckptfwd, for every step): a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One flipped byte in a container's chunk area (README "What survives what", "corrupt container
+# One flipped byte in a container's chunk area (docs/what-survives-what.md, "corrupt container
 # byte"): `ckptfwd verify` exits 1 naming the container and an offset; restoring the file
 # whose data it hit fails loudly (non-zero exit, the file named), never hands back wrong
 # bytes; the files of another container still restore byte-identical. A read through the

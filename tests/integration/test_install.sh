@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A site installs without root (README, "Install at a site"): `cmake --install BUILD
+# A site installs without root (docs/install.md, "Install at a site"): `cmake --install BUILD
 # --prefix P --strip` by a user who owns P and nothing else (nobody, when this runs as root
 # and the build is readable to it), then, from the installed tree only (PATH = P/bin, LD_PRELOAD =
 # P/lib/libckptfwd.so, no build directory anywhere in the environment): a captured job

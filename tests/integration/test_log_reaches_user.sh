@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Problems reach the user (README, "Where to look when something goes wrong"). With
+# Problems reach the user (docs/troubleshooting.md, "Where to look when something goes wrong"). With
 # CKPTFWD_LOG unset, under `mpiexec.mpich -n 2` (nobody reads a detached forwarder's
 # stderr), each rank one process writing its 8 files (ckpt_writer write):
 #   a schema that does not fit the files: exit 0, restore byte-exact; the forwarder's log

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `ckptfwd ls` stored bytes per file and the total line add up (README, "What the store
+# `ckptfwd ls` stored bytes per file and the total line add up (docs/cli.md, "What the store
 # saves"): two checkpoint steps of 4 ranks, each file a mesh that never changes (1 MiB,
 # stored by step 2 as references to step 1's chunks) and a state that does (256 KiB),
 # then two step-1 files deleted through the library. At each stage, from `ls --json`:

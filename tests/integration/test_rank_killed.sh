@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A rank killed mid-write (README "What survives what"): a process writes and closes one captured
+# A rank killed mid-write (docs/what-survives-what.md): a process writes and closes one captured
 # file, then writes 300 KiB into a second one and is SIGKILLed with it still open (no close,
 # no atexit, no exit-wait). The closed file must commit; the partial file is kept as a direct
 # write would have left it (its 300 KiB, byte-identical to the same kill without the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The file semantics a restarting application relies on (README, "What the application can count on"), each
+# The file semantics a restarting application relies on (docs/semantics.md), each
 # done by real tools (bash redirections, mv, rm, dd, truncate, stat) both under the library
 # and, as the oracle, without it:
 #   - fsync returns only after commit: checked inside the writing process right after

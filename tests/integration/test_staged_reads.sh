@@ -19,7 +19,7 @@ timeout 120 env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" \
 [[ $(count_containers "$STORE") -eq 0 ]] || fail "a container exists already (batch window 60 s, no exit-wait): the reads below would not come from staging"
 ok "32 files closed, none committed"
 
-# Other users on the node must not reach staged data (README, "Other users on the node").
+# Other users on the node must not reach staged data (docs/semantics.md, "Other users on the node").
 sess=$(find "$CKPTFWD_STAGE_DIR" -mindepth 1 -maxdepth 1 -type d -name 'ckptfwd-*')
 [[ -n "$sess" ]] || fail "no session directory under $CKPTFWD_STAGE_DIR"
 [[ $(stat -c %a "$sess") == 700 ]] || fail "session directory $sess has mode $(stat -c %a "$sess"), want 700"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a checkpoint costs and how often to take one (README, "How often to checkpoint"):
+# What a checkpoint costs and how often to take one (docs/cli.md, "How often to checkpoint"):
 # two checkpoint steps of 2 ranks (4 MiB each, written with write() and waited for at
 # exit), a second apart. Then from the running forwarder:
 #  - stats counts 2 measured checkpoints of exactly the bytes written per step, a blocked

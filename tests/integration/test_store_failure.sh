@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The store cannot be written (README "What survives what": the store write fails): once the
+# The store cannot be written (docs/what-survives-what.md: the store write fails): once the
 # forwarder has started (a store that cannot be created at its start is a bad setting, which
 # keeps it from starting), CKPTFWD_STORE is replaced by a regular file, so committing into it
 # fails (a permission trick would not work: tests may run as root). Then:

@@ -1,4 +1,4 @@
-// Lossy only where opted in (README, "Lossy compression, opt-in"): bytes of a variable that
+// Lossy only where opted in (docs/design.md, "Lossy compression, opt-in"): bytes of a variable that
 // is not opted in are given back exactly even when they equal bytes of one that is, in the
 // same file or in another rank's file of the batch (the merge plan's duplicate check,
 // merge_plan.h), and in a later container (reference chunks, chunk_index.h). The opted-in

@@ -73,7 +73,7 @@ TEST_F(PendingJournalTest, ARenamedCloseOfOursStaysOursForTheOtherNode) {
   EXPECT_FALSE(b_.pending_elsewhere(store_, "/ckpt/new"));
 }
 
-// The file is created only in a store the forwarder would commit into (README, "Other
+// The file is created only in a store the forwarder would commit into (docs/semantics.md, "Other
 // users on the node"), never in the directory another user's symbolic link leads to.
 TEST_F(PendingJournalTest, NeverCreatedThroughAnotherUsersStoreSymlink) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to give the link to another uid";
@@ -95,7 +95,7 @@ TEST_F(PendingJournalTest, ARefusedStoreGetsNoFileAndAnOwnLinkedOneDoes) {
   EXPECT_FALSE(a_.closed(store_, 1, "/ckpt/f0", &err));
   EXPECT_NE(err.find("group/other can write into it"), std::string::npos) << err;
   EXPECT_FALSE(fs::exists(store_ + "/.pending-job"));
-  // A symbolic link of ours to a store of ours is the store (README, "Other users").
+  // A symbolic link of ours to a store of ours is the store (docs/semantics.md, "Other users").
   const std::string own = root_ + "/own", link = root_ + "/link";
   ASSERT_EQ(::mkdir(own.c_str(), 0700), 0);
   ASSERT_EQ(::symlink(own.c_str(), link.c_str()), 0);

@@ -1,5 +1,5 @@
 // interpose/setup/trust.h: what the library accepts from a session directory and a forwarder
-// (README, "Other users on the node").
+// (docs/semantics.md, "Other users on the node").
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>

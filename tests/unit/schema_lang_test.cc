@@ -1,4 +1,4 @@
-// The schema language (README, "Schemas for raw binary checkpoints"): parse errors with
+// The schema language (docs/schemas.md): parse errors with
 // their positions, every type in both byte orders, size expressions, repeat groups, the
 // [*] tail, and each reason a file does not fit, including hostile counts.
 #include "schema/schema_lang.h"

@@ -7,7 +7,7 @@
 #      each ckptfwd scheme at the largest group size;
 # writes all records and the table as JSON, and an SVG: per data set, ratio against group
 # size per scheme, and ratio against compress MB/s for anchors and schemes; and the two
-# tables as Markdown (OUT.md, next to OUT.json) for the README; and, when bench_lossy ran,
+# tables as Markdown (OUT.md, next to OUT.json) for docs/benchmarks.md; and, when bench_lossy ran,
 #   3. per data set and error bound, the float variables' ratio for each opt-in lossy chain,
 # with its plot (OUT-lossy.svg: ratio against bound) and table.
 #   bench_ratio_report.py RECORDS.jsonl OUT.json OUT.svg
@@ -200,7 +200,7 @@ def mbs(v):
 
 
 def markdown(recs, sets, schemes, groups, path):
-    """The two tables in the README's layout (README, "Compression benchmark")."""
+    """The two tables in the layout of docs/benchmarks.md (docs/benchmarks.md, "Compression benchmark")."""
     gmax = max(groups)
     out = ["| set | Agnostic (gzip -6) | scheme | " + " | ".join(f"g={g}" for g in groups) + " |",
            "|---|---|---|" + "---|" * len(groups)]
@@ -372,7 +372,7 @@ def main():
         with open(md_path, "a" if groups else "w") as f:
             f.write("\n" + "\n".join(lossy_md) + "\n")
     print(f"\nJSON: {json_path}; plots: {svg_path}" +
-          (f", {lossy_svg_path}" if lossy else "") + f"; tables for the README: {md_path}")
+          (f", {lossy_svg_path}" if lossy else "") + f"; tables for docs/benchmarks.md: {md_path}")
     if failed:
         print(f"{len(failed)} run(s) FAILED", file=sys.stderr)
         return 1

@@ -2,7 +2,7 @@
 """make bench's report: the tables on stdout, WORK/bench.json and WORK/bench.svg.
 
     bench_report.py WORK              (tables, bench.json, bench.svg)
-    bench_report.py WORK --markdown   (the README's table, from WORK/bench.json)
+    bench_report.py WORK --markdown   (the table of docs/benchmarks.md, from WORK/bench.json)
 
 Reads WORK/limits.jsonl (one measurement per line, from bench_limits.sh), and when they
 exist WORK/limited.jsonl (the same on a store of limited bandwidth, BENCH_STORE_MBPS),
@@ -310,7 +310,7 @@ def svg_plot(ck, rd, st, path):
 
 
 def markdown(work):
-    """The README's figures of make bench, from a finished run's bench.json."""
+    """The figures of make bench in docs/benchmarks.md, from a finished run's bench.json."""
     with open(os.path.join(work, "bench.json")) as f:
         r = json.load(f)
     rd = {(x["size"], x["ranks"]): x for x in r["restart_read"]}

@@ -19,6 +19,7 @@ int cmd_inspect(const Args& args);
 int cmd_relocate(const Args& args);
 int cmd_prune(const Args& args);
 int cmd_report(const Args& args);
+int cmd_config(const Args& args);
 
 // Prints "ckptfwd: <msg>" on stderr.
 void error(const std::string& msg);

@@ -14,6 +14,7 @@
 #include "report_model.h"
 #include "restore_paths.h"
 #include "store.h"
+#include "wire/setting_value.h"
 
 namespace ckptfwd::cli {
 
@@ -213,7 +214,7 @@ int cmd_report(const Args& args) {
   if (store.empty()) return usage_error("report", "missing STORE");
   if (json && !html.empty()) return usage_error("report", "--json and --html exclude each other");
   uint64_t stage_limit = 0;
-  if (const char* v = getenv("CKPTFWD_STAGE_LIMIT"); v && *v) {
+  if (const char* v = wire::setting_value("CKPTFWD_STAGE_LIMIT"); v && *v) {
     Config c;
     std::string err;
     if (c.set("STAGE_LIMIT", v, &err)) stage_limit = c.stage_limit;

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "forwarder_client.h"
 #include "staged_versions.h"
+#include "wire/setting_value.h"
 
 namespace ckptfwd::cli {
 
@@ -31,8 +32,8 @@ const char kHelp[] =
     "                    '/scratch/run/ckpt/*'; relative globs are made absolute against the\n"
     "                    current directory. Default: CKPTFWD_CAPTURE from the environment.\n"
     "\n"
-    "Every other setting comes from the environment as usual (CKPTFWD_STORE, CKPTFWD_JOB_ID,\n"
-    "CKPTFWD_STAGE_DIR, ...; see README.md).\n";
+    "Every other setting comes from the environment or CKPTFWD_CONFIG's file as usual\n"
+    "(CKPTFWD_STORE, CKPTFWD_JOB_ID, CKPTFWD_STAGE_DIR, ...; docs/settings.md).\n";
 
 volatile sig_atomic_t g_child = 0;
 
@@ -67,7 +68,7 @@ int cmd_run(const Args& args, const std::string& self_exe) {
   }
   if (cmd.empty()) return usage_error("run", "missing the command to run (ckptfwd run -- CMD...)");
   if (capture.empty()) {
-    const char* env = getenv("CKPTFWD_CAPTURE");
+    const char* env = wire::setting_value("CKPTFWD_CAPTURE");
     if (!env || !*env) {
       error("run: nothing to capture: pass --capture '/path/ckpt/*' or set CKPTFWD_CAPTURE");
       return 2;

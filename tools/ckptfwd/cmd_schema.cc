@@ -20,9 +20,9 @@ namespace {
 const char kHelp[] =
     "usage: ckptfwd schema check [--json] [--rule N] SCHEMA [SAMPLE]\n"
     "\n"
-    "Checks a schema for raw binary checkpoints (README, \"Schemas for raw binary\n"
-    "checkpoints\") and shows how a sample file splits into variables, as the forwarder\n"
-    "splits a captured file when CKPTFWD_SCHEMA names the schema.\n"
+    "Checks a schema for raw binary checkpoints (docs/schemas.md) and shows how a sample\n"
+    "file splits into variables, as the forwarder splits a captured file when\n"
+    "CKPTFWD_SCHEMA names the schema.\n"
     "\n"
     "SCHEMA is a schema file, or a colon-separated list of them like CKPTFWD_SCHEMA. It is\n"
     "parsed; a syntax error is printed as FILE:LINE:COL: message (exit 2). Otherwise its\n"

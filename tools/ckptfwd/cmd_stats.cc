@@ -12,6 +12,7 @@
 #include "stats_watch.h"
 #include "store.h"
 #include "wire/protocol.h"
+#include "wire/setting_value.h"
 
 namespace ckptfwd::cli {
 
@@ -290,7 +291,7 @@ int parse(const Args& args, Options& o) {
     }
   }
   if (!mtbf_given)
-    if (const char* env = getenv("CKPTFWD_MTBF"); env && *env) mtbf = env;
+    if (const char* env = wire::setting_value("CKPTFWD_MTBF"); env && *env) mtbf = env;
   if (!mtbf.empty()) {
     std::string err;
     if (!parse_duration(mtbf, &o.mtbf_s, &err))

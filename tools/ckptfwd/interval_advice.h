@@ -1,4 +1,4 @@
-// How often to checkpoint (README, "How often to checkpoint"): the interval between
+// How often to checkpoint (docs/cli.md, "How often to checkpoint"): the interval between
 // checkpoints that loses the least time to writing them and to redoing the work lost at
 // a failure, from the checkpoint cost C and the mean time between failures M.
 //

@@ -10,6 +10,7 @@
 #include "common/config.h"
 #include "common/release.h"
 #include "store/container/direct_read.h"
+#include "wire/setting_value.h"
 
 namespace {
 
@@ -24,9 +25,18 @@ const char kHelp[] =
     "                                      stores and a total (--all: every container and\n"
     "                                      every file version in it)\n"
     "  ls STORE --vars [--json]            the variables of the live files, by key\n"
+    "  ls STORE --steps [--json] | --latest\n"
+    "                                      one row per checkpoint: complete or not, the\n"
+    "                                      latest complete one (--latest: its step alone)\n"
     "  restore STORE --to DIR [--full-paths] [PATH...]\n"
     "                                      restore files byte for byte into DIR\n"
+    "  restore STORE --to DIR --latest | --step STEP\n"
+    "                                      restore a whole checkpoint\n"
     "  verify [--json] STORE|FILE.ckc      check manifest and every chunk checksum\n"
+    "  prune STORE --keep N [--dry-run]    delete all but the N latest complete checkpoints\n"
+    "  relocate STORE OLD_DIR [NEW_DIR]    the run directory moved: map its recorded paths\n"
+    "  report STORE [--json | --html FILE] [--mtbf D]\n"
+    "                                      the job's checkpoints, costs, sizes and plots\n"
     "\n"
     "Forwarder commands (the job and node come from CKPTFWD_JOB_ID / SLURM_JOB_ID /\n"
     "PBS_JOBID / LSB_JOBID / FLUX_JOB_ID (outside a batch system: CKPTFWD_CAPTURE),\n"
@@ -44,6 +54,8 @@ const char kHelp[] =
     "  inspect [--json] FILE...            the variable map of HDF5, netCDF and raw files\n"
     "\n"
     "Other:\n"
+    "  config [--all] [--json]             the settings in effect, where each comes from,\n"
+    "                                      and what is wrong with them\n"
     "  schema check [--json] SCHEMA [SAMPLE]\n"
     "                                      check a schema for raw binary checkpoints and\n"
     "                                      how SAMPLE splits into variables\n"
@@ -84,7 +96,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   // The one setting the store commands read: whether chunks are read with O_DIRECT.
-  if (const char* v = getenv("CKPTFWD_DIRECT_READ"); v && *v) {
+  if (const char* v = ::ckptfwd::wire::setting_value("CKPTFWD_DIRECT_READ"); v && *v) {
     ckptfwd::Config c;
     std::string err;
     if (!c.set("DIRECT_READ", v, &err)) {
@@ -104,6 +116,7 @@ int main(int argc, char** argv) {
   if (cmd == "relocate") return cmd_relocate(args);
   if (cmd == "prune") return cmd_prune(args);
   if (cmd == "report") return cmd_report(args);
+  if (cmd == "config") return cmd_config(args);
   error("unknown command '" + cmd + "' (see ckptfwd --help)");
   return 2;
 }

@@ -15,6 +15,7 @@
 
 #include "common/staged_meta.h"
 #include "wire/lease.h"
+#include "wire/setting_value.h"
 
 extern char** environ;
 
@@ -37,7 +38,7 @@ std::string abs_against_cwd(const std::string& p) {
 }
 
 std::string forwarder_binary() {
-  if (const char* f = getenv("CKPTFWD_FORWARDER"); f && *f) return f;
+  if (const char* f = wire::setting_value("CKPTFWD_FORWARDER"); f && *f) return f;
   char self[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n <= 0) return "ckptfwd-forwarder";
@@ -105,8 +106,8 @@ std::vector<StagedVersion> closed_staged_versions(const std::string& dir) {
 }
 
 bool start_forwarder(const SessionPaths& sp, std::string* why) {
-  const char* cap = getenv("CKPTFWD_CAPTURE");
-  const char* store = getenv("CKPTFWD_STORE");
+  const char* cap = wire::setting_value("CKPTFWD_CAPTURE");
+  const char* store = wire::setting_value("CKPTFWD_STORE");
   if ((!cap || !*cap) && (!store || !*store)) {
     *why =
         "neither CKPTFWD_CAPTURE nor CKPTFWD_STORE is set, and which store a staged file "

@@ -19,7 +19,7 @@ struct Store {
   std::string arg;           // what the user typed
   // Why the store's content may be forged, "" if it is ours: it (or its MANIFEST, or the
   // single container) belongs to another user, or the MANIFEST is a symbolic link. ls and
-  // restore warn; verify fails (README, "Other users on the node").
+  // restore warn; verify fails (docs/semantics.md, "Other users on the node").
   std::string distrust;
 };
 

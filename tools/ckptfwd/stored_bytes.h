@@ -1,5 +1,5 @@
 // How many stored bytes each live file of a store costs, and how the containers' size on
-// disk divides up (`ckptfwd ls`, README "What the store saves").
+// disk divides up (`ckptfwd ls`, docs/cli.md "What the store saves").
 //
 // The rule. A container holds chunks (compressed bytes of its streams) and, around them,
 // a header, an index and a trailer. A chunk may serve several files: a stream merges one

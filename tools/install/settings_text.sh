@@ -1,6 +1,11 @@
 #!/bin/sh
-# settings_text.sh README: the README's "Settings" section as plain text (the settings
-# page, ckptfwd-settings(7), says what the README says).
+# settings_text.sh SETTINGS_MD: docs/settings.md as plain text (the settings page,
+# ckptfwd-settings(7), says what the settings reference says): headings and fences
+# dropped (code kept, indented), links as their text, table rows as "a  --  b  --  c".
 set -eu
-awk '/^## Settings$/ {on = 1; next} on && /^## / {exit} on' "$1" |
-  sed -e 's/`//g' -e 's/^| *//' -e 's/ *|$//' -e 's/ | /  --  /g' -e '/^---|/d' -e '/^|---/d'
+awk 'NR == 1 && /^# / {next}
+     /^```/ {code = !code; next}
+     code {print "    " $0; next}
+     {sub(/^#+ */, ""); print}' "$1" |
+  sed -e 's/`//g' -e 's/\[\([^]]*\)\]([^)]*)/\1/g' \
+    -e 's/^| *//' -e 's/ *|$//' -e 's/ | /  --  /g' -e '/^---|/d' -e '/^|---/d'

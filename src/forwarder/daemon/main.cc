@@ -21,6 +21,7 @@
 #include "schema/infer.h"
 #include "store/manifest/owner_check.h"
 #include "wire/session.h"
+#include "wire/setting_value.h"
 #include "wire/settings_digest.h"
 
 using namespace ckptfwd;
@@ -35,9 +36,9 @@ const char kUsage[] =
     "  Settings come from CKPTFWD_CONFIG and CKPTFWD_* (STORE, SCHEME, CODEC, LEVEL,\n"
     "  WRITERS, CHUNK, KEEP, STAGE_DIR, STAGE_LIMIT, BATCH_WINDOW_MS, WAVE_WINDOW_MS,\n"
     "  BATCH_BYTES, GROUP_SIZE, IDLE_EXIT, TERM_DRAIN_S, STATS_FILE, LOG, LOG_LEVEL, JOB_ID,\n"
-    "  NODE_ID);\n"
-    "  see the README. Its node identity: CKPTFWD_NODE_ID, else SLURMD_NODENAME (with the\n"
-    "  host name's first label when it differs from it), else the host name. Its job:\n"
+    "  NODE_ID); docs/settings.md lists every one, `ckptfwd config` shows them in effect.\n"
+    "  Its node identity: CKPTFWD_NODE_ID, else SLURMD_NODENAME (with the host name's\n"
+    "  first label when it differs from it), else the host name. Its job:\n"
     "  CKPTFWD_JOB_ID, else SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, FLUX_JOB_ID, else\n"
     "  local-<digest of CKPTFWD_CAPTURE>. Its log: CKPTFWD_LOG, else\n"
     "  <store>/logs/<job>.<node>.log (when the capture directory does not exist at its\n"
@@ -49,9 +50,9 @@ const char kUsage[] =
 // The settings that place the store, read again: load stops at the first bad value, which
 // may come before them in the environment.
 Config with_store_settings(Config cfg) {
-  if (const char* capture = getenv("CKPTFWD_CAPTURE")) cfg.set_capture(capture);
+  if (const char* capture = wire::setting_value("CKPTFWD_CAPTURE")) cfg.set_capture(capture);
   std::string ignored;
-  if (const char* store = getenv("CKPTFWD_STORE"); store && *store)
+  if (const char* store = wire::setting_value("CKPTFWD_STORE"); store && *store)
     cfg.set("CKPTFWD_STORE", store, &ignored);
   return cfg;
 }
@@ -64,7 +65,7 @@ void report_bad_config(const Config& partial, const std::string& err) {
   SessionPaths paths;
   const bool have_paths = session_paths(paths);
   std::string log;
-  if (const char* named = getenv("CKPTFWD_LOG"); named && *named)
+  if (const char* named = wire::setting_value("CKPTFWD_LOG"); named && *named)
     log = named;
   else if (have_paths)
     log = fwd::open_log_place(fwd::log_place(with_store_settings(partial), paths));

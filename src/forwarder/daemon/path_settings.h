@@ -2,7 +2,7 @@
 // checked at its start, before it detaches: once detached its stderr is /dev/null, so a
 // path it cannot use would only be noticed when data or lines are missing. One it cannot
 // use is a bad configuration naming the key, the value, the cause and the fix; the forwarder
-// does not start and the library quotes the message (README, "Settings").
+// does not start and the library quotes the message (docs/settings.md).
 #pragma once
 #include <string>
 

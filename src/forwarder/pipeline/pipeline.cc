@@ -650,7 +650,8 @@ bool write_container(const ContainerJob& job, const std::vector<BatchFile>& file
   const Config& cfg = job.cfg;
   const std::string& store = job.store;
   // A store another user planted (or can write into) is not ours to fill: the batch fails
-  // like any store write, so the staged versions stay (README, "Other users on the node").
+  // like any store write, so the staged versions stay (docs/semantics.md, "Other users on the
+  // node").
   if (!manifest::ensure_store(store, err) || !check_store_dir(store, err)) return false;
   store_homes::note_new_store(store, !cfg.store.empty());
   std::optional<WorkerPool> own_pool;  // callers without the forwarder's (tests)

@@ -101,8 +101,8 @@ bool CatalogCache::load_whole(Entry& e, const std::string& store, off_t size, ti
   fresh.infer_moves(default_places);
   std::string err;
   struct stat lst;
-  // Never read back what another user could have forged (README, "Other users on the node"): a
-  // foreign store reads as empty, and its MANIFEST must not be a symbolic link.
+  // Never read back what another user could have forged (docs/semantics.md, "Other users on the
+  // node"): a foreign store reads as empty, and its MANIFEST must not be a symbolic link.
   if (size >= 0 && (!check_store_dir(store, &err) ||
                     (lstat((store + "/MANIFEST").c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)))) {
     if (err.empty()) err = store + "/MANIFEST is a symbolic link; refusing it. Fix: remove it";

@@ -1,5 +1,5 @@
 // What each checkpoint cost the application on this node, for the checkpoint-interval
-// advice of `ckptfwd stats` (README, "How often to checkpoint").
+// advice of `ckptfwd stats` (docs/cli.md, "How often to checkpoint").
 //
 // A checkpoint is a wave (waves.h), or several waves whose files closed at the same time
 // (a step's rank files and its index file are two waves: their paths differ in more than

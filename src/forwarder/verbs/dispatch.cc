@@ -15,6 +15,7 @@
 #include "wire/lease.h"
 #include "wire/protocol.h"
 #include "wire/session.h"
+#include "wire/setting_value.h"
 #include "wire/settings_digest.h"
 
 namespace ckptfwd::fwd {
@@ -31,7 +32,7 @@ Reply reply_pass() { return {wire::kPass}; }
 namespace {
 // The globs this forwarder was started for, absolute (its starter hands them so).
 std::string capture_globs() {
-  const char* c = getenv("CKPTFWD_CAPTURE");
+  const char* c = wire::setting_value("CKPTFWD_CAPTURE");
   return c ? c : "";
 }
 

@@ -376,7 +376,8 @@ int try_connect() {
     real::close()(fd);
     return -1;
   }
-  // Before a single byte goes out: the listener must be ours (README, "Other users on the node").
+  // Before a single byte goes out: the listener must be ours (docs/semantics.md, "Other users on
+  // the node").
   if (!peer_is_self(fd, sp.socket, sp.dir, g_reason, sizeof(g_reason))) {
     real::close()(fd);
     refuse(g_reason);

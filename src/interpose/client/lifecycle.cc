@@ -21,6 +21,7 @@
 #include "interpose/track/extent_log.h"
 #include "interpose/track/versions.h"
 #include "interpose/wrap/real.h"
+#include "wire/setting_value.h"
 #include "wire/settings_digest.h"
 
 namespace ckptfwd::interpose {
@@ -29,7 +30,7 @@ namespace {
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 void copy_env(const char* name, char* out, size_t cap) {
-  const char* v = getenv(name);
+  const char* v = env_value(name);
   out[0] = '\0';
   if (v && strlen(v) < cap) strcpy(out, v);
 }
@@ -100,7 +101,7 @@ void write_stats_line() {
 std::atomic<bool> g_exit_done{false};
 
 // Hands over every version still open at exit, then waits until this process's versions
-// are committed (when mpiexec returns, the checkpoint is on the store: README; the wait
+// are committed (when mpiexec returns, the checkpoint is on the store: docs/user-guide.md; the wait
 // and its retries: interpose/client/exit_wait.h). Returns the exit status to use: status, or
 // kNotCommittedStatus instead of 0 when the files are not on the store.
 // flush: exit() path (stdio is flushed after atexit handlers, so flush first); _exit()
@@ -167,8 +168,14 @@ void do_init() {
   real::resolve_all();
   // The log first: warnings about the other settings go where the user looks.
   env_abs_path("CKPTFWD_LOG", g_settings.log_path, sizeof(g_settings.log_path));
-  const char* spec = getenv("CKPTFWD_CAPTURE");
-  if (env_switch("CKPTFWD_DISABLE", false) || !spec || !*spec) {
+  if (env_switch("CKPTFWD_DISABLE")) {
+    errno = saved;
+    return;
+  }
+  // Said even when it holds the globs: without them this process captures nothing.
+  if (const char* problem = wire::config_file_problem()) log_msg("warning: %s", problem);
+  const char* spec = wire::setting_value("CKPTFWD_CAPTURE");
+  if (!spec || !*spec) {
     errno = saved;
     return;
   }
@@ -191,11 +198,11 @@ void do_init() {
   }
   g_settings.umask = read_umask();
   g_settings.rank = rank_from_env();
-  g_settings.exit_wait = env_switch("CKPTFWD_EXIT_WAIT", true);
-  g_settings.no_spawn = env_switch("CKPTFWD_NO_SPAWN", false);
-  g_settings.exit_retry_s = static_cast<int>(env_int("CKPTFWD_EXIT_RETRY_S", 60, 0, 86400));
-  g_settings.spin_us = static_cast<int>(env_int("CKPTFWD_SPIN_US", 50, 0, 10000));
-  g_settings.leased_open = env_switch("CKPTFWD_LEASED_OPEN", true);
+  g_settings.exit_wait = env_switch("CKPTFWD_EXIT_WAIT");
+  g_settings.no_spawn = env_switch("CKPTFWD_NO_SPAWN");
+  g_settings.exit_retry_s = static_cast<int>(env_int("CKPTFWD_EXIT_RETRY_S"));
+  g_settings.spin_us = static_cast<int>(env_int("CKPTFWD_SPIN_US"));
+  g_settings.leased_open = env_switch("CKPTFWD_LEASED_OPEN");
   env_abs_path("CKPTFWD_STATS_FILE", g_settings.stats_path, sizeof(g_settings.stats_path));
   g_settings.settings_digest = wire::settings_digest(
       environ, [](const char* e) { return abs_replacement(e, g_settings.abs_env); });
@@ -210,8 +217,8 @@ void do_init() {
   // The node's forwarder starts now (not waited for): the first checkpoint then finds it
   // listening instead of paying its start (23-31 ms on the test machine) at its open. Every
   // program, not only MPI ranks: the job script's shell starts it while the job sets up,
-  // and a non-MPI application's first file no longer waits (README, "Limitations").
-  if (env_switch("CKPTFWD_EARLY_START", true)) start_forwarder_early();
+  // and a non-MPI application's first file no longer waits (docs/limitations.md, "Limitations").
+  if (env_switch("CKPTFWD_EARLY_START")) start_forwarder_early();
   errno = saved;
 }
 

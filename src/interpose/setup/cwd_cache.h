@@ -6,7 +6,7 @@
 // untrusted until this process changes directory itself (then every relative path pays
 // getcwd, as without the cache). A directory change the library cannot see (glibc's
 // own fts or nftw with FTW_CHDIR, which call chdir inside libc) leaves it stale: the
-// README says so.
+// docs/user-guide.md says so.
 #pragma once
 #include <cstddef>
 

@@ -8,37 +8,59 @@
 
 #include "interpose/setup/state.h"
 #include "wire/session.h"
+#include "wire/setting_value.h"
+#include "wire/settings_table.h"
 
 namespace ckptfwd::interpose {
 
-bool env_switch(const char* name, bool dflt) {
-  const char* v = getenv(name);
-  if (!v || !*v) return dflt;
-  for (const char* yes : {"1", "true", "yes", "on"})
-    if (strcasecmp(v, yes) == 0) return true;
-  for (const char* no : {"0", "false", "no", "off"})
-    if (strcasecmp(v, no) == 0) return false;
+namespace {
+
+// " (CKPTFWD_CONFIG's FILE:LINE)" for a value from the file, "" for the environment's.
+void origin_text(const wire::SettingOrigin& from, char* out, size_t cap) {
+  out[0] = '\0';
+  if (from.kind == wire::SettingOrigin::kFile)
+    snprintf(out, cap, " (from %s:%d)", from.file, from.line);
+}
+
+}  // namespace
+
+const char* env_value(const char* name) { return wire::setting_value(name); }
+
+bool env_switch(const char* name) {
+  const wire::SettingInfo* info = wire::find_setting(name);
+  bool dflt = false;
+  if (info) wire::parse_switch(info->dflt, &dflt);
+  wire::SettingOrigin from;
+  const char* v = wire::setting_value(name, &from);
+  bool out = dflt;
+  if (!v || !*v || wire::parse_switch(v, &out)) return out;
+  char where[4200];
+  origin_text(from, where, sizeof(where));
   log_msg(
-      "warning: %s='%s': expected 0/1, true/false, yes/no or on/off; using the default "
+      "warning: %s='%s'%s: expected 1/0, true/false, yes/no or on/off; using the default "
       "(%s)",
-      name, v, dflt ? "1" : "0");
+      name, v, where, dflt ? "1" : "0");
   return dflt;
 }
 
-long env_int(const char* name, long dflt, long lo, long hi) {
-  const char* v = getenv(name);
-  if (!v || !*v) return dflt;
-  char* end = nullptr;
-  long n = strtol(v, &end, 10);
-  if (*end == '\0' && n >= lo && n <= hi) return n;
-  log_msg("warning: %s='%s': expected a whole number %ld..%ld; using the default (%ld)", name, v,
-          lo, hi, dflt);
-  return dflt;
+long env_int(const char* name) {
+  const wire::SettingInfo* info = wire::find_setting(name);
+  long long lo = info ? info->lo : 0, hi = info ? info->hi : 0, dflt = 0;
+  if (info) wire::parse_number(info->dflt, lo, hi, &dflt);
+  wire::SettingOrigin from;
+  const char* v = wire::setting_value(name, &from);
+  long long n = dflt;
+  if (!v || !*v || wire::parse_number(v, lo, hi, &n)) return static_cast<long>(n);
+  char where[4200];
+  origin_text(from, where, sizeof(where));
+  log_msg("warning: %s='%s'%s: expected a whole number %lld..%lld; using the default (%lld)", name,
+          v, where, lo, hi, dflt);
+  return static_cast<long>(dflt);
 }
 
 bool env_abs_path(const char* name, char* out, size_t cap) {
   out[0] = '\0';
-  const char* v = getenv(name);
+  const char* v = wire::setting_value(name);
   if (!v || !*v || path_setting_keeps(name, v)) return true;
   if (normalize_path(v, nullptr, out, cap)) return true;
   out[0] = '\0';

@@ -1,7 +1,9 @@
-// The library's own reading of its CKPTFWD_* settings (README, "Settings"): yes/no
-// switches parsed strictly, and path settings made absolute once, at init, against the
-// cwd the job started in, so they mean the same thing after the application changes
-// directory and in the forwarder (which runs in `/`). Allocation free.
+// The library's own reading of its CKPTFWD_* settings (docs/settings.md): each from the
+// environment, else CKPTFWD_CONFIG's file (wire/setting_value.h), with the default, the
+// range and the vocabulary of the settings table (wire/settings.def); path settings made
+// absolute once, at init, against the cwd the job started in, so they mean the same
+// thing after the application changes directory and in the forwarder (which runs in
+// `/`). Allocation free.
 #pragma once
 #include <climits>
 #include <cstddef>
@@ -11,14 +13,18 @@
 
 namespace ckptfwd::interpose {
 
-// A yes/no setting: unset or empty -> dflt; 1/true/yes/on or 0/false/no/off (any case) as
-// said; anything else -> a warning naming the key, the value and what is expected, and
-// dflt (README: CKPTFWD_DISABLE=abc does not disable the library).
-bool env_switch(const char* name, bool dflt);
+// A switch of the table: unset or empty -> its default; 1/true/yes/on or 0/false/no/off
+// (any case) as said; anything else -> a warning naming the key, the value, where it was
+// set and what is expected, and the default (CKPTFWD_DISABLE=abc does not disable the
+// library).
+bool env_switch(const char* name);
 
-// A whole number in [lo, hi]: unset or empty -> dflt; anything else -> a warning naming
-// the key, the value and the range, and dflt.
-long env_int(const char* name, long dflt, long lo, long hi);
+// A number of the table, in its range: unset or empty -> its default; anything else -> a
+// warning naming the key, the value, where it was set and the range, and the default.
+long env_int(const char* name);
+
+// The setting's value (environment, else CKPTFWD_CONFIG's file); nullptr when unset.
+const char* env_value(const char* name);
 
 // name's value made absolute into out (cap bytes); "" when unset, empty, or a word that
 // names no file (wire/session.h, path_setting_keeps: "stderr", "syslog" of CKPTFWD_LOG).

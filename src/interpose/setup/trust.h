@@ -1,8 +1,8 @@
 // What the library trusts before it hands a checkpoint to a forwarder. The session
 // directory lives in a shared, world-writable stage root (/dev/shm by default), so
 // another user can plant a directory, a socket or a forwarder under our name there
-// (README, "Other users on the node"). Each check writes why it refused into why (naming the path
-// and the fix); the caller then writes directly, as when the forwarder cannot be reached.
+// (docs/semantics.md, "Other users on the node"). Each check writes why it refused into why (naming
+// the path and the fix); the caller then writes directly, as when the forwarder cannot be reached.
 // Allocation free: called with the connection lock held, from inside wrapped calls.
 #pragma once
 #include <cstddef>

@@ -1,6 +1,6 @@
 // The time the application spends inside captured calls on a version (its writes, the
 // flushes of its stdio writes, its fsyncs and closes): the checkpoint cost C of the
-// interval advice (README, "How often to checkpoint"). Only the library sees it; it goes
+// interval advice (docs/cli.md, "How often to checkpoint"). Only the library sees it; it goes
 // to the forwarder with the version's next CLOSE or SYNC ("blocked=<ns>", protocol.h),
 // and the forwarder adds what it measures itself (the time it keeps a CLOSE, SYNC or the
 // exit wait waiting). Only calls on captured fds are timed: one clock_gettime

@@ -1,7 +1,7 @@
-// Ownership checks of the store (README, "Other users on the node"): a store directory another user
-// created in a shared (1777) checkpoint directory, or a MANIFEST replaced by a symbolic link, must
-// not be written into or trusted. The forwarder refuses them (the staged data is kept, as
-// when the store cannot be written); the CLI warns (README, "Settings" and "ckptfwd").
+// Ownership checks of the store (docs/semantics.md, "Other users on the node"): a store directory
+// another user created in a shared (1777) checkpoint directory, or a MANIFEST replaced by a
+// symbolic link, must not be written into or trusted. The forwarder refuses them (the staged data
+// is kept, as when the store cannot be written); the CLI warns (docs/settings.md and "ckptfwd").
 #pragma once
 #include <sys/types.h>
 

@@ -1,6 +1,6 @@
 // The ways real checkpoint writers put bytes into files. Each pattern writes one file per
 // rank, named "<stem>_r<rank>.<ext>"; together they cover every write path the preload
-// library must capture (README, "Using it in a job").
+// library must capture (docs/user-guide.md, "Using it in a job").
 #pragma once
 #include <cstdio>
 #include <string>
