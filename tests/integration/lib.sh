@@ -135,6 +135,21 @@ ckf_cleanup() {
   exit $rc
 }
 
+# ckf_no_job_id: runs outside any batch system with no job id (an empty CKPTFWD_JOB_ID
+# counts as unset), so the job identity is the digest of the capture globs; the forwarders
+# then carry no CKPTFWD_JOB_ID for ckf_cleanup to find them by, so they are stopped by
+# stage dir (stop_local_forwarders, also at exit).
+ckf_no_job_id() {
+  unset SLURM_JOB_ID PBS_JOBID LSB_JOBID FLUX_JOB_ID
+  export CKPTFWD_JOB_ID=
+  CKF_CLEANUP_HOOKS+=(stop_local_forwarders)
+}
+stop_local_forwarders() {
+  local p
+  for p in $(forwarders_with_env "CKPTFWD_STAGE_DIR=$CKPTFWD_STAGE_DIR"); do kill -TERM "$p" 2>/dev/null; done
+  sleep 0.5
+}
+
 # Runs a command under the library, capturing $CAPTURE.
 with_lib() {
   [[ -n "$CAPTURE" ]] || fail "with_lib: set CAPTURE first"

@@ -12,17 +12,7 @@ source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 ckf_std_dirs
 need_cmd mpiexec.mpich
-unset SLURM_JOB_ID PBS_JOBID LSB_JOBID FLUX_JOB_ID
-# (no job id for the runs below: an empty CKPTFWD_JOB_ID counts as unset, and ckf_cleanup,
-# which looks for forwarders by it, still has one to read)
-export CKPTFWD_JOB_ID=
-# (the forwarders carry no CKPTFWD_JOB_ID for ckf_cleanup to find them by: by stage dir)
-stop_local_forwarders() {
-  local p
-  for p in $(forwarders_with_env "CKPTFWD_STAGE_DIR=$CKPTFWD_STAGE_DIR"); do kill -TERM "$p" 2>/dev/null; done
-  sleep 0.5
-}
-CKF_CLEANUP_HOOKS+=(stop_local_forwarders)
+ckf_no_job_id
 # (both forwarders must outlive the checks made while both runs are up; stopped above)
 export CKPTFWD_IDLE_EXIT=120
 

@@ -15,15 +15,8 @@ source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 ckf_std_dirs
 need_cmd mpiexec.mpich
-unset SLURM_JOB_ID PBS_JOBID LSB_JOBID FLUX_JOB_ID
-# The job id comes from the file's globs (an empty CKPTFWD_JOB_ID counts as unset).
-export CKPTFWD_JOB_ID=
-stop_local_forwarders() {
-  local p
-  for p in $(forwarders_with_env "CKPTFWD_STAGE_DIR=$CKPTFWD_STAGE_DIR"); do kill -TERM "$p" 2>/dev/null; done
-  sleep 0.5
-}
-CKF_CLEANUP_HOOKS+=(stop_local_forwarders)
+# The job id comes from the file's globs.
+ckf_no_job_id
 
 RUN=$T/run
 mkdir -p "$RUN/ckpt" "$DIRECT"

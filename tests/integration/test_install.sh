@@ -51,6 +51,18 @@ for f in bin/ckptfwd bin/ckptfwd-forwarder lib/libckptfwd.so libexec/ckptfwd/ckp
   [[ -e $P/$f ]] || fail "$f is not installed: $(cd "$P" && find . | sort | head -40)"
 done
 [[ -e $P/bin/ckptfwd-h5infer || -e $P/bin/ckptfwd-launch ]] && fail "a helper is in bin/: $(ls "$P/bin")"
+# A build with debug info installs it apart: stripped files that name their .debug file.
+if grep -q "^CKPTFWD_SPLIT_DEBUG:BOOL=ON" "$BUILD/CMakeCache.txt"; then
+  for f in bin/ckptfwd bin/ckptfwd-forwarder lib/libckptfwd.so libexec/ckptfwd/ckptfwd-launch; do
+    d=$(dirname "$P/$f")/.debug/$(basename "$f").debug
+    [[ -s $d ]] || fail "$f: no debug info file $d"
+    readelf -S "$P/$f" | grep -q "\.debug_info" && fail "$f is installed with its debug info"
+    readelf -S "$d" | grep -q "\.debug_info" || fail "$d holds no debug info"
+    readelf -p .gnu_debuglink "$P/$f" 2>/dev/null | grep -q "$(basename "$f").debug" ||
+      fail "$f does not name $(basename "$f").debug in its .gnu_debuglink"
+  done
+  ok "debug info installed apart: .debug/<name>.debug beside each stripped file, linked"
+fi
 if [[ -e $BUILD/bin/ckptfwd-h5infer ]]; then
   [[ -x $P/libexec/ckptfwd/ckptfwd-h5infer ]] || fail "ckptfwd-h5infer is not in libexec/ckptfwd"
 fi

@@ -12,6 +12,7 @@
 #include "base/dtype.h"
 #include "cli.h"
 #include "common/json_text.h"
+#include "file_versions.h"
 #include "restore_paths.h"
 #include "store.h"
 #include "store/container/variable_map.h"
@@ -25,7 +26,7 @@ namespace {
 
 const char kHelp[] =
     "usage: ckptfwd ls STORE [--json] | ls STORE --steps [--json] | ls STORE --latest |\n"
-    "       ls STORE --all | ls STORE --vars [--json]\n"
+    "       ls STORE --all | ls STORE --vars [--json] | ls STORE --versions [--json] [PATH...]\n"
     "\n"
     "Lists the live files of a store (the newest committed version of each path, after\n"
     "renames and unlinks): size, stored bytes, ratio (size / stored), mode, modification\n"
@@ -62,6 +63,13 @@ const char kHelp[] =
     "  --latest the step of the latest complete checkpoint alone (\"40\"), for job scripts\n"
     "           that restart from it; exit status 1, nothing printed, when there is none\n"
     "           (or no store yet)\n"
+    "  --versions [PATH...]\n"
+    "           the versions the store still holds of each PATH (and of the files below\n"
+    "           it; relative: below the capture directory), or of every file that has an\n"
+    "           older one: numbered back from the newest, 0 the live version, 1 the one it\n"
+    "           replaced (by a rewrite, a rename onto it, or its unlink: a deleted file has\n"
+    "           no 0); size, modification time, container. ckptfwd restore --version N\n"
+    "           gives one back. CKPTFWD_KEEP and prune drop older versions\n"
     "  --all    list every container named by the MANIFEST with every file version it\n"
     "           holds ('*' marks live bases, '+' live overlays; 'overlay' marks files\n"
     "           named by overlay records), the layers of every file that has overlays,\n"
@@ -497,15 +505,79 @@ int list_vars(const Store& st, bool json) {
 
 }  // namespace
 
+// ckptfwd ls STORE --versions [PATH...]: see kHelp.
+int list_versions(const Store& st, std::vector<std::string> paths, bool json) {
+  if (st.single) {
+    error(
+        "ls --versions needs a store directory: a container holds the versions it holds "
+        "(ckptfwd ls --all " +
+        st.arg + ")");
+    return 1;
+  }
+  if (!absolute_paths(st, paths)) return 1;
+  const auto versions = file_versions(st, paths);
+  int rc = 0;
+  for (const std::string& p : paths)
+    if (std::none_of(versions.begin(), versions.end(), [&](const auto& kv) {
+          return kv.first == p || kv.first.rfind(p == "/" ? p : p + "/", 0) == 0;
+        })) {
+      error(printable(p) + " has no version in " + st.arg);
+      rc = 1;
+    }
+  if (json) {
+    Json files = Json::array();
+    for (const auto& [path, vs] : versions) {
+      Json list = Json::array();
+      for (const FileVersion& v : vs) {
+        Json o = Json::object();
+        o["version"] = v.number;
+        o["size"] = v.entry->size;
+        o["mtime_ns"] = v.entry->mtime_ns;
+        o["container"] = v.entry->container.empty() ? Json(nullptr) : Json(v.entry->container);
+        o["overlays"] = v.entry->overlays.size();
+        list.push_back(o);
+      }
+      Json f = Json::object();
+      f["path"] = path;
+      f["live"] = !vs.empty() && vs.front().number == 0;
+      f["versions"] = list;
+      files.push_back(f);
+    }
+    Json j = Json::object();
+    j["store"] = st.dir;
+    j["files"] = files;
+    j["problems"] = grouped_problems(st.catalog.problems());
+    printf("%s\n", json_text(j).c_str());
+    return rc;
+  }
+  if (versions.empty() && paths.empty())
+    printf("no file of %s has an older version\n", st.arg.c_str());
+  for (const auto& [path, vs] : versions) {
+    printf("%s%s\n", printable(path).c_str(),
+           !vs.empty() && vs.front().number == 0 ? "" : "  (deleted)");
+    for (const FileVersion& v : vs)
+      printf("  %3d%s  %12llu  %s  %s%s\n", v.number, v.number == 0 ? " live" : "     ",
+             static_cast<unsigned long long>(v.entry->size), fmt_time(v.entry->mtime_ns).c_str(),
+             v.entry->container.empty() ? "-" : v.entry->container.c_str(),
+             v.entry->overlays.empty()
+                 ? ""
+                 : (" + " + std::to_string(v.entry->overlays.size()) + " overlays").c_str());
+  }
+  return rc;
+}
+
 int cmd_ls(const Args& args) {
   if (wants_help(args)) {
     fputs(kHelp, stdout);
     return 0;
   }
   std::string store;
-  bool all = false, vars = false, json = false, steps = false, latest = false;
+  std::vector<std::string> paths;
+  bool all = false, vars = false, json = false, steps = false, latest = false, versions = false;
   for (const std::string& a : args) {
-    if (a == "--all" || a == "-a")
+    if (a == "--versions")
+      versions = true;
+    else if (a == "--all" || a == "-a")
       all = true;
     else if (a == "--vars")
       vars = true;
@@ -520,19 +592,23 @@ int cmd_ls(const Args& args) {
     else if (store.empty())
       store = a;
     else
-      return usage_error("ls", "more than one STORE given");
+      paths.push_back(a);
   }
+  if (!paths.empty() && !versions)
+    return usage_error("ls", "more than one STORE given (PATHs go with --versions)");
   if (store.empty()) return usage_error("ls", "missing STORE");
   if (json && all)
     return usage_error("ls", "--all has no JSON form (use --json alone or with --vars)");
-  if (all + vars + steps + latest > 1)
-    return usage_error("ls", "--all, --vars, --steps and --latest are separate listings");
+  if (all + vars + steps + latest + versions > 1)
+    return usage_error("ls",
+                       "--all, --vars, --steps, --latest and --versions are separate listings");
   if (latest && json) return usage_error("ls", "--latest prints one step; --steps --json has it");
   if (latest && ::access(store.c_str(), F_OK) != 0) return 1;  // no store yet: a first run
   Store st;
-  if (!open_store(store, st)) return 1;
+  if (!open_store(store, st, versions)) return 1;
   for (const std::string& p : grouped_problems(st.catalog.problems()))
     error(st.dir + "/" + p + " (run ckptfwd verify " + st.dir + ")");
+  if (versions) return list_versions(st, paths, json);
   if (all) return list_all(st);
   if (vars) return list_vars(st, json);
   if (steps) return list_steps(st, json);

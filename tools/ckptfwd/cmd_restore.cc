@@ -1,4 +1,4 @@
-// ckptfwd restore STORE --to DIR [--full-paths] [PATH...]
+// ckptfwd restore STORE --to DIR [--full-paths] [PATH... | --latest | --step S | --version N]
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "file_versions.h"
 #include "progress.h"
 #include "restore_paths.h"
 #include "store.h"
@@ -31,6 +32,7 @@ namespace {
 const char kHelp[] =
     "usage: ckptfwd restore STORE --to DIR [--full-paths] [PATH...]\n"
     "       ckptfwd restore STORE --to DIR [--full-paths] --latest | --step STEP\n"
+    "       ckptfwd restore STORE --to DIR [--full-paths] --version N PATH...\n"
     "\n"
     "Restores the live files of STORE (or only the named PATHs, or the files below a named\n"
     "directory) byte for byte into DIR, with their permission bits and modification times.\n"
@@ -51,6 +53,11 @@ const char kHelp[] =
     "                  checkpoint directory of a restart without the library. Files with\n"
     "                  no step (checkpoint '-' of ls --steps: a mesh, constant inputs)\n"
     "                  are not part of a step: name them as PATHs in a second restore\n"
+    "  --version N     an older version of each PATH (and of the files below it): N back\n"
+    "                  from the newest, as ckptfwd ls --versions STORE PATH numbers them\n"
+    "                  (1: the version the live one replaced; a deleted file's last\n"
+    "                  version is 1). A path without that version is named (exit status\n"
+    "                  1). The bytes are the store's: a newer direct write is not taken\n"
     "  --to DIR        target directory (created if missing). Files land at DIR + their\n"
     "                  path with the longest directory prefix common to all restored files\n"
     "                  removed: /run/ckpt/r0.bin and /run/ckpt/sub/r1.bin restore to\n"
@@ -230,12 +237,12 @@ bool copy_newer_file(int src, const struct stat& st, int fd, const std::string& 
   return true;
 }
 
-// Writes e's bytes, mode and modification time into the new file fd; or, when the file at
-// e's own path was written after e, that file's (named on stderr).
+// Writes e's bytes, mode and modification time into the new file fd; or, with newest_wins,
+// when the file at e's own path was written after e, that file's (named on stderr).
 bool write_restored(const ContainerSource& containers, const CatalogEntry& e, int fd,
-                    const std::string& shown, std::string* why) {
+                    const std::string& shown, bool newest_wins, std::string* why) {
   struct stat st {};
-  if (int src = open_newer_real_file(e, &st); src >= 0) {
+  if (int src = newest_wins ? open_newer_real_file(e, &st) : -1; src >= 0) {
     error("note: " + printable(e.path) +
           " was written directly after the store's version of it: restoring that file, not "
           "the store's older bytes");
@@ -264,7 +271,8 @@ bool write_restored(const ContainerSource& containers, const CatalogEntry& e, in
 // file under the real name, and nobody else can read it while it is written, plant the file
 // it is written into, or swap another in before the rename.
 bool restore_into(const ContainerSource& containers, const CatalogEntry& e, int dir,
-                  const std::string& leaf, const std::string& shown, std::string* why) {
+                  const std::string& leaf, const std::string& shown, bool newest_wins,
+                  std::string* why) {
   if (!may_replace(dir, leaf, shown, why)) return false;  // before any work; again at the end
   PrivateDir pd;
   if (!pd.make(dir, shown.substr(0, shown.size() - leaf.size() - 1), why)) return false;
@@ -274,7 +282,7 @@ bool restore_into(const ContainerSource& containers, const CatalogEntry& e, int 
     *why = "cannot create " + shown + ": " + strerror(errno);
     return false;
   }
-  bool ok = write_restored(containers, e, fd, shown, why);
+  bool ok = write_restored(containers, e, fd, shown, newest_wins, why);
   if (::close(fd) != 0 && ok) {
     *why = "cannot write " + shown + ": " + strerror(errno);
     ok = false;
@@ -286,12 +294,13 @@ bool restore_into(const ContainerSource& containers, const CatalogEntry& e, int 
 
 // Restores e at rel below the target directory root_fd, named root_name (DIR).
 bool restore_one(const ContainerSource& containers, const CatalogEntry& e, int root_fd,
-                 const std::string& root_name, const std::string& rel, std::string* why) {
+                 const std::string& root_name, const std::string& rel, bool newest_wins,
+                 std::string* why) {
   std::string leaf;
   const std::string shown = root_name + "/" + rel;
   int dir = open_parent_dir(root_fd, rel, &leaf, why, root_name);
   if (dir < 0) return false;
-  bool ok = restore_into(containers, e, dir, leaf, shown, why);
+  bool ok = restore_into(containers, e, dir, leaf, shown, newest_wins, why);
   ::close(dir);
   return ok;
 }
@@ -411,6 +420,119 @@ bool lost_to_manifest_damage(const Store& st, const LostRecords& cut) {
   return lost;
 }
 
+// Restores the chosen entries into to (failed: a problem was said already). Files land at
+// to + their path below the longest directory common to them (full: their whole path; a
+// capture_dir given: below it when they all are). newest_wins: see write_restored.
+int restore_entries(const Store& st, const std::vector<const CatalogEntry*>& chosen, bool failed,
+                    const std::string& to, bool full, const std::string& capture_dir,
+                    bool newest_wins) {
+  // Untrusted paths: anything that could climb out of DIR is refused before any write.
+  std::vector<const CatalogEntry*> todo;
+  std::vector<std::string> good_paths;
+  for (const CatalogEntry* e : chosen) {
+    std::string why;
+    if (!check_restore_path(e->path, &why)) {
+      error("restore: refusing '" + printable(e->path) + "': " + why);
+      failed = true;
+      continue;
+    }
+    todo.push_back(e);
+    good_paths.push_back(e->path);
+  }
+  if (todo.empty() && !failed) {
+    printf("nothing to restore: %s has no live files\n", st.arg.c_str());
+    return 0;
+  }
+  std::string prefix = full ? "" : common_dir_prefix(good_paths);
+  if (!full && !capture_dir.empty() &&
+      std::all_of(good_paths.begin(), good_paths.end(), [&](const std::string& p) {
+        return p.rfind(capture_dir == "/" ? capture_dir : capture_dir + "/", 0) == 0;
+      }))
+    prefix = capture_dir;
+
+  std::string why;
+  if (!make_target(to, &why)) {
+    error("restore: " + why);
+    return 1;
+  }
+  int root = ::open(to.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0) {
+    error("restore: cannot open target directory " + to + ": " + strerror(errno));
+    return 1;
+  }
+  unsigned long long total = 0, done_bytes = 0;
+  for (const CatalogEntry* e : todo) total += e->size;
+  Progress progress("restoring", "files", todo.size(), total);
+  ContainerCache cache(st.dir);
+  ContainerSource containers = [&cache](const std::string& name, std::string* err) {
+    return cache.get(name, err);
+  };
+  size_t ok_count = 0, bad_count = 0;
+  unsigned long long ok_bytes = 0;
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const CatalogEntry& e = *todo[i];
+    std::string rel = destination_of(e.path, prefix, full);
+    std::string err;
+    bool ok = restore_one(containers, e, root, to, rel, newest_wins, &err);
+    if (ok) {
+      ++ok_count;
+      ok_bytes += e.size;
+    } else {
+      progress.finish();
+      // err names the layer and its container (materialize_entry).
+      error("cannot restore " + printable(e.path) + ": " + printable(err));
+      ++bad_count;
+    }
+    done_bytes += e.size;
+    progress.update(i + 1, done_bytes);
+  }
+  progress.finish();
+  ::close(root);
+  printf("restored %zu files (%s) into %s\n", ok_count, human_bytes(ok_bytes).c_str(), to.c_str());
+  if (bad_count)
+    error(std::to_string(bad_count) + " of " + std::to_string(todo.size()) +
+          " files could not be restored (see above)");
+  return failed || bad_count ? 1 : 0;
+}
+
+// --version N: the version N back of each path PATHs select (file_versions.h), with the
+// store's bytes.
+int restore_versions(const Store& st, const std::vector<std::string>& paths, int n,
+                     const std::string& to, bool full) {
+  if (st.single) {
+    error(
+        "restore --version needs a store directory: a container holds the versions it holds "
+        "(ckptfwd ls --all " +
+        st.arg + ")");
+    return 1;
+  }
+  bool failed = false;
+  std::vector<const CatalogEntry*> chosen;
+  const auto versions = file_versions(st, paths);
+  for (const std::string& p : paths)
+    if (std::none_of(versions.begin(), versions.end(), [&](const auto& kv) {
+          return kv.first == p || kv.first.rfind(p == "/" ? p : p + "/", 0) == 0;
+        })) {
+      error("restore: " + printable(p) + " has no version in " + st.arg +
+            " (ckptfwd ls --versions " + st.arg + ")");
+      failed = true;
+    }
+  for (const auto& [path, vs] : versions) {
+    auto it =
+        std::find_if(vs.begin(), vs.end(), [n](const FileVersion& v) { return v.number == n; });
+    if (it == vs.end()) {
+      error("restore: " + printable(path) + " has no version " + std::to_string(n) + " in " +
+            st.arg + " (its oldest kept is " + std::to_string(vs.empty() ? 0 : vs.back().number) +
+            ": ckptfwd ls --versions " + st.arg + " " + printable(path) + ")");
+      failed = true;
+      continue;
+    }
+    chosen.push_back(it->entry);
+  }
+  if (chosen.empty()) return 1;
+  return restore_entries(st, chosen, failed, to, full, "", false);
+}
+
 }  // namespace
 
 int cmd_restore(const Args& args) {
@@ -420,6 +542,7 @@ int cmd_restore(const Args& args) {
   }
   std::string store, to, step;
   bool full = false, to_given = false, latest = false, step_given = false;
+  int version = -1;  // --version N
   std::vector<std::string> paths;
   bool opts_done = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -442,6 +565,13 @@ int cmd_restore(const Args& args) {
         return usage_error("restore", "--step needs a step");
       step = a == "--step" ? args[++i] : a.substr(7);
       step_given = true;
+    } else if (!opts_done && (a == "--version" || a.rfind("--version=", 0) == 0)) {
+      if (a == "--version" && i + 1 >= args.size())
+        return usage_error("restore", "--version needs a number");
+      const std::string n = a == "--version" ? args[++i] : a.substr(10);
+      if (n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos)
+        return usage_error("restore", "--version needs a number of versions back (1, 2, ...)");
+      version = std::stoi(n);
     } else if (!opts_done && !a.empty() && a[0] == '-') {
       return usage_error("restore", "unknown option " + a);
     } else if (store.empty()) {
@@ -456,22 +586,18 @@ int cmd_restore(const Args& args) {
   if ((latest || step_given) && !paths.empty())
     return usage_error("restore", "PATHs and --latest/--step exclude each other");
   if (step_given && step.empty()) return usage_error("restore", "--step needs a step");
+  if (version >= 0 && (latest || step_given))
+    return usage_error("restore", "--version and --latest/--step exclude each other");
+  if (version >= 0 && paths.empty())
+    return usage_error("restore", "--version needs the PATHs whose older version to restore");
 
   Store st;
-  if (!open_store(store, st)) return 1;
+  if (!open_store(store, st, version >= 0)) return 1;
   for (const std::string& p : grouped_problems(st.catalog.problems()))
     error("warning: " + st.dir + "/" + p + " (run ckptfwd verify " + st.dir + ")");
   std::string capture_dir = capture_dir_of(st);
-  for (std::string& p : paths) {
-    if (p.empty() || p[0] == '/') continue;
-    if (capture_dir.empty()) {
-      error("restore: " + printable(p) + " is relative, and " + st.arg +
-            " is not a store in its capture directory (.ckptfwd): give the path as ckptfwd ls " +
-            st.arg + " shows it");
-      return 1;
-    }
-    p = capture_dir + "/" + p;
-  }
+  if (!absolute_paths(st, paths, "restore")) return 1;
+  if (version >= 0) return restore_versions(st, paths, version, to, full);
   bool whole_checkpoint = latest || step_given;
   if (whole_checkpoint && !checkpoint_paths(st, latest, step, paths)) return 1;
   LostRecords cut;
@@ -515,73 +641,7 @@ int cmd_restore(const Args& args) {
     failed = true;
   }
 
-  // Untrusted paths: anything that could climb out of DIR is refused before any write.
-  std::vector<const CatalogEntry*> todo;
-  std::vector<std::string> good_paths;
-  for (const CatalogEntry* e : chosen) {
-    std::string why;
-    if (!check_restore_path(e->path, &why)) {
-      error("restore: refusing '" + printable(e->path) + "': " + why);
-      failed = true;
-      continue;
-    }
-    todo.push_back(e);
-    good_paths.push_back(e->path);
-  }
-  if (todo.empty() && !failed) {
-    printf("nothing to restore: %s has no live files\n", st.arg.c_str());
-    return 0;
-  }
-  std::string prefix = full ? "" : common_dir_prefix(good_paths);
-  if (!full && whole_checkpoint && !capture_dir.empty() &&
-      std::all_of(good_paths.begin(), good_paths.end(), [&](const std::string& p) {
-        return p.rfind(capture_dir == "/" ? capture_dir : capture_dir + "/", 0) == 0;
-      }))
-    prefix = capture_dir;
-
-  std::string why;
-  if (!make_target(to, &why)) {
-    error("restore: " + why);
-    return 1;
-  }
-  int root = ::open(to.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root < 0) {
-    error("restore: cannot open target directory " + to + ": " + strerror(errno));
-    return 1;
-  }
-  unsigned long long total = 0, done_bytes = 0;
-  for (const CatalogEntry* e : todo) total += e->size;
-  Progress progress("restoring", "files", todo.size(), total);
-  ContainerCache cache(st.dir);
-  ContainerSource containers = [&cache](const std::string& name, std::string* err) {
-    return cache.get(name, err);
-  };
-  size_t ok_count = 0, bad_count = 0;
-  unsigned long long ok_bytes = 0;
-  for (size_t i = 0; i < todo.size(); ++i) {
-    const CatalogEntry& e = *todo[i];
-    std::string rel = destination_of(e.path, prefix, full);
-    std::string err;
-    bool ok = restore_one(containers, e, root, to, rel, &err);
-    if (ok) {
-      ++ok_count;
-      ok_bytes += e.size;
-    } else {
-      progress.finish();
-      // err names the layer and its container (materialize_entry).
-      error("cannot restore " + printable(e.path) + ": " + printable(err));
-      ++bad_count;
-    }
-    done_bytes += e.size;
-    progress.update(i + 1, done_bytes);
-  }
-  progress.finish();
-  ::close(root);
-  printf("restored %zu files (%s) into %s\n", ok_count, human_bytes(ok_bytes).c_str(), to.c_str());
-  if (bad_count)
-    error(std::to_string(bad_count) + " of " + std::to_string(todo.size()) +
-          " files could not be restored (see above)");
-  return failed || bad_count ? 1 : 0;
+  return restore_entries(st, chosen, failed, to, full, whole_checkpoint ? capture_dir : "", true);
 }
 
 }  // namespace ckptfwd::cli

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <thread>
 
 #include "cli.h"
@@ -103,7 +104,7 @@ void warn_distrust(const Store& st) {
 }
 }  // namespace
 
-bool open_store(const std::string& arg, Store& out) {
+bool open_store(const std::string& arg, Store& out, bool history) {
   out.arg = arg;
   if (arg.empty()) {
     error("empty store path " + std::string(kDefaultHint));
@@ -139,6 +140,7 @@ bool open_store(const std::string& arg, Store& out) {
     return false;
   }
   std::string err;
+  if (history) out.catalog.keep_versions(std::numeric_limits<int>::max());
   if (!out.catalog.load(out.dir, &err)) {
     error(err);
     return false;

@@ -26,7 +26,9 @@ struct Store {
 // Prints an error naming the store and the fix, returns false, when arg is not a store.
 // A directory holding containers (*.ckc) but no MANIFEST opens with an empty catalog and
 // no_manifest set: the caller reports the containers as unreferenced.
-bool open_store(const std::string& arg, Store& out);
+// With history, the catalog keeps every superseded version its containers still hold
+// (Catalog::history; `ls --versions`, `restore --version`); a single container has none.
+bool open_store(const std::string& arg, Store& out, bool history = false);
 
 // The container files (*.ckc, sorted) in a store directory; temporaries are not listed.
 std::vector<std::string> container_files(const std::string& dir);

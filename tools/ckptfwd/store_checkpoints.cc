@@ -1,5 +1,7 @@
 #include "store_checkpoints.h"
 
+#include "cli.h"
+#include "restore_paths.h"
 #include "store/manifest/store_homes.h"
 
 namespace ckptfwd::cli {
@@ -38,6 +40,21 @@ StoreCheckpoints store_checkpoints(const Store& st, ContainerCache& cache,
 
 std::string capture_dir_of(const Store& st) {
   return st.single ? "" : store_homes::capture_dir(st.dir);
+}
+
+bool absolute_paths(const Store& st, std::vector<std::string>& paths, const std::string& cmd) {
+  const std::string capture_dir = capture_dir_of(st);
+  for (std::string& p : paths) {
+    if (p.empty() || p[0] == '/') continue;
+    if (capture_dir.empty()) {
+      error(cmd + ": " + printable(p) + " is relative, and " + st.arg +
+            " is not a store in its capture directory (.ckptfwd): give the path as ckptfwd ls " +
+            st.arg + " shows it");
+      return false;
+    }
+    p = capture_dir + "/" + p;
+  }
+  return true;
 }
 
 }  // namespace ckptfwd::cli

@@ -24,4 +24,9 @@ StoreCheckpoints store_checkpoints(const Store& st, ContainerCache& cache,
 // .ckptfwd (the default place), else "".
 std::string capture_dir_of(const Store& st);
 
+// PATH arguments as the store's paths: a relative one taken below capture_dir_of(st).
+// False, said naming cmd, when a relative one has no capture directory to be below.
+bool absolute_paths(const Store& st, std::vector<std::string>& paths,
+                    const std::string& cmd = "ls");
+
 }  // namespace ckptfwd::cli

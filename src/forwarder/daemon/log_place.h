@@ -13,8 +13,9 @@
 // The store's .ckptfwd (0700) and logs/ (0700) are made when missing, never the capture
 // directory itself (an application may make it and fail on EEXIST). A forwarder that
 // logged to the stage root moves its lines into the store's file at exit when it can
-// then (settle_log_file). Every forwarder of the job on the node appends to the same
-// file; each line names its node, job and pid (util/log.h).
+// then (settle_log_file); lines a forwarder left there (killed, or its store unreachable
+// at its exit) are moved by the job's next forwarder on the node once it serves. Every forwarder of
+// the job on the node appends to the same file; each line names its node, job and pid (util/log.h).
 #pragma once
 #include <string>
 

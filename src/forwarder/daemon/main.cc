@@ -225,6 +225,12 @@ int main(int argc, char** argv) {
   int rc = start_forwarder(f, ready, paths);
   if (election_fd >= 0) close(election_fd);  // listening (or leaving): others may look now
   if (rc >= 0) return rc;
+  // The job's only forwarder on the node now: lines an earlier one left in the fallback
+  // file (it was killed, or its store could not be reached at its exit) join the store's.
+  if (default_log && cfg.log == log_place.preferred &&
+      fwd::settle_log_file(log_place, log_place.fallback))
+    LOG_INFO("moved the lines an earlier forwarder of this job left in %s into this log",
+             log_place.fallback.c_str());
   watch_signals(f, set);
   rc = f.run();
   fwd::log_flush_repeats();

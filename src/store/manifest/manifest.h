@@ -268,6 +268,9 @@ class Catalog {
   // its commits, renames onto it and its unlink replaced; the overlays stacked on a version
   // belong to it).
   void keep_versions(int keep) { keep_ = keep > 0 ? keep : 0; }
+  // The superseded versions kept (keep_versions above, set before load), per path, oldest
+  // first: what `ckptfwd ls --versions` lists and `restore --version` gives back.
+  const std::map<std::string, std::vector<CatalogEntry>>& history() const { return history_; }
   // The containers that hold nothing of the live files nor of the kept superseded versions.
   std::vector<std::string> garbage() const;
   // Whether any overlay record named file file_index of container (live or superseded):

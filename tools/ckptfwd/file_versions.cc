@@ -1,0 +1,34 @@
+#include "file_versions.h"
+
+namespace ckptfwd::cli {
+
+namespace {
+bool selected(const std::string& path, const std::vector<std::string>& wanted) {
+  for (const std::string& w : wanted)
+    if (path == w || path.rfind(w == "/" ? w : w + "/", 0) == 0) return true;
+  return false;
+}
+}  // namespace
+
+std::map<std::string, std::vector<FileVersion>> file_versions(
+    const Store& st, const std::vector<std::string>& wanted) {
+  std::map<std::string, std::vector<FileVersion>> out;
+  const auto& history = st.catalog.history();
+  auto add = [&](const std::string& path) {
+    if (out.count(path)) return;
+    std::vector<FileVersion>& v = out[path];
+    const CatalogEntry* live = st.catalog.find(path);
+    if (live) v.push_back({0, live});
+    if (auto h = history.find(path); h != history.end()) {
+      int n = 1;
+      for (auto it = h->second.rbegin(); it != h->second.rend(); ++it) v.push_back({n++, &*it});
+    }
+  };
+  for (const auto& [path, e] : st.catalog.entries())
+    if (wanted.empty() ? history.count(path) > 0 : selected(path, wanted)) add(path);
+  for (const auto& [path, versions] : history)
+    if (wanted.empty() || selected(path, wanted)) add(path);
+  return out;
+}
+
+}  // namespace ckptfwd::cli
