@@ -8,9 +8,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "common/lossy_rules.h"
 #include "common/setting_names.h"
@@ -289,23 +287,31 @@ void Config::set_capture(const std::string& spec) {
 
 int Config::default_writers(int cores) { return std::clamp(cores / 4, 2, 16); }
 
-// CKPTFWD_CONFIG's file whole, at most wire::kConfigFileMax bytes (as the library reads it).
-static bool read_config_file(const char* path, std::string& text, std::string* err) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (err) *err = std::string("CKPTFWD_CONFIG=") + path + ": cannot read the file";
-    return false;
+std::vector<std::string> Config::name_warnings() {
+  std::vector<std::string> out;
+  const wire::ConfigLine* lines = nullptr;
+  const char* path = nullptr;
+  int n = wire::config_file_lines(&lines, &path);
+  for (int i = 0; i < n; ++i) {
+    if (!lines[i].key || wire::find_setting(lines[i].key)) continue;
+    std::string bare = lines[i].key;
+    std::transform(bare.begin(), bare.end(), bare.begin(), ::toupper);
+    if (bare.rfind("CKPTFWD_", 0) == 0) bare = bare.substr(8);
+    std::string near = near_setting_name(bare);
+    out.push_back(std::string(path) + ":" + std::to_string(lines[i].line) + ": '" + lines[i].key +
+                  "' is not a setting" + (near.empty() ? "" : " (did you mean " + near + "?)") +
+                  ": ignored");
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  text = ss.str();
-  if (text.size() > wire::kConfigFileMax) {
-    if (err)
-      *err = std::string("CKPTFWD_CONFIG=") + path + ": longer than " +
-             std::to_string(wire::kConfigFileMax) + " bytes";
-    return false;
+  // ::environ (unistd.h): a block-scope `extern` here would name ckptfwd::environ.
+  for (char** env = ::environ; *env; ++env) {
+    std::string kv = *env;
+    if (kv.rfind("CKPTFWD_", 0) != 0) continue;
+    std::string k = kv.substr(0, kv.find('='));
+    if (wire::find_setting(k.c_str())) continue;
+    if (std::string near = near_setting_name(k.substr(8)); !near.empty())
+      out.push_back(k + " is not a setting (did you mean CKPTFWD_" + near + "?): ignored");
   }
-  return true;
+  return out;
 }
 
 bool Config::load(Config& out, std::string* err) {
@@ -313,67 +319,26 @@ bool Config::load(Config& out, std::string* err) {
   CPU_ZERO(&cpus);
   out.writers =
       default_writers(sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 2);
-  // A setting that is not one of Config's (the library's, the CLI's, those read where
-  // they are used: CAPTURE below, CONFIG, STAGE_DIR, JOB_ID, NODE_ID) is left to its
-  // reader, which checks it; a name that is no setting is said, with the one it is near.
-  auto apply = [&out](const std::string& k, const std::string& v, std::string* e) {
-    return out.set(k, v, e) || !Config::is_own_setting(k);
-  };
-  if (const char* path = getenv("CKPTFWD_CONFIG"); path && *path) {
-    std::string text;
-    if (!read_config_file(path, text, err)) return false;
-    std::vector<wire::ConfigLine> lines(wire::kConfigLinesMax);
-    int n = wire::split_config_text(text.data(), text.size(), lines.data(),
-                                    static_cast<int>(lines.size()));
-    if (n > wire::kConfigLinesMax) {
-      if (err)
-        *err = std::string("CKPTFWD_CONFIG=") + path + ": more than " +
-               std::to_string(wire::kConfigLinesMax) + " settings";
-      return false;
-    }
-    for (int i = 0; i < n; ++i) {
-      const wire::ConfigLine& l = lines[static_cast<size_t>(i)];
-      const std::string where = std::string(path) + ":" + std::to_string(l.line) + ": ";
-      if (!l.key) {
-        if (err) *err = where + "expected key = value";
-        return false;
-      }
-      const std::string k = l.key;
-      if (!wire::find_setting(k.c_str())) {
-        std::string bare = k;
-        std::transform(bare.begin(), bare.end(), bare.begin(), ::toupper);
-        if (bare.rfind("CKPTFWD_", 0) == 0) bare = bare.substr(8);
-        std::string near = near_setting_name(bare);
-        out.setting_warnings.push_back(where + "'" + k + "' is not a setting" +
-                                       (near.empty() ? "" : " (did you mean " + near + "?)") +
-                                       ": ignored");
-        continue;
-      }
-      std::string e;
-      if (!apply(k, l.value, &e)) {
-        if (err) *err = where + e;
-        return false;
-      }
-    }
+  // The file as the library reads it (wire/setting_value.h): a file that cannot be read,
+  // or a line without '=', keeps the forwarder from starting.
+  if (const char* problem = wire::config_file_problem()) {
+    if (err) *err = problem;
+    return false;
   }
-  // ::environ (unistd.h): a block-scope `extern` here would name ckptfwd::environ.
-  for (char** env = ::environ; *env; ++env) {
-    std::string kv = *env;
-    if (kv.rfind("CKPTFWD_", 0) != 0) continue;
-    size_t eq = kv.find('=');
-    std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
-    // Unknown CKPTFWD_* variables in the environment are ignored (job scripts set their
-    // own), and said when they look like a misspelt setting; a known key with a bad value
-    // is an error that names it.
-    if (!wire::find_setting(k.c_str())) {
-      if (std::string near = near_setting_name(k.substr(8)); !near.empty())
-        out.setting_warnings.push_back(k + " is not a setting (did you mean CKPTFWD_" + near +
-                                       "?): ignored");
-      continue;
-    }
+  for (std::string& w : name_warnings()) out.setting_warnings.push_back(std::move(w));
+  // Each setting of Config's at its effective value only (the environment's, else the
+  // file's last line): a value overridden is not checked. A bad one names where it was set.
+  for (const wire::SettingInfo* s = wire::settings_begin(); s != wire::settings_end(); ++s) {
+    const std::string key = std::string("CKPTFWD_") + s->name;
+    wire::SettingOrigin from;
+    const char* v = wire::setting_value(key.c_str(), &from);
+    if (!v || !is_own_setting(key)) continue;
     std::string why;
-    if (!apply(k, v, &why)) {
-      if (err) *err = why;
+    if (!out.set(key, v, &why)) {
+      if (err)
+        *err = from.kind == wire::SettingOrigin::kFile
+                   ? std::string(from.file) + ":" + std::to_string(from.line) + ": " + why
+                   : why;
       return false;
     }
   }

@@ -101,6 +101,10 @@ struct Config {
 
   bool operator==(const Config&) const = default;
 
+  // The names that are no setting, said with the one each is near (common/setting_names.h):
+  // every key of CKPTFWD_CONFIG's file that is none, and the CKPTFWD_* variables close to
+  // a setting's name (a job script's own, far from every name, are left alone).
+  static std::vector<std::string> name_warnings();
   // Loads file (if CKPTFWD_CONFIG is set) then environment. On a bad value returns false
   // and sets *err to a message naming the key, the value and what is expected.
   static bool load(Config& out, std::string* err);

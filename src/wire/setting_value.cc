@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -29,6 +30,12 @@ struct ConfigFile {
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   char path[4096] = {};
   bool loaded = false;
+  // The file read: read again when it changed (a job script that rewrites it between
+  // commands, a test).
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = -1;
+  timespec mtime{};
   char text[kConfigFileMax + 1] = {};
   ConfigLine lines[kConfigLinesMax] = {};
   int n = 0;
@@ -41,13 +48,26 @@ void load_locked(const char* path) {
   f.n = 0;
   f.problem[0] = '\0';
   f.loaded = true;
+  f.size = -1;
   snprintf(f.path, sizeof(f.path), "%s", path);
-  int fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: a FIFO must not hold the application's start; only a regular file is read.
+  int fd = static_cast<int>(
+      syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd < 0) {
     snprintf(f.problem, sizeof(f.problem), "CKPTFWD_CONFIG=%s: cannot read the file: %s", path,
              strerror(errno));
     return;
   }
+  struct stat st;
+  if (syscall(SYS_fstat, fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    syscall(SYS_close, fd);
+    snprintf(f.problem, sizeof(f.problem), "CKPTFWD_CONFIG=%s: not a regular file", path);
+    return;
+  }
+  f.dev = st.st_dev;
+  f.ino = st.st_ino;
+  f.size = st.st_size;
+  f.mtime = st.st_mtim;
   size_t len = 0;
   for (;;) {
     long r = syscall(SYS_read, fd, f.text + len, kConfigFileMax + 1 - len);
@@ -82,8 +102,14 @@ void load_locked(const char* path) {
 ConfigFile* current_file() {
   const char* path = getenv("CKPTFWD_CONFIG");
   if (!path || !*path) return nullptr;
+  struct stat st;
+  const bool seen = syscall(SYS_newfstatat, AT_FDCWD, path, &st, 0) == 0;
   pthread_mutex_lock(&g_file.mu);
-  if (!g_file.loaded || strcmp(g_file.path, path) != 0) load_locked(path);
+  const ConfigFile& f = g_file;
+  if (!f.loaded || strcmp(f.path, path) != 0 || !seen || f.size != st.st_size ||
+      f.dev != st.st_dev || f.ino != st.st_ino || f.mtime.tv_sec != st.st_mtim.tv_sec ||
+      f.mtime.tv_nsec != st.st_mtim.tv_nsec)
+    load_locked(path);
   pthread_mutex_unlock(&g_file.mu);
   return &g_file;
 }
@@ -115,7 +141,7 @@ int split_config_text(char* text, size_t len, ConfigLine* lines, int cap) {
 
 const char* setting_value(const char* name, SettingOrigin* from) {
   if (from) *from = SettingOrigin{};
-  if (const char* v = getenv(name)) {
+  if (const char* v = getenv(name); v && *v) {
     if (from) from->kind = SettingOrigin::kEnvironment;
     return v;
   }

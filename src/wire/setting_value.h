@@ -6,8 +6,9 @@
 //
 // Dependency free and allocation free (the preload library reads its settings through it
 // at init): the file is read with raw system calls (never through the library's own
-// wrappers) into a static buffer of kConfigFileMax bytes, once per path; a longer file
-// is a problem. Not for concurrent first calls from several threads with different
+// wrappers) into a static buffer of kConfigFileMax bytes, again when the path or the file
+// changes; a longer file, or one that is not a regular file (a FIFO would block), is a
+// problem. Not for concurrent first calls from several threads with different
 // CKPTFWD_CONFIG values: a process reads its settings at start.
 #pragma once
 #include <cstddef>
@@ -35,8 +36,9 @@ struct SettingOrigin {
   int line = 0;                // kFile
 };
 
-// name: "CKPTFWD_<NAME>". nullptr when unset (an empty variable counts as set to "").
-// The pointer stays valid until CKPTFWD_CONFIG names another file.
+// name: "CKPTFWD_<NAME>". nullptr when unset; an empty variable counts as unset (the
+// file's value, else the default, as the library always took it). The
+// pointer stays valid until CKPTFWD_CONFIG names another file or the file changes.
 const char* setting_value(const char* name, SettingOrigin* from = nullptr);
 
 // The lines of CKPTFWD_CONFIG's file (*lines, their count returned; 0 when unset or

@@ -33,7 +33,7 @@ CONF
 (
   cd "$RUN"
   # (the forwarder outlives the job, so that drain has one to find: stopped before part 2)
-  export CKPTFWD_CONFIG=job.conf CKPTFWD_IDLE_EXIT=60
+  export CKPTFWD_CONFIG=$RUN/job.conf CKPTFWD_IDLE_EXIT=60 CKPTFWD_LOG_LEVEL=info
   timeout 150 mpiexec.mpich -n 2 env LD_PRELOAD="$LIB" \
     sh -c 'exec "$0" write ckpt --rank "$PMI_RANK"' "$WRITER" >"$T/run.out" 2>&1 ||
     fail "the job with its globs in CKPTFWD_CONFIG exited $?: $(cat "$T/run.out")"
@@ -43,18 +43,22 @@ CONF
 [[ -s "$RUN/ckpt/.ckptfwd/MANIFEST" ]] ||
   fail "no store at the file's globs ($RUN/ckpt/.ckptfwd): the globs of CKPTFWD_CONFIG were not read: $(cat "$T/run.out")"
 grep -q "^drained" "$T/drain.out" || fail "ckptfwd drain did not find the job's forwarder: $(cat "$T/drain.out")"
-(cd "$RUN" && CKPTFWD_CONFIG=job.conf "$CLI" config >"$T/config.out" 2>"$T/config.err") ||
+(cd "$RUN" && CKPTFWD_CONFIG=$RUN/job.conf "$CLI" config >"$T/config.out" 2>"$T/config.err") ||
   fail "ckptfwd config of a good file exited $?: $(cat "$T/config.err")"
 n_direct=$(find "$DIRECT" -type f | wc -l)
 n_live=$("$CLI" ls "$RUN/ckpt/.ckptfwd" --json | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)["files"]))')
 [[ $n_live -eq $n_direct ]] || fail "the store lists $n_live files, the direct run wrote $n_direct"
 restore_store "$RUN/ckpt/.ckptfwd" "$OUT"
 assert_restored_tree "$DIRECT" "$RUN/ckpt" "$OUT"
-for want in "CKPTFWD_CAPTURE *ckpt/\* *job.conf:2" "CKPTFWD_KEEP *3 *job.conf:3" \
-  "CKPTFWD_DIRECT_WRITE *yes *job.conf:4" "CKPTFWD_CONFIG *job.conf *environment"; do
+for want in "CKPTFWD_CAPTURE *ckpt/\* *$RUN/job.conf:2" "CKPTFWD_KEEP *3 *$RUN/job.conf:3" \
+  "CKPTFWD_DIRECT_WRITE *yes *$RUN/job.conf:4" "CKPTFWD_CONFIG *$RUN/job.conf *environment"; do
   grep -q "^$want" "$T/config.out" || fail "ckptfwd config has no line '$want': $(cat "$T/config.out")"
 done
 grep -q "^store: *$RUN/ckpt/.ckptfwd$" "$T/config.out" || fail "ckptfwd config names another store: $(cat "$T/config.out")"
+# The forwarder a rank started early got the file's settings as the ranks have them: none
+# retired for "other settings" (the library's digest covers what it hands on from the file).
+grep -q "runs with other settings" "$CKPTFWD_LOG" &&
+  fail "a forwarder retired for other settings: $(grep "runs with other settings" "$CKPTFWD_LOG" | head -2)"
 ok "globs, keep and switches from CKPTFWD_CONFIG: $n_live files captured and restored; config says where each came from"
 
 # --- 2. the environment overrides the file ---------------------------------------------------
@@ -65,7 +69,7 @@ wait_for "[[ -z \"\$(forwarders_with_env CKPTFWD_STAGE_DIR=$CKPTFWD_STAGE_DIR)\"
 rm -rf "$OUT" && mkdir -p "$OUT"
 (
   cd "$RUN"
-  export CKPTFWD_CONFIG=job.conf CKPTFWD_KEEP=1
+  export CKPTFWD_CONFIG=$RUN/job.conf CKPTFWD_KEEP=1
   for v in 1 2 3; do
     timeout 60 env LD_PRELOAD="$LIB" "$WRITER" big ckpt/again.bin $((100 + v))K >"$T/again.out" 2>&1 ||
       fail "version $v of ckpt/again.bin exited $?: $(cat "$T/again.out")"
@@ -84,19 +88,31 @@ ok "the environment's CKPTFWD_KEEP=1 overrides the file's keep = 3 (1 version ke
 printf 'capture = ckpt/*\nexit_wait = maybe\nkepp = 2\n' >"$RUN/bad.conf"
 (
   cd "$RUN"
-  export CKPTFWD_CONFIG=bad.conf
+  export CKPTFWD_CONFIG=$RUN/bad.conf
   # (the library logs to stderr by default: lib.sh points CKPTFWD_LOG at a file)
   timeout 60 env -u CKPTFWD_LOG LD_PRELOAD="$LIB" "$WRITER" big ckpt/bad.bin 10K >"$T/bad.out" 2>&1 ||
     fail "the application with a bad library value in the file exited $?: $(cat "$T/bad.out")"
-  grep -q "CKPTFWD_EXIT_WAIT='maybe' (from bad.conf:2)" "$T/bad.out" ||
+  grep -qF "CKPTFWD_EXIT_WAIT='maybe' (from $RUN/bad.conf:2)" "$T/bad.out" ||
     fail "the application's stderr does not name exit_wait = maybe and bad.conf:2: $(cat "$T/bad.out")"
   rc=0
   CKPTFWD_STATS_FIEL=x "$CLI" config >"$T/badconfig.out" 2>"$T/badconfig.err" || rc=$?
   [[ $rc -eq 1 ]] || fail "ckptfwd config with bad settings exited $rc, not 1: $(cat "$T/badconfig.err")"
-  for want in "bad.conf:3: 'kepp' is not a setting (did you mean KEEP?)" \
+  for want in "$RUN/bad.conf:3: 'kepp' is not a setting (did you mean KEEP?)" \
     "CKPTFWD_STATS_FIEL is not a setting (did you mean CKPTFWD_STATS_FILE?)" \
-    "CKPTFWD_EXIT_WAIT='maybe': expected 1/0, true/false, yes/no or on/off (bad.conf:2)"; do
+    "CKPTFWD_EXIT_WAIT='maybe': expected 1/0, true/false, yes/no or on/off ($RUN/bad.conf:2)"; do
     grep -qF "$want" "$T/badconfig.err" || fail "ckptfwd config does not say \"$want\": $(cat "$T/badconfig.err")"
   done
 )
 ok "a bad value in the file is named with its line on the application's stderr; config exits 1 naming the fixes"
+
+# --- 4. only effective values count; a relative file name is said ------------------------------
+printf 'capture = ckpt/*\nkeep = x\nkeep = 2\n' >"$RUN/over.conf"
+CKPTFWD_CONFIG=$RUN/over.conf "$CLI" config >"$T/over.out" 2>&1 ||
+  fail "ckptfwd config with keep = x overridden by keep = 2 exited $?: $(cat "$T/over.out")"
+CKPTFWD_CONFIG=$RUN/job.conf CKPTFWD_KEEP=x "$CLI" config >"$T/envbad.out" 2>&1 &&
+  fail "ckptfwd config with CKPTFWD_KEEP=x over the file exited 0: $(cat "$T/envbad.out")"
+rc=0
+(cd "$RUN" && CKPTFWD_CONFIG=job.conf "$CLI" config >"$T/rel.out" 2>&1) || rc=$?
+[[ $rc -eq 1 ]] && grep -q "CKPTFWD_CONFIG=job.conf is relative" "$T/rel.out" ||
+  fail "a relative CKPTFWD_CONFIG is not said (exit $rc): $(cat "$T/rel.out")"
+ok "a value overridden is not checked, the effective one is; a relative CKPTFWD_CONFIG is said"

@@ -5,7 +5,8 @@
 # newest (0 live, 1 the one it replaced, ...) with their sizes; `ckptfwd restore
 # --version N PATH` gives version N back byte for byte (a relative PATH is below the
 # capture directory), also when a newer file was written directly at the path (which a
-# plain restore takes instead); a version the store does not hold is named (exit 1).
+# plain restore takes instead); a version the store does not hold is named (exit 1); a
+# MANIFEST record that is skipped (corrupt) makes the count unreliable: --version refuses.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 ckf_std_dirs
@@ -98,3 +99,20 @@ grep -q "has no version 3" "$T/none.out" || fail "restore --version 3 does not s
 /usr/bin/python3 "$H/json_doc_check.py" "$CKF_REPO/docs/json.md" "ckptfwd ls STORE --versions --json" "$T/versions.json" ||
   fail "ls --versions --json differs from docs/json.md (above)"
 ok "a version the store does not hold is named (exit 1); --json is as documented"
+
+# A corrupt record of inplace.bin (one byte of its path changed, so its checksum fails):
+# the versions after it would be counted wrong, so restore --version refuses, ls warns.
+cp "$STORE/MANIFEST" "$T/MANIFEST.good"
+line=$(grep -n "inplace.bin" "$STORE/MANIFEST" | sed -n 2p | cut -d: -f1)
+[[ -n $line ]] || fail "no second record of inplace.bin in the MANIFEST"
+sed -i "${line}s/inplace.bin/inplace.bim/" "$STORE/MANIFEST"
+rc=0
+"$CLI" restore "$STORE" --to "$T/bad" --version 1 inplace.bin >"$T/bad.out" 2>&1 || rc=$?
+[[ $rc -eq 1 ]] || fail "restore --version with a corrupt record of the file exited $rc: $(cat "$T/bad.out")"
+grep -q "cannot be counted back" "$T/bad.out" || fail "restore --version does not say why: $(cat "$T/bad.out")"
+[[ ! -e $T/bad/inplace.bin ]] || fail "restore --version restored a version counted across a skipped record"
+"$CLI" ls "$STORE" --versions inplace.bin 2>&1 | grep -q "versions may be missing" ||
+  fail "ls --versions does not warn that versions may be missing"
+cp "$T/MANIFEST.good" "$STORE/MANIFEST"
+ok "a skipped record of the file: restore --version refuses, ls --versions warns"
+

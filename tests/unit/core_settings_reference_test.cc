@@ -5,6 +5,7 @@
 // every setting is read somewhere in the code. Also the settings file's reader
 // (wire/setting_value.h): lines, comments, the environment over the file, the last line.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -212,6 +213,25 @@ TEST(SettingsFile, TheEnvironmentOverTheFileTheLastLineAndAnyCase) {
   EXPECT_NE(std::string(wire::config_file_problem()).find("cannot read"), std::string::npos);
   unsetenv("CKPTFWD_CONFIG");
   if (saved_keep) setenv("CKPTFWD_KEEP", keep_saved.c_str(), 1);
+  fs::remove_all(dir);
+}
+
+// A FIFO (or a device) named as the settings file is refused at once: read, it would hold
+// the application's start (the library reads the file at init) or the forwarder's.
+TEST(SettingsFile, AFifoIsRefusedNotWaitedOn) {
+  char dir[] = "/tmp/ckf-settings-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string fifo = std::string(dir) + "/fifo.conf";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  setenv("CKPTFWD_CONFIG", fifo.c_str(), 1);
+  EXPECT_EQ(wire::setting_value("CKPTFWD_KEEP"), nullptr);
+  ASSERT_NE(wire::config_file_problem(), nullptr);
+  EXPECT_NE(std::string(wire::config_file_problem()).find("not a regular file"), std::string::npos);
+  Config c;
+  std::string err;
+  EXPECT_FALSE(Config::load(c, &err));
+  EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
+  unsetenv("CKPTFWD_CONFIG");
   fs::remove_all(dir);
 }
 

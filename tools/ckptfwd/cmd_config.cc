@@ -1,6 +1,7 @@
 // ckptfwd config [--all] [--json]
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -8,7 +9,6 @@
 #include "cli.h"
 #include "common/config.h"
 #include "common/json_text.h"
-#include "common/setting_names.h"
 #include "interval_advice.h"
 #include "wire/session.h"
 #include "wire/setting_value.h"
@@ -32,8 +32,10 @@ const char kHelp[] =
     "\n"
     "Said as problems: a bad value (the key, the value, where it was set, what is\n"
     "expected); a CKPTFWD_* variable or a file key that is no setting, with the one it is\n"
-    "near (did you mean ...?); a file line without '='. The settings reference is\n"
-    "docs/settings.md (man ckptfwd-settings).\n"
+    "near (did you mean ...?); a file line without '='; a relative CKPTFWD_CONFIG. Values\n"
+    "are checked, not the files they name (a schema that does not parse: ckptfwd schema\n"
+    "check; a log directory that does not exist: the forwarder names it at its start).\n"
+    "The settings reference is docs/settings.md (man ckptfwd-settings).\n"
     "Exit status: 0 when every setting is good, 1 when a problem was found, 2 usage error.\n";
 
 const char* level_name(wire::SettingLevel l) {
@@ -121,28 +123,13 @@ int cmd_config(const Args& args) {
   }
   std::vector<std::string> problems;
   if (const char* p = wire::config_file_problem()) problems.push_back(p);
+  if (const char* c = getenv("CKPTFWD_CONFIG"); c && *c && *c != '/')
+    problems.push_back(std::string("CKPTFWD_CONFIG=") + c +
+                       " is relative: a process started in another directory (srun --chdir, "
+                       "a rank that changed directory before an exec) does not find it; give "
+                       "its absolute path");
   // Names that are no setting: the environment's near misses, every key of the file.
-  for (char** e = ::environ; *e; ++e) {
-    std::string kv = *e;
-    if (kv.rfind("CKPTFWD_", 0) != 0) continue;
-    std::string k = kv.substr(0, kv.find('='));
-    if (wire::find_setting(k.c_str())) continue;
-    if (std::string near = near_setting_name(k.substr(8)); !near.empty())
-      problems.push_back(k + " is not a setting (did you mean CKPTFWD_" + near + "?)");
-  }
-  const wire::ConfigLine* lines = nullptr;
-  const char* file = nullptr;
-  int n = wire::config_file_lines(&lines, &file);
-  for (int i = 0; i < n; ++i) {
-    if (!lines[i].key || wire::find_setting(lines[i].key)) continue;
-    std::string bare = lines[i].key;
-    for (char& c : bare) c = static_cast<char>(toupper(static_cast<unsigned char>(c)));
-    if (bare.rfind("CKPTFWD_", 0) == 0) bare = bare.substr(8);
-    std::string near = near_setting_name(bare);
-    problems.push_back(std::string(file) + ":" + std::to_string(lines[i].line) + ": '" +
-                       lines[i].key + "' is not a setting" +
-                       (near.empty() ? "" : " (did you mean " + near + "?)"));
-  }
+  for (std::string& w : Config::name_warnings()) problems.push_back(std::move(w));
 
   std::vector<Row> rows;
   for (const wire::SettingInfo* s = wire::settings_begin(); s != wire::settings_end(); ++s) {
@@ -166,14 +153,26 @@ int cmd_config(const Args& args) {
 
   SessionPaths paths{};
   const bool have_paths = session_paths(paths);
+  // What the forwarder's own load says (each value at its effective setting): said unless a
+  // row above says it already.
   Config cfg;
   std::string load_err;
-  Config::load(cfg, &load_err);  // for the stores: the capture directories
+  if (!Config::load(cfg, &load_err) &&
+      std::none_of(problems.begin(), problems.end(), [&](const std::string& p) {
+        return p.find(load_err) != std::string::npos || load_err.find(p) != std::string::npos;
+      }))
+    problems.push_back("the forwarder would not start: " + load_err);
+  // The stores, as the forwarder places them (also when a bad value stopped the load).
+  Config place;
+  std::string ignored;
+  if (const char* c = wire::setting_value("CKPTFWD_CAPTURE")) place.set_capture(c);
+  if (const char* st = wire::setting_value("CKPTFWD_STORE"))
+    place.set("CKPTFWD_STORE", st, &ignored);
   std::vector<std::string> stores;
-  if (!cfg.store.empty())
-    stores.push_back(cfg.store);
+  if (!place.store.empty())
+    stores.push_back(place.store);
   else
-    for (const std::string& d : cfg.capture_dirs) stores.push_back(d + "/.ckptfwd");
+    for (const std::string& d : place.capture_dirs) stores.push_back(d + "/.ckptfwd");
 
   if (json) {
     Json j = Json::object();

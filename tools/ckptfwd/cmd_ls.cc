@@ -68,8 +68,11 @@ const char kHelp[] =
     "           it; relative: below the capture directory), or of every file that has an\n"
     "           older one: numbered back from the newest, 0 the live version, 1 the one it\n"
     "           replaced (by a rewrite, a rename onto it, or its unlink: a deleted file has\n"
-    "           no 0); size, modification time, container. ckptfwd restore --version N\n"
-    "           gives one back. CKPTFWD_KEEP and prune drop older versions\n"
+    "           no 0); size, modification time, container. An fsync while a file was\n"
+    "           written commits a version too (the bytes it made durable). ckptfwd\n"
+    "           restore --version N gives one back. CKPTFWD_KEEP and prune drop older\n"
+    "           versions; a file a skipped MANIFEST record named is marked (versions may\n"
+    "           be missing)\n"
     "  --all    list every container named by the MANIFEST with every file version it\n"
     "           holds ('*' marks live bases, '+' live overlays; 'overlay' marks files\n"
     "           named by overlay records), the layers of every file that has overlays,\n"
@@ -540,6 +543,7 @@ int list_versions(const Store& st, std::vector<std::string> paths, bool json) {
       Json f = Json::object();
       f["path"] = path;
       f["live"] = !vs.empty() && vs.front().number == 0;
+      f["gap"] = st.catalog.skipped().count(path) > 0;
       f["versions"] = list;
       files.push_back(f);
     }
@@ -550,11 +554,18 @@ int list_versions(const Store& st, std::vector<std::string> paths, bool json) {
     printf("%s\n", json_text(j).c_str());
     return rc;
   }
+  if (!st.catalog.skipped().empty())
+    error("warning: " + std::to_string(st.catalog.skipped().size()) +
+          " file(s) were named by skipped MANIFEST records: versions may be missing or "
+          "counted wrong (restore --version refuses; ckptfwd verify " +
+          st.arg + ")");
   if (versions.empty() && paths.empty())
     printf("no file of %s has an older version\n", st.arg.c_str());
   for (const auto& [path, vs] : versions) {
-    printf("%s%s\n", printable(path).c_str(),
-           !vs.empty() && vs.front().number == 0 ? "" : "  (deleted)");
+    const bool gap = st.catalog.skipped().count(path) > 0;
+    printf("%s%s%s\n", printable(path).c_str(),
+           !vs.empty() && vs.front().number == 0 ? "" : "  (deleted)",
+           gap ? "  (a skipped MANIFEST record named it: versions may be missing)" : "");
     for (const FileVersion& v : vs)
       printf("  %3d%s  %12llu  %s  %s%s\n", v.number, v.number == 0 ? " live" : "     ",
              static_cast<unsigned long long>(v.entry->size), fmt_time(v.entry->mtime_ns).c_str(),

@@ -57,7 +57,11 @@ const char kHelp[] =
     "                  from the newest, as ckptfwd ls --versions STORE PATH numbers them\n"
     "                  (1: the version the live one replaced; a deleted file's last\n"
     "                  version is 1). A path without that version is named (exit status\n"
-    "                  1). The bytes are the store's: a newer direct write is not taken\n"
+    "                  1). A directory gives each file below it its own version N, which\n"
+    "                  need not be one checkpoint (--step restores a checkpoint). Refused\n"
+    "                  when the MANIFEST is damaged or has skipped (corrupt) records\n"
+    "                  (the count would be off). The bytes are the store's: a newer direct\n"
+    "                  write is not taken\n"
     "  --to DIR        target directory (created if missing). Files land at DIR + their\n"
     "                  path with the longest directory prefix common to all restored files\n"
     "                  removed: /run/ckpt/r0.bin and /run/ckpt/sub/r1.bin restore to\n"
@@ -504,6 +508,16 @@ int restore_versions(const Store& st, const std::vector<std::string>& paths, int
         "restore --version needs a store directory: a container holds the versions it holds "
         "(ckptfwd ls --all " +
         st.arg + ")");
+    return 1;
+  }
+  // Counting back needs the whole history: records lost or skipped would shift it.
+  // (a skipped record's own fields may be damaged: which file it named is not known)
+  if (lost_to_manifest_damage(st, find_lost_records(st.dir, st.catalog)) ||
+      !st.catalog.skipped().empty()) {
+    error("restore --version: the MANIFEST of " + st.arg +
+          " is damaged (above), so versions cannot be counted back; restore the container "
+          "of the version you want (ckptfwd ls --all " +
+          st.arg + "; ckptfwd restore CONTAINER.ckc)");
     return 1;
   }
   bool failed = false;

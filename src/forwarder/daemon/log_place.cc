@@ -1,6 +1,7 @@
 #include "forwarder/daemon/log_place.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,11 +54,16 @@ std::string stats_place(const LogPlace& place) {
 
 bool make_store_logs_dir(const std::string& file) { return make_log_dir(file); }
 
-bool settle_log_file(const LogPlace& place, const std::string& used) {
+bool settle_log_file(const LogPlace& place, const std::string& used, bool left_behind) {
   if (used != place.fallback || place.preferred.empty() || !make_log_dir(place.preferred))
     return false;
   int in = ::open(place.fallback.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (in < 0) return false;
+  // A forwarder still writing it holds a shared lock (hold_fallback_log).
+  if (left_behind && ::flock(in, LOCK_EX | LOCK_NB) != 0) {
+    ::close(in);
+    return false;
+  }
   int out = open_owned(place.preferred, O_WRONLY | O_APPEND | O_CREAT, 0600, nullptr);
   bool ok = out >= 0;
   char buf[65536];
@@ -72,6 +78,10 @@ bool settle_log_file(const LogPlace& place, const std::string& used) {
   if (out >= 0) ::close(out);
   if (ok) ::unlink(place.fallback.c_str());
   return ok;
+}
+
+void hold_fallback_log(const LogPlace& place, const std::string& used, int fd) {
+  if (used == place.fallback && fd >= 0) ::flock(fd, LOCK_SH);  // released with the fd
 }
 
 }  // namespace ckptfwd::fwd

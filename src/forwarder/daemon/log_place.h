@@ -39,8 +39,13 @@ std::string stats_place(const LogPlace& place);
 // Makes the directories of a file of the store's logs/ (the store's .ckptfwd and logs/,
 // 0700, never the directory the store sits in); true when they are there.
 bool make_store_logs_dir(const std::string& file);
-// At exit, when the lines went to place.fallback: appended to place.preferred (whose
-// directory is made now if it can be) and the fallback removed. True if moved.
-bool settle_log_file(const LogPlace& place, const std::string& used);
+// When the lines went to place.fallback (used): appended to place.preferred (whose
+// directory is made now if it can be) and the fallback removed. True if moved. At a
+// forwarder's exit with its own lines; left_behind: another forwarder's, moved only when
+// none writes it any more (none holds it: hold_fallback_log).
+bool settle_log_file(const LogPlace& place, const std::string& used, bool left_behind = false);
+// A forwarder logging to place.fallback (used) through fd holds it (a shared lock) while
+// it lives, so that the next one does not move it from under it.
+void hold_fallback_log(const LogPlace& place, const std::string& used, int fd);
 
 }  // namespace ckptfwd::fwd

@@ -207,6 +207,7 @@ int main(int argc, char** argv) {
   int ready = daemon ? fwd::daemonize(cfg.log, paths.socket, election_fd) : -1;
   fwd::log_init(cfg.log, cfg.log_level);
   fwd::log_set_identity(paths.node, paths.job);
+  if (default_log) fwd::hold_fallback_log(log_place, cfg.log, fwd::log_fd());
 
   fwd::note_umask();  // before any thread exists: reading the umask means setting it
   sigset_t set;
@@ -225,10 +226,11 @@ int main(int argc, char** argv) {
   int rc = start_forwarder(f, ready, paths);
   if (election_fd >= 0) close(election_fd);  // listening (or leaving): others may look now
   if (rc >= 0) return rc;
-  // The job's only forwarder on the node now: lines an earlier one left in the fallback
-  // file (it was killed, or its store could not be reached at its exit) join the store's.
+  // Serving now: lines an earlier forwarder of the job left in the fallback file (killed,
+  // or its store could not be reached at its exit) join the store's, unless one that is
+  // still leaving writes there.
   if (default_log && cfg.log == log_place.preferred &&
-      fwd::settle_log_file(log_place, log_place.fallback))
+      fwd::settle_log_file(log_place, log_place.fallback, true))
     LOG_INFO("moved the lines an earlier forwarder of this job left in %s into this log",
              log_place.fallback.c_str());
   watch_signals(f, set);

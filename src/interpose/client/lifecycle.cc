@@ -23,6 +23,7 @@
 #include "interpose/wrap/real.h"
 #include "wire/setting_value.h"
 #include "wire/settings_digest.h"
+#include "wire/settings_table.h"
 
 namespace ckptfwd::interpose {
 namespace {
@@ -166,14 +167,23 @@ void do_init() {
   Busy busy;
   int saved = errno;
   real::resolve_all();
+  // CKPTFWD_DISABLE=1 in the environment: nothing at all, not even the settings file read.
+  if (const char* off = getenv("CKPTFWD_DISABLE"); off && *off) {
+    bool disabled = false;
+    if (wire::parse_switch(off, &disabled) && disabled) {
+      errno = saved;
+      return;
+    }
+  }
   // The log first: warnings about the other settings go where the user looks.
   env_abs_path("CKPTFWD_LOG", g_settings.log_path, sizeof(g_settings.log_path));
   if (env_switch("CKPTFWD_DISABLE")) {
     errno = saved;
     return;
   }
-  // Said even when it holds the globs: without them this process captures nothing.
-  if (const char* problem = wire::config_file_problem()) log_msg("warning: %s", problem);
+  // Said when the globs were to come from it: without them this process captures nothing.
+  if (const char* problem = wire::config_file_problem(); problem && !getenv("CKPTFWD_CAPTURE"))
+    log_msg("warning: %s", problem);
   const char* spec = wire::setting_value("CKPTFWD_CAPTURE");
   if (!spec || !*spec) {
     errno = saved;
@@ -204,8 +214,7 @@ void do_init() {
   g_settings.spin_us = static_cast<int>(env_int("CKPTFWD_SPIN_US"));
   g_settings.leased_open = env_switch("CKPTFWD_LEASED_OPEN");
   env_abs_path("CKPTFWD_STATS_FILE", g_settings.stats_path, sizeof(g_settings.stats_path));
-  g_settings.settings_digest = wire::settings_digest(
-      environ, [](const char* e) { return abs_replacement(e, g_settings.abs_env); });
+  g_settings.settings_digest = launch_settings_digest(g_settings.abs_env);
   find_forwarder();
   g_owner_pid.store(getpid());
   cwd_refresh();

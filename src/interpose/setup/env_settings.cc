@@ -9,6 +9,7 @@
 #include "interpose/setup/state.h"
 #include "wire/session.h"
 #include "wire/setting_value.h"
+#include "wire/settings_digest.h"
 #include "wire/settings_table.h"
 
 namespace ckptfwd::interpose {
@@ -103,6 +104,21 @@ const char* abs_replacement(const char* entry, const AbsEnv& env) {
     if (strncmp(entry, env.entry[i], k) == 0) return env.entry[i];
   }
   return nullptr;
+}
+
+uint64_t launch_settings_digest(const AbsEnv& env) {
+  uint64_t sum =
+      wire::settings_digest(environ, [&env](const char* e) { return abs_replacement(e, env); });
+  for (int i = 0; i < env.n; ++i) {
+    const char* eq = strchr(env.entry[i], '=');
+    const size_t k = static_cast<size_t>(eq - env.entry[i]) + 1;
+    bool replaces = false;
+    for (size_t j = 0; environ && environ[j] && !replaces; ++j)
+      replaces = strncmp(environ[j], env.entry[i], k) == 0;
+    if (!replaces && wire::is_settings_entry(env.entry[i]))
+      sum += wire::settings_entry_hash(env.entry[i]);
+  }
+  return sum;
 }
 
 }  // namespace ckptfwd::interpose

@@ -7,6 +7,7 @@
 #pragma once
 #include <climits>
 #include <cstddef>
+#include <cstdint>
 #include <iterator>
 
 #include "wire/session.h"
@@ -46,5 +47,9 @@ struct AbsEnv {
 void collect_abs_env(AbsEnv& env);
 // The entry of env that replaces the environment entry `entry` (same KEY=), or nullptr.
 const char* abs_replacement(const char* entry, const AbsEnv& env);
+// The settings digest (wire/settings_digest.h) of the environment a forwarder this process
+// starts gets (client_connect.cc, launch_forwarder): environ with env's replacements, and
+// env's entries that replace none (settings taken from CKPTFWD_CONFIG's file) added.
+uint64_t launch_settings_digest(const AbsEnv& env);
 
 }  // namespace ckptfwd::interpose

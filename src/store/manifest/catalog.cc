@@ -246,7 +246,10 @@ void Catalog::note_skipped(const std::vector<std::string>& f, const std::string&
     unreadable_.push_back(where);
     return;
   }
-  for (const std::string& p : paths) uncertain_[p] = where;
+  for (const std::string& p : paths) {
+    uncertain_[p] = where;
+    skipped_[p] = where;
+  }
 }
 
 void Catalog::apply_fields(const std::vector<std::string>& f, bool chained, size_t lineno) {
@@ -473,6 +476,7 @@ bool Catalog::load_once(const std::string& store_dir, std::string* err) {
   overlay_files_.clear();
   problems_.clear();
   uncertain_.clear();
+  skipped_.clear();
   unreadable_.clear();
   chain_breaks_.clear();
   unchained_ = chained_ = 0;

@@ -231,6 +231,9 @@ class Catalog {
   // commit, unlink or rename onto them): their live entry, if any, is not their newest
   // version. path -> "MANIFEST:<line>: reason".
   const std::map<std::string, std::string>& uncertain() const { return uncertain_; }
+  // Every path a skipped record named, settled since or not (its history has a gap: the
+  // versions `ls --versions` counts back may be off by the ones it held).
+  const std::map<std::string, std::string>& skipped() const { return skipped_; }
   // Skipped records from which no path could be read ("MANIFEST:<line>: reason"): the
   // files they recorded are unknown.
   const std::vector<std::string>& unreadable() const { return unreadable_; }
@@ -306,7 +309,8 @@ class Catalog {
   // The live entry of path (if any) becomes its newest superseded version.
   void retire(const std::string& path);
   std::map<std::string, CatalogEntry> live_;
-  std::map<std::string, std::vector<CatalogEntry>> history_;  // oldest first, keep_-1 at most
+  std::map<std::string, std::vector<CatalogEntry>> history_;
+  std::map<std::string, std::string> skipped_;  // oldest first, keep_-1 at most
   int keep_ = 0;
   std::set<std::pair<std::string, uint32_t>> overlay_files_;
   std::vector<std::string> containers_;
