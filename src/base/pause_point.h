@@ -8,7 +8,7 @@
 //
 // Why inside a task and not only between tasks: on a busy core a chunk's encoding lasts
 // about as long as the application's write of a large file, so work already started when
-// the write begins would otherwise run on beside most of it (docs/design.md, "The application's
+// the write begins would otherwise run on beside most of it (docs/internals.md, "The application's
 // writes go first").
 #pragma once
 

@@ -15,7 +15,7 @@
 // buffers of each compression thread (megabytes each), and a restore decodes every chunk
 // into fresh memory; on the test machine (a VM) the first touch of 64 MiB took 225 ms in
 // 4 KiB pages (14 us a fault), 5 ms in 2 MiB ones. It keeps ~10 MiB more resident
-// (docs/design.md, "The commit pipeline and its memory").
+// (docs/internals.md, "The commit pipeline and its memory").
 extern "C" {
 extern const char* malloc_conf;
 const char* malloc_conf = "narenas:2,thp:always";

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lossy only where opted in (docs/design.md, "Lossy compression, opt-in"), on the user's path: a
+# Lossy only where opted in (docs/internals.md, "Lossy compression, opt-in"), on the user's path: a
 # writer under the library with a schema `int64 n; float64 T[n]; float64 P[n]` and
 # CKPTFWD_LOSSY='T_*=abs:0.5', where P holds the same bytes as a T (of the same file, and of
 # another rank's file of the same checkpoint). After `ckptfwd restore` every P is the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reference chunks end to end (docs/design.md, "Merge schemes and codec chains"): a job writes two
+# Reference chunks end to end (docs/internals.md, "Merge schemes and codec chains"): a job writes two
 # checkpoint steps of 4 ranks through the library, each rank's file a mesh that never
 # changes (1 MiB) and a state that does (256 KiB), under new names each step. The second
 # step's container stores the mesh as references to the first one's chunks: it is much

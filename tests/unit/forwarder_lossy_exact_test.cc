@@ -1,5 +1,5 @@
-// Lossy only where opted in (docs/design.md, "Lossy compression, opt-in"): bytes of a variable that
-// is not opted in are given back exactly even when they equal bytes of one that is, in the
+// Lossy only where opted in (docs/internals.md, "Lossy compression, opt-in"): bytes of a variable
+// that is not opted in are given back exactly even when they equal bytes of one that is, in the
 // same file or in another rank's file of the batch (the merge plan's duplicate check,
 // merge_plan.h), and in a later container (reference chunks, chunk_index.h). The opted-in
 // variable itself stays within its bound.

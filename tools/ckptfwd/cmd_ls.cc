@@ -520,13 +520,10 @@ int list_versions(const Store& st, std::vector<std::string> paths, bool json) {
   if (!absolute_paths(st, paths)) return 1;
   const auto versions = file_versions(st, paths);
   int rc = 0;
-  for (const std::string& p : paths)
-    if (std::none_of(versions.begin(), versions.end(), [&](const auto& kv) {
-          return kv.first == p || kv.first.rfind(p == "/" ? p : p + "/", 0) == 0;
-        })) {
-      error(printable(p) + " has no version in " + st.arg);
-      rc = 1;
-    }
+  for (const std::string& p : paths_without_versions(versions, paths)) {
+    error(printable(p) + " has no version in " + st.arg);
+    rc = 1;
+  }
   if (json) {
     Json files = Json::array();
     for (const auto& [path, vs] : versions) {

@@ -523,14 +523,11 @@ int restore_versions(const Store& st, const std::vector<std::string>& paths, int
   bool failed = false;
   std::vector<const CatalogEntry*> chosen;
   const auto versions = file_versions(st, paths);
-  for (const std::string& p : paths)
-    if (std::none_of(versions.begin(), versions.end(), [&](const auto& kv) {
-          return kv.first == p || kv.first.rfind(p == "/" ? p : p + "/", 0) == 0;
-        })) {
-      error("restore: " + printable(p) + " has no version in " + st.arg +
-            " (ckptfwd ls --versions " + st.arg + ")");
-      failed = true;
-    }
+  for (const std::string& p : paths_without_versions(versions, paths)) {
+    error("restore: " + printable(p) + " has no version in " + st.arg + " (ckptfwd ls --versions " +
+          st.arg + ")");
+    failed = true;
+  }
   for (const auto& [path, vs] : versions) {
     auto it =
         std::find_if(vs.begin(), vs.end(), [n](const FileVersion& v) { return v.number == n; });

@@ -1,5 +1,7 @@
 #include "file_versions.h"
 
+#include <algorithm>
+
 namespace ckptfwd::cli {
 
 namespace {
@@ -28,6 +30,17 @@ std::map<std::string, std::vector<FileVersion>> file_versions(
     if (wanted.empty() ? history.count(path) > 0 : selected(path, wanted)) add(path);
   for (const auto& [path, versions] : history)
     if (wanted.empty() || selected(path, wanted)) add(path);
+  return out;
+}
+
+std::vector<std::string> paths_without_versions(
+    const std::map<std::string, std::vector<FileVersion>>& versions,
+    const std::vector<std::string>& wanted) {
+  std::vector<std::string> out;
+  for (const std::string& w : wanted)
+    if (std::none_of(versions.begin(), versions.end(),
+                     [&](const auto& kv) { return selected(kv.first, {w}); }))
+      out.push_back(w);
   return out;
 }
 

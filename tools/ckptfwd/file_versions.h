@@ -24,4 +24,10 @@ struct FileVersion {
 std::map<std::string, std::vector<FileVersion>> file_versions(
     const Store& st, const std::vector<std::string>& wanted);
 
+// The wanted paths that select no path of versions (file_versions' result): named by the
+// commands as having no version in the store.
+std::vector<std::string> paths_without_versions(
+    const std::map<std::string, std::vector<FileVersion>>& versions,
+    const std::vector<std::string>& wanted);
+
 }  // namespace ckptfwd::cli

@@ -311,8 +311,8 @@ bool encode(const Chain& chain, const Layout& layout, const uint8_t* in, size_t 
   // The chunk is coded into a frame the thread keeps (room for the entropy stage's bound,
   // warm after the first chunk), then copied out at its exact size: coding straight into
   // `out` zero-filled the bound of fresh memory for every chunk, whose page faults were
-  // the largest cost of a later checkpoint's encode (docs in docs/design.md, "The commit pipeline
-  // and its memory").
+  // the largest cost of a later checkpoint's encode (docs in docs/internals.md, "The commit
+  // pipeline and its memory").
   thread_local std::vector<uint8_t> frame;
   frame.clear();
   if (!enc.run_steps(err) || !enc.write(frame, err)) return false;

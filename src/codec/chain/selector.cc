@@ -370,7 +370,7 @@ Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
   // 2-D predictors see rows above); only the kFinalists best, and plain zstd -3 when it is
   // within kScreenZstd3 of the best, go on to the whole trial. On the NCAR fields of
   // codec_trial this keeps the total ratio within 0.5% of a full trial of every candidate, at a
-  // quarter of the time (docs/design.md, "Codec chains").
+  // quarter of the time (docs/internals.md, "Codec chains").
   std::vector<bool> final_round(plans.size(), true);
   const size_t screen_bytes = std::max(kScreenBytes, size_t(kScreenRows * row * d.elem));
   if (plans.size() > kFinalists && 2 * screen_bytes <= trial.size()) {

@@ -2,7 +2,7 @@
 // ranks, so the batcher (batcher.h) puts them into one batch, where the data-aware merge
 // (pipeline.h) can merge the same variable across ranks.
 //
-// The rule (docs/design.md, "Batches follow checkpoint waves"):
+// The rule (docs/internals.md, "Batches follow checkpoint waves"):
 //   - A path is split into its digit runs; the rest is its skeleton ("ckpt/step_#/r#.h5").
 //   - The rank field is one digit run. Candidates: the runs whose value equals the rank the
 //     library reports (Version::rank), or every run when the rank is unknown (-1) or no

@@ -61,7 +61,7 @@ long sock_write(int fd, const void* p, size_t n) { return send(fd, p, n, MSG_NOS
 // the application's core. Started by an MPI rank (its rank variables are in our
 // environment), a session of its own instead: launchers give every rank a session of
 // its own (MPICH's Hydra does), so the caller's session is one rank's, and sharing that
-// rank's scheduling group slowed both while the other ranks computed (docs/design.md, "The
+// rank's scheduling group slowed both while the other ranks computed (docs/internals.md, "The
 // application's writes go first"). No terminal is ever opened, so the session leader
 // needs no second fork. SIGHUP ignored: a hang-up of the session's terminal is not ours
 // to act on. Descriptors above 2 that we did not open are left alone: one may be the

@@ -1,7 +1,7 @@
 // The application's writes go first: while a process of the node writes a captured file,
 // the forwarder's bulk work (hashing, codec trials and encoding of closed files: the tasks
 // of the worker pool that no fsync waits for) is not started, so on a node with few cores
-// it does not take the cores the application writes with (docs/design.md, "The application's
+// it does not take the cores the application writes with (docs/internals.md, "The application's
 // writes go first").
 //
 // "Writing" is read from the session's activity word (wire/activity.h), which the library
