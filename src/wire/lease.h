@@ -30,6 +30,16 @@
 // library then writes the bytes to the real path from the staged file, as after any lost
 // forwarder; a recovery leaves a staged file whose .meta is still kLeaseMeta for that.
 //
+// The CLOSE of a version opened on a lease is not waited for either (interpose/track/
+// detached_close.h):
+//   CLOSE vid size [extents] [hints=...] [blocked=...] nowait
+// The forwarder acts on it as on any CLOSE, in its connection's order; the client reads
+// its reply before its next waited request's, or when its next open looks for a lease,
+// and acts on an error then (it writes the real path from the staged file, which the
+// forwarder keeps for that: forget_leased). Until then the pipelining rules hold for it
+// as for a leased OPEN (forwarder/util/pipelined_sessions.h): a request of another
+// session about any path waits until it was acted on.
+//
 // A lease fits an open with O_CREAT and O_TRUNC, without O_EXCL, not shared across nodes, of a path
 // that is a regular file or does not exist in a directory that does, and whose fate file
 // does not exist (no process of the node writes it now). Anything else takes the usual
@@ -51,6 +61,8 @@ namespace ckptfwd::wire {
 inline constexpr char kLeasePrefix[] = "lease=";
 // The OPEN field after lease=<vid> when the client saw no file at the path.
 inline constexpr char kLeaseSeenNew[] = "new";
+// The last field of a CLOSE its client does not wait for.
+inline constexpr char kCloseNoWait[] = "nowait";
 // The content of a lease's v<vid>.meta until the version's CLOSE writes its description: a
 // recovery leaves such files be, as their client may still write the real path from the
 // staged file (a lease's version has no description before its CLOSE).

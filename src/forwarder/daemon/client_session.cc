@@ -79,7 +79,7 @@ void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid, int s
     wire::Fields f;
     bool ok = wire::decode(in, static_cast<size_t>(n), f);
     // Its client waits for this reply and sent nothing after it: settled while it is served.
-    if (cl.pipelined && !requests.buffered() && !(ok && is_leased_open(f)))
+    if (cl.pipelined && !requests.buffered() && !(ok && is_unwaited(f)))
       PipelinedSessions::settle(cl.pipelined);
     Reply r = ok ? svc.handle(cl, f) : reply_err(EINVAL);
     bool sent = send_reply(fd, r, out);

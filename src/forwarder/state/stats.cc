@@ -111,6 +111,7 @@ void write_counters(const Stats& s, Out& o) {
                         {"fsync_batches_beside", &s.fsync_batches_beside},
                         {"reopens_in_place", &s.reopens_in_place},
                         {"leased_opens", &s.leased_opens},
+                        {"closes_unwaited", &s.closes_unwaited},
                         {"containers_removed", &s.containers_removed},
                         {"pending_versions", &s.pending_versions},
                         {"waves_sealed", &s.waves_sealed},

@@ -49,6 +49,7 @@ struct Stats {
   std::atomic<uint64_t> reopens_in_place{0};
   // Write OPENs on a lease (wire/lease.h): the application did not wait for them.
   std::atomic<uint64_t> leased_opens{0};
+  std::atomic<uint64_t> closes_unwaited{0};  // CLOSEs their client did not wait for
   // Time of the batches' steps, which add up to their wall time: inference before
   // planning (aware schemes), compression (codec trials, and the writer waiting for the
   // worker pool's encoders), writing (the writer appending chunks and committing the

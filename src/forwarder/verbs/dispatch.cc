@@ -64,6 +64,8 @@ void trailing_fields(const wire::Fields& f, size_t from, std::string& ext, std::
       *whole = parse_whole_end(f[i] + sizeof(kWholePrefix) - 1);
     } else if (!strncmp(f[i], kHintsPrefix, sizeof(kHintsPrefix) - 1)) {
       hints = f[i] + sizeof(kHintsPrefix) - 1;
+    } else if (!strcmp(f[i], wire::kCloseNoWait)) {
+      // (the session's order, client_session.cc)
     } else if (!strncmp(f[i], kBlockedPrefix, sizeof(kBlockedPrefix) - 1)) {
       long long ns = 0;
       if (wire::parse_i64(f[i] + sizeof(kBlockedPrefix) - 1, ns) && ns > 0) blocked_ns = ns;
@@ -77,6 +79,11 @@ void trailing_fields(const wire::Fields& f, size_t from, std::string& ext, std::
 bool is_leased_open(const wire::Fields& f) {
   return f.n >= 5 && !strcmp(f[0], wire::kOpen) &&
          !strncmp(f[4], wire::kLeasePrefix, sizeof(wire::kLeasePrefix) - 1);
+}
+
+bool is_unwaited(const wire::Fields& f) {
+  return is_leased_open(f) ||
+         (f.n >= 4 && !strcmp(f[0], wire::kClose) && !strcmp(f[f.n - 1], wire::kCloseNoWait));
 }
 
 namespace {
@@ -184,6 +191,7 @@ Reply Service::handle_request(ClientCtx& cl, const wire::Fields& f) {
     std::string ext, hints;
     int64_t blocked_ns = 0, whole = -1;
     trailing_fields(f, 3, ext, hints, blocked_ns, &whole);
+    if (is_unwaited(f)) c_.stats.closes_unwaited++;
     Reply r = close(cl, a, b, ext, hints, blocked_ns, whole);
     hand_over_lease(cl, r);
     cl.lease_due = true;

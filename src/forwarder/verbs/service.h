@@ -55,6 +55,8 @@ struct ClientCtx {
 
 // OPEN path flags mode lease=<vid> (wire/lease.h): a request its client does not wait for.
 bool is_leased_open(const wire::Fields& f);
+// That, or a CLOSE ending in "nowait" (wire/lease.h): the client sent it and went on.
+bool is_unwaited(const wire::Fields& f);
 
 Reply reply_ok(std::vector<std::string> more = {});
 Reply reply_err(int err);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -38,14 +39,46 @@ wire::SpinWait g_spin;              // how the main connection waits for replies
 
 // Leased opens (wire/lease.h), under g_mu: the lease the main connection was handed (vid
 // 0: none), which connection that was (g_conn_gen counts them), and the replies owed for
-// requests sent without waiting, read before the next request's.
+// requests sent without waiting, read before the next request's, in the order they were
+// sent: kNoSlot for a leased OPEN's (its errors show at that file's CLOSE), else the slot
+// of a detached request, whose outcome goes to g_detached_fn (g_done until then: the
+// handler runs outside the lock). Owed detached replies and outcomes not handed on yet
+// together stay within kMaxDetached.
+constexpr unsigned kNoSlot = ~0u;
+constexpr int kMaxOwed = 2 * static_cast<int>(kMaxDetached);
+constexpr int kMaxDone = static_cast<int>(kMaxDetached);
 wire::Lease g_lease;
 unsigned g_conn_gen = 0, g_lease_gen = 0;
-int g_owed = 0;
+unsigned g_owed_slot[kMaxOwed];
+int g_owed_first = 0, g_owed = 0, g_owed_detached = 0;
+struct Outcome {
+  unsigned slot;
+  Result res;
+};
+Outcome g_done[kMaxDetached];
+int g_done_n = 0;
+DetachedFn g_detached_fn = nullptr;
 
+void push_outcome_locked(unsigned slot, Result res) {
+  if (g_done_n < kMaxDone) g_done[g_done_n++] = {slot, res};
+}
+
+// The oldest owed reply was read (res) or will never be (the connection is gone).
+void pop_owed_locked(Result res) {
+  unsigned slot = g_owed_slot[g_owed_first];
+  g_owed_first = (g_owed_first + 1) % kMaxOwed;
+  --g_owed;
+  if (slot != kNoSlot) {
+    --g_owed_detached;
+    push_outcome_locked(slot, res);
+  }
+}
+
+// The connection is gone or replaced: a detached request's reply will not come (its
+// handler sends it again, waiting, on the next connection).
 void forget_pipeline_locked() {
   g_lease = wire::Lease{};
-  g_owed = 0;
+  while (g_owed > 0) pop_owed_locked(Result{});
 }
 
 void drop_connection_locked() {
@@ -63,17 +96,45 @@ void note_lease_locked(const wire::Fields& reply) {
   g_lease_gen = g_conn_gen;
 }
 
-// Reads the replies owed on fd (a leased OPEN's: its errors show at that file's CLOSE).
-bool drain_owed_locked(int fd) {
-  while (g_owed > 0) {
+Result result_of(const wire::Fields& reply);
+
+// Reads the replies owed on fd, all of them, or (ready_only) those already there, or
+// (until_lease) until one handed a lease over.
+bool drain_owed_locked(int fd, bool ready_only = false, bool until_lease = false) {
+  while (g_owed > 0 && !(until_lease && g_lease.vid != 0)) {
+    if (ready_only) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 0) != 1 || !(p.revents & POLLIN)) return true;
+    }
     wire::Fields reply;
-    int64_t began = g_spin.poll(fd);
+    int64_t began = ready_only ? 0 : g_spin.poll(fd);
     if (!receive_one_reply(fd, g_frame, sizeof(g_frame), reply)) return false;
-    g_spin.done(began);
-    --g_owed;
+    if (began) g_spin.done(began);
+    pop_owed_locked(result_of(reply));
     note_lease_locked(reply);
   }
   return true;
+}
+
+// Hands the outcomes read to the handler, outside the lock (it may call() again: the
+// outcomes that call reads are handed on by this loop, not by a nested one).
+thread_local bool t_delivering = false;
+void deliver_outcomes() {
+  if (t_delivering) return;
+  t_delivering = true;
+  for (;;) {
+    pthread_mutex_lock(&g_mu);
+    if (g_done_n == 0 || !g_detached_fn) {
+      pthread_mutex_unlock(&g_mu);
+      break;
+    }
+    Outcome o = g_done[0];
+    memmove(g_done, g_done + 1, sizeof(Outcome) * static_cast<size_t>(--g_done_n));
+    DetachedFn fn = g_detached_fn;
+    pthread_mutex_unlock(&g_mu);
+    fn(o.slot, o.res);
+  }
+  t_delivering = false;
 }
 
 size_t g_reply_len = 0;   // payload length of the reply in g_reply
@@ -189,11 +250,18 @@ Result call(const char* const* fields, size_t n, ReplyFn on_ok, void* ctx) {
     break;
   }
   pthread_mutex_unlock(&g_mu);
+  deliver_outcomes();
   return res;
 }
 
 bool client_take_lease(wire::Lease* out, unsigned* conn) {
   pthread_mutex_lock(&g_mu);
+  // The next lease is in a reply owed to an earlier request that went unwaited (a leased
+  // OPEN's hands the next one over): waited for, as a waited OPEN would wait for those
+  // replies first and then for its own.
+  if (g_lease.vid == 0 && g_owed > 0 && connected_locked() &&
+      !drain_owed_locked(g_sock.load(), false, true))
+    drop_connection_locked();
   bool got = g_lease.vid != 0 && g_lease_gen == g_conn_gen && g_sock.load() >= 0;
   if (got) {
     *out = g_lease;
@@ -201,6 +269,7 @@ bool client_take_lease(wire::Lease* out, unsigned* conn) {
     g_lease = wire::Lease{};
   }
   pthread_mutex_unlock(&g_mu);
+  deliver_outcomes();
   return got;
 }
 
@@ -213,19 +282,55 @@ void client_put_back_lease(const wire::Lease& l, unsigned conn) {
   pthread_mutex_unlock(&g_mu);
 }
 
-bool call_leased(const char* const* fields, size_t n, unsigned conn) {
+namespace {
+// Sends a request whose reply is owed (slot: kNoSlot, or the detached request's), on
+// connection conn if it is still the main one.
+bool send_unwaited(const char* const* fields, size_t n, unsigned conn, unsigned slot) {
   Busy busy;
   pthread_mutex_lock(&g_mu);
   bool sent = false;
-  if (conn == g_conn_gen && connected_locked()) {
-    sent = send_request(g_sock.load(), fields, n, g_frame, sizeof(g_frame));
-    if (sent)
-      ++g_owed;
-    else
+  if (conn == g_conn_gen && connected_locked() &&
+      (slot == kNoSlot || g_owed_detached + g_done_n < kMaxDone)) {
+    int fd = g_sock.load();
+    // A full queue of owed replies: the oldest are read first (the forwarder is behind).
+    if (g_owed == kMaxOwed && !drain_owed_locked(fd)) {
       drop_connection_locked();
+    } else {
+      sent = send_request(fd, fields, n, g_frame, sizeof(g_frame));
+      if (sent) {
+        g_owed_slot[(g_owed_first + g_owed++) % kMaxOwed] = slot;
+        if (slot != kNoSlot) ++g_owed_detached;
+      } else {
+        drop_connection_locked();
+      }
+    }
   }
   pthread_mutex_unlock(&g_mu);
+  deliver_outcomes();
   return sent;
+}
+}  // namespace
+
+bool call_leased(const char* const* fields, size_t n, unsigned conn) {
+  return send_unwaited(fields, n, conn, kNoSlot);
+}
+
+void client_set_detached_handler(DetachedFn fn) {
+  pthread_mutex_lock(&g_mu);
+  g_detached_fn = fn;
+  pthread_mutex_unlock(&g_mu);
+}
+
+bool call_detached(const char* const* fields, size_t n, unsigned conn, unsigned slot) {
+  return slot < kMaxDetached && send_unwaited(fields, n, conn, slot);
+}
+
+void client_settle_detached() {
+  pthread_mutex_lock(&g_mu);
+  if (g_owed_detached > 0 && connected_locked() && !drain_owed_locked(g_sock.load()))
+    drop_connection_locked();
+  pthread_mutex_unlock(&g_mu);
+  deliver_outcomes();
 }
 
 namespace {
@@ -346,6 +451,7 @@ int client_socket() {
     fd = -1;
   }
   pthread_mutex_unlock(&g_mu);
+  deliver_outcomes();
   return fd;
 }
 
@@ -369,7 +475,9 @@ void client_atfork_child() {
   // The parent's conversation is the parent's: the child says HELLO with its own pid.
   int fd = g_sock.exchange(-1);
   if (fd >= 0) real::close()(fd);
-  forget_pipeline_locked();
+  // The parent's owed replies and their outcomes are the parent's to act on.
+  g_lease = wire::Lease{};
+  g_owed = g_owed_first = g_owed_detached = g_done_n = 0;
   g_closed_any.store(false);
   // The parent's waiting connections too (one a parent thread had taken stays open here,
   // unused: its number may be one the application uses).

@@ -77,6 +77,23 @@ bool client_take_lease(wire::Lease* out, unsigned* conn);
 void client_put_back_lease(const wire::Lease& l, unsigned conn);
 bool call_leased(const char* const* fields, size_t n, unsigned conn);
 
+// Detached requests (a CLOSE on a lease, wire/lease.h): sent without waiting, and their
+// outcome handed to the handler later, outside the connection lock, by whichever thread
+// next reads replies (any call, a lease taken, client_settle_detached): what the reply
+// said, or kUnreachable when the connection was lost first (the forwarder may or may not
+// have acted on it). slot (below kMaxDetached) is the caller's record of the request.
+// Sent only on connection conn (client_take_lease's): the forwarder's session on another
+// one may not pipeline, so other sessions would not wait for it. False (nothing sent,
+// nothing handed on) when conn is not the main connection any more, when kMaxDetached are
+// owed or not handed on yet, or the send failed: the caller asks with call() instead.
+inline constexpr unsigned kMaxDetached = 32;
+using DetachedFn = void (*)(unsigned slot, Result res);
+void client_set_detached_handler(DetachedFn fn);
+bool call_detached(const char* const* fields, size_t n, unsigned conn, unsigned slot);
+// Reads every reply owed to a detached request and hands their outcomes on (at exit,
+// before an exec, before a wait that must see them acted on).
+void client_settle_detached();
+
 // Why the forwarder could not be reached ("" if it could).
 const char* unreachable_reason();
 // Stops using the forwarder for the rest of the process (it answered with something the

@@ -18,6 +18,7 @@
 #include "interpose/setup/cwd_filter.h"
 #include "interpose/setup/env_settings.h"
 #include "interpose/setup/state.h"
+#include "interpose/track/detached_close.h"
 #include "interpose/track/extent_log.h"
 #include "interpose/track/versions.h"
 #include "interpose/wrap/real.h"
@@ -117,8 +118,11 @@ int exit_work(bool flush, int status) {
     if (v->view || !v->owned.load() || v->abandoned.load() || v->close_sent.exchange(true)) return;
     close_version(v);  // with its extents when shared across nodes
   });
+  // A close that was not waited for and failed falls back now, before the wait.
+  settle_detached_closes();
   bool committed = true;
   if (g_settings.exit_wait && client_closed_any()) committed = wait_for_commits_at_exit();
+  if (detached_close_losses() > 0) committed = false;
   // Also a process that only read (a restart that finds no checkpoint because its store
   // moved says why); one that never reached the forwarder has no page and says nothing.
   print_new_notices();
@@ -152,6 +156,7 @@ void atfork_parent() {
 }
 void atfork_child() {
   fallback_atfork_child();
+  detached_close_atfork_child();
   dirs_atfork_child();
   client_atfork_child();
   cwd_atfork_child();
@@ -213,6 +218,7 @@ void do_init() {
   g_settings.exit_retry_s = static_cast<int>(env_int("CKPTFWD_EXIT_RETRY_S"));
   g_settings.spin_us = static_cast<int>(env_int("CKPTFWD_SPIN_US"));
   g_settings.leased_open = env_switch("CKPTFWD_LEASED_OPEN");
+  g_settings.detached_close = env_switch("CKPTFWD_DETACHED_CLOSE");
   env_abs_path("CKPTFWD_STATS_FILE", g_settings.stats_path, sizeof(g_settings.stats_path));
   g_settings.settings_digest = launch_settings_digest(g_settings.abs_env);
   find_forwarder();

@@ -24,6 +24,9 @@ struct Settings {
   int exit_retry_s = 60;    // CKPTFWD_EXIT_RETRY_S: the exit wait's retries (exit_wait.h)
   int spin_us = 50;         // CKPTFWD_SPIN_US: polling for a reply before sleeping
   bool leased_open = true;  // CKPTFWD_LEASED_OPEN != 0: opens on a lease (wire/lease.h)
+  // CKPTFWD_DETACHED_CLOSE != 0: a leased version's CLOSE is not waited for
+  // (interpose/track/detached_close.h)
+  bool detached_close = true;
   int rank = -1;
   mode_t umask = 022;
   bool session_ok = false;

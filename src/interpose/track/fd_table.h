@@ -24,6 +24,8 @@ struct Version {
   std::atomic<bool> switching{false};  // a fallback copies the staged bytes right now
   bool view = false;                   // read-only view (vid 0): nothing to hand back
   bool shared = false;                 // shared across nodes (OPEN "shared"): close waits
+  bool leased = false;                 // opened on a lease (wire/lease.h)
+  unsigned lease_conn = 0;             // on which connection (client_take_lease)
   // st_dev reported for the file (its directory's): found at the first fstat that shows
   // it (version_dev), not at open (a stat per file opened).
   mutable std::atomic<unsigned long long> dev{0};

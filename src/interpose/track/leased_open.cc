@@ -94,6 +94,8 @@ bool open_on_lease(const char* norm, int flags, mode_t mode, OpenReply& r) {
   r.shared = false;
   r.extents = true;  // not known yet: a version that is no new file ignores them
   r.view_mode = 0;
+  r.leased = true;
+  r.lease_conn = conn;
   errno = saved;
   return true;
 }

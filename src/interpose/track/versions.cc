@@ -15,6 +15,7 @@
 #include "interpose/setup/state.h"
 #include "interpose/setup/trust.h"
 #include "interpose/track/blocked_time.h"
+#include "interpose/track/detached_close.h"
 #include "interpose/track/extent_log.h"
 #include "interpose/track/hint_log.h"
 #include "interpose/track/leased_open.h"
@@ -127,17 +128,30 @@ void request_open(const char* norm, int flags, mode_t mode, OpenReply& r) {
   if (r.status == Status::kUnreachable && writes) fall_back_at_open(norm, unreachable_reason(), r);
 }
 
-Result send_close(unsigned long long vid, long long size, const char* ext_file,
-                  const char* hints_file, const char* blocked_field) {
-  char v[24];
-  char sz[24];
+namespace {
+// The fields of CLOSE vid size [ext_file] [hints_file] [blocked_field] into req (6 slots),
+// the numbers into v and sz. Their count.
+size_t close_fields(unsigned long long vid, long long size, const char* ext_file,
+                    const char* hints_file, const char* blocked_field, char (&v)[24],
+                    char (&sz)[24], const char** req) {
   wire::fmt_i64(v, static_cast<long long>(vid));
   wire::fmt_i64(sz, size);
-  const char* req[6] = {wire::kClose, v, sz};
-  size_t n = 3;
+  size_t n = 0;
+  req[n++] = wire::kClose;
+  req[n++] = v;
+  req[n++] = sz;
   if (ext_file) req[n++] = ext_file;
   if (hints_file) req[n++] = hints_file;
   if (blocked_field) req[n++] = blocked_field;
+  return n;
+}
+}  // namespace
+
+Result send_close(unsigned long long vid, long long size, const char* ext_file,
+                  const char* hints_file, const char* blocked_field) {
+  char v[24], sz[24];
+  const char* req[6];
+  size_t n = close_fields(vid, size, ext_file, hints_file, blocked_field, v, sz, req);
   Result r = call(req, n);
   if (r.status == Status::kOk) client_note_closed();
   return r;
@@ -181,6 +195,13 @@ bool close_version(Version* v) {
   const char* end = whole ? strchr(name, '=') : nullptr;
   long long size = -1;
   if (!end || !wire::parse_i64(end + 1, size)) size = staged_size(v);
+  if (v->leased && !v->shared) {
+    char vf[24], sf[24];
+    const char* req[6];
+    size_t n = close_fields(v->vid, size, ext ? name : nullptr, typed ? hints : nullptr,
+                            timed ? blocked : nullptr, vf, sf, req);
+    if (close_detached(v, req, n)) return true;
+  }
   Result c = send_close(v->vid, size, ext ? name : nullptr, typed ? hints : nullptr,
                         timed ? blocked : nullptr);
   if (c.status != Status::kOk) {
@@ -216,18 +237,23 @@ bool keep_at_close(Version* v, const char* why) {
         v->path, why, v->staged);
     return false;
   }
-  if (!claim_direct_fate(v->path)) {
+  return keep_staged_at_close(v->path, v->staged, v->mode, why);
+}
+}  // namespace
+
+bool keep_staged_at_close(const char* path, const char* staged, unsigned mode, const char* why) {
+  if (!claim_direct_fate(path)) {
     log_msg(
         "ERROR: %s was not handed over at close (%s) and other processes of this node write "
         "it through staging: writing it directly would split it; its bytes stay in %s and "
         "the close reports EIO",
-        v->path, why, v->staged);
+        path, why, staged);
     return false;
   }
-  int src = real::open()(v->staged, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  int dst = src < 0 ? -1
-                    : real::open()(v->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                                   v->mode ? v->mode : 0644);
+  int src = real::open()(staged, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  int dst = src < 0
+                ? -1
+                : real::open()(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode ? mode : 0644);
   bool ok = dst >= 0 && copy_whole(src, dst);
   int err = errno;
   if (dst >= 0 && real::close()(dst) != 0) ok = false;
@@ -236,23 +262,22 @@ bool keep_at_close(Version* v, const char* why) {
     log_msg(
         "ERROR: %s was not handed over at close (%s) and could not be written to its "
         "real path (%s): its bytes are in %s; the close reports EIO",
-        v->path, why, strerror(err), v->staged);
+        path, why, strerror(err), staged);
     return false;
   }
   // The real file is the copy now: a forwarder started later must not commit a second,
   // older one from staging (its .meta goes first, as the forwarder's own retire does).
   char meta[PATH_MAX];
-  size_t len = strlen(v->staged);
-  if (len > 5 && strcmp(v->staged + len - 5, ".data") == 0 && len < sizeof(meta)) {
-    memcpy(meta, v->staged, len - 5);
+  size_t len = strlen(staged);
+  if (len > 5 && strcmp(staged + len - 5, ".data") == 0 && len < sizeof(meta)) {
+    memcpy(meta, staged, len - 5);
     strcpy(meta + len - 5, ".meta");
     real::unlink()(meta);
   }
-  real::unlink()(v->staged);
-  note_fallback(why, v->path);
+  real::unlink()(staged);
+  note_fallback(why, path);
   return true;
 }
-}  // namespace
 
 // The hint log of v, created at its first typed write (racing threads: one wins).
 static HintLog* hints_of(Version* v) {
@@ -341,6 +366,8 @@ bool track_fd(int fd, const OpenReply& r, const char* norm, mode_t mode) {
   }
   if (v) {
     v->shared = r.shared;
+    v->leased = r.leased;
+    v->lease_conn = r.lease_conn;
     v->view = r.vid == 0;
     if (v->view) v->mode = r.view_mode ? r.view_mode : view_mode(norm);
   }

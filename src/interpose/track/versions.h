@@ -29,6 +29,8 @@ struct OpenReply {
   bool extents = false;
   // A read-only view: the captured file's mode from the reply (0: not sent, ask STAT).
   unsigned view_mode = 0;
+  bool leased = false;      // opened on a lease (leased_open.h): its CLOSE may go unwaited
+  unsigned lease_conn = 0;  // the connection the lease came on
 };
 
 // OPEN norm flags mode [shared]. A write open the forwarder cannot take (unreachable) is counted as
@@ -86,6 +88,10 @@ bool hand_over_hints(Version* v, char* field, size_t cap);
 // bytes are written to the real path instead (keep_at_close). False when neither worked:
 // the caller's close reports EIO.
 bool close_version(Version* v);
+// A version's staged bytes written to its real path after the forwarder could not take its
+// CLOSE (why), the staged files removed: true. False (logged, the bytes stay in staged)
+// when other processes of the node stage path or the copy failed.
+bool keep_staged_at_close(const char* path, const char* staged, unsigned mode, const char* why);
 // Records that n bytes were just written into v through fd, starting at start (-1: they
 // ended at fd's file position, as write/writev/sendfile leave it): as extents of a shared
 // version, and as dtype hints while a typed MPI write is in progress (write_context.h).
