@@ -41,6 +41,10 @@ inline constexpr uint64_t kStepNs = 1'000'000;
 inline constexpr size_t kNamespaceOffset = 128;
 inline constexpr size_t kReadLinksOffset = 192;
 inline constexpr size_t kNoticesOffset = 256;
+// Non-zero while the node's forwarder is alone in its job's forwarder group: no other
+// node's request can reach a path this node stages, so a library may leave the CLOSE of
+// a leased version unwaited (interpose/track/detached_close.h).
+inline constexpr size_t kAloneOffset = 320;
 
 using Clock = std::atomic<uint64_t>;
 using Word = std::atomic<uint64_t>;

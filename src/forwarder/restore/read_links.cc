@@ -16,6 +16,7 @@ namespace ckptfwd::fwd {
 
 ReadLinks::~ReadLinks() {
   set_on(false);  // nothing published is found once this forwarder is gone
+  set_alone(false);
   {
     std::lock_guard g(mu_);
     stop_ = true;
@@ -30,6 +31,8 @@ void ReadLinks::attach(void* page, const std::string& job) {
   gen_ = activity::word_at(page, activity::kNamespaceOffset);
   flag_ = activity::word_at(page, activity::kReadLinksOffset);
   flag_->store(0);
+  alone_ = activity::word_at(page, activity::kAloneOffset);
+  alone_->store(0);
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
   uint64_t floor = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;

@@ -48,6 +48,10 @@ class ReadLinks {
   void attach(void* page, const std::string& job);
   // Turns links on or off (off raises the generation first: none is found any more).
   void set_on(bool on);
+  // Says on the page whether this forwarder is alone in its group (activity::kAloneOffset).
+  void set_alone(bool alone) {
+    if (alone_) alone_->store(alone ? 1 : 0);
+  }
   bool on() const { return on_.load(); }
 
   // The generation now: read it before the checks whose answer a link publishes.
@@ -98,6 +102,7 @@ class ReadLinks {
   std::string job_;
   activity::Word* gen_ = nullptr;
   activity::Word* flag_ = nullptr;
+  activity::Word* alone_ = nullptr;
   std::atomic<bool> on_{false};
   std::atomic<uint64_t>* const counted_;
 

@@ -135,7 +135,10 @@ class Service : public LoopChores, public group::PeerHandler {
                   uint64_t body_len) override;
   void peer_gone(const std::string& node) override;
   // Read links only while this forwarder is alone in its group (read_links.h).
-  void group_changed(bool alone) override { c_.links.set_on(alone && c_.cfg.read_links); }
+  void group_changed(bool alone) override {
+    c_.links.set_on(alone && c_.cfg.read_links);
+    c_.links.set_alone(alone);
+  }
 
  private:
   Reply open_write(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared);

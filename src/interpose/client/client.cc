@@ -81,8 +81,13 @@ void forget_pipeline_locked() {
   while (g_owed > 0) pop_owed_locked(Result{});
 }
 
+bool drain_owed_locked(int fd, bool ready_only = false, bool until_lease = false);
+
 void drop_connection_locked() {
   int fd = g_sock.exchange(-1);
+  // Replies already there (the forwarder answered, then died) are read first: an OK a
+  // detached CLOSE got stands, and is not sent again to a forwarder that never knew it.
+  if (fd >= 0 && g_owed > 0) drain_owed_locked(fd, true);
   if (fd >= 0) real::close()(fd);
   forget_pipeline_locked();
 }
@@ -100,7 +105,7 @@ Result result_of(const wire::Fields& reply);
 
 // Reads the replies owed on fd, all of them, or (ready_only) those already there, or
 // (until_lease) until one handed a lease over.
-bool drain_owed_locked(int fd, bool ready_only = false, bool until_lease = false) {
+bool drain_owed_locked(int fd, bool ready_only, bool until_lease) {
   while (g_owed > 0 && !(until_lease && g_lease.vid != 0)) {
     if (ready_only) {
       pollfd p{fd, POLLIN, 0};
@@ -116,12 +121,12 @@ bool drain_owed_locked(int fd, bool ready_only = false, bool until_lease = false
   return true;
 }
 
-// Hands the outcomes read to the handler, outside the lock (it may call() again: the
-// outcomes that call reads are handed on by this loop, not by a nested one).
-thread_local bool t_delivering = false;
+// Hands the outcomes read to the handler, outside the lock, one at a time and in order
+// (two refusals of one path must not write its real file at once); it may call() again:
+// the outcomes that call reads are handed on by this loop, not by a nested one.
+std::atomic<bool> g_delivering{false};
 void deliver_outcomes() {
-  if (t_delivering) return;
-  t_delivering = true;
+  if (g_delivering.exchange(true)) return;
   for (;;) {
     pthread_mutex_lock(&g_mu);
     if (g_done_n == 0 || !g_detached_fn) {
@@ -134,7 +139,7 @@ void deliver_outcomes() {
     pthread_mutex_unlock(&g_mu);
     fn(o.slot, o.res);
   }
-  t_delivering = false;
+  g_delivering.store(false);
 }
 
 size_t g_reply_len = 0;   // payload length of the reply in g_reply
@@ -177,7 +182,11 @@ void set_main_socket_locked(int fd) {
 
 bool connected_locked() {
   int fd = g_sock.load();
-  if (fd < 0) return false;
+  if (fd < 0) {
+    // The application closed our socket (client_fd_gone): no reply owed on it will come.
+    if (g_owed > 0) forget_pipeline_locked();
+    return false;
+  }
   // The application may have closed our fd and reused its number: check it is still ours.
   struct stat st {};
   if (real::fstat()(fd, &st) != 0 || st.st_dev != g_sock_dev || st.st_ino != g_sock_ino ||
@@ -227,6 +236,14 @@ Result call(const char* const* fields, size_t n, ReplyFn on_ok, void* ctx) {
   Busy busy;
   Result res;
   pthread_mutex_lock(&g_mu);
+  // A detached CLOSE refused meanwhile is acted on (its file written to the real path)
+  // before this request, which may be about that file, goes out.
+  if (g_owed_detached > 0 && connected_locked()) {
+    if (!drain_owed_locked(g_sock.load())) drop_connection_locked();
+    pthread_mutex_unlock(&g_mu);
+    deliver_outcomes();
+    pthread_mutex_lock(&g_mu);
+  }
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!ensure_connected_locked()) break;
     wire::Fields reply;

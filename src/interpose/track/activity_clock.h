@@ -45,6 +45,12 @@ inline activity::Word* namespace_word() {
 inline void raise_namespace() {
   if (activity::Word* w = namespace_word()) w->fetch_add(1, std::memory_order_seq_cst);
 }
+// Whether the node's forwarder is alone in its group now (activity::kAloneOffset).
+inline bool forwarder_alone() {
+  void* page = g_activity_page.load(std::memory_order_acquire);
+  return page &&
+         activity::word_at(page, activity::kAloneOffset)->load(std::memory_order_acquire) != 0;
+}
 // Whether the forwarder makes read links now.
 inline bool read_links_on() {
   void* page = g_activity_page.load(std::memory_order_acquire);

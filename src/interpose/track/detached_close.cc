@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include "interpose/setup/state.h"
 #include "interpose/track/activity_clock.h"
 #include "interpose/track/versions.h"
+#include "interpose/wrap/real.h"
 #include "wire/lease.h"
 
 namespace ckptfwd::interpose {
@@ -42,7 +44,8 @@ void release_slot(unsigned i) {
 void on_outcome(unsigned i, Result res) {
   if (i >= kMaxDetached) return;
   Slot& s = g_slots[i];
-  if (res.status == Status::kUnreachable) {
+  const bool resent = res.status == Status::kUnreachable;
+  if (resent) {
     // Sent again, waited for, on the next connection: a forwarder that recovered the
     // version says OK, one that never saw it ESTALE (as for a waited close's resend).
     const char* req[6];
@@ -50,6 +53,14 @@ void on_outcome(unsigned i, Result res) {
     res = call(req, s.n);
   }
   if (res.status == Status::kOk) {
+    client_note_closed();
+    release_slot(i);
+    return;
+  }
+  // Refused after a resend, its staged file gone: the lost connection's forwarder took it
+  // (committed it, which removes the staged file) before it could answer.
+  if (resent && res.status == Status::kErr && res.err == ESTALE &&
+      real::access()(s.staged, F_OK) != 0 && errno == ENOENT) {
     client_note_closed();
     release_slot(i);
     return;
@@ -68,6 +79,10 @@ void on_outcome(unsigned i, Result res) {
 
 bool close_detached(const Version* v, const char* const* fields, size_t n) {
   if (!v->leased || v->shared || v->view || n > 5 || !g_settings.detached_close) return false;
+  // Another node's request would not wait for this CLOSE (only this forwarder's sessions
+  // do): unwaited only while no other node's forwarder is in the group.
+  map_activity_clock();
+  if (!forwarder_alone()) return false;
   int saved = errno;
   unsigned i = 0;
   pthread_mutex_lock(&g_slots_mu);
@@ -95,10 +110,12 @@ bool close_detached(const Version* v, const char* const* fields, size_t n) {
   if (!handler_set.exchange(true)) client_set_detached_handler(on_outcome);
   // Read links made while the version was open show the bytes it replaces: not found any
   // more from now on (the forwarder raises the generation again when it acts on the CLOSE).
-  map_activity_clock();
   raise_namespace();
   bool sent = call_detached(req, n + 1, v->lease_conn, i);
-  if (!sent) release_slot(i);
+  if (sent)
+    client_note_closed();  // the exit's WAITALL waits for it
+  else
+    release_slot(i);
   errno = saved;
   return sent;
 }
@@ -110,6 +127,7 @@ long detached_close_losses() { return g_losses.load(); }
 void detached_close_atfork_child() {
   pthread_mutex_init(&g_slots_mu, nullptr);
   for (Slot& s : g_slots) s.used = false;
+  g_losses.store(0);
 }
 
 }  // namespace ckptfwd::interpose

@@ -9,9 +9,12 @@
 //   request goes after the CLOSE on the same connection; another process's waits in the
 //   forwarder until it was acted on (forwarder/util/pipelined_sessions.h).
 // - A CLOSE the forwarder refused (it lost the version in a restart): its reply is read
-//   later (the next request, the next leased open, exit, exec) and the staged bytes are
-//   written to the real path then, as a waited close does at once (keep_staged_at_close).
+//   later (before the next waited request goes out, at the next leased open, exit, exec)
+//   and the staged bytes are written to the real path then, as a waited close does at
+//   once (keep_staged_at_close); other processes see the previous version until then.
 //   A connection lost before the reply: the CLOSE is sent again, waited, on the next one.
+// - Only while the node's forwarder is alone in its group (activity::kAloneOffset): a
+//   request from another node's forwarder does not wait for this node's sessions.
 // - Neither possible (the real path cannot be written): logged as an ERROR naming the
 //   staged file that keeps the bytes, and the process's exit status is non-zero
 //   (interpose/client/exit_wait.h) where it was 0, as for a checkpoint left uncommitted.
