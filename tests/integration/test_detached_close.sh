@@ -60,7 +60,7 @@ ok "every close waited with CKPTFWD_DETACHED_CLOSE=0"
 
 # The forwarder stops and is killed between a close and its reply.
 cat >"$T/kill.py" <<'PYEOF'
-import os, signal, subprocess, sys
+import os, signal, subprocess, sys, time
 d, pid = sys.argv[1], int(sys.argv[2])
 def write(name, data):
     with open(f"{d}/{name}", "wb") as f:
@@ -69,6 +69,12 @@ write("a.bin", b"a" * 5000)  # the first open waits, its close brings a lease
 write("b.bin", b"b" * 5000)
 os.stat(f"{d}/a.bin")  # a waited request: the replies owed so far are read (a lease too)
 os.kill(pid, signal.SIGSTOP)
+def stopped():  # every thread: kill() returns before a thread busy on another core stops
+    tasks = os.listdir(f"/proc/{pid}/task")
+    return all(open(f"/proc/{pid}/task/{t}/stat").read().rsplit(")", 1)[1].split()[0] == "T"
+               for t in tasks)
+while not stopped():
+    time.sleep(0.001)
 write("c.bin", b"c" * 7777)  # on the lease; its close is not waited for
 env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
 real = subprocess.run(["ls", d], capture_output=True, text=True, env=env).stdout.split()
