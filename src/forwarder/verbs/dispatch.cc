@@ -176,12 +176,13 @@ Reply Service::handle_request(ClientCtx& cl, const wire::Fields& f) {
       const bool seen_new = f.n >= 6 && !strcmp(f[5], wire::kLeaseSeenNew);
       Reply r = open_leased(cl, p1, static_cast<int>(flags), mode, vid, seen_new);
       hand_over_lease(cl, r);
+      cl.lease_due = true;
       return r;
     }
     bool shared = f.n >= 5 && !strcmp(f[4], "shared");
     Reply r = open(cl, p1, static_cast<int>(flags), mode, shared);
     if ((flags & O_ACCMODE) != O_RDONLY) {
-      cl.lease_due = !cl.lease.vid && !cl.lease_made.vid;
+      cl.lease_due = cl.leases.empty() && !cl.lease_made.vid;
       hand_over_lease(cl, r);
     }
     return r;

@@ -30,7 +30,7 @@ constexpr long long kLeaseMinBudget = 1 << 20;
 void Service::make_lease(ClientCtx& cl) {
   if (!cl.lease_due || !cl.wants_leases || !cl.release_after_reply || cl.peer || cl.fd < 0) return;
   cl.lease_due = false;
-  if (cl.lease_made.vid) return;
+  if (cl.lease_made.vid || cl.leases.size() >= ClientCtx::kLeasesAhead) return;
   long long budget = stage_budget();
   if (budget >= 0 && budget < kLeaseMinBudget) return;
   if (!c_.fates.claim_file_ready()) return;
@@ -65,7 +65,9 @@ void Service::make_lease(ClientCtx& cl) {
 }
 
 void Service::hand_over_lease(ClientCtx& cl, Reply& r) {
-  if (!cl.lease_made.vid || cl.lease.vid || r.empty() || r[0] != wire::kOk) return;
+  if (!cl.lease_made.vid || cl.leases.size() >= ClientCtx::kLeasesAhead || r.empty() ||
+      r[0] != wire::kOk)
+    return;
   wire::Lease l;
   l.vid = cl.lease_made.vid;
   l.budget = stage_budget();
@@ -73,19 +75,20 @@ void Service::hand_over_lease(ClientCtx& cl, Reply& r) {
   char field[96];
   if (!wire::format_lease(l, field, sizeof(field))) return;
   r.emplace_back(field);
-  cl.lease = std::exchange(cl.lease_made, {});
+  cl.leases.push_back(std::exchange(cl.lease_made, {}));
 }
 
 void Service::drop_leases(ClientCtx& cl) {
   // Never used: no OPEN came for them on this connection, which is over.
-  for (ClientCtx::LeaseFiles* l : {&cl.lease, &cl.lease_made}) {
-    if (l->vid) {
-      ::unlink(staged_meta_path(c_.session_dir, l->vid).c_str());
-      ::unlink(staged_data_path(c_.session_dir, l->vid).c_str());
+  cl.leases.push_back(std::exchange(cl.lease_made, {}));
+  for (ClientCtx::LeaseFiles& l : cl.leases) {
+    if (l.vid) {
+      ::unlink(staged_meta_path(c_.session_dir, l.vid).c_str());
+      ::unlink(staged_data_path(c_.session_dir, l.vid).c_str());
     }
-    if (l->meta_fd >= 0) ::close(l->meta_fd);
-    *l = {};
+    if (l.meta_fd >= 0) ::close(l.meta_fd);
   }
+  cl.leases.clear();
   if (cl.pipelined) pipelined_.leave(cl.pipelined);
   cl.pipelined = nullptr;
 }
@@ -100,10 +103,18 @@ void Service::forget_leased(uint64_t vid) {
 
 Reply Service::open_leased(ClientCtx& cl, const std::string& path, int flags, unsigned mode,
                            uint64_t vid, bool seen_new) {
-  const bool fits = vid != 0 && vid == cl.lease.vid && (flags & O_ACCMODE) != O_RDONLY &&
-                    (flags & O_TRUNC) && (flags & O_CREAT) && !(flags & O_EXCL);
   // The lease's .meta descriptor goes to the version (or is closed): taken here.
-  int meta_fd = vid == cl.lease.vid ? std::exchange(cl.lease, {}).meta_fd : -1;
+  int meta_fd = -1;
+  bool ours = false;
+  for (auto it = cl.leases.begin(); vid != 0 && it != cl.leases.end(); ++it)
+    if (it->vid == vid) {
+      meta_fd = it->meta_fd;
+      ours = true;
+      cl.leases.erase(it);
+      break;
+    }
+  const bool fits = ours && (flags & O_ACCMODE) != O_RDONLY && (flags & O_TRUNC) &&
+                    (flags & O_CREAT) && !(flags & O_EXCL);
   struct CloseUnless {
     int& fd;
     ~CloseUnless() {

@@ -35,15 +35,20 @@ struct ClientCtx {
   std::vector<std::string> unclaimed;  // paths whose fate after_reply releases
   // Leased opens (wire/lease.h), for a client session (release_after_reply) on its socket
   // fd: a lease made after a reply (lease_made) is handed over in the next write OPEN's or
-  // CLOSE's reply (lease) and used by one OPEN. A lease is made after a CLOSE's reply (the
-  // application is between files then), and after a write OPEN's when the client has
-  // none: lease_due says the last reply was one of those.
+  // CLOSE's reply (into leases) and used by one OPEN. A lease is made after a CLOSE's or a
+  // leased OPEN's reply (the application is between files, or writing one), and after a
+  // waited write OPEN's when the client has none: lease_due says the last reply was one of
+  // those. Up to kLeasesAhead are in the client's hands: with its CLOSEs unwaited
+  // (interpose/track/detached_close.h) the next open's lease then came with a reply the
+  // forwarder sent a file earlier, not with the one it is about to send.
+  static constexpr size_t kLeasesAhead = 2;
   struct LeaseFiles {
     uint64_t vid = 0;  // 0: none
     int meta_fd = -1;  // its .meta (saying "lease"), kept open for the version's
   };
   int fd = -1;
-  LeaseFiles lease_made, lease;
+  LeaseFiles lease_made;
+  std::vector<LeaseFiles> leases;  // handed over, not used yet (oldest first)
   bool lease_due = false;
   bool wants_leases = false;  // HELLO pid rank "lease=": the library opens on leases
   // Its entry among the sessions that pipeline (set with its first lease).

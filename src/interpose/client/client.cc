@@ -47,8 +47,12 @@ wire::SpinWait g_spin;              // how the main connection waits for replies
 constexpr unsigned kNoSlot = ~0u;
 constexpr int kMaxOwed = 2 * static_cast<int>(kMaxDetached);
 constexpr int kMaxDone = static_cast<int>(kMaxDetached);
-wire::Lease g_lease;
-unsigned g_conn_gen = 0, g_lease_gen = 0;
+// The leases in hand, oldest first, all of connection g_conn_gen (the forwarder hands a
+// few ahead: ClientCtx::kLeasesAhead).
+constexpr int kMaxLeases = 4;
+wire::Lease g_leases[kMaxLeases];
+int g_lease_n = 0;
+unsigned g_conn_gen = 0;
 unsigned g_owed_slot[kMaxOwed];
 int g_owed_first = 0, g_owed = 0, g_owed_detached = 0;
 struct Outcome {
@@ -77,7 +81,7 @@ void pop_owed_locked(Result res) {
 // The connection is gone or replaced: a detached request's reply will not come (its
 // handler sends it again, waiting, on the next connection).
 void forget_pipeline_locked() {
-  g_lease = wire::Lease{};
+  g_lease_n = 0;
   while (g_owed > 0) pop_owed_locked(Result{});
 }
 
@@ -97,8 +101,7 @@ void note_lease_locked(const wire::Fields& reply) {
   if (reply.n < 2 || strcmp(reply[0], wire::kOk) != 0) return;
   wire::Lease l;
   if (!wire::parse_lease(reply[reply.n - 1], l)) return;
-  g_lease = l;
-  g_lease_gen = g_conn_gen;
+  if (g_lease_n < kMaxLeases) g_leases[g_lease_n++] = l;
 }
 
 Result result_of(const wire::Fields& reply);
@@ -106,7 +109,7 @@ Result result_of(const wire::Fields& reply);
 // Reads the replies owed on fd, all of them, or (ready_only) those already there, or
 // (until_lease) until one handed a lease over.
 bool drain_owed_locked(int fd, bool ready_only, bool until_lease) {
-  while (g_owed > 0 && !(until_lease && g_lease.vid != 0)) {
+  while (g_owed > 0 && !(until_lease && g_lease_n > 0)) {
     if (ready_only) {
       pollfd p{fd, POLLIN, 0};
       if (::poll(&p, 1, 0) != 1 || !(p.revents & POLLIN)) return true;
@@ -276,14 +279,14 @@ bool client_take_lease(wire::Lease* out, unsigned* conn) {
   // The next lease is in a reply owed to an earlier request that went unwaited (a leased
   // OPEN's hands the next one over): waited for, as a waited OPEN would wait for those
   // replies first and then for its own.
-  if (g_lease.vid == 0 && g_owed > 0 && connected_locked() &&
+  if (g_lease_n == 0 && g_owed > 0 && connected_locked() &&
       !drain_owed_locked(g_sock.load(), false, true))
     drop_connection_locked();
-  bool got = g_lease.vid != 0 && g_lease_gen == g_conn_gen && g_sock.load() >= 0;
+  bool got = g_lease_n > 0 && g_sock.load() >= 0;
   if (got) {
-    *out = g_lease;
-    *conn = g_lease_gen;
-    g_lease = wire::Lease{};
+    *out = g_leases[0];
+    *conn = g_conn_gen;
+    memmove(g_leases, g_leases + 1, sizeof(wire::Lease) * static_cast<size_t>(--g_lease_n));
   }
   pthread_mutex_unlock(&g_mu);
   deliver_outcomes();
@@ -292,9 +295,9 @@ bool client_take_lease(wire::Lease* out, unsigned* conn) {
 
 void client_put_back_lease(const wire::Lease& l, unsigned conn) {
   pthread_mutex_lock(&g_mu);
-  if (conn == g_conn_gen && g_lease.vid == 0) {
-    g_lease = l;
-    g_lease_gen = conn;
+  if (conn == g_conn_gen && g_lease_n < kMaxLeases) {
+    memmove(g_leases + 1, g_leases, sizeof(wire::Lease) * static_cast<size_t>(g_lease_n++));
+    g_leases[0] = l;
   }
   pthread_mutex_unlock(&g_mu);
 }
@@ -493,7 +496,7 @@ void client_atfork_child() {
   int fd = g_sock.exchange(-1);
   if (fd >= 0) real::close()(fd);
   // The parent's owed replies and their outcomes are the parent's to act on.
-  g_lease = wire::Lease{};
+  g_lease_n = 0;
   g_owed = g_owed_first = g_owed_detached = g_done_n = 0;
   g_closed_any.store(false);
   // The parent's waiting connections too (one a parent thread had taken stays open here,
