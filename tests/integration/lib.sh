@@ -163,6 +163,19 @@ drain() {
 
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 
+# Every file of $DIRECT (a run without the library) equals the same name below $CAP read
+# by a new job (another job id: from the store, through the library).
+assert_read_back_by_new_job() {
+  local f
+  for f in $(cd "$DIRECT" && ls); do
+    [[ -f $DIRECT/$f ]] || continue
+    env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" CKPTFWD_JOB_ID="$CKPTFWD_JOB_ID-read" \
+      cat "$CAP/$f" >"$T/readback"
+    assert_same_bytes "$DIRECT/$f" "$T/readback" "$f read back by a new job"
+  done
+  ok "all $(find "$DIRECT" -maxdepth 1 -type f | wc -l) files read back whole by a new job"
+}
+
 # assert_same_bytes EXPECTED ACTUAL [what]
 assert_same_bytes() {
   [[ -f "$2" ]] || fail "${3:-$2}: $2 does not exist (expected the bytes of $1)"

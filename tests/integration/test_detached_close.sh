@@ -44,12 +44,7 @@ n=$(stat_of closes_unwaited)
 [[ $n -ge 55 ]] || fail "only $n of the script's 60 closes went unwaited"
 ok "$n closes went unwaited; other processes and the writer saw every file whole at once"
 drain
-for f in $(cd "$DIRECT" && ls); do
-  env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" CKPTFWD_JOB_ID="$CKPTFWD_JOB_ID-read" \
-    cat "$CAP/$f" >"$T/readback"
-  assert_same_bytes "$DIRECT/$f" "$T/readback" "$f read back by a new job"
-done
-ok "all $(ls "$DIRECT" | wc -l) files read back whole by a new job"
+assert_read_back_by_new_job
 
 mkdir -p "$CAP/off" "$DIRECT/off"
 before=$(stat_of closes_unwaited)

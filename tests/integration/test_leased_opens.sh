@@ -35,12 +35,7 @@ n=$(leased)
 [[ $n -ge 55 ]] || fail "only $n of the script's 56 write opens were leased"
 ok "$n write opens leased, those after the exec included"
 drain
-for f in $(cd "$DIRECT" && ls); do
-  env LD_PRELOAD="$LIB" CKPTFWD_CAPTURE="$CAPTURE" CKPTFWD_JOB_ID="$CKPTFWD_JOB_ID-read" \
-    cat "$CAP/$f" >"$T/readback"
-  assert_same_bytes "$DIRECT/$f" "$T/readback" "$f read back by a new job"
-done
-ok "all $(ls "$DIRECT" | wc -l) files read back whole by a new job"
+assert_read_back_by_new_job
 
 mkdir -p "$CAP/off" "$CAP/rank" "$DIRECT/off"
 before=$(leased)
