@@ -37,8 +37,8 @@ std::atomic<bool> g_closed_any{false};
 char g_frame[wire::kMaxFrame + 1];  // one frame in flight, guarded by g_mu
 wire::SpinWait g_spin;              // how the main connection waits for replies, under g_mu
 
-// Leased opens (wire/lease.h), under g_mu: the lease the main connection was handed (vid
-// 0: none), which connection that was (g_conn_gen counts them), and the replies owed for
+// Leased opens (wire/lease.h), under g_mu: the leases the main connection was handed
+// (g_leases below; g_conn_gen counts connections), and the replies owed for
 // requests sent without waiting, read before the next request's, in the order they were
 // sent: kNoSlot for a leased OPEN's (its errors show at that file's CLOSE), else the slot
 // of a detached request, whose outcome goes to g_detached_fn (g_done until then: the
@@ -59,7 +59,7 @@ struct Outcome {
   unsigned slot;
   Result res;
 };
-Outcome g_done[kMaxDetached];
+Outcome g_done[kMaxDone];
 int g_done_n = 0;
 DetachedFn g_detached_fn = nullptr;
 
@@ -233,6 +233,16 @@ Result result_of(const wire::Fields& reply) {
   return res;
 }
 
+// With g_mu held: reads every reply owed to a detached request and hands their outcomes
+// on (the lock released meanwhile).
+void settle_detached_locked() {
+  if (g_owed_detached == 0 || !connected_locked()) return;
+  if (!drain_owed_locked(g_sock.load())) drop_connection_locked();
+  pthread_mutex_unlock(&g_mu);
+  deliver_outcomes();
+  pthread_mutex_lock(&g_mu);
+}
+
 }  // namespace
 
 Result call(const char* const* fields, size_t n, ReplyFn on_ok, void* ctx) {
@@ -241,12 +251,7 @@ Result call(const char* const* fields, size_t n, ReplyFn on_ok, void* ctx) {
   pthread_mutex_lock(&g_mu);
   // A detached CLOSE refused meanwhile is acted on (its file written to the real path)
   // before this request, which may be about that file, goes out.
-  if (g_owed_detached > 0 && connected_locked()) {
-    if (!drain_owed_locked(g_sock.load())) drop_connection_locked();
-    pthread_mutex_unlock(&g_mu);
-    deliver_outcomes();
-    pthread_mutex_lock(&g_mu);
-  }
+  settle_detached_locked();
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!ensure_connected_locked()) break;
     wire::Fields reply;
@@ -347,10 +352,9 @@ bool call_detached(const char* const* fields, size_t n, unsigned conn, unsigned 
 
 void client_settle_detached() {
   pthread_mutex_lock(&g_mu);
-  if (g_owed_detached > 0 && connected_locked() && !drain_owed_locked(g_sock.load()))
-    drop_connection_locked();
+  settle_detached_locked();
   pthread_mutex_unlock(&g_mu);
-  deliver_outcomes();
+  deliver_outcomes();  // (what a lost connection left: connected_locked)
 }
 
 namespace {

@@ -21,7 +21,6 @@ namespace {
 // What a resend or a fallback needs once the Version is gone.
 struct Slot {
   bool used = false;
-  unsigned long long vid = 0;
   unsigned mode = 0;
   size_t n = 0;         // fields of the CLOSE, "nowait" not counted
   char fields[6][128];  // the CLOSE's fields (verb, vid, size, trailing ones)
@@ -52,16 +51,11 @@ void on_outcome(unsigned i, Result res) {
     for (size_t k = 0; k < s.n; ++k) req[k] = s.fields[k];
     res = call(req, s.n);
   }
-  if (res.status == Status::kOk) {
-    client_note_closed();
-    release_slot(i);
-    return;
-  }
-  // Refused after a resend, its staged file gone: the lost connection's forwarder took it
-  // (committed it, which removes the staged file) before it could answer.
-  if (resent && res.status == Status::kErr && res.err == ESTALE &&
-      real::access()(s.staged, F_OK) != 0 && errno == ENOENT) {
-    client_note_closed();
+  // OK; or refused after a resend with its staged file gone: the lost connection's
+  // forwarder took it (committed it, which removes the staged file) before it could
+  // answer. (client_note_closed was said when it was sent.)
+  if (res.status == Status::kOk || (resent && res.status == Status::kErr && res.err == ESTALE &&
+                                    real::access()(s.staged, F_OK) != 0 && errno == ENOENT)) {
     release_slot(i);
     return;
   }
@@ -93,7 +87,6 @@ bool close_detached(const Version* v, const char* const* fields, size_t n) {
   pthread_mutex_unlock(&g_slots_mu);
   if (!fits) return false;
   Slot& s = g_slots[i];
-  s.vid = v->vid;
   s.mode = v->mode;
   s.n = n;
   const char* req[6];

@@ -145,16 +145,19 @@ size_t close_fields(unsigned long long vid, long long size, const char* ext_file
   if (blocked_field) req[n++] = blocked_field;
   return n;
 }
+
+Result call_close(const char* const* req, size_t n) {
+  Result r = call(req, n);
+  if (r.status == Status::kOk) client_note_closed();
+  return r;
+}
 }  // namespace
 
 Result send_close(unsigned long long vid, long long size, const char* ext_file,
                   const char* hints_file, const char* blocked_field) {
   char v[24], sz[24];
   const char* req[6];
-  size_t n = close_fields(vid, size, ext_file, hints_file, blocked_field, v, sz, req);
-  Result r = call(req, n);
-  if (r.status == Status::kOk) client_note_closed();
-  return r;
+  return call_close(req, close_fields(vid, size, ext_file, hints_file, blocked_field, v, sz, req));
 }
 
 bool hand_over_hints(Version* v, char* field, size_t cap) {
@@ -195,15 +198,12 @@ bool close_version(Version* v) {
   const char* end = whole ? strchr(name, '=') : nullptr;
   long long size = -1;
   if (!end || !wire::parse_i64(end + 1, size)) size = staged_size(v);
-  if (v->leased && !v->shared) {
-    char vf[24], sf[24];
-    const char* req[6];
-    size_t n = close_fields(v->vid, size, ext ? name : nullptr, typed ? hints : nullptr,
-                            timed ? blocked : nullptr, vf, sf, req);
-    if (close_detached(v, req, n)) return true;
-  }
-  Result c = send_close(v->vid, size, ext ? name : nullptr, typed ? hints : nullptr,
-                        timed ? blocked : nullptr);
+  char vf[24], sf[24];
+  const char* req[6];
+  size_t n = close_fields(v->vid, size, ext ? name : nullptr, typed ? hints : nullptr,
+                          timed ? blocked : nullptr, vf, sf, req);
+  if (close_detached(v, req, n)) return true;
+  Result c = call_close(req, n);
   if (c.status != Status::kOk) {
     char why[400];
     if (c.status == Status::kErr)
@@ -218,8 +218,8 @@ bool close_version(Version* v) {
   // closes collectively, so what another rank does next (MPI_File_delete or
   // DELETE_ON_CLOSE on its node, a reopen for reading there) comes after this node's
   // bytes are committed, never before them.
-  const char* req[] = {wire::kWaitAll};
-  Result r = call(req, 1);
+  const char* wait[] = {wire::kWaitAll};
+  Result r = call(wait, 1);
   if (r.status == Status::kErr)
     log_msg("ERROR: %s (shared across nodes) is NOT committed to the store: %s", v->path,
             strerror(r.err));
