@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "forwarder/staging/staging.h"
@@ -118,6 +119,34 @@ TEST_F(LeaseTest, ACloseHandsALeaseAndALeasedOpenMakesTheVersionInItsFile) {
   EXPECT_EQ(reader->call({"DRAIN"})[0], "OK");
   EXPECT_EQ(read_through(*reader, path), "written before the OPEN was answered");
   EXPECT_FALSE(fate_exists(path));  // its claim went with its last writer
+}
+
+// The replies to requests that arrive together (a leased OPEN and the CLOSE after it, sent
+// without waiting) go out in one write: the library reads them in one read.
+TEST_F(LeaseTest, RepliesToRequestsQueuedTogetherGoOutInOneWrite) {
+  wire::Lease l;
+  auto c = start_with_lease(l);
+  ASSERT_NE(l.vid, 0u);
+  std::mutex mu;
+  std::vector<int> writes;
+  test_hooks().at_reply_write = [&](int n) {
+    std::lock_guard lk(mu);
+    writes.push_back(n);
+  };
+  const std::string path = data_ + "/together.bin";
+  ASSERT_TRUE(claim(l, path));
+  char use[48];
+  ASSERT_TRUE(wire::format_lease_use(l.vid, use, sizeof(use)));
+  const std::string vid = std::to_string(l.vid);
+  ASSERT_TRUE(c->send_together({{"OPEN", path, trunc_, "644", use}, {"CLOSE", vid, "0"}}));
+  auto opened = c->receive();
+  EXPECT_EQ(opened[0], "OK");
+  EXPECT_EQ(opened[1], vid);
+  EXPECT_EQ(c->receive()[0], "OK");
+  EXPECT_EQ(c->call({"STAT", path})[0], "OK");  // alone: a write of its own
+  test_hooks().at_reply_write = nullptr;
+  std::lock_guard lk(mu);
+  EXPECT_EQ(writes, (std::vector<int>{2, 1}));
 }
 
 TEST_F(LeaseTest, AClientThatDoesNotAskGetsNoLease) {

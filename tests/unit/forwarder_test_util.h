@@ -74,6 +74,19 @@ class Client {
     size_t len = wire::encode(buf.data(), buf.size(), p.data(), p.size());
     return wire::send_frame(fd_, buf.data(), len, wr);
   }
+  // Requests sent in one write, as a client that does not wait for replies may queue them.
+  bool send_together(const std::vector<std::vector<std::string>>& requests) {
+    std::string all;
+    for (const auto& fields : requests) {
+      std::vector<const char*> p;
+      for (auto& f : fields) p.push_back(f.c_str());
+      std::vector<char> buf(wire::kMaxFrame + 1);
+      size_t len = wire::encode(buf.data(), buf.size(), p.data(), p.size());
+      for (int i = 0; i < 4; ++i) all += static_cast<char>((len >> (8 * i)) & 0xff);
+      all.append(buf.data(), len);
+    }
+    return ::write(fd_, all.data(), all.size()) == static_cast<ssize_t>(all.size());
+  }
   std::vector<std::string> receive() {
     // One frame exactly (a reply may be followed by another): the header, then its bytes.
     char hdr[4];

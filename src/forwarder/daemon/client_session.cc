@@ -9,6 +9,7 @@
 
 #include "forwarder/daemon/request_reader.h"
 #include "forwarder/util/log.h"
+#include "forwarder/util/test_hooks.h"
 #include "wire/spin_wait.h"
 
 namespace ckptfwd::fwd {
@@ -23,6 +24,50 @@ void await_readable(int fd) {
 
 // MSG_NOSIGNAL: a client that died must not kill the forwarder with SIGPIPE.
 long send_fn(int fd, const void* p, size_t n) { return ::send(fd, p, n, MSG_NOSIGNAL); }
+
+// Replies to requests the client sent without waiting, with more queued behind them, held
+// and written together once the last request queued is answered: one write here, one
+// read for the library (wire/read_ahead.h). The client waits for none of them but the
+// last, which goes out at once.
+class HeldReplies {
+ public:
+  static constexpr int kMax = 16;
+  bool full() const { return count_ == kMax; }
+  // Encodes r behind the others; false when it does not fit (then nothing changed).
+  bool add(const Reply& r) {
+    const char* fields[wire::kMaxFields];
+    size_t n = 0;
+    for (const std::string& s : r) {
+      if (n == wire::kMaxFields) return false;
+      fields[n++] = s.c_str();
+    }
+    size_t len = wire::encode(buf_.data() + used_ + 4, buf_.size() - used_ - 4, fields, n);
+    if (len == 0) return false;
+    char* h = buf_.data() + used_;
+    for (int i = 0; i < 4; ++i) h[i] = static_cast<char>((len >> (8 * i)) & 0xff);
+    used_ += 4 + len;
+    ++count_;
+    return true;
+  }
+  bool flush(int fd) {
+    if (count_ > 0 && test_hooks().at_reply_write) test_hooks().at_reply_write(count_);
+    size_t off = 0;
+    while (off < used_) {
+      ssize_t w = ::send(fd, buf_.data() + off, used_ - off, MSG_NOSIGNAL);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return false;
+      off += static_cast<size_t>(w);
+    }
+    used_ = 0;
+    count_ = 0;
+    return true;
+  }
+
+ private:
+  std::vector<char> buf_ = std::vector<char>(4 + wire::kMaxFrame);
+  size_t used_ = 0;
+  int count_ = 0;
+};
 
 bool send_reply(int fd, const Reply& r, std::vector<char>& out) {
   std::vector<const char*> fields;
@@ -54,6 +99,7 @@ void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid, int s
   cl.pid = peer_pid;
   cl.release_after_reply = true;
   RequestReader requests;
+  HeldReplies held;
   std::vector<char> out(wire::kMaxFrame);
   // A process writing many small files sends its next OPEN a few microseconds after the
   // last reply: this session then polls for it instead of sleeping (a wake-up per
@@ -82,7 +128,11 @@ void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid, int s
     if (cl.pipelined && !requests.buffered() && !(ok && is_unwaited(f)))
       PipelinedSessions::settle(cl.pipelined);
     Reply r = ok ? svc.handle(cl, f) : reply_err(EINVAL);
-    bool sent = send_reply(fd, r, out);
+    bool sent = true;
+    if (!held.add(r))  // larger than a frame (a LIST): the ones held first
+      sent = held.flush(fd) && send_reply(fd, r, out);
+    else if (!requests.has_request() || held.full())
+      sent = held.flush(fd);
     svc.after_reply(cl);
     if (!sent) break;
   }

@@ -14,6 +14,11 @@ class RequestReader {
  public:
   // Bytes of the next request are here already: no need to wait on the socket for them.
   bool buffered() const { return !carry_.empty(); }
+  // A whole request is here already (the client sent it without waiting for the last
+  // reply): the next call reads nothing from the socket.
+  bool has_request() const {
+    return carry_.size() >= 4 && carry_.size() - 4 >= wire::frame_length(carry_.data());
+  }
   // Reads the next request from fd: its payload (NUL-terminated, inside this reader until
   // the next call) and its length, or -1 when the peer hung up or sent a frame over
   // wire::kMaxFrame.

@@ -43,6 +43,8 @@ struct TestHooks {
   // Every client request, with its verb, as its session thread starts on it (before it
   // waits for other sessions' leased OPENs, pipelined_sessions.h).
   std::function<void(const std::string&)> at_request;
+  // Every write of replies to a client, with how many replies it carries.
+  std::function<void(int)> at_reply_write;
   // A leased OPEN (wire/lease.h), before it is acted on (to hold it while another
   // session's request arrives).
   std::function<void()> before_leased_open;

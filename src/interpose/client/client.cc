@@ -35,7 +35,11 @@ ino_t g_sock_ino = 0;
 bool g_unreachable = false;
 std::atomic<bool> g_closed_any{false};
 char g_frame[wire::kMaxFrame + 1];  // one frame in flight, guarded by g_mu
-wire::SpinWait g_spin;              // how the main connection waits for replies, under g_mu
+// Replies read ahead on the main connection (wire/read_ahead.h), guarded by g_mu: reset
+// whenever the connection is replaced or given up.
+char g_ahead_buf[16 * 1024];
+wire::ReadAhead g_ahead(g_ahead_buf, sizeof(g_ahead_buf));
+wire::SpinWait g_spin;  // how the main connection waits for replies, under g_mu
 
 // Leased opens (wire/lease.h), under g_mu: the leases the main connection was handed
 // (g_leases below; g_conn_gen counts connections), and the replies owed for
@@ -81,11 +85,14 @@ void pop_owed_locked(Result res) {
 // The connection is gone or replaced: a detached request's reply will not come (its
 // handler sends it again, waiting, on the next connection).
 void forget_pipeline_locked() {
+  g_ahead.reset();
   g_lease_n = 0;
   while (g_owed > 0) pop_owed_locked(Result{});
 }
 
-bool drain_owed_locked(int fd, bool ready_only = false, bool until_lease = false);
+bool drain_owed_locked(int fd, bool ready_only = false, bool until_lease = false,
+                       bool checked = true);
+bool connected_locked();
 
 void drop_connection_locked() {
   int fd = g_sock.exchange(-1);
@@ -107,16 +114,26 @@ void note_lease_locked(const wire::Fields& reply) {
 Result result_of(const wire::Fields& reply);
 
 // Reads the replies owed on fd, all of them, or (ready_only) those already there, or
-// (until_lease) until one handed a lease over.
-bool drain_owed_locked(int fd, bool ready_only, bool until_lease) {
+// (until_lease) until one handed a lease over. Unless checked, the socket is looked at
+// (connected_locked) before it is read: replies read ahead are taken without.
+bool drain_owed_locked(int fd, bool ready_only, bool until_lease, bool checked) {
   while (g_owed > 0 && !(until_lease && g_lease_n > 0)) {
-    if (ready_only) {
+    const bool here = g_ahead.has_frame();
+    // Reading the socket, not the bytes already read from it: it must still be ours.
+    if (!here && !checked) {
+      if (!connected_locked()) return false;
+      checked = true;
+    }
+    if (ready_only && !here) {
       pollfd p{fd, POLLIN, 0};
       if (::poll(&p, 1, 0) != 1 || !(p.revents & POLLIN)) return true;
     }
     wire::Fields reply;
-    int64_t began = ready_only ? 0 : g_spin.poll(fd);
-    if (!receive_one_reply(fd, g_frame, sizeof(g_frame), reply)) return false;
+    char* payload = nullptr;
+    size_t len = 0;
+    int64_t began = ready_only || here ? 0 : g_spin.poll(fd);
+    if (!receive_ahead(fd, g_ahead, g_frame, sizeof(g_frame), nullptr, &payload, &len, reply))
+      return false;
     if (began) g_spin.done(began);
     pop_owed_locked(result_of(reply));
     note_lease_locked(reply);
@@ -162,11 +179,12 @@ bool exchange_locked(int fd, const char* const* fields, size_t n, wire::Fields& 
   // they are read, so the forwarder finds it the moment it is done with those.
   if (!send_request(fd, fields, n, g_frame, sizeof(g_frame)) || !drain_owed_locked(fd))
     return false;
-  int64_t began = g_spin.poll(fd);
-  if (!receive_reply(fd, g_frame, sizeof(g_frame), grow, &g_reply, &g_reply_len, reply))
+  int64_t began = g_ahead.has_frame() ? 0 : g_spin.poll(fd);
+  if (!receive_ahead(fd, g_ahead, g_frame, sizeof(g_frame), grow, &g_reply, &g_reply_len, reply))
     return false;
-  g_spin.done(began);
-  return true;
+  if (began) g_spin.done(began);
+  // Nothing was sent after this request: bytes past its reply mean the stream is out of step.
+  return g_ahead.empty();
 }
 
 // fd becomes the main connection: its identity is what connected_locked checks (a
@@ -284,8 +302,10 @@ bool client_take_lease(wire::Lease* out, unsigned* conn) {
   // The next lease is in a reply owed to an earlier request that went unwaited (a leased
   // OPEN's hands the next one over): waited for, as a waited OPEN would wait for those
   // replies first and then for its own.
-  if (g_lease_n == 0 && g_owed > 0 && connected_locked() &&
-      !drain_owed_locked(g_sock.load(), false, true))
+  // Replies read ahead already need no look at the socket (connected_locked, done before
+  // the socket is read).
+  if (g_lease_n == 0 && g_owed > 0 && g_sock.load() >= 0 &&
+      !drain_owed_locked(g_sock.load(), false, true, false))
     drop_connection_locked();
   bool got = g_lease_n > 0 && g_sock.load() >= 0;
   if (got) {
@@ -500,6 +520,7 @@ void client_atfork_child() {
   int fd = g_sock.exchange(-1);
   if (fd >= 0) real::close()(fd);
   // The parent's owed replies and their outcomes are the parent's to act on.
+  g_ahead.reset();
   g_lease_n = 0;
   g_owed = g_owed_first = g_owed_detached = g_done_n = 0;
   g_closed_any.store(false);

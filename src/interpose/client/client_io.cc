@@ -87,9 +87,13 @@ bool send_request(int fd, const char* const* fields, size_t n, char* buf, size_t
   return out != 0 && wire::send_frame(fd, buf, out, sock_write);
 }
 
-bool receive_one_reply(int fd, char* buf, size_t cap, wire::Fields& reply) {
-  long n = wire::recv_frame(fd, buf, cap, sock_read);
-  return n >= 0 && wire::decode(buf, static_cast<size_t>(n), reply) && reply.n > 0;
+bool receive_ahead(int fd, wire::ReadAhead& ra, char* buf, size_t cap, wire::BigFn big,
+                   char** payload, size_t* len, wire::Fields& reply) {
+  if (!ra.take(fd, sock_read, wire::kMaxReplyFrame, buf, cap, big, payload, len)) return false;
+  // A LIST reply may carry more names than Fields holds (kMaxFields): decode then keeps
+  // the first ones and the caller walks the whole payload (reply_payload()).
+  wire::decode(*payload, *len, reply);
+  return reply.n > 0;
 }
 
 bool receive_reply(int fd, char* buf, size_t cap, wire::BigFn big, char** payload, size_t* len,

@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "wire/protocol.h"
+#include "wire/read_ahead.h"
 
 namespace ckptfwd::interpose {
 
@@ -29,9 +30,13 @@ bool send_request(int fd, const char* const* fields, size_t n, char* buf, size_t
 // failure; errno ETIMEDOUT when the forwarder is stopped.
 bool receive_reply(int fd, char* buf, size_t cap, wire::BigFn big, char** payload, size_t* len,
                    wire::Fields& reply);
-// A reply with more behind it on fd (one owed to a leased OPEN): read to its last byte and
-// no further (two reads). Small replies only (up to cap - 1 bytes).
-bool receive_one_reply(int fd, char* buf, size_t cap, wire::Fields& reply);
+// The next reply on the main connection fd, whose replies may come several at once (those
+// owed to requests sent without waiting, then the one waited for): read ahead through ra
+// (wire/read_ahead.h), the payload copied into buf (cap bytes) or, larger, into what
+// big(size + 1) gives (nullptr: small replies only). *payload and *len say where it is.
+// False on any failure; errno ETIMEDOUT when the forwarder is stopped.
+bool receive_ahead(int fd, wire::ReadAhead& ra, char* buf, size_t cap, wire::BigFn big,
+                   char** payload, size_t* len, wire::Fields& reply);
 
 // A request and its small reply through the caller's buffer (cap bytes): HELLO, and
 // requests on a connection of their own (call_waiting). False on any failure.
