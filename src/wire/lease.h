@@ -10,15 +10,16 @@
 // client's next request's.
 //
 //   lease=<vid>.<budget>.<pid>   the last field of an OK reply to a write OPEN or a
-//                                CLOSE: the empty staged file v<vid>.data and its .meta
-//                                (kLeaseMeta) exist in the session directory, for this
+//                                CLOSE: the empty staged file v<vid>.data exists in the
+//                                session directory, described as kLeaseMeta in its lease
+//                                journal (common/lease_journal.h), for this
 //                                connection only; budget as in OPEN's reply ("-1":
 //                                unlimited); pid: the forwarder, whose claim file
 //                                fate.staged.<pid> the client links.
 //   OPEN path flags mode lease=<vid> [new]
 //                                the client opened v<vid>.data for path and linked the
 //                                claim under path's fate name; the forwarder makes the
-//                                version, whose .meta it writes at the CLOSE (or, if it
+//                                version, which it describes at the CLOSE (or, if it
 //                                cannot make it, forgets vid). Reply as for OPEN; the
 //                                client does not wait for it. "new": the client found
 //                                nothing at path and a directory where path's is (the
@@ -28,7 +29,7 @@
 // Whatever goes wrong after the client's open returned (the OPEN refused, the forwarder
 // lost and restarted) makes that file's CLOSE fail with ESTALE (no such version): the
 // library then writes the bytes to the real path from the staged file, as after any lost
-// forwarder; a recovery leaves a staged file whose .meta is still kLeaseMeta for that.
+// forwarder; a recovery leaves a staged file whose description is still kLeaseMeta for that.
 //
 // The CLOSE of a version opened on a lease is not waited for either (interpose/track/
 // detached_close.h):

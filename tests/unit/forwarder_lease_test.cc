@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/lease_journal.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder/util/test_hooks.h"
 #include "forwarder_test_util.h"
@@ -95,8 +96,10 @@ TEST_F(LeaseTest, ACloseHandsALeaseAndALeasedOpenMakesTheVersionInItsFile) {
   struct stat st;
   ASSERT_EQ(::stat(staged(l.vid).c_str(), &st), 0);
   EXPECT_EQ(st.st_size, 0);
-  // No description yet: "lease" (a recovery leaves the files to the client).
-  EXPECT_EQ(read_file(staged(l.vid, "meta")), wire::kLeaseMeta);
+  // No description yet: "lease" in the journal (a recovery leaves the files to the
+  // client), and no .meta.
+  EXPECT_EQ(journal_descriptions(std::string(paths_.dir))[l.vid], wire::kLeaseMeta);
+  EXPECT_NE(::stat(staged(l.vid, "meta").c_str(), &st), 0);
 
   const std::string path = data_ + "/leased.bin";
   ASSERT_TRUE(claim(l, path));
@@ -113,7 +116,12 @@ TEST_F(LeaseTest, ACloseHandsALeaseAndALeasedOpenMakesTheVersionInItsFile) {
   EXPECT_NE(next.vid, 0u);  // the next one, made after the last CLOSE
   EXPECT_NE(next.vid, l.vid);
   EXPECT_EQ(c->call({"CLOSE", opened[1], "36", "whole=36"})[0], "OK");
-  EXPECT_FALSE(read_file(staged(l.vid, "meta")).empty());  // described at its CLOSE
+  // Described at its CLOSE, in the journal.
+  VersionMeta m;
+  ASSERT_TRUE(parse_meta(journal_descriptions(std::string(paths_.dir))[l.vid], m));
+  EXPECT_EQ(m.path, path);
+  EXPECT_TRUE(m.closed);
+  EXPECT_NE(::stat(staged(l.vid, "meta").c_str(), &st), 0);
 
   auto reader = client();
   EXPECT_EQ(reader->call({"DRAIN"})[0], "OK");
@@ -193,8 +201,8 @@ TEST_F(LeaseTest, AnUnusedLeaseGoesWithItsConnection) {
   struct stat st;
   bool gone = false;
   for (int i = 0; i < 500 && !gone; ++i) {
-    gone =
-        ::stat(staged(l.vid).c_str(), &st) != 0 && ::stat(staged(l.vid, "meta").c_str(), &st) != 0;
+    gone = ::stat(staged(l.vid).c_str(), &st) != 0 &&
+           !journal_descriptions(std::string(paths_.dir)).count(l.vid);
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(gone) << staged(l.vid);
@@ -269,6 +277,38 @@ TEST_F(LeaseTest, ARecoveryLeavesALeasesFilesToItsClient) {
   auto r = c->call({"OPEN", data_ + "/n", std::to_string(O_WRONLY | O_CREAT), "644"});
   ASSERT_EQ(r[0], "OK");
   EXPECT_GT(std::stoull(r[1]), 9u);
+}
+
+// The journal's descriptions after a crash: a closed version is committed, a lease is
+// left to its client, a gone version's data file is removed; the journal then goes, and
+// the next lease's vid is above them all.
+TEST_F(LeaseTest, ARecoveryTakesTheLeasedVersionsFromTheJournal) {
+  fs::create_directories(paths_.dir);
+  chmod(paths_.dir, 0700);
+  const std::string p = data_ + "/journaled.bin";
+  VersionMeta m{p, -1, 0640, 1};
+  m.closed = true;
+  m.closer = 1;
+  write_file(staged(4), "closed on a lease, then the forwarder died");
+  write_file(staged(6), "written on a lease not closed yet");
+  write_file(staged(7), "committed, its data file still there");
+  write_file(std::string(paths_.dir) + "/" + journal_file_name(3),
+             journal_description(4, wire::kLeaseMeta) + journal_description(6, wire::kLeaseMeta) +
+                 journal_description(7, format_meta(m)) + journal_description(4, format_meta(m)) +
+                 journal_gone(7) + "M 9 40\npath=/cut short");
+  start();
+  auto c = client();
+  EXPECT_EQ(c->call({"DRAIN"})[0], "OK");
+  EXPECT_EQ(read_through(*c, p), "closed on a lease, then the forwarder died");
+  EXPECT_EQ(read_file(staged(6)), "written on a lease not closed yet");
+  EXPECT_EQ(read_file(staged(6, "meta")), wire::kLeaseMeta);
+  struct stat st;
+  EXPECT_NE(::stat(staged(7).c_str(), &st), 0);
+  EXPECT_TRUE(journal_files(std::string(paths_.dir)).empty() ||
+              journal_descriptions(std::string(paths_.dir)).count(4) == 0);
+  auto lc = leasing_client();
+  wire::Lease l = first_lease(*lc);
+  EXPECT_GT(l.vid, 7u);
 }
 
 // An open version renamed keeps its fate claim under its new name: a leased open of that

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/lease_journal.h"
 #include "common/staged_meta.h"
 #include "wire/lease.h"
 #include "wire/setting_value.h"
@@ -102,6 +103,17 @@ std::vector<StagedVersion> closed_staged_versions(const std::string& dir) {
     out.push_back({meta, m.path});  // closed, or unreadable: either way not committed
   }
   closedir(d);
+  // Leased versions are described in the journal instead (common/lease_journal.h), where
+  // they have no .meta of their own.
+  for (const auto& [vid, text] : journal_descriptions(dir)) {
+    const std::string stem = dir + "/v" + std::to_string(vid);
+    struct stat ms, ds;
+    if (lstat((stem + ".data").c_str(), &ds) != 0 || lstat((stem + ".meta").c_str(), &ms) == 0)
+      continue;
+    VersionMeta m;
+    if (parse_meta(text, m) && m.closed)
+      out.push_back({dir + "/journal.* (v" + std::to_string(vid) + ")", m.path});
+  }
   return out;
 }
 

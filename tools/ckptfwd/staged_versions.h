@@ -10,13 +10,13 @@
 namespace ckptfwd::cli {
 
 struct StagedVersion {
-  std::string meta;  // its .meta file in the session directory
+  std::string meta;  // its .meta file in the session directory (or where the journal has it)
   std::string path;  // the captured path it is a version of ("" if the .meta is unreadable)
 };
 
-// The closed versions staged in session dir `dir` (a .meta saying state=closed beside its
-// .data): a forwarder recovers and commits them; open ones still have writers. Nothing
-// when dir is missing or not the caller's own.
+// The closed versions staged in session dir `dir` (a .meta, or a description in the lease
+// journal, saying state=closed beside its .data): a forwarder recovers and commits them;
+// open ones still have writers. Nothing when dir is missing or not the caller's own.
 std::vector<StagedVersion> closed_staged_versions(const std::string& dir);
 
 // Starts `ckptfwd-forwarder --daemon` for this job and node with this process's

@@ -8,6 +8,7 @@
 
 #include "forwarder/commit/gc.h"
 #include "forwarder/commit/manifest_turn.h"
+#include "forwarder/staging/lease_journal_writer.h"
 #include "forwarder/util/log.h"
 #include "forwarder/util/store_paths.h"
 #include "forwarder/util/test_hooks.h"
@@ -271,12 +272,15 @@ bool commit_batch(const CommitContext& c, std::unique_lock<std::mutex>& lk,
   // Held until the catalog shows what went in: the verbs that would change what the
   // records say wait for it (manifest_turn.h).
   ManifestTurn turn(c.state, lk, {store});
+  // The batch's versions gone from the lease journal in one write (lease_journal_writer.h).
+  LeaseJournalWriter::Batch journal(c.state.journal);
   return BatchCommit(c, lk, store, files, res, err).run();
 }
 
 void fail_batch(const CommitContext& c, const std::vector<BatchFile>& files,
                 Clock::duration retry_after) {
   State& s = c.state;
+  LeaseJournalWriter::Batch journal(s.journal);
   for (const BatchFile& f : files) {
     Version* v = s.find(f.vid);
     if (!v) continue;

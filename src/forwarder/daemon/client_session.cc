@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "forwarder/daemon/request_reader.h"
+#include "forwarder/staging/lease_journal_writer.h"
 #include "forwarder/util/log.h"
 #include "forwarder/util/test_hooks.h"
 #include "wire/spin_wait.h"
@@ -107,6 +108,9 @@ void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid, int s
   wire::SpinWait spin;
   spin.set_cap_us(spin_us);
   cl.fd = fd;
+  // The journal records this session makes are written before its replies go out, all in
+  // one write (lease_journal_writer.h).
+  LeaseJournalWriter::defer_on_this_thread(true);
   for (;;) {
     int64_t began = 0;
     if (!requests.buffered()) {
@@ -129,14 +133,19 @@ void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid, int s
       PipelinedSessions::settle(cl.pipelined);
     Reply r = ok ? svc.handle(cl, f) : reply_err(EINVAL);
     bool sent = true;
-    if (!held.add(r))  // larger than a frame (a LIST): the ones held first
+    if (!held.add(r)) {  // larger than a frame (a LIST): the ones held first
+      svc.before_replies();
       sent = held.flush(fd) && send_reply(fd, r, out);
-    else if (!requests.has_request() || held.full())
+    } else if (!requests.has_request() || held.full()) {
+      svc.before_replies();
       sent = held.flush(fd);
+    }
     svc.after_reply(cl);
     if (!sent) break;
   }
   svc.disconnect(cl);
+  svc.before_replies();
+  LeaseJournalWriter::defer_on_this_thread(false);
 }
 
 }  // namespace ckptfwd::fwd

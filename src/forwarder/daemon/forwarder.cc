@@ -469,6 +469,7 @@ int Forwarder::run() {
   core_.prefetch.stop();  // no view may appear after they are removed
   remove_read_views(paths_.dir);
   core_.fates.remove_claim_file();  // no client left to claim a fate
+  core_.state.journal.remove_if_unused();
   write_checkpoint_records();
   append_record(core_.stats.to_json());
   for (const std::string& v : core_.var_stats.json_lines(kStatsVarsMax)) append_record(v);

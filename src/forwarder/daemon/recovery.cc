@@ -1,14 +1,18 @@
 #include "forwarder/daemon/recovery.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <map>
+#include <set>
 #include <vector>
 
+#include "common/lease_journal.h"
 #include "forwarder/restore/restore.h"
 #include "forwarder/staging/extents.h"
 #include "forwarder/staging/hints.h"
@@ -112,6 +116,38 @@ std::map<uint64_t, StagedFiles> scan_session_dir(const std::string& dir, uint64_
   }
   closedir(d);
   return found;
+}
+
+// The journal of leased versions' descriptions (common/lease_journal.h) made into .meta
+// files, for the versions whose data file is there and that have none; the journal
+// files then go. The rest of the recovery reads .meta files only. Returns the vids whose
+// .meta could not be written (their data files stay, and so does the journal).
+std::set<uint64_t> expand_lease_journal(const std::string& dir) {
+  std::set<uint64_t> failed;
+  const std::vector<std::string> files = journal_files(dir);
+  if (files.empty()) return failed;
+  size_t bad = 0;
+  for (const auto& [vid, text] : journal_descriptions(dir, &bad)) {
+    const std::string data = staged_data_path(dir, vid), meta = staged_meta_path(dir, vid);
+    struct stat st;
+    if (lstat(data.c_str(), &st) != 0 || lstat(meta.c_str(), &st) == 0) continue;
+    int fd = ::open(meta.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    int err = errno;
+    if (fd >= 0) ::close(fd);
+    if (ok) continue;
+    if (fd >= 0) ::unlink(meta.c_str());
+    failed.insert(vid);
+    LOG_ERROR(
+        "cannot write %s from the lease journal (%s): %s stays, not recovered now. Fix: "
+        "free space in the staging directory and start the forwarder again",
+        meta.c_str(), strerror(err), data.c_str());
+  }
+  if (bad)
+    LOG_WARN("the lease journal in %s holds %zu damaged stretches (passed over)", dir.c_str(), bad);
+  if (failed.empty())
+    for (const std::string& f : files) ::unlink(f.c_str());
+  return failed;
 }
 
 // Removes f's extents and hints files.
@@ -297,6 +333,7 @@ void order_by_open(State& s) {
 }  // namespace
 
 bool holds_version_to_recover(const std::string& dir) {
+  if (!expand_lease_journal(dir).empty()) return true;
   uint64_t max_vid = 0;
   for (const auto& [vid, f] : scan_session_dir(dir, &max_vid)) {
     struct stat st;
@@ -311,8 +348,10 @@ bool holds_version_to_recover(const std::string& dir) {
 size_t recover_staged(Core& c) {
   State& s = c.state;
   remove_read_views(c.session_dir);
+  const std::set<uint64_t> unexpanded = expand_lease_journal(c.session_dir);
   uint64_t max_vid = 0;
   std::map<uint64_t, StagedFiles> found = scan_session_dir(c.session_dir, &max_vid);
+  for (uint64_t vid : unexpanded) found.erase(vid);
   std::lock_guard lk(s.mu);
   s.next_vid = std::max(s.next_vid, max_vid + 1);
   size_t n = 0, open = 0;

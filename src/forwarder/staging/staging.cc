@@ -80,21 +80,6 @@ bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string*
   return ok;
 }
 
-bool write_meta_fd(int fd, const VersionMeta& m, size_t* size, std::string* err) {
-  std::string text = format_meta(m);
-  if (text.size() > kMetaPage) {
-    if (err) *err = "description longer than a page";
-    return false;
-  }
-  if (text.size() < *size) text.append(*size - text.size(), '\n');
-  if (pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
-    if (err) *err = std::string("cannot write a .meta in place: ") + strerror(errno);
-    return false;
-  }
-  *size = text.size();
-  return true;
-}
-
 bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err) {
   if (!read_meta_file(meta_path, m, err)) return false;
   if (!m.path.empty() && m.path[0] == '/') return true;

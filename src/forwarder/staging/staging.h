@@ -29,9 +29,6 @@ enum class MetaWrite { kReplace, kFresh, kInPlace };
 // Writes meta, 0600. False with *err on failure.
 bool write_meta(const std::string& meta_path, const VersionMeta& m, std::string* err,
                 MetaWrite how = MetaWrite::kReplace);
-// meta written in place through fd, a .meta kept open (a leased version's, wire/lease.h),
-// *size bytes long: padded as kInPlace does; *size becomes its new length. False with *err.
-bool write_meta_fd(int fd, const VersionMeta& m, size_t* size, std::string* err);
 // read_meta_file of common/staged_meta.h, and the path must be absolute. False with *err.
 bool read_meta(const std::string& meta_path, VersionMeta& m, std::string* err);
 

@@ -22,6 +22,7 @@ static int64_t realtime_now_ns() {
 
 State::State(const Config& cfg, Stats& stats, std::string session_dir)
     : cfg_(cfg), stats_(stats), dir_(std::move(session_dir)) {
+  journal.set_dir(dir_);
   catalogs.keep_versions(cfg.keep);
   catalogs.default_places(cfg.store.empty());
   costs.publish_to(&stats_, CheckpointCosts::kMerge);
@@ -143,7 +144,6 @@ void State::mark_closed(Version& v, bool mode_from_file) {
   v.state = VState::kClosed;
   // The recovery protocol (staging.h): from here on a crash commits it, with this size.
   rewrite_meta(v);
-  close_meta_fd(v);
   v.close_seq = next_close_seq++;
   v.closed_at = last_close = Clock::now();
   closed_bytes_unpicked += v.size;
@@ -183,17 +183,11 @@ size_t State::drop_all(const std::string& path, const std::function<bool(const V
   return vids.size();
 }
 
-void State::close_meta_fd(const Version& v) {
-  if (v.meta_fd < 0) return;
-  ::close(v.meta_fd);
-  v.meta_fd = -1;
-}
-
 void State::forget(uint64_t vid) {
   costs.forgotten(vid);
   auto it = versions.find(vid);
   if (it == versions.end()) return;
-  close_meta_fd(it->second);
+  if (it->second.journaled) journal.gone(vid);
   if (!it->second.pending_store.empty()) pending.settled(it->second.pending_store, vid);
   if (auto c = closed_by_pid.find(it->second.closer_pid); c != closed_by_pid.end()) {
     c->second.erase(vid);
@@ -268,10 +262,17 @@ void State::rewrite_meta(const Version& v) {
   // gets one with everything current once the copy is complete (staging.h). A snapshot
   // of a live source never gets one (its open version is what a recovery commits).
   if (!v.ready || v.live_source) return;
+  if (v.journaled) {
+    if (!journal.record(v.vid, format_meta(meta_of(v))))
+      LOG_WARN(
+          "v%llu of %s: its description is not in the journal (a recovery after a crash "
+          "would use the old one)",
+          static_cast<unsigned long long>(v.vid), v.path.c_str());
+    return;
+  }
   std::string err;
-  bool ok = v.meta_fd >= 0 ? write_meta_fd(v.meta_fd, meta_of(v), &v.meta_size, &err)
-                           : write_meta(v.meta_path, meta_of(v), &err, MetaWrite::kInPlace);
-  if (!ok) LOG_WARN("%s (a recovery after a crash would use the old name)", err.c_str());
+  if (!write_meta(v.meta_path, meta_of(v), &err, MetaWrite::kInPlace))
+    LOG_WARN("%s (a recovery after a crash would use the old name)", err.c_str());
 }
 
 VersionMeta meta_of(const Version& v) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/config.h"
+#include "forwarder/staging/lease_journal_writer.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder/state/catalog_cache.h"
 #include "forwarder/state/ckpt_cost.h"
@@ -34,6 +35,8 @@ struct StoreBook {
   // Stores whose MANIFEST a thread is appending to without the lock (manifest_turn.h).
   std::set<std::string> manifest_busy;
   PendingJournal pending;  // close-to-open across nodes (pending_journal.h)
+  // Where leased versions are described (Version::journaled; lease_journal_writer.h).
+  LeaseJournalWriter journal;
   // Stores with containers that may have become garbage (CKPTFWD_KEEP, forwarder/commit/gc.h).
   std::set<std::string> gc_due;
   bool gc_running = false;  // collect_due_garbage is at work (DRAIN waits for it)
@@ -145,9 +148,6 @@ class State : public StoreBook, public WaitBook, public BatcherWake {
   // data files' paths (each a version's own name, never reused) are handed over instead,
   // for the caller to unlink without the lock (freeing a large tmpfs file takes a while).
   Clock::time_point purge_retired(bool all, std::vector<std::string>* doomed = nullptr);
-  // Closes v's kept .meta descriptor (Version::meta_fd), if any: the .meta is written
-  // by name from then on.
-  void close_meta_fd(const Version& v);
   // Re-writes v's .meta (after RENAME, or when v becomes partial) so a recovery uses the
   // current path and kind.
   void rewrite_meta(const Version& v);

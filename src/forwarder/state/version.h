@@ -158,12 +158,10 @@ struct VersionCoverage {
 struct VersionLifecycle {
   VState state = VState::kOpen;
   bool ready = true;  // false while its starting bytes are copied in (then invisible)
-  // A leased open's version (wire/lease.h): its .meta, made with the lease (saying
-  // "lease" until the CLOSE: a recovery leaves the staged file to the client), kept open
-  // and written in place through meta_fd (meta_size bytes long) until the version is
-  // closed. -1: the .meta is written by name.
-  mutable int meta_fd = -1;
-  mutable size_t meta_size = 0;
+  // A leased open's version (wire/lease.h): described in the session's journal
+  // (staging/lease_journal_writer.h), not in a .meta: "lease" from its lease until its
+  // CLOSE (a recovery leaves the staged file to the client), then as a .meta would be.
+  bool journaled = false;
   bool dropped = false;  // superseded, unlinked or abandoned: never committed
   uint64_t size = 0;
   int64_t mtime_ns = 0;

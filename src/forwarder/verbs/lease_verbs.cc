@@ -33,34 +33,24 @@ void Service::make_lease(ClientCtx& cl) {
   if (cl.lease_made.vid || cl.leases.size() >= ClientCtx::kLeasesAhead) return;
   long long budget = stage_budget();
   if (budget >= 0 && budget < kLeaseMinBudget) return;
-  if (!c_.fates.claim_file_ready()) return;
+  if (!c_.fates.claim_file_ready() || !c_.state.journal.writable()) return;
   uint64_t vid;
   {
     std::lock_guard lk(c_.state.mu);
     vid = c_.state.next_vid++;
   }
-  // The staged file and its .meta saying "lease" (wire/lease.h), kept open for the
-  // version's description at its CLOSE (Version::meta_fd).
+  // The staged file, and "lease" in the journal (wire/lease.h): written with this
+  // session's next replies, before the one that hands it over (client_session.cc).
   std::string err;
   const std::string data = staged_data_path(c_.session_dir, vid);
-  const std::string meta = staged_meta_path(c_.session_dir, vid);
   int fd = create_staged(data, &err);
-  int mfd = fd < 0
-                ? -1
-                : ::open(meta.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd >= 0) ::close(fd);
-  const ssize_t marked = sizeof(wire::kLeaseMeta) - 1;
-  if (mfd >= 0 && ::write(mfd, wire::kLeaseMeta, marked) != marked) {
-    ::close(mfd);
-    ::unlink(meta.c_str());
-    mfd = -1;
-  }
-  if (mfd < 0) {
+  if (fd < 0 || !c_.state.journal.record(vid, wire::kLeaseMeta)) {
     if (fd >= 0) ::unlink(data.c_str());
-    LOG_DEBUG("no lease for pid %ld: %s", cl.pid, fd < 0 ? err.c_str() : strerror(errno));
+    LOG_DEBUG("no lease for pid %ld: %s", cl.pid, fd < 0 ? err.c_str() : "journal not writable");
     return;
   }
-  cl.lease_made = {vid, mfd};
+  cl.lease_made = {vid};
   if (!cl.pipelined) cl.pipelined = pipelined_.join(cl.fd);
 }
 
@@ -82,11 +72,9 @@ void Service::drop_leases(ClientCtx& cl) {
   // Never used: no OPEN came for them on this connection, which is over.
   cl.leases.push_back(std::exchange(cl.lease_made, {}));
   for (ClientCtx::LeaseFiles& l : cl.leases) {
-    if (l.vid) {
-      ::unlink(staged_meta_path(c_.session_dir, l.vid).c_str());
-      ::unlink(staged_data_path(c_.session_dir, l.vid).c_str());
-    }
-    if (l.meta_fd >= 0) ::close(l.meta_fd);
+    if (!l.vid) continue;
+    ::unlink(staged_data_path(c_.session_dir, l.vid).c_str());
+    c_.state.journal.gone(l.vid);
   }
   cl.leases.clear();
   if (cl.pipelined) pipelined_.leave(cl.pipelined);
@@ -95,32 +83,23 @@ void Service::drop_leases(ClientCtx& cl) {
 
 void Service::forget_leased(uint64_t vid) {
   if (Version* v = c_.state.find(vid)) {
-    v->data_path.clear();  // the client's fallback copies it from there: not removed
-    v->meta_path.clear();
+    v->data_path.clear();  // the client's fallback copies it from there: not removed,
+    v->journaled = false;  // and a recovery leaves it to the client ("lease" stays)
   }
   c_.state.forget(vid);
 }
 
 Reply Service::open_leased(ClientCtx& cl, const std::string& path, int flags, unsigned mode,
                            uint64_t vid, bool seen_new) {
-  // The lease's .meta descriptor goes to the version (or is closed): taken here.
-  int meta_fd = -1;
   bool ours = false;
   for (auto it = cl.leases.begin(); vid != 0 && it != cl.leases.end(); ++it)
     if (it->vid == vid) {
-      meta_fd = it->meta_fd;
       ours = true;
       cl.leases.erase(it);
       break;
     }
   const bool fits = ours && (flags & O_ACCMODE) != O_RDONLY && (flags & O_TRUNC) &&
                     (flags & O_CREAT) && !(flags & O_EXCL);
-  struct CloseUnless {
-    int& fd;
-    ~CloseUnless() {
-      if (fd >= 0) ::close(fd);
-    }
-  } close_meta{meta_fd};
   if (!cl.peer) c_.gate.note_write(monotonic_ns());
   if (test_hooks().before_leased_open) test_hooks().before_leased_open();
   State& s = c_.state;
@@ -158,10 +137,14 @@ Reply Service::open_leased(ClientCtx& cl, const std::string& path, int flags, un
   // or a version another node closed and has not committed yet waited for.
   if (group_) {
     Version* n = s.newest(path);
-    // (a copy of another node's version gets its .meta by name)
+    // (a copy of another node's version gets its .meta by name: "lease" in the journal
+    // no longer counts once it is there)
     if (!n || !n->owner_addr.empty())
       if (std::optional<Reply> r = open_at_owner(lk, cl, path, flags, mode, vid)) {
-        if (r->size() > 1 && (*r)[0] == wire::kOk && (*r)[1] == std::to_string(vid)) return *r;
+        if (r->size() > 1 && (*r)[0] == wire::kOk && (*r)[1] == std::to_string(vid)) {
+          s.journal.gone(vid);
+          return *r;
+        }
         return refuse(*r);
       }
   }
@@ -174,11 +157,11 @@ Reply Service::open_leased(ClientCtx& cl, const std::string& path, int flags, un
   if (std::optional<Reply> r = find_write_source(path, src)) return refuse(*r);
   if (std::optional<Reply> r = refuse_write_open(path, flags, false, src)) return refuse(*r);
   Version& v = add_write_version(cl, path, mode, false, false, src, vid);
-  // Its .meta says "lease" until its CLOSE (or fsync): a crash meanwhile leaves its client
-  // to write the real path from the staged file, which a recovery leaves be.
-  v.meta_fd = meta_fd;
-  v.meta_size = sizeof(wire::kLeaseMeta) - 1;
-  meta_fd = -1;
+  // Described as "lease" in the journal until its CLOSE (or fsync): a crash meanwhile
+  // leaves its client to write the real path from the staged file, which a recovery
+  // leaves be. No .meta.
+  v.journaled = true;
+  v.meta_path.clear();
   c_.stats.leased_opens++;
   LOG_DEBUG("open %s for writing: leased v%llu", path.c_str(),
             static_cast<unsigned long long>(vid));

@@ -43,8 +43,7 @@ struct ClientCtx {
   // forwarder sent a file earlier, not with the one it is about to send.
   static constexpr size_t kLeasesAhead = 2;
   struct LeaseFiles {
-    uint64_t vid = 0;  // 0: none
-    int meta_fd = -1;  // its .meta (saying "lease"), kept open for the version's
+    uint64_t vid = 0;  // 0: none; its staged file exists, "lease" in the journal
   };
   int fd = -1;
   LeaseFiles lease_made;
@@ -79,6 +78,9 @@ class Service : public LoopChores, public group::PeerHandler {
   // After handle()'s reply went out: what the verb left for then (the fates of paths
   // whose last writer closed, unless a version of one was opened for writing since).
   void after_reply(ClientCtx& cl);
+  // Before replies go out on a session thread (which defers its journal records,
+  // lease_journal_writer.h): what they rely on is written.
+  void before_replies() { c_.state.journal.flush(); }
 
   // shared: OPEN ... "shared" (protocol.h): the version is partial.
   Reply open(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared = false);
