@@ -87,6 +87,57 @@ TEST_F(LeaseJournalWriterTest, OldFilesGoOldestFirstOnceNothingInThemCounts) {
   EXPECT_EQ(d[1], "lease\n");
 }
 
+// A description moved to a newer file by a record not written yet still counts where it
+// was: that file stays until the record is on file.
+TEST_F(LeaseJournalWriterTest, AFileStaysUntilTheRecordThatMovesItsLastDescriptionIsWritten) {
+  LeaseJournalWriter j;
+  j.set_dir(dir_);
+  const std::string text(200, 'p');
+  uint64_t vid = 1;
+  while (journal_files(dir_).size() < 2) j.record(vid++, text);
+  for (uint64_t v = 2; v < vid; ++v) j.gone(v);  // (file 2 is begun as file 1 fills)
+  ASSERT_EQ(journal_files(dir_).size(), 2u);
+  LeaseJournalWriter::defer_on_this_thread(true);
+  ASSERT_TRUE(j.record(1, "path=/a\nstate=closed\n"));
+  EXPECT_EQ(journal_files(dir_).size(), 2u);
+  EXPECT_EQ(journal_descriptions(dir_)[1], text);  // the old one, until the new one is written
+  ASSERT_TRUE(j.flush());
+  EXPECT_EQ(journal_files(dir_).size(), 1u);
+  EXPECT_EQ(journal_descriptions(dir_)[1], "path=/a\nstate=closed\n");
+}
+
+TEST_F(LeaseJournalWriterTest, ADroppedVersionIsGoneAtOnceEvenWhenItsThreadDefers) {
+  LeaseJournalWriter j;
+  j.set_dir(dir_);
+  j.record(1, "path=/a\nstate=closed\n");
+  LeaseJournalWriter::defer_on_this_thread(true);
+  j.gone_now(1);
+  EXPECT_EQ(journal_descriptions(dir_).count(1), 0u);
+}
+
+TEST_F(LeaseJournalWriterTest, AVidKeptForItsClientStopsPinningItsFileOnceItsDataIsGone) {
+  LeaseJournalWriter j;
+  j.set_dir(dir_);
+  const std::string data = dir_ + "/v1.data";
+  std::ofstream(data) << "x";
+  j.record(1, "lease\n");
+  j.keep_for_client(1);
+  const std::string text(200, 'p');
+  uint64_t vid = 2;
+  while (journal_files(dir_).size() < 2) j.record(vid++, text);
+  for (uint64_t v = 2; v < vid; ++v) j.gone(v);
+  EXPECT_EQ(journal_files(dir_).size(), 2u);  // file 1 holds v1's "lease"
+  EXPECT_EQ(journal_descriptions(dir_)[1], "lease\n");
+  ::unlink(data.c_str());  // the client wrote the real path from it
+  // Looked at when the next file is begun.
+  const std::string third = dir_ + "/" + journal_file_name(3);
+  struct stat st;
+  while (::stat(third.c_str(), &st) != 0 && vid < 100000) j.record(vid++, text);
+  j.flush();
+  EXPECT_EQ(journal_descriptions(dir_).count(1), 0u);
+  EXPECT_NE(::stat((dir_ + "/" + journal_file_name(1)).c_str(), &st), 0);  // file 1 went
+}
+
 TEST_F(LeaseJournalWriterTest, NumbersStartAboveTheFilesThere) {
   {
     LeaseJournalWriter old;
@@ -99,6 +150,12 @@ TEST_F(LeaseJournalWriterTest, NumbersStartAboveTheFilesThere) {
   auto files = journal_files(dir_);
   ASSERT_EQ(files.size(), 2u);
   EXPECT_EQ(journal_descriptions(dir_)[5], "path=/new\n");
+  // At exit only its own files go: the earlier one is a recovery's to take in.
+  j.gone(5);
+  EXPECT_TRUE(j.remove_if_unused());
+  files = journal_files(dir_);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(journal_descriptions(dir_)[5], "lease\n");
 }
 
 TEST_F(LeaseJournalWriterTest, AtExitTheFilesGoOnlyWhenNoDescriptionCounts) {

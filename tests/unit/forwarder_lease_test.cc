@@ -157,6 +157,28 @@ TEST_F(LeaseTest, RepliesToRequestsQueuedTogetherGoOutInOneWrite) {
   EXPECT_EQ(writes, (std::vector<int>{2, 1}));
 }
 
+// A CLOSE whose description the journal cannot take (staging full) gets no OK: the
+// connection ends, and the client sends it again or writes the real path.
+TEST_F(LeaseTest, ACloseTheJournalCannotDescribeEndsTheConnectionInsteadOfAnOk) {
+  wire::Lease l;
+  auto c = start_with_lease(l);
+  ASSERT_NE(l.vid, 0u);
+  const std::string path = data_ + "/full.bin";
+  ASSERT_TRUE(claim(l, path));
+  char use[48];
+  ASSERT_TRUE(wire::format_lease_use(l.vid, use, sizeof(use)));
+  std::atomic<bool> full{true};
+  test_hooks().fail_journal_write = [&] { return full.load(); };
+  const std::string vid = std::to_string(l.vid);
+  ASSERT_TRUE(c->send_together({{"OPEN", path, trunc_, "644", use}, {"CLOSE", vid, "0"}}));
+  EXPECT_EQ(c->receive()[0], "<recv failed>");
+  full = false;
+  test_hooks().fail_journal_write = nullptr;
+  auto again = client();
+  EXPECT_EQ(again->call({"CLOSE", vid, "0"})[0], "OK");
+  EXPECT_EQ(again->call({"DRAIN"})[0], "OK");
+}
+
 TEST_F(LeaseTest, AClientThatDoesNotAskGetsNoLease) {
   start();
   auto c = client();
@@ -292,6 +314,7 @@ TEST_F(LeaseTest, ARecoveryTakesTheLeasedVersionsFromTheJournal) {
   write_file(staged(4), "closed on a lease, then the forwarder died");
   write_file(staged(6), "written on a lease not closed yet");
   write_file(staged(7), "committed, its data file still there");
+  write_file(staged(4, "meta"), "");  // made, never written (a recovery killed meanwhile)
   write_file(std::string(paths_.dir) + "/" + journal_file_name(3),
              journal_description(4, wire::kLeaseMeta) + journal_description(6, wire::kLeaseMeta) +
                  journal_description(7, format_meta(m)) + journal_description(4, format_meta(m)) +

@@ -110,8 +110,9 @@ std::vector<StagedVersion> closed_staged_versions(const std::string& dir) {
     struct stat ms, ds;
     if (lstat((stem + ".data").c_str(), &ds) != 0 || lstat((stem + ".meta").c_str(), &ms) == 0)
       continue;
+    if (text == wire::kLeaseMeta) continue;  // not closed: its client writes the real path
     VersionMeta m;
-    if (parse_meta(text, m) && m.closed)
+    if (!parse_meta(text, m) || m.closed)  // closed, or unreadable: either way not committed
       out.push_back({dir + "/journal.* (v" + std::to_string(vid) + ")", m.path});
   }
   return out;

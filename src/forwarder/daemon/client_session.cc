@@ -132,13 +132,14 @@ void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid, int s
     if (cl.pipelined && !requests.buffered() && !(ok && is_unwaited(f)))
       PipelinedSessions::settle(cl.pipelined);
     Reply r = ok ? svc.handle(cl, f) : reply_err(EINVAL);
+    // A reply that relies on a journal record the journal cannot take ends the connection
+    // instead: its client then sends its detached CLOSEs again, waiting, or writes their
+    // files to their real paths (interpose/track/detached_close.h).
     bool sent = true;
     if (!held.add(r)) {  // larger than a frame (a LIST): the ones held first
-      svc.before_replies();
-      sent = held.flush(fd) && send_reply(fd, r, out);
+      sent = svc.before_replies() && held.flush(fd) && send_reply(fd, r, out);
     } else if (!requests.has_request() || held.full()) {
-      svc.before_replies();
-      sent = held.flush(fd);
+      sent = svc.before_replies() && held.flush(fd);
     }
     svc.after_reply(cl);
     if (!sent) break;

@@ -130,13 +130,18 @@ std::set<uint64_t> expand_lease_journal(const std::string& dir) {
   for (const auto& [vid, text] : journal_descriptions(dir, &bad)) {
     const std::string data = staged_data_path(dir, vid), meta = staged_meta_path(dir, vid);
     struct stat st;
-    if (lstat(data.c_str(), &st) != 0 || lstat(meta.c_str(), &st) == 0) continue;
-    int fd = ::open(meta.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    // A .meta of its own wins, unless it is empty (made, never written: no description).
+    if (lstat(data.c_str(), &st) != 0 || (lstat(meta.c_str(), &st) == 0 && st.st_size > 0))
+      continue;
+    // Through a temporary renamed over it: killed meanwhile, the journal is still there.
+    const std::string tmp = meta + ".tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     bool ok = fd >= 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
     int err = errno;
     if (fd >= 0) ::close(fd);
-    if (ok) continue;
-    if (fd >= 0) ::unlink(meta.c_str());
+    if (ok && ::rename(tmp.c_str(), meta.c_str()) == 0) continue;
+    err = ok ? errno : err;
+    ::unlink(tmp.c_str());
     failed.insert(vid);
     LOG_ERROR(
         "cannot write %s from the lease journal (%s): %s stays, not recovered now. Fix: "

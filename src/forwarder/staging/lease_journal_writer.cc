@@ -7,10 +7,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
 
 #include "common/lease_journal.h"
 #include "forwarder/util/log.h"
+#include "forwarder/util/test_hooks.h"
 
 namespace ckptfwd::fwd {
 
@@ -38,41 +38,62 @@ void LeaseJournalWriter::set_dir(const std::string& dir) {
     uint64_t n = std::strtoull(f.c_str() + f.rfind('.') + 1, nullptr, 10);
     if (n >= no_) no_ = n + 1;
   }
+  first_no_ = no_;
 }
 
 bool LeaseJournalWriter::writable() const {
   std::lock_guard lk(mu_);
-  return !failed_;
+  return !failed_ && reserved_;
 }
 
 bool LeaseJournalWriter::record(uint64_t vid, std::string_view text) {
   std::lock_guard lk(mu_);
   if (dir_.empty() || text.empty() || text.size() > kMaxJournalText) return false;
+  // Writing again at once tells whether the journal works again.
+  if (failed_ && !flush_locked()) return false;
   pending_ += journal_description(vid, text);
-  // Counted in the file it is written to: the current one (a rotation comes after a
-  // write, never between a record and its write).
+  // Counted in the file it is written to, the current one (a new file is begun after a
+  // write, never between a record and its write). The file it leaves is uncounted only
+  // once this record is written: until then its description there is the one that counts.
   auto it = file_of_.find(vid);
   if (it == file_of_.end()) {
     file_of_.emplace(vid, no_);
     ++live_[no_];
   } else if (it->second != no_) {
-    const uint64_t old = it->second;
+    moved_from_.push_back(it->second);
     it->second = no_;
     ++live_[no_];
-    if (--live_[old] == 0) release_old_locked();
   }
-  return t_defer ? !failed_ : flush_locked();
+  kept_.erase(vid);
+  return t_defer || flush_locked();
 }
 
-void LeaseJournalWriter::gone(uint64_t vid) {
-  std::lock_guard lk(mu_);
+void LeaseJournalWriter::gone_locked(uint64_t vid) {
+  kept_.erase(vid);
   auto it = file_of_.find(vid);
   if (it == file_of_.end()) return;
   const uint64_t f = it->second;
   file_of_.erase(it);
   pending_ += journal_gone(vid);
-  if (--live_[f] == 0) release_old_locked();
+  // (its file may go before the gone record is written: a description gone is as good)
+  uncount_locked(f);
+}
+
+void LeaseJournalWriter::gone(uint64_t vid) {
+  std::lock_guard lk(mu_);
+  gone_locked(vid);
   if (!t_defer) flush_locked();
+}
+
+void LeaseJournalWriter::gone_now(uint64_t vid) {
+  std::lock_guard lk(mu_);
+  gone_locked(vid);
+  flush_locked();
+}
+
+void LeaseJournalWriter::keep_for_client(uint64_t vid) {
+  std::lock_guard lk(mu_);
+  if (file_of_.count(vid)) kept_.insert(vid);
 }
 
 bool LeaseJournalWriter::flush() {
@@ -80,47 +101,109 @@ bool LeaseJournalWriter::flush() {
   return flush_locked();
 }
 
+bool LeaseJournalWriter::begin_file_locked() {
+  const std::string path = dir_ + "/" + journal_file_name(no_);
+  int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return false;
+  // Its space, so that the records of versions leased already find room in a full staging.
+  int rc = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(kRotateBytes + kSlackBytes));
+  if (rc != 0 && errno != EOPNOTSUPP) {
+    ::close(fd);
+    ::unlink(path.c_str());
+    return false;
+  }
+  fd_ = fd;
+  size_ = 0;
+  live_.try_emplace(no_, 0);
+  return true;
+}
+
 bool LeaseJournalWriter::flush_locked() {
   if (pending_.empty()) return !failed_;
-  const std::string path = dir_ + "/" + journal_file_name(no_);
-  if (fd_ < 0) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-    live_.try_emplace(no_, 0);
+  if (fd_ < 0 && !begin_file_locked()) {
+    int err = errno;
+    if (!failed_)
+      LOG_ERROR(
+          "cannot create %s/%s (%s): leased versions are described in memory only "
+          "until it can be (a crash meanwhile leaves their clients to write their real "
+          "paths); no more leases. Fix: free space in the staging directory",
+          dir_.c_str(), journal_file_name(no_).c_str(), strerror(err));
+    failed_ = true;
+    return false;
   }
+  // (a test's staging directory full: nothing written)
+  const bool refused = test_hooks().fail_journal_write && test_hooks().fail_journal_write();
   size_t done = 0;
-  while (fd_ >= 0 && done < pending_.size()) {
+  while (!refused && done < pending_.size()) {
     ssize_t w = ::write(fd_, pending_.data() + done, pending_.size() - done);
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) break;
     done += static_cast<size_t>(w);
   }
-  if (fd_ < 0 || done < pending_.size()) {
-    // Nothing of it counts: a record cut short here would swallow the next write's.
+  if (refused) errno = ENOSPC;
+  if (refused || done < pending_.size()) {
     int err = errno ? errno : ENOSPC;
-    if (fd_ >= 0 && done > 0 && ::ftruncate(fd_, static_cast<off_t>(size_)) != 0)
-      LOG_ERROR("cannot cut %s back after a short write: %s", path.c_str(), strerror(errno));
+    // Nothing of it counts: a record cut short here would swallow the next write's.
+    if (done > 0 && ::ftruncate(fd_, static_cast<off_t>(size_)) != 0)
+      LOG_ERROR("cannot cut %s/%s back after a short write: %s", dir_.c_str(),
+                journal_file_name(no_).c_str(), strerror(errno));
     if (!failed_)
       LOG_ERROR(
-          "cannot write %s (%s): leased versions are described in memory only until it can "
-          "be written (a crash meanwhile leaves their clients to write their real paths); no "
-          "more leases. Fix: free space in the staging directory",
-          path.c_str(), strerror(err));
+          "cannot write %s/%s (%s): no more leases, and a session whose reply needs it "
+          "ends (its client sends them again or writes its files to their real paths). "
+          "Fix: free space in "
+          "the staging directory",
+          dir_.c_str(), journal_file_name(no_).c_str(), strerror(err));
     failed_ = true;
     return false;
   }
-  if (failed_) LOG_INFO("%s written again: leases are handed out again", path.c_str());
+  if (failed_) LOG_INFO("%s written again: leases are handed out again", dir_.c_str());
   failed_ = false;
   size_ += pending_.size();
   pending_.clear();
+  for (uint64_t f : moved_from_) uncount_locked(f);
+  moved_from_.clear();
   if (size_ >= kRotateBytes) {
-    ::close(fd_);
-    fd_ = -1;
+    // A new file; while it cannot be reserved this one goes on into its slack.
+    const int old = fd_;
     ++no_;
-    size_ = 0;
-    live_.try_emplace(no_, 0);
-    release_old_locked();
+    if (begin_file_locked()) {
+      ::close(old);
+      reserved_ = true;
+      prune_kept_locked();
+      release_old_locked();
+    } else {
+      --no_;
+      fd_ = old;
+      reserved_ = size_ < kRotateBytes + kSlackBytes / 2;
+    }
   }
   return true;
+}
+
+void LeaseJournalWriter::uncount_locked(uint64_t file) {
+  auto it = live_.find(file);
+  if (it != live_.end() && it->second > 0 && --it->second == 0) release_old_locked();
+}
+
+void LeaseJournalWriter::prune_kept_locked() {
+  for (auto it = kept_.begin(); it != kept_.end();) {
+    struct stat st;
+    const std::string data = dir_ + "/v" + std::to_string(*it) + ".data";
+    const uint64_t vid = *it;
+    ++it;
+    if (lstat(data.c_str(), &st) != 0) gone_locked(vid);  // its client took it away
+  }
+}
+
+void LeaseJournalWriter::release_old_locked() {
+  // Oldest first, and only while the oldest has no vid's last description: a gone record
+  // in a newer file must not outlive the description it cancels in an older one.
+  while (!live_.empty() && live_.begin()->first < no_ && live_.begin()->second == 0) {
+    ::unlink((dir_ + "/" + journal_file_name(live_.begin()->first)).c_str());
+    live_.erase(live_.begin());
+  }
 }
 
 bool LeaseJournalWriter::remove_if_unused() {
@@ -134,18 +217,10 @@ bool LeaseJournalWriter::remove_if_unused() {
   if (!file_of_.empty() || dir_.empty()) return false;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  for (const std::string& f : journal_files(dir_)) ::unlink(f.c_str());
+  for (const auto& [no, count] : live_)
+    if (no >= first_no_) ::unlink((dir_ + "/" + journal_file_name(no)).c_str());
   live_.clear();
   return true;
-}
-
-void LeaseJournalWriter::release_old_locked() {
-  // Oldest first, and only while the oldest has no vid's last description: a gone record
-  // in a newer file must not outlive the description it cancels in an older one.
-  while (!live_.empty() && live_.begin()->first < no_ && live_.begin()->second == 0) {
-    ::unlink((dir_ + "/" + journal_file_name(live_.begin()->first)).c_str());
-    live_.erase(live_.begin());
-  }
 }
 
 }  // namespace ckptfwd::fwd

@@ -5,18 +5,27 @@
 //
 // When a record must be on file: before anybody relies on it. A session thread defers
 // its records (defer_on_this_thread) and flushes them before it sends replies
-// (client_session.cc), so one write carries everything the requests it found queued
-// made; the committer defers across a batch (Batch); any other thread writes at once. A
-// gone record may wait like any other: until it is on file, a recovery could find the
-// version's description with its data file still there (kept State::retire_grace for
-// readers), and a committed version is then told by the store (recovery.cc,
-// committed_already); a dropped one's data file goes with the same write's caller.
+// (client_session.cc: a failed flush ends the connection instead of replying), so one
+// write carries everything the requests it found queued made; the committer defers
+// across a batch (Batch); any other thread writes at once, and so does gone_now (a
+// dropped version, whose data file a recovery must not find described). A committed
+// version's gone record may wait: a recovery that finds it described with its data file
+// still there (kept State::retire_grace for readers) is told by the store that it was
+// committed (recovery.cc, committed_already).
 //
-// Files: journal.<n> in the session directory, a new one once the current one passed
-// kRotateBytes; the oldest are removed while none of their vids' last description is in
-// them (in order: a gone record in a newer file must not outlive the description it
-// cancels). A write that fails (staging full) is logged once; the journal then refuses
-// records (record() false) until a write succeeds, and the forwarder hands no leases out.
+// Space: each journal file is reserved (fallocate) to kRotateBytes + kSlackBytes when it
+// is made, so that the descriptions of versions already leased are written even when
+// staging fills up; a new file is begun once the current one passed kRotateBytes, and
+// while it cannot be reserved the current one goes on into its slack and no new lease is
+// handed out (writable()). A failed write is logged once and leaves its records pending.
+//
+// Files: journal.<n> in the session directory. The oldest go while none of their vids'
+// last description is in them (in order: a gone record in a newer file must not outlive
+// the description it cancels), counted only once the record that moved a vid elsewhere is
+// written. A vid kept for its client (keep_for_client: a lease whose version was refused)
+// stops pinning its file once its data file is gone (looked at when a file is begun). At
+// exit the files this writer made go when nothing in them counts any more; files of an
+// earlier forwarder that its recovery could not take in stay.
 //
 // Thread safe.
 #pragma once
@@ -24,37 +33,43 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace ckptfwd::fwd {
 
 class LeaseJournalWriter {
  public:
   static constexpr size_t kRotateBytes = 1 << 20;
+  static constexpr size_t kSlackBytes = 256 << 10;
 
   LeaseJournalWriter() = default;
   LeaseJournalWriter(const LeaseJournalWriter&) = delete;
   LeaseJournalWriter& operator=(const LeaseJournalWriter&) = delete;
   ~LeaseJournalWriter();
 
-  // The session directory; journal numbers start above any journal file there (a
-  // recovery removes those first: recovery.cc).
+  // The session directory; this writer's file numbers start above any journal file there
+  // (a recovery takes those in and removes them: recovery.cc).
   void set_dir(const std::string& dir);
   // vid's description now is text (a .meta's, or wire::kLeaseMeta). False when the
   // journal cannot be written (then nothing is recorded).
   bool record(uint64_t vid, std::string_view text);
-  // vid is gone (committed, dropped, its lease unused): its description no longer counts.
-  // Nothing for a vid never recorded.
+  // vid is gone (committed, its lease unused): its description no longer counts. Nothing
+  // for a vid never recorded.
   void gone(uint64_t vid);
+  // The same, written at once whatever this thread defers (a dropped version).
+  void gone_now(uint64_t vid);
+  // vid's last description stays, for its client, until its data file is gone.
+  void keep_for_client(uint64_t vid);
   // Writes the records made so far. False when they cannot be written.
   bool flush();
-  // Whether records can be written now (the last write did not fail).
+  // Whether a new lease may be described: the last write did not fail and the current
+  // file has its reserve.
   bool writable() const;
-  // At the forwarder's exit: the journal files go when no description in them counts any
-  // more (a vid left described whose data file is gone counts no more: its client wrote
-  // the real path); else they stay for the next forwarder's recovery. True when gone.
+  // At the forwarder's exit (see above). True when this writer's files are gone.
   bool remove_if_unused();
 
   // Records made on this thread wait for flush() (a session thread, which flushes before
@@ -75,16 +90,24 @@ class LeaseJournalWriter {
 
  private:
   bool flush_locked();
+  bool begin_file_locked();
+  void gone_locked(uint64_t vid);
+  void uncount_locked(uint64_t file);
   void release_old_locked();
+  void prune_kept_locked();
   mutable std::mutex mu_;
   std::string dir_;
   int fd_ = -1;
-  uint64_t no_ = 1;      // the current file's number
-  size_t size_ = 0;      // its bytes
-  std::string pending_;  // records not written yet
+  uint64_t first_no_ = 1;             // the first file number of this writer
+  uint64_t no_ = 1;                   // the current file's number
+  size_t size_ = 0;                   // its bytes
+  bool reserved_ = true;              // its reserve was made (or the file system has none to make)
+  std::string pending_;               // records not written yet
+  std::vector<uint64_t> moved_from_;  // files to uncount once pending_ is written
   bool failed_ = false;
   std::unordered_map<uint64_t, uint64_t> file_of_;  // vid -> file of its last description
   std::map<uint64_t, size_t> live_;                 // file -> vids described last there
+  std::set<uint64_t> kept_;                         // keep_for_client
 };
 
 }  // namespace ckptfwd::fwd

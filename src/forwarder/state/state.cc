@@ -187,7 +187,14 @@ void State::forget(uint64_t vid) {
   costs.forgotten(vid);
   auto it = versions.find(vid);
   if (it == versions.end()) return;
-  if (it->second.journaled) journal.gone(vid);
+  // A dropped version's description goes at once (a recovery must not commit it again);
+  // a committed one's with its batch (lease_journal_writer.h).
+  if (it->second.journaled) {
+    if (it->second.dropped)
+      journal.gone_now(vid);
+    else
+      journal.gone(vid);
+  }
   if (!it->second.pending_store.empty()) pending.settled(it->second.pending_store, vid);
   if (auto c = closed_by_pid.find(it->second.closer_pid); c != closed_by_pid.end()) {
     c->second.erase(vid);

@@ -43,6 +43,9 @@ struct TestHooks {
   // Every client request, with its verb, as its session thread starts on it (before it
   // waits for other sessions' leased OPENs, pipelined_sessions.h).
   std::function<void(const std::string&)> at_request;
+  // Before each write of the lease journal (lease_journal_writer.h): true makes it fail
+  // (ENOSPC), as in a full staging directory.
+  std::function<bool()> fail_journal_write;
   // Every write of replies to a client, with how many replies it carries.
   std::function<void(int)> at_reply_write;
   // A leased OPEN (wire/lease.h), before it is acted on (to hold it while another

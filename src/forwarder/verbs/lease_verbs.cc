@@ -86,6 +86,7 @@ void Service::forget_leased(uint64_t vid) {
     v->data_path.clear();  // the client's fallback copies it from there: not removed,
     v->journaled = false;  // and a recovery leaves it to the client ("lease" stays)
   }
+  c_.state.journal.keep_for_client(vid);
   c_.state.forget(vid);
 }
 
@@ -100,6 +101,16 @@ Reply Service::open_leased(ClientCtx& cl, const std::string& path, int flags, un
     }
   const bool fits = ours && (flags & O_ACCMODE) != O_RDONLY && (flags & O_TRUNC) &&
                     (flags & O_CREAT) && !(flags & O_EXCL);
+  // A lease of this connection that makes no version here: its "lease" stays in the
+  // journal for the client's fallback, until that took the staged file away.
+  struct KeepUnlessMade {
+    LeaseJournalWriter* journal;
+    uint64_t vid;
+    bool made = false;
+    ~KeepUnlessMade() {
+      if (journal && !made) journal->keep_for_client(vid);
+    }
+  } keep{ours ? &c_.state.journal : nullptr, vid};
   if (!cl.peer) c_.gate.note_write(monotonic_ns());
   if (test_hooks().before_leased_open) test_hooks().before_leased_open();
   State& s = c_.state;
@@ -137,15 +148,11 @@ Reply Service::open_leased(ClientCtx& cl, const std::string& path, int flags, un
   // or a version another node closed and has not committed yet waited for.
   if (group_) {
     Version* n = s.newest(path);
-    // (a copy of another node's version gets its .meta by name: "lease" in the journal
-    // no longer counts once it is there)
+    // (a copy of another node's version is journaled there too)
     if (!n || !n->owner_addr.empty())
       if (std::optional<Reply> r = open_at_owner(lk, cl, path, flags, mode, vid)) {
-        if (r->size() > 1 && (*r)[0] == wire::kOk && (*r)[1] == std::to_string(vid)) {
-          s.journal.gone(vid);
-          return *r;
-        }
-        return refuse(*r);
+        keep.made = r->size() > 1 && (*r)[0] == wire::kOk && (*r)[1] == std::to_string(vid);
+        return keep.made ? *r : refuse(*r);
       }
   }
   if (!s.newest(path) && !s.open_for_write(path, &preparing) && !preparing)
@@ -157,6 +164,7 @@ Reply Service::open_leased(ClientCtx& cl, const std::string& path, int flags, un
   if (std::optional<Reply> r = find_write_source(path, src)) return refuse(*r);
   if (std::optional<Reply> r = refuse_write_open(path, flags, false, src)) return refuse(*r);
   Version& v = add_write_version(cl, path, mode, false, false, src, vid);
+  keep.made = true;
   // Described as "lease" in the journal until its CLOSE (or fsync): a crash meanwhile
   // leaves its client to write the real path from the staged file, which a recovery
   // leaves be. No .meta.

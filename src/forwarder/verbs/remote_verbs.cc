@@ -427,8 +427,13 @@ std::optional<Reply> Service::open_at_owner_once(std::unique_lock<std::mutex>& l
   nv->ready = true;
   struct stat st;
   if (::stat(data.c_str(), &st) == 0) nv->start_size = static_cast<uint64_t>(st.st_size);
-  if (!write_meta(nv->meta_path, meta_of(*nv), &err, MetaWrite::kFresh))
+  if (leased) {  // described in the lease journal, where "lease" is (lease_journal_writer.h)
+    nv->journaled = true;
+    nv->meta_path.clear();
+    s.rewrite_meta(*nv);
+  } else if (!write_meta(nv->meta_path, meta_of(*nv), &err, MetaWrite::kFresh)) {
     LOG_WARN("cannot describe the staged copy of %s: %s", path.c_str(), err.c_str());
+  }
   s.done_cv.notify_all();
   LOG_DEBUG("open %s for writing: v%llu, a copy of v%llu of its owner %s", path.c_str(),
             static_cast<unsigned long long>(vid), static_cast<unsigned long long>(owner_vid),

@@ -29,18 +29,22 @@ TEST(StagedVersions, ClosedOnesAreFoundInTheJournalToo) {
   put("v2.data", "b");
   put("v3.data", "c");
   put("v5.data", "e");
+  put("v6.data", "f");
   put("v5.meta", format_meta(closed));
   put(journal_file_name(1), journal_description(1, format_meta(closed)) +
                                 journal_description(2, format_meta(open)) +
                                 journal_description(3, wire::kLeaseMeta) +
                                 journal_description(4, format_meta(closed)) +  // no data
-                                journal_description(5, wire::kLeaseMeta));     // its .meta wins
+                                journal_description(5, wire::kLeaseMeta) +     // its .meta wins
+                                journal_description(6, "damaged\n"));
   auto found = closed_staged_versions(dir);
-  ASSERT_EQ(found.size(), 2u);
+  ASSERT_EQ(found.size(), 3u);
   EXPECT_EQ(found[0].path, "/ck/a.bin");  // the .meta files first
   EXPECT_EQ(found[0].meta, dir + "/v5.meta");
   EXPECT_EQ(found[1].path, "/ck/a.bin");
   EXPECT_NE(found[1].meta.find("journal"), std::string::npos);
+  EXPECT_EQ(found[2].path, "");  // unreadable: reported, not committed
+  EXPECT_NE(found[2].meta.find("(v6)"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
