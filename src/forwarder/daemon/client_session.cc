@@ -29,45 +29,53 @@ long send_fn(int fd, const void* p, size_t n) { return ::send(fd, p, n, MSG_NOSI
 // Replies to requests the client sent without waiting, with more queued behind them, held
 // and written together once the last request queued is answered: one write here, one
 // read for the library (wire/read_ahead.h). The client waits for none of them but the
-// last, which goes out at once.
+// last, which goes out at once. Kept as replies until then, so that a lease in one can
+// be taken back (Service::withdraw_lease) when the journal cannot describe it.
 class HeldReplies {
  public:
   static constexpr int kMax = 16;
-  bool full() const { return count_ == kMax; }
-  // Encodes r behind the others; false when it does not fit (then nothing changed).
-  bool add(const Reply& r) {
-    const char* fields[wire::kMaxFields];
-    size_t n = 0;
-    for (const std::string& s : r) {
-      if (n == wire::kMaxFields) return false;
-      fields[n++] = s.c_str();
-    }
-    size_t len = wire::encode(buf_.data() + used_ + 4, buf_.size() - used_ - 4, fields, n);
-    if (len == 0) return false;
-    char* h = buf_.data() + used_;
-    for (int i = 0; i < 4; ++i) h[i] = static_cast<char>((len >> (8 * i)) & 0xff);
-    used_ += 4 + len;
-    ++count_;
-    return true;
+  bool full() const { return replies_.size() == kMax; }
+  // Whether r goes in behind the others (else: larger than what is left of a frame).
+  bool fits(const Reply& r) const {
+    return r.size() <= wire::kMaxFields && bytes_ + encoded_size(r) <= buf_.size();
   }
+  void add(Reply r) {
+    bytes_ += encoded_size(r);
+    replies_.push_back(std::move(r));
+  }
+  std::vector<Reply>& replies() { return replies_; }
   bool flush(int fd) {
-    if (count_ > 0 && test_hooks().at_reply_write) test_hooks().at_reply_write(count_);
-    size_t off = 0;
-    while (off < used_) {
-      ssize_t w = ::send(fd, buf_.data() + off, used_ - off, MSG_NOSIGNAL);
+    if (replies_.empty()) return true;
+    if (test_hooks().at_reply_write) test_hooks().at_reply_write(static_cast<int>(replies_.size()));
+    size_t used = 0;
+    for (const Reply& r : replies_) {
+      const char* fields[wire::kMaxFields];
+      size_t n = 0;
+      for (const std::string& f : r) fields[n++] = f.c_str();
+      size_t len = wire::encode(buf_.data() + used + 4, buf_.size() - used - 4, fields, n);
+      for (int i = 0; i < 4; ++i) buf_[used + i] = static_cast<char>((len >> (8 * i)) & 0xff);
+      used += 4 + len;
+    }
+    replies_.clear();
+    bytes_ = 0;
+    for (size_t off = 0; off < used;) {
+      ssize_t w = ::send(fd, buf_.data() + off, used - off, MSG_NOSIGNAL);
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) return false;
       off += static_cast<size_t>(w);
     }
-    used_ = 0;
-    count_ = 0;
     return true;
   }
 
  private:
+  static size_t encoded_size(const Reply& r) {
+    size_t n = 4;
+    for (const std::string& f : r) n += f.size() + 1;
+    return r.empty() ? 4 : n - 1;
+  }
+  std::vector<Reply> replies_;
+  size_t bytes_ = 0;
   std::vector<char> buf_ = std::vector<char>(4 + wire::kMaxFrame);
-  size_t used_ = 0;
-  int count_ = 0;
 };
 
 bool send_reply(int fd, const Reply& r, std::vector<char>& out) {
@@ -132,14 +140,22 @@ void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid, int s
     if (cl.pipelined && !requests.buffered() && !(ok && is_unwaited(f)))
       PipelinedSessions::settle(cl.pipelined);
     Reply r = ok ? svc.handle(cl, f) : reply_err(EINVAL);
-    // A reply that relies on a journal record the journal cannot take ends the connection
-    // instead: its client then sends its detached CLOSEs again, waiting, or writes their
-    // files to their real paths (interpose/track/detached_close.h).
+    // The journal records the replies rely on are written first. One that cannot be is
+    // logged and the replies go out all the same (lease_journal_writer.h), but without
+    // the leases they would hand over: a lease is handed out only once it is described.
+    auto flush_held = [&](Reply* also) {
+      if (!svc.before_replies()) {
+        for (Reply& h : held.replies()) svc.withdraw_lease(cl, h);
+        if (also) svc.withdraw_lease(cl, *also);
+      }
+      return held.flush(fd);
+    };
     bool sent = true;
-    if (!held.add(r)) {  // larger than a frame (a LIST): the ones held first
-      sent = svc.before_replies() && held.flush(fd) && send_reply(fd, r, out);
-    } else if (!requests.has_request() || held.full()) {
-      sent = svc.before_replies() && held.flush(fd);
+    if (!held.fits(r)) {  // larger than what is left of a frame (a LIST): the ones held first
+      sent = flush_held(&r) && send_reply(fd, r, out);
+    } else {
+      held.add(std::move(r));
+      if (!requests.has_request() || held.full()) sent = flush_held(nullptr);
     }
     svc.after_reply(cl);
     if (!sent) break;

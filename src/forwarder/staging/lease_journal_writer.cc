@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include "common/lease_journal.h"
 #include "forwarder/util/log.h"
@@ -49,31 +50,32 @@ bool LeaseJournalWriter::writable() const {
 bool LeaseJournalWriter::record(uint64_t vid, std::string_view text) {
   std::lock_guard lk(mu_);
   if (dir_.empty() || text.empty() || text.size() > kMaxJournalText) return false;
-  // Writing again at once tells whether the journal works again.
-  if (failed_ && !flush_locked()) return false;
   pending_ += journal_description(vid, text);
   // Counted in the file it is written to, the current one (a new file is begun after a
   // write, never between a record and its write). The file it leaves is uncounted only
   // once this record is written: until then its description there is the one that counts.
-  auto it = file_of_.find(vid);
-  if (it == file_of_.end()) {
-    file_of_.emplace(vid, no_);
+  auto [it, fresh] = desc_.try_emplace(vid, Described{no_, std::string(text)});
+  if (fresh) {
     ++live_[no_];
-  } else if (it->second != no_) {
-    moved_from_.push_back(it->second);
-    it->second = no_;
-    ++live_[no_];
+  } else {
+    if (it->second.file != no_) {
+      moved_from_.push_back(it->second.file);
+      it->second.file = no_;
+      ++live_[no_];
+    }
+    it->second.text.assign(text);
   }
   kept_.erase(vid);
-  return t_defer || flush_locked();
+  if (!t_defer) flush_locked();
+  return true;
 }
 
 void LeaseJournalWriter::gone_locked(uint64_t vid) {
   kept_.erase(vid);
-  auto it = file_of_.find(vid);
-  if (it == file_of_.end()) return;
-  const uint64_t f = it->second;
-  file_of_.erase(it);
+  auto it = desc_.find(vid);
+  if (it == desc_.end()) return;
+  const uint64_t f = it->second.file;
+  desc_.erase(it);
   pending_ += journal_gone(vid);
   // (its file may go before the gone record is written: a description gone is as good)
   uncount_locked(f);
@@ -85,15 +87,15 @@ void LeaseJournalWriter::gone(uint64_t vid) {
   if (!t_defer) flush_locked();
 }
 
-void LeaseJournalWriter::gone_now(uint64_t vid) {
+bool LeaseJournalWriter::gone_now(uint64_t vid) {
   std::lock_guard lk(mu_);
   gone_locked(vid);
-  flush_locked();
+  return flush_locked();
 }
 
 void LeaseJournalWriter::keep_for_client(uint64_t vid) {
   std::lock_guard lk(mu_);
-  if (file_of_.count(vid)) kept_.insert(vid);
+  if (desc_.count(vid)) kept_.insert(vid);
 }
 
 bool LeaseJournalWriter::flush() {
@@ -106,9 +108,11 @@ bool LeaseJournalWriter::begin_file_locked() {
   int fd =
       ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return false;
-  // Its space, so that the records of versions leased already find room in a full staging.
-  int rc = ::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(kRotateBytes + kSlackBytes));
-  if (rc != 0 && errno != EOPNOTSUPP) {
+  // Its space, so that the records of versions leased already find room in a full staging
+  // (where the file system can reserve it).
+  if (::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(kRotateBytes + kSlackBytes)) !=
+          0 &&
+      errno != EOPNOTSUPP && errno != ENOSYS) {
     ::close(fd);
     ::unlink(path.c_str());
     return false;
@@ -119,19 +123,7 @@ bool LeaseJournalWriter::begin_file_locked() {
   return true;
 }
 
-bool LeaseJournalWriter::flush_locked() {
-  if (pending_.empty()) return !failed_;
-  if (fd_ < 0 && !begin_file_locked()) {
-    int err = errno;
-    if (!failed_)
-      LOG_ERROR(
-          "cannot create %s/%s (%s): leased versions are described in memory only "
-          "until it can be (a crash meanwhile leaves their clients to write their real "
-          "paths); no more leases. Fix: free space in the staging directory",
-          dir_.c_str(), journal_file_name(no_).c_str(), strerror(err));
-    failed_ = true;
-    return false;
-  }
+bool LeaseJournalWriter::write_pending_locked() {
   // (a test's staging directory full: nothing written)
   const bool refused = test_hooks().fail_journal_write && test_hooks().fail_journal_write();
   size_t done = 0;
@@ -142,44 +134,72 @@ bool LeaseJournalWriter::flush_locked() {
     done += static_cast<size_t>(w);
   }
   if (refused) errno = ENOSPC;
-  if (refused || done < pending_.size()) {
-    int err = errno ? errno : ENOSPC;
-    // Nothing of it counts: a record cut short here would swallow the next write's.
-    if (done > 0 && ::ftruncate(fd_, static_cast<off_t>(size_)) != 0)
-      LOG_ERROR("cannot cut %s/%s back after a short write: %s", dir_.c_str(),
-                journal_file_name(no_).c_str(), strerror(errno));
+  if (!refused && done == pending_.size()) return true;
+  int err = errno ? errno : ENOSPC;
+  // Nothing of it counts: a record cut short here would swallow the next write's.
+  if (done > 0 && ::ftruncate(fd_, static_cast<off_t>(size_)) != 0)
+    LOG_ERROR("cannot cut %s/%s back after a short write: %s", dir_.c_str(),
+              journal_file_name(no_).c_str(), strerror(errno));
+  if (!failed_)
+    LOG_ERROR(
+        "cannot write %s/%s (%s): leased versions are described in memory only until it "
+        "can be (a crash meanwhile leaves their clients to write their real paths); no new "
+        "leases. Fix: free space in the staging directory",
+        dir_.c_str(), journal_file_name(no_).c_str(), strerror(err));
+  failed_ = true;
+  return false;
+}
+
+bool LeaseJournalWriter::flush_locked() {
+  if (pending_.empty()) return true;
+  if (fd_ < 0 && !begin_file_locked()) {
+    int err = errno;
     if (!failed_)
       LOG_ERROR(
-          "cannot write %s/%s (%s): no more leases, and a session whose reply needs it "
-          "ends (its client sends them again or writes its files to their real paths). "
-          "Fix: free space in "
-          "the staging directory",
+          "cannot create %s/%s (%s): leased versions are described in memory only until it "
+          "can be (a crash meanwhile leaves their clients to write their real paths); no new "
+          "leases. Fix: free space in the staging directory",
           dir_.c_str(), journal_file_name(no_).c_str(), strerror(err));
     failed_ = true;
     return false;
   }
+  if (!write_pending_locked()) return false;
   if (failed_) LOG_INFO("%s written again: leases are handed out again", dir_.c_str());
   failed_ = false;
   size_ += pending_.size();
   pending_.clear();
   for (uint64_t f : moved_from_) uncount_locked(f);
   moved_from_.clear();
-  if (size_ >= kRotateBytes) {
-    // A new file; while it cannot be reserved this one goes on into its slack.
-    const int old = fd_;
-    ++no_;
-    if (begin_file_locked()) {
-      ::close(old);
-      reserved_ = true;
-      prune_kept_locked();
-      release_old_locked();
-    } else {
-      --no_;
-      fd_ = old;
-      reserved_ = size_ < kRotateBytes + kSlackBytes / 2;
-    }
+  // (and only when what still counts takes at most half of it: a new file holding more
+  // would be begun again at once)
+  size_t counted = 0;
+  if (size_ >= kRotateBytes)
+    for (const auto& [vid, d] : desc_) counted += journal_description(vid, d.text).size();
+  if (size_ < kRotateBytes || counted * 2 > size_) return true;
+  // A new file, holding what still counts in the older ones; while it cannot be begun
+  // (reserved) this one goes on into its slack.
+  const int old = fd_;
+  ++no_;
+  if (!begin_file_locked()) {
+    --no_;
+    reserved_ = size_ < kRotateBytes + kSlackBytes / 2;
+    return true;
   }
-  return true;
+  ::close(old);
+  reserved_ = true;
+  prune_kept_locked();
+  copy_forward_locked();
+  return flush_locked();
+}
+
+void LeaseJournalWriter::copy_forward_locked() {
+  for (auto& [vid, d] : desc_) {
+    if (d.file == no_) continue;
+    pending_ += journal_description(vid, d.text);
+    moved_from_.push_back(d.file);
+    d.file = no_;
+    ++live_[no_];
+  }
 }
 
 void LeaseJournalWriter::uncount_locked(uint64_t file) {
@@ -209,12 +229,12 @@ void LeaseJournalWriter::release_old_locked() {
 bool LeaseJournalWriter::remove_if_unused() {
   std::lock_guard lk(mu_);
   flush_locked();
-  for (auto it = file_of_.begin(); it != file_of_.end();) {
+  for (auto it = desc_.begin(); it != desc_.end();) {
     struct stat st;
     const std::string data = dir_ + "/v" + std::to_string(it->first) + ".data";
-    it = lstat(data.c_str(), &st) != 0 ? file_of_.erase(it) : std::next(it);
+    it = lstat(data.c_str(), &st) != 0 ? desc_.erase(it) : std::next(it);
   }
-  if (!file_of_.empty() || dir_.empty()) return false;
+  if (!desc_.empty() || dir_.empty()) return false;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   for (const auto& [no, count] : live_)

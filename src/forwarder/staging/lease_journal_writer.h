@@ -5,26 +5,28 @@
 //
 // When a record must be on file: before anybody relies on it. A session thread defers
 // its records (defer_on_this_thread) and flushes them before it sends replies
-// (client_session.cc: a failed flush ends the connection instead of replying), so one
-// write carries everything the requests it found queued made; the committer defers
-// across a batch (Batch); any other thread writes at once, and so does gone_now (a
-// dropped version, whose data file a recovery must not find described). A committed
-// version's gone record may wait: a recovery that finds it described with its data file
-// still there (kept State::retire_grace for readers) is told by the store that it was
-// committed (recovery.cc, committed_already).
+// (client_session.cc), so one write carries everything the requests it found queued
+// made; the committer defers across a batch (Batch); any other thread writes at once, and
+// so does gone_now (a dropped version, whose data file a recovery must not find
+// described). A committed version's gone record may wait: a recovery that finds it
+// described with its data file still there (kept State::retire_grace for readers) is
+// told by the store that it was committed (recovery.cc, committed_already).
 //
-// Space: each journal file is reserved (fallocate) to kRotateBytes + kSlackBytes when it
-// is made, so that the descriptions of versions already leased are written even when
-// staging fills up; a new file is begun once the current one passed kRotateBytes, and
-// while it cannot be reserved the current one goes on into its slack and no new lease is
-// handed out (writable()). A failed write is logged once and leaves its records pending.
+// A write that fails keeps its records pending (every later flush tries again) and is
+// logged once; replies go out all the same, as they did when a .meta could not be
+// rewritten, and no new lease is handed out (writable()) until a write succeeds. Against
+// a full staging directory each file is reserved (fallocate, where the file system can)
+// to kRotateBytes + kSlackBytes when it is begun; while the next file cannot be reserved
+// the current one goes on into its slack and no new lease is handed out.
 //
-// Files: journal.<n> in the session directory. The oldest go while none of their vids'
-// last description is in them (in order: a gone record in a newer file must not outlive
-// the description it cancels), counted only once the record that moved a vid elsewhere is
-// written. A vid kept for its client (keep_for_client: a lease whose version was refused)
-// stops pinning its file once its data file is gone (looked at when a file is begun). At
-// exit the files this writer made go when nothing in them counts any more; files of an
+// Files: journal.<n> in the session directory. When a new one is begun, the descriptions
+// that still count in older files are copied into it, so the older ones go once that
+// copy is written (at most two files: a version open for long, or one kept for its
+// client, pins nothing); before that, a vid kept for its client (keep_for_client: a lease
+// whose version was refused) whose data file is gone is dropped. A file is removed only
+// after the records that moved its descriptions elsewhere are written, and oldest first
+// (a gone record in a newer file must not outlive the description it cancels). At exit
+// the files this writer made go when nothing in them counts any more; files of an
 // earlier forwarder that its recovery could not take in stay.
 //
 // Thread safe.
@@ -54,20 +56,22 @@ class LeaseJournalWriter {
   // The session directory; this writer's file numbers start above any journal file there
   // (a recovery takes those in and removes them: recovery.cc).
   void set_dir(const std::string& dir);
-  // vid's description now is text (a .meta's, or wire::kLeaseMeta). False when the
-  // journal cannot be written (then nothing is recorded).
+  // vid's description now is text (a .meta's, or wire::kLeaseMeta). False when the text
+  // cannot be a description (empty, longer than a page) or the journal has no directory;
+  // a record that cannot be written yet stays pending (writable() says so).
   bool record(uint64_t vid, std::string_view text);
   // vid is gone (committed, its lease unused): its description no longer counts. Nothing
   // for a vid never recorded.
   void gone(uint64_t vid);
-  // The same, written at once whatever this thread defers (a dropped version).
-  void gone_now(uint64_t vid);
+  // The same, written at once whatever this thread defers (a dropped version). False
+  // when it could not be written (the caller removes the data file at once instead).
+  bool gone_now(uint64_t vid);
   // vid's last description stays, for its client, until its data file is gone.
   void keep_for_client(uint64_t vid);
-  // Writes the records made so far. False when they cannot be written.
+  // Writes the records made so far. False when they cannot be written (they stay pending).
   bool flush();
-  // Whether a new lease may be described: the last write did not fail and the current
-  // file has its reserve.
+  // Whether a new lease may be handed out: nothing is pending after a failed write and
+  // the current file has its reserve.
   bool writable() const;
   // At the forwarder's exit (see above). True when this writer's files are gone.
   bool remove_if_unused();
@@ -90,7 +94,9 @@ class LeaseJournalWriter {
 
  private:
   bool flush_locked();
+  bool write_pending_locked();
   bool begin_file_locked();
+  void copy_forward_locked();
   void gone_locked(uint64_t vid);
   void uncount_locked(uint64_t file);
   void release_old_locked();
@@ -105,9 +111,13 @@ class LeaseJournalWriter {
   std::string pending_;               // records not written yet
   std::vector<uint64_t> moved_from_;  // files to uncount once pending_ is written
   bool failed_ = false;
-  std::unordered_map<uint64_t, uint64_t> file_of_;  // vid -> file of its last description
-  std::map<uint64_t, size_t> live_;                 // file -> vids described last there
-  std::set<uint64_t> kept_;                         // keep_for_client
+  struct Described {
+    uint64_t file;     // where its last description is (or is about to be written)
+    std::string text;  // that description (copied forward into a new file)
+  };
+  std::unordered_map<uint64_t, Described> desc_;  // the vids whose description counts
+  std::map<uint64_t, size_t> live_;               // file -> vids described last there
+  std::set<uint64_t> kept_;                       // keep_for_client
 };
 
 }  // namespace ckptfwd::fwd

@@ -189,11 +189,12 @@ void State::forget(uint64_t vid) {
   if (it == versions.end()) return;
   // A dropped version's description goes at once (a recovery must not commit it again);
   // a committed one's with its batch (lease_journal_writer.h).
+  bool retire = retire_grace.count() > 0;
   if (it->second.journaled) {
-    if (it->second.dropped)
-      journal.gone_now(vid);
-    else
+    if (!it->second.dropped)
       journal.gone(vid);
+    else if (!journal.gone_now(vid))
+      retire = false;  // described still: its data file goes at once
   }
   if (!it->second.pending_store.empty()) pending.settled(it->second.pending_store, vid);
   if (auto c = closed_by_pid.find(it->second.closer_pid); c != closed_by_pid.end()) {
@@ -202,7 +203,7 @@ void State::forget(uint64_t vid) {
   }
   for (const std::string& f : it->second.ext_files) unlink((dir_ + "/" + f).c_str());
   for (const std::string& f : it->second.hint_files) unlink((dir_ + "/" + f).c_str());
-  if (retire_grace.count() > 0) {
+  if (retire) {
     remove_staged("", it->second.meta_path);
     retired_.push_back({Clock::now() + retire_grace, it->second.data_path});
     work_cv.notify_all();  // the batcher thread purges

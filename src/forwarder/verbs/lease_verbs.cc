@@ -68,6 +68,19 @@ void Service::hand_over_lease(ClientCtx& cl, Reply& r) {
   cl.leases.push_back(std::exchange(cl.lease_made, {}));
 }
 
+void Service::withdraw_lease(ClientCtx& cl, Reply& r) {
+  wire::Lease l;
+  if (r.size() < 2 || r[0] != wire::kOk || !wire::parse_lease(r.back().c_str(), l)) return;
+  r.pop_back();
+  for (auto it = cl.leases.begin(); it != cl.leases.end(); ++it)
+    if (it->vid == l.vid) {
+      cl.leases.erase(it);
+      break;
+    }
+  ::unlink(staged_data_path(c_.session_dir, l.vid).c_str());
+  c_.state.journal.gone(l.vid);
+}
+
 void Service::drop_leases(ClientCtx& cl) {
   // Never used: no OPEN came for them on this connection, which is over.
   cl.leases.push_back(std::exchange(cl.lease_made, {}));

@@ -79,9 +79,11 @@ class Service : public LoopChores, public group::PeerHandler {
   // whose last writer closed, unless a version of one was opened for writing since).
   void after_reply(ClientCtx& cl);
   // Before replies go out on a session thread (which defers its journal records,
-  // lease_journal_writer.h): what they rely on is written. False when it cannot be: the
-  // replies must not go out.
+  // lease_journal_writer.h): what they rely on is written. False when it could not be.
   bool before_replies() { return c_.state.journal.flush(); }
+  // A lease r would hand over taken out of it and dropped (its "lease" could not be
+  // written: lease_journal_writer.h).
+  void withdraw_lease(ClientCtx& cl, Reply& r);
 
   // shared: OPEN ... "shared" (protocol.h): the version is partial.
   Reply open(ClientCtx& cl, const std::string& path, int flags, unsigned mode, bool shared = false);
