@@ -55,9 +55,11 @@ bool LeaseJournalWriter::record(uint64_t vid, std::string_view text) {
   // write, never between a record and its write). The file it leaves is uncounted only
   // once this record is written: until then its description there is the one that counts.
   auto [it, fresh] = desc_.try_emplace(vid, Described{no_, std::string(text)});
+  counted_ += text.size() + kRecordHead;
   if (fresh) {
     ++live_[no_];
   } else {
+    counted_ -= it->second.text.size() + kRecordHead;
     if (it->second.file != no_) {
       moved_from_.push_back(it->second.file);
       it->second.file = no_;
@@ -75,6 +77,7 @@ void LeaseJournalWriter::gone_locked(uint64_t vid) {
   auto it = desc_.find(vid);
   if (it == desc_.end()) return;
   const uint64_t f = it->second.file;
+  counted_ -= it->second.text.size() + kRecordHead;
   desc_.erase(it);
   pending_ += journal_gone(vid);
   // (its file may go before the gone record is written: a description gone is as good)
@@ -172,10 +175,7 @@ bool LeaseJournalWriter::flush_locked() {
   moved_from_.clear();
   // (and only when what still counts takes at most half of it: a new file holding more
   // would be begun again at once)
-  size_t counted = 0;
-  if (size_ >= kRotateBytes)
-    for (const auto& [vid, d] : desc_) counted += journal_description(vid, d.text).size();
-  if (size_ < kRotateBytes || counted * 2 > size_) return true;
+  if (size_ < kRotateBytes || counted_ * 2 > size_) return true;
   // A new file, holding what still counts in the older ones; while it cannot be begun
   // (reserved) this one goes on into its slack.
   const int old = fd_;
@@ -232,7 +232,12 @@ bool LeaseJournalWriter::remove_if_unused() {
   for (auto it = desc_.begin(); it != desc_.end();) {
     struct stat st;
     const std::string data = dir_ + "/v" + std::to_string(it->first) + ".data";
-    it = lstat(data.c_str(), &st) != 0 ? desc_.erase(it) : std::next(it);
+    if (lstat(data.c_str(), &st) == 0) {
+      ++it;
+      continue;
+    }
+    counted_ -= it->second.text.size() + kRecordHead;
+    it = desc_.erase(it);
   }
   if (!desc_.empty() || dir_.empty()) return false;
   if (fd_ >= 0) ::close(fd_);

@@ -116,8 +116,12 @@ class LeaseJournalWriter {
     std::string text;  // that description (copied forward into a new file)
   };
   std::unordered_map<uint64_t, Described> desc_;  // the vids whose description counts
-  std::map<uint64_t, size_t> live_;               // file -> vids described last there
-  std::set<uint64_t> kept_;                       // keep_for_client
+  // Their descriptions' bytes as records, about (kRecordHead for "M <vid> <len>\n"): what
+  // a new file would begin with.
+  static constexpr size_t kRecordHead = 32;
+  size_t counted_ = 0;
+  std::map<uint64_t, size_t> live_;  // file -> vids described last there
+  std::set<uint64_t> kept_;          // keep_for_client
 };
 
 }  // namespace ckptfwd::fwd
