@@ -85,6 +85,12 @@ class LeaseTest : public ForwarderTest {
     return lease_of(closed);
   }
 
+  // The OPEN field that uses lease l ("lease=<vid>").
+  static std::string use_of(const wire::Lease& l) {
+    char use[48];
+    return wire::format_lease_use(l.vid, use, sizeof(use)) ? use : "";
+  }
+
   const std::string trunc_ = std::to_string(O_WRONLY | O_CREAT | O_TRUNC);
 };
 
@@ -103,8 +109,7 @@ TEST_F(LeaseTest, ACloseHandsALeaseAndALeasedOpenMakesTheVersionInItsFile) {
 
   const std::string path = data_ + "/leased.bin";
   ASSERT_TRUE(claim(l, path));
-  char use[48];
-  ASSERT_TRUE(wire::format_lease_use(l.vid, use, sizeof(use)));
+  const std::string use = use_of(l);
   ASSERT_TRUE(c->send({"OPEN", path, trunc_, "644", use}));
   append(staged(l.vid), "written before the OPEN was answered");  // as the application does
   auto opened = c->receive();
@@ -143,8 +148,7 @@ TEST_F(LeaseTest, RepliesToRequestsQueuedTogetherGoOutInOneWrite) {
   };
   const std::string path = data_ + "/together.bin";
   ASSERT_TRUE(claim(l, path));
-  char use[48];
-  ASSERT_TRUE(wire::format_lease_use(l.vid, use, sizeof(use)));
+  const std::string use = use_of(l);
   const std::string vid = std::to_string(l.vid);
   ASSERT_TRUE(c->send_together({{"OPEN", path, trunc_, "644", use}, {"CLOSE", vid, "0"}}));
   auto opened = c->receive();
@@ -165,8 +169,7 @@ TEST_F(LeaseTest, ACloseTheJournalCannotTakeYetIsAnsweredWithoutANewLease) {
   ASSERT_NE(l.vid, 0u);
   const std::string path = data_ + "/full.bin";
   ASSERT_TRUE(claim(l, path));
-  char use[48];
-  ASSERT_TRUE(wire::format_lease_use(l.vid, use, sizeof(use)));
+  const std::string use = use_of(l);
   std::atomic<bool> full{true};
   test_hooks().fail_journal_write = [&] { return full.load(); };
   const std::string vid = std::to_string(l.vid);
@@ -205,8 +208,7 @@ TEST_F(LeaseTest, ALeaseOfAnotherConnectionIsRefusedAndItsCloseFindsNoVersion) {
   auto thief = leasing_client();
   const std::string path = data_ + "/stolen.bin";
   ASSERT_TRUE(claim(l, path));
-  char use[48];
-  ASSERT_TRUE(wire::format_lease_use(l.vid, use, sizeof(use)));
+  const std::string use = use_of(l);
   auto r = thief->call({"OPEN", path, trunc_, "644", use});
   ASSERT_EQ(r[0], "ERR");
   EXPECT_EQ(r[1], std::to_string(EINVAL));
@@ -256,8 +258,7 @@ TEST_F(LeaseTest, AnotherSessionsRequestWaitsForALeasedOpenSentBeforeIt) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
   };
   ASSERT_TRUE(claim(l, path));
-  char use[48];
-  ASSERT_TRUE(wire::format_lease_use(l.vid, use, sizeof(use)));
+  const std::string use = use_of(l);
   ASSERT_TRUE(writer->send({"OPEN", path, trunc_, "644", use}));
   auto reader = client();
   auto st = reader->call({"STAT", path});
@@ -375,8 +376,7 @@ TEST_F(LeaseTest, AnOpenBetweenALeasedClaimAndItsOpenJoinsIt) {
     other = c->call({"OPEN", path, trunc_, "644"});
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // (it waits meanwhile)
-  char use[48];
-  ASSERT_TRUE(wire::format_lease_use(l.vid, use, sizeof(use)));
+  const std::string use = use_of(l);
   auto r = leaser->call({"OPEN", path, trunc_, "644", use});
   t.join();
   ASSERT_EQ(r[0], "OK");

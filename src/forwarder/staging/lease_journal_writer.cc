@@ -143,29 +143,23 @@ bool LeaseJournalWriter::write_pending_locked() {
   if (done > 0 && ::ftruncate(fd_, static_cast<off_t>(size_)) != 0)
     LOG_ERROR("cannot cut %s/%s back after a short write: %s", dir_.c_str(),
               journal_file_name(no_).c_str(), strerror(errno));
+  return failed_locked("write", err);
+}
+
+bool LeaseJournalWriter::failed_locked(const char* what, int err) {
   if (!failed_)
     LOG_ERROR(
-        "cannot write %s/%s (%s): leased versions are described in memory only until it "
-        "can be (a crash meanwhile leaves their clients to write their real paths); no new "
+        "cannot %s %s/%s (%s): leased versions are described in memory only until it can "
+        "be (a crash meanwhile leaves their clients to write their real paths); no new "
         "leases. Fix: free space in the staging directory",
-        dir_.c_str(), journal_file_name(no_).c_str(), strerror(err));
+        what, dir_.c_str(), journal_file_name(no_).c_str(), strerror(err));
   failed_ = true;
   return false;
 }
 
 bool LeaseJournalWriter::flush_locked() {
   if (pending_.empty()) return true;
-  if (fd_ < 0 && !begin_file_locked()) {
-    int err = errno;
-    if (!failed_)
-      LOG_ERROR(
-          "cannot create %s/%s (%s): leased versions are described in memory only until it "
-          "can be (a crash meanwhile leaves their clients to write their real paths); no new "
-          "leases. Fix: free space in the staging directory",
-          dir_.c_str(), journal_file_name(no_).c_str(), strerror(err));
-    failed_ = true;
-    return false;
-  }
+  if (fd_ < 0 && !begin_file_locked()) return failed_locked("create", errno);
   if (!write_pending_locked()) return false;
   if (failed_) LOG_INFO("%s written again: leases are handed out again", dir_.c_str());
   failed_ = false;

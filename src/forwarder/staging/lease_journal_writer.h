@@ -95,6 +95,8 @@ class LeaseJournalWriter {
  private:
   bool flush_locked();
   bool write_pending_locked();
+  // Logs (once) that the journal could not be made to `what` (create, write): false.
+  bool failed_locked(const char* what, int err);
   bool begin_file_locked();
   void copy_forward_locked();
   void gone_locked(uint64_t vid);
