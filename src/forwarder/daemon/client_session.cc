@@ -37,7 +37,8 @@ class HeldReplies {
   bool full() const { return replies_.size() == kMax; }
   // Whether r goes in behind the others (else: larger than what is left of a frame).
   bool fits(const Reply& r) const {
-    return r.size() <= wire::kMaxFields && bytes_ + encoded_size(r) <= buf_.size();
+    // (wire::encode wants a byte beyond the payload)
+    return r.size() <= wire::kMaxFields && bytes_ + encoded_size(r) + 1 <= buf_.size();
   }
   void add(Reply r) {
     bytes_ += encoded_size(r);
@@ -148,6 +149,7 @@ void serve_client(Service& svc, int fd, uint64_t client_id, long peer_pid, int s
         for (Reply& h : held.replies()) svc.withdraw_lease(cl, h);
         if (also) svc.withdraw_lease(cl, *also);
       }
+      cl.leases_unsent.clear();
       return held.flush(fd);
     };
     bool sent = true;

@@ -169,7 +169,10 @@ bool LeaseJournalWriter::flush_locked() {
   moved_from_.clear();
   // (and only when what still counts takes at most half of it: a new file holding more
   // would be begun again at once)
-  if (size_ < kRotateBytes || counted_ * 2 > size_) return true;
+  if (size_ < kRotateBytes || counted_ * 2 > size_) {
+    reserved_ = size_ < kRotateBytes + kSlackBytes / 2;  // (past it: growing unreserved)
+    return true;
+  }
   // A new file, holding what still counts in the older ones; while it cannot be begun
   // (reserved) this one goes on into its slack.
   const int old = fd_;
@@ -183,7 +186,11 @@ bool LeaseJournalWriter::flush_locked() {
   reserved_ = true;
   prune_kept_locked();
   copy_forward_locked();
-  return flush_locked();
+  release_old_locked();
+  // What the caller made is written; the copies, when they cannot be, leave the older
+  // files counted as they are (and the journal marked failed).
+  flush_locked();
+  return true;
 }
 
 void LeaseJournalWriter::copy_forward_locked() {

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -65,12 +66,17 @@ void Service::hand_over_lease(ClientCtx& cl, Reply& r) {
   char field[96];
   if (!wire::format_lease(l, field, sizeof(field))) return;
   r.emplace_back(field);
+  cl.leases_unsent.push_back(l.vid);
   cl.leases.push_back(std::exchange(cl.lease_made, {}));
 }
 
 void Service::withdraw_lease(ClientCtx& cl, Reply& r) {
   wire::Lease l;
   if (r.size() < 2 || r[0] != wire::kOk || !wire::parse_lease(r.back().c_str(), l)) return;
+  // (a LIST's last name may look like a lease)
+  auto unsent = std::find(cl.leases_unsent.begin(), cl.leases_unsent.end(), l.vid);
+  if (unsent == cl.leases_unsent.end()) return;
+  cl.leases_unsent.erase(unsent);
   r.pop_back();
   for (auto it = cl.leases.begin(); it != cl.leases.end(); ++it)
     if (it->vid == l.vid) {

@@ -48,6 +48,8 @@ struct ClientCtx {
   int fd = -1;
   LeaseFiles lease_made;
   std::vector<LeaseFiles> leases;  // handed over, not used yet (oldest first)
+  // The vids of leases put into replies not sent yet (withdraw_lease takes only those).
+  std::vector<uint64_t> leases_unsent;
   bool lease_due = false;
   bool wants_leases = false;  // HELLO pid rank "lease=": the library opens on leases
   // Its entry among the sessions that pipeline (set with its first lease).
@@ -81,8 +83,8 @@ class Service : public LoopChores, public group::PeerHandler {
   // Before replies go out on a session thread (which defers its journal records,
   // lease_journal_writer.h): what they rely on is written. False when it could not be.
   bool before_replies() { return c_.state.journal.flush(); }
-  // A lease r would hand over taken out of it and dropped (its "lease" could not be
-  // written: lease_journal_writer.h).
+  // A lease r would hand over (one of cl.leases_unsent) taken out of it and dropped: its
+  // "lease" could not be written (lease_journal_writer.h).
   void withdraw_lease(ClientCtx& cl, Reply& r);
 
   // shared: OPEN ... "shared" (protocol.h): the version is partial.
