@@ -11,6 +11,7 @@
 
 #include "common/lease_journal.h"
 #include "forwarder/util/log.h"
+#include "forwarder/util/store_paths.h"
 #include "forwarder/util/test_hooks.h"
 
 namespace ckptfwd::fwd {
@@ -203,6 +204,11 @@ void LeaseJournalWriter::copy_forward_locked() {
   }
 }
 
+bool LeaseJournalWriter::data_gone(uint64_t vid) const {
+  struct stat st;
+  return lstat(staged_data_path(dir_, vid).c_str(), &st) != 0;
+}
+
 void LeaseJournalWriter::uncount_locked(uint64_t file) {
   auto it = live_.find(file);
   if (it != live_.end() && it->second > 0 && --it->second == 0) release_old_locked();
@@ -210,11 +216,9 @@ void LeaseJournalWriter::uncount_locked(uint64_t file) {
 
 void LeaseJournalWriter::prune_kept_locked() {
   for (auto it = kept_.begin(); it != kept_.end();) {
-    struct stat st;
-    const std::string data = dir_ + "/v" + std::to_string(*it) + ".data";
     const uint64_t vid = *it;
     ++it;
-    if (lstat(data.c_str(), &st) != 0) gone_locked(vid);  // its client took it away
+    if (data_gone(vid)) gone_locked(vid);  // its client took it away
   }
 }
 
@@ -231,9 +235,7 @@ bool LeaseJournalWriter::remove_if_unused() {
   std::lock_guard lk(mu_);
   flush_locked();
   for (auto it = desc_.begin(); it != desc_.end();) {
-    struct stat st;
-    const std::string data = dir_ + "/v" + std::to_string(it->first) + ".data";
-    if (lstat(data.c_str(), &st) == 0) {
+    if (!data_gone(it->first)) {
       ++it;
       continue;
     }

@@ -103,6 +103,8 @@ class LeaseJournalWriter {
   void uncount_locked(uint64_t file);
   void release_old_locked();
   void prune_kept_locked();
+  // Whether vid's staged data file (v<vid>.data) is gone.
+  bool data_gone(uint64_t vid) const;
   mutable std::mutex mu_;
   std::string dir_;
   int fd_ = -1;
