@@ -51,7 +51,7 @@ cleanup() {
   rm -rf "$SHM"
 }
 trap cleanup EXIT
-PATTERNS=$("$BP" --list | cut -f1)
+PATTERNS=${BENCH_PATTERNS:-$("$BP" --list | cut -f1)}
 mkdir -p "$SHM/tmpfs" "$WORK/disk" "$WORK/running" "$WORK/started"
 export CKPTFWD_LOG=$WORK/ckptfwd.log
 

@@ -35,7 +35,7 @@ uint64_t hash_mapped(const MappedFile& m, const Extents& ranges) {
 
 uint64_t restored_hash(const MergePlan& plan, size_t i, uint64_t size, bool overlay,
                        const std::map<uint32_t, std::vector<uint8_t>>& lossy,
-                       const WalkedPiece& done) {
+                       const WalkedPiece& done, const PieceReady& ready) {
   ContentHashStream h;
   if (!h.ok()) throw std::bad_alloc();
   auto hole = [&](uint64_t len) {
@@ -56,6 +56,7 @@ uint64_t restored_hash(const MergePlan& plan, size_t i, uint64_t size, bool over
       constexpr uint64_t kWindow = 8 << 20;
       for (uint64_t o = 0; o < n; o += kWindow) {
         const uint64_t w = std::min(kWindow, n - o);
+        if (ready) ready(r.stream, stream_off, w);
         populate_for_read(p + o, w);
         h.update(p + o, w);
         if (done) done(r.stream, stream_off, p + o, w);

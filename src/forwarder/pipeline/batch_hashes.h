@@ -30,11 +30,14 @@ uint64_t hash_mapped(const MappedFile& m, const Extents& ranges);
 // overlay's hash covers its ranges only (FileEntry.hash). Bytes of a lossy stream come
 // from `lossy` (what its chunks decode to). done(stream, off, p, n): called after each
 // piece of stream bytes is hashed ([off, off+n) of that stream, at p), at most 8 MiB each.
+// ready(stream, off, n): called before each such piece is read (it may wait, or throw to
+// stop the walk).
 using WalkedPiece =
     std::function<void(uint32_t stream, uint64_t off, const uint8_t* p, uint64_t n)>;
+using PieceReady = std::function<void(uint32_t stream, uint64_t off, uint64_t n)>;
 uint64_t restored_hash(const MergePlan& plan, size_t i, uint64_t size, bool overlay,
                        const std::map<uint32_t, std::vector<uint8_t>>& lossy,
-                       const WalkedPiece& done = {});
+                       const WalkedPiece& done = {}, const PieceReady& ready = {});
 
 // A file holding bytes of a lossy stream restores to other bytes than it was written
 // with: its hash (FileEntry.hash, checked by every restore) becomes the hash of what a

@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <new>
+#include <stdexcept>
+#include <utility>
 
 #include "forwarder/pipeline/batch_hashes.h"
 #include "forwarder/pipeline/recheck_gate.h"
@@ -10,15 +12,20 @@
 
 namespace ckptfwd::fwd {
 
-bool rehash_in_place(const MergePlan& plan, const std::vector<ChunkSpan>& chunks,
-                     const std::vector<uint64_t>& encoded_hashes, const std::vector<char>& recheck,
-                     const std::vector<InPlaceFile>& files, std::vector<uint64_t>& file_hashes,
-                     WorkerPool& pool,
-                     const std::function<void(const uint8_t*, uint64_t)>& release) {
+std::vector<RecheckGate::StreamChunks> stream_chunks(const MergePlan& plan,
+                                                     const std::vector<ChunkSpan>& chunks) {
   std::vector<RecheckGate::StreamChunks> cuts(plan.streams.size());
   for (size_t j = chunks.size(); j-- > 0;)
     if (chunks[j].off == 0) cuts[chunks[j].stream] = {j, chunks[j].len};
-  RecheckGate gate(std::move(cuts), chunks.size());
+  return cuts;
+}
+
+bool rehash_in_place(const MergePlan& plan, const std::vector<ChunkSpan>& chunks,
+                     const std::vector<uint64_t>& encoded_hashes, const std::vector<char>& recheck,
+                     const std::vector<InPlaceFile>& files, std::vector<uint64_t>& file_hashes,
+                     WorkerPool& pool, const std::function<void(const uint8_t*, uint64_t)>& release,
+                     EncodeFront* front, const std::function<void()>& first_walk) {
+  RecheckGate gate(stream_chunks(plan, chunks), chunks.size());
   for (const InPlaceFile& f : files)
     for (const FileRange& r : plan.ranges[f.index]) gate.expect(r.stream, r.stream_off, r.len);
   std::atomic<bool> differs{false};
@@ -34,22 +41,36 @@ bool rehash_in_place(const MergePlan& plan, const std::vector<ChunkSpan>& chunks
                                                   });
     if (h.digest() != encoded_hashes[j]) differs = true;
   };
-  // The chunks no walk reads (bytes of other files in a stream with in-place bytes).
+  // The chunks no walk reads (bytes of other files in a stream with in-place bytes): once
+  // encoded (before the last chunk's encoding, only those of streams the walks finished).
   std::vector<size_t> unwalked;
   for (size_t j = 0; j < chunks.size(); ++j)
     if (recheck[chunks[j].stream] && gate.open(j)) unwalked.push_back(j);
+  std::atomic<bool> first{true};
+  auto ready = [&](uint32_t s, uint64_t off, uint64_t n) {
+    if (front && !front->wait(s, off, n)) throw std::runtime_error("the batch's encoding stopped");
+    if (first.exchange(false) && first_walk) first_walk();
+  };
   TaskGroup rechecks(pool);  // outlives the walks, which add to it
   {
     TaskGroup walks(pool);
-    for (const InPlaceFile& f : files)
-      walks.run([&, f] {
-        file_hashes[f.index] = restored_hash(
-            plan, f.index, f.size, f.overlay, {},
-            [&](uint32_t s, uint64_t off, const uint8_t* p, uint64_t n) {
-              release(p, n);
-              gate.passed(s, off, n, [&](size_t j) { rechecks.run([&, j] { recheck_chunk(j); }); });
-            });
-      });
+    auto walk = [&](const InPlaceFile& f) {
+      file_hashes[f.index] = restored_hash(
+          plan, f.index, f.size, f.overlay, {},
+          [&](uint32_t s, uint64_t off, const uint8_t* p, uint64_t n) {
+            release(p, n);
+            gate.passed(s, off, n, [&](size_t j) { rechecks.run([&, j] { recheck_chunk(j); }); });
+          },
+          ready);
+    };
+    size_t i = 0;
+    // Behind the encoders, on this thread: a walk waiting for a chunk never holds a worker
+    // the chunk's encoding needs.
+    for (; front && i < files.size() && !front->all_encoded(); ++i) walk(files[i]);
+    if (i < files.size() && first.exchange(false) && first_walk)
+      first_walk();  // (before workers walk)
+    for (; i < files.size(); ++i) walks.run([&, f = files[i]] { walk(f); });
+    if (front && !front->wait_all()) throw std::runtime_error("the batch's encoding stopped");
     for (size_t j : unwalked) rechecks.run([&, j] { recheck_chunk(j); });
     walks.wait();
   }

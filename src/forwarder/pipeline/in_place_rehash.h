@@ -6,13 +6,19 @@
 // through a mapping, which the pipeline's maps check makes unlikely).
 //
 // The file hash is one serial walk a file; a chunk's second hash runs as soon as the walks
-// have passed its bytes (recheck_gate.h), on the workers the walks leave idle.
+// have passed its bytes (recheck_gate.h), on the workers the walks leave idle. Given the
+// encoders' front (encode_front.h), the checks may begin before the last chunk is
+// encoded: the files are walked one after the other on the calling thread, each piece once
+// its chunks are encoded, and once every chunk is, the files left are walked on the
+// workers at once.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <vector>
 
+#include "forwarder/pipeline/encode_front.h"
 #include "forwarder/pipeline/merge_plan.h"
+#include "forwarder/pipeline/recheck_gate.h"
 #include "forwarder/util/worker_pool.h"
 
 namespace ckptfwd::fwd {
@@ -33,11 +39,18 @@ struct InPlaceFile {
 // Fills file_hashes[f.index] for each of files, and hashes again every chunk of a stream
 // with recheck[stream] set. True when each of those chunks hashed to encoded_hashes[j]
 // again. release(p, n): called with the mapped bytes read (to give their pages back).
-// Throws what the hashing throws (bad_alloc).
+// front: the chunks encoded so far (null: all of them); first_walk: called once, before the
+// first byte is walked, once its chunks are encoded. Throws what the hashing throws
+// (bad_alloc), and std::runtime_error when the front was abandoned.
+// encoded_hashes[j] is read only once chunk j is encoded.
 bool rehash_in_place(const MergePlan& plan, const std::vector<ChunkSpan>& chunks,
                      const std::vector<uint64_t>& encoded_hashes, const std::vector<char>& recheck,
                      const std::vector<InPlaceFile>& files, std::vector<uint64_t>& file_hashes,
-                     WorkerPool& pool,
-                     const std::function<void(const uint8_t*, uint64_t)>& release);
+                     WorkerPool& pool, const std::function<void(const uint8_t*, uint64_t)>& release,
+                     EncodeFront* front = nullptr, const std::function<void()>& first_walk = {});
+
+// How each stream of the batch is cut into chunks (RecheckGate, EncodeFront).
+std::vector<RecheckGate::StreamChunks> stream_chunks(const MergePlan& plan,
+                                                     const std::vector<ChunkSpan>& chunks);
 
 }  // namespace ckptfwd::fwd

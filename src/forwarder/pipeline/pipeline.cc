@@ -221,6 +221,9 @@ class BatchWork {
         hashing_(pool) {}
   BatchWork(const BatchWork&) = delete;
   BatchWork& operator=(const BatchWork&) = delete;
+  ~BatchWork() {
+    if (front_) front_->abandon();  // (nothing more is encoded: the checks stop waiting)
+  }
 
   bool run();
 
@@ -287,8 +290,11 @@ class BatchWork {
   std::vector<uint64_t> file_hashes_;
   bool differs_ = false;
   int64_t t_checks_ = 0, t_checked_ = 0;  // when the in-place checks began and ended
+  // The chunks encoded so far, which the checks follow (encode_front.h): abandoned when
+  // the batch gives up, before checks_ waits for its work.
+  std::optional<EncodeFront> front_;
   // Last: it waits for its work before anything that work reads goes. It outlives the
-  // OrderedResults of write_chunks, whose jobs call done().
+  // OrderedResults of write_chunks, whose jobs mark their chunks encoded.
   std::optional<AfterJobs> checks_;
 };
 
@@ -439,27 +445,32 @@ void BatchWork::lay_out_chunk_jobs() {
 }
 
 // The in-place checks: what a restore of each in-place file gives back, and each chunk
-// holding its bytes once more (in_place_rehash.h). They need every chunk encoded, not
-// written: they start when the last chunk is encoded and run while the writer (this
-// thread) still writes the last ones.
+// holding its bytes once more (in_place_rehash.h). They need the chunks encoded, not
+// written: they start with the chunks, on a thread of their own, and walk each piece once
+// the chunks holding it are encoded (front_), so little of them is left once the writer
+// (this thread) has written the last chunk.
 void BatchWork::set_up_in_place_checks() {
   src_hashes_.assign(opened_.any_in_place ? jobs_.size() : 0, 0);
   for (size_t i = 0; i < files_.size(); ++i)
     if (files_[i].in_place) walked_.push_back({i, opened_.entries[i].size, files_[i].partial});
   file_hashes_.assign(files_.size(), 0);
-  if (opened_.any_in_place) checks_.emplace(jobs_.size(), [this] { run_in_place_checks(); });
+  if (!opened_.any_in_place) return;
+  front_.emplace(stream_chunks(plan_, jobs_), jobs_.size());
+  checks_.emplace(0, [this] { run_in_place_checks(); });
 }
 
-// The work of checks_, on a thread of its own once every chunk was encoded.
+// The work of checks_, on a thread of its own from the first chunk on.
 void BatchWork::run_in_place_checks() {
   t_checks_ = monotonic_ns();
-  for (size_t i = 0; test_hooks().after_in_place_encode && i < files_.size(); ++i)
-    if (files_[i].in_place) test_hooks().after_in_place_encode(files_[i].data_path);
   auto release = [this](const uint8_t* p, uint64_t n) {
     if (bounded_) release_mapped(opened_.maps, p, n);
   };
-  differs_ =
-      !rehash_in_place(plan_, jobs_, src_hashes_, verify_, walked_, file_hashes_, pool_, release);
+  auto first_walk = [this] {
+    for (size_t i = 0; test_hooks().after_in_place_encode && i < files_.size(); ++i)
+      if (files_[i].in_place) test_hooks().after_in_place_encode(files_[i].data_path);
+  };
+  differs_ = !rehash_in_place(plan_, jobs_, src_hashes_, verify_, walked_, file_hashes_, pool_,
+                              release, &*front_, first_walk);
   t_checked_ = monotonic_ns();
 }
 
@@ -490,7 +501,7 @@ EncodedJob BatchWork::encode_job(size_t j) {
     ps.bytes.for_each(job.off, job.len,
                       [&](const uint8_t* p, uint64_t n) { release_mapped(opened_.maps, p, n); });
   r.ns = monotonic_ns() - c0;
-  if (checks_) checks_->done();
+  if (front_) front_->encoded(j);
   return r;
 }
 

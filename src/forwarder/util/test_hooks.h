@@ -31,8 +31,9 @@ struct TestHooks {
   // before the state lock is taken again (to race requests against the hash).
   std::function<void()> during_synced_hash;
   // The pipeline, with the staged path of each fsync snapshot it reads in place
-  // (pipeline/in_place.h), after encoding it and before checking that it did not change
-  // (to change it then), without the state lock.
+  // (pipeline/in_place.h), once the chunks holding the first bytes its checks read are
+  // encoded (a file of one chunk: encoded whole) and before those checks read a byte (to
+  // change it then), without the state lock.
   std::function<void(const std::string&)> after_in_place_encode;
   // A client session's after_reply with fates to release, before it takes the state lock
   // (to open one of the paths again first).
