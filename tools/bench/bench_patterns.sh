@@ -22,7 +22,8 @@
 # from the stores afterwards and compared with the direct ones.
 # usage: tools/bench/bench_patterns.sh BUILD WORK OUT.json   (BENCH_QUICK=1: one round,
 # 16 MiB files, 2,000 small files only; BENCH_PATTERN_SIZE, BENCH_BUSY_FILES (4) and
-# BENCH_SMALL_PY set the sizes; BENCH_BUSY_ONLY=1: only the write and the compute step
+# BENCH_SMALL_PY set the sizes; BENCH_PATTERNS: the patterns to run (names as
+# `bench_patterns --list` gives them, all by default); BENCH_BUSY_ONLY=1: only the write and the compute step
 # beside a busy forwarder, the write with BENCH_BUSY_ROUNDS rounds (15 by default: some
 # rounds meet the disk's writeback or another process and take 2-4x, so 7 rounds moved the
 # median by 30 %), the compute step with BENCH_COMPUTE_ROUNDS (7; BENCH_COMPUTE_M: its
