@@ -27,6 +27,13 @@ using namespace std::chrono_literals;
 // (chunks 3-5).
 EncodeFront three_streams() { return EncodeFront({{0, 4}, {0, 0}, {3, 3}}, 6); }
 
+// Abandons the front when it goes: declared after a future whose thread waits on the
+// front, a failed assertion ends the test instead of hanging in the future's destructor.
+struct AbandonAtEnd {
+  EncodeFront& front;
+  ~AbandonAtEnd() { front.abandon(); }
+};
+
 template <class T>
 bool ready_within(std::future<T>& f, std::chrono::milliseconds ms) {
   return f.wait_for(ms) == std::future_status::ready;
@@ -37,6 +44,7 @@ TEST(EncodeFront, AWaitReturnsOnceEveryChunkOfItsBytesIsEncoded) {
   EXPECT_TRUE(front.wait(1, 0, 5)) << "a stream without chunks waits for nothing";
   EXPECT_TRUE(front.wait(0, 3, 0)) << "no bytes, nothing to wait for";
   auto w = std::async(std::launch::async, [&] { return front.wait(0, 2, 7); });  // chunks 0-2
+  AbandonAtEnd guard{front};
   front.encoded(0);
   front.encoded(2);
   front.encoded(4);
@@ -58,6 +66,7 @@ TEST(EncodeFront, AbandonedAWaitForAChunkNotEncodedReturnsFalse) {
   front.encoded(0);
   auto w = std::async(std::launch::async, [&] { return front.wait(0, 0, 10); });
   auto all = std::async(std::launch::async, [&] { return front.wait_all(); });
+  AbandonAtEnd guard{front};
   EXPECT_FALSE(ready_within(w, 50ms));
   front.abandon();
   ASSERT_TRUE(ready_within(w, 10s));
@@ -67,7 +76,8 @@ TEST(EncodeFront, AbandonedAWaitForAChunkNotEncodedReturnsFalse) {
   EXPECT_TRUE(front.wait(0, 0, 4)) << "chunk 0 was encoded";
 }
 
-// One file of 24 MiB in one stream of 4 MiB chunks, read "in place" from memory.
+// One file of 24 MiB in one stream of 4 MiB chunks, read "in place" from memory (or two
+// of 12 MiB: two_files()).
 struct InPlaceBehindTheEncoders : ::testing::Test {
   static constexpr uint64_t kChunk = 4 << 20, kSize = 6 * kChunk;
   std::vector<uint8_t> bytes = std::vector<uint8_t>(kSize);
@@ -82,7 +92,8 @@ struct InPlaceBehindTheEncoders : ::testing::Test {
   std::atomic<bool> walking{false};
 
   void SetUp() override {
-    for (uint64_t i = 0; i < kSize; ++i) bytes[i] = static_cast<uint8_t>(i * 131 + (i >> 12));
+    for (uint64_t i = 0; i < kSize; ++i)
+      bytes[i] = static_cast<uint8_t>(i * 131 + (i >> 12) + (i >> 22) * 7);
     plan.streams.resize(1);
     plan.streams[0].bytes.add(bytes.data(), kSize);
     plan.ranges = {{FileRange{0, kSize, 0, 0}}};
@@ -92,6 +103,11 @@ struct InPlaceBehindTheEncoders : ::testing::Test {
   void encode(size_t j) {
     hashes[j] = content_hash(bytes.data() + j * kChunk, kChunk);
     front.encoded(j);
+  }
+  void two_files() {
+    plan.ranges = {{FileRange{0, kSize / 2, 0, 0}}, {FileRange{0, kSize / 2, 0, kSize / 2}}};
+    files = {{0, kSize / 2, false}, {1, kSize / 2, false}};
+    file_hashes = {0, 0};
   }
   std::future<bool> start_checks() {
     return std::async(std::launch::async, [this] {
@@ -110,6 +126,7 @@ struct InPlaceBehindTheEncoders : ::testing::Test {
 
 TEST_F(InPlaceBehindTheEncoders, TheWalkBeginsBeforeTheLastChunkIsEncoded) {
   auto checks = start_checks();
+  AbandonAtEnd guard{front};
   EXPECT_FALSE(walking_within(50ms)) << "nothing encoded yet";
   encode(0);
   encode(1);  // the first window (8 MiB) is encoded
@@ -122,8 +139,42 @@ TEST_F(InPlaceBehindTheEncoders, TheWalkBeginsBeforeTheLastChunkIsEncoded) {
       << "the same hash as a walk after every chunk";
 }
 
+// Bytes that change before their chunk is encoded are encoded, walked and hashed again
+// alike: the walk waited for them (one that ran ahead would hash the old ones).
+TEST_F(InPlaceBehindTheEncoders, BytesChangedBeforeTheirEncodingAreWalkedAsEncoded) {
+  auto checks = start_checks();
+  AbandonAtEnd guard{front};
+  for (size_t j = 0; j < 4; ++j) encode(j);
+  EXPECT_TRUE(walking_within(10s));
+  std::this_thread::sleep_for(30ms);  // (time for a walk that does not wait to go on)
+  bytes[4 * kChunk + 77] ^= 0x5a;
+  encode(4);
+  encode(5);
+  ASSERT_TRUE(ready_within(checks, 10s));
+  EXPECT_TRUE(checks.get());
+  EXPECT_EQ(file_hashes[0], restored_hash(plan, 0, kSize, false, {}));
+}
+
+// Two files: the first walked behind the encoders, the second on the workers once every
+// chunk is encoded; each hash as a walk after every chunk gives it.
+TEST_F(InPlaceBehindTheEncoders, FilesLeftWhenTheEncodingEndsGoToTheWorkers) {
+  two_files();
+  auto checks = start_checks();
+  AbandonAtEnd guard{front};
+  encode(0);
+  encode(1);
+  EXPECT_TRUE(walking_within(10s));
+  for (size_t j = 2; j < 6; ++j) encode(j);
+  ASSERT_TRUE(ready_within(checks, 10s));
+  EXPECT_TRUE(checks.get());
+  EXPECT_EQ(file_hashes[0], restored_hash(plan, 0, kSize / 2, false, {}));
+  EXPECT_EQ(file_hashes[1], restored_hash(plan, 1, kSize / 2, false, {}));
+  EXPECT_NE(file_hashes[0], file_hashes[1]);
+}
+
 TEST_F(InPlaceBehindTheEncoders, BytesChangedAfterTheirEncodingAreSeen) {
   auto checks = start_checks();
+  AbandonAtEnd guard{front};
   for (size_t j = 0; j < 4; ++j) encode(j);
   hashes[4] = content_hash(bytes.data() + 4 * kChunk, kChunk);
   bytes[4 * kChunk + 77] ^= 0x5a;  // after chunk 4's encoding, before its walk
@@ -135,6 +186,7 @@ TEST_F(InPlaceBehindTheEncoders, BytesChangedAfterTheirEncodingAreSeen) {
 
 TEST_F(InPlaceBehindTheEncoders, TheChecksStopWhenTheEncodingDoes) {
   auto checks = start_checks();
+  AbandonAtEnd guard{front};
   encode(0);
   encode(1);
   EXPECT_TRUE(walking_within(10s));

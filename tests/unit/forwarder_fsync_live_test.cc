@@ -477,7 +477,8 @@ class FsyncInPlaceTest : public ForwarderTest {
     test_hooks().after_in_place_encode = nullptr;
     ForwarderTest::TearDown();
   }
-  // SYNC with change() run on the staged file between its encoding and the checks.
+  // SYNC with change() run on the staged file between its encoding and the checks (the
+  // file is one window of the checks' walk: it is encoded whole first).
   std::string sync_changing(std::function<void(const std::string&)> change) {
     int calls = 0;
     test_hooks().after_in_place_encode = [&](const std::string& staged) {

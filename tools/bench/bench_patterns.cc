@@ -43,13 +43,16 @@ constexpr Patterns kPatterns[] = {
 void usage(FILE* to) {
   fprintf(to,
           "usage: bench_patterns --dir DIR --pattern NAME [--size BYTES] [--fsync]\n"
-          "                      [--source FILE]\n"
+          "                      [--source FILE] [--warm FILE]\n"
           "  Writes DIR/NAME.dat (BYTES, default 64 MiB) in pattern NAME, reads it back and\n"
           "  checks every byte; prints 'pattern=NAME seconds=S bytes=N' (S: the pattern's\n"
           "  calls, with the fsync when --fsync), or 'pattern=NAME n/a=<why>' where the file\n"
           "  system refuses it (O_DIRECT on tmpfs). Exit 1 on a wrong byte or a failed call.\n"
           "  --source FILE  copy_range's source, outside the captured directory (made with\n"
           "                 the pattern's bytes when missing)\n"
+          "  --warm FILE    before the clock starts, write the bytes once to FILE (outside the\n"
+          "                 captured directory; removed again), as an application's later\n"
+          "                 checkpoint from the same arrays follows its first one\n"
           "  --list         the patterns, one per line: NAME<TAB>what it does\n"
           "usage: bench_patterns --compute MILLIONS\n"
           "  An application's compute step instead: MILLIONS million dependent floating-point\n"
@@ -114,6 +117,17 @@ void make_source(const std::string& src, uint64_t size) {
     write_all(fd, b.data(), n, src);
   }
   if (::close(fd) != 0) die("close", src);
+}
+
+// The bytes written once to a scratch file and the file removed (not timed): the kernel
+// has read the application's buffer before, as for a later checkpoint of a long-lived
+// process. On a virtual machine with shadow page tables the first read of fresh pages
+// through the process's mapping costs several times a later one (docs/benchmarks.md, (j)).
+void warm_up(const std::string& scratch, const unsigned char* data, uint64_t size) {
+  int fd = ::open(scratch.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0) die("open", scratch);
+  write_all(fd, data, static_cast<size_t>(size), scratch);
+  if (::close(fd) != 0 || ::unlink(scratch.c_str()) != 0) die("close or unlink", scratch);
 }
 
 // Writes path in pattern p from data (the file's bytes, made before the clock starts:
@@ -283,7 +297,7 @@ uint64_t check(const std::string& path, uint64_t size) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string dir, pattern, source;
+  std::string dir, pattern, source, warm;
   uint64_t size = 64ull << 20;
   bool do_fsync = false;
   for (int i = 1; i < argc; ++i) {
@@ -311,6 +325,8 @@ int main(int argc, char** argv) {
       source = val();
     } else if (a == "--fsync") {
       do_fsync = true;
+    } else if (a == "--warm") {
+      warm = val();
     } else if (a == "--compute") {
       const long millions = strtol(val().c_str(), nullptr, 10);
       if (millions <= 0) {
@@ -343,6 +359,7 @@ int main(int argc, char** argv) {
   if (posix_memalign(&raw, 4096, size) != 0) die("posix_memalign", path);
   auto* data = static_cast<unsigned char*>(raw);
   fill(data, 0, size);
+  if (!warm.empty()) warm_up(warm, data, size);
   std::string na;
   const double t0 = now_s();
   const bool done = write_pattern(pattern, path, data, size, do_fsync, source, &na);

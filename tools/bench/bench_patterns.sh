@@ -23,7 +23,10 @@
 # usage: tools/bench/bench_patterns.sh BUILD WORK OUT.json   (BENCH_QUICK=1: one round,
 # 16 MiB files, 2,000 small files only; BENCH_PATTERN_SIZE, BENCH_BUSY_FILES (4) and
 # BENCH_SMALL_PY set the sizes; BENCH_PATTERNS: the patterns to run (names as
-# `bench_patterns --list` gives them, all by default); BENCH_BUSY_ONLY=1: only the write and the compute step
+# `bench_patterns --list` gives them, all by default); BENCH_WARM=1: every pattern's process
+# writes its bytes once to a scratch file outside the capture before the clock starts, as a
+# later checkpoint from the arrays of a long-lived process (bench_patterns --warm);
+# BENCH_BUSY_ONLY=1: only the write and the compute step
 # beside a busy forwarder, the write with BENCH_BUSY_ROUNDS rounds (15 by default: some
 # rounds meet the disk's writeback or another process and take 2-4x, so 7 rounds moved the
 # median by 30 %), the compute step with BENCH_COMPUTE_ROUNDS (7; BENCH_COMPUTE_M: its
@@ -39,6 +42,7 @@ SIZE=${BENCH_PATTERN_SIZE:-$([[ $QUICK == 1 ]] && echo 16777216 || echo 67108864
 SMALL=${BENCH_SMALL_PY:-$([[ $QUICK == 1 ]] && echo 2000 || echo "2000 10000")}
 BUSY_ONLY=${BENCH_BUSY_ONLY:-0}  # 1: only the write beside a busy forwarder
 SMALL_ONLY=${BENCH_SMALL_ONLY:-0}  # 1: only the small files and their calls
+WARM=${BENCH_WARM:-0}  # 1: each pattern's process writes its bytes once before (--warm)
 SHM=$(mktemp -d /dev/shm/ckf-bench-patterns.XXXXXX) || exit 2
 rm -rf "$WORK" && mkdir -p "$WORK" || exit 2
 WORK=$(cd "$WORK" && pwd)
@@ -77,6 +81,7 @@ one() {
   local variant=$1 p=$2 fs=$3 dir src line
   local -a pre=(env) args=()
   [[ $fs == 1 ]] && args+=(--fsync)
+  [[ $WARM == 1 ]] && args+=(--warm "$SHM/warm.scratch")
   case $variant in
     tmpfs) dir=$SHM/tmpfs src=$SHM/source.dat ;;
     disk) dir=$WORK/disk src=$WORK/source.dat ;;

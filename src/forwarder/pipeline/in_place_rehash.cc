@@ -41,35 +41,40 @@ bool rehash_in_place(const MergePlan& plan, const std::vector<ChunkSpan>& chunks
                                                   });
     if (h.digest() != encoded_hashes[j]) differs = true;
   };
-  // The chunks no walk reads (bytes of other files in a stream with in-place bytes): once
-  // encoded (before the last chunk's encoding, only those of streams the walks finished).
+  // The chunks no walk reads (bytes of other files in a stream with in-place bytes), once
+  // every chunk is encoded.
   std::vector<size_t> unwalked;
   for (size_t j = 0; j < chunks.size(); ++j)
     if (recheck[chunks[j].stream] && gate.open(j)) unwalked.push_back(j);
-  std::atomic<bool> first{true};
-  auto ready = [&](uint32_t s, uint64_t off, uint64_t n) {
-    if (front && !front->wait(s, off, n)) throw std::runtime_error("the batch's encoding stopped");
-    if (first.exchange(false) && first_walk) first_walk();
-  };
+  bool first = true;         // (only this thread walks before every chunk is encoded)
   TaskGroup rechecks(pool);  // outlives the walks, which add to it
+  auto walk = [&](const InPlaceFile& f, const PieceReady& ready) {
+    file_hashes[f.index] = restored_hash(
+        plan, f.index, f.size, f.overlay, {},
+        [&](uint32_t s, uint64_t off, const uint8_t* p, uint64_t n) {
+          release(p, n);
+          gate.passed(s, off, n, [&](size_t j) { rechecks.run([&, j] { recheck_chunk(j); }); });
+        },
+        ready);
+  };
   {
-    TaskGroup walks(pool);
-    auto walk = [&](const InPlaceFile& f) {
-      file_hashes[f.index] = restored_hash(
-          plan, f.index, f.size, f.overlay, {},
-          [&](uint32_t s, uint64_t off, const uint8_t* p, uint64_t n) {
-            release(p, n);
-            gate.passed(s, off, n, [&](size_t j) { rechecks.run([&, j] { recheck_chunk(j); }); });
-          },
-          ready);
+    TaskGroup walks(pool);  // (after walk, which its tasks use)
+    size_t next = 0;        // files[0, next) are walked or handed to the workers
+    // The files left, to the workers at once: every chunk is encoded, nothing waits.
+    auto hand_out_rest = [&] {
+      if (std::exchange(first, false) && first_walk) first_walk();
+      for (; next < files.size(); ++next) walks.run([&, f = files[next]] { walk(f, {}); });
     };
-    size_t i = 0;
     // Behind the encoders, on this thread: a walk waiting for a chunk never holds a worker
-    // the chunk's encoding needs.
-    for (; front && i < files.size() && !front->all_encoded(); ++i) walk(files[i]);
-    if (i < files.size() && first.exchange(false) && first_walk)
-      first_walk();  // (before workers walk)
-    for (; i < files.size(); ++i) walks.run([&, f = files[i]] { walk(f); });
+    // the chunk's encoding needs. Once the last chunk is encoded, the files after this
+    // one go to the workers at the next piece.
+    auto behind = [&](uint32_t s, uint64_t off, uint64_t n) {
+      if (!front->wait(s, off, n)) throw std::runtime_error("the batch's encoding stopped");
+      if (std::exchange(first, false) && first_walk) first_walk();
+      if (next < files.size() && front->all_encoded()) hand_out_rest();
+    };
+    while (front && next < files.size() && !front->all_encoded()) walk(files[next++], behind);
+    hand_out_rest();
     if (front && !front->wait_all()) throw std::runtime_error("the batch's encoding stopped");
     for (size_t j : unwalked) rechecks.run([&, j] { recheck_chunk(j); });
     walks.wait();

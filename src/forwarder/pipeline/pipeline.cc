@@ -501,7 +501,9 @@ EncodedJob BatchWork::encode_job(size_t j) {
     ps.bytes.for_each(job.off, job.len,
                       [&](const uint8_t* p, uint64_t n) { release_mapped(opened_.maps, p, n); });
   r.ns = monotonic_ns() - c0;
-  if (front_) front_->encoded(j);
+  // A lossy stream's chunk is read once more by the writer (keep_lossy_bytes): the checks
+  // may walk it only after that (write_chunks).
+  if (front_ && !lossy_chain) front_->encoded(j);
   return r;
 }
 
@@ -532,7 +534,10 @@ bool BatchWork::write_chunks() {
   for (size_t j = 0; encoded.next(r); ++j) {
     int64_t t1 = monotonic_ns();
     const ChunkSpan& job = jobs_[j];
-    if (plan_.streams[job.stream].typed && chains_[job.stream].lossy) keep_lossy_bytes(job, r.enc);
+    if (plan_.streams[job.stream].typed && chains_[job.stream].lossy) {
+      keep_lossy_bytes(job, r.enc);
+      if (front_) front_->encoded(j);
+    }
     out_.streams[job.stream].stored += r.enc.bytes.size();
     if (r.enc.codec == static_cast<uint8_t>(CodecId::kRef)) out_.referenced_bytes += job.len;
     out_.streams[job.stream].encode_ns += r.ns;
@@ -609,8 +614,8 @@ void BatchWork::log_phase_times(int64_t t_index, int64_t t_end) const {
   auto ms = [](int64_t a, int64_t b) { return static_cast<double>(b - a) / 1e6; };
   LOG_DEBUG(
       "%s: %zu files, %llu bytes%s: open+extents %.1f ms, plan %.1f ms, chains %.1f ms, "
-      "chunks %.1f ms (in-place checks %.1f ms, %.1f ms of them after the last chunk was "
-      "written), index+sync %.1f ms, %.1f MiB written with O_DIRECT",
+      "chunks %.1f ms (in-place checks %.1f ms from the first chunk on, %.1f ms of them after "
+      "the last chunk was written), index+sync %.1f ms, %.1f MiB written with O_DIRECT",
       out_.container.c_str(), files_.size(), static_cast<unsigned long long>(batch_bytes_),
       urgent_ ? " (fsync)" : "", ms(t_start_, t_opened_), ms(t_opened_, t_planned_),
       ms(t_planned_, t_chosen_), ms(t_chosen_, t_index),

@@ -1,10 +1,10 @@
 // Work that needs a set of jobs finished, started by the last of them on a thread of its
 // own, so that it overlaps with what the caller still does with the jobs' results.
 //
-// The in-place checks of an fsync (in_place_rehash.h) read the staged file again once
-// every chunk of it was encoded; the writer is then still putting the last encoded chunks
-// on the store, which is disk time, not CPU. Started when the last chunk is encoded
-// instead of after the last chunk is written, the checks hide behind those writes.
+// Made for no jobs, it is a thread whose work overlaps with the caller's from the start:
+// the in-place checks of an fsync (in_place_rehash.h) run on one from the batch's first
+// chunk on, reading each piece of the staged file once its chunks are encoded
+// (encode_front.h), while the writer puts the encoded chunks on the store.
 #pragma once
 #include <cstddef>
 #include <exception>
