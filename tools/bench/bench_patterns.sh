@@ -23,9 +23,10 @@
 # usage: tools/bench/bench_patterns.sh BUILD WORK OUT.json   (BENCH_QUICK=1: one round,
 # 16 MiB files, 2,000 small files only; BENCH_PATTERN_SIZE, BENCH_BUSY_FILES (4) and
 # BENCH_SMALL_PY set the sizes; BENCH_PATTERNS: the patterns to run (names as
-# `bench_patterns --list` gives them, all by default); BENCH_WARM=1: every pattern's process
-# writes its bytes once to a scratch file outside the capture before the clock starts, as a
-# later checkpoint from the arrays of a long-lived process (bench_patterns --warm);
+# `bench_patterns --list` gives them, all by default; the rounds of patterns only);
+# BENCH_WARM=1: in those rounds each process writes its bytes once to a scratch file
+# outside the capture before the clock starts, as a later checkpoint from the arrays of a
+# long-lived process (bench_patterns --warm; the busy write beside is not warmed);
 # BENCH_BUSY_ONLY=1: only the write and the compute step
 # beside a busy forwarder, the write with BENCH_BUSY_ROUNDS rounds (15 by default: some
 # rounds meet the disk's writeback or another process and take 2-4x, so 7 rounds moved the

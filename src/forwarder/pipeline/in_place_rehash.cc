@@ -46,7 +46,8 @@ bool rehash_in_place(const MergePlan& plan, const std::vector<ChunkSpan>& chunks
   std::vector<size_t> unwalked;
   for (size_t j = 0; j < chunks.size(); ++j)
     if (recheck[chunks[j].stream] && gate.open(j)) unwalked.push_back(j);
-  bool first = true;         // (only this thread walks before every chunk is encoded)
+  bool first = true;  // first_walk not called yet (only this thread touches it)
+  bool unwalked_queued = false;
   TaskGroup rechecks(pool);  // outlives the walks, which add to it
   auto walk = [&](const InPlaceFile& f, const PieceReady& ready) {
     file_hashes[f.index] = restored_hash(
@@ -60,23 +61,26 @@ bool rehash_in_place(const MergePlan& plan, const std::vector<ChunkSpan>& chunks
   {
     TaskGroup walks(pool);  // (after walk, which its tasks use)
     size_t next = 0;        // files[0, next) are walked or handed to the workers
-    // The files left, to the workers at once: every chunk is encoded, nothing waits.
+    // Every chunk is encoded: the files left to the workers at once, and the second
+    // hashes of the chunks no walk reads.
     auto hand_out_rest = [&] {
       if (std::exchange(first, false) && first_walk) first_walk();
       for (; next < files.size(); ++next) walks.run([&, f = files[next]] { walk(f, {}); });
+      if (!std::exchange(unwalked_queued, true))
+        for (size_t j : unwalked) rechecks.run([&, j] { recheck_chunk(j); });
     };
     // Behind the encoders, on this thread: a walk waiting for a chunk never holds a worker
     // the chunk's encoding needs. Once the last chunk is encoded, the files after this
-    // one go to the workers at the next piece.
-    auto behind = [&](uint32_t s, uint64_t off, uint64_t n) {
+    // one (and the chunks no walk reads) go to the workers at the next piece.
+    auto wait_for_encoders = [&](uint32_t s, uint64_t off, uint64_t n) {
       if (!front->wait(s, off, n)) throw std::runtime_error("the batch's encoding stopped");
       if (std::exchange(first, false) && first_walk) first_walk();
-      if (next < files.size() && front->all_encoded()) hand_out_rest();
+      if ((next < files.size() || !unwalked_queued) && front->all_encoded()) hand_out_rest();
     };
-    while (front && next < files.size() && !front->all_encoded()) walk(files[next++], behind);
-    hand_out_rest();
+    while (front && next < files.size() && !front->all_encoded())
+      walk(files[next++], wait_for_encoders);
     if (front && !front->wait_all()) throw std::runtime_error("the batch's encoding stopped");
-    for (size_t j : unwalked) rechecks.run([&, j] { recheck_chunk(j); });
+    hand_out_rest();
     walks.wait();
   }
   // A chunk the walks did not open (none expected: they read what they were told) is

@@ -1,6 +1,7 @@
 // The hashes that make a container committed from files read in place trustworthy
-// (in_place.h): what a restore of each such file gives back, hashed from the streams after
-// every chunk was encoded, and each chunk holding its bytes hashed a second time, which
+// (in_place.h): what a restore of each such file gives back, hashed from the streams once
+// the chunks holding each piece were encoded, and each chunk holding its bytes hashed a
+// second time, which
 // must equal its hash at encoding. Equal, the bytes did not change between the encoding
 // and the file's hash, so that hash speaks for the container (but for a change undone
 // through a mapping, which the pipeline's maps check makes unlikely).

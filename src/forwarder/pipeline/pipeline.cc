@@ -501,8 +501,8 @@ EncodedJob BatchWork::encode_job(size_t j) {
     ps.bytes.for_each(job.off, job.len,
                       [&](const uint8_t* p, uint64_t n) { release_mapped(opened_.maps, p, n); });
   r.ns = monotonic_ns() - c0;
-  // A lossy stream's chunk is read once more by the writer (keep_lossy_bytes): the checks
-  // may walk it only after that (write_chunks).
+  // A lossy stream's chunk may be read once more by the writer (keep_lossy_bytes, when it
+  // fell back to an exact codec): the checks walk it only after that (write_chunks).
   if (front_ && !lossy_chain) front_->encoded(j);
   return r;
 }

@@ -32,8 +32,9 @@ struct TestHooks {
   std::function<void()> during_synced_hash;
   // The pipeline, with the staged path of each fsync snapshot of a batch it reads in place
   // (pipeline/in_place.h), called for all of them once the chunks holding the first bytes
-  // its checks walk are encoded, before the walk reads a byte (to change a file then):
-  // with one file of at most 8 MiB, after it was encoded whole. Without the state lock.
+  // its checks walk are encoded, before the walk reads a byte (to change a file then): for
+  // one file of at most 8 MiB in one range of one stream (FsyncInPlaceTest's), after it
+  // was encoded whole. Without the state lock.
   std::function<void(const std::string&)> after_in_place_encode;
   // A client session's after_reply with fates to release, before it takes the state lock
   // (to open one of the paths again first).
