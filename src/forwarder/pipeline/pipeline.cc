@@ -234,6 +234,8 @@ class BatchWork {
   bool plan_streams();
   bool choose_codec_chains();
   void keep_lossy_chains_to_their_variables();
+  // Whether stream s's chain is lossy (opted in; only a typed stream's may be).
+  bool lossy_stream(size_t s) const { return plan_.streams[s].typed && chains_[s].lossy; }
   bool open_container();
   void lay_out_chunk_jobs();
   void set_up_in_place_checks();
@@ -409,8 +411,7 @@ bool BatchWork::choose_codec_chains() {
 // stream gets an exact chain instead, and the log says why.
 void BatchWork::keep_lossy_chains_to_their_variables() {
   std::vector<bool> lossy(chains_.size(), false);
-  for (size_t s = 0; s < chains_.size(); ++s)
-    lossy[s] = plan_.streams[s].typed && chains_[s].lossy.has_value();
+  for (size_t s = 0; s < chains_.size(); ++s) lossy[s] = lossy_stream(s);
   for (const auto& [s, why] : lossy_streams_misread(opened_.inputs, plan_, lossy)) {
     LOG_ERROR("stream %s: not stored lossy, as %s (a merge plan fault)",
               plan_.streams[s].key.c_str(), why.c_str());
@@ -490,7 +491,7 @@ EncodedJob BatchWork::encode_job(size_t j) {
   if (verify_[job.stream]) src_hashes_[j] = raw_hash;
   // A lossy stream's chunks must each carry the bytes a restore gives back
   // (rehash_lossy_files): they are never references.
-  bool lossy_chain = ps.typed && chains_[job.stream].lossy;
+  const bool lossy_chain = lossy_stream(job.stream);
   bool referred =
       refs_ && !lossy_chain && refs_->refer(ps.key, ps.layout.dtype, job.len, raw_hash, r.enc);
   if (!referred)
@@ -534,7 +535,7 @@ bool BatchWork::write_chunks() {
   for (size_t j = 0; encoded.next(r); ++j) {
     int64_t t1 = monotonic_ns();
     const ChunkSpan& job = jobs_[j];
-    if (plan_.streams[job.stream].typed && chains_[job.stream].lossy) {
+    if (lossy_stream(job.stream)) {
       keep_lossy_bytes(job, r.enc);
       if (front_) front_->encoded(j);
     }
