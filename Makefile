@@ -10,7 +10,7 @@ DEB_PKGS := mpich libmpich-dev libunwind-dev zlib1g-dev libfpzip-dev libxxhash-d
             libhdf5-mpich-dev hdf5-tools netcdf-bin python3-h5py python3-numpy zstd \
             libopenmpi-dev openmpi-bin libhdf5-doc libncarg-data libblosc-dev libzfp-dev \
             python3-netcdf4 slurm-wlm munge nlohmann-json3-dev glusterfs-server glusterfs-client \
-            lammps openfoam python3-matplotlib chromium-headless-shell
+            lammps openfoam gromacs python3-matplotlib chromium-headless-shell
 STAMP  := $(BUILD)/.deps-ok
 
 .PHONY: all deps build test demo bench bench-ratio bench-scale asan tsan fuzz install clean format
@@ -112,7 +112,7 @@ tsan: $(STAMP)
 	fi; exit $$rc
 
 # Fuzz the parsers of untrusted bytes (containers, codec chunks, manifest, netCDF classic
-# headers, LAMMPS restart files, OpenFOAM binary fields, schemas and the files they split,
+# headers, LAMMPS restart files, OpenFOAM binary fields, GROMACS checkpoints, schemas and the files they split,
 # the HDF5 inference path with its helper process, group frames, a session's lease journal)
 # for FUZZ_SECONDS each.
 # Each run's output goes to build-fuzz/fuzz_<target>.log (its end is shown) and a crashing
@@ -122,8 +122,8 @@ FUZZ_SECONDS ?= 60
 fuzz: $(STAMP)
 	@command -v clang++ >/dev/null || { echo "make fuzz needs clang: apt-get install clang libclang-rt-14-dev"; exit 2; }
 	CXX=clang++ CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCKPTFWD_FUZZ=ON
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_container fuzz_codec fuzz_manifest fuzz_netcdf fuzz_lammps fuzz_openfoam fuzz_schema fuzz_hdf5 fuzz_group fuzz_lease_journal ckptfwd-h5infer
-	@for t in container codec manifest netcdf lammps openfoam schema hdf5 group lease_journal; do \
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_container fuzz_codec fuzz_manifest fuzz_netcdf fuzz_lammps fuzz_openfoam fuzz_gromacs fuzz_schema fuzz_hdf5 fuzz_group fuzz_lease_journal ckptfwd-h5infer
+	@for t in container codec manifest netcdf lammps openfoam gromacs schema hdf5 group lease_journal; do \
 	  mkdir -p build-fuzz/corpus/$$t; \
 	  echo "fuzz_$$t: $(FUZZ_SECONDS) s, log build-fuzz/fuzz_$$t.log"; \
 	  build-fuzz/bin/fuzz_$$t build-fuzz/corpus/$$t tests/fuzz/seeds/$$t \

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "base/dtype.h"
+#include "schema/gromacs_checkpoint.h"
 #include "schema/hdf5_client.h"
 #include "schema/lammps_restart.h"
 #include "schema/netcdf_classic.h"
@@ -70,6 +71,10 @@ VariableMap Inferrer::infer(const std::string& path, const std::string& file, co
   if (!found && is_lammps_restart(data, size)) {
     found = infer_lammps_restart(data, size, m, &why);
     if (!found) tried("LAMMPS restart", why);
+  }
+  if (!found && is_gromacs_checkpoint(data, size)) {
+    found = infer_gromacs_checkpoint(data, size, m, &why);
+    if (!found) tried("GROMACS checkpoint", why);
   }
   if (!found && !hints.empty()) {
     m = variables_from_hints(hints, size);

@@ -9,7 +9,8 @@
 //   3. a netCDF classic header, CDF-1, CDF-2 or CDF-5 (netcdf_classic.h);
 //   4. the binary lists of an OpenFOAM field file (openfoam_field.h);
 //   5. a LAMMPS binary restart file's per-atom data (lammps_restart.h);
-//   6. MPI-IO view element types recorded while the file was written (dtype hints).
+//   6. a GROMACS checkpoint's per-atom state vectors (gromacs_checkpoint.h);
+//   7. MPI-IO view element types recorded while the file was written (dtype hints).
 // A source that fails (malformed header, a schema that does not fit) is logged with its
 // reason and the next one is tried; a file nothing describes is stored agnostic. The
 // result is always checked (check_variable_map) before it is used.

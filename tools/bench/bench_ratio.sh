@@ -31,6 +31,12 @@
 #       16 ranks (mpiexec.openmpi oversubscribed), after 20 time steps: each rank's U, p and
 #       phi of that time (48 files), found by the OpenFOAM inference, no schema. Left out
 #       where OpenFOAM is not installed
+#   gromacs-water
+#       GROMACS's own checkpoints: Debian's gmx mdrun (one thread) on a box of SPC water
+#       (tools/bench/bench_gromacs.mdp), 16 replicas of it from other velocity and
+#       thermostat seeds, as a -multidir ensemble runs them, 200 steps each: each replica's
+#       md.cpt (16 files), positions and velocities found by the GROMACS inference, no
+#       schema. Left out where gmx is not installed
 # On each set:
 #   ckptfwd     bench_ratio_driver: fwd::write_container for every scheme and group size,
 #               one writer thread, every file read back and compared byte for byte
@@ -54,7 +60,8 @@
 # BENCH_RATIO_PARTICLES (32768 per rank), BENCH_RATIO_LAMMPS ("40 40 20 200": fcc cells
 # along x y z, 4 atoms each, and time steps), BENCH_RATIO_LAMMPS_BOND ("30 30 15 100", the
 # same), BENCH_RATIO_OPENFOAM ("400 400 20": cells
-# along x and y, and time steps).
+# along x and y, and time steps), BENCH_RATIO_GROMACS ("6 200": the box's edge in nm, and
+# time steps).
 set -euo pipefail
 
 BUILD=${1:-build}
@@ -71,7 +78,7 @@ LOSSY=${BENCH_RATIO_LOSSY:-1}
 DATA=$BUILD/bench-ratio-data
 WORK=$BUILD/bench-ratio-tmp
 RECORDS=$WORK/records.jsonl
-read -r -a SETS <<<"${BENCH_RATIO_SETS:-ncarg-seg-nc ncarg-str-nc ncarg-seg-h5 ncarg-str-h5 demo-stencil3d particles lammps-lj lammps-bond openfoam-cavity}"
+read -r -a SETS <<<"${BENCH_RATIO_SETS:-ncarg-seg-nc ncarg-str-nc ncarg-seg-h5 ncarg-str-h5 demo-stencil3d particles lammps-lj lammps-bond openfoam-cavity gromacs-water}"
 SCHEMES=${BENCH_RATIO_SCHEMES:-agnostic,agnostic-block,aware,aware-block,auto}
 GROUPS_=${BENCH_RATIO_GROUPS:-1,2,4,8,16}
 SLOW=${BENCH_RATIO_SLOW:-1}
@@ -97,7 +104,7 @@ elapsed() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.4f", b-a}'; }
 # the programs' sets also the steps below that run them).
 recipe() {
   case $1 in
-    lammps-* | openfoam-*) declare -f make_set lammps_set ;;
+    lammps-* | openfoam-* | gromacs-*) declare -f make_set lammps_set gromacs_set ;;
   esac
   case $1 in
     ncarg-*) cat "$HERE/bench_ratio_data.py" ;;
@@ -109,6 +116,9 @@ recipe() {
       dpkg-query -W -f='${Version}' lammps 2>/dev/null ;;
     openfoam-cavity) echo "${BENCH_RATIO_OPENFOAM:-400 400 20}"; cat "$FOAM_CASE"/*/*
       dpkg-query -W -f='${Version}' openfoam 2>/dev/null ;;
+    gromacs-water) echo "${BENCH_RATIO_GROMACS:-6 200}"; cat "$HERE/bench_gromacs.mdp"
+      cat "$HERE/../../tests/integration/data/gmx_rdtscp_shim.c"
+      dpkg-query -W -f='${Version}' gromacs 2>/dev/null ;;
   esac | md5sum | cut -d' ' -f1
 }
 # lammps_set DIR INPUT "CX CY CZ STEPS" NAME: Debian's lmp (built with Open MPI) on 16
@@ -121,6 +131,34 @@ lammps_set() {
     -var cx "$cx" -var cy "$cy" -var cz "$cz" -var steps "$steps" -var dir "$dir" \
     -log none -screen none >/dev/null
   rm -f "$dir/$4.base.restart"
+}
+# gromacs_set DIR "EDGE STEPS": a cubic box of SPC water EDGE nm wide, and 16 replicas of
+# it (gen-seed and ld-seed 1000 + replica) run for STEPS steps by gmx mdrun, one thread
+# each, one after the other; DIR gets each replica's final checkpoint as r<NN>.cpt. Where
+# the CPU's CPUID does not list rdtscp, the shim of test_gromacs_checkpoint.sh lets mdrun
+# start (see tests/integration/data/gmx_rdtscp_shim.c).
+gromacs_set() {
+  local dir=$1 edge steps work=$WORK/gmx r preload=""
+  read -r edge steps <<<"$2"
+  rm -rf "$work" && mkdir -p "$work"
+  if ! grep -qw rdtscp /proc/cpuinfo; then
+    cc -shared -fPIC -O2 -o "$work/shim.so" "$HERE/../../tests/integration/data/gmx_rdtscp_shim.c" -ldl
+    preload=$work/shim.so
+  fi
+  (
+    cd "$work"
+    gmx solvate -cs spc216.gro -box "$edge" "$edge" "$edge" -o water.gro >solvate.log 2>&1
+    printf '#include "oplsaa.ff/forcefield.itp"\n#include "oplsaa.ff/spc.itp"\n[ system ]\nwater\n[ molecules ]\nSOL %d\n' \
+      "$(awk 'NR == 2 { print $1 / 3 }' water.gro)" >topol.top
+    for ((r = 0; r < RANKS; r++)); do
+      sed -e "s/@STEPS@/$steps/" -e "s/@SEED@/$((1000 + r))/g" "$HERE/bench_gromacs.mdp" >md.mdp
+      gmx grompp -f md.mdp -c water.gro -p topol.top -o md.tpr >grompp.log 2>&1
+      env ${preload:+LD_PRELOAD=$preload} gmx mdrun -s md.tpr -deffnm md -nt 1 >mdrun.log 2>&1
+      cp md.cpt "$dir/r$(printf %02d $r).cpt"
+      rm -f md.* ./#*
+    done
+  ) || { echo "bench_ratio.sh: gmx failed (logs in $work)" >&2; return 2; }
+  rm -rf "$work"
 }
 make_set() {
   local set=$1 dir=$DATA/$1
@@ -170,6 +208,8 @@ make_set() {
         done
       done
       rm -rf "$case" ;;
+    gromacs-water)
+      gromacs_set "$dir" "${BENCH_RATIO_GROMACS:-6 200}" ;;
     *) echo "bench_ratio.sh: unknown data set '$set'" >&2; return 2 ;;
   esac
   recipe "$set" >"$dir/.recipe"
@@ -198,6 +238,8 @@ for s in "${SETS[@]}"; do
   elif [ "$s" = openfoam-cavity ] && ! { [ -f /usr/share/openfoam/etc/bashrc ] &&
     command -v mpiexec.openmpi; } >/dev/null; then
     echo "bench_ratio.sh: OpenFOAM or mpiexec.openmpi not found (make deps): no openfoam-cavity set" >&2
+  elif [[ $s == gromacs-* ]] && ! command -v gmx >/dev/null; then
+    echo "bench_ratio.sh: gmx not found (make deps): no $s set" >&2
   else
     kept+=("$s")
   fi
