@@ -3,7 +3,7 @@
 # (h5py) written under the library by two ranks, one file written directly by a process
 # forced to fall back, then each command's JSON is checked against its table
 # (json_doc_check.py: every key documented and of its type, every documented key present):
-# ls, ls --vars, ls --steps, verify, stats (also with the interval advice, --mtbf), stats --vars
+# ls, ls --vars, ls --steps, verify, dump --stats, stats (also with the interval advice, --mtbf), stats --vars
 # (running forwarder), stats --file (its four kinds of records: forwarder, variable,
 # client, checkpoint), report, inspect, schema check and config. A usage error is still exit 2 and prints no JSON.
 source "$(dirname "$0")/lib.sh"
@@ -51,6 +51,10 @@ assert ver["ok"] is True and ver["problems"] == [] and ver["files"] >= 2, ver
 print(f"{len(vs['keys'])} variable keys; verify ok over {ver['containers']} containers")
 PY
 
+run_json dump "$CLI" dump "$STORE" /fields/temperature --step - --stats --json
+$CHECK "ckptfwd dump STORE VAR --stats --json" "$T/dump.json" || fail "dump --stats --json differs from docs/json.md (above)"
+/usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert [f["rank"] for f in j["files"]] == [0, 1] and j["all"]["count"] == 2 * 32 * 24 * 16, j' "$T/dump.json" ||
+  fail "dump --stats --json: not both ranks' 32x24x16 temperature: $(head -c 600 "$T/dump.json")"
 run_json stats "$CLI" stats --json
 $CHECK "ckptfwd stats --json" "$T/stats.json" || fail "stats --json differs from docs/json.md (above)"
 run_json advice "$CLI" stats --json --mtbf 24h
@@ -60,7 +64,7 @@ $CHECK "ckptfwd stats --json" "$T/advice.json" || fail "stats --json --mtbf diff
 run_json statsvars "$CLI" stats --vars --json
 $CHECK "ckptfwd stats --vars --json" "$T/statsvars.json" --lines ||
   fail "stats --vars --json differs from docs/json.md (above)"
-ok "ls, ls --vars, verify, stats and stats --vars print the documented JSON"
+ok "ls, ls --vars, verify, dump --stats, stats and stats --vars print the documented JSON"
 
 mapfile -t pids < <(session_forwarders)
 [[ ${#pids[@]} -eq 1 ]] || fail "expected one forwarder for the session, found ${#pids[@]}"

@@ -338,44 +338,6 @@ std::vector<const CatalogEntry*> select(const Store& st, const std::vector<std::
   return out;
 }
 
-// The paths of the checkpoint --latest or --step names (checkpoint_steps.h), into paths;
-// false (said) when there is none.
-bool checkpoint_paths(const Store& st, bool latest, const std::string& step,
-                      std::vector<std::string>& paths) {
-  ContainerCache cache(st.dir);
-  StoreCheckpoints sc = store_checkpoints(st, cache, nullptr);
-  for (const std::string& p : sc.problems) error("warning: " + p);
-  int pick = -1;
-  if (latest) {
-    pick = latest_complete(sc.checkpoints);
-    if (pick < 0) {
-      error("restore: " + st.arg +
-            (sc.checkpoints.empty() ? " holds no checkpoint" : " holds no complete checkpoint") +
-            " (ckptfwd ls --steps " + st.arg + "; --step STEP restores an incomplete one)");
-      return false;
-    }
-  } else {
-    for (size_t i = 0; i < sc.checkpoints.size(); ++i)
-      if (step_matches(sc.checkpoints[i].step, step)) pick = static_cast<int>(i);
-    if (pick < 0) {
-      error("restore: no checkpoint " + printable(step) + " in " + st.arg +
-            " (ckptfwd ls --steps " + st.arg + " lists them)");
-      return false;
-    }
-  }
-  const Checkpoint& cp = sc.checkpoints[pick];
-  if (!cp.doubt.empty())
-    error("warning: checkpoint " + printable(cp.step) + ": " + printable(cp.doubt) +
-          " (ckptfwd ls --steps " + st.arg + ")");
-  if (!cp.complete)
-    error("warning: checkpoint " + printable(cp.step) + " is not complete (" +
-          printable(cp.missing) + "); restoring the files it has");
-  fprintf(stderr, "ckptfwd: restoring checkpoint %s: %zu files, %s\n", printable(cp.step).c_str(),
-          cp.files.size(), human_bytes(cp.bytes_in).c_str());
-  for (size_t f : cp.files) paths.push_back(sc.files[f].path);
-  return true;
-}
-
 // path is selected by the PATH arguments (all paths when there are none).
 bool wanted_path(const std::string& path, const std::vector<std::string>& wanted) {
   if (wanted.empty()) return true;
@@ -610,7 +572,8 @@ int cmd_restore(const Args& args) {
   if (!absolute_paths(st, paths, "restore")) return 1;
   if (version >= 0) return restore_versions(st, paths, version, to, full);
   bool whole_checkpoint = latest || step_given;
-  if (whole_checkpoint && !checkpoint_paths(st, latest, step, paths)) return 1;
+  if (whole_checkpoint && !checkpoint_paths(st, latest, step, paths, "restore", "restoring"))
+    return 1;
   LostRecords cut;
   if (!st.single) cut = find_lost_records(st.dir, st.catalog);
   bool failed = lost_to_manifest_damage(st, cut);

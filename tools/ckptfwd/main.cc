@@ -35,6 +35,9 @@ const char kHelp[] =
     "  ls STORE --versions [PATH...]       the older versions the store holds of files\n"
     "  restore STORE --to DIR --version N PATH...\n"
     "                                      restore the version N back of each PATH\n"
+    "  dump STORE VAR [--step STEP] [--rank R] [--stats [--json] | --csv]\n"
+    "                                      the values of one variable in a checkpoint's\n"
+    "                                      files, decoding only its chunks\n"
     "  verify [--json] STORE|FILE.ckc      check manifest and every chunk checksum\n"
     "  prune STORE --keep N [--dry-run]    delete all but the N latest complete checkpoints\n"
     "  relocate STORE OLD_DIR [NEW_DIR]    the run directory moved: map its recorded paths\n"
@@ -116,6 +119,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return cmd_run(args, self_exe(argv[0]));
   if (cmd == "schema") return cmd_schema(args);
   if (cmd == "inspect") return cmd_inspect(args);
+  if (cmd == "dump") return cmd_dump(args);
   if (cmd == "relocate") return cmd_relocate(args);
   if (cmd == "prune") return cmd_prune(args);
   if (cmd == "report") return cmd_report(args);

@@ -57,4 +57,42 @@ bool absolute_paths(const Store& st, std::vector<std::string>& paths, const std:
   return true;
 }
 
+bool checkpoint_paths(const Store& st, bool latest, const std::string& step,
+                      std::vector<std::string>& paths, const std::string& cmd,
+                      const std::string& doing, std::string* label) {
+  ContainerCache cache(st.dir);
+  StoreCheckpoints sc = store_checkpoints(st, cache, nullptr);
+  for (const std::string& p : sc.problems) error("warning: " + p);
+  int pick = -1;
+  if (latest) {
+    pick = latest_complete(sc.checkpoints);
+    if (pick < 0) {
+      error(cmd + ": " + st.arg +
+            (sc.checkpoints.empty() ? " holds no checkpoint" : " holds no complete checkpoint") +
+            " (ckptfwd ls --steps " + st.arg + "; --step STEP takes an incomplete one)");
+      return false;
+    }
+  } else {
+    for (size_t i = 0; i < sc.checkpoints.size(); ++i)
+      if (step_matches(sc.checkpoints[i].step, step)) pick = static_cast<int>(i);
+    if (pick < 0) {
+      error(cmd + ": no checkpoint " + printable(step) + " in " + st.arg + " (ckptfwd ls --steps " +
+            st.arg + " lists them)");
+      return false;
+    }
+  }
+  const Checkpoint& cp = sc.checkpoints[pick];
+  if (!cp.doubt.empty())
+    error("warning: checkpoint " + printable(cp.step) + ": " + printable(cp.doubt) +
+          " (ckptfwd ls --steps " + st.arg + ")");
+  if (!cp.complete)
+    error("warning: checkpoint " + printable(cp.step) + " is not complete (" +
+          printable(cp.missing) + "); " + doing + " the files it has");
+  fprintf(stderr, "ckptfwd: %s checkpoint %s: %zu files, %s\n", doing.c_str(),
+          printable(cp.step).c_str(), cp.files.size(), human_bytes(cp.bytes_in).c_str());
+  for (size_t f : cp.files) paths.push_back(sc.files[f].path);
+  if (label) *label = cp.step;
+  return true;
+}
+
 }  // namespace ckptfwd::cli

@@ -20,6 +20,14 @@ struct StoreCheckpoints {
 StoreCheckpoints store_checkpoints(const Store& st, ContainerCache& cache,
                                    const StoredAccount* acc);
 
+// The paths of the checkpoint --latest or --step names (checkpoint_steps.h), into paths,
+// saying which one on stderr ("ckptfwd: <doing> checkpoint 0040: 16 files, 48 MiB") with
+// a warning when it is not complete or has a doubt; false (said, as cmd) when there is
+// none. label (may be null): the checkpoint's step as ls --steps names it.
+bool checkpoint_paths(const Store& st, bool latest, const std::string& step,
+                      std::vector<std::string>& paths, const std::string& cmd,
+                      const std::string& doing, std::string* label = nullptr);
+
 // The directory a store's paths were captured under: the parent of a store named
 // .ckptfwd (the default place), else "".
 std::string capture_dir_of(const Store& st);

@@ -182,6 +182,13 @@ class ContainerReader {
   bool restore_file(size_t i, int fd, std::string* err, bool fresh = false);
   // Same into memory.
   bool read_file(size_t i, std::vector<uint8_t>& out, std::string* err);
+  // Bytes [off, off + len) of file i (inside its size) into out, resized to len (holes as
+  // zeros), decoding only the chunks that hold them (container_span.cc): one variable of
+  // a file without the rest. The file's hash covers the whole file, so each chunk used is
+  // checked against its raw hash instead. *decoded (if given) adds the raw bytes of the
+  // chunks used that no earlier read_span of this reader used.
+  bool read_span(size_t i, uint64_t off, uint64_t len, std::vector<uint8_t>& out, std::string* err,
+                 uint64_t* decoded = nullptr);
   // Applies file i as an overlay onto fd: pwrites only its ranges (chunk hashes checked,
   // holes leave fd's bytes alone), then extends fd to the file's size if fd is shorter
   // (never shrinks). Checks the overlay hash (see FileEntry.hash), or with whole_hash the

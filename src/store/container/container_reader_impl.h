@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,11 @@ struct ContainerReader::Impl {
   // byte they take from it (walk_file).
   ChunkBytes cached_chunk(size_t s, size_t i, std::string* err) const;
 
+  // The chunks read_span has checked and handed out (its *decoded counts each once per
+  // reader: a merged stream's chunk holds several files' pieces of a variable).
+  mutable std::mutex span_mu;
+  mutable std::set<std::pair<size_t, size_t>> span_chunks;
+
   // The containers references were resolved in, opened once each (by file name in the
   // directory of path), and why the ones that could not be opened could not: at most
   // kMaxRefContainers names in all. Readers are never removed while this one lives.
@@ -76,8 +82,7 @@ struct ContainerReader::Impl {
   bool read_ref(size_t s, size_t i, ChunkRef& r, std::string* err) const;
   // Decodes reference chunk i of stream s into out from the container it names (checked
   // or not: decode_chunk).
-  bool resolve_ref(size_t s, size_t i, UninitBytes& out, std::string* err,
-                   bool checked) const;
+  bool resolve_ref(size_t s, size_t i, UninitBytes& out, std::string* err, bool checked) const;
 
   ~Impl() {
     if (fd >= 0) ::close(fd);

@@ -1,0 +1,287 @@
+// ckptfwd dump STORE VAR: the values of one variable in the files of a checkpoint, read
+// from the chunks that hold them (ContainerReader::read_span), like bpls -d.
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "common/json_text.h"
+#include "restore_paths.h"
+#include "store.h"
+#include "store_checkpoints.h"
+#include "var_values.h"
+#include "vars_format.h"
+
+namespace ckptfwd::cli {
+
+namespace {
+const char kHelp[] =
+    "usage: ckptfwd dump STORE VAR [--latest | --step STEP] [--rank R] [--stats [--json] | "
+    "--csv]\n"
+    "\n"
+    "Prints the values of the variable VAR in the files of one checkpoint, as structure\n"
+    "inference mapped them when the files were committed (ckptfwd ls --vars lists them).\n"
+    "VAR is a key (\"temperature_F64LE_Array3D\") or a name (\"temperature\", \"/fields/T\").\n"
+    "Only the chunks that hold VAR are read and decoded, each checked against its checksum.\n"
+    "\n"
+    "  --latest      the latest complete checkpoint (ckptfwd ls --steps), the default\n"
+    "  --step STEP   checkpoint STEP as ckptfwd ls --steps names it (\"40\" names 0040)\n"
+    "  --rank R      only the file the writer of rank R wrote\n"
+    "  --stats       per file: elements, NaNs, min, max and mean of the others; then all\n"
+    "                files together (\"all\")\n"
+    "  --json        with --stats: one JSON object {\"var\", \"step\", \"files\": [{\"path\",\n"
+    "                \"rank\", \"key\", \"dtype\", \"shape\", \"count\", \"nans\", \"min\",\n"
+    "                \"max\", \"mean\"}], \"all\": {\"count\", \"nans\", \"min\", \"max\",\n"
+    "                \"mean\"}, \"decoded_bytes\", \"file_bytes\"}\n"
+    "  --csv         one line per element: path,rank,i0,i1,...,value (indices in the\n"
+    "                file's own variable)\n"
+    "\n"
+    "Without --stats or --csv: per file a line '# PATH rank R KEY SHAPE', then the values\n"
+    "one row of the last dimension per line, led by the row's first index: (0,3,0) v v v.\n"
+    "Values read back exactly: integers in full, float32 with 9 digits, float64 with 17.\n"
+    "Indices are the file's own: a rank's piece of a global array starts at 0 in its file.\n"
+    "At the end, on stderr: the files read, and the bytes decoded against the bytes of the\n"
+    "checkpoint's files.\n"
+    "\n"
+    "Exit status: 0 every file holding VAR was read, 1 a file could not be read (a chunk\n"
+    "that fails its checksum, data compressed by an HDF5 filter) or none holds VAR, 2 usage\n"
+    "error.\n";
+
+enum class Mode { kValues, kStats, kCsv };
+
+struct Options {
+  std::string store, var, step;
+  bool latest = true;
+  bool has_rank = false;
+  int rank = -1;
+  Mode mode = Mode::kValues;
+  bool json = false;
+};
+
+bool parse(const Args& args, Options& o, int* rc) {
+  std::vector<std::string> pos;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--latest") {
+      o.latest = true;
+      o.step.clear();
+    } else if (a == "--step" || a.rfind("--step=", 0) == 0) {
+      if (a == "--step" && i + 1 >= args.size())
+        return *rc = usage_error("dump", "--step needs a step"), false;
+      o.step = a == "--step" ? args[++i] : a.substr(7);
+      o.latest = false;
+    } else if (a == "--rank" || a.rfind("--rank=", 0) == 0) {
+      if (a == "--rank" && i + 1 >= args.size())
+        return *rc = usage_error("dump", "--rank needs a rank"), false;
+      const std::string r = a == "--rank" ? args[++i] : a.substr(7);
+      char* end = nullptr;
+      const long v = strtol(r.c_str(), &end, 10);
+      if (r.empty() || *end || v < 0 || v > INT32_MAX)
+        return *rc = usage_error("dump", "--rank takes a rank number, not '" + r + "'"), false;
+      o.has_rank = true;
+      o.rank = static_cast<int>(v);
+    } else if (a == "--stats") {
+      o.mode = Mode::kStats;
+    } else if (a == "--csv") {
+      o.mode = Mode::kCsv;
+    } else if (a == "--json") {
+      o.json = true;
+    } else if (a.size() > 1 && a[0] == '-') {
+      return *rc = usage_error("dump", "unknown option " + a), false;
+    } else {
+      pos.push_back(a);
+    }
+  }
+  if (pos.size() != 2) return *rc = usage_error("dump", "needs STORE and VAR"), false;
+  if (o.json && o.mode != Mode::kStats)
+    return *rc = usage_error("dump", "--json is the form of --stats (use both)"), false;
+  o.store = pos[0];
+  o.var = pos[1];
+  return true;
+}
+
+// The variable of m that VAR names: its key, or its name with or without a leading '/'.
+const Variable* find_var(const VariableMap& m, const std::string& var) {
+  for (const Variable& v : m.vars)
+    if (v.key == var) return &v;
+  const std::string bare = var[0] == '/' ? var.substr(1) : var;
+  for (const Variable& v : m.vars) {
+    const std::string name = !v.name.empty() && v.name[0] == '/' ? v.name.substr(1) : v.name;
+    if (name == bare) return &v;
+  }
+  return nullptr;
+}
+
+// "(i0,i1,...)" of element k of an extent, in the variable's coordinates.
+std::string index_of(const VarExtent& e, uint64_t k, const char* open = "(", const char* sep = ",",
+                     const char* close = ")") {
+  std::vector<uint64_t> idx(e.shape.size());
+  for (size_t d = e.shape.size(); d-- > 0;) {
+    const uint64_t n = e.shape[d] ? e.shape[d] : 1;
+    idx[d] = e.start[d] + k % n;
+    k /= n;
+  }
+  std::string s = open;
+  for (size_t d = 0; d < idx.size(); ++d) s += (d ? sep : "") + std::to_string(idx[d]);
+  return s + close;
+}
+
+// s's keys appended to j: min, max and mean null when s holds no number.
+void add_stats(Json& j, const ValueStats& s) {
+  j["count"] = s.count;
+  j["nans"] = s.nans;
+  const bool any = s.count > s.nans;
+  j["min"] = any ? Json(s.min) : Json(nullptr);
+  j["max"] = any ? Json(s.max) : Json(nullptr);
+  j["mean"] = any ? Json(s.mean()) : Json(nullptr);
+}
+
+void print_stats_line(const std::string& what, const ValueStats& s) {
+  if (s.count == s.nans)
+    printf("%-40s %12" PRIu64 " %8" PRIu64 "  (no numbers)\n", what.c_str(), s.count, s.nans);
+  else
+    printf("%-40s %12" PRIu64 " %8" PRIu64 " %16.9g %16.9g %16.9g\n", what.c_str(), s.count, s.nans,
+           s.min, s.max, s.mean());
+}
+
+}  // namespace
+
+int cmd_dump(const Args& args) {
+  if (wants_help(args)) {
+    fputs(kHelp, stdout);
+    return 0;
+  }
+  Options o;
+  int rc = 0;
+  if (!parse(args, o, &rc)) return rc;
+  Store st;
+  if (!open_store(o.store, st)) return 1;
+  if (!st.distrust.empty()) error("warning: " + st.distrust);
+  std::vector<std::string> paths;
+  std::string label;
+  if (!checkpoint_paths(st, o.latest, o.step, paths, "dump", "reading", &label)) return 1;
+
+  ContainerCache cache(st.dir);
+  ValueStats all;
+  Json files = Json::array();
+  uint64_t decoded = 0, file_bytes = 0;
+  size_t held = 0;
+  std::vector<uint8_t> bytes;
+  if (o.mode == Mode::kStats && !o.json)
+    printf("%-40s %12s %8s %16s %16s %16s\n", "FILE (RANK)", "ELEMENTS", "NANS", "MIN", "MAX",
+           "MEAN");
+  if (o.mode == Mode::kCsv) printf("path,rank,index...,value\n");
+  for (const std::string& path : paths) {
+    const auto it = st.catalog.entries().find(path);
+    if (it == st.catalog.entries().end()) continue;
+    const CatalogEntry& e = it->second;
+    file_bytes += e.size;
+    // The map of the layer that holds the whole file (as ls --vars): overlays of a file
+    // written from several nodes have none.
+    std::string holder;
+    uint32_t index = 0;
+    if (e.overlays.empty()) {
+      holder = e.container;
+      index = e.file_index;
+    } else if (e.overlays.back().whole_hash && e.overlays.back().size == e.size) {
+      holder = e.overlays.back().container;
+      index = e.overlays.back().file_index;
+    }
+    if (holder.empty()) continue;
+    std::string err;
+    ContainerReader* r = cache.get(holder, &err);
+    if (!r || index >= r->files().size()) {
+      error(holder + ": " + (r ? "file index out of range" : err));
+      rc = 1;
+      continue;
+    }
+    const FileEntry& fe = r->files()[index];
+    if (o.has_rank && fe.rank != o.rank) continue;
+    const Variable* v = find_var(fe.vars, o.var);
+    if (!v) continue;
+    ++held;
+    const NumericDtype nd = numeric_dtype(v->dtype);
+    if (!nd.ok) {
+      error("dump: " + v->key + " in " + printable(path) + " holds " + v->dtype +
+            " elements, not numbers");
+      rc = 1;
+      continue;
+    }
+    if (o.mode == Mode::kValues)
+      printf("# %s rank %d %s %s\n", printable(path).c_str(), fe.rank, v->key.c_str(),
+             fmt_shape(v->shape).c_str());
+    ValueStats file_stats;
+    for (const VarExtent& x : v->extents) {
+      if (x.filtered) {
+        error("dump: " + v->key + " in " + printable(path) + ": an extent at byte " +
+              std::to_string(x.file_off) +
+              " went through an HDF5 filter (compressed): its values need HDF5 to read "
+              "(ckptfwd restore the file, then h5dump)");
+        rc = 1;
+        continue;
+      }
+      if (!r->read_span(index, x.file_off, x.len, bytes, &err, &decoded)) {
+        error("dump: " + err);
+        rc = 1;
+        continue;
+      }
+      const uint64_t n = x.len / nd.info.size;
+      const uint64_t row = x.shape.empty() || x.shape.back() == 0 ? 1 : x.shape.back();
+      for (uint64_t k = 0; k < n; ++k) {
+        if (o.mode == Mode::kStats) {
+          file_stats.add(nd.value(bytes.data(), k));
+        } else if (o.mode == Mode::kCsv) {
+          printf("%s,%d,%s,%s\n", printable(path).c_str(), fe.rank,
+                 index_of(x, k, "", ",", "").c_str(), nd.text(bytes.data(), k).c_str());
+        } else {
+          if (k % row == 0) printf("%s%s", k ? "\n" : "", index_of(x, k).c_str());
+          printf(" %s", nd.text(bytes.data(), k).c_str());
+        }
+      }
+      if (o.mode == Mode::kValues && n) printf("\n");
+    }
+    if (o.mode == Mode::kStats) {
+      all.merge(file_stats);
+      if (o.json) {
+        Json f = {{"path", path},
+                  {"rank", fe.rank},
+                  {"key", v->key},
+                  {"dtype", v->dtype},
+                  {"shape", v->shape}};
+        add_stats(f, file_stats);
+        files.push_back(std::move(f));
+      } else {
+        print_stats_line(printable(path) + " (" + std::to_string(fe.rank) + ")", file_stats);
+      }
+    }
+  }
+  if (held == 0) {
+    error("dump: no file of the checkpoint holds a variable " + printable(o.var) +
+          (o.has_rank ? " written by rank " + std::to_string(o.rank) : "") +
+          " (ckptfwd ls --vars " + st.arg + " lists the keys)");
+    return 1;
+  }
+  if (o.mode == Mode::kStats) {
+    if (o.json) {
+      Json j = {{"var", o.var},
+                {"step", label},
+                {"files", files},
+                {"all", Json::object()},
+                {"decoded_bytes", decoded},
+                {"file_bytes", file_bytes}};
+      add_stats(j["all"], all);
+      printf("%s\n", json_text(j).c_str());
+    } else {
+      print_stats_line("all", all);
+    }
+  }
+  fprintf(stderr, "ckptfwd: dump: %s in %zu file%s; decoded %s of the checkpoint's %s\n",
+          printable(o.var).c_str(), held, held == 1 ? "" : "s", human_bytes(decoded).c_str(),
+          human_bytes(file_bytes).c_str());
+  return rc;
+}
+
+}  // namespace ckptfwd::cli
