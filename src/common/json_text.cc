@@ -20,6 +20,8 @@ Json variable_map_to_json(const VariableMap& m, uint64_t file_size, bool extents
                {"dtype", v.dtype},
                {"elem_size", v.elem_size},
                {"shape", v.shape},
+               {"global_shape", v.global_shape},
+               {"global_start", v.global_start},
                {"bytes", bytes},
                {"n_extents", v.extents.size()}};
     if (extents) {

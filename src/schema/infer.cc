@@ -38,8 +38,8 @@ bool Inferrer::configure(const Config& cfg, std::string* err) {
 void Inferrer::set_hdf5_helper(const std::string& path) { hdf5_helper_ = path; }
 
 VariableMap Inferrer::infer(const std::string& path, const std::string& file, const uint8_t* data,
-                            uint64_t size, const std::vector<DtypeHint>& hints,
-                            std::string* note) const {
+                            uint64_t size, const std::vector<DtypeHint>& hints, std::string* note,
+                            int64_t rank) const {
   if (note) note->clear();
   VariableMap m;
   if (!enabled_) {
@@ -53,7 +53,7 @@ VariableMap Inferrer::infer(const std::string& path, const std::string& file, co
   bool found = false;
   std::string why;
   if (const SchemaRule* rule = schemas_->match(path)) {
-    found = apply_schema_rule(*rule, data, size, m, &why, fine_split_limit(*rule, size));
+    found = apply_schema_rule(*rule, data, size, m, &why, fine_split_limit(*rule, size), rank);
     if (!found) tried("schema rule " + describe_rule(*rule) + " does not fit", why);
   }
   if (!found && hdf5_superblock_offset(data, size) >= 0) {

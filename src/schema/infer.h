@@ -43,9 +43,11 @@ class Inferrer {
   // The map of the file at `path` (the application's path, matched against schema
   // globs) whose bytes are data[0, size), also readable at `file` (the staged file; the
   // HDF5 helper opens it by name). hints: MPI-IO dtype hints. *note gets one line for the
-  // log when a source was tried and failed, naming the reason (empty otherwise).
+  // log when a source was tried and failed, naming the reason (empty otherwise). rank: the
+  // writer's rank (-1: not known), for schema placements that use `rank`.
   VariableMap infer(const std::string& path, const std::string& file, const uint8_t* data,
-                    uint64_t size, const std::vector<DtypeHint>& hints, std::string* note) const;
+                    uint64_t size, const std::vector<DtypeHint>& hints, std::string* note,
+                    int64_t rank = -1) const;
 
  private:
   std::unique_ptr<SchemaSet> schemas_;

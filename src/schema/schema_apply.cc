@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "schema/schema_ast.h"
@@ -16,11 +17,12 @@ namespace {
 
 class Walker {
  public:
-  Walker(const SchemaRule& r, const uint8_t* d, uint64_t n, uint64_t max_extents)
+  Walker(const SchemaRule& r, const uint8_t* d, uint64_t n, uint64_t max_extents, int64_t rank)
       : r_(r),
         d_(d),
         size_(n),
         max_extents_(max_extents),
+        rank_(rank),
         vals_(r.n_slots, 0),
         unusable_(r.n_slots, Unusable::kNo) {
     vars_.resize(r.n_vars);
@@ -38,6 +40,8 @@ class Walker {
   }
 
   std::vector<Variable>& vars() { return vars_; }
+  // Placements the rule gives but this file cannot have, with the reason ("" if none).
+  const std::string& dropped() const { return dropped_; }
 
  private:
   void init_vars(const std::vector<Item>& items, bool in_repeat) {
@@ -92,6 +96,12 @@ class Walker {
           return fail(at(it) + ": the value of '" + r_.slot_names[s] + "' in its " + what +
                       " is not a finite number up to 2^53 (a float used as a size must be one)");
         stack_.push_back(vals_[s]);
+        continue;
+      }
+      if (op.kind == ExprOp::kRank) {
+        if (rank_ < 0)
+          return fail(at(it) + ": its " + what + " uses rank, and the writer's rank is not known");
+        stack_.push_back(rank_);
         continue;
       }
       if (op.kind == ExprOp::kNeg) {
@@ -239,7 +249,39 @@ class Walker {
       v.extents.push_back(std::move(e));
     }
     pos_ += bytes;
+    if (!it.at.empty()) place(it, v);
     return true;
+  }
+
+  // The field's `at [..] in [..]` into v. A placement that cannot be evaluated or does not
+  // hold the variable is dropped (the split stays good) and named in dropped().
+  void place(const Item& it, Variable& v) {
+    std::vector<uint64_t> start(it.at.size()), global(it.in.size());
+    std::string why;
+    for (size_t k = 0; k < it.at.size() && why.empty(); ++k) {
+      for (auto [e, out, what] : {std::tuple(&it.at[k], &start[k], "placement"),
+                                  std::tuple(&it.in[k], &global[k], "global shape")}) {
+        int64_t x = 0;
+        const std::string saved = why_;
+        if (!eval(*e, it, std::string(what) + " (dimension " + std::to_string(k + 1) + ")", &x))
+          why = why_;
+        else if (x < 0)
+          why = "its " + std::string(what) + " is negative in dimension " + std::to_string(k + 1);
+        why_ = saved;
+        if (!why.empty()) break;
+        *out = static_cast<uint64_t>(x);
+      }
+    }
+    if (why.empty()) {
+      v.global_start = std::move(start);
+      v.global_shape = std::move(global);
+      why = bad_placement(v);
+      if (why.empty()) return;
+      v.global_start.clear();
+      v.global_shape.clear();
+    }
+    dropped_ += (dropped_.empty() ? "" : "; ") + std::string("placement of '") + it.name +
+                "' not kept: " + why;
   }
 
   // Iteration i of repeat group it; a failure names the innermost iteration it happened in.
@@ -308,6 +350,8 @@ class Walker {
   const uint8_t* d_;
   const uint64_t size_;
   const uint64_t max_extents_;  // 0: no bound
+  const int64_t rank_;          // the writer's rank, -1 if not known
+  std::string dropped_;
   uint64_t extents_ = 0;
   uint64_t pos_ = 0;
   std::vector<int64_t> vals_;
@@ -327,12 +371,13 @@ uint64_t fine_split_limit(const SchemaRule& rule, uint64_t size) {
 }
 
 bool apply_schema_rule(const SchemaRule& rule, const uint8_t* data, uint64_t size, VariableMap& out,
-                       std::string* why, uint64_t max_extents) {
-  Walker w(rule, data, size, max_extents);
+                       std::string* why, uint64_t max_extents, int64_t rank) {
+  Walker w(rule, data, size, max_extents, rank);
   if (!w.run(why)) return false;
   VariableMap m;
   m.source = "schema";
   m.detail = describe_rule(rule);
+  if (!w.dropped().empty()) m.detail += "; " + w.dropped();
   m.vars = std::move(w.vars());
   // The walk promises a valid map; a bug here must not become a wrong split.
   std::string bad = check_variable_map(m, size);

@@ -38,7 +38,8 @@ bool type_from_name(const std::string& name, FieldType* t);
 // An integer expression in postfix order, so evaluation is a loop over a stack and a
 // hostile nesting depth cannot overflow the C++ stack at apply time.
 struct ExprOp {
-  enum Kind : uint8_t { kLiteral, kField, kAdd, kSub, kMul, kDiv, kMod, kNeg } kind;
+  // kRank: the rank of the process that wrote the file (only in a placement, `at`/`in`).
+  enum Kind : uint8_t { kLiteral, kField, kAdd, kSub, kMul, kDiv, kMod, kNeg, kRank } kind;
   int64_t value = 0;  // kLiteral: the number; kField: the slot of the field's value
 };
 using Expr = std::vector<ExprOp>;
@@ -56,6 +57,10 @@ struct Item {
   std::string until;
   int slot = -1;   // numeric scalar: where its value goes for later expressions
   size_t var = 0;  // index of its variable in the rule's field order
+  // `at [..] in [..]` (never inside a repeat): where the field lies in a global array that
+  // the same field of several files tiles, and that array's shape; one expression per
+  // dimension, each over earlier fields and `rank`. Empty when the rule does not say.
+  std::vector<Expr> at, in;
   // kRepeat
   Expr count;
   bool until_end = false;  // `repeat * { }`: iterations until the file's bytes end

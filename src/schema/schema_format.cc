@@ -22,6 +22,9 @@ std::string expr_text(const Expr& e, const SchemaRule& r) {
       case ExprOp::kField:
         st.push_back({r.slot_names[static_cast<size_t>(op.value)], 3});
         break;
+      case ExprOp::kRank:
+        st.push_back({"rank", 3});
+        break;
       case ExprOp::kNeg: {
         auto& a = st.back();
         a.first = "-" + (a.second < 3 ? "(" + a.first + ")" : a.first);
@@ -66,6 +69,13 @@ void items_text(const std::vector<Item>& items, const SchemaRule& r, const std::
             : !it.until.empty() && k == 0 ? "until \"" + marker_text(it.until) + "\""
                                           : expr_text(it.dims[k], r)) +
            "]";
+    const char* word = " at ";
+    for (const std::vector<Expr>* part : {&it.at, &it.in}) {
+      if (part->empty()) break;
+      o += word;
+      for (const Expr& e : *part) o += "[" + expr_text(e, r) + "]";
+      word = " in ";
+    }
     o += "\n";
   }
 }

@@ -13,6 +13,8 @@
 //     float32  grid[nx][ny]               (several dimensions)
 //     repeat nblocks { int32 n; float32 mass[n] }
 //     bytes    rest[*]                    (only last: whatever is left)
+//     float64  t[nz][ny][nx] at [rank*nz][0][0] in [nranks*nz][ny][nx]
+//                                         (placement in a global array the ranks' files tile)
 //   or, last, records until the bytes end (each field a variable of its own):
 //     repeat * { float64 len; float64 x; float64 v[len - 2] }
 //
@@ -23,7 +25,9 @@
 // as the whole number it holds, any other value does not fit). A field of a repeat
 // group is one variable, its iterations stacked along the first dimension (a scalar: one
 // value per iteration). `[*]` takes as many whole elements as are left; a partial element
-// after it is residual.
+// after it is residual. A placement (`at`, the global coordinates of the field's element
+// 0; `in`, the global shape) is an expression per dimension over earlier fields and `rank`
+// (the writer's MPI rank, unless a field has that name); not inside repeat groups.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -68,9 +72,11 @@ std::string format_rule(const SchemaRule& rule);
 // no `[*]` tail, ...) returns false with *why giving the reason and byte offset; it never
 // produces a partial or wrong split. Treats the bytes as hostile input. max_extents > 0:
 // a split into more pieces than that does not fit either (a bound on the memory a map of
-// many short records takes before it is found too fine: fine_split_limit).
+// many short records takes before it is found too fine: fine_split_limit). rank: the
+// writer's rank, for `rank` in placements (-1: not known). A placement that cannot be
+// evaluated or does not hold its variable is left out, named in out.detail; the split stands.
 bool apply_schema_rule(const SchemaRule& rule, const uint8_t* data, uint64_t size, VariableMap& out,
-                       std::string* why, uint64_t max_extents = 0);
+                       std::string* why, uint64_t max_extents = 0, int64_t rank = -1);
 // The most pieces a split of a file of size bytes by rule can have and still keep a
 // variable that is not too fine to store (drop_too_fine_variables, variable_map.h): each
 // variable kFineMapExtents, and one per kMinMeanExtent bytes of the file.

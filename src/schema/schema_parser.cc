@@ -195,6 +195,9 @@ class Parser {
       if (cur().kind != Token::kRBracket) return expected("']'");
       next();
     }
+    if (is_ident(cur(), "at") && t_[p_ + 1].kind == Token::kLBracket &&
+        !parse_placement(item, depth))
+      return false;
     info.defined = true;
     if (item.dims.empty() && type_info(item.type).numeric) {
       info.slot = item.slot = static_cast<int>(rule_->n_slots++);
@@ -202,6 +205,41 @@ class Parser {
     }
     item.var = rule_->n_vars++;
     if (item.tail) tail_name_ = "the [*] field '" + item.name + "'";
+    return true;
+  }
+
+  // `at [e0]..[ek] in [g0]..[gk]` after a field's dimensions: one expression per dimension
+  // in each, over earlier fields and `rank` (the writer's rank, where no field has that name).
+  bool parse_placement(Item& item, int depth) {
+    const Token& at = cur();
+    if (depth > 0)
+      return fail_at(at, "a placement (at ... in ...) is not allowed inside a repeat group");
+    if (item.dims.empty()) return fail_at(at, "a placement (at ... in ...) needs an array field");
+    if (!item.until.empty())
+      return fail_at(at, "a placement (at ... in ...) does not fit an [until ...] field");
+    next();
+    if (!placement_dims(item, item.at, "at")) return false;
+    if (!is_ident(cur(), "in")) return expected("'in' and the global shape after the placement");
+    next();
+    return placement_dims(item, item.in, "in");
+  }
+
+  bool placement_dims(const Item& item, std::vector<Expr>& out, const char* what) {
+    while (cur().kind == Token::kLBracket) {
+      next();
+      Expr e;
+      placement_ = true;
+      const bool ok = parse_expr(e, 0);
+      placement_ = false;
+      if (!ok) return false;
+      out.push_back(std::move(e));
+      if (cur().kind != Token::kRBracket) return expected("']'");
+      next();
+    }
+    if (out.size() != item.dims.size())
+      return fail_at(cur(), std::string("'") + what + "' needs one [...] per dimension of '" +
+                                item.name + "' (" + std::to_string(item.dims.size()) + "), found " +
+                                std::to_string(out.size()));
     return true;
   }
 
@@ -343,7 +381,7 @@ class Parser {
     if (k.kind == Token::kIdent) {
       int slot = -1;
       if (!resolve(k, &slot)) return false;
-      e.push_back({ExprOp::kField, slot});
+      e.push_back(slot < 0 ? ExprOp{ExprOp::kRank, 0} : ExprOp{ExprOp::kField, slot});
       next();
       return true;
     }
@@ -360,6 +398,10 @@ class Parser {
   bool resolve(const Token& k, int* slot) {
     const std::string& n = k.text;
     auto it = names_.find(n);
+    if (it == names_.end() && placement_ && n == "rank") {
+      *slot = -1;
+      return true;
+    }
     if (it == names_.end()) {
       int later = defined_later(n);
       if (later > 0)
@@ -400,6 +442,7 @@ class Parser {
   std::map<std::string, NameInfo> names_;
   std::vector<std::vector<std::string>> scopes_;  // names declared in each open repeat
   std::string tail_name_;                         // the rule's [*] field, once seen
+  bool placement_ = false;                        // parsing at/in: `rank` is known
 };
 
 }  // namespace

@@ -3,7 +3,8 @@
 // schema; if it parses, its first rule is applied to the bytes after the NUL (none when
 // there is no NUL). Parsing and applying must end without undefined behaviour and in time;
 // a map that apply_schema_rule returns must pass check_variable_map (every extent inside
-// the data, no overlaps, shapes matching lengths) and a rule that does not fit must leave
+// the data, no overlaps, shapes matching lengths, placements holding their blocks:
+// bad_placement) and a rule that does not fit must leave
 // the output map alone and say why.
 //
 // Standalone build (from the repository root; needs clang with libFuzzer):
@@ -45,7 +46,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ckptfwd::VariableMap m;
   m.source = "untouched";
   std::string why;
-  if (!ckptfwd::schema::apply_schema_rule(rule, file, file_size, m, &why)) {
+  // The writer's rank, for `rank` in placements: unknown (-1) or 0..6, from the size.
+  const int64_t rank = static_cast<int64_t>(file_size % 8) - 1;
+  if (!ckptfwd::schema::apply_schema_rule(rule, file, file_size, m, &why, 0, rank)) {
     if (why.empty() || m.source != "untouched" || !m.vars.empty()) abort();
     return 0;
   }

@@ -4,8 +4,9 @@
 # `seq 1 60000` twice, the second time stored as references to the first, and b.txt =
 # `seq 1 1000`, then `seq 5 2000`) is read by this version: `ckptfwd verify` is clean,
 # `ckptfwd restore` and a job reading through the library give the bytes back, and a job
-# of this version that rewrites a.txt into that store commits a version 5 container
-# (XXH3) that refers to none of the old chunks, beside which the old b.txt still restores.
+# of this version that rewrites a.txt into that store commits a container of the current
+# format (6, XXH3) that refers to none of the old chunks, beside which the old b.txt still
+# restores.
 source "$(dirname "$0")/lib.sh"
 ckf_init "$@"
 DATA=$CKF_REPO/tests/data/store_v4
@@ -49,7 +50,7 @@ ok "a job reads the old store through the library"
 with_lib sh -c "seq 1 60001 > $CAP/a.txt" || fail "rewriting a.txt through the library failed"
 drain
 new=$(ls -t "$STORE"/*.ckc | head -n 1)
-[[ $(version_of "$new") == 5 ]] || fail "the new container $new is version $(version_of "$new")"
+[[ $(version_of "$new") == 6 ]] || fail "the new container $new is version $(version_of "$new")"
 "$CLI" ls "$STORE" --all >"$T/ls.txt" 2>&1 || fail "ckptfwd ls --all failed: $(tail -3 "$T/ls.txt")"
 grep -q "$(basename "$new"): .* references" "$T/ls.txt" &&
   fail "the new container refers to old chunks: $(grep ckc "$T/ls.txt")"
@@ -57,6 +58,6 @@ timeout 60 "$CLI" verify "$STORE" >"$T/verify2.txt" 2>&1 || fail "verify of the 
 timeout 60 "$CLI" restore "$STORE" --to "$T/r2" >/dev/null 2>"$T/restore2.err" ||
   fail "restore of the mixed store failed: $(cat "$T/restore2.err")"
 seq 1 60001 >"$T/a2.want"
-assert_same_bytes "$T/a2.want" "$T/r2/a.txt" "the new a.txt (version 5)"
+assert_same_bytes "$T/a2.want" "$T/r2/a.txt" "the new a.txt (version 6)"
 assert_same_bytes "$T/b.want" "$T/r2/b.txt" "the old b.txt (version 4) beside it"
-ok "a new version goes into a version 5 container beside the old ones; both restore"
+ok "a new version goes into a version 6 container beside the old ones; both restore"

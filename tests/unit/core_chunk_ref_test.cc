@@ -118,8 +118,8 @@ TEST(ChunkRef, ReaderResolvesReferenceNextToTheContainer) {
   auto a = bytes_of(5000, 1), b = bytes_of(3000, 2), b2 = bytes_of(3000, 3);
   ContainerIdentity id = write_original(d / "c-old.ckc", a, b);
   write_referrer(d / "c-new.ckc", "c-old.ckc", id, 0, a, b2);
-  EXPECT_EQ(version_of(d / "c-old.ckc"), 5u);
-  EXPECT_EQ(version_of(d / "c-new.ckc"), 5u);
+  EXPECT_EQ(version_of(d / "c-old.ckc"), 6u);
+  EXPECT_EQ(version_of(d / "c-new.ckc"), 6u);
   ContainerReader r;
   std::string err;
   ASSERT_TRUE(r.open(d / "c-new.ckc", &err)) << err;

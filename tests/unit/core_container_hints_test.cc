@@ -146,7 +146,7 @@ TEST(ContainerHints, WrittenAsTheCurrentVersion) {
   ASSERT_TRUE(write_with_hints(d.path() + "/c.ckc", pattern(10), {}, &err)) << err;
   auto bytes = test::read_all(d.path() + "/c.ckc");
   ASSERT_GE(bytes.size(), 12u);
-  EXPECT_EQ(bytes[8], 5);  // version 5: XXH3 content hashes (3 added variable maps)
+  EXPECT_EQ(bytes[8], 6);  // version 6: placements (5 made content hashes XXH3, 3 added maps)
 }
 
 TEST(ContainerHints, Version1StillReadable) {
@@ -183,7 +183,7 @@ TEST(ContainerHints, HandmadeVersion2Readable) {
 TEST(ContainerHints, UnknownVersionsRejected) {
   TempDir d;
   std::string err;
-  for (uint32_t v : {0u, 6u}) {
+  for (uint32_t v : {0u, 7u}) {
     test::write_all(d.path() + "/v.ckc", handmade(v, pattern(10), [](Blob& x) { x.u32(0); }));
     ContainerReader r;
     EXPECT_FALSE(r.open(d.path() + "/v.ckc", &err)) << v;

@@ -1,7 +1,9 @@
 // Variable maps (store/container/variable_map.h): the checks every map passes before use, the
 // residual, the binary encoding (round trip, and hostile bytes rejected without a crash or
-// a huge allocation), and the map stored per file in a container (format version 3).
+// a huge allocation), and the map stored per file in a container (format version 3) with
+// its variables' placements (version 6).
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <random>
 
@@ -253,6 +255,106 @@ TEST(ContainerVars, StoredWithTheFileAndReadBack) {
   std::vector<uint8_t> back;
   ASSERT_TRUE(r.read_file(0, back, &err)) << err;
   EXPECT_EQ(back, content);
+}
+
+// sample() with /fields/T placed in a 6x3x8 global array at (2, 0, 4).
+VariableMap placed_sample() {
+  VariableMap m = sample();
+  m.vars[0].global_shape = {6, 3, 8};
+  m.vars[0].global_start = {2, 0, 4};
+  return m;
+}
+
+TEST(VariablePlacement, ChecksNameTheProblem) {
+  EXPECT_EQ(bad_placement(sample().vars[0]), "");
+  EXPECT_EQ(bad_placement(placed_sample().vars[0]), "");
+  Variable v = placed_sample().vars[0];
+  v.global_start = {4, 0, 4};  // the last 2 rows of 6
+  EXPECT_EQ(bad_placement(v), "");
+  v.global_start = {5, 0, 4};  // 5 + 2 rows > 6
+  EXPECT_EQ(bad_placement(v),
+            "global start 5 + 2 elements exceed the global size 6 in dimension 0");
+  v = placed_sample().vars[0];
+  v.global_shape = {6, 3};
+  EXPECT_NE(bad_placement(v).find("another rank"), std::string::npos) << bad_placement(v);
+  v = placed_sample().vars[0];
+  v.global_start = {~0ull, 0, 4};  // overflow of start + shape
+  EXPECT_NE(bad_placement(v).find("exceed"), std::string::npos);
+  v = sample().vars[2];  // the scalar
+  v.global_shape = {};
+  v.global_start = {};
+  EXPECT_EQ(bad_placement(v), "");
+  VariableMap m = placed_sample();
+  m.vars[0].global_shape[2] = 7;
+  EXPECT_NE(check_variable_map(m, 1000).find("/fields/T"), std::string::npos);
+}
+
+// Writes one file of content with map m into a container at path; "" or the error.
+std::string write_one(const std::string& path, const std::vector<uint8_t>& content, VariableMap m) {
+  ContainerWriter w;
+  std::string err;
+  if (!w.open(path, &err)) return err;
+  uint32_t s = w.add_stream("agnostic", "bytes", "agnostic");
+  if (!w.append_chunk(s, encode_chunk(content.data(), content.size(), "zstd", 3), &err)) return err;
+  FileEntry f;
+  f.path = "/ckpt/r0.h5";
+  f.size = content.size();
+  f.hash = content_hash(content.data(), content.size());
+  f.ranges.push_back({0, content.size(), 0, 0});
+  f.vars = std::move(m);
+  w.add_file(std::move(f));
+  return w.commit(&err) ? "" : err;
+}
+
+TEST(ContainerVars, PlacementsStoredWithTheMapAndReadBack) {
+  TempDir d;
+  std::vector<uint8_t> content(1000, 3);
+  ASSERT_EQ(write_one(d / "c.ckc", content, placed_sample()), "");
+  ContainerReader r;
+  std::string err;
+  ASSERT_TRUE(r.open(d / "c.ckc", &err)) << err;
+  EXPECT_EQ(r.files()[0].vars, placed_sample());
+  VariableMap bad = placed_sample();
+  bad.vars[0].global_start = {5, 0, 0};
+  EXPECT_NE(write_one(d / "bad.ckc", content, bad).find("exceed the global size"),
+            std::string::npos);
+}
+
+// The placement record is the last thing in the index of a one-file container: hostile
+// values there (the index hash made to match) are refused when the container is opened.
+TEST(ContainerVars, HostilePlacementsAreRefused) {
+  TempDir d;
+  std::vector<uint8_t> content(1000, 3);
+  ASSERT_EQ(write_one(d / "c.ckc", content, placed_sample()), "");
+  const std::vector<uint8_t> good = test::read_all(d / "c.ckc");
+  auto get64 = [](const uint8_t* p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+    return v;
+  };
+  const uint8_t* tail = good.data() + good.size() - 32;
+  const uint64_t index_off = get64(tail), index_len = get64(tail + 8);
+  // u32 n_placed | u32 index | u32 rank | 3 x u64 shape | 3 x u64 start
+  const size_t rec = index_off + index_len - (4 + 4 + 4 + 48);
+  auto opens_with = [&](size_t at, std::vector<uint8_t> bytes, const std::string& want) {
+    std::vector<uint8_t> b = good;
+    std::copy(bytes.begin(), bytes.end(), b.begin() + at);
+    const uint64_t h = XXH64(b.data() + index_off, index_len, 0);
+    for (int i = 0; i < 8; ++i) b[b.size() - 16 + i] = uint8_t(h >> (8 * i));
+    test::write_all(d / "h.ckc", b);
+    ContainerReader r;
+    std::string err;
+    EXPECT_FALSE(r.open(d / "h.ckc", &err)) << want;
+    EXPECT_NE(err.find(want), std::string::npos) << err;
+  };
+  opens_with(rec, {2, 0, 0, 0}, "placement 1 out of range");      // more than recorded
+  opens_with(rec, {9, 0, 0, 0}, "placement count out of range");  // more than variables
+  opens_with(rec + 4, {7, 0, 0, 0}, "placement 0 out of range");  // no such variable
+  opens_with(rec + 4, {2, 0, 0, 0}, "placement 0 out of range");  // the scalar: rank 0 != 3
+  opens_with(rec + 8, {2, 0, 0, 0}, "placement 0 out of range");  // rank 2 for a 3-D variable
+  opens_with(rec + 12, {1, 0, 0, 0, 0, 0, 0, 0}, "exceed the global size");  // 2 rows in 1
+  opens_with(rec + 36 + 16, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+             "exceed the global size");  // start near 2^64: no overflow to a small end
 }
 
 TEST(ContainerVars, WriterRefusesAMapThatDoesNotFitTheFile) {

@@ -62,13 +62,13 @@ struct Applied {
     return nullptr;
   }
 };
-Applied apply_first(const std::string& text, const std::vector<uint8_t>& data) {
+Applied apply_first(const std::string& text, const std::vector<uint8_t>& data, int64_t rank = -1) {
   SchemaSet s;
   std::string err;
   Applied a;
   EXPECT_TRUE(s.add_text(text, "t.schema", &err)) << err;
   if (s.rule_count() == 0) return a;
-  a.ok = apply_schema_rule(*s.rule(0), data.data(), data.size(), a.m, &a.why);
+  a.ok = apply_schema_rule(*s.rule(0), data.data(), data.size(), a.m, &a.why, 0, rank);
   if (a.ok) {
     EXPECT_EQ(check_variable_map(a.m, data.size()), "");
   }
@@ -315,6 +315,77 @@ TEST(SchemaApply, ExpressionsAndMultipleDimensions) {
   ASSERT_TRUE(b.ok) << b.why;
   EXPECT_EQ(b.var("a")->shape, Dims{1});
   EXPECT_EQ(b.var("b")->shape, Dims{1});
+}
+
+TEST(SchemaPlacement, AtInGivesTheBlockOfTheGlobalArray) {
+  Bytes d;
+  d.i32(2).i32(4).i32(3).i32(5);  // rank, nranks, nz, nx
+  d.zeros(3 * 5 * 8 + 4 * 2);
+  const std::string rule =
+      "file \"*\"\n int32 rank; int32 nranks; int32 nz; int32 nx\n"
+      " float64 t[nz][nx] at [rank*nz][0] in [nranks*nz][nx]\n"
+      " float32 w[2] at [rank * 2] in [nranks*2]\n";
+  Applied a = apply_first(rule, d.b);
+  ASSERT_TRUE(a.ok) << a.why;
+  const Variable* t = a.var("t");
+  EXPECT_EQ(t->shape, (Dims{3, 5}));
+  EXPECT_EQ(t->global_start, (Dims{6, 0}));
+  EXPECT_EQ(t->global_shape, (Dims{12, 5}));
+  EXPECT_EQ(a.var("w")->global_start, Dims{4});
+  EXPECT_EQ(a.var("rank")->global_shape, Dims{});  // no placement: none
+  SchemaSet s;
+  std::string err;
+  ASSERT_TRUE(s.add_text(rule, "t.schema", &err)) << err;
+  EXPECT_EQ(format_rule(*s.rule(0)),
+            "file \"*\" little_endian\n  int32 rank\n  int32 nranks\n  int32 nz\n  int32 nx\n"
+            "  float64 t[nz][nx] at [rank*nz][0] in [nranks*nz][nx]\n"
+            "  float32 w[2] at [rank*2] in [nranks*2]\n");
+}
+
+TEST(SchemaPlacement, RankIsTheWritersWhereNoFieldHasThatName) {
+  Bytes d;
+  d.zeros(4 * 8);
+  const std::string rule = "file \"*\"\n float64 x[4] at [rank*4] in [16]\n";
+  Applied a = apply_first(rule, d.b, 2);
+  ASSERT_TRUE(a.ok) << a.why;
+  EXPECT_EQ(a.var("x")->global_start, Dims{8});
+  EXPECT_EQ(a.var("x")->global_shape, Dims{16});
+  // Rank not known, or a block outside the global array: the split stands, the placement
+  // is left out and named.
+  Applied b = apply_first(rule, d.b);
+  ASSERT_TRUE(b.ok) << b.why;
+  EXPECT_TRUE(b.var("x")->global_shape.empty());
+  EXPECT_NE(b.m.detail.find("placement of 'x' not kept"), std::string::npos) << b.m.detail;
+  EXPECT_NE(b.m.detail.find("rank is not known"), std::string::npos) << b.m.detail;
+  Applied c = apply_first(rule, d.b, 3);  // 12 + 4 > 16 fits; 4 does not
+  ASSERT_TRUE(c.ok) << c.why;
+  EXPECT_EQ(c.var("x")->global_start, Dims{12});
+  Applied e = apply_first(rule, d.b, 4);
+  ASSERT_TRUE(e.ok) << e.why;
+  EXPECT_TRUE(e.var("x")->global_shape.empty());
+  EXPECT_NE(e.m.detail.find("exceed the global size 16"), std::string::npos) << e.m.detail;
+  Applied f = apply_first("file \"*\"\n float64 x[4] at [0-1] in [4]\n", d.b);
+  ASSERT_TRUE(f.ok) << f.why;
+  EXPECT_NE(f.m.detail.find("negative"), std::string::npos) << f.m.detail;
+  Applied g = apply_first("file \"*\"\n float64 x[4] at [4/0] in [4]\n", d.b);
+  ASSERT_TRUE(g.ok) << g.why;
+  EXPECT_NE(g.m.detail.find("division by zero"), std::string::npos) << g.m.detail;
+}
+
+TEST(SchemaPlacement, ParseErrors) {
+  EXPECT_EQ(parse_error("file \"*\"\n float64 x[4] at [0] in [4][2]\n"),
+            "t.schema:2:31: 'in' needs one [...] per dimension of 'x' (1), found 2");
+  EXPECT_EQ(parse_error("file \"*\"\n float64 x[4] at [0]\n"),
+            "t.schema:2:21: expected 'in' and the global shape after the placement, found end "
+            "of line");
+  EXPECT_EQ(parse_error("file \"*\"\n float64 x at [0] in [4]\n"),
+            "t.schema:2:12: a placement (at ... in ...) needs an array field");
+  EXPECT_EQ(parse_error("file \"*\"\n repeat 2 { float64 x[4] at [0] in [4] }\n"),
+            "t.schema:2:26: a placement (at ... in ...) is not allowed inside a repeat group");
+  EXPECT_EQ(parse_error("file \"*\"\n float64 x[4] at [y] in [4]; int32 y\n"),
+            "t.schema:2:19: field 'y' is used before its definition (line 2)");
+  EXPECT_EQ(parse_error("file \"*\"\n float64 x[rank]\n"),
+            "t.schema:2:12: unknown field 'rank' in expression");
 }
 
 TEST(SchemaApply, RepeatGroups) {

@@ -17,6 +17,7 @@ int cmd_run(const Args& args, const std::string& self_exe);
 int cmd_schema(const Args& args);
 int cmd_inspect(const Args& args);
 int cmd_dump(const Args& args);
+int cmd_export(const Args& args);
 int cmd_relocate(const Args& args);
 int cmd_prune(const Args& args);
 int cmd_report(const Args& args);

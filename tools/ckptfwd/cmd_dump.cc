@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint_vars.h"
 #include "cli.h"
 #include "common/json_text.h"
 #include "restore_paths.h"
@@ -103,18 +104,6 @@ bool parse(const Args& args, Options& o, int* rc) {
   return true;
 }
 
-// The variable of m that VAR names: its key, or its name with or without a leading '/'.
-const Variable* find_var(const VariableMap& m, const std::string& var) {
-  for (const Variable& v : m.vars)
-    if (v.key == var) return &v;
-  const std::string bare = var[0] == '/' ? var.substr(1) : var;
-  for (const Variable& v : m.vars) {
-    const std::string name = !v.name.empty() && v.name[0] == '/' ? v.name.substr(1) : v.name;
-    if (name == bare) return &v;
-  }
-  return nullptr;
-}
-
 // "(i0,i1,...)" of element k of an extent, in the variable's coordinates.
 std::string index_of(const VarExtent& e, uint64_t k, const char* open = "(", const char* sep = ",",
                      const char* close = ")") {
@@ -165,44 +154,23 @@ int cmd_dump(const Args& args) {
   if (!checkpoint_paths(st, o.latest, o.step, paths, "dump", "reading", &label)) return 1;
 
   ContainerCache cache(st.dir);
+  const CheckpointVar cv =
+      checkpoint_var(st, cache, paths, o.var, o.has_rank ? o.rank : -1, "dump");
+  if (cv.failed) rc = 1;
   ValueStats all;
   Json files = Json::array();
-  uint64_t decoded = 0, file_bytes = 0;
-  size_t held = 0;
+  uint64_t decoded = 0;
+  const size_t held = cv.held.size();
   std::vector<uint8_t> bytes;
   if (o.mode == Mode::kStats && !o.json)
     printf("%-40s %12s %8s %16s %16s %16s\n", "FILE (RANK)", "ELEMENTS", "NANS", "MIN", "MAX",
            "MEAN");
   if (o.mode == Mode::kCsv) printf("path,rank,index...,value\n");
-  for (const std::string& path : paths) {
-    const auto it = st.catalog.entries().find(path);
-    if (it == st.catalog.entries().end()) continue;
-    const CatalogEntry& e = it->second;
-    file_bytes += e.size;
-    // The map of the layer that holds the whole file (as ls --vars): overlays of a file
-    // written from several nodes have none.
-    std::string holder;
-    uint32_t index = 0;
-    if (e.overlays.empty()) {
-      holder = e.container;
-      index = e.file_index;
-    } else if (e.overlays.back().whole_hash && e.overlays.back().size == e.size) {
-      holder = e.overlays.back().container;
-      index = e.overlays.back().file_index;
-    }
-    if (holder.empty()) continue;
+  for (const HeldVar& h : cv.held) {
+    const std::string& path = h.path;
+    const FileEntry& fe = *h.file;
+    const Variable* v = h.var;
     std::string err;
-    ContainerReader* r = cache.get(holder, &err);
-    if (!r || index >= r->files().size()) {
-      error(holder + ": " + (r ? "file index out of range" : err));
-      rc = 1;
-      continue;
-    }
-    const FileEntry& fe = r->files()[index];
-    if (o.has_rank && fe.rank != o.rank) continue;
-    const Variable* v = find_var(fe.vars, o.var);
-    if (!v) continue;
-    ++held;
     const NumericDtype nd = numeric_dtype(v->dtype);
     if (!nd.ok) {
       error("dump: " + v->key + " in " + printable(path) + " holds " + v->dtype +
@@ -215,15 +183,7 @@ int cmd_dump(const Args& args) {
              fmt_shape(v->shape).c_str());
     ValueStats file_stats;
     for (const VarExtent& x : v->extents) {
-      if (x.filtered) {
-        error("dump: " + v->key + " in " + printable(path) + ": an extent at byte " +
-              std::to_string(x.file_off) +
-              " went through an HDF5 filter (compressed): its values need HDF5 to read "
-              "(ckptfwd restore the file, then h5dump)");
-        rc = 1;
-        continue;
-      }
-      if (!r->read_span(index, x.file_off, x.len, bytes, &err, &decoded)) {
+      if (!read_extent(h, x, bytes, &decoded, &err)) {
         error("dump: " + err);
         rc = 1;
         continue;
@@ -271,7 +231,7 @@ int cmd_dump(const Args& args) {
                 {"files", files},
                 {"all", Json::object()},
                 {"decoded_bytes", decoded},
-                {"file_bytes", file_bytes}};
+                {"file_bytes", cv.file_bytes}};
       add_stats(j["all"], all);
       printf("%s\n", json_text(j).c_str());
     } else {
@@ -280,7 +240,7 @@ int cmd_dump(const Args& args) {
   }
   fprintf(stderr, "ckptfwd: dump: %s in %zu file%s; decoded %s of the checkpoint's %s\n",
           printable(o.var).c_str(), held, held == 1 ? "" : "s", human_bytes(decoded).c_str(),
-          human_bytes(file_bytes).c_str());
+          human_bytes(cv.file_bytes).c_str());
   return rc;
 }
 

@@ -87,7 +87,9 @@ const char kHelp[] =
     "           variable key (Group/Name_Dtype_Class) its dtype, how many files hold it,\n"
     "           its bytes in all of them, the codec chain its merged streams were stored\n"
     "           with and their ratio (stream bytes / stored bytes; '-' when the scheme\n"
-    "           did not merge it by variable) and its shape per rank; then per file where\n"
+    "           did not merge it by variable) and its shape per rank (with 'in GLOBAL'\n"
+    "           when the ranks' blocks share a global array: ckptfwd export assembles\n"
+    "           it); then per file where\n"
     "           its map came from (or why it has none: it is stored agnostic), the bytes\n"
     "           in variables and the residual bytes\n"
     "  --json   one JSON object (docs/json.md): the live listing {\"store\", \"files\":\n"
@@ -97,7 +99,8 @@ const char kHelp[] =
     "           \"unused_chunk_bytes\", \"metadata_bytes\"}, \"problems\"}; with --vars\n"
     "           {\"keys\": [{\"key\", \"dtype\", \"files\",\n"
     "           \"bytes\", \"chain\", \"stream_bytes\", \"stored_bytes\", \"shapes\":\n"
-    "           [{\"path\", \"rank\", \"shape\"}]}], \"files\":\n"
+    "           [{\"path\", \"rank\", \"shape\", \"global_shape\",\n"
+    "           \"global_start\"}]}], \"files\":\n"
     "           [{\"path\", \"rank\", \"size\", \"source\", \"detail\", \"mapped_bytes\",\n"
     "           \"residual_bytes\"}]}; with --steps {\"store\", \"checkpoints\": [{\"step\",\n"
     "           \"files\", \"ranks\", \"nodes\", \"bytes_in\", \"bytes_stored\",\n"
@@ -361,7 +364,7 @@ int list_vars(const Store& st, bool json) {
   struct Holder {
     std::string path;
     int rank;
-    std::vector<uint64_t> shape;
+    std::vector<uint64_t> shape, global_shape, global_start;
   };
   struct Key {
     std::string dtype;
@@ -411,7 +414,7 @@ int list_vars(const Store& st, bool json) {
       Key& k = keys[v.key];
       k.dtype = v.dtype;
       for (const VarExtent& x : v.extents) k.bytes += x.len;
-      k.holders.push_back({path, rank, v.shape});
+      k.holders.push_back({path, rank, v.shape, v.global_shape, v.global_start});
     }
     uint64_t mapped = mapped_bytes(*m), size = e.size;
     uint64_t residual = mapped <= size ? size - mapped : 0;
@@ -463,7 +466,11 @@ int list_vars(const Store& st, bool json) {
     for (const auto& [key, k] : keys) {
       Json shapes = Json::array();
       for (const Holder& h : k.holders)
-        shapes.push_back({{"path", h.path}, {"rank", h.rank}, {"shape", h.shape}});
+        shapes.push_back({{"path", h.path},
+                          {"rank", h.rank},
+                          {"shape", h.shape},
+                          {"global_shape", h.global_shape},
+                          {"global_start", h.global_start}});
       out_keys.push_back({{"key", key},
                           {"dtype", k.dtype},
                           {"files", k.holders.size()},
@@ -485,11 +492,16 @@ int list_vars(const Store& st, bool json) {
          "BYTES", static_cast<int>(cw), "CHAIN", "RATIO", "SHAPE PER RANK");
   for (const auto& [key, k] : keys) {
     // One shape for all holders is the common case: say it once.
-    bool same = true;
-    for (const Holder& h : k.holders) same = same && h.shape == k.holders.front().shape;
+    bool same = true, global = !k.holders.front().global_shape.empty();
+    for (const Holder& h : k.holders) {
+      same = same && h.shape == k.holders.front().shape;
+      global = global && h.global_shape == k.holders.front().global_shape;
+    }
     std::string shapes;
     if (same) {
       shapes = fmt_shape(k.holders.front().shape) + (k.holders.size() > 1 ? " (each)" : "");
+      // Blocks of one global array (their placements: ckptfwd export assembles them).
+      if (global) shapes += " in " + fmt_shape(k.holders.front().global_shape);
     } else {
       for (size_t i = 0; i < k.holders.size() && i < 8; ++i)
         shapes += (i ? ", r" : "r") + std::to_string(k.holders[i].rank) + ": " +

@@ -18,7 +18,7 @@ namespace ckptfwd::cli {
 
 namespace {
 const char kHelp[] =
-    "usage: ckptfwd schema check [--json] [--rule N] SCHEMA [SAMPLE]\n"
+    "usage: ckptfwd schema check [--json] [--rule N] [--rank R] SCHEMA [SAMPLE]\n"
     "\n"
     "Checks a schema for raw binary checkpoints (docs/schemas.md) and shows how a sample\n"
     "file splits into variables, as the forwarder splits a captured file when\n"
@@ -35,8 +35,12 @@ const char kHelp[] =
     "and the exit status is 1: the forwarder would not use the schema for such a file.\n"
     "  --rule N   apply rule N (1 = the first rule) whatever its glob, e.g. to try a rule on\n"
     "             a sample copied to another directory\n"
+    "  --rank R   the rank of the process that wrote SAMPLE, for placements (at ... in ...)\n"
+    "             that use rank; the forwarder knows it from the MPI launcher\n"
     "Then prints, per variable: name, key (after the schema's rename directives), dtype,\n"
-    "shape, the offset of each extent (one per iteration of a repeat group; the first few\n"
+    "shape, its placement in the global array when the rule gives one ('at [..] in [..]';\n"
+    "one that cannot be evaluated or does not hold the variable is reported and left out),\n"
+    "the offset of each extent (one per iteration of a repeat group; the first few\n"
     "are shown) and its bytes; then the residual byte ranges no variable covers (a partial\n"
     "element after a [*] tail). If the sample does not fit the rule (too short, bytes left\n"
     "over without a [*] tail, a negative or overflowing size, ...), prints\n"
@@ -75,7 +79,7 @@ int cmd_schema(const Args& args) {
   if (args.empty() || args[0] != "check")
     return usage_error("schema", "expected: schema check SCHEMA [SAMPLE]");
   bool json = false;
-  long rule_no = 0;
+  long rule_no = 0, rank = -1;
   std::vector<std::string> pos;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -87,6 +91,11 @@ int cmd_schema(const Args& args) {
       rule_no = strtol(args[++i].c_str(), &end, 10);
       if (*end || rule_no < 1)
         return usage_error("schema", "--rule needs a rule number (1, 2, ...)");
+    } else if (a == "--rank") {
+      char* end = nullptr;
+      if (i + 1 < args.size()) rank = strtol(args[++i].c_str(), &end, 10);
+      if (!end || *end || rank < 0 || rank > INT32_MAX)
+        return usage_error("schema", "--rank needs a rank (0, 1, ...)");
     } else if (a.size() > 1 && a[0] == '-') {
       return usage_error("schema", "unknown option " + a);
     } else {
@@ -156,7 +165,7 @@ int cmd_schema(const Args& args) {
   const uint64_t limit =
       std::max<uint64_t>(schema::fine_split_limit(*rule, bytes.size()), 1u << 20);
   if (!schema::apply_schema_rule(*rule, reinterpret_cast<const uint8_t*>(bytes.data()),
-                                 bytes.size(), m, &why, limit)) {
+                                 bytes.size(), m, &why, limit, rank)) {
     fprintf(stderr, "%s: does not fit rule %s: %s\n", sample.c_str(),
             schema::describe_rule(*rule).c_str(), why.c_str());
     if (!json) printf("  does not fit: %s\n", why.c_str());

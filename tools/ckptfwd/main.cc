@@ -38,6 +38,9 @@ const char kHelp[] =
     "  dump STORE VAR [--step STEP] [--rank R] [--stats [--json] | --csv]\n"
     "                                      the values of one variable in a checkpoint's\n"
     "                                      files, decoding only its chunks\n"
+    "  export STORE --var VAR --to OUT.npy|- [--step STEP] [--rank R] [--json]\n"
+    "                                      one variable of a checkpoint as one numpy\n"
+    "                                      array, assembled where placements tile it\n"
     "  verify [--json] STORE|FILE.ckc      check manifest and every chunk checksum\n"
     "  prune STORE --keep N [--dry-run]    delete all but the N latest complete checkpoints\n"
     "  relocate STORE OLD_DIR [NEW_DIR]    the run directory moved: map its recorded paths\n"
@@ -120,6 +123,7 @@ int main(int argc, char** argv) {
   if (cmd == "schema") return cmd_schema(args);
   if (cmd == "inspect") return cmd_inspect(args);
   if (cmd == "dump") return cmd_dump(args);
+  if (cmd == "export") return cmd_export(args);
   if (cmd == "relocate") return cmd_relocate(args);
   if (cmd == "prune") return cmd_prune(args);
   if (cmd == "report") return cmd_report(args);

@@ -38,8 +38,15 @@ void print_variable_map(FILE* out, const VariableMap& m, uint64_t file_size) {
   for (const Variable& v : m.vars) {
     uint64_t bytes = 0;
     for (const VarExtent& e : v.extents) bytes += e.len;
-    rows.push_back({printable(v.name), printable(v.key), v.dtype, fmt_shape(v.shape),
-                    offsets_text(v), std::to_string(bytes)});
+    std::string shape = fmt_shape(v.shape);
+    if (!v.global_shape.empty()) {
+      shape += " at ";
+      for (size_t d = 0; d < v.global_start.size(); ++d)
+        shape += (d ? "," : "") + std::to_string(v.global_start[d]);
+      shape += " in " + fmt_shape(v.global_shape);
+    }
+    rows.push_back({printable(v.name), printable(v.key), v.dtype, shape, offsets_text(v),
+                    std::to_string(bytes)});
   }
   std::vector<size_t> w(rows[0].size(), 0);
   for (const auto& r : rows)

@@ -2,10 +2,11 @@
 // nothing but the container to give every file back.
 //
 // Layout (all integers little endian):
-//   header   "CKFWDC01" | u32 format_version(5) | u32 flags(0)
+//   header   "CKFWDC01" | u32 format_version(6) | u32 flags(0)
 //            (version 1: without dtype hints per file; version 2: without variable
 //            maps per file; version 3: without reference chunks; version 4: content
-//            hashes XXH64 instead of XXH3; all still read)
+//            hashes XXH64 instead of XXH3; version 5: without variables' placements;
+//            all still read)
 //   chunks   compressed chunk bytes, back to back
 //   index    streams, then files (see StreamInfo, FileEntry; encoding in container_format.cc)
 //   trailer  u64 index_offset | u64 index_len | u64 xxh64(index) | "CKFWDEND"

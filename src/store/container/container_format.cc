@@ -10,10 +10,14 @@
 //   per file:   str path | i32 rank | u64 size | u32 mode | i64 mtime_ns | u64 version
 //               | u64 hash | u32 n_ranges
 //               per range: u64 file_off | u64 len | u32 stream | u64 stream_off
-//               | u32 n_hints                                   (format version 2 only)
+//               | u32 n_hints                                   (format version 2 on)
 //               per hint:  u64 file_off | u64 len | u8 dtype    (DtypeCode, 1..kMaxDtypeCode)
-//               | variable map                                  (format version 3 only)
+//               | variable map                                  (format version 3 on)
 //                 (encode_variable_map of store/container/variable_map.h)
+//               | u32 n_placed                                  (format version 6 on)
+//               per placed variable: u32 index in the map | u32 rank (the variable's)
+//                 | u64 global_shape[rank] | u64 global_start[rank]  (Variable, checked
+//                 with bad_placement; each variable at most once)
 // Ranges of a file are stored sorted by file_off and never overlap (the writer sorts and
 // checks them; the reader rejects anything else), so restore is one walk in file order.
 // Hints likewise: sorted, disjoint, non-empty, inside the file, with a known code.

@@ -124,6 +124,24 @@ std::string read_file_entry(Dec& d, const uint8_t* p, size_t n, uint32_t version
   if (why.empty()) why = bad_pieces(fe, streams);
   if (!why.empty() || version < 3) return why;
   if (!read_variable_map(d, p, n, fe.size, fe.vars, &why)) return "file '" + fe.path + "' " + why;
+  if (version < 6) return "";
+  std::vector<Variable>& vars = fe.vars.vars;
+  const uint32_t placed = d.u32();
+  if (!d.ok() || placed > vars.size())
+    return "file '" + fe.path + "': placement count out of range";
+  for (uint32_t k = 0; k < placed; ++k) {
+    const uint32_t i = d.u32(), rank = d.u32();
+    if (!d.ok() || i >= vars.size() || !vars[i].global_shape.empty() ||
+        rank != vars[i].shape.size() || rank > d.left() / 16)
+      return "file '" + fe.path + "': placement " + std::to_string(k) + " out of range";
+    vars[i].global_shape.resize(rank);
+    vars[i].global_start.resize(rank);
+    for (uint64_t& x : vars[i].global_shape) x = d.u64();
+    for (uint64_t& x : vars[i].global_start) x = d.u64();
+    if (!d.ok()) return "file '" + fe.path + "': placement " + std::to_string(k) + " truncated";
+    why = bad_placement(vars[i]);
+    if (!why.empty()) return "file '" + fe.path + "' variable '" + vars[i].name + "': " + why;
+  }
   return "";
 }
 
@@ -131,7 +149,8 @@ std::string read_file_entry(Dec& d, const uint8_t* p, size_t n, uint32_t version
 
 bool ContainerReader::Impl::parse_index(const uint8_t* p, size_t n, uint64_t index_off,
                                         uint32_t version, std::string* err) {
-  const size_t file_record_min = version >= 3   ? kFileRecordMinV3
+  const size_t file_record_min = version >= 6   ? kFileRecordMinV6
+                                 : version >= 3 ? kFileRecordMinV3
                                  : version >= 2 ? kFileRecordMinV2
                                                 : kFileRecordMinV1;
   auto fail = [&](const std::string& why) {

@@ -198,6 +198,17 @@ void encode_index(const std::vector<StreamInfo>& streams, const std::vector<File
       x.u8(h.dtype);
     }
     encode_variable_map(f.vars, x.buf);
+    uint32_t placed = 0;
+    for (const Variable& v : f.vars.vars) placed += v.global_shape.empty() ? 0 : 1;
+    x.u32(placed);
+    for (size_t i = 0; i < f.vars.vars.size(); ++i) {
+      const Variable& v = f.vars.vars[i];
+      if (v.global_shape.empty()) continue;
+      x.u32(static_cast<uint32_t>(i));
+      x.u32(static_cast<uint32_t>(v.global_shape.size()));
+      for (uint64_t d : v.global_shape) x.u64(d);
+      for (uint64_t d : v.global_start) x.u64(d);
+    }
   }
 }
 

@@ -58,6 +58,7 @@ std::string check_variable_map(const VariableMap& m, uint64_t file_size) {
     if (es == 0) return who + " has an unknown dtype '" + x.dtype + "'";
     if (es != x.elem_size) return who + ": element size disagrees with dtype " + x.dtype;
     if (x.shape.size() > kMaxRank) return who + " has too many dimensions";
+    if (std::string why = bad_placement(x); !why.empty()) return who + ": " + why;
     for (const VarExtent& e : x.extents) {
       std::string at = who + " extent at " + std::to_string(e.file_off);
       if (e.len == 0) return at + " is empty";
@@ -81,6 +82,23 @@ std::string check_variable_map(const VariableMap& m, uint64_t file_size) {
     if (all[i].off < all[i - 1].off + all[i - 1].len)
       return "variables '" + m.vars[all[i - 1].var].name + "' and '" + m.vars[all[i].var].name +
              "' overlap at byte " + std::to_string(all[i].off);
+  return "";
+}
+
+std::string bad_placement(const Variable& v) {
+  if (v.global_shape.empty() && v.global_start.empty()) return "";
+  if (v.global_shape.size() != v.shape.size() || v.global_start.size() != v.shape.size())
+    return "a placement of another rank than the variable's (" +
+           std::to_string(v.global_shape.size()) + " dimensions, the variable " +
+           std::to_string(v.shape.size()) + ")";
+  if (v.shape.empty()) return "a placement of a scalar";
+  for (size_t d = 0; d < v.shape.size(); ++d) {
+    const uint64_t g = v.global_shape[d], s = v.global_start[d], n = v.shape[d];
+    if (s > g || n > g - s)
+      return "global start " + std::to_string(s) + " + " + std::to_string(n) +
+             " elements exceed the global size " + std::to_string(g) + " in dimension " +
+             std::to_string(d);
+  }
   return "";
 }
 

@@ -42,6 +42,12 @@ struct Variable {
   uint32_t elem_size = 0;
   std::vector<uint64_t> shape;  // the whole variable's elements per dimension
   std::vector<VarExtent> extents;
+  // Its place in a global array that the same variable of several files tiles (a schema's
+  // `at [..] in [..]`: docs/schemas.md): global_shape that array's elements per dimension,
+  // global_start the coordinates of this file's element 0. Both empty when not known, else
+  // of the variable's rank, with global_start + shape <= global_shape in every dimension.
+  // Containers store it from format version 6 (container_format.cc).
+  std::vector<uint64_t> global_shape, global_start;
   bool operator==(const Variable&) const = default;
 };
 
@@ -75,7 +81,8 @@ uint32_t dtype_name_size(const std::string& dtype);
 // Checks a map against a file of file_size bytes: every extent non-empty and inside the
 // file, no two extents (of any variables) overlapping, ranks of start/shape equal to the
 // variable's, keys and dtypes non-empty and known, unfiltered extents holding exactly
-// product(shape) * elem_size bytes. Returns "" or what is wrong (naming the variable).
+// product(shape) * elem_size bytes, placements as Variable says (bad_placement). Returns
+// "" or what is wrong (naming the variable).
 std::string check_variable_map(const VariableMap& m, uint64_t file_size);
 
 // Maps too fine to store a file by. A container keeps a range and a map extent per
@@ -95,6 +102,11 @@ std::string variable_map_too_fine(const VariableMap& m);
 // (the whole map's reason when it has one); *use_map false when the map is not to be used
 // (no variable left, or too fine as a whole).
 std::string keep_coarse_variables(VariableMap& m, bool* use_map);
+
+// Why v's placement (global_shape, global_start) is not as Variable says, or "" (also
+// when it has none). Names the dimension: "global start 96 + 32 elements exceed the
+// global size 120 in dimension 0".
+std::string bad_placement(const Variable& v);
 
 // Bytes covered by variables, and the residual ranges [begin, end) in file order.
 uint64_t mapped_bytes(const VariableMap& m);

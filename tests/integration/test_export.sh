@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# ckptfwd export: one variable of a checkpoint as one numpy array, against the arrays numpy
+# and h5py read from the files a run without the library wrote. Checked:
+#   - the demo's per-rank raw files under examples/demo.schema (its `at [rank*nz][0][0] in
+#     [nranks*nz][ny][nx]` rule): the export of each variable equals the global field
+#     numpy assembles from the ranks' files, element for element (to a file, and to stdout
+#     for numpy.load), decoding under 60 % of the checkpoint's bytes;
+#   - placements that overlap, leave holes, or put a block outside the global shape are
+#     refused with the reason, and the blocks come out stacked by rank, exact; `rank` in a
+#     placement is the launcher's rank when the file has no field of that name;
+#   - a file holding the whole variable (h5py) exports as that variable;
+#   - usage errors and a failed write leave nothing behind.
+source "$(dirname "$0")/lib.sh"
+ckf_init "$@"
+need_cmd mpiexec.mpich
+APP=$BUILD/bin/stencil3d
+[[ -x $APP ]] || skip "$APP not built (needs MPICH)"
+/usr/bin/python3 -c 'import numpy, h5py' 2>/dev/null || skip "/usr/bin/python3 lacks numpy or h5py"
+ckf_std_dirs
+
+# Rules for the hostile runs (each in its own directory, its variables named apart so an
+# export takes only that run's files), before the demo's own rule.
+HDR='char magic[8]; int32 version; int32 rank; int32 nranks; int32 nx; int32 ny; int32 nz; int64 step'
+cat >"$T/hostile.schema" <<EOS
+file "*/overlap/ckpt_*_r*.bin*"
+  $HDR
+  float64 t_overlap[nz][ny][nx] at [0][0][0] in [nranks*nz][ny][nx]
+  float64 c_overlap[nz][ny][nx]; uint64 checksum
+file "*/holes/ckpt_*_r*.bin*"
+  $HDR
+  float64 t_holes[nz][ny][nx] at [rank*nz][0][0] in [nranks*nz + 1][ny][nx]
+  float64 c_holes[nz][ny][nx]; uint64 checksum
+file "*/outside/ckpt_*_r*.bin*"
+  $HDR
+  float64 t_outside[nz][ny][nx] at [rank*nz + 1][0][0] in [nranks*nz][ny][nx]
+  float64 c_outside[nz][ny][nx]; uint64 checksum
+file "*/byrank/ckpt_*_r*.bin*"
+  char magic[8]; int32 version; int32 writer; int32 nranks; int32 nx; int32 ny; int32 nz; int64 step
+  float64 t_byrank[nz][ny][nx] at [rank*nz][0][0] in [nranks*nz][ny][nx]
+  float64 c_byrank[nz][ny][nx]; uint64 checksum
+EOS
+"$CLI" schema check "$T/hostile.schema" >/dev/null || fail "the test's schema does not parse"
+
+demo() {  # DIR SIZE... -- [under the library]
+  local dir=$1 nx=$2 ny=$3 nz=$4
+  shift 4
+  mkdir -p "$dir"
+  timeout 120 mpiexec.mpich -n 4 "$@" "$APP" --size "$nx" "$ny" "$nz" --steps 4 --ckpt-every 2 \
+    --ckpt-dir "$dir" --quiet >"$T/app.out" 2>&1 || fail "stencil3d in $dir failed: $(tail -5 "$T/app.out")"
+}
+LIBENV=(env LD_PRELOAD="$LIB_MPICH" CKPTFWD_CAPTURE="$CAPTURE" CKPTFWD_CHUNK=64K
+  CKPTFWD_SCHEMA="$T/hostile.schema:$CKF_REPO/examples/demo.schema")
+demo "$DIRECT" 32 32 16
+demo "$CAP" 32 32 16 "${LIBENV[@]}"
+for d in overlap holes outside byrank; do
+  demo "$DIRECT/$d" 12 10 4
+  demo "$CAP/$d" 12 10 4 "${LIBENV[@]}"
+done
+drain
+
+# check.py NPY VAR MODE FILES...: NPY (a path, or - for stdin) equals the demo files'
+# VAR assembled along z (MODE global) or stacked by rank (MODE stacked), bit for bit.
+cat >"$T/check.py" <<'PY'
+import io, sys
+import numpy as np
+npy, var, mode, files = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+# numpy.load needs a seekable file: stdin through BytesIO; a file memory-mapped.
+got = np.load(io.BytesIO(sys.stdin.buffer.read())) if npy == "-" else np.load(npy, mmap_mode="r")
+blocks = {}
+for path in files:
+    h = np.fromfile(path, dtype="<i4", count=8, offset=8)
+    rank, nx, ny, nz = int(h[1]), int(h[3]), int(h[4]), int(h[5])
+    n = nx * ny * nz
+    k = 0 if var.startswith("t") else 1
+    blocks[rank] = np.fromfile(path, dtype="<f8", count=n, offset=40 + 8 * n * k).reshape(nz, ny, nx)
+ordered = [blocks[r] for r in sorted(blocks)]
+want = np.concatenate(ordered, axis=0) if mode == "global" else np.stack(ordered)
+assert got.dtype == np.dtype("<f8"), got.dtype
+assert got.shape == want.shape, (got.shape, want.shape)
+assert np.array_equal(got.view("u8"), want.view("u8")), "values differ"
+print("ok", got.shape)
+PY
+jget() { /usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j[sys.argv[2]])' "$@"; }
+
+"$CLI" export "$STORE" --var temperature --to "$T/t.npy" --json >"$T/t.json" 2>"$T/err" ||
+  fail "export temperature exited $?: $(cat "$T/err")"
+/usr/bin/python3 "$T/check.py" "$T/t.npy" temperature global "$DIRECT"/ckpt_4_r*.bin >/dev/null 2>"$T/cmp" ||
+  fail "the exported temperature is not numpy's global field: $(tail -2 "$T/cmp")"
+[[ $(jget "$T/t.json" assembled) == True ]] || fail "not assembled: $(cat "$T/t.json")"
+grep -q "assembled 64x32x32, the 4 files' blocks tile 64x32x32" "$T/err" || fail "stderr: $(cat "$T/err")"
+decoded=$(jget "$T/t.json" decoded_bytes)
+file_bytes=$(jget "$T/t.json" file_bytes)
+[[ $decoded -gt 0 && $((decoded * 10)) -lt $((file_bytes * 6)) ]] ||
+  fail "export of one variable of two decoded $decoded of $file_bytes bytes"
+ok "temperature of the latest checkpoint: the global 64x32x32 field, exact (decoded $decoded of $file_bytes bytes)"
+"$CLI" ls "$STORE" --vars >"$T/vars.txt" 2>&1 || fail "ls --vars failed"
+grep -q "^temperature_F64LE_Array3D .* 16x32x32 (each) in 64x32x32$" "$T/vars.txt" ||
+  fail "ls --vars does not show the global shape: $(grep temperature "$T/vars.txt")"
+
+"$CLI" export "$STORE" --var concentration --step 2 --to - 2>"$T/err" |
+  /usr/bin/python3 "$T/check.py" - concentration global "$DIRECT"/ckpt_2_r*.bin >/dev/null 2>"$T/cmp" ||
+  fail "export --to - of concentration at step 2: $(tail -2 "$T/cmp") $(cat "$T/err")"
+"$CLI" export "$STORE" --var temperature --rank 2 --to "$T/r2.npy" 2>/dev/null || fail "export --rank 2 failed"
+/usr/bin/python3 - "$T/r2.npy" "$DIRECT/ckpt_4_r2.bin" <<'PY' || fail "export --rank 2 is not rank 2's block"
+import sys
+import numpy as np
+got = np.load(sys.argv[1])
+want = np.fromfile(sys.argv[2], dtype="<f8", count=32 * 32 * 16, offset=40).reshape(16, 32, 32)
+assert got.shape == (16, 32, 32) and np.array_equal(got.view("u8"), want.view("u8"))
+PY
+ok "--to - reads with numpy.load; --step and --rank pick the checkpoint and the block"
+
+# hostile VAR REASON: the export stacks the blocks by rank, exact, naming REASON.
+hostile() {
+  local var=$1 dir=$2 reason=$3
+  "$CLI" export "$STORE" --var "$var" --step 4 --to "$T/$var.npy" --json >"$T/$var.json" 2>"$T/err" ||
+    fail "export $var exited $?: $(cat "$T/err")"
+  grep -qF "not assembled, stacked by rank into 4x4x10x12, $reason" "$T/err" || fail "export $var: $(cat "$T/err")"
+  [[ $(jget "$T/$var.json" assembled) == False ]] || fail "$var assembled"
+  /usr/bin/python3 "$T/check.py" "$T/$var.npy" "$var" stacked "$DIRECT/$dir"/ckpt_4_r*.bin >/dev/null 2>"$T/cmp" ||
+    fail "the stacked $var differs: $(tail -2 "$T/cmp")"
+}
+hostile t_overlap overlap "the blocks of files 0 and 1 overlap"
+hostile t_holes holes "the blocks hold 1920 of the global array's 2040 elements (holes)"
+hostile t_outside outside "1 of the 4 files have no placement"
+ok "overlapping, holed and outside placements are refused with the reason and stacked by rank, exact"
+
+"$CLI" export "$STORE" --var t_byrank --step 4 --to "$T/byrank.npy" 2>"$T/err" || fail "export t_byrank: $(cat "$T/err")"
+grep -q " assembled 16x10x12" "$T/err" || fail "t_byrank not assembled: $(cat "$T/err")"
+/usr/bin/python3 "$T/check.py" "$T/byrank.npy" t_byrank global "$DIRECT/byrank"/ckpt_4_r*.bin >/dev/null 2>"$T/cmp" ||
+  fail "t_byrank differs: $(tail -2 "$T/cmp")"
+ok "rank in a placement is the launcher's rank where the file has no field of that name"
+
+# A file holding the whole variable (h5py, no rank): exported as that variable.
+cat >"$T/h5write.py" <<'PY'
+import sys
+import h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    f.create_dataset("grid/P", data=np.random.default_rng(7).normal(1e5, 50, (40, 30)).astype(">f4"))
+    f.create_dataset("grid/id", data=np.arange(1200, dtype="i8").reshape(40, 30))
+PY
+mkdir -p "$DIRECT/hdf" "$CAP/hdf"
+/usr/bin/python3 "$T/h5write.py" "$DIRECT/hdf/whole.h5" || fail "h5py could not write"
+with_lib /usr/bin/python3 "$T/h5write.py" "$CAP/hdf/whole.h5" || fail "h5py under the library failed"
+drain
+for var in grid/P /grid/id; do
+  "$CLI" export "$STORE" --var "$var" --step - --to "$T/h5.npy" 2>"$T/err" || fail "export $var: $(cat "$T/err")"
+  grep -q "one file holds the whole variable" "$T/err" || fail "export $var: $(cat "$T/err")"
+  /usr/bin/python3 - "$T/h5.npy" "$DIRECT/hdf/whole.h5" "$var" <<'PY' || fail "export $var differs from h5py's"
+import sys
+import h5py, numpy as np
+got = np.load(sys.argv[1])
+want = h5py.File(sys.argv[2], "r")[sys.argv[3].lstrip("/")][...]
+assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype, got.shape)
+assert np.array_equal(got, want)
+PY
+done
+ok "an h5py file's big-endian float32 and int64 datasets export as h5py reads them"
+
+rc=0
+"$CLI" export "$STORE" --var temperature --to - --json >/dev/null 2>"$T/err" || rc=$?
+[[ $rc -eq 2 ]] || fail "--json with --to - exited $rc, not 2"
+rc=0
+"$CLI" export "$STORE" --var temperature >/dev/null 2>"$T/err" || rc=$?
+[[ $rc -eq 2 ]] && grep -q "needs --to" "$T/err" || fail "no --to: exit $rc, $(cat "$T/err")"
+rc=0
+"$CLI" export "$STORE" --var pressure --to "$T/p.npy" 2>"$T/err" || rc=$?
+[[ $rc -eq 1 && ! -e $T/p.npy ]] || fail "export of an unknown variable: exit $rc"
+grep -q "no file of the checkpoint holds a variable pressure" "$T/err" || fail "unknown variable: $(cat "$T/err")"
+rc=0
+"$CLI" export "$STORE" --var temperature --to "$T/no/such/dir/t.npy" 2>"$T/err" || rc=$?
+[[ $rc -eq 1 ]] && grep -q "cannot create $T/no/such/dir/t.npy.tmp" "$T/err" || fail "unwritable --to: exit $rc, $(cat "$T/err")"
+[[ -z $(find "$T" -maxdepth 1 -name '*.tmp.*') ]] || fail "export left a temporary file"
+ok "usage errors exit 2; an unknown variable or an unwritable OUT exit 1 and leave nothing"
+echo "PASS: test_export"
