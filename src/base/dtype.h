@@ -20,7 +20,8 @@
 // Hints file (library -> forwarder, like the extents files of protocol.h): in the session
 // dir, named h<vid>.<pid>.<seq>, mode 0600, a sequence of 17-byte records:
 //   u64 offset (little endian) | u64 length (little endian) | u8 dtype code (DtypeCode)
-// Records may come in any order and overlap; later records win where they overlap.
+// Records may come in any order and overlap; later records win where they overlap. Among
+// them, records of the codes of base/view_shape.h carry the global arrays of the views.
 #pragma once
 #include <cstddef>
 #include <cstdint>

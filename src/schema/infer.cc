@@ -39,7 +39,7 @@ void Inferrer::set_hdf5_helper(const std::string& path) { hdf5_helper_ = path; }
 
 VariableMap Inferrer::infer(const std::string& path, const std::string& file, const uint8_t* data,
                             uint64_t size, const std::vector<DtypeHint>& hints, std::string* note,
-                            int64_t rank) const {
+                            int64_t rank, const std::vector<ViewShape>& views) const {
   if (note) note->clear();
   VariableMap m;
   if (!enabled_) {
@@ -75,6 +75,11 @@ VariableMap Inferrer::infer(const std::string& path, const std::string& file, co
   if (!found && is_gromacs_checkpoint(data, size)) {
     found = infer_gromacs_checkpoint(data, size, m, &why);
     if (!found) tried("GROMACS checkpoint", why);
+  }
+  if (!found && !views.empty()) {
+    m = variables_from_views(views, hints, size);
+    found = !m.vars.empty();
+    if (!found) tried("MPI-IO views", "no view's global array lies inside the file");
   }
   if (!found && !hints.empty()) {
     m = variables_from_hints(hints, size);
@@ -141,6 +146,49 @@ VariableMap variables_from_hints(const std::vector<DtypeHint>& hints, uint64_t s
     m.source = "mpiio";
     m.detail = "MPI-IO file view element types";
   }
+  return m;
+}
+
+VariableMap variables_from_views(const std::vector<ViewShape>& views,
+                                 const std::vector<DtypeHint>& hints, uint64_t size) {
+  std::vector<ViewShape> sorted = views;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const ViewShape& a, const ViewShape& b) { return a.disp < b.disp; });
+  VariableMap m;
+  std::vector<std::pair<uint64_t, uint64_t>> taken;  // [begin, end) of the kept views
+  for (const ViewShape& v : sorted) {
+    uint64_t bytes = 0;
+    if (!view_bytes(v, &bytes) || v.disp > size || bytes > size - v.disp) continue;
+    if (!taken.empty() && v.disp < taken.back().second) continue;
+    taken.push_back({v.disp, v.disp + bytes});
+    Variable x;
+    x.name = "mpiio/array" + std::to_string(m.vars.size());
+    x.dtype = dtype_name(v.dtype);
+    x.elem_size = dtype_size(v.dtype);
+    x.shape.assign(v.gsizes, v.gsizes + v.ndims);
+    x.key = var_key(x.name, x.dtype, x.shape.size());
+    x.extents.push_back(
+        VarExtent{v.disp, bytes, std::vector<uint64_t>(v.ndims, 0), x.shape, false});
+    m.vars.push_back(std::move(x));
+  }
+  if (m.vars.empty()) return m;
+  // The hinted bytes outside the views keep their element types.
+  std::vector<DtypeHint> rest;
+  size_t t = 0;
+  for (const DtypeHint& h : hints) {
+    uint64_t b = h.file_off, e = h.file_off + h.len;
+    while (t < taken.size() && taken[t].second <= b) ++t;
+    for (size_t k = t; k < taken.size() && taken[k].first < e && b < e; ++k) {
+      if (taken[k].first > b) rest.push_back({b, taken[k].first - b, h.dtype});
+      b = std::max(b, taken[k].second);
+    }
+    if (b < e) rest.push_back({b, e - b, h.dtype});
+  }
+  const size_t arrays = m.vars.size();
+  for (Variable& v : variables_from_hints(rest, size).vars) m.vars.push_back(std::move(v));
+  m.source = "mpiio";
+  m.detail = "MPI-IO file views: " + std::to_string(arrays) + " global arra" +
+             (arrays == 1 ? "y" : "ys") + (m.vars.size() > arrays ? ", and element types" : "");
   return m;
 }
 

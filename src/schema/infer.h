@@ -10,7 +10,10 @@
 //   4. the binary lists of an OpenFOAM field file (openfoam_field.h);
 //   5. a LAMMPS binary restart file's per-atom data (lammps_restart.h);
 //   6. a GROMACS checkpoint's per-atom state vectors (gromacs_checkpoint.h);
-//   7. MPI-IO view element types recorded while the file was written (dtype hints).
+//   7. the global arrays of MPI-IO views (subarray or darray filetypes) the file was
+//      written through (base/view_shape.h), with the element types recorded for the
+//      rest of its bytes (dtype hints);
+//   8. those element types alone.
 // A source that fails (malformed header, a schema that does not fit) is logged with its
 // reason and the next one is tried; a file nothing describes is stored agnostic. The
 // result is always checked (check_variable_map) before it is used.
@@ -20,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "base/view_shape.h"
 #include "common/config.h"
 #include "store/container/container.h"
 #include "store/container/variable_map.h"
@@ -44,10 +48,11 @@ class Inferrer {
   // globs) whose bytes are data[0, size), also readable at `file` (the staged file; the
   // HDF5 helper opens it by name). hints: MPI-IO dtype hints. *note gets one line for the
   // log when a source was tried and failed, naming the reason (empty otherwise). rank: the
-  // writer's rank (-1: not known), for schema placements that use `rank`.
+  // writer's rank (-1: not known), for schema placements that use `rank`. views: the
+  // MPI-IO views' global arrays.
   VariableMap infer(const std::string& path, const std::string& file, const uint8_t* data,
                     uint64_t size, const std::vector<DtypeHint>& hints, std::string* note,
-                    int64_t rank = -1) const;
+                    int64_t rank = -1, const std::vector<ViewShape>& views = {}) const;
 
  private:
   std::unique_ptr<SchemaSet> schemas_;
@@ -60,5 +65,12 @@ class Inferrer {
 // The map dtype hints give a raw file: one variable "mpiio/view_<Dtype>_Array1D" per
 // element type, one extent per hinted run (whole elements only).
 VariableMap variables_from_hints(const std::vector<DtypeHint>& hints, uint64_t size);
+
+// The map MPI-IO views give a raw file: per view whose global array lies inside the file
+// (in disp order, one overlapping an earlier one left out) a variable "mpiio/array<k>"
+// (k = 0, 1, ... in that order) of the view's dtype and global shape, one extent; then
+// the hints' variables for the bytes outside them. Empty when no view fits.
+VariableMap variables_from_views(const std::vector<ViewShape>& views,
+                                 const std::vector<DtypeHint>& hints, uint64_t size);
 
 }  // namespace ckptfwd::schema

@@ -90,18 +90,24 @@ scenario() {
     fail "[$name] ckptfwd ls --all $store exited non-zero: $(tail -5 "$T/$name.ls.out")"
   grep -A1 '/subarray.dat$' "$T/$name.ls.out" | grep -q 'typed: F64LE' ||
     fail "[$name] subarray.dat (MPI_DOUBLE file view) has no F64LE dtype hint in ckptfwd ls --all: $(grep -A1 subarray.dat "$T/$name.ls.out" | head -4)"
-  # On one node the hints become its variable map: the MPI_DOUBLE run is one F64LE variable
-  # holding every typed byte (shared files across nodes are overlays: no map).
+  # On one node the views become its variable map: each of the two MPI_DOUBLE subarray
+  # views is a variable of its global shape, together every typed byte (shared files
+  # across nodes are overlays: no map).
   if [[ $nodes -eq 1 ]]; then
     timeout 60 "$CLI" ls --vars --json "$store" >"$T/$name.vars.json" 2>&1 ||
       fail "[$name] ckptfwd ls --vars --json exited non-zero: $(tail -5 "$T/$name.vars.json")"
-    /usr/bin/python3 - "$T/$name.vars.json" "$cap/subarray.dat" "$(stat -c %s "$direct/subarray.dat")" <<'PY' ||
-import json, sys
+    /usr/bin/python3 - "$T/$name.vars.json" "$cap/subarray.dat" "$(stat -c %s "$direct/subarray.dat")" \
+      "$direct/subarray.dat" <<'PY' ||
+import json, re, sys
 ls, path, size = json.load(open(sys.argv[1])), sys.argv[2], int(sys.argv[3])
 f = [x for x in ls["files"] if x["path"] == path]
 assert f and f[0]["source"] == "mpiio", f"no MPI-IO map for {path}: {f}"
-k = [x for x in ls["keys"] if x["key"] == "mpiio/view_F64LE_Array1D"]
-assert k and any(h["path"] == path for h in k[0]["shapes"]), f"no F64LE view variable: {ls['keys']}"
+gnx, gny = (int(x) for x in re.search(rb"gnx=(\d+) gny=(\d+)", open(sys.argv[4], "rb").read(256)).groups())
+for var in (0, 1):
+    k = [x for x in ls["keys"] if x["key"] == "mpiio/array%d_F64LE_Array2D" % var]
+    assert k and any(h["path"] == path for h in k[0]["shapes"]), f"no 2-D F64LE view variable {var}: {ls['keys']}"
+    shape = [h["shape"] for h in k[0]["shapes"] if h["path"] == path][0]
+    assert shape == [gnx, gny], f"view {var} of shape {shape}, not the header's {gnx}x{gny}"
 assert f[0]["mapped_bytes"] == size - 256, f"mapped {f[0]['mapped_bytes']} of {size} bytes (256-byte untyped header)"
 PY
       fail "[$name] subarray.dat's variable map is not its MPI_DOUBLE view (above)"

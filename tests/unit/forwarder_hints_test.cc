@@ -2,7 +2,9 @@
 // version CLOSEd with a hints file commits a container whose FileEntry.hints are the
 // merged, clipped, coalesced hints; a malformed hints file is ignored, never failing the
 // version.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "base/dtype.h"
 #include "forwarder/staging/hints.h"
@@ -38,6 +40,62 @@ TEST(Hints, LaterRecordsWinAndAdjacentCoalesce) {
   EXPECT_EQ(hints_clip(set, 10), (Hints{{0, 10, kF64}}));
   EXPECT_EQ(hints_within(set, {{5, 10}, {20, 30}}), (Hints{{5, 5, kF64}, {20, 10, kF64}}));
   EXPECT_EQ(hints_bytes(set), 1000u);
+}
+
+TEST(Hints, ViewsRideAlongTheRecordsAndRoundTrip) {
+  char dir[] = "/tmp/ckptfwd-hints-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/h1.0.0";
+  ViewShape a;
+  a.disp = 128;
+  a.dtype = kI32;
+  a.ndims = 2;
+  a.gsizes[0] = 16;
+  a.gsizes[1] = 12;
+  ViewShape b = a;
+  b.disp = 896;
+  b.dtype = kF64;
+  b.ndims = 3;
+  b.gsizes[2] = 7;
+  std::string err;
+  ASSERT_TRUE(write_hints_file(path, {{0, 100, kF64}, {128, 768, kI32}}, &err, {a, b})) << err;
+  std::vector<DtypeHint> recs;
+  std::vector<ViewShape> views = {a};  // already known: not added twice
+  ASSERT_TRUE(read_hints_file(path, recs, &err, &views)) << err;
+  EXPECT_EQ(recs, (std::vector<DtypeHint>{{0, 100, kF64}, {128, 768, kI32}}));
+  ASSERT_EQ(views.size(), 2u);
+  EXPECT_TRUE(views[1] == b);
+  // Without a place for them, views are skipped, records still read.
+  recs.clear();
+  ASSERT_TRUE(read_hints_file(path, recs, &err)) << err;
+  EXPECT_EQ(recs.size(), 2u);
+  // A view cut short, of a bad dtype or of an empty dimension: the file is refused.
+  uint8_t rec[(1 + kMaxViewDims) * kHintRecordBytes];
+  const size_t n = encode_view_records(b, rec);
+  auto refused = [&](std::vector<uint8_t> bytes, const char* what) {
+    unlink(path.c_str());
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
+    close(fd);
+    std::vector<DtypeHint> r;
+    std::vector<ViewShape> v;
+    EXPECT_FALSE(read_hints_file(path, r, &err, &v)) << what;
+    EXPECT_NE(err.find("view"), std::string::npos) << err;
+    EXPECT_TRUE(r.empty() && v.empty()) << what;
+  };
+  refused(std::vector<uint8_t>(rec, rec + n - kHintRecordBytes), "cut short");
+  std::vector<uint8_t> bad(rec, rec + n);
+  bad[9] = 0;  // dtype code 0
+  refused(bad, "bytes dtype");
+  bad.assign(rec, rec + n);
+  for (int i = 0; i < 8; ++i) bad[kHintRecordBytes + i] = 0;  // gsizes[0] = 0
+  refused(bad, "empty dimension");
+  bad.assign(rec, rec + n);
+  bad[8] = 9;  // 9 dimensions
+  refused(bad, "too many dimensions");
+  unlink(path.c_str());
+  rmdir(dir);
 }
 
 TEST(Hints, FileNames) {

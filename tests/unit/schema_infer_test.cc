@@ -34,6 +34,54 @@ TEST(InferHints, OneVariablePerDtypeWithOneExtentPerRun) {
   EXPECT_EQ(mapped_bytes(small), 48u);
 }
 
+ViewShape view(uint64_t disp, uint8_t dtype, std::vector<uint64_t> g) {
+  ViewShape v;
+  v.disp = disp;
+  v.dtype = dtype;
+  v.ndims = static_cast<uint32_t>(g.size());
+  for (size_t d = 0; d < g.size(); ++d) v.gsizes[d] = g[d];
+  return v;
+}
+
+TEST(InferViews, EachViewInsideTheFileIsAGlobalArray) {
+  // A 100-byte header, an int32 4x5 at 100, a float64 3x2 right after it (180..228), a
+  // view overlapping the first and one past the end of the file.
+  std::vector<ViewShape> views = {view(180, kF64, {3, 2}), view(100, kI32, {4, 5}),
+                                  view(120, kF64, {2}), view(228, kF64, {100})};
+  std::vector<DtypeHint> hints = {{0, 8, kF64}, {100, 128, kI32}, {228, 16, kF64}};
+  VariableMap m = variables_from_views(views, hints, 300);
+  ASSERT_EQ(m.source, "mpiio");
+  ASSERT_EQ(m.vars.size(), 3u);
+  EXPECT_EQ(m.vars[0].key, "mpiio/array0_I32LE_Array2D");
+  EXPECT_EQ(m.vars[0].shape, (std::vector<uint64_t>{4, 5}));
+  EXPECT_EQ(m.vars[0].extents[0].file_off, 100u);
+  EXPECT_EQ(m.vars[1].key, "mpiio/array1_F64LE_Array2D");
+  EXPECT_EQ(m.vars[1].extents[0].file_off, 180u);
+  EXPECT_EQ(m.vars[1].extents[0].len, 48u);
+  // The hinted bytes outside the views: [0, 8) and [228, 244) as doubles.
+  EXPECT_EQ(m.vars[2].key, "mpiio/view_F64LE_Array1D");
+  EXPECT_EQ(m.vars[2].shape, std::vector<uint64_t>{3});
+  EXPECT_EQ(check_variable_map(m, 300), "");
+  EXPECT_TRUE(variables_from_views({view(228, kF64, {100})}, hints, 300).vars.empty());
+}
+
+TEST(InferViews, ViewsComeBeforeHintsAndAfterSelfDescribingFormats) {
+  Inferrer inf;
+  Config cfg;
+  std::string err;
+  ASSERT_TRUE(inf.configure(cfg, &err)) << err;
+  std::vector<uint8_t> data(240, 1);
+  std::string note;
+  VariableMap m = inf.infer("/x", "/x", data.data(), data.size(), {{0, 240, kF64}}, &note, -1,
+                            {view(0, kF64, {6, 5})});
+  ASSERT_EQ(m.vars.size(), 1u);
+  EXPECT_EQ(m.vars[0].key, "mpiio/array0_F64LE_Array2D");
+  m = inf.infer("/x", "/x", data.data(), data.size(), {{0, 240, kF64}}, &note, -1,
+                {view(8, kF64, {6, 5})});  // past the end: the hints' map, with a note
+  EXPECT_EQ(m.vars[0].key, "mpiio/view_F64LE_Array1D");
+  EXPECT_NE(note.find("MPI-IO views"), std::string::npos) << note;
+}
+
 TEST(Rename, SedSyntaxWithGroupsAndFlags) {
   VarRename r;
   std::string err;

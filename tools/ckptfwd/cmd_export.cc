@@ -28,8 +28,8 @@ namespace ckptfwd::cli {
 
 namespace {
 const char kHelp[] =
-    "usage: ckptfwd export STORE --var VAR --to OUT.npy|- [--latest | --step STEP] [--rank R]\n"
-    "                      [--json]\n"
+    "usage: ckptfwd export STORE --var VAR --to OUT.npy|- [--latest | --step STEP |\n"
+    "                      --file PATH...] [--rank R] [--json]\n"
     "\n"
     "Writes the variable VAR of one checkpoint as one numpy array (.npy, C order, the\n"
     "elements' byte order kept), without restoring the files: only the chunks that hold\n"
@@ -49,6 +49,9 @@ const char kHelp[] =
     "                to stdout, e.g. for numpy.load(io.BytesIO(sys.stdin.buffer.read()))\n"
     "  --latest      the latest complete checkpoint (ckptfwd ls --steps), the default\n"
     "  --step STEP   checkpoint STEP as ckptfwd ls --steps names it (\"40\" names 0040)\n"
+    "  --file PATH   the live file PATH instead of a checkpoint's files (repeatable; a\n"
+    "                relative PATH is below the directory the store's files were captured\n"
+    "                in, as for restore)\n"
     "  --rank R      only the block the writer of rank R wrote, as it is\n"
     "  --json        on stdout (not with --to -): {\"var\", \"key\", \"step\", \"dtype\",\n"
     "                \"shape\", \"assembled\", \"how\", \"files\": [{\"path\", \"rank\",\n"
@@ -62,6 +65,7 @@ const char kHelp[] =
     "filter, OUT cannot be written), 2 usage error.\n";
 
 struct Options {
+  std::vector<std::string> files;
   std::string store, var, step, to;
   bool latest = true, json = false;
   int rank = -1;
@@ -88,12 +92,15 @@ bool parse(const Args& args, Options& o, int* rc) {
       o.step.clear();
     } else if (a == "--json") {
       o.json = true;
-    } else if (opt == "--step" || opt == "--var" || opt == "--to" || opt == "--rank") {
+    } else if (opt == "--step" || opt == "--var" || opt == "--to" || opt == "--rank" ||
+               opt == "--file") {
       if (!value(i, a, opt.c_str(), &v) || v.empty())
         return *rc = usage_error("export", opt + " needs a value"), false;
       if (opt == "--step") {
         o.step = v;
         o.latest = false;
+      } else if (opt == "--file") {
+        o.files.push_back(v);
       } else if (opt == "--var") {
         o.var = v;
       } else if (opt == "--to") {
@@ -115,6 +122,8 @@ bool parse(const Args& args, Options& o, int* rc) {
   if (o.var.empty()) return *rc = usage_error("export", "needs --var VAR"), false;
   if (o.to.empty())
     return *rc = usage_error("export", "needs --to OUT.npy (or - for stdout)"), false;
+  if (!o.files.empty() && (!o.latest || !o.step.empty()))
+    return *rc = usage_error("export", "--file takes the place of --step"), false;
   if (o.json && o.to == "-")
     return *rc = usage_error("export", "--json prints on stdout, which --to - takes"), false;
   o.store = pos[0];
@@ -199,9 +208,19 @@ int cmd_export(const Args& args) {
   Store st;
   if (!open_store(o.store, st)) return 1;
   if (!st.distrust.empty()) error("warning: " + st.distrust);
-  std::vector<std::string> paths;
+  std::vector<std::string> paths = o.files;
   std::string label;
-  if (!checkpoint_paths(st, o.latest, o.step, paths, "export", "exporting", &label)) return 1;
+  if (!paths.empty()) {
+    if (!absolute_paths(st, paths, "export")) return 1;
+    for (const std::string& p : paths)
+      if (!st.catalog.entries().count(p)) {
+        error("export: " + printable(p) + " is not a live file of " + st.arg +
+              " (ckptfwd ls lists them)");
+        return 1;
+      }
+  } else if (!checkpoint_paths(st, o.latest, o.step, paths, "export", "exporting", &label)) {
+    return 1;
+  }
   ContainerCache cache(st.dir);
   CheckpointVar cv = checkpoint_var(st, cache, paths, o.var, o.rank, "export");
   if (cv.failed) return 1;
@@ -285,15 +304,13 @@ int cmd_export(const Args& args) {
     return 1;
   }
   const size_t held = cv.held.size();
-  fprintf(stderr,
-          "ckptfwd: export: %s (%s) from %zu file%s: %s %s, %s; decoded %s of the "
-          "checkpoint's %s\n",
+  fprintf(stderr, "ckptfwd: export: %s (%s) from %zu file%s: %s %s, %s; decoded %s of the %s %s\n",
           printable(first.key).c_str(), first.dtype.c_str(), held, held == 1 ? "" : "s",
           plan.assembled ? "assembled"
           : o.rank >= 0  ? "one block,"
                          : "not assembled, stacked by rank into",
           fmt_shape(plan.shape).c_str(), plan.how.c_str(), human_bytes(decoded).c_str(),
-          human_bytes(cv.file_bytes).c_str());
+          o.files.empty() ? "checkpoint's" : "files'", human_bytes(cv.file_bytes).c_str());
   if (o.json) {
     Json j = {{"var", o.var},
               {"key", first.key},

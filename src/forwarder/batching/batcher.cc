@@ -326,6 +326,7 @@ BatchFile Batcher::take(Version& v) {
   bf.created = v.created;
   if (v.partial || v.created) bf.extents = v.extents;
   bf.hints = v.hints;
+  bf.views = v.views;
   bf.live = v.live_source;
   bf.in_place = v.in_place;
   if (v.live_source) {  // read in place (in_place.h), or maybe so (write_container)

@@ -89,7 +89,7 @@ void infer_maps(const schema::Inferrer& inferrer, const std::vector<BatchFile>& 
     FileEntry& e = entries[i];
     std::string note;
     e.vars = inferrer.infer(files[i].path, files[i].data_path, maps[i].data(), maps[i].size(),
-                            e.hints, &note, e.rank);
+                            e.hints, &note, e.rank, files[i].views);
     out.mapped[i] = mapped_bytes(e.vars);
     if (note.empty()) return;
     out.infer_failed[i] = 1;

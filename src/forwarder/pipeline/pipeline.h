@@ -40,6 +40,7 @@ struct BatchFile {
   Extents extents{};
   // Dtype hints handed over (FileEntry.hints after clipping to the committed bytes).
   Hints hints{};
+  std::vector<ViewShape> views{};  // MPI-IO views' global arrays (Version::views)
   // The staged file may still be written (an fsync snapshot of an open version,
   // Version::live_source): its bytes are read once into private memory and everything
   // (hash, inference input, chunks) comes from that one read, never from the live file.

@@ -30,7 +30,8 @@ bool all_digits(const std::string& s) {
 }
 }  // namespace
 
-bool read_hints_file(const std::string& path, std::vector<DtypeHint>& records, std::string* err) {
+bool read_hints_file(const std::string& path, std::vector<DtypeHint>& records, std::string* err,
+                     std::vector<ViewShape>* views) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     if (err) *err = "cannot open hints file " + path + ": " + strerror(errno);
@@ -59,11 +60,32 @@ bool read_hints_file(const std::string& path, std::vector<DtypeHint>& records, s
     return false;
   }
   std::vector<DtypeHint> out;
+  std::vector<ViewShape> out_views;
   out.reserve(buf.size() / kHintRecordBytes);
   for (size_t at = 0; at < buf.size(); at += kHintRecordBytes) {
     DtypeHint h{get_le64(&buf[at]), get_le64(&buf[at + 8]), buf[at + 16]};
     std::string why;
-    if (h.dtype == 0 || h.dtype > kMaxDtypeCode)
+    if (h.dtype == kViewHeaderCode) {
+      ViewShape v;
+      v.disp = h.file_off;
+      v.ndims = static_cast<uint32_t>(h.len & 0xff);
+      v.dtype = static_cast<uint8_t>(h.len >> 8);
+      uint64_t bytes = 0;
+      bool dims_ok = (h.len >> 16) == 0 && v.ndims >= 1 && v.ndims <= kMaxViewDims &&
+                     buf.size() - at >= (1 + v.ndims) * size_t{kHintRecordBytes};
+      for (uint32_t d = 0; dims_ok && d < v.ndims; ++d) {
+        const uint8_t* r = &buf[at + (1 + d) * kHintRecordBytes];
+        dims_ok = r[16] == kViewDimCode && get_le64(r + 8) == 0;
+        v.gsizes[d] = get_le64(r);
+      }
+      if (dims_ok && view_bytes(v, &bytes)) {
+        out_views.push_back(v);
+        at += v.ndims * kHintRecordBytes;
+        continue;
+      }
+      why =
+          "a view of " + std::to_string(v.ndims) + " dimensions that is cut short or not an array";
+    } else if (h.dtype == 0 || h.dtype > kMaxDtypeCode)
       why = "unknown dtype code " + std::to_string(h.dtype);
     else if (h.len == 0)
       why = "empty range";
@@ -78,10 +100,17 @@ bool read_hints_file(const std::string& path, std::vector<DtypeHint>& records, s
     out.push_back(h);
   }
   records.insert(records.end(), out.begin(), out.end());
+  if (views) views_merge(*views, out_views);
   return true;
 }
 
-bool write_hints_file(const std::string& path, const Hints& h, std::string* err) {
+void views_merge(std::vector<ViewShape>& views, const std::vector<ViewShape>& add) {
+  for (const ViewShape& v : add)
+    if (std::find(views.begin(), views.end(), v) == views.end()) views.push_back(v);
+}
+
+bool write_hints_file(const std::string& path, const Hints& h, std::string* err,
+                      const std::vector<ViewShape>& views) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     if (err) *err = "cannot create hints file " + path + ": " + strerror(errno);
@@ -94,6 +123,8 @@ bool write_hints_file(const std::string& path, const Hints& h, std::string* err)
     put_le64(b, x.len);
     b.push_back(x.dtype);
   }
+  uint8_t rec[(1 + kMaxViewDims) * kHintRecordBytes];
+  for (const ViewShape& v : views) b.insert(b.end(), rec, rec + encode_view_records(v, rec));
   size_t done = 0;
   bool ok = true;
   while (done < b.size()) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/view_shape.h"
 #include "forwarder/staging/extents.h"
 #include "store/container/container.h"
 
@@ -19,12 +20,19 @@ using Hints = std::vector<DtypeHint>;
 // holding the forwarder's memory).
 inline constexpr uint64_t kMaxHintsFileBytes = uint64_t{64} << 20;
 
-// Reads a hints file (17-byte records, dtype.h) into records, in file order. Every record
-// must have a valid non-zero code, len > 0 and end <= kMaxExtentEnd, and the file a whole
-// number of records. False with *err naming the file and the problem (records untouched).
-bool read_hints_file(const std::string& path, std::vector<DtypeHint>& records, std::string* err);
-// Writes h (0600, O_EXCL) to path. False with *err.
-bool write_hints_file(const std::string& path, const Hints& h, std::string* err);
+// Reads a hints file (17-byte records, dtype.h) into records, in file order, and the views
+// among them (base/view_shape.h) into views (when given; else they are skipped). Every
+// record must have a valid non-zero code, len > 0 and end <= kMaxExtentEnd, every view a
+// header and its dimensions as view_bytes accepts them, and the file a whole number of
+// records. False with *err naming the file and the problem (records and views untouched).
+bool read_hints_file(const std::string& path, std::vector<DtypeHint>& records, std::string* err,
+                     std::vector<ViewShape>* views = nullptr);
+// Writes h and views (0600, O_EXCL) to path. False with *err.
+bool write_hints_file(const std::string& path, const Hints& h, std::string* err,
+                      const std::vector<ViewShape>& views = {});
+// Adds the views of add that views does not hold yet (every rank of a collective write
+// hands over the same view).
+void views_merge(std::vector<ViewShape>& views, const std::vector<ViewShape>& add);
 
 // Applies records in order onto set: where they overlap, later records win.
 void hints_apply(Hints& set, const std::vector<DtypeHint>& records);

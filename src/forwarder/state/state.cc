@@ -360,7 +360,7 @@ void State::absorb_hints(Version& v, const std::string& name) {
   }
   std::vector<DtypeHint> records;
   std::string err;
-  if (!read_hints_file(path, records, &err)) {
+  if (!read_hints_file(path, records, &err, &v.views)) {
     LOG_WARN("v%llu of %s: dtype hints ignored: %s (the data is committed all the same)",
              static_cast<unsigned long long>(v.vid), v.path.c_str(), err.c_str());
     unlink(path.c_str());
@@ -371,10 +371,10 @@ void State::absorb_hints(Version& v, const std::string& name) {
 }
 
 void State::persist_hints(Version& v) {
-  if (v.hints.empty()) return;
+  if (v.hints.empty() && v.views.empty()) return;
   std::string name = hints_file_name(v.vid, 0, next_ext_seq++);
   std::string err;
-  if (write_hints_file(dir_ + "/" + name, v.hints, &err))
+  if (write_hints_file(dir_ + "/" + name, v.hints, &err, v.views))
     v.hint_files.push_back(name);
   else
     LOG_WARN("v%llu of %s: %s (a recovery would commit it without dtype hints)",

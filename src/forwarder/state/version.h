@@ -139,6 +139,9 @@ struct VersionCoverage {
   // Dtype hints handed over so far (merged, later records winning), committed as
   // FileEntry.hints; their files are kept until the version is forgotten (recovery).
   Hints hints{};
+  // The global arrays of the MPI-IO views the writes went through (base/view_shape.h),
+  // each once; handed over and kept with the hints.
+  std::vector<ViewShape> views{};
   std::vector<std::string> hint_files;
   bool started_from_existing = false;  // its starting bytes were the path's current ones
   // Partial, and the store named the path when it was opened (directly or through the

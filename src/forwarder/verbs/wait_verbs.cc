@@ -95,7 +95,9 @@ Version& Service::add_snapshot_of(Version& v) {
   snap.extents = v.extents;
   snap.extents_unknown = v.extents_unknown;
   snap.created = v.created;
-  snap.hints = v.hints;  // the open version keeps its own (and its files) for its commit
+  // The open version keeps its own hints and views (and their files) for its commit.
+  snap.hints = v.hints;
+  snap.views = v.views;
   v.last_snapshot = snap.vid;
   v.synced.valid = false;
   // The still-open version keeps being written, so it must stay the newest of its path.

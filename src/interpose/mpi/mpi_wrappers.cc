@@ -13,7 +13,9 @@
 //    other nodes' data). On node-local staging they buy nothing anyway.
 //  - MPI_File_set_view with a numeric etype (MPI_DOUBLE, MPI_INT, ...): the write variants
 //    of that file set the thread's current dtype around the real call, so the bytes ROMIO
-//    writes are recorded as dtype hints of the version (hint_log.h).
+//    writes are recorded as dtype hints of the version (hint_log.h); a subarray or darray
+//    filetype (view_decode.h) adds the global array the file holds from the view's
+//    displacement on, recorded with them (base/view_shape.h).
 // Both the MPI_ and PMPI_ names are defined; each calls the next PMPI_ definition.
 #include <dlfcn.h>
 #include <errno.h>
@@ -29,11 +31,14 @@
 #include "base/dtype.h"
 #include "interpose/client/client.h"
 #include "interpose/mpi/etype_map.h"
+#include "interpose/mpi/view_decode.h"
 #include "interpose/setup/state.h"
 #include "interpose/track/open_context.h"
 #include "interpose/track/write_context.h"
 
 using namespace ckptfwd::interpose;
+using ckptfwd::kMaxViewDims;
+using ckptfwd::ViewShape;
 namespace wire = ckptfwd::wire;
 
 namespace {
@@ -298,13 +303,14 @@ void free_info(MPI_Info* info) {
 struct TypedFile {
   MPI_File fh = MPI_FILE_NULL;
   uint8_t code = 0;
+  ViewShape view;  // ndims 0: the filetype tells no global array
 };
 constexpr int kMaxTyped = 1024;
 TypedFile g_typed_files[kMaxTyped];
 std::atomic<int> g_typed{0};
 pthread_mutex_t g_typed_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void set_etype(MPI_File fh, uint8_t code) {
+void set_etype(MPI_File fh, uint8_t code, const ViewShape* view = nullptr) {
   if (fh == MPI_FILE_NULL || (code == 0 && g_typed.load(std::memory_order_relaxed) == 0)) return;
   pthread_mutex_lock(&g_typed_lock);
   TypedFile* slot = nullptr;
@@ -318,6 +324,7 @@ void set_etype(MPI_File fh, uint8_t code) {
   if (slot && slot->fh == fh) {
     if (code != 0) {
       slot->code = code;
+      slot->view = view ? *view : ViewShape{};
     } else {
       *slot = TypedFile{};
       g_typed.fetch_sub(1, std::memory_order_relaxed);
@@ -325,22 +332,60 @@ void set_etype(MPI_File fh, uint8_t code) {
   } else if (slot && code != 0) {
     slot->fh = fh;
     slot->code = code;
+    slot->view = view ? *view : ViewShape{};
     g_typed.fetch_add(1, std::memory_order_relaxed);
   }
   pthread_mutex_unlock(&g_typed_lock);
 }
 
-uint8_t etype_of(MPI_File fh) {
+// fh's etype code (0: untyped) and, in *view, its view's global array (ndims 0: none).
+uint8_t etype_of(MPI_File fh, ViewShape* view) {
   if (g_typed.load(std::memory_order_relaxed) == 0 || fh == MPI_FILE_NULL) return 0;
   pthread_mutex_lock(&g_typed_lock);
   uint8_t code = 0;
   for (const TypedFile& f : g_typed_files)
     if (f.fh == fh) {
       code = f.code;
+      *view = f.view;
       break;
     }
   pthread_mutex_unlock(&g_typed_lock);
   return code;
+}
+
+// The global array filetype describes from disp on (view_decode.h), looking through one
+// MPI_Type_create_resized with lower bound 0 (as codes wrap a subarray to set its extent).
+// Every derived datatype get_contents hands out is freed again.
+bool decode_filetype(MPI_Datatype filetype, MPI_Offset disp, uint8_t code, ViewShape* out,
+                     int depth = 0) {
+  using envelope_fn = int (*)(MPI_Datatype, int*, int*, int*, int*);
+  using contents_fn = int (*)(MPI_Datatype, int, int, int, int*, MPI_Aint*, MPI_Datatype*);
+  using type_free_fn = int (*)(MPI_Datatype*);
+  static auto envelope = next_fn<envelope_fn>("PMPI_Type_get_envelope");
+  static auto contents = next_fn<contents_fn>("PMPI_Type_get_contents");
+  static auto type_free = next_fn<type_free_fn>("PMPI_Type_free");
+  int ni = 0, na = 0, nd = 0, combiner = 0;
+  if (disp < 0 || envelope(filetype, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return false;
+  if (combiner == MPI_COMBINER_NAMED || ni > 4 + 4 * static_cast<int>(kMaxViewDims) || na > 2 ||
+      nd != 1)
+    return false;
+  int ints[4 + 4 * kMaxViewDims];
+  MPI_Aint addrs[2] = {0, 0};
+  MPI_Datatype old = MPI_DATATYPE_NULL;
+  if (contents(filetype, ni, na, nd, ints, addrs, &old) != MPI_SUCCESS) return false;
+  int old_ni = 0, old_na = 0, old_nd = 0, old_combiner = 0;
+  const bool derived = envelope(old, &old_ni, &old_na, &old_nd, &old_combiner) == MPI_SUCCESS &&
+                       old_combiner != MPI_COMBINER_NAMED;
+  bool ok = false;
+  if (combiner == MPI_COMBINER_RESIZED) {
+    ok = depth == 0 && na == 2 && addrs[0] == 0 && derived &&
+         decode_filetype(old, disp, code, out, depth + 1);
+  } else if (!derived) {
+    ok = view_shape_of(combiner, ints, ni, dtype_code_of_etype(old), code,
+                       static_cast<uint64_t>(disp), out);
+  }
+  if (derived) type_free(&old);
+  return ok;
 }
 
 int set_view_filtered(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
@@ -360,7 +405,10 @@ int do_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datat
   // "native" only: another datarep converts, and the bytes in the file are not etype's.
   if (rc == MPI_SUCCESS && mpich_abi()) {
     bool native = datarep && strcmp(datarep, "native") == 0;
-    set_etype(fh, native ? dtype_code_of_etype(etype) : 0);
+    const uint8_t code = native ? dtype_code_of_etype(etype) : 0;
+    ViewShape view;
+    const bool has_view = code && decode_filetype(filetype, disp, code, &view);
+    set_etype(fh, code, has_view ? &view : nullptr);
   }
   return rc;
 }
@@ -513,12 +561,15 @@ int do_File_delete(const char* filename, MPI_Info info) {
 }
 
 // The write variants (MPIWRITE lines): the real call with the thread's current dtype set
-// to the etype of fh's view (0 when untyped: then nothing is recorded).
+// to the etype of fh's view (0 when untyped: then nothing is recorded), and its view's
+// global array when the filetype tells one.
 #define MPICALL(name, params, args)
-#define MPIWRITE(name, params, args)      \
-  int do_##name params {                  \
-    ScopedWriteDtype dtype(etype_of(fh)); \
-    return real_##name() args;            \
+#define MPIWRITE(name, params, args)                            \
+  int do_##name params {                                        \
+    ViewShape view;                                             \
+    const uint8_t code = etype_of(fh, &view);                   \
+    ScopedWriteDtype dtype(code, view.ndims ? &view : nullptr); \
+    return real_##name() args;                                  \
   }
 #include "interpose/mpi/mpi_calls.def"
 #undef MPIWRITE

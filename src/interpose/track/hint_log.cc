@@ -31,6 +31,9 @@ bool spill(HintLog* x) {
     }
   }
   x->n = 0;
+  for (size_t i = 0; i < x->n_views; ++i)
+    if (!hand_over_append(x->file, buf, encode_view_records(x->views[i], buf))) return false;
+  x->n_views = 0;
   return true;
 }
 
@@ -78,13 +81,25 @@ void hint_log_add(HintLog* x, uint64_t off, uint64_t len, uint8_t code) {
   pthread_mutex_unlock(&x->mu);
 }
 
+void hint_log_add_view(HintLog* x, const ViewShape& v) {
+  pthread_mutex_lock(&x->mu);
+  bool known = false;
+  for (size_t i = 0; i < x->n_views && !known; ++i) known = x->views[i] == v;
+  if (!known && !x->lost) {
+    if (x->n_views == kMaxMemViews && !spill(x)) x->lost = true;
+    if (!x->lost) x->views[x->n_views++] = v;
+  }
+  pthread_mutex_unlock(&x->mu);
+}
+
 bool hint_log_hand_over(HintLog* x, char* out, size_t cap) {
   pthread_mutex_lock(&x->mu);
-  bool any = x->n > 0 || x->file.fd >= 0;
+  bool any = x->n > 0 || x->n_views > 0 || x->file.fd >= 0;
   bool ok = any && !x->lost && spill(x) && hand_over_give(x->file, out, cap);
   if (!ok) hand_over_drop(x->file);
   x->lost = false;  // a new period starts
   x->n = 0;
+  x->n_views = 0;
   pthread_mutex_unlock(&x->mu);
   return ok;
 }

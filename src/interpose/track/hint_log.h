@@ -15,11 +15,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/view_shape.h"
 #include "interpose/track/handover_file.h"
 
 namespace ckptfwd::interpose {
 
 inline constexpr size_t kMaxMemHints = 4096;  // 68 KiB of records before a spill
+inline constexpr size_t kMaxMemViews = 8;     // distinct views kept between spills
 
 struct HintRecord {
   uint64_t offset;
@@ -33,6 +35,8 @@ struct HintLog {
   char dir[4096] = {};        // the session dir the file goes to
   HintRecord* rec = nullptr;  // kMaxMemHints of them, malloc'd at creation
   size_t n = 0;
+  ViewShape views[kMaxMemViews];  // written after the records at each spill
+  size_t n_views = 0;
   HandOverFile file;  // in dir, created at the first spill or hand-over
   bool lost = false;  // a spill failed: this period's hints are dropped
 };
@@ -44,6 +48,10 @@ HintLog* hint_log_create(unsigned long long vid, const char* dir);
 void hint_log_destroy(HintLog* x, bool remove_file = true);
 // Records that [off, off+len) holds elements of code (a DtypeCode other than kBytes).
 void hint_log_add(HintLog* x, uint64_t off, uint64_t len, uint8_t code);
+// Records that the bytes written went through a view of v's global array (once per view
+// per spill: a write through the same view again adds nothing). Past kMaxMemViews
+// distinct views, the records spill first.
+void hint_log_add_view(HintLog* x, const ViewShape& v);
 // Writes what was recorded since the last hand-over into its file, closes it and puts its
 // base name in out (cap bytes). The next records start a new file. False when there is
 // nothing to hand over (no typed write since the last hand-over, or hints were lost).

@@ -313,8 +313,10 @@ void note_written(int fd, Version* v, long long start, long long n) {
     start = pos >= n ? pos - n : -1;
   }
   if (start >= 0 && dtype) {
-    if (HintLog* h = hints_of(v))
+    if (HintLog* h = hints_of(v)) {
       hint_log_add(h, static_cast<uint64_t>(start), static_cast<uint64_t>(n), dtype);
+      if (const ViewShape* view = t_write_view) hint_log_add_view(h, *view);
+    }
   }
   if (!v->ext) {
     // hints only: bytes that cannot be placed just go without a hint

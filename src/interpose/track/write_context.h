@@ -5,19 +5,32 @@
 #pragma once
 #include <cstdint>
 
+#include "base/view_shape.h"
+
 namespace ckptfwd::interpose {
 
 extern __thread uint8_t t_write_dtype __attribute__((tls_model("initial-exec")));
+// The global array of the view the bytes go through (base/view_shape.h), or nullptr: a
+// view whose filetype is not a subarray or darray of its etype.
+extern __thread const ViewShape* t_write_view __attribute__((tls_model("initial-exec")));
 
 class ScopedWriteDtype {
  public:
-  explicit ScopedWriteDtype(uint8_t code) : prev_(t_write_dtype) { t_write_dtype = code; }
-  ~ScopedWriteDtype() { t_write_dtype = prev_; }
+  explicit ScopedWriteDtype(uint8_t code, const ViewShape* view = nullptr)
+      : prev_(t_write_dtype), prev_view_(t_write_view) {
+    t_write_dtype = code;
+    t_write_view = code ? view : nullptr;
+  }
+  ~ScopedWriteDtype() {
+    t_write_dtype = prev_;
+    t_write_view = prev_view_;
+  }
   ScopedWriteDtype(const ScopedWriteDtype&) = delete;
   ScopedWriteDtype& operator=(const ScopedWriteDtype&) = delete;
 
  private:
   uint8_t prev_;
+  const ViewShape* prev_view_;
 };
 
 // Set around MPI_File_preallocate: ROMIO preallocates by writing (zeros past the end, the

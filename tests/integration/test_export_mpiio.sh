@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Global arrays written through MPI-IO file views (tests/mpiio/mpiio_global_arrays.c, 4
+# ranks of MPICH: subarray views in C and Fortran order, a block-block darray after a text
+# header, a resized subarray), captured by libckptfwd-mpich.so: the forwarder learns each
+# view's global array from its filetype, so `ckptfwd ls --vars` lists them with their
+# global shapes and dtypes, and `ckptfwd export` of each equals, element for element, the
+# array numpy reads from the file a run without the library wrote (at the view's
+# displacement, in the shape the view gives, reversed for Fortran order).
+source "$(dirname "$0")/lib.sh"
+ckf_init "$@"
+need_cmd mpiexec.mpich
+APP=$BUILD/bin/mpiio_global_arrays
+[[ -x $APP ]] || skip "$APP not built (needs mpicc.mpich)"
+/usr/bin/python3 -c 'import numpy' 2>/dev/null || skip "/usr/bin/python3 lacks numpy"
+ckf_std_dirs
+
+timeout 60 mpiexec.mpich -n 4 "$APP" "$DIRECT" >"$T/direct.out" 2>&1 || fail "direct run failed: $(tail -5 "$T/direct.out")"
+timeout 60 env LD_PRELOAD="$LIB_MPICH" CKPTFWD_CAPTURE="$CAPTURE" mpiexec.mpich -n 4 "$APP" "$CAP" >"$T/cap.out" 2>&1 ||
+  fail "mpiio_global_arrays under libckptfwd-mpich.so exited $?: $(tail -5 "$T/cap.out")"
+drain
+
+# FILE KEY OFFSET NUMPY_DTYPE SHAPE: the array the view of KEY describes (grid 2x2 for
+# the 2-D ones, 2x2x1 for the 3-D one: MPI_Dims_create of 4 ranks).
+CASES=(
+  "sub2d_c.dat mpiio/array0_F64LE_Array2D 0 <f8 12,10"
+  "sub3d_f.dat mpiio/array0_F32LE_Array3D 0 <f4 2,6,8"
+  "hdr_arrays.dat mpiio/array0_I32LE_Array2D 128 <i4 16,12"
+  "hdr_arrays.dat mpiio/array1_F64LE_Array2D 896 <f8 6,14"
+)
+"$CLI" ls "$STORE" --vars >"$T/vars.txt" 2>&1 || fail "ls --vars failed: $(cat "$T/vars.txt")"
+for c in "${CASES[@]}"; do
+  read -r file key off dt shape <<<"$c"
+  grep -q "^$key .* ${shape//,/x}\$" "$T/vars.txt" || fail "ls --vars lacks $key of shape $shape: $(cat "$T/vars.txt")"
+done
+grep -q "128 B  $CAP/hdr_arrays.dat$" "$T/vars.txt" || fail "the header is not the residual of hdr_arrays.dat: $(grep hdr_arrays "$T/vars.txt")"
+ok "ls --vars: the four views' global arrays with their shapes; the text header residual"
+
+for c in "${CASES[@]}"; do
+  read -r file key off dt shape <<<"$c"
+  "$CLI" export "$STORE" --var "$key" --file "$CAP/$file" --to "$T/out.npy" 2>"$T/err" ||
+    fail "export $key of $file exited $?: $(cat "$T/err")"
+  grep -q "one file holds the whole variable" "$T/err" || fail "export $key: $(cat "$T/err")"
+  /usr/bin/python3 - "$T/out.npy" "$DIRECT/$file" "$off" "$dt" "$shape" <<'PY' || fail "export $key of $file differs from numpy's read of the file"
+import sys
+import numpy as np
+got = np.load(sys.argv[1])
+shape = tuple(int(x) for x in sys.argv[5].split(","))
+want = np.fromfile(sys.argv[2], dtype=sys.argv[4], count=int(np.prod(shape)), offset=int(sys.argv[3])).reshape(shape)
+assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
+assert np.array_equal(got.view("u1"), want.view("u1"))
+PY
+done
+ok "export of each view's array equals numpy's read of the direct file (C and Fortran order, darray, resized)"
+echo "PASS: test_export_mpiio"
