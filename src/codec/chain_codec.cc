@@ -1,6 +1,7 @@
 // The kChain codec: chunks encoded by typed.h's encode(), self-describing. compress() (the
 // plain Codec interface, with no type known) encodes with bytes_chain(level).
 #include "codec/chain/chain_decode.h"
+#include "codec/chain/transforms.h"
 #include "codec/chain/typed.h"
 #include "codec/codecs_builtin.h"
 
@@ -8,6 +9,15 @@ namespace ckptfwd {
 namespace codec {
 
 std::string describe_payload(const uint8_t* p, size_t n) { return chain::describe_chunk(p, n); }
+
+bool lossy_payload(const uint8_t* p, size_t n, LossyRecord* out) {
+  chain::StepRecord r;
+  if (!chain::quant_record(p, n, &r)) return false;
+  out->relative = r.spec.param != 0;
+  out->bound = chain::quant_bound(r);
+  out->max_err = r.max_err;
+  return true;
+}
 
 }  // namespace codec
 

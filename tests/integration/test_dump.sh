@@ -110,6 +110,42 @@ head -1 "$T/dump.txt" | grep -q "^# $CAP/ckpt_4_r3.bin rank 3 temperature_F64LE_
   fail "the text form's header: $(head -1 "$T/dump.txt")"
 ok "--csv gives every value of rank 1's file exactly; the text form one row per line"
 
+# --slice: numpy's a[SLICE] of each file's variable, printed at a's own indices; --stats of
+# the slice alone.
+SL="3:13:4,-1,::-7"
+"$CLI" dump "$STORE" concentration --step 2 --rank 1 --slice "$SL" --csv >"$T/slice.csv" 2>"$T/dump.err" ||
+  fail "dump --slice exited $?: $(cat "$T/dump.err")"
+"$CLI" dump "$STORE" temperature --slice "$SL" --stats --json >"$T/slice.json" 2>"$T/dump.err" ||
+  fail "dump --slice --stats exited $?: $(cat "$T/dump.err")"
+/usr/bin/python3 - "$T/slice.csv" "$T/slice.json" "$SL" "$DIRECT" <<'PY' || fail "dump --slice differs from numpy's slice"
+import json, sys
+import numpy as np
+got_csv, got_stats, sl, direct = sys.argv[1:]
+def load(path, k):
+    h = np.fromfile(path, dtype="<i4", count=8, offset=8)
+    nx, ny, nz = int(h[3]), int(h[4]), int(h[5])
+    n = nx * ny * nz
+    return np.fromfile(path, dtype="<f8", count=n, offset=40 + 8 * n * k).reshape(nz, ny, nx)
+a = load(direct + "/ckpt_2_r1.bin", 1)
+idx = np.arange(a.size).reshape(a.shape)
+want_v, want_i = eval("a[" + sl + "]").ravel(), eval("idx[" + sl + "]").ravel()
+rows = [l.rstrip("\n").split(",") for l in open(got_csv)][1:]
+assert len(rows) == want_v.size, (len(rows), want_v.size)
+for r, v, i in zip(rows, want_v, want_i):
+    assert tuple(int(x) for x in r[2:5]) == np.unravel_index(i, a.shape), (r, np.unravel_index(i, a.shape))
+    assert float(r[5]) == float(v), (r, v)
+st = json.load(open(got_stats))
+for f in st["files"]:
+    t = eval("load(f['path'].replace(f['path'].rsplit('/', 1)[0], direct), 0)[" + sl + "]")
+    assert f["count"] == t.size and f["min"] == t.min() and f["max"] == t.max(), (f, t.min(), t.max())
+    assert abs(f["mean"] - t.mean()) <= 1e-12 * abs(t.mean()) and f["slice_shape"] == list(t.shape)
+PY
+rc=0
+"$CLI" dump "$STORE" temperature --slice "99" >/dev/null 2>"$T/dump.err" || rc=$?
+[[ $rc -eq 1 ]] && grep -q "index 99 is outside dimension 0 of size 16" "$T/dump.err" ||
+  fail "an index outside: exit $rc, $(cat "$T/dump.err")"
+ok "--slice $SL: numpy's slice of each file's variable at its own indices, and its --stats"
+
 # Per-rank HDF5 files written by h5py, one process per rank (SLURM_PROCID gives the rank,
 # so the store knows state_r<rank>.h5 is rewritten at every checkpoint: checkpoint "-"),
 # float32 and int32 datasets in a group.

@@ -110,6 +110,31 @@ assert got.shape == (16, 32, 32) and np.array_equal(got.view("u8"), want.view("u
 PY
 ok "--to - reads with numpy.load; --step and --rank pick the checkpoint and the block"
 
+# --slice: numpy's basic slicing of the array made (global or stacked), as numpy slices it.
+cat >"$T/slice.py" <<'PY'
+import sys
+import numpy as np
+got, want_from, sl = np.load(sys.argv[1]), np.load(sys.argv[2]), sys.argv[3]
+want = eval("want_from[" + sl + "]")
+assert got.dtype == want.dtype and got.shape == want.shape, (got.shape, want.shape)
+assert np.array_equal(got.view("u1"), np.ascontiguousarray(want).view("u1"))
+PY
+for sl in "10:50:3,::-1,5" "-1" "3,4:-4,::7" ":,:,-3:" "0:0"; do
+  "$CLI" export "$STORE" --var temperature --slice "$sl" --to "$T/ts.npy" --json >"$T/ts.json" 2>"$T/err" ||
+    fail "export --slice $sl exited $?: $(cat "$T/err")"
+  /usr/bin/python3 "$T/slice.py" "$T/ts.npy" "$T/t.npy" "$sl" 2>"$T/cmp" ||
+    fail "export --slice $sl is not numpy's t[$sl]: $(tail -2 "$T/cmp")"
+done
+[[ $(jget "$T/ts.json" slice) == 0:0 ]] || fail "--json lacks the slice: $(cat "$T/ts.json")"
+rc=0
+"$CLI" export "$STORE" --var temperature --slice "1,2,3,4" --to "$T/bad.npy" 2>"$T/err" || rc=$?
+[[ $rc -eq 1 && ! -e $T/bad.npy ]] && grep -q "names 4 dimensions of an array of 3" "$T/err" ||
+  fail "a slice of too many dimensions: exit $rc, $(cat "$T/err")"
+rc=0
+"$CLI" export "$STORE" --var temperature --slice "1::0" --to "$T/bad.npy" 2>"$T/err" || rc=$?
+[[ $rc -eq 2 ]] && grep -q "a step of 0" "$T/err" || fail "a step of 0: exit $rc, $(cat "$T/err")"
+ok "--slice gives numpy's slice of the global array (steps, negative positions, indices, empty)"
+
 # hostile VAR REASON: the export stacks the blocks by rank, exact, naming REASON.
 hostile() {
   local var=$1 dir=$2 reason=$3
@@ -156,6 +181,40 @@ assert np.array_equal(got, want)
 PY
 done
 ok "an h5py file's big-endian float32 and int64 datasets export as h5py reads them"
+
+# A variable opted into lossy compression (CKPTFWD_LOSSY, its own job and store): the
+# export says the bound, its JSON carries it, and every value is within it of the direct
+# run's; the variable not opted in is exact and says nothing of loss.
+LOSSY=$T/lossy
+mkdir -p "$LOSSY"
+(
+  export CKPTFWD_JOB_ID=$CKPTFWD_JOB_ID-lossy
+  demo "$LOSSY" 32 32 16 env LD_PRELOAD="$LIB_MPICH" CKPTFWD_CAPTURE="$LOSSY/*" CKPTFWD_CHUNK=64K \
+    CKPTFWD_SCHEMA="$CKF_REPO/examples/demo.schema" CKPTFWD_LOSSY='temperature*=abs:0.001'
+  drain
+) || fail "the lossy run failed"
+"$CLI" export "$LOSSY/.ckptfwd" --var temperature --to "$T/tl.npy" --json >"$T/tl.json" 2>"$T/err" ||
+  fail "export of the lossy temperature exited $?: $(cat "$T/err")"
+grep -q "stored lossy (CKPTFWD_LOSSY): every value within an absolute 0.001 of the one written" "$T/err" ||
+  fail "export does not say the bound: $(cat "$T/err")"
+/usr/bin/python3 - "$T/tl.npy" "$T/t.npy" "$T/tl.json" <<'PY' || fail "the lossy export is not within its bound"
+import json, sys
+import numpy as np
+got, exact, j = np.load(sys.argv[1]), np.load(sys.argv[2]), json.load(open(sys.argv[3]))
+lossy = j["lossy"]
+assert lossy and lossy["mode"] == "abs" and abs(lossy["bound"] - 0.001) < 1e-12, lossy
+err = np.abs(got - exact)
+assert got.shape == exact.shape and err.max() <= 0.001, err.max()
+assert err.max() <= lossy["max_err"] * (1 + 1e-12), (err.max(), lossy["max_err"])
+assert not np.array_equal(got, exact), "nothing was lost: the rule did not apply"
+print("max error", err.max())
+PY
+"$CLI" export "$LOSSY/.ckptfwd" --var concentration --to "$T/cl.npy" --json >"$T/cl.json" 2>"$T/err" ||
+  fail "export of concentration exited $?: $(cat "$T/err")"
+[[ $(jget "$T/cl.json" lossy) == None ]] && ! grep -q lossy "$T/err" || fail "concentration said lossy: $(cat "$T/err")"
+/usr/bin/python3 "$T/check.py" "$T/cl.npy" concentration global "$DIRECT"/ckpt_4_r*.bin >/dev/null ||
+  fail "concentration of the lossy run is not exact"
+ok "a lossy variable exports with its bound (JSON and stderr), every value within it; the other exact"
 
 rc=0
 "$CLI" export "$STORE" --var temperature --to - --json >/dev/null 2>"$T/err" || rc=$?

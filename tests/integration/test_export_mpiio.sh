@@ -19,6 +19,20 @@ timeout 60 env LD_PRELOAD="$LIB_MPICH" CKPTFWD_CAPTURE="$CAPTURE" mpiexec.mpich 
   fail "mpiio_global_arrays under libckptfwd-mpich.so exited $?: $(tail -5 "$T/cap.out")"
 drain
 
+# same_as_numpy NPY FILE OFFSET NUMPY_DTYPE SHAPE: NPY holds, bit for bit, the array of
+# that shape numpy reads from FILE at OFFSET.
+same_as_numpy() {
+  /usr/bin/python3 - "$@" <<'PY'
+import sys
+import numpy as np
+got = np.load(sys.argv[1])
+shape = tuple(int(x) for x in sys.argv[5].split(","))
+want = np.fromfile(sys.argv[2], dtype=sys.argv[4], count=int(np.prod(shape)), offset=int(sys.argv[3])).reshape(shape)
+assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
+assert np.array_equal(got.view("u1"), want.view("u1"))
+PY
+}
+
 # FILE KEY OFFSET NUMPY_DTYPE SHAPE: the array the view of KEY describes (grid 2x2 for
 # the 2-D ones, 2x2x1 for the 3-D one: MPI_Dims_create of 4 ranks).
 CASES=(
@@ -40,15 +54,37 @@ for c in "${CASES[@]}"; do
   "$CLI" export "$STORE" --var "$key" --file "$CAP/$file" --to "$T/out.npy" 2>"$T/err" ||
     fail "export $key of $file exited $?: $(cat "$T/err")"
   grep -q "one file holds the whole variable" "$T/err" || fail "export $key: $(cat "$T/err")"
-  /usr/bin/python3 - "$T/out.npy" "$DIRECT/$file" "$off" "$dt" "$shape" <<'PY' || fail "export $key of $file differs from numpy's read of the file"
-import sys
-import numpy as np
-got = np.load(sys.argv[1])
-shape = tuple(int(x) for x in sys.argv[5].split(","))
-want = np.fromfile(sys.argv[2], dtype=sys.argv[4], count=int(np.prod(shape)), offset=int(sys.argv[3])).reshape(shape)
-assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
-assert np.array_equal(got.view("u1"), want.view("u1"))
-PY
+  same_as_numpy "$T/out.npy" "$DIRECT/$file" "$off" "$dt" "$shape" ||
+    fail "export $key of $file differs from numpy's read of the file"
 done
 ok "export of each view's array equals numpy's read of the direct file (C and Fortran order, darray, resized)"
+
+# The same program with its 4 ranks split over two simulated nodes: every file is shared
+# across nodes, so each node's forwarder commits its ranks' bytes as an overlay and no
+# stored map describes the file; export stacks the layers and finds the views' arrays in
+# the views both layers recorded.
+CAP2=$T/cap2
+mkdir -p "$CAP2"
+export CKPTFWD_JOB_ID=$CKPTFWD_JOB_ID-2n
+timeout 60 env LD_PRELOAD="$LIB_MPICH" CKPTFWD_CAPTURE="$CAP2/*" mpiexec.mpich \
+  -n 2 -env CKPTFWD_NODE_ID n0 "$APP" "$CAP2" : -n 2 -env CKPTFWD_NODE_ID n1 "$APP" "$CAP2" \
+  >"$T/cap2.out" 2>&1 || fail "mpiio_global_arrays on two simulated nodes exited $?: $(tail -5 "$T/cap2.out")"
+CKPTFWD_NODE_ID=n0 drain
+CKPTFWD_NODE_ID=n1 drain
+"$CLI" ls "$CAP2/.ckptfwd" --json >"$T/ls2.json" || fail "ls of the two-node store failed"
+/usr/bin/python3 -c '
+import json, sys
+files = json.load(open(sys.argv[1]))["files"]
+assert files and all(f["overlays"] >= 1 for f in files), [(f["path"], f["overlays"]) for f in files]
+' "$T/ls2.json" || fail "the two-node run's files are not overlays: $(cat "$T/ls2.json")"
+for c in "${CASES[@]}"; do
+  read -r file key off dt shape <<<"$c"
+  "$CLI" export "$CAP2/.ckptfwd" --var "$key" --file "$CAP2/$file" --to "$T/out2.npy" 2>"$T/err2" ||
+    fail "export $key of $file written from two nodes exited $?: $(cat "$T/err2")"
+  grep -q "written from several nodes: its [0-9]* layers stacked" "$T/err2" ||
+    fail "export $key of $file: no word of its stacked layers: $(cat "$T/err2")"
+  same_as_numpy "$T/out2.npy" "$DIRECT/$file" "$off" "$dt" "$shape" ||
+    fail "export $key of $file written from two nodes differs from numpy's read of the file"
+done
+ok "two simulated nodes: export of each view's array of the stacked overlays equals numpy's read of the direct file"
 echo "PASS: test_export_mpiio"

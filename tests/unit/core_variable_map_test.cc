@@ -290,7 +290,8 @@ TEST(VariablePlacement, ChecksNameTheProblem) {
 }
 
 // Writes one file of content with map m into a container at path; "" or the error.
-std::string write_one(const std::string& path, const std::vector<uint8_t>& content, VariableMap m) {
+std::string write_one(const std::string& path, const std::vector<uint8_t>& content, VariableMap m,
+                      std::vector<ViewShape> views = {}) {
   ContainerWriter w;
   std::string err;
   if (!w.open(path, &err)) return err;
@@ -302,6 +303,7 @@ std::string write_one(const std::string& path, const std::vector<uint8_t>& conte
   f.hash = content_hash(content.data(), content.size());
   f.ranges.push_back({0, content.size(), 0, 0});
   f.vars = std::move(m);
+  f.views = std::move(views);
   w.add_file(std::move(f));
   return w.commit(&err) ? "" : err;
 }
@@ -320,6 +322,38 @@ TEST(ContainerVars, PlacementsStoredWithTheMapAndReadBack) {
             std::string::npos);
 }
 
+// A view of a 10 x 12 float64 array 40 bytes into the file.
+ViewShape sample_view() {
+  ViewShape v;
+  v.disp = 40;
+  v.dtype = static_cast<uint8_t>(DtypeCode::kF64LE);
+  v.ndims = 2;
+  v.gsizes[0] = 10;
+  v.gsizes[1] = 12;
+  return v;
+}
+
+TEST(ContainerVars, ViewsStoredWithTheFileAndReadBack) {
+  TempDir d;
+  std::vector<uint8_t> content(1000, 3);
+  ViewShape other = sample_view();
+  other.disp = 0;
+  other.ndims = 3;
+  other.gsizes[2] = 1;
+  ASSERT_EQ(write_one(d / "c.ckc", content, placed_sample(), {sample_view(), other}), "");
+  ContainerReader r;
+  std::string err;
+  ASSERT_TRUE(r.open(d / "c.ckc", &err)) << err;
+  ASSERT_EQ(r.files()[0].views.size(), 2u);
+  EXPECT_EQ(r.files()[0].views[0], sample_view());
+  EXPECT_EQ(r.files()[0].views[1], other);
+  EXPECT_EQ(r.files()[0].vars, placed_sample());
+  ViewShape bytes = sample_view();
+  bytes.dtype = 0;  // kBytes: not an array
+  EXPECT_NE(write_one(d / "bad.ckc", content, placed_sample(), {bytes}).find("not an array"),
+            std::string::npos);
+}
+
 // The placement record is the last thing in the index of a one-file container: hostile
 // values there (the index hash made to match) are refused when the container is opened.
 TEST(ContainerVars, HostilePlacementsAreRefused) {
@@ -334,8 +368,8 @@ TEST(ContainerVars, HostilePlacementsAreRefused) {
   };
   const uint8_t* tail = good.data() + good.size() - 32;
   const uint64_t index_off = get64(tail), index_len = get64(tail + 8);
-  // u32 n_placed | u32 index | u32 rank | 3 x u64 shape | 3 x u64 start
-  const size_t rec = index_off + index_len - (4 + 4 + 4 + 48);
+  // u32 n_placed | u32 index | u32 rank | 3 x u64 shape | 3 x u64 start | u32 n_views (0)
+  const size_t rec = index_off + index_len - (4 + 4 + 4 + 48 + 4);
   auto opens_with = [&](size_t at, std::vector<uint8_t> bytes, const std::string& want) {
     std::vector<uint8_t> b = good;
     std::copy(bytes.begin(), bytes.end(), b.begin() + at);
@@ -355,6 +389,42 @@ TEST(ContainerVars, HostilePlacementsAreRefused) {
   opens_with(rec + 12, {1, 0, 0, 0, 0, 0, 0, 0}, "exceed the global size");  // 2 rows in 1
   opens_with(rec + 36 + 16, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
              "exceed the global size");  // start near 2^64: no overflow to a small end
+}
+
+// The view record is the last thing in the index of a one-file container with one view.
+TEST(ContainerVars, HostileViewsAreRefused) {
+  TempDir d;
+  std::vector<uint8_t> content(1000, 3);
+  ASSERT_EQ(write_one(d / "c.ckc", content, VariableMap{}, {sample_view()}), "");
+  const std::vector<uint8_t> good = test::read_all(d / "c.ckc");
+  auto get64 = [](const uint8_t* p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+    return v;
+  };
+  const uint8_t* tail = good.data() + good.size() - 32;
+  const uint64_t index_off = get64(tail), index_len = get64(tail + 8);
+  // u32 n_views | u64 disp | u8 dtype | u32 ndims | 2 x u64 gsizes
+  const size_t rec = index_off + index_len - (4 + 8 + 1 + 4 + 16);
+  auto opens_with = [&](size_t at, std::vector<uint8_t> bytes, const std::string& want) {
+    std::vector<uint8_t> b = good;
+    std::copy(bytes.begin(), bytes.end(), b.begin() + at);
+    const uint64_t h = XXH64(b.data() + index_off, index_len, 0);
+    for (int i = 0; i < 8; ++i) b[b.size() - 16 + i] = uint8_t(h >> (8 * i));
+    test::write_all(d / "h.ckc", b);
+    ContainerReader r;
+    std::string err;
+    EXPECT_FALSE(r.open(d / "h.ckc", &err)) << want;
+    EXPECT_NE(err.find(want), std::string::npos) << err;
+  };
+  opens_with(rec, {2, 0, 0, 0}, "view count out of range");
+  opens_with(rec + 12, {0}, "not an array");    // dtype kBytes
+  opens_with(rec + 12, {200}, "not an array");  // no such dtype
+  opens_with(rec + 13, {0, 0, 0, 0}, "a view of 0 dimensions");
+  opens_with(rec + 13, {9, 0, 0, 0}, "a view of 9 dimensions");
+  opens_with(rec + 13, {3, 0, 0, 0}, "cut short");                 // a third size past the end
+  opens_with(rec + 17, {0, 0, 0, 0, 0, 0, 0, 0}, "not an array");  // an empty dimension
+  opens_with(rec + 4, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, "not an array");
 }
 
 TEST(ContainerVars, WriterRefusesAMapThatDoesNotFitTheFile) {

@@ -4,15 +4,18 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "array_slice.h"
 #include "checkpoint_vars.h"
 #include "cli.h"
 #include "common/json_text.h"
 #include "restore_paths.h"
 #include "store.h"
 #include "store_checkpoints.h"
+#include "var_assembly.h"
 #include "var_values.h"
 #include "vars_format.h"
 
@@ -20,8 +23,8 @@ namespace ckptfwd::cli {
 
 namespace {
 const char kHelp[] =
-    "usage: ckptfwd dump STORE VAR [--latest | --step STEP] [--rank R] [--stats [--json] | "
-    "--csv]\n"
+    "usage: ckptfwd dump STORE VAR [--latest | --step STEP] [--rank R] [--slice SLICE]\n"
+    "                    [--stats [--json] | --csv]\n"
     "\n"
     "Prints the values of the variable VAR in the files of one checkpoint, as structure\n"
     "inference mapped them when the files were committed (ckptfwd ls --vars lists them).\n"
@@ -31,6 +34,9 @@ const char kHelp[] =
     "  --latest      the latest complete checkpoint (ckptfwd ls --steps), the default\n"
     "  --step STEP   checkpoint STEP as ckptfwd ls --steps names it (\"40\" names 0040)\n"
     "  --rank R      only the file the writer of rank R wrote\n"
+    "  --slice SLICE only the elements numpy's a[SLICE] picks of each file's variable a,\n"
+    "                e.g. '0:2,:,-1' or '::2,3' (START:STOP[:STEP] or an index per\n"
+    "                dimension, the rest whole); indices printed are still a's\n"
     "  --stats       per file: elements, NaNs, min, max and mean of the others; then all\n"
     "                files together (\"all\")\n"
     "  --json        with --stats: one JSON object {\"var\", \"step\", \"files\": [{\"path\",\n"
@@ -60,6 +66,8 @@ struct Options {
   int rank = -1;
   Mode mode = Mode::kValues;
   bool json = false;
+  bool sliced = false;
+  ArraySlice slice;
 };
 
 bool parse(const Args& args, Options& o, int* rc) {
@@ -84,6 +92,13 @@ bool parse(const Args& args, Options& o, int* rc) {
         return *rc = usage_error("dump", "--rank takes a rank number, not '" + r + "'"), false;
       o.has_rank = true;
       o.rank = static_cast<int>(v);
+    } else if (a == "--slice" || a.rfind("--slice=", 0) == 0) {
+      if (a == "--slice" && i + 1 >= args.size())
+        return *rc = usage_error("dump", "--slice needs a slice"), false;
+      const std::string v = a == "--slice" ? args[++i] : a.substr(8);
+      const std::string why = parse_slice(v, o.slice);
+      if (!why.empty()) return *rc = usage_error("dump", "--slice " + v + ": " + why), false;
+      o.sliced = true;
     } else if (a == "--stats") {
       o.mode = Mode::kStats;
     } else if (a == "--csv") {
@@ -104,13 +119,15 @@ bool parse(const Args& args, Options& o, int* rc) {
   return true;
 }
 
-// "(i0,i1,...)" of element k of an extent, in the variable's coordinates.
-std::string index_of(const VarExtent& e, uint64_t k, const char* open = "(", const char* sep = ",",
+// "(i0,i1,...)" of element k of a block of shape whose element 0 is at start, in the
+// variable's coordinates.
+std::string index_of(const std::vector<uint64_t>& start, const std::vector<uint64_t>& shape,
+                     uint64_t k, const char* open = "(", const char* sep = ",",
                      const char* close = ")") {
-  std::vector<uint64_t> idx(e.shape.size());
-  for (size_t d = e.shape.size(); d-- > 0;) {
-    const uint64_t n = e.shape[d] ? e.shape[d] : 1;
-    idx[d] = e.start[d] + k % n;
+  std::vector<uint64_t> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    const uint64_t n = shape[d] ? shape[d] : 1;
+    idx[d] = (d < start.size() ? start[d] : 0) + k % n;
     k /= n;
   }
   std::string s = open;
@@ -168,7 +185,6 @@ int cmd_dump(const Args& args) {
   if (o.mode == Mode::kCsv) printf("path,rank,index...,value\n");
   for (const HeldVar& h : cv.held) {
     const std::string& path = h.path;
-    const FileEntry& fe = *h.file;
     const Variable* v = h.var;
     std::string err;
     const NumericDtype nd = numeric_dtype(v->dtype);
@@ -178,43 +194,86 @@ int cmd_dump(const Args& args) {
       rc = 1;
       continue;
     }
+    std::vector<uint64_t> out_shape, picked;
+    if (o.sliced) {
+      const std::string why = resolve_slice(o.slice, v->shape, out_shape, picked);
+      if (!why.empty()) {
+        error("dump: " + v->key + " of shape " + fmt_shape(v->shape) + " in " + printable(path) +
+              ": " + why);
+        rc = 1;
+        continue;
+      }
+    }
     if (o.mode == Mode::kValues)
-      printf("# %s rank %d %s %s\n", printable(path).c_str(), fe.rank, v->key.c_str(),
-             fmt_shape(v->shape).c_str());
+      printf("# %s rank %d %s %s%s\n", printable(path).c_str(), h.rank, v->key.c_str(),
+             fmt_shape(v->shape).c_str(),
+             o.sliced ? ("[" + o.slice.text + "] " + fmt_shape(out_shape)).c_str() : "");
     ValueStats file_stats;
+    // Elements k < n of data, element k at index idx(k): printed or counted, a new line
+    // every row elements.
+    auto emit = [&](const uint8_t* data, uint64_t n, uint64_t row, auto idx) {
+      for (uint64_t k = 0; k < n; ++k) {
+        if (o.mode == Mode::kStats) {
+          file_stats.add(nd.value(data, k));
+        } else if (o.mode == Mode::kCsv) {
+          printf("%s,%d,%s,%s\n", printable(path).c_str(), h.rank, idx(k, "", ",", "").c_str(),
+                 nd.text(data, k).c_str());
+        } else {
+          if (k % row == 0) printf("%s%s", k ? "\n" : "", idx(k, "(", ",", ")").c_str());
+          printf(" %s", nd.text(data, k).c_str());
+        }
+      }
+      if (o.mode == Mode::kValues && n) printf("\n");
+    };
+    // Sliced: the file's variable whole in memory, then the picked elements in order.
+    std::vector<uint8_t> whole;
+    uint64_t count = 0;
+    if (o.sliced && element_count(v->shape, &count)) whole.assign(count * nd.info.size, 0);
+    bool read_all = true;
     for (const VarExtent& x : v->extents) {
       if (!read_extent(h, x, bytes, &decoded, &err)) {
         error("dump: " + err);
         rc = 1;
+        read_all = false;
         continue;
       }
-      const uint64_t n = x.len / nd.info.size;
-      const uint64_t row = x.shape.empty() || x.shape.back() == 0 ? 1 : x.shape.back();
-      for (uint64_t k = 0; k < n; ++k) {
-        if (o.mode == Mode::kStats) {
-          file_stats.add(nd.value(bytes.data(), k));
-        } else if (o.mode == Mode::kCsv) {
-          printf("%s,%d,%s,%s\n", printable(path).c_str(), fe.rank,
-                 index_of(x, k, "", ",", "").c_str(), nd.text(bytes.data(), k).c_str());
-        } else {
-          if (k % row == 0) printf("%s%s", k ? "\n" : "", index_of(x, k).c_str());
-          printf(" %s", nd.text(bytes.data(), k).c_str());
-        }
+      if (o.sliced) {
+        copy_block(bytes.data(), x.shape, x.start, v->shape, nd.info.size, whole.data());
+        continue;
       }
-      if (o.mode == Mode::kValues && n) printf("\n");
+      emit(bytes.data(), x.len / nd.info.size,
+           x.shape.empty() || x.shape.back() == 0 ? 1 : x.shape.back(),
+           [&](uint64_t k, const char* a, const char* b, const char* c) {
+             return index_of(x.start, x.shape, k, a, b, c);
+           });
+    }
+    if (o.sliced && read_all) {
+      bytes.resize(picked.size() * nd.info.size);
+      for (uint64_t k = 0; k < picked.size(); ++k)
+        memcpy(bytes.data() + k * nd.info.size, whole.data() + picked[k] * nd.info.size,
+               nd.info.size);
+      emit(bytes.data(), picked.size(),
+           out_shape.empty() || out_shape.back() == 0 ? 1 : out_shape.back(),
+           [&](uint64_t k, const char* a, const char* b, const char* c) {
+             return index_of({}, v->shape, picked[k], a, b, c);
+           });
     }
     if (o.mode == Mode::kStats) {
       all.merge(file_stats);
       if (o.json) {
         Json f = {{"path", path},
-                  {"rank", fe.rank},
+                  {"rank", h.rank},
                   {"key", v->key},
                   {"dtype", v->dtype},
                   {"shape", v->shape}};
+        if (o.sliced) {
+          f["slice"] = o.slice.text;
+          f["slice_shape"] = out_shape;
+        }
         add_stats(f, file_stats);
         files.push_back(std::move(f));
       } else {
-        print_stats_line(printable(path) + " (" + std::to_string(fe.rank) + ")", file_stats);
+        print_stats_line(printable(path) + " (" + std::to_string(h.rank) + ")", file_stats);
       }
     }
   }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "array_slice.h"
 #include "checkpoint_vars.h"
 #include "cli.h"
 #include "common/json_text.h"
@@ -29,7 +30,7 @@ namespace ckptfwd::cli {
 namespace {
 const char kHelp[] =
     "usage: ckptfwd export STORE --var VAR --to OUT.npy|- [--latest | --step STEP |\n"
-    "                      --file PATH...] [--rank R] [--json]\n"
+    "                      --file PATH...] [--rank R] [--slice SLICE] [--json]\n"
     "\n"
     "Writes the variable VAR of one checkpoint as one numpy array (.npy, C order, the\n"
     "elements' byte order kept), without restoring the files: only the chunks that hold\n"
@@ -53,12 +54,18 @@ const char kHelp[] =
     "                relative PATH is below the directory the store's files were captured\n"
     "                in, as for restore)\n"
     "  --rank R      only the block the writer of rank R wrote, as it is\n"
+    "  --slice SLICE numpy's basic slicing of the array, e.g. '0:8,:,-1' or '::2,3'\n"
+    "                (START:STOP[:STEP] or an index per dimension, the rest whole):\n"
+    "                the .npy holds a[SLICE] as numpy gives it\n"
     "  --json        on stdout (not with --to -): {\"var\", \"key\", \"step\", \"dtype\",\n"
-    "                \"shape\", \"assembled\", \"how\", \"files\": [{\"path\", \"rank\",\n"
-    "                \"shape\", \"at\"}], \"decoded_bytes\", \"file_bytes\", \"out\"}\n"
+    "                \"shape\", \"assembled\", \"how\", \"slice\", \"files\": [{\"path\", "
+    "\"rank\",\n"
+    "                \"shape\", \"at\"}], \"lossy\": null or {\"mode\": \"abs\"|\"rel\",\n"
+    "                \"bound\", \"max_err\"}, \"decoded_bytes\", \"file_bytes\", \"out\"}\n"
     "\n"
     "At the end, on stderr: the files read, how the array was made, and the bytes decoded\n"
-    "against the bytes of the checkpoint's files.\n"
+    "against the bytes of the checkpoint's files; for a variable stored lossy (opted in\n"
+    "with CKPTFWD_LOSSY), the bound every value is within and the largest error.\n"
     "\n"
     "Exit status: 0 written, 1 nothing written (no file holds VAR, the blocks differ in\n"
     "dtype or cannot be stacked, a chunk fails its checksum, data compressed by an HDF5\n"
@@ -69,6 +76,8 @@ struct Options {
   std::string store, var, step, to;
   bool latest = true, json = false;
   int rank = -1;
+  bool sliced = false;
+  ArraySlice slice;
 };
 
 bool parse(const Args& args, Options& o, int* rc) {
@@ -93,7 +102,7 @@ bool parse(const Args& args, Options& o, int* rc) {
     } else if (a == "--json") {
       o.json = true;
     } else if (opt == "--step" || opt == "--var" || opt == "--to" || opt == "--rank" ||
-               opt == "--file") {
+               opt == "--file" || opt == "--slice") {
       if (!value(i, a, opt.c_str(), &v) || v.empty())
         return *rc = usage_error("export", opt + " needs a value"), false;
       if (opt == "--step") {
@@ -103,6 +112,10 @@ bool parse(const Args& args, Options& o, int* rc) {
         o.files.push_back(v);
       } else if (opt == "--var") {
         o.var = v;
+      } else if (opt == "--slice") {
+        const std::string why = parse_slice(v, o.slice);
+        if (!why.empty()) return *rc = usage_error("export", "--slice " + v + ": " + why), false;
+        o.sliced = true;
       } else if (opt == "--to") {
         o.to = v;
       } else {
@@ -231,7 +244,7 @@ int cmd_export(const Args& args) {
     return 1;
   }
   std::stable_sort(cv.held.begin(), cv.held.end(),
-                   [](const HeldVar& a, const HeldVar& b) { return a.file->rank < b.file->rank; });
+                   [](const HeldVar& a, const HeldVar& b) { return a.rank < b.rank; });
   const Variable& first = *cv.held[0].var;
   std::vector<VarBlock> blocks;
   for (const HeldVar& h : cv.held) {
@@ -263,16 +276,28 @@ int cmd_export(const Args& args) {
       plan.how += " in " + fmt_shape(first.global_shape);
     }
   }
+  std::vector<uint64_t> out_shape = plan.shape, picked;
+  if (o.sliced) {
+    why = resolve_slice(o.slice, plan.shape, out_shape, picked);
+    if (!why.empty()) {
+      error("export: " + printable(o.var) + " of shape " + fmt_shape(plan.shape) + ": " + why);
+      return 1;
+    }
+  }
   const std::string descr = npy_descr(first.dtype);
-  const std::string header = npy_header(descr, plan.shape);
-  uint64_t n = 0, bytes = 0;
-  element_count(plan.shape, &n);
+  const std::string header = npy_header(descr, out_shape);
+  uint64_t n = 0, bytes = 0, whole = 0;
+  element_count(out_shape, &n);
+  element_count(plan.shape, &whole);
   if (descr.empty() || header.empty() || __builtin_mul_overflow(n, first.elem_size, &bytes) ||
       bytes > UINT64_MAX - header.size()) {
     error("export: " + printable(o.var) + ": a " + first.dtype + " array of shape " +
-          fmt_shape(plan.shape) + " has no .npy form");
+          fmt_shape(out_shape) + " has no .npy form");
     return 1;
   }
+  // Sliced: the whole array is assembled in memory first, the slice copied out of it.
+  std::vector<uint8_t> assembled;
+  if (o.sliced) assembled.resize(whole * first.elem_size);
   Output out;
   std::string err;
   if (!out.open(o.to, header.size() + bytes, &err)) {
@@ -280,9 +305,11 @@ int cmd_export(const Args& args) {
     return 1;
   }
   memcpy(out.data(), header.data(), header.size());
-  uint8_t* dst = out.data() + header.size();
+  uint8_t* dst = o.sliced ? assembled.data() : out.data() + header.size();
   uint64_t decoded = 0;
   std::vector<uint8_t> buf;
+  codec::LossyRecord lossy;
+  bool any_lossy = false;
   Json files = Json::array();
   for (size_t i = 0; i < cv.held.size(); ++i) {
     const HeldVar& h = cv.held[i];
@@ -292,12 +319,18 @@ int cmd_export(const Args& args) {
         error("export: " + err + "; nothing written");
         return 1;
       }
+      extent_lossy(h, x, &lossy, &any_lossy);
       std::vector<uint64_t> at = plan.at[i];
       for (size_t d = 0; d < x.start.size(); ++d) at[lead + d] += x.start[d];
       copy_block(buf.data(), x.shape, at, plan.shape, first.elem_size, dst);
     }
     files.push_back(
-        {{"path", h.path}, {"rank", h.file->rank}, {"shape", h.var->shape}, {"at", plan.at[i]}});
+        {{"path", h.path}, {"rank", h.rank}, {"shape", h.var->shape}, {"at", plan.at[i]}});
+  }
+  if (o.sliced) {
+    uint8_t* to = out.data() + header.size();
+    for (uint64_t k = 0; k < picked.size(); ++k)
+      memcpy(to + k * first.elem_size, dst + picked[k] * first.elem_size, first.elem_size);
   }
   if (!out.commit(&err)) {
     error("export: " + err);
@@ -309,17 +342,31 @@ int cmd_export(const Args& args) {
           plan.assembled ? "assembled"
           : o.rank >= 0  ? "one block,"
                          : "not assembled, stacked by rank into",
-          fmt_shape(plan.shape).c_str(), plan.how.c_str(), human_bytes(decoded).c_str(),
+          (fmt_shape(plan.shape) +
+           (o.sliced ? " (sliced [" + o.slice.text + "] to " + fmt_shape(out_shape) + ")" : ""))
+              .c_str(),
+          plan.how.c_str(), human_bytes(decoded).c_str(),
           o.files.empty() ? "checkpoint's" : "files'", human_bytes(cv.file_bytes).c_str());
+  if (any_lossy)
+    fprintf(stderr,
+            "ckptfwd: export: %s was stored lossy (CKPTFWD_LOSSY): every value within %s %g of "
+            "the one written (largest error %g)\n",
+            printable(first.key).c_str(), lossy.relative ? "a relative" : "an absolute",
+            lossy.bound, lossy.max_err);
   if (o.json) {
     Json j = {{"var", o.var},
               {"key", first.key},
               {"step", label},
               {"dtype", first.dtype},
-              {"shape", plan.shape},
+              {"shape", out_shape},
               {"assembled", plan.assembled},
+              {"slice", o.sliced ? Json(o.slice.text) : Json(nullptr)},
               {"how", plan.how},
               {"files", files},
+              {"lossy", any_lossy ? Json{{"mode", lossy.relative ? "rel" : "abs"},
+                                         {"bound", lossy.bound},
+                                         {"max_err", lossy.max_err}}
+                                  : Json(nullptr)},
               {"decoded_bytes", decoded},
               {"file_bytes", cv.file_bytes},
               {"out", o.to}};

@@ -261,6 +261,18 @@ bool decode_chunk(const uint8_t* in, size_t n, uint8_t* out, size_t raw_n) {
   return true;
 }
 
+bool quant_record(const uint8_t* in, size_t n, StepRecord* out) {
+  ChunkHeader h;
+  size_t body_at = 0;
+  if (!in || !parse_header(in, n, h, &body_at)) return false;
+  for (const StepRecord& r : h.steps)
+    if (r.spec.kind == Step::kQuant) {
+      *out = r;
+      return true;
+    }
+  return false;
+}
+
 std::string describe_chunk(const uint8_t* in, size_t n) {
   ChunkHeader h;
   size_t body_at = 0;

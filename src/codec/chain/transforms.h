@@ -121,6 +121,8 @@ void quant_encode(uint8_t mode, double abs, double rel, const uint8_t* in, uint8
                   uint32_t w, StepRecord& rec, std::vector<uint8_t>& side);
 bool quant_decode(const StepRecord& rec, const uint8_t* in, const uint8_t* side, uint8_t* out,
                   uint64_t m, uint32_t w);
+// The bound a quantization record's step was chosen for: absolute (mode 0) or relative.
+double quant_bound(const StepRecord& rec);
 
 // Bytes of side data a step record implies (for fixed, dict and quant), with overflow and
 // bounds checks; false when the record is impossible for m elements of width w.

@@ -98,6 +98,11 @@ void quant_encode(uint8_t mode, double abs, double rel, const uint8_t* in, uint8
          : encode_typed<double>(mode, abs, rel, in, out, m, rec, side);
 }
 
+double quant_bound(const StepRecord& rec) {
+  const double half = rec.scale / (2 * kStepMargin);
+  return rec.spec.param == 0 ? half : std::exp2(half) - 1;
+}
+
 bool quant_decode(const StepRecord& rec, const uint8_t* in, const uint8_t* side, uint8_t* out,
                   uint64_t m, uint32_t w) {
   w == 4 ? decode_typed<float>(rec, in, out, m) : decode_typed<double>(rec, in, out, m);

@@ -95,6 +95,25 @@ bool lossless_chain_from_spec(const std::vector<uint8_t>& spec, Chain* out);
 // The chain name recorded in a kChain chunk's header ("" when it is not one).
 std::string describe_payload(const uint8_t* p, size_t n);
 
+// What a lossy chunk's header says of its values: the bound its quantization step was
+// chosen for (absolute, or relative to each value) and the largest error the encoder
+// measured over the chunk's values (exceptions, kept verbatim, have none).
+struct LossyRecord {
+  bool relative = false;
+  double bound = 0;
+  double max_err = 0;
+};
+// r merged into *acc for a report over several chunks: the loosest bound, the largest
+// error, relative if either is; *any says whether acc held a record before (set).
+inline void merge_lossy(const LossyRecord& r, LossyRecord* acc, bool* any) {
+  acc->relative = (*any && acc->relative) || r.relative;
+  acc->bound = *any && acc->bound > r.bound ? acc->bound : r.bound;
+  acc->max_err = *any && acc->max_err > r.max_err ? acc->max_err : r.max_err;
+  *any = true;
+}
+// True with *out when p[0, n) is a kChain chunk whose chain quantized (a LossyBound).
+bool lossy_payload(const uint8_t* p, size_t n, LossyRecord* out);
+
 // fpzip as an entropy stage. Encoding is always allowed (the values are the caller's own);
 // the selector tries it when its speed floor is below fpzip's speed (min_mbps < 150).
 // Decoding is not: libfpzip's decoder takes no input length and reads without bound on a

@@ -24,6 +24,7 @@ void describe_file(const BatchFile& f, const MappedFile& m, FileEntry& e, MergeI
   e.mode = f.mode;
   e.mtime_ns = f.mtime_ns;
   e.version = f.vid;
+  e.views = f.views;
   in.base = m.data();
   in.size = m.size();
   in.rank = f.rank;

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "base/view_shape.h"
 #include "store/container/chunk_encode.h"
 #include "store/container/content_hash.h"
 #include "store/container/variable_map.h"
@@ -116,6 +117,10 @@ struct FileEntry {
   // inference found them when the version was committed; empty for a file stored agnostic
   // (and in containers of versions 1 and 2). Checked against size like the ranges.
   VariableMap vars;
+  // The global arrays of the MPI-IO views the file was written through
+  // (base/view_shape.h; format version 6 on), also for an overlay, whose map is empty:
+  // with them a reader maps a file several nodes wrote from the stacked layers.
+  std::vector<ViewShape> views;
 };
 
 class ContainerWriter {
@@ -190,6 +195,10 @@ class ContainerReader {
   // chunks used that no earlier read_span of this reader used.
   bool read_span(size_t i, uint64_t off, uint64_t len, std::vector<uint8_t>& out, std::string* err,
                  uint64_t* decoded = nullptr);
+  // Whether bytes [off, off + len) of file i come from chunks a lossy chain encoded (a
+  // variable opted into CKPTFWD_LOSSY): true with *out merged over them (the loosest
+  // bound, the largest error; relative if any is), read from the chunks' headers alone.
+  bool span_lossy(size_t i, uint64_t off, uint64_t len, codec::LossyRecord* out) const;
   // Applies file i as an overlay onto fd: pwrites only its ranges (chunk hashes checked,
   // holes leave fd's bytes alone), then extends fd to the file's size if fd is shorter
   // (never shrinks). Checks the overlay hash (see FileEntry.hash), or with whole_hash the

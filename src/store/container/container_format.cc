@@ -18,6 +18,9 @@
 //               per placed variable: u32 index in the map | u32 rank (the variable's)
 //                 | u64 global_shape[rank] | u64 global_start[rank]  (Variable, checked
 //                 with bad_placement; each variable at most once)
+//               | u32 n_views                                   (format version 6 on)
+//               per view:  u64 disp | u8 dtype code | u32 ndims | u64 gsizes[ndims]
+//                 (base/view_shape.h, checked with view_bytes)
 // Ranges of a file are stored sorted by file_off and never overlap (the writer sorts and
 // checks them; the reader rejects anything else), so restore is one walk in file order.
 // Hints likewise: sorted, disjoint, non-empty, inside the file, with a known code.

@@ -14,7 +14,8 @@ namespace ckptfwd::container_format {
 
 inline constexpr char kMagic[8] = {'C', 'K', 'F', 'W', 'D', 'C', '0', '1'};
 inline constexpr char kEndMagic[8] = {'C', 'K', 'F', 'W', 'D', 'E', 'N', 'D'};
-// Written: 6, which adds the variables' placements in global arrays to each file. Version 5
+// Written: 6, which adds the variables' placements in global arrays and the MPI-IO views'
+// global arrays to each file. Version 5
 // made chunk and file hashes XXH3 (store/container/content_hash.h), 4 added reference chunks
 // (store/container/chunk_ref.h), 3 variable maps, 2 dtype hints; versions 1 to 4 hash
 // content with XXH64. All are still read.
@@ -40,7 +41,7 @@ inline constexpr size_t kRangeRecord = 8 + 8 + 4 + 8;
 inline constexpr size_t kFileRecordMinV1 = 4 + 4 + 8 + 4 + 8 + 8 + 8 + 4;
 inline constexpr size_t kFileRecordMinV2 = kFileRecordMinV1 + 4;
 inline constexpr size_t kFileRecordMinV3 = kFileRecordMinV2 + 4 + 4 + 4;
-inline constexpr size_t kFileRecordMinV6 = kFileRecordMinV3 + 4;
+inline constexpr size_t kFileRecordMinV6 = kFileRecordMinV3 + 4 + 4;
 inline constexpr size_t kHintRecord = 8 + 8 + 1;
 
 // Why file f's ranges and dtype hints are not as the index holds them (layout in

@@ -142,6 +142,21 @@ std::string read_file_entry(Dec& d, const uint8_t* p, size_t n, uint32_t version
     why = bad_placement(vars[i]);
     if (!why.empty()) return "file '" + fe.path + "' variable '" + vars[i].name + "': " + why;
   }
+  const uint32_t n_views = d.u32();
+  if (!d.ok() || n_views > d.left() / (8 + 1 + 4 + 8))
+    return "file '" + fe.path + "': view count out of range";
+  fe.views.resize(n_views);
+  for (ViewShape& v : fe.views) {
+    v.disp = d.u64();
+    v.dtype = d.u8();
+    v.ndims = d.u32();
+    uint64_t bytes = 0;
+    if (!d.ok() || v.ndims == 0 || v.ndims > kMaxViewDims)
+      return "file '" + fe.path + "': a view of " + std::to_string(v.ndims) + " dimensions";
+    for (uint32_t k = 0; k < v.ndims; ++k) v.gsizes[k] = d.u64();
+    if (!d.ok() || !view_bytes(v, &bytes))
+      return "file '" + fe.path + "': a view that is cut short or not an array";
+  }
   return "";
 }
 

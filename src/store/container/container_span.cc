@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <set>
 
+#include "codec/codec.h"
+#include "store/container/container_format.h"
 #include "store/container/container_reader_impl.h"
 
 namespace ckptfwd {
@@ -63,6 +65,38 @@ bool ContainerReader::read_span(size_t fi, uint64_t off, uint64_t len, std::vect
     }
   }
   return true;
+}
+
+bool ContainerReader::span_lossy(size_t fi, uint64_t off, uint64_t len,
+                                 codec::LossyRecord* out) const {
+  const Impl& m = *impl_;
+  if (fi >= m.files.size()) return false;
+  const FileEntry& f = m.files[fi];
+  const uint64_t end = off + std::min(len, f.size - std::min(off, f.size));
+  bool any = false;
+  std::set<std::pair<size_t, size_t>> seen;
+  std::vector<uint8_t> head;
+  auto r = std::upper_bound(f.ranges.begin(), f.ranges.end(), off,
+                            [](uint64_t o, const FileRange& x) { return o < x.file_off; });
+  if (r != f.ranges.begin()) --r;
+  for (; r != f.ranges.end() && r->file_off < end; ++r) {
+    const uint64_t from = std::max(off, r->file_off), to = std::min(end, r->file_off + r->len);
+    if (from >= to) continue;
+    const uint64_t first = r->stream_off + (from - r->file_off), last = first + (to - from) - 1;
+    for (size_t i = m.chunk_at(r->stream, first); i <= m.chunk_at(r->stream, last); ++i) {
+      const ChunkInfo& c = m.streams[r->stream].chunks[i];
+      if (c.codec != static_cast<uint8_t>(CodecId::kChain) || !seen.insert({r->stream, i}).second)
+        continue;
+      // A chain's header is short: its first bytes hold the quantization record.
+      head.resize(std::min<uint32_t>(c.comp_size, 4096));
+      codec::LossyRecord rec;
+      if (!container_format::pread_all(m.fd, head.data(), head.size(), c.offset) ||
+          !codec::lossy_payload(head.data(), head.size(), &rec))
+        continue;
+      codec::merge_lossy(rec, out, &any);
+    }
+  }
+  return any;
 }
 
 }  // namespace ckptfwd

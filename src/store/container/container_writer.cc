@@ -143,7 +143,7 @@ namespace {
 
 // Why the index of container (for messages) with these streams and files would be
 // rejected by the reader, or "": the ranges and hints of each file as bad_pieces wants
-// them, a variable map check_variable_map accepts.
+// them, a variable map check_variable_map accepts, views that are arrays.
 std::string index_error(const std::string& container, const std::vector<StreamInfo>& streams,
                         const std::vector<FileEntry>& files) {
   for (const FileEntry& f : files) {
@@ -151,6 +151,10 @@ std::string index_error(const std::string& container, const std::vector<StreamIn
     if (!why.empty()) return container + ": " + why;
     why = check_variable_map(f.vars, f.size);
     if (!why.empty()) return container + ": file '" + f.path + "': " + why;
+    uint64_t bytes = 0;
+    for (const ViewShape& v : f.views)
+      if (!view_bytes(v, &bytes))
+        return container + ": file '" + f.path + "': a view that is not an array";
   }
   return "";
 }
@@ -208,6 +212,13 @@ void encode_index(const std::vector<StreamInfo>& streams, const std::vector<File
       x.u32(static_cast<uint32_t>(v.global_shape.size()));
       for (uint64_t d : v.global_shape) x.u64(d);
       for (uint64_t d : v.global_start) x.u64(d);
+    }
+    x.u32(static_cast<uint32_t>(f.views.size()));
+    for (const ViewShape& v : f.views) {
+      x.u64(v.disp);
+      x.u8(v.dtype);
+      x.u32(v.ndims);
+      for (uint32_t d = 0; d < v.ndims; ++d) x.u64(v.gsizes[d]);
     }
   }
 }
