@@ -139,18 +139,20 @@ int64_t hdf5_superblock_offset(const uint8_t* d, uint64_t n) {
   return -1;
 }
 
-std::string default_hdf5_helper() {
+std::string default_helper(const std::string& name) {
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "ckptfwd-h5infer";
+  if (n <= 0) return name;
   std::string exe(buf, static_cast<size_t>(n));
   size_t s = exe.rfind('/');
   const std::string dir = s == std::string::npos ? std::string(".") : exe.substr(0, s);
   // Installed: <prefix>/libexec/ckptfwd/ (a helper, not a command); built: beside us.
-  const std::string installed = dir + "/../libexec/ckptfwd/ckptfwd-h5infer";
+  const std::string installed = dir + "/../libexec/ckptfwd/" + name;
   if (access(installed.c_str(), X_OK) == 0) return installed;
-  return dir + "/ckptfwd-h5infer";
+  return dir + "/" + name;
 }
+
+std::string default_hdf5_helper() { return default_helper("ckptfwd-h5infer"); }
 
 bool infer_hdf5(const std::string& helper, const std::string& file, uint64_t size, int timeout_ms,
                 VariableMap& out, std::string* why) {

@@ -17,6 +17,9 @@ int64_t hdf5_superblock_offset(const uint8_t* data, uint64_t size);
 // ckptfwd-h5infer: <dir>/../libexec/ckptfwd/ when installed, else <dir>/ (the build tree),
 // <dir> the running executable's (/proc/self/exe).
 std::string default_hdf5_helper();
+// The helper program NAME: <prefix>/libexec/ckptfwd/NAME of an installed ckptfwd, else
+// NAME beside the running executable (a build tree).
+std::string default_helper(const std::string& name);
 
 // Runs helper on file (size bytes) and fills out. False with *why on any failure: helper
 // missing, killed by a signal, timed out after timeout_ms, bad output.

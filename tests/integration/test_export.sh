@@ -150,6 +150,44 @@ hostile t_holes holes "the blocks hold 1920 of the global array's 2040 elements 
 hostile t_outside outside "1 of the 4 files have no placement"
 ok "overlapping, holed and outside placements are refused with the reason and stacked by rank, exact"
 
+# --to OUT.h5: the same arrays as HDF5 datasets with their attributes, read by h5py: the
+# global field as /temperature; blocks that do not tile, one dataset per rank.
+if [[ -x $BUILD/bin/ckptfwd-h5export ]]; then
+  "$CLI" export "$STORE" --var temperature --to "$T/t.h5" 2>"$T/err" || fail "export --to t.h5: $(cat "$T/err")"
+  "$CLI" export "$STORE" --var t_overlap --step 4 --to "$T/ov.h5" 2>"$T/err" || fail "export --to ov.h5: $(cat "$T/err")"
+  "$CLI" export "$STORE" --var temperature --slice "::2,5" --to "$T/ts.h5" 2>"$T/err" || fail "export --slice --to ts.h5: $(cat "$T/err")"
+  /usr/bin/python3 - "$T" "$STORE" "$CAP" <<'PY' || fail "the .h5 exports differ from the .npy ones or lack their attributes"
+import sys
+import h5py
+import numpy as np
+T, store, cap = sys.argv[1:]
+with h5py.File(T + "/t.h5", "r") as f:
+    d = f["temperature"]
+    assert np.array_equal(d[()].view("u8"), np.load(T + "/t.npy").view("u8")) and d.dtype == np.dtype("<f8")
+    a = d.attrs
+    assert a["assembled"] == 1 and "tile 64x32x32" in a["how"], dict(a)
+    assert list(a["ranks"]) == [0, 1, 2, 3] and list(a["source_paths"]) == ["%s/ckpt_4_r%d.bin" % (cap, r) for r in range(4)], dict(a)
+    assert a["dtype"] == "F64LE" and a["ckptfwd_key"] == "temperature_F64LE_Array3D" and a["store"] == store, dict(a)
+    assert "lossy_bound" not in a and "slice" not in a
+with h5py.File(T + "/ov.h5", "r") as f:
+    stacked = np.load(T + "/t_overlap.npy")
+    assert sorted(f["t_overlap"].keys()) == ["r0000", "r0001", "r0002", "r0003"], list(f["t_overlap"].keys())
+    for r in range(4):
+        d = f["t_overlap/r%04d" % r]
+        assert np.array_equal(d[()].view("u8"), stacked[r].view("u8")), r
+        assert d.attrs["assembled"] == 0 and "overlap" in d.attrs["how"] and list(d.attrs["ranks"]) == [r]
+with h5py.File(T + "/ts.h5", "r") as f:
+    d = f["temperature"]
+    assert np.array_equal(d[()], np.load(T + "/t.npy")[::2, 5]) and d.attrs["slice"] == "::2,5"
+PY
+  ok "--to OUT.h5: h5py reads the global field, the per-rank blocks and the slice, with their attributes"
+else
+  echo "   (no ckptfwd-h5export: .h5 output not tested)"
+fi
+rc=0
+"$CLI" export "$STORE" --var temperature --to "$T/t.nc" 2>"$T/err" || rc=$?
+[[ $rc -eq 2 ]] && grep -q "netCDF output is not written yet" "$T/err" || fail "--to OUT.nc: exit $rc, $(cat "$T/err")"
+
 "$CLI" export "$STORE" --var t_byrank --step 4 --to "$T/byrank.npy" 2>"$T/err" || fail "export t_byrank: $(cat "$T/err")"
 grep -q " assembled 16x10x12" "$T/err" || fail "t_byrank not assembled: $(cat "$T/err")"
 /usr/bin/python3 "$T/check.py" "$T/byrank.npy" t_byrank global "$DIRECT/byrank"/ckpt_4_r*.bin >/dev/null 2>"$T/cmp" ||
@@ -214,7 +252,19 @@ PY
 [[ $(jget "$T/cl.json" lossy) == None ]] && ! grep -q lossy "$T/err" || fail "concentration said lossy: $(cat "$T/err")"
 /usr/bin/python3 "$T/check.py" "$T/cl.npy" concentration global "$DIRECT"/ckpt_4_r*.bin >/dev/null ||
   fail "concentration of the lossy run is not exact"
-ok "a lossy variable exports with its bound (JSON and stderr), every value within it; the other exact"
+if [[ -x $BUILD/bin/ckptfwd-h5export ]]; then
+  "$CLI" export "$LOSSY/.ckptfwd" --var temperature --to "$T/tl.h5" 2>"$T/err" || fail "export lossy --to tl.h5: $(cat "$T/err")"
+  /usr/bin/python3 - "$T/tl.h5" "$T/tl.npy" <<'PY' || fail "the lossy .h5 export lacks its bound"
+import sys
+import h5py
+import numpy as np
+with h5py.File(sys.argv[1], "r") as f:
+    a = f["temperature"].attrs
+    assert a["lossy_mode"] == "abs" and abs(a["lossy_bound"] - 0.001) < 1e-12 and a["lossy_max_err"] <= a["lossy_bound"], dict(a)
+    assert np.array_equal(f["temperature"][()], np.load(sys.argv[2]))
+PY
+fi
+ok "a lossy variable exports with its bound (JSON, stderr, .h5 attributes), every value within it; the other exact"
 
 rc=0
 "$CLI" export "$STORE" --var temperature --to - --json >/dev/null 2>"$T/err" || rc=$?

@@ -1,16 +1,11 @@
-// ckptfwd export STORE --var VAR --to OUT.npy: one variable of a checkpoint as one array,
-// assembled from the files' blocks where their placements tile the global array
+// ckptfwd export STORE --var VAR --to OUT.npy|OUT.h5: one variable of a checkpoint as one
+// array, assembled from the files' blocks where their placements tile the global array
 // (var_assembly.h), read from the chunks that hold it alone (checkpoint_vars.h).
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +13,8 @@
 #include "checkpoint_vars.h"
 #include "cli.h"
 #include "common/json_text.h"
+#include "export_output.h"
+#include "h5_out.h"
 #include "npy_file.h"
 #include "restore_paths.h"
 #include "store.h"
@@ -29,11 +26,12 @@ namespace ckptfwd::cli {
 
 namespace {
 const char kHelp[] =
-    "usage: ckptfwd export STORE --var VAR --to OUT.npy|- [--latest | --step STEP |\n"
+    "usage: ckptfwd export STORE --var VAR --to OUT.npy|OUT.h5|- [--latest | --step STEP |\n"
     "                      --file PATH...] [--rank R] [--slice SLICE] [--json]\n"
     "\n"
     "Writes the variable VAR of one checkpoint as one numpy array (.npy, C order, the\n"
-    "elements' byte order kept), without restoring the files: only the chunks that hold\n"
+    "elements' byte order kept) or HDF5 dataset, without restoring the files: only the chunks that "
+    "hold\n"
     "VAR are read and decoded, each checked against its checksum. VAR is a key\n"
     "(\"temperature_F64LE_Array3D\") or a name (\"temperature\", \"/fields/T\") as\n"
     "ckptfwd ls --vars lists them.\n"
@@ -48,6 +46,12 @@ const char kHelp[] =
     "\n"
     "  --to OUT.npy  the file to write (replaced whole once complete); '-' writes the .npy\n"
     "                to stdout, e.g. for numpy.load(io.BytesIO(sys.stdin.buffer.read()))\n"
+    "  --to OUT.h5   (or .hdf5) an HDF5 file with the dataset /NAME (VAR's name), or when\n"
+    "                the blocks are stacked by rank one dataset /NAME/r<rank> per block;\n"
+    "                attributes: ckptfwd_key, dtype, step, store, source_paths, ranks,\n"
+    "                assembled (0/1), how, slice, and lossy_mode, lossy_bound,\n"
+    "                lossy_max_err for a variable stored lossy. Written by the helper\n"
+    "                ckptfwd-h5export (built where libhdf5-dev is)\n"
     "  --latest      the latest complete checkpoint (ckptfwd ls --steps), the default\n"
     "  --step STEP   checkpoint STEP as ckptfwd ls --steps names it (\"40\" names 0040)\n"
     "  --file PATH   the live file PATH instead of a checkpoint's files (repeatable; a\n"
@@ -78,7 +82,12 @@ struct Options {
   int rank = -1;
   bool sliced = false;
   ArraySlice slice;
+  bool h5 = false;  // OUT ends in .h5 or .hdf5
 };
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
 
 bool parse(const Args& args, Options& o, int* rc) {
   std::vector<std::string> pos;
@@ -139,74 +148,60 @@ bool parse(const Args& args, Options& o, int* rc) {
     return *rc = usage_error("export", "--file takes the place of --step"), false;
   if (o.json && o.to == "-")
     return *rc = usage_error("export", "--json prints on stdout, which --to - takes"), false;
+  o.h5 = ends_with(o.to, ".h5") || ends_with(o.to, ".hdf5");
+  if (ends_with(o.to, ".nc"))
+    return *rc = usage_error("export", "netCDF output is not written yet: --to OUT.h5 or OUT.npy"),
+           false;
   o.store = pos[0];
   return true;
 }
 
-// Where the array goes: an mmap of a temporary file beside OUT (renamed over OUT once
-// complete), or memory written to stdout.
-class Output {
- public:
-  ~Output() {
-    if (map_) munmap(map_, size_);
-    if (fd_ >= 0) close(fd_);
-    if (!tmp_.empty()) unlink(tmp_.c_str());
+// The datasets of an .h5 export of the array in npy (its elements from data_at on): one,
+// or one per block when they are stacked by rank and not sliced. attrs: those of all.
+Json h5_datasets(const std::string& npy, uint64_t data_at, const Variable& first,
+                 const std::vector<HeldVar>& held, const Assembly& plan, bool per_block,
+                 const std::vector<uint64_t>& shape, const Json& attrs) {
+  std::string name = first.name.empty() ? first.key : first.name;
+  if (name[0] != '/') name = "/" + name;
+  Json all = Json::array();
+  Json paths = Json::array(), ranks = Json::array();
+  for (const HeldVar& h : held) {
+    paths.push_back(h.path);
+    ranks.push_back(h.rank);
   }
-  bool open(const std::string& to, uint64_t size, std::string* err) {
-    to_ = to;
-    size_ = size;
-    if (to == "-") {
-      mem_.assign(size, 0);
-      return true;
-    }
-    tmp_ = to + ".tmp.XXXXXX";
-    fd_ = mkstemp(tmp_.data());
-    if (fd_ < 0) {
-      *err = "cannot create " + tmp_ + ": " + strerror(errno);
-      tmp_.clear();
-      return false;
-    }
-    (void)fchmod(fd_, 0644);  // mkstemp makes 0600; the array is data like any export
-    if (ftruncate(fd_, static_cast<off_t>(size)) != 0) {
-      *err = "cannot size " + tmp_ + ": " + strerror(errno);
-      return false;
-    }
-    map_ = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-    if (map_ == MAP_FAILED) {
-      map_ = nullptr;
-      *err = "cannot map " + tmp_ + ": " + strerror(errno);
-      return false;
-    }
-    return true;
+  if (!per_block) {
+    Json a = attrs;
+    a["source_paths"] = paths;
+    a["ranks"] = ranks;
+    all.push_back({{"name", name},
+                   {"data", npy},
+                   {"offset", data_at},
+                   {"dtype", first.dtype},
+                   {"shape", shape},
+                   {"attrs", a}});
+    return all;
   }
-  uint8_t* data() { return map_ ? static_cast<uint8_t*>(map_) : mem_.data(); }
-  bool commit(std::string* err) {
-    if (to_ == "-") {
-      if (fwrite(mem_.data(), 1, mem_.size(), stdout) != mem_.size() || fflush(stdout) != 0) {
-        *err = std::string("cannot write to stdout: ") + strerror(errno);
-        return false;
-      }
-      return true;
-    }
-    if (msync(map_, size_, MS_SYNC) != 0 || fsync(fd_) != 0) {
-      *err = "cannot write " + tmp_ + ": " + strerror(errno);
-      return false;
-    }
-    if (rename(tmp_.c_str(), to_.c_str()) != 0) {
-      *err = "cannot rename " + tmp_ + " to " + to_ + ": " + strerror(errno);
-      return false;
-    }
-    tmp_.clear();
-    return true;
+  std::set<int32_t> seen;
+  for (const HeldVar& h : held) seen.insert(h.rank);
+  const bool by_rank = seen.size() == held.size() && !seen.count(-1);
+  uint64_t block = first.elem_size;
+  for (size_t d = 1; d < plan.shape.size(); ++d) block *= plan.shape[d];
+  for (size_t i = 0; i < held.size(); ++i) {
+    char leaf[32];
+    snprintf(leaf, sizeof leaf, by_rank ? "/r%04d" : "/file%04d",
+             by_rank ? held[i].rank : static_cast<int>(i));
+    Json a = attrs;
+    a["source_paths"] = Json::array({held[i].path});
+    a["ranks"] = Json::array({held[i].rank});
+    all.push_back({{"name", name + leaf},
+                   {"data", npy},
+                   {"offset", data_at + i * block},
+                   {"dtype", first.dtype},
+                   {"shape", held[i].var->shape},
+                   {"attrs", a}});
   }
-
- private:
-  std::string to_, tmp_;
-  int fd_ = -1;
-  void* map_ = nullptr;
-  uint64_t size_ = 0;
-  std::vector<uint8_t> mem_;
-};
+  return all;
+}
 
 }  // namespace
 
@@ -298,7 +293,7 @@ int cmd_export(const Args& args) {
   // Sliced: the whole array is assembled in memory first, the slice copied out of it.
   std::vector<uint8_t> assembled;
   if (o.sliced) assembled.resize(whole * first.elem_size);
-  Output out;
+  ExportOutput out;
   std::string err;
   if (!out.open(o.to, header.size() + bytes, &err)) {
     error("export: " + err);
@@ -332,7 +327,25 @@ int cmd_export(const Args& args) {
     for (uint64_t k = 0; k < picked.size(); ++k)
       memcpy(to + k * first.elem_size, dst + picked[k] * first.elem_size, first.elem_size);
   }
-  if (!out.commit(&err)) {
+  if (o.h5) {
+    Json attrs = {{"ckptfwd_key", first.key}, {"dtype", first.dtype},        {"step", label},
+                  {"store", st.arg},          {"assembled", plan.assembled}, {"how", plan.how}};
+    if (o.sliced) attrs["slice"] = o.slice.text;
+    if (any_lossy) {
+      attrs["lossy_mode"] = lossy.relative ? "rel" : "abs";
+      attrs["lossy_bound"] = lossy.bound;
+      attrs["lossy_max_err"] = lossy.max_err;
+    }
+    std::string npy;
+    const bool per_block = !plan.assembled && !o.sliced && o.rank < 0;
+    if (!out.temp_file(&npy, &err) || !write_h5(o.to,
+                                                h5_datasets(npy, header.size(), first, cv.held,
+                                                            plan, per_block, out_shape, attrs),
+                                                npy, &err)) {
+      error("export: " + err);
+      return 1;
+    }
+  } else if (!out.commit(&err)) {
     error("export: " + err);
     return 1;
   }
