@@ -1,6 +1,6 @@
 # ckptfwd top-level driver. CMake does the building; this file is the user's interface.
 # make deps | make | make test | make demo | make bench | make bench-ratio | make bench-scale |
-# make asan | make tsan |
+# make bench-export | make asan | make tsan |
 # make install PREFIX=...
 BUILD  ?= build
 PREFIX ?= /usr/local
@@ -13,7 +13,7 @@ DEB_PKGS := mpich libmpich-dev libunwind-dev zlib1g-dev libfpzip-dev libxxhash-d
             lammps openfoam gromacs python3-matplotlib chromium-headless-shell
 STAMP  := $(BUILD)/.deps-ok
 
-.PHONY: all deps build test demo bench bench-ratio bench-scale asan tsan fuzz install clean format
+.PHONY: all deps build test demo bench bench-ratio bench-scale bench-export asan tsan fuzz install clean format
 all: build
 
 # `make`, `make build` and `make install` build with the libraries the machine has and never
@@ -71,6 +71,14 @@ bench-ratio:
 bench-scale:
 	$(deps_then_build)
 	@tools/bench/bench_scale.sh $(BUILD) $(BUILD)/bench-scale $(BUILD)/bench-scale.json
+
+# What `ckptfwd export` saves: the demo's global temperature field of its latest checkpoint
+# as one array, exported to .npy (and .h5), against restoring the checkpoint's files and
+# assembling it with numpy; every array checked bit for bit against a run without the
+# library (BENCH_QUICK=1: 3 rounds). Writes $(BUILD)/bench-export.json/.svg.
+bench-export:
+	$(deps_then_build)
+	@tools/bench/bench_export.sh $(BUILD) $(BUILD)/bench-export $(BUILD)/bench-export.json
 
 # The forwarder runs as a daemon whose stderr is CKPTFWD_LOG, which a passing test deletes,
 # and UBSan only prints: so every sanitizer report of every process (forwarder, CLI, unit

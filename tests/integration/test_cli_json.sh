@@ -36,6 +36,8 @@ run_json ls "$CLI" ls "$STORE" --json
 $CHECK "ckptfwd ls STORE --json" "$T/ls.json" || fail "ls --json differs from docs/json.md (above)"
 run_json vars "$CLI" ls "$STORE" --vars --json
 $CHECK "ckptfwd ls STORE --vars --json" "$T/vars.json" || fail "ls --vars --json differs from docs/json.md (above)"
+run_json varsl "$CLI" ls "$STORE" --vars -l --json
+$CHECK "ckptfwd ls STORE --vars --json" "$T/varsl.json" || fail "ls --vars -l --json differs from docs/json.md (above)"
 run_json steps "$CLI" ls "$STORE" --steps --json
 $CHECK "ckptfwd ls STORE --steps --json" "$T/steps.json" || fail "ls --steps --json differs from docs/json.md (above)"
 run_json verify "$CLI" verify --json "$STORE"
@@ -53,6 +55,10 @@ PY
 
 run_json dump "$CLI" dump "$STORE" /fields/temperature --step - --stats --json
 $CHECK "ckptfwd dump STORE VAR --stats --json" "$T/dump.json" || fail "dump --stats --json differs from docs/json.md (above)"
+run_json export "$CLI" export "$STORE" --var /fields/temperature --step - --to "$T/t.npy" --json
+$CHECK "ckptfwd export STORE --var VAR --to OUT.npy --json" "$T/export.json" || fail "export --json differs from docs/json.md (above)"
+run_json dumps "$CLI" dump "$STORE" /fields/temperature --step - --slice ::2 --stats --json
+$CHECK "ckptfwd dump STORE VAR --stats --json" "$T/dumps.json" || fail "dump --slice --stats --json differs from docs/json.md (above)"
 /usr/bin/python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert [f["rank"] for f in j["files"]] == [0, 1] and j["all"]["count"] == 2 * 32 * 24 * 16, j' "$T/dump.json" ||
   fail "dump --stats --json: not both ranks' 32x24x16 temperature: $(head -c 600 "$T/dump.json")"
 run_json stats "$CLI" stats --json

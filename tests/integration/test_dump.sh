@@ -146,6 +146,33 @@ rc=0
   fail "an index outside: exit $rc, $(cat "$T/dump.err")"
 ok "--slice $SL: numpy's slice of each file's variable at its own indices, and its --stats"
 
+# ls --vars -l: per key the elements, NaNs, min and max over every live file, as numpy
+# gives them over the direct run's files.
+"$CLI" ls "$STORE" --vars -l --json >"$T/lsl.json" 2>"$T/ls.err" || fail "ls --vars -l --json exited $?: $(cat "$T/ls.err")"
+"$CLI" ls "$STORE" --vars -l >"$T/lsl.txt" 2>"$T/ls.err" || fail "ls --vars -l exited $?: $(cat "$T/ls.err")"
+/usr/bin/python3 - "$T/lsl.json" "$T/lsl.txt" "$DIRECT" <<'PY' || fail "ls --vars -l differs from numpy's"
+import glob, json, sys
+import numpy as np
+ls, txt, direct = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), sys.argv[3]
+for k, var in enumerate(("temperature", "concentration")):
+    vals = []
+    for path in sorted(glob.glob(direct + "/ckpt_*_r*.bin")):
+        h = np.fromfile(path, dtype="<i4", count=8, offset=8)
+        n = int(h[3]) * int(h[4]) * int(h[5])
+        vals.append(np.fromfile(path, dtype="<f8", count=n, offset=40 + 8 * n * k))
+    a = np.concatenate(vals)
+    key = [x for x in ls["keys"] if x["key"] == var + "_F64LE_Array3D"][0]
+    assert key["count"] == a.size and key["nans"] == int(np.isnan(a).sum()), key
+    assert key["min"] == np.nanmin(a) and key["max"] == np.nanmax(a) and key["unread"] is None, key
+    line = [l for l in txt.splitlines() if l.startswith(var + "_F64LE_Array3D ")][0]
+    assert "%.6g / %.6g" % (np.nanmin(a), np.nanmax(a)) in line, line
+assert "MIN / MAX" in txt.splitlines()[0]
+PY
+rc=0
+"$CLI" ls "$STORE" -l >/dev/null 2>"$T/ls.err" || rc=$?
+[[ $rc -eq 2 ]] && grep -q -- "-l goes with --vars" "$T/ls.err" || fail "ls -l without --vars: exit $rc, $(cat "$T/ls.err")"
+ok "ls --vars -l: each key's count, NaNs, min and max over the live files equal numpy's"
+
 # Per-rank HDF5 files written by h5py, one process per rank (SLURM_PROCID gives the rank,
 # so the store knows state_r<rank>.h5 is rewritten at every checkpoint: checkpoint "-"),
 # float32 and int32 datasets in a group.

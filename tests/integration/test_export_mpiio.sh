@@ -87,4 +87,18 @@ for c in "${CASES[@]}"; do
     fail "export $key of $file written from two nodes differs from numpy's read of the file"
 done
 ok "two simulated nodes: export of each view's array of the stacked overlays equals numpy's read of the direct file"
+"$CLI" ls "$CAP2/.ckptfwd" --vars -l --json >"$T/lsl.json" 2>"$T/lsl.err" || fail "ls --vars -l of the two-node store: $(cat "$T/lsl.err")"
+/usr/bin/python3 - "$T/lsl.json" "$DIRECT/sub2d_c.dat" "$CAP2/sub2d_c.dat" <<'PY' || fail "ls --vars -l does not show the stacked file's array and its range"
+import json, sys
+import numpy as np
+ls, direct, path = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+k = [x for x in ls["keys"] if x["key"] == "mpiio/array0_F64LE_Array2D" and any(s["path"] == path for s in x["shapes"])]
+assert k, [x["key"] for x in ls["keys"]]
+a = np.fromfile(direct, dtype="<f8")
+assert [s["shape"] for s in k[0]["shapes"] if s["path"] == path] == [[12, 10]]
+assert len(k[0]["shapes"]) == 1 and k[0]["count"] == a.size and k[0]["min"] == a.min() and k[0]["max"] == a.max(), k[0]
+f = [x for x in ls["files"] if x["path"] == path][0]
+assert f["source"] == "mpiio", f
+PY
+ok "two simulated nodes: ls --vars -l infers the stacked files' arrays, with numpy's min and max"
 echo "PASS: test_export_mpiio"

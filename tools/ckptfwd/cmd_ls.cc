@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "common/json_text.h"
 #include "file_versions.h"
+#include "ls_vars.h"
 #include "restore_paths.h"
 #include "store.h"
 #include "store/container/variable_map.h"
@@ -26,7 +27,8 @@ namespace {
 
 const char kHelp[] =
     "usage: ckptfwd ls STORE [--json] | ls STORE --steps [--json] | ls STORE --latest |\n"
-    "       ls STORE --all | ls STORE --vars [--json] | ls STORE --versions [--json] [PATH...]\n"
+    "       ls STORE --all | ls STORE --vars [-l] [--json] | ls STORE --versions [--json]\n"
+    "       [PATH...]\n"
     "\n"
     "Lists the live files of a store (the newest committed version of each path, after\n"
     "renames and unlinks): size, stored bytes, ratio (size / stored), mode, modification\n"
@@ -92,6 +94,10 @@ const char kHelp[] =
     "           it); then per file where\n"
     "           its map came from (or why it has none: it is stored agnostic), the bytes\n"
     "           in variables and the residual bytes\n"
+    "  -l       with --vars: also each key's values summed up over the files (MIN / MAX;\n"
+    "           in JSON count, nans, min, max), like bpls -l: every value is read, from\n"
+    "           the chunks that hold it; files several nodes wrote (overlays, which store\n"
+    "           no map) are stacked and their variables inferred, as dump and export do\n"
     "  --json   one JSON object (docs/json.md): the live listing {\"store\", \"files\":\n"
     "           [{\"path\", \"size\", \"stored_bytes\", \"ratio\", \"mode\", \"mtime_ns\",\n"
     "           \"container\", \"overlays\"}], \"total\": {\"files\", \"bytes_in\",\n"
@@ -358,166 +364,6 @@ int list_steps(const Store& st, bool json) {
   return ok ? 0 : 1;
 }
 
-// --vars: the live files' variable maps, grouped by key.
-int list_vars(const Store& st, bool json) {
-  ContainerCache cache(st.dir);
-  struct Holder {
-    std::string path;
-    int rank;
-    std::vector<uint64_t> shape, global_shape, global_start;
-  };
-  struct Key {
-    std::string dtype;
-    uint64_t bytes = 0;
-    std::vector<Holder> holders;
-    // Over the container streams that hold the key (its groups' streams): their bytes
-    // before and after encoding, and the chains their first chunks name.
-    uint64_t stream_raw = 0, stream_stored = 0;
-    std::set<std::string> chains;
-  };
-  std::map<std::string, Key> keys;
-  std::set<std::string> holding;  // containers of the listed maps
-  Json files_json = Json::array();
-  std::string file_lines;
-  int rc = 0;
-  for (const auto& [path, e] : st.catalog.entries()) {
-    VariableMap none;
-    const VariableMap* m = &none;
-    int rank = -1;
-    // The map of the layer that holds the whole file: the base, or a new file stacked on
-    // it (`create`) when that is the top layer. Overlays of files written from several
-    // nodes hold only their node's extents, so their file has no map.
-    std::string holder;
-    uint32_t index = 0;
-    if (e.overlays.empty()) {
-      holder = e.container;
-      index = e.file_index;
-    } else if (e.overlays.back().whole_hash && e.overlays.back().size == e.size) {
-      holder = e.overlays.back().container;
-      index = e.overlays.back().file_index;
-    }
-    if (holder.empty()) {
-      none.detail = "written from several nodes (overlays have no map)";
-    } else {
-      std::string err;
-      ContainerReader* r = cache.get(holder, &err);
-      if (!r || index >= r->files().size()) {
-        error(holder + ": " + (r ? "file index out of range" : err));
-        rc = 1;
-        continue;
-      }
-      m = &r->files()[index].vars;
-      rank = r->files()[index].rank;
-      holding.insert(holder);
-    }
-    for (const Variable& v : m->vars) {
-      Key& k = keys[v.key];
-      k.dtype = v.dtype;
-      for (const VarExtent& x : v.extents) k.bytes += x.len;
-      k.holders.push_back({path, rank, v.shape, v.global_shape, v.global_start});
-    }
-    uint64_t mapped = mapped_bytes(*m), size = e.size;
-    uint64_t residual = mapped <= size ? size - mapped : 0;
-    if (json) {
-      files_json.push_back({{"path", path},
-                            {"rank", rank},
-                            {"size", size},
-                            {"source", m->source},
-                            {"detail", m->detail},
-                            {"mapped_bytes", mapped},
-                            {"residual_bytes", residual}});
-    } else {
-      char buf[160];
-      snprintf(buf, sizeof(buf), "  %-7s %5d %12s %12s  ",
-               m->source.empty() ? "-" : m->source.c_str(), rank, human_bytes(mapped).c_str(),
-               human_bytes(residual).c_str());
-      file_lines += buf + printable(path) +
-                    (m->source.empty() ? "  (agnostic: " + printable(m->detail) + ")" : "") + "\n";
-    }
-  }
-  // A stream "KEY" or "KEY@g<k>" (merge group k) holds that key's bytes; streams of
-  // containers no longer live count too when they hold live files of the key.
-  for (const std::string& c : holding) {
-    std::string err;
-    ContainerReader* r = cache.get(c, &err);
-    if (!r) continue;
-    for (size_t s = 0; s < r->streams().size(); ++s) {
-      const StreamInfo& si = r->streams()[s];
-      auto it = keys.find(ungrouped_key(si.key));
-      if (it == keys.end() || si.chunks.empty()) continue;
-      it->second.stream_raw += si.raw_size;
-      for (const ChunkInfo& ch : si.chunks) it->second.stream_stored += ch.comp_size;
-      it->second.chains.insert(r->chunk_chain(s, 0));
-    }
-  }
-  auto chains_of = [](const Key& k) {
-    std::string out;
-    for (const std::string& c : k.chains) out += (out.empty() ? "" : ", ") + c;
-    return out.empty() ? std::string("-") : out;
-  };
-  auto ratio_of = [](const Key& k) {
-    char b[32];
-    if (!k.stream_stored) return std::string("-");
-    snprintf(b, sizeof b, "%.2f", static_cast<double>(k.stream_raw) / k.stream_stored);
-    return std::string(b);
-  };
-  if (json) {
-    Json out_keys = Json::array();
-    for (const auto& [key, k] : keys) {
-      Json shapes = Json::array();
-      for (const Holder& h : k.holders)
-        shapes.push_back({{"path", h.path},
-                          {"rank", h.rank},
-                          {"shape", h.shape},
-                          {"global_shape", h.global_shape},
-                          {"global_start", h.global_start}});
-      out_keys.push_back({{"key", key},
-                          {"dtype", k.dtype},
-                          {"files", k.holders.size()},
-                          {"bytes", k.bytes},
-                          {"chain", chains_of(k)},
-                          {"stream_bytes", k.stream_raw},
-                          {"stored_bytes", k.stream_stored},
-                          {"shapes", std::move(shapes)}});
-    }
-    Json doc = {{"keys", std::move(out_keys)}, {"files", std::move(files_json)}};
-    printf("%s\n", json_text(doc).c_str());
-    return rc;
-  }
-  size_t w = 3;
-  for (const auto& [key, k] : keys) w = std::max(w, printable(key).size());
-  size_t cw = 5;
-  for (const auto& [key, k] : keys) cw = std::max(cw, chains_of(k).size());
-  printf("%-*s  %-7s  %5s  %12s  %-*s  %6s  %s\n", static_cast<int>(w), "KEY", "DTYPE", "FILES",
-         "BYTES", static_cast<int>(cw), "CHAIN", "RATIO", "SHAPE PER RANK");
-  for (const auto& [key, k] : keys) {
-    // One shape for all holders is the common case: say it once.
-    bool same = true, global = !k.holders.front().global_shape.empty();
-    for (const Holder& h : k.holders) {
-      same = same && h.shape == k.holders.front().shape;
-      global = global && h.global_shape == k.holders.front().global_shape;
-    }
-    std::string shapes;
-    if (same) {
-      shapes = fmt_shape(k.holders.front().shape) + (k.holders.size() > 1 ? " (each)" : "");
-      // Blocks of one global array (their placements: ckptfwd export assembles them).
-      if (global) shapes += " in " + fmt_shape(k.holders.front().global_shape);
-    } else {
-      for (size_t i = 0; i < k.holders.size() && i < 8; ++i)
-        shapes += (i ? ", r" : "r") + std::to_string(k.holders[i].rank) + ": " +
-                  fmt_shape(k.holders[i].shape);
-      if (k.holders.size() > 8) shapes += ", ...";
-    }
-    printf("%-*s  %-7s  %5zu  %12s  %-*s  %6s  %s\n", static_cast<int>(w), printable(key).c_str(),
-           k.dtype.c_str(), k.holders.size(), human_bytes(k.bytes).c_str(), static_cast<int>(cw),
-           chains_of(k).c_str(), ratio_of(k).c_str(), shapes.c_str());
-  }
-  printf("%zu variable keys in %zu files\n", keys.size(), st.catalog.entries().size());
-  printf("\n  %-7s %5s %12s %12s  %s\n%s", "SOURCE", "RANK", "IN VARS", "RESIDUAL", "PATH",
-         file_lines.c_str());
-  return rc;
-}
-
 }  // namespace
 
 // ckptfwd ls STORE --versions [PATH...]: see kHelp.
@@ -593,7 +439,8 @@ int cmd_ls(const Args& args) {
   }
   std::string store;
   std::vector<std::string> paths;
-  bool all = false, vars = false, json = false, steps = false, latest = false, versions = false;
+  bool all = false, vars = false, json = false, steps = false, latest = false, versions = false,
+       long_form = false;
   for (const std::string& a : args) {
     if (a == "--versions")
       versions = true;
@@ -601,6 +448,8 @@ int cmd_ls(const Args& args) {
       all = true;
     else if (a == "--vars")
       vars = true;
+    else if (a == "-l" || a == "--long")
+      long_form = true;
     else if (a == "--steps")
       steps = true;
     else if (a == "--latest")
@@ -622,6 +471,7 @@ int cmd_ls(const Args& args) {
   if (all + vars + steps + latest + versions > 1)
     return usage_error("ls",
                        "--all, --vars, --steps, --latest and --versions are separate listings");
+  if (long_form && !vars) return usage_error("ls", "-l goes with --vars");
   if (latest && json) return usage_error("ls", "--latest prints one step; --steps --json has it");
   if (latest && ::access(store.c_str(), F_OK) != 0) return 1;  // no store yet: a first run
   Store st;
@@ -630,7 +480,7 @@ int cmd_ls(const Args& args) {
     error(st.dir + "/" + p + " (run ckptfwd verify " + st.dir + ")");
   if (versions) return list_versions(st, paths, json);
   if (all) return list_all(st);
-  if (vars) return list_vars(st, json);
+  if (vars) return list_vars(st, json, long_form);
   if (steps) return list_steps(st, json);
   if (latest) return print_latest(st);
   return list_live(st, json);
