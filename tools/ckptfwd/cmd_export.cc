@@ -1,4 +1,4 @@
-// ckptfwd export STORE --var VAR --to OUT.npy|OUT.h5: one variable of a checkpoint as one
+// ckptfwd export STORE --var VAR --to OUT.npy|OUT.h5|OUT.nc: one variable of a checkpoint as one
 // array, assembled from the files' blocks where their placements tile the global array
 // (var_assembly.h), read from the chunks that hold it alone (checkpoint_vars.h).
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include "common/json_text.h"
 #include "export_output.h"
 #include "h5_out.h"
+#include "nc_out.h"
 #include "npy_file.h"
 #include "restore_paths.h"
 #include "store.h"
@@ -26,15 +27,15 @@ namespace ckptfwd::cli {
 
 namespace {
 const char kHelp[] =
-    "usage: ckptfwd export STORE --var VAR --to OUT.npy|OUT.h5|- [--latest | --step STEP |\n"
-    "                      --file PATH...] [--rank R] [--slice SLICE] [--json]\n"
+    "usage: ckptfwd export STORE --var VAR --to OUT.npy|OUT.h5|OUT.nc|-\n"
+    "                      [--latest | --step STEP | --file PATH...] [--rank R]\n"
+    "                      [--slice SLICE] [--json]\n"
     "\n"
     "Writes the variable VAR of one checkpoint as one numpy array (.npy, C order, the\n"
-    "elements' byte order kept) or HDF5 dataset, without restoring the files: only the chunks that "
-    "hold\n"
-    "VAR are read and decoded, each checked against its checksum. VAR is a key\n"
-    "(\"temperature_F64LE_Array3D\") or a name (\"temperature\", \"/fields/T\") as\n"
-    "ckptfwd ls --vars lists them.\n"
+    "elements' byte order kept), HDF5 dataset or netCDF variable, without restoring the\n"
+    "files: only the chunks that hold VAR are read and decoded, each checked against its\n"
+    "checksum. VAR is a key (\"temperature_F64LE_Array3D\") or a name (\"temperature\",\n"
+    "\"/fields/T\") as ckptfwd ls --vars lists them.\n"
     "\n"
     "The array is:\n"
     "  - the global array, when every file holding VAR knows its block's place in it (a\n"
@@ -52,6 +53,9 @@ const char kHelp[] =
     "                assembled (0/1), how, slice, and lossy_mode, lossy_bound,\n"
     "                lossy_max_err for a variable stored lossy. Written by the helper\n"
     "                ckptfwd-h5export (built where libhdf5-dev is)\n"
+    "  --to OUT.nc   netCDF (CDF-5, netCDF >= 4.4 reads it), written directly: the same\n"
+    "                variables and attributes, named without '/' (fields_T, T_r0003);\n"
+    "                lists of paths as one text attribute, one path per line\n"
     "  --latest      the latest complete checkpoint (ckptfwd ls --steps), the default\n"
     "  --step STEP   checkpoint STEP as ckptfwd ls --steps names it (\"40\" names 0040)\n"
     "  --file PATH   the live file PATH instead of a checkpoint's files (repeatable; a\n"
@@ -83,6 +87,7 @@ struct Options {
   bool sliced = false;
   ArraySlice slice;
   bool h5 = false;  // OUT ends in .h5 or .hdf5
+  bool nc = false;  // OUT ends in .nc
 };
 
 bool ends_with(const std::string& s, const std::string& tail) {
@@ -149,9 +154,7 @@ bool parse(const Args& args, Options& o, int* rc) {
   if (o.json && o.to == "-")
     return *rc = usage_error("export", "--json prints on stdout, which --to - takes"), false;
   o.h5 = ends_with(o.to, ".h5") || ends_with(o.to, ".hdf5");
-  if (ends_with(o.to, ".nc"))
-    return *rc = usage_error("export", "netCDF output is not written yet: --to OUT.h5 or OUT.npy"),
-           false;
+  o.nc = ends_with(o.to, ".nc");
   o.store = pos[0];
   return true;
 }
@@ -327,7 +330,7 @@ int cmd_export(const Args& args) {
     for (uint64_t k = 0; k < picked.size(); ++k)
       memcpy(to + k * first.elem_size, dst + picked[k] * first.elem_size, first.elem_size);
   }
-  if (o.h5) {
+  if (o.h5 || o.nc) {
     Json attrs = {{"ckptfwd_key", first.key}, {"dtype", first.dtype},        {"step", label},
                   {"store", st.arg},          {"assembled", plan.assembled}, {"how", plan.how}};
     if (o.sliced) attrs["slice"] = o.slice.text;
@@ -338,10 +341,21 @@ int cmd_export(const Args& args) {
     }
     std::string npy;
     const bool per_block = !plan.assembled && !o.sliced && o.rank < 0;
-    if (!out.temp_file(&npy, &err) || !write_h5(o.to,
-                                                h5_datasets(npy, header.size(), first, cv.held,
-                                                            plan, per_block, out_shape, attrs),
-                                                npy, &err)) {
+    bool ok = out.temp_file(&npy, &err);
+    const Json datasets =
+        h5_datasets(npy, header.size(), first, cv.held, plan, per_block, out_shape, attrs);
+    if (ok && o.h5) {
+      ok = write_h5(o.to, datasets, npy, &err);
+    } else if (ok) {
+      // netCDF: the same datasets as variables, their names without the leading '/'.
+      std::vector<NcVar> vars;
+      for (const Json& d : datasets)
+        vars.push_back({d["name"].get<std::string>().substr(1), first.dtype,
+                        d["shape"].get<std::vector<uint64_t>>(),
+                        out.data() + d["offset"].get<uint64_t>(), d["attrs"]});
+      ok = write_nc(o.to, vars, &err);
+    }
+    if (!ok) {
       error("export: " + err);
       return 1;
     }

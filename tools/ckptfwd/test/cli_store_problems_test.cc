@@ -23,10 +23,11 @@ TEST(StoreProblems, EachReasonOnceWithItsCountAndLines) {
                                 "MANIFEST:4: checksum mismatch (corrupt line): skipped",
                                 "something else entirely",
                                 "MANIFEST:9: no checksum (torn or foreign line): skipped"};
-  EXPECT_EQ(grouped_problems(p),
-            (std::vector<std::string>{
-                "MANIFEST: 3 lines (1..9): no checksum (torn or foreign line): skipped",
-                "MANIFEST:4: checksum mismatch (corrupt line): skipped", "something else entirely"}));
+  EXPECT_EQ(
+      grouped_problems(p),
+      (std::vector<std::string>{
+          "MANIFEST: 3 lines (1..9): no checksum (torn or foreign line): skipped",
+          "MANIFEST:4: checksum mismatch (corrupt line): skipped", "something else entirely"}));
   EXPECT_TRUE(grouped_problems({}).empty());
 }
 
