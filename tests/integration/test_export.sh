@@ -181,6 +181,31 @@ with h5py.File(T + "/ts.h5", "r") as f:
     assert np.array_equal(d[()], np.load(T + "/t.npy")[::2, 5]) and d.attrs["slice"] == "::2,5"
 PY
   ok "--to OUT.h5: h5py reads the global field, the per-rank blocks and the slice, with their attributes"
+  # --var GLOB: every variable it matches (key or name) into one .h5, each as alone.
+  "$CLI" export "$STORE" --var '[tc]*' --step 4 --to "$T/all.h5" --json >"$T/all.json" 2>"$T/err" ||
+    fail "export --var '[tc]*' --to all.h5: $(cat "$T/err")"
+  /usr/bin/python3 - "$T" <<'PY' || fail "export of a glob into one .h5 differs from the single exports"
+import json, sys
+import h5py
+import numpy as np
+T = sys.argv[1]
+lines = [json.loads(l) for l in open(T + "/all.json")]
+keys = sorted(j["key"] for j in lines)
+assert keys == sorted(["temperature_F64LE_Array3D", "concentration_F64LE_Array3D", "t_overlap_F64LE_Array3D",
+                       "c_overlap_F64LE_Array3D", "t_holes_F64LE_Array3D", "c_holes_F64LE_Array3D",
+                       "t_outside_F64LE_Array3D", "c_outside_F64LE_Array3D", "t_byrank_F64LE_Array3D",
+                       "c_byrank_F64LE_Array3D", "checksum_U64LE_Scalar"]), keys
+with h5py.File(T + "/all.h5", "r") as f:
+    assert np.array_equal(f["temperature"][()], np.load(T + "/t.npy"))
+    for r in range(4):
+        assert np.array_equal(f["t_overlap/r%04d" % r][()], np.load(T + "/t_overlap.npy")[r])
+    assert f["concentration"].attrs["assembled"] == 1
+PY
+  rc=0
+  "$CLI" export "$STORE" --var '[tc]*' --step 4 --to "$T/all.npy" 2>"$T/err" || rc=$?
+  [[ $rc -eq 1 && ! -e $T/all.npy ]] && grep -q "matches 11 variables .*a .npy holds one: --to OUT.h5 or OUT.nc" "$T/err" ||
+    fail "a glob of several variables into a .npy: exit $rc, $(cat "$T/err")"
+  ok "--var GLOB writes every matching variable into one .h5 (a .npy takes one and says so)"
 else
   echo "   (no ckptfwd-h5export: .h5 output not tested)"
 fi

@@ -1,6 +1,9 @@
 #include "checkpoint_vars.h"
 
+#include <fnmatch.h>
+
 #include <cstdio>
+#include <set>
 
 #include "cli.h"
 #include "restore_paths.h"
@@ -18,60 +21,92 @@ const Variable* find_var(const VariableMap& m, const std::string& var) {
   return nullptr;
 }
 
-CheckpointVar checkpoint_var(const Store& st, ContainerCache& cache,
-                             const std::vector<std::string>& paths, const std::string& var,
-                             int rank, const std::string& cmd) {
-  CheckpointVar out;
-  for (const std::string& path : paths) {
-    const auto it = st.catalog.entries().find(path);
-    if (it == st.catalog.entries().end()) continue;
-    const CatalogEntry& e = it->second;
-    out.file_bytes += e.size;
-    std::string holder;
-    uint32_t index = 0;
-    if (e.overlays.empty()) {
-      holder = e.container;
-      index = e.file_index;
-    } else if (e.overlays.back().whole_hash && e.overlays.back().size == e.size) {
-      holder = e.overlays.back().container;
-      index = e.overlays.back().file_index;
+bool var_matches(const Variable& v, const std::string& glob) {
+  const std::string bare = !v.name.empty() && v.name[0] == '/' ? v.name.substr(1) : v.name;
+  return fnmatch(glob.c_str(), v.key.c_str(), 0) == 0 ||
+         fnmatch(glob.c_str(), v.name.c_str(), 0) == 0 ||
+         fnmatch(glob.c_str(), bare.c_str(), 0) == 0;
+}
+
+bool FileMaps::get(const std::string& path, FileMap& out) {
+  out = FileMap{};
+  const auto it = st_.catalog.entries().find(path);
+  if (it == st_.catalog.entries().end()) return true;
+  const CatalogEntry& e = it->second;
+  std::string holder;
+  uint32_t index = 0;
+  if (e.overlays.empty()) {
+    holder = e.container;
+    index = e.file_index;
+  } else if (e.overlays.back().whole_hash && e.overlays.back().size == e.size) {
+    holder = e.overlays.back().container;
+    index = e.overlays.back().file_index;
+  }
+  std::string err;
+  if (!holder.empty()) {
+    ContainerReader* r = cache_.get(holder, &err);
+    if (!r || index >= r->files().size()) {
+      error(cmd_ + ": " + holder + ": " + (r ? "file index out of range" : err));
+      return false;
     }
-    std::string err;
-    if (holder.empty()) {
-      if (e.overlays.empty() || rank >= 0) continue;
-      auto file = std::make_shared<StackedFile>();
-      auto map = std::make_unique<VariableMap>();
-      std::string note;
-      if (!file->open(e, cache, &err) || !file->infer(path, *map, &note, &err)) {
-        error(cmd + ": " + err);
-        out.failed = true;
-        continue;
-      }
-      if (!note.empty())
-        fprintf(stderr, "ckptfwd %s: %s: %s\n", cmd.c_str(), printable(path).c_str(), note.c_str());
-      const Variable* v = find_var(*map, var);
-      if (!v) continue;
+    out = FileMap{&r->files()[index].vars, r, index, r->files()[index].rank, nullptr};
+    return true;
+  }
+  if (e.overlays.empty() || !stack_) return true;
+  std::unique_ptr<Stacked>& s = stacked_[path];
+  if (!s) {
+    s = std::make_unique<Stacked>();
+    s->file = std::make_shared<StackedFile>();
+    std::string note;
+    s->ok = s->file->open(e, cache_, &err) && s->file->infer(path, s->map, &note, &err);
+    if (!s->ok) error(cmd_ + ": " + err);
+    if (s->ok && !note.empty())
+      fprintf(stderr, "ckptfwd %s: %s: %s\n", cmd_.c_str(), printable(path).c_str(), note.c_str());
+    if (s->ok)
       fprintf(stderr,
               "ckptfwd %s: %s was written from several nodes: its %zu layers stacked (%s "
               "decoded) and its variables found by %s\n",
-              cmd.c_str(), printable(path).c_str(), e.overlays.size() + !e.container.empty(),
-              human_bytes(file->size()).c_str(), map->source.c_str());
-      out.held.push_back({path, nullptr, 0, -1, v, file});
-      out.stacked_maps.push_back(std::move(map));
-      continue;
-    }
-    ContainerReader* r = cache.get(holder, &err);
-    if (!r || index >= r->files().size()) {
-      error(cmd + ": " + holder + ": " + (r ? "file index out of range" : err));
+              cmd_.c_str(), printable(path).c_str(), e.overlays.size() + !e.container.empty(),
+              human_bytes(s->file->size()).c_str(),
+              s->map.source.empty() ? "nothing (no map)" : s->map.source.c_str());
+  }
+  if (!s->ok) return false;
+  out = FileMap{&s->map, nullptr, 0, -1, s->file};
+  return true;
+}
+
+CheckpointVar checkpoint_var(FileMaps& maps, const std::vector<std::string>& paths,
+                             const std::string& var, int rank) {
+  CheckpointVar out;
+  for (const std::string& path : paths) {
+    const auto it = maps.store().catalog.entries().find(path);
+    if (it != maps.store().catalog.entries().end()) out.file_bytes += it->second.size;
+    FileMap f;
+    if (!maps.get(path, f)) {
       out.failed = true;
       continue;
     }
-    const FileEntry& fe = r->files()[index];
-    if (rank >= 0 && fe.rank != rank) continue;
-    const Variable* v = find_var(fe.vars, var);
-    if (v) out.held.push_back({path, r, index, fe.rank, v, nullptr});
+    if (!f.map || (rank >= 0 && f.rank != rank)) continue;
+    const Variable* v = find_var(*f.map, var);
+    if (v) out.held.push_back({path, f.reader, f.index, f.rank, v, f.stacked});
   }
   return out;
+}
+
+std::vector<std::string> matching_keys(FileMaps& maps, const std::vector<std::string>& paths,
+                                       const std::string& glob, int rank, bool* failed) {
+  std::set<std::string> keys;
+  for (const std::string& path : paths) {
+    FileMap f;
+    if (!maps.get(path, f)) {
+      *failed = true;
+      continue;
+    }
+    if (!f.map || (rank >= 0 && f.rank != rank)) continue;
+    for (const Variable& v : f.map->vars)
+      if (var_matches(v, glob)) keys.insert(v.key);
+  }
+  return {keys.begin(), keys.end()};
 }
 
 bool extent_lossy(const HeldVar& h, const VarExtent& x, codec::LossyRecord* acc, bool* any) {

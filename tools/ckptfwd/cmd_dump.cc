@@ -171,8 +171,8 @@ int cmd_dump(const Args& args) {
   if (!checkpoint_paths(st, o.latest, o.step, paths, "dump", "reading", &label)) return 1;
 
   ContainerCache cache(st.dir);
-  const CheckpointVar cv =
-      checkpoint_var(st, cache, paths, o.var, o.has_rank ? o.rank : -1, "dump");
+  FileMaps maps(st, cache, "dump");
+  const CheckpointVar cv = checkpoint_var(maps, paths, o.var, o.has_rank ? o.rank : -1);
   if (cv.failed) rc = 1;
   ValueStats all;
   Json files = Json::array();

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -35,7 +37,9 @@ const char kHelp[] =
     "elements' byte order kept), HDF5 dataset or netCDF variable, without restoring the\n"
     "files: only the chunks that hold VAR are read and decoded, each checked against its\n"
     "checksum. VAR is a key (\"temperature_F64LE_Array3D\") or a name (\"temperature\",\n"
-    "\"/fields/T\") as ckptfwd ls --vars lists them.\n"
+    "\"/fields/T\") as ckptfwd ls --vars lists them, or a glob ('fields/*', '[tc]*') over\n"
+    "keys and names: every variable it matches, each as if named alone, into one .h5 or\n"
+    "one .nc (a .npy holds one array).\n"
     "\n"
     "The array is:\n"
     "  - the global array, when every file holding VAR knows its block's place in it (a\n"
@@ -65,9 +69,9 @@ const char kHelp[] =
     "  --slice SLICE numpy's basic slicing of the array, e.g. '0:8,:,-1' or '::2,3'\n"
     "                (START:STOP[:STEP] or an index per dimension, the rest whole):\n"
     "                the .npy holds a[SLICE] as numpy gives it\n"
-    "  --json        on stdout (not with --to -): {\"var\", \"key\", \"step\", \"dtype\",\n"
-    "                \"shape\", \"assembled\", \"how\", \"slice\", \"files\": [{\"path\", "
-    "\"rank\",\n"
+    "  --json        on stdout (not with --to -), one line per variable: {\"var\", \"key\",\n"
+    "                \"step\", \"dtype\", \"shape\", \"assembled\", \"how\", \"slice\",\n"
+    "                \"files\": [{\"path\", \"rank\",\n"
     "                \"shape\", \"at\"}], \"lossy\": null or {\"mode\": \"abs\"|\"rel\",\n"
     "                \"bound\", \"max_err\"}, \"decoded_bytes\", \"file_bytes\", \"out\"}\n"
     "\n"
@@ -161,11 +165,10 @@ bool parse(const Args& args, Options& o, int* rc) {
 
 // The datasets of an .h5 export of the array in npy (its elements from data_at on): one,
 // or one per block when they are stacked by rank and not sliced. attrs: those of all.
-Json h5_datasets(const std::string& npy, uint64_t data_at, const Variable& first,
+Json h5_datasets(const std::string& npy, uint64_t data_at, std::string name, const Variable& first,
                  const std::vector<HeldVar>& held, const Assembly& plan, bool per_block,
                  const std::vector<uint64_t>& shape, const Json& attrs) {
-  std::string name = first.name.empty() ? first.key : first.name;
-  if (name[0] != '/') name = "/" + name;
+  if (name.empty() || name[0] != '/') name = "/" + name;
   Json all = Json::array();
   Json paths = Json::array(), ranks = Json::array();
   for (const HeldVar& h : held) {
@@ -206,6 +209,185 @@ Json h5_datasets(const std::string& npy, uint64_t data_at, const Variable& first
   return all;
 }
 
+// One variable exported: its array in a temporary file (a .npy) and what the .h5 and .nc
+// forms, the --json line and the summary on stderr say of it.
+struct Exported {
+  std::unique_ptr<ExportOutput> out;
+  std::string key, name, dtype;
+  std::string message;  // the summary for stderr
+  Json summary;         // the --json object
+  // For the .h5 and .nc forms:
+  uint64_t data_at = 0;
+  Variable first;
+  std::vector<HeldVar> held;
+  Assembly plan;
+  bool per_block = false;
+  std::vector<uint64_t> shape;
+  Json attrs;
+  Json datasets(const std::string& npy, const std::string& as) const {
+    return h5_datasets(npy, data_at, as, first, held, plan, per_block, shape, attrs);
+  }
+};
+
+// Reads variable VAR of paths into ex (its array in ex.out). False after saying why.
+bool export_var(const Options& o, FileMaps& maps, const std::vector<std::string>& paths,
+                const std::string& label, const std::string& var, Exported& ex) {
+  const Store& st = maps.store();
+  CheckpointVar cv = checkpoint_var(maps, paths, var, o.rank);
+  if (cv.failed) return false;
+  if (cv.held.empty()) {
+    error("export: no file of the checkpoint holds a variable " + printable(var) +
+          (o.rank >= 0 ? " written by rank " + std::to_string(o.rank) : "") +
+          " (ckptfwd ls --vars " + st.arg + " lists the keys)");
+    return false;
+  }
+  std::stable_sort(cv.held.begin(), cv.held.end(),
+                   [](const HeldVar& a, const HeldVar& b) { return a.rank < b.rank; });
+  const Variable& first = *cv.held[0].var;
+  std::vector<VarBlock> blocks;
+  for (const HeldVar& h : cv.held) {
+    if (h.var->dtype != first.dtype) {
+      error("export: " + printable(var) + " is " + first.dtype + " in " +
+            printable(cv.held[0].path) + " but " + h.var->dtype + " in " + printable(h.path) +
+            ": one array cannot hold both (--rank R exports one file's)");
+      return false;
+    }
+    // One rank's block asked for: the block itself, wherever it lies.
+    if (o.rank >= 0)
+      blocks.push_back({h.var->shape, {}, {}});
+    else
+      blocks.push_back({h.var->shape, h.var->global_shape, h.var->global_start});
+  }
+  Assembly plan;
+  std::string why = plan_assembly(blocks, plan);
+  if (!why.empty()) {
+    error("export: " + printable(var) + ": " + why + " (--rank R exports one file's)");
+    return false;
+  }
+  if (o.rank >= 0 && blocks.size() == 1) {
+    plan.assembled = false;
+    plan.how = "the block rank " + std::to_string(o.rank) + " wrote";
+    if (!first.global_shape.empty()) {
+      plan.how += ", at ";
+      for (size_t d = 0; d < first.global_start.size(); ++d)
+        plan.how += (d ? "," : "") + std::to_string(first.global_start[d]);
+      plan.how += " in " + fmt_shape(first.global_shape);
+    }
+  }
+  std::vector<uint64_t> out_shape = plan.shape, picked;
+  if (o.sliced) {
+    why = resolve_slice(o.slice, plan.shape, out_shape, picked);
+    if (!why.empty()) {
+      error("export: " + printable(var) + " of shape " + fmt_shape(plan.shape) + ": " + why);
+      return false;
+    }
+  }
+  const std::string descr = npy_descr(first.dtype);
+  const std::string header = npy_header(descr, out_shape);
+  uint64_t n = 0, bytes = 0, whole = 0;
+  element_count(out_shape, &n);
+  element_count(plan.shape, &whole);
+  if (descr.empty() || header.empty() || __builtin_mul_overflow(n, first.elem_size, &bytes) ||
+      bytes > UINT64_MAX - header.size()) {
+    error("export: " + printable(var) + ": a " + first.dtype + " array of shape " +
+          fmt_shape(out_shape) + " has no .npy form");
+    return false;
+  }
+  // Sliced: the whole array is assembled in memory first, the slice copied out of it.
+  std::vector<uint8_t> assembled;
+  if (o.sliced) assembled.resize(whole * first.elem_size);
+  ex.out = std::make_unique<ExportOutput>();
+  std::string err;
+  if (!ex.out->open(o.to, header.size() + bytes, &err)) {
+    error("export: " + err);
+    return false;
+  }
+  memcpy(ex.out->data(), header.data(), header.size());
+  uint8_t* dst = o.sliced ? assembled.data() : ex.out->data() + header.size();
+  uint64_t decoded = 0;
+  std::vector<uint8_t> buf;
+  codec::LossyRecord lossy;
+  bool any_lossy = false;
+  Json files = Json::array();
+  for (size_t i = 0; i < cv.held.size(); ++i) {
+    const HeldVar& h = cv.held[i];
+    const size_t lead = plan.shape.size() - h.var->shape.size();  // 1 when stacked
+    for (const VarExtent& x : h.var->extents) {
+      if (!read_extent(h, x, buf, &decoded, &err)) {
+        error("export: " + err + "; nothing written");
+        return false;
+      }
+      extent_lossy(h, x, &lossy, &any_lossy);
+      std::vector<uint64_t> at = plan.at[i];
+      for (size_t d = 0; d < x.start.size(); ++d) at[lead + d] += x.start[d];
+      copy_block(buf.data(), x.shape, at, plan.shape, first.elem_size, dst);
+    }
+    files.push_back(
+        {{"path", h.path}, {"rank", h.rank}, {"shape", h.var->shape}, {"at", plan.at[i]}});
+  }
+  if (o.sliced) {
+    uint8_t* to = ex.out->data() + header.size();
+    for (uint64_t k = 0; k < picked.size(); ++k)
+      memcpy(to + k * first.elem_size, dst + picked[k] * first.elem_size, first.elem_size);
+  }
+  ex.key = first.key;
+  ex.name = first.name.empty() ? first.key : first.name;
+  ex.dtype = first.dtype;
+  ex.data_at = header.size();
+  ex.first = first;
+  ex.held = cv.held;
+  ex.plan = plan;
+  ex.per_block = !plan.assembled && !o.sliced && o.rank < 0;
+  ex.shape = out_shape;
+  ex.attrs = {{"ckptfwd_key", first.key}, {"dtype", first.dtype},        {"step", label},
+              {"store", st.arg},          {"assembled", plan.assembled}, {"how", plan.how}};
+  if (o.sliced) ex.attrs["slice"] = o.slice.text;
+  if (any_lossy) {
+    ex.attrs["lossy_mode"] = lossy.relative ? "rel" : "abs";
+    ex.attrs["lossy_bound"] = lossy.bound;
+    ex.attrs["lossy_max_err"] = lossy.max_err;
+  }
+  const size_t held = cv.held.size();
+  char line[4096];
+  snprintf(line, sizeof line,
+           "ckptfwd: export: %s (%s) from %zu file%s: %s %s, %s; decoded %s of the %s %s\n",
+           printable(first.key).c_str(), first.dtype.c_str(), held, held == 1 ? "" : "s",
+           plan.assembled ? "assembled"
+           : o.rank >= 0  ? "one block,"
+                          : "not assembled, stacked by rank into",
+           (fmt_shape(plan.shape) +
+            (o.sliced ? " (sliced [" + o.slice.text + "] to " + fmt_shape(out_shape) + ")" : ""))
+               .c_str(),
+           plan.how.c_str(), human_bytes(decoded).c_str(),
+           o.files.empty() ? "checkpoint's" : "files'", human_bytes(cv.file_bytes).c_str());
+  ex.message = line;
+  if (any_lossy) {
+    snprintf(line, sizeof line,
+             "ckptfwd: export: %s was stored lossy (CKPTFWD_LOSSY): every value within %s %g of "
+             "the one written (largest error %g)\n",
+             printable(first.key).c_str(), lossy.relative ? "a relative" : "an absolute",
+             lossy.bound, lossy.max_err);
+    ex.message += line;
+  }
+  ex.summary = {{"var", var},
+                {"key", first.key},
+                {"step", label},
+                {"dtype", first.dtype},
+                {"shape", out_shape},
+                {"assembled", plan.assembled},
+                {"slice", o.sliced ? Json(o.slice.text) : Json(nullptr)},
+                {"how", plan.how},
+                {"files", files},
+                {"lossy", any_lossy ? Json{{"mode", lossy.relative ? "rel" : "abs"},
+                                           {"bound", lossy.bound},
+                                           {"max_err", lossy.max_err}}
+                                    : Json(nullptr)},
+                {"decoded_bytes", decoded},
+                {"file_bytes", cv.file_bytes},
+                {"out", o.to}};
+  return true;
+}
+
 }  // namespace
 
 int cmd_export(const Args& args) {
@@ -233,171 +415,64 @@ int cmd_export(const Args& args) {
     return 1;
   }
   ContainerCache cache(st.dir);
-  CheckpointVar cv = checkpoint_var(st, cache, paths, o.var, o.rank, "export");
-  if (cv.failed) return 1;
-  if (cv.held.empty()) {
-    error("export: no file of the checkpoint holds a variable " + printable(o.var) +
-          (o.rank >= 0 ? " written by rank " + std::to_string(o.rank) : "") +
-          " (ckptfwd ls --vars " + st.arg + " lists the keys)");
-    return 1;
-  }
-  std::stable_sort(cv.held.begin(), cv.held.end(),
-                   [](const HeldVar& a, const HeldVar& b) { return a.rank < b.rank; });
-  const Variable& first = *cv.held[0].var;
-  std::vector<VarBlock> blocks;
-  for (const HeldVar& h : cv.held) {
-    if (h.var->dtype != first.dtype) {
-      error("export: " + printable(o.var) + " is " + first.dtype + " in " +
-            printable(cv.held[0].path) + " but " + h.var->dtype + " in " + printable(h.path) +
-            ": one array cannot hold both (--rank R exports one file's)");
+  FileMaps maps(st, cache, "export");
+  std::vector<std::string> vars = {o.var};
+  if (o.var.find_first_of("*?[") != std::string::npos) {
+    bool failed = false;
+    vars = matching_keys(maps, paths, o.var, o.rank, &failed);
+    if (failed) return 1;
+    if (vars.empty()) {
+      error("export: no variable of the checkpoint matches " + printable(o.var) +
+            " (ckptfwd ls --vars " + st.arg + " lists the keys)");
       return 1;
     }
-    // One rank's block asked for: the block itself, wherever it lies.
-    if (o.rank >= 0)
-      blocks.push_back({h.var->shape, {}, {}});
-    else
-      blocks.push_back({h.var->shape, h.var->global_shape, h.var->global_start});
-  }
-  Assembly plan;
-  std::string why = plan_assembly(blocks, plan);
-  if (!why.empty()) {
-    error("export: " + printable(o.var) + ": " + why + " (--rank R exports one file's)");
-    return 1;
-  }
-  if (o.rank >= 0 && blocks.size() == 1) {
-    plan.assembled = false;
-    plan.how = "the block rank " + std::to_string(o.rank) + " wrote";
-    if (!first.global_shape.empty()) {
-      plan.how += ", at ";
-      for (size_t d = 0; d < first.global_start.size(); ++d)
-        plan.how += (d ? "," : "") + std::to_string(first.global_start[d]);
-      plan.how += " in " + fmt_shape(first.global_shape);
-    }
-  }
-  std::vector<uint64_t> out_shape = plan.shape, picked;
-  if (o.sliced) {
-    why = resolve_slice(o.slice, plan.shape, out_shape, picked);
-    if (!why.empty()) {
-      error("export: " + printable(o.var) + " of shape " + fmt_shape(plan.shape) + ": " + why);
+    if (vars.size() > 1 && !o.h5 && !o.nc) {
+      std::string list;
+      for (size_t i = 0; i < vars.size() && i < 6; ++i) list += (i ? ", " : "") + vars[i];
+      error("export: " + printable(o.var) + " matches " + std::to_string(vars.size()) +
+            " variables (" + list + (vars.size() > 6 ? ", ..." : "") +
+            "); a .npy holds one: --to OUT.h5 or OUT.nc takes them all");
       return 1;
     }
   }
-  const std::string descr = npy_descr(first.dtype);
-  const std::string header = npy_header(descr, out_shape);
-  uint64_t n = 0, bytes = 0, whole = 0;
-  element_count(out_shape, &n);
-  element_count(plan.shape, &whole);
-  if (descr.empty() || header.empty() || __builtin_mul_overflow(n, first.elem_size, &bytes) ||
-      bytes > UINT64_MAX - header.size()) {
-    error("export: " + printable(o.var) + ": a " + first.dtype + " array of shape " +
-          fmt_shape(out_shape) + " has no .npy form");
-    return 1;
+  std::vector<Exported> done;
+  for (const std::string& var : vars) {
+    Exported ex;
+    if (!export_var(o, maps, paths, label, var, ex)) return 1;
+    done.push_back(std::move(ex));
   }
-  // Sliced: the whole array is assembled in memory first, the slice copied out of it.
-  std::vector<uint8_t> assembled;
-  if (o.sliced) assembled.resize(whole * first.elem_size);
-  ExportOutput out;
   std::string err;
-  if (!out.open(o.to, header.size() + bytes, &err)) {
-    error("export: " + err);
-    return 1;
-  }
-  memcpy(out.data(), header.data(), header.size());
-  uint8_t* dst = o.sliced ? assembled.data() : out.data() + header.size();
-  uint64_t decoded = 0;
-  std::vector<uint8_t> buf;
-  codec::LossyRecord lossy;
-  bool any_lossy = false;
-  Json files = Json::array();
-  for (size_t i = 0; i < cv.held.size(); ++i) {
-    const HeldVar& h = cv.held[i];
-    const size_t lead = plan.shape.size() - h.var->shape.size();  // 1 when stacked
-    for (const VarExtent& x : h.var->extents) {
-      if (!read_extent(h, x, buf, &decoded, &err)) {
-        error("export: " + err + "; nothing written");
+  if (o.h5 || o.nc) {
+    // Each variable by its name; by its key where two share a name (other dtypes).
+    std::map<std::string, int> names;
+    for (const Exported& ex : done) ++names[ex.name];
+    Json datasets = Json::array();
+    std::vector<NcVar> nc_vars;
+    for (Exported& ex : done) {
+      std::string npy;
+      if (!ex.out->temp_file(&npy, &err)) {
+        error("export: " + err);
         return 1;
       }
-      extent_lossy(h, x, &lossy, &any_lossy);
-      std::vector<uint64_t> at = plan.at[i];
-      for (size_t d = 0; d < x.start.size(); ++d) at[lead + d] += x.start[d];
-      copy_block(buf.data(), x.shape, at, plan.shape, first.elem_size, dst);
+      for (Json d : ex.datasets(npy, names[ex.name] > 1 ? ex.key : ex.name)) {
+        // netCDF: the same datasets as variables, their names without the leading '/'.
+        nc_vars.push_back({d["name"].get<std::string>().substr(1), ex.dtype,
+                           d["shape"].get<std::vector<uint64_t>>(),
+                           ex.out->data() + d["offset"].get<uint64_t>(), d["attrs"]});
+        datasets.push_back(std::move(d));
+      }
     }
-    files.push_back(
-        {{"path", h.path}, {"rank", h.rank}, {"shape", h.var->shape}, {"at", plan.at[i]}});
-  }
-  if (o.sliced) {
-    uint8_t* to = out.data() + header.size();
-    for (uint64_t k = 0; k < picked.size(); ++k)
-      memcpy(to + k * first.elem_size, dst + picked[k] * first.elem_size, first.elem_size);
-  }
-  if (o.h5 || o.nc) {
-    Json attrs = {{"ckptfwd_key", first.key}, {"dtype", first.dtype},        {"step", label},
-                  {"store", st.arg},          {"assembled", plan.assembled}, {"how", plan.how}};
-    if (o.sliced) attrs["slice"] = o.slice.text;
-    if (any_lossy) {
-      attrs["lossy_mode"] = lossy.relative ? "rel" : "abs";
-      attrs["lossy_bound"] = lossy.bound;
-      attrs["lossy_max_err"] = lossy.max_err;
-    }
-    std::string npy;
-    const bool per_block = !plan.assembled && !o.sliced && o.rank < 0;
-    bool ok = out.temp_file(&npy, &err);
-    const Json datasets =
-        h5_datasets(npy, header.size(), first, cv.held, plan, per_block, out_shape, attrs);
-    if (ok && o.h5) {
-      ok = write_h5(o.to, datasets, npy, &err);
-    } else if (ok) {
-      // netCDF: the same datasets as variables, their names without the leading '/'.
-      std::vector<NcVar> vars;
-      for (const Json& d : datasets)
-        vars.push_back({d["name"].get<std::string>().substr(1), first.dtype,
-                        d["shape"].get<std::vector<uint64_t>>(),
-                        out.data() + d["offset"].get<uint64_t>(), d["attrs"]});
-      ok = write_nc(o.to, vars, &err);
-    }
-    if (!ok) {
+    if (o.h5 ? !write_h5(o.to, datasets, o.to, &err) : !write_nc(o.to, nc_vars, &err)) {
       error("export: " + err);
       return 1;
     }
-  } else if (!out.commit(&err)) {
+  } else if (!done[0].out->commit(&err)) {
     error("export: " + err);
     return 1;
   }
-  const size_t held = cv.held.size();
-  fprintf(stderr, "ckptfwd: export: %s (%s) from %zu file%s: %s %s, %s; decoded %s of the %s %s\n",
-          printable(first.key).c_str(), first.dtype.c_str(), held, held == 1 ? "" : "s",
-          plan.assembled ? "assembled"
-          : o.rank >= 0  ? "one block,"
-                         : "not assembled, stacked by rank into",
-          (fmt_shape(plan.shape) +
-           (o.sliced ? " (sliced [" + o.slice.text + "] to " + fmt_shape(out_shape) + ")" : ""))
-              .c_str(),
-          plan.how.c_str(), human_bytes(decoded).c_str(),
-          o.files.empty() ? "checkpoint's" : "files'", human_bytes(cv.file_bytes).c_str());
-  if (any_lossy)
-    fprintf(stderr,
-            "ckptfwd: export: %s was stored lossy (CKPTFWD_LOSSY): every value within %s %g of "
-            "the one written (largest error %g)\n",
-            printable(first.key).c_str(), lossy.relative ? "a relative" : "an absolute",
-            lossy.bound, lossy.max_err);
-  if (o.json) {
-    Json j = {{"var", o.var},
-              {"key", first.key},
-              {"step", label},
-              {"dtype", first.dtype},
-              {"shape", out_shape},
-              {"assembled", plan.assembled},
-              {"slice", o.sliced ? Json(o.slice.text) : Json(nullptr)},
-              {"how", plan.how},
-              {"files", files},
-              {"lossy", any_lossy ? Json{{"mode", lossy.relative ? "rel" : "abs"},
-                                         {"bound", lossy.bound},
-                                         {"max_err", lossy.max_err}}
-                                  : Json(nullptr)},
-              {"decoded_bytes", decoded},
-              {"file_bytes", cv.file_bytes},
-              {"out", o.to}};
-    printf("%s\n", json_text(j).c_str());
+  for (const Exported& ex : done) {
+    fputs(ex.message.c_str(), stderr);
+    if (o.json) printf("%s\n", json_text(ex.summary).c_str());
   }
   return 0;
 }

@@ -51,70 +51,35 @@ int list_vars(const Store& st, bool json, bool long_form) {
       for (uint64_t i = 0; i < x.len / nd.info.size; ++i) k.stats.add(nd.value(buf.data(), i));
     }
   };
-  std::vector<std::shared_ptr<StackedFile>> stacked_files;
-  std::vector<std::unique_ptr<VariableMap>> stacked_maps;
   std::map<std::string, Key> keys;
-  std::set<std::string> holding;  // containers of the listed maps
+  std::set<ContainerReader*> holding;  // containers of the listed maps
   Json files_json = Json::array();
   std::string file_lines;
   int rc = 0;
+  // The map of the layer that holds the whole file; with -l also those of files several
+  // nodes wrote, inferred on their stacked layers.
+  FileMaps maps(st, cache, "ls", long_form);
   for (const auto& [path, e] : st.catalog.entries()) {
     VariableMap none;
-    const VariableMap* m = &none;
-    int rank = -1;
-    // The map of the layer that holds the whole file: the base, or a new file stacked on
-    // it (`create`) when that is the top layer. Overlays of files written from several
-    // nodes hold only their node's extents, so their file has no map.
-    std::string holder;
-    uint32_t index = 0;
-    if (e.overlays.empty()) {
-      holder = e.container;
-      index = e.file_index;
-    } else if (e.overlays.back().whole_hash && e.overlays.back().size == e.size) {
-      holder = e.overlays.back().container;
-      index = e.overlays.back().file_index;
+    FileMap f;
+    if (!maps.get(path, f)) {
+      rc = 1;
+      continue;
     }
-    std::shared_ptr<StackedFile> stacked;
-    if (holder.empty() && long_form) {
-      // Several nodes wrote it: its map inferred on the stacked layers, as dump infers it.
-      stacked = std::make_shared<StackedFile>();
-      auto map = std::make_unique<VariableMap>();
-      std::string err, note;
-      if (!stacked->open(e, cache, &err) || !stacked->infer(path, *map, &note, &err)) {
-        error("ls: " + err);
-        rc = 1;
-        stacked.reset();
-        none.detail = "written from several nodes; its layers could not be stacked";
-      } else {
-        m = map.get();
-        stacked_maps.push_back(std::move(map));
-        stacked_files.push_back(stacked);
-      }
-    } else if (holder.empty()) {
-      none.detail =
-          "written from several nodes (overlays have no stored map; ls --vars -l, dump and "
-          "export infer it)";
-    } else {
-      std::string err;
-      ContainerReader* r = cache.get(holder, &err);
-      if (!r || index >= r->files().size()) {
-        error(holder + ": " + (r ? "file index out of range" : err));
-        rc = 1;
-        continue;
-      }
-      m = &r->files()[index].vars;
-      rank = r->files()[index].rank;
-      holding.insert(holder);
-    }
+    if (!f.map)
+      none.detail = e.overlays.empty()
+                        ? "no map"
+                        : "written from several nodes (overlays have no stored map; ls --vars "
+                          "-l, dump and export infer it)";
+    const VariableMap* m = f.map ? f.map : &none;
+    const int rank = f.rank;
+    if (f.reader) holding.insert(f.reader);
     for (const Variable& v : m->vars) {
       Key& k = keys[v.key];
       k.dtype = v.dtype;
       for (const VarExtent& x : v.extents) k.bytes += x.len;
       k.holders.push_back({path, rank, v.shape, v.global_shape, v.global_start});
-      if (long_form && stacked)
-        add_values(k, HeldVar{path, nullptr, 0, -1, &v, stacked}, v);
-      else if (long_form)
-        add_values(k, HeldVar{path, cache.get(holder, nullptr), index, rank, &v, nullptr}, v);
+      if (long_form) add_values(k, HeldVar{path, f.reader, f.index, rank, &v, f.stacked}, v);
     }
     uint64_t mapped = mapped_bytes(*m), size = e.size;
     uint64_t residual = mapped <= size ? size - mapped : 0;
@@ -137,10 +102,7 @@ int list_vars(const Store& st, bool json, bool long_form) {
   }
   // A stream "KEY" or "KEY@g<k>" (merge group k) holds that key's bytes; streams of
   // containers no longer live count too when they hold live files of the key.
-  for (const std::string& c : holding) {
-    std::string err;
-    ContainerReader* r = cache.get(c, &err);
-    if (!r) continue;
+  for (ContainerReader* r : holding) {
     for (size_t s = 0; s < r->streams().size(); ++s) {
       const StreamInfo& si = r->streams()[s];
       auto it = keys.find(ungrouped_key(si.key));
