@@ -23,6 +23,7 @@
 #include "store.h"
 #include "store_checkpoints.h"
 #include "var_assembly.h"
+#include "var_read.h"
 #include "vars_format.h"
 
 namespace ckptfwd::cli {
@@ -304,24 +305,17 @@ bool export_var(const Options& o, FileMaps& maps, const std::vector<std::string>
   }
   memcpy(ex.out->data(), header.data(), header.size());
   uint8_t* dst = o.sliced ? assembled.data() : ex.out->data() + header.size();
-  uint64_t decoded = 0;
-  std::vector<uint8_t> buf;
-  codec::LossyRecord lossy;
-  bool any_lossy = false;
+  BlockReads reads;
+  if (!read_blocks(cv.held, plan, first.elem_size, dst, &reads, &err)) {
+    error("export: " + err + "; nothing written");
+    return false;
+  }
+  const uint64_t decoded = reads.decoded;
+  const codec::LossyRecord& lossy = reads.lossy;
+  const bool any_lossy = reads.any_lossy;
   Json files = Json::array();
   for (size_t i = 0; i < cv.held.size(); ++i) {
     const HeldVar& h = cv.held[i];
-    const size_t lead = plan.shape.size() - h.var->shape.size();  // 1 when stacked
-    for (const VarExtent& x : h.var->extents) {
-      if (!read_extent(h, x, buf, &decoded, &err)) {
-        error("export: " + err + "; nothing written");
-        return false;
-      }
-      extent_lossy(h, x, &lossy, &any_lossy);
-      std::vector<uint64_t> at = plan.at[i];
-      for (size_t d = 0; d < x.start.size(); ++d) at[lead + d] += x.start[d];
-      copy_block(buf.data(), x.shape, at, plan.shape, first.elem_size, dst);
-    }
     files.push_back(
         {{"path", h.path}, {"rank", h.rank}, {"shape", h.var->shape}, {"at", plan.at[i]}});
   }
