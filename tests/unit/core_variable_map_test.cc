@@ -354,40 +354,60 @@ TEST(ContainerVars, ViewsStoredWithTheFileAndReadBack) {
             std::string::npos);
 }
 
-// The placement record is the last thing in the index of a one-file container: hostile
-// values there (the index hash made to match) are refused when the container is opened.
+// A one-file container's bytes with its index's tail patched in place (the index hash made
+// to match): what opening it says. tail_at counts back from the index's end.
+class PatchedIndex {
+ public:
+  PatchedIndex(const std::string& dir, std::vector<uint8_t> good)
+      : dir_(dir), good_(std::move(good)) {
+    const uint8_t* tail = good_.data() + good_.size() - 32;
+    index_off_ = get64(tail);
+    index_len_ = get64(tail + 8);
+  }
+  // Expects opening with bytes at (index end - tail_at + at) to fail, saying want.
+  void opens_with(size_t tail_at, size_t at, const std::vector<uint8_t>& bytes,
+                  const std::string& want) const {
+    std::vector<uint8_t> b = good_;
+    std::copy(bytes.begin(), bytes.end(), b.begin() + (index_off_ + index_len_ - tail_at + at));
+    const uint64_t h = XXH64(b.data() + index_off_, index_len_, 0);
+    for (int i = 0; i < 8; ++i) b[b.size() - 16 + i] = uint8_t(h >> (8 * i));
+    test::write_all(dir_ + "/h.ckc", b);
+    ContainerReader r;
+    std::string err;
+    EXPECT_FALSE(r.open(dir_ + "/h.ckc", &err)) << want;
+    EXPECT_NE(err.find(want), std::string::npos) << err;
+  }
+
+ private:
+  static uint64_t get64(const uint8_t* p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+    return v;
+  }
+  std::string dir_;
+  std::vector<uint8_t> good_;
+  uint64_t index_off_ = 0, index_len_ = 0;
+};
+
+// The placement record is the last thing in the index of a one-file container but for
+// its view count: hostile values there are refused when the container is opened.
 TEST(ContainerVars, HostilePlacementsAreRefused) {
   TempDir d;
   std::vector<uint8_t> content(1000, 3);
   ASSERT_EQ(write_one(d / "c.ckc", content, placed_sample()), "");
-  const std::vector<uint8_t> good = test::read_all(d / "c.ckc");
-  auto get64 = [](const uint8_t* p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-    return v;
-  };
-  const uint8_t* tail = good.data() + good.size() - 32;
-  const uint64_t index_off = get64(tail), index_len = get64(tail + 8);
+  const PatchedIndex c(d.path(), test::read_all(d / "c.ckc"));
   // u32 n_placed | u32 index | u32 rank | 3 x u64 shape | 3 x u64 start | u32 n_views (0)
-  const size_t rec = index_off + index_len - (4 + 4 + 4 + 48 + 4);
+  const size_t rec = 4 + 4 + 4 + 48 + 4;
   auto opens_with = [&](size_t at, std::vector<uint8_t> bytes, const std::string& want) {
-    std::vector<uint8_t> b = good;
-    std::copy(bytes.begin(), bytes.end(), b.begin() + at);
-    const uint64_t h = XXH64(b.data() + index_off, index_len, 0);
-    for (int i = 0; i < 8; ++i) b[b.size() - 16 + i] = uint8_t(h >> (8 * i));
-    test::write_all(d / "h.ckc", b);
-    ContainerReader r;
-    std::string err;
-    EXPECT_FALSE(r.open(d / "h.ckc", &err)) << want;
-    EXPECT_NE(err.find(want), std::string::npos) << err;
+    c.opens_with(rec, at, bytes, want);
   };
-  opens_with(rec, {2, 0, 0, 0}, "placement 1 out of range");      // more than recorded
-  opens_with(rec, {9, 0, 0, 0}, "placement count out of range");  // more than variables
-  opens_with(rec + 4, {7, 0, 0, 0}, "placement 0 out of range");  // no such variable
-  opens_with(rec + 4, {2, 0, 0, 0}, "placement 0 out of range");  // the scalar: rank 0 != 3
-  opens_with(rec + 8, {2, 0, 0, 0}, "placement 0 out of range");  // rank 2 for a 3-D variable
-  opens_with(rec + 12, {1, 0, 0, 0, 0, 0, 0, 0}, "exceed the global size");  // 2 rows in 1
-  opens_with(rec + 36 + 16, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
+  opens_with(0, {2, 0, 0, 0}, "placement 1 out of range");             // more than recorded
+  opens_with(0, {9, 0, 0, 0}, "placement count out of range");         // more than variables
+  opens_with(4, {7, 0, 0, 0}, "placement 0 out of range");             // no such variable
+  opens_with(4, {2, 0, 0, 0}, "placement 0 out of range");             // the scalar: rank 0 != 3
+  opens_with(8, {2, 0, 0, 0}, "placement 0 out of range");             // rank 2 for a 3-D variable
+  opens_with(12, {1, 0, 0, 0, 0, 0, 0, 0}, "exceed the global size");  // 2 rows in 1
+  opens_with(36 + 16, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
              "exceed the global size");  // start near 2^64: no overflow to a small end
 }
 
@@ -396,35 +416,20 @@ TEST(ContainerVars, HostileViewsAreRefused) {
   TempDir d;
   std::vector<uint8_t> content(1000, 3);
   ASSERT_EQ(write_one(d / "c.ckc", content, VariableMap{}, {sample_view()}), "");
-  const std::vector<uint8_t> good = test::read_all(d / "c.ckc");
-  auto get64 = [](const uint8_t* p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-    return v;
-  };
-  const uint8_t* tail = good.data() + good.size() - 32;
-  const uint64_t index_off = get64(tail), index_len = get64(tail + 8);
+  const PatchedIndex c(d.path(), test::read_all(d / "c.ckc"));
   // u32 n_views | u64 disp | u8 dtype | u32 ndims | 2 x u64 gsizes
-  const size_t rec = index_off + index_len - (4 + 8 + 1 + 4 + 16);
+  const size_t rec = 4 + 8 + 1 + 4 + 16;
   auto opens_with = [&](size_t at, std::vector<uint8_t> bytes, const std::string& want) {
-    std::vector<uint8_t> b = good;
-    std::copy(bytes.begin(), bytes.end(), b.begin() + at);
-    const uint64_t h = XXH64(b.data() + index_off, index_len, 0);
-    for (int i = 0; i < 8; ++i) b[b.size() - 16 + i] = uint8_t(h >> (8 * i));
-    test::write_all(d / "h.ckc", b);
-    ContainerReader r;
-    std::string err;
-    EXPECT_FALSE(r.open(d / "h.ckc", &err)) << want;
-    EXPECT_NE(err.find(want), std::string::npos) << err;
+    c.opens_with(rec, at, bytes, want);
   };
-  opens_with(rec, {2, 0, 0, 0}, "view count out of range");
-  opens_with(rec + 12, {0}, "not an array");    // dtype kBytes
-  opens_with(rec + 12, {200}, "not an array");  // no such dtype
-  opens_with(rec + 13, {0, 0, 0, 0}, "a view of 0 dimensions");
-  opens_with(rec + 13, {9, 0, 0, 0}, "a view of 9 dimensions");
-  opens_with(rec + 13, {3, 0, 0, 0}, "cut short");                 // a third size past the end
-  opens_with(rec + 17, {0, 0, 0, 0, 0, 0, 0, 0}, "not an array");  // an empty dimension
-  opens_with(rec + 4, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, "not an array");
+  opens_with(0, {2, 0, 0, 0}, "view count out of range");
+  opens_with(12, {0}, "not an array");    // dtype kBytes
+  opens_with(12, {200}, "not an array");  // no such dtype
+  opens_with(13, {0, 0, 0, 0}, "a view of 0 dimensions");
+  opens_with(13, {9, 0, 0, 0}, "a view of 9 dimensions");
+  opens_with(13, {3, 0, 0, 0}, "cut short");                 // a third size past the end
+  opens_with(17, {0, 0, 0, 0, 0, 0, 0, 0}, "not an array");  // an empty dimension
+  opens_with(4, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, "not an array");
 }
 
 TEST(ContainerVars, WriterRefusesAMapThatDoesNotFitTheFile) {
