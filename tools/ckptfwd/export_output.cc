@@ -54,10 +54,9 @@ bool ExportOutput::commit(std::string* err) {
     }
     return true;
   }
-  if (msync(map_, size_, MS_SYNC) != 0 || fsync(fd_) != 0) {
-    *err = "cannot write " + tmp_ + ": " + strerror(errno);
-    return false;
-  }
+  // Not synced to disk: like a restore, the export leaves its bytes to writeback (the
+  // rename only makes the file appear complete); a sync here made export wait for
+  // every dirty page of the file system.
   if (rename(tmp_.c_str(), to_.c_str()) != 0) {
     *err = "cannot rename " + tmp_ + " to " + to_ + ": " + strerror(errno);
     return false;
@@ -67,8 +66,8 @@ bool ExportOutput::commit(std::string* err) {
 }
 
 bool ExportOutput::temp_file(std::string* path, std::string* err) {
-  if (tmp_.empty() || msync(map_, size_, MS_SYNC) != 0) {
-    *err = "cannot write " + (tmp_.empty() ? to_ : tmp_) + ": " + strerror(errno);
+  if (tmp_.empty()) {
+    *err = "no temporary file for " + to_;
     return false;
   }
   *path = tmp_;

@@ -13,9 +13,11 @@ class ExportOutput {
   // size bytes for OUT (to: a path, or "-" for stdout). False with *err.
   bool open(const std::string& to, uint64_t size, std::string* err);
   uint8_t* data() { return map_ ? static_cast<uint8_t*>(map_) : mem_.data(); }
-  // Makes the bytes OUT: renamed over it (synced first), or written to stdout.
+  // Makes the bytes OUT: renamed over it (left to writeback, as restore leaves its files),
+  // or written to stdout.
   bool commit(std::string* err);
-  // The temporary file holding the bytes, synced, for another writer to read; removed
+  // The temporary file holding the bytes (the mapping is the page cache's, so another
+  // process reads them as written), for another writer to read; removed
   // with this object. Not for "-".
   bool temp_file(std::string* path, std::string* err);
 
