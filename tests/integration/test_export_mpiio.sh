@@ -87,6 +87,11 @@ for c in "${CASES[@]}"; do
     fail "export $key of $file written from two nodes differs from numpy's read of the file"
 done
 ok "two simulated nodes: export of each view's array of the stacked overlays equals numpy's read of the direct file"
+rc=0
+"$CLI" export "$CAP2/.ckptfwd" --var mpiio/array0_F64LE_Array2D --file "$CAP2/sub2d_c.dat" --rank 1 --to "$T/r1.npy" 2>"$T/err2" || rc=$?
+[[ $rc -eq 1 ]] && grep -q "written by rank 1" "$T/err2" && ! grep -q "layers stacked" "$T/err2" ||
+  fail "--rank of a file several nodes wrote: exit $rc, $(cat "$T/err2")"
+ok "two simulated nodes: --rank R skips the shared files (no one rank wrote them) without stacking them"
 "$CLI" ls "$CAP2/.ckptfwd" --vars -l --json >"$T/lsl.json" 2>"$T/lsl.err" || fail "ls --vars -l of the two-node store: $(cat "$T/lsl.err")"
 /usr/bin/python3 - "$T/lsl.json" "$DIRECT/sub2d_c.dat" "$CAP2/sub2d_c.dat" <<'PY' || fail "ls --vars -l does not show the stacked file's array and its range"
 import json, sys

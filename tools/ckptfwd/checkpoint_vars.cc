@@ -28,7 +28,7 @@ bool var_matches(const Variable& v, const std::string& glob) {
          fnmatch(glob.c_str(), bare.c_str(), 0) == 0;
 }
 
-bool FileMaps::get(const std::string& path, FileMap& out) {
+bool FileMaps::get(const std::string& path, FileMap& out, int rank) {
   out = FileMap{};
   const auto it = st_.catalog.entries().find(path);
   if (it == st_.catalog.entries().end()) return true;
@@ -52,7 +52,7 @@ bool FileMaps::get(const std::string& path, FileMap& out) {
     out = FileMap{&r->files()[index].vars, r, index, r->files()[index].rank, nullptr};
     return true;
   }
-  if (e.overlays.empty() || !stack_) return true;
+  if (e.overlays.empty() || !stack_ || rank >= 0) return true;
   std::unique_ptr<Stacked>& s = stacked_[path];
   if (!s) {
     s = std::make_unique<Stacked>();
@@ -82,7 +82,7 @@ CheckpointVar checkpoint_var(FileMaps& maps, const std::vector<std::string>& pat
     const auto it = maps.store().catalog.entries().find(path);
     if (it != maps.store().catalog.entries().end()) out.file_bytes += it->second.size;
     FileMap f;
-    if (!maps.get(path, f)) {
+    if (!maps.get(path, f, rank)) {
       out.failed = true;
       continue;
     }
@@ -98,7 +98,7 @@ std::vector<std::string> matching_keys(FileMaps& maps, const std::vector<std::st
   std::set<std::string> keys;
   for (const std::string& path : paths) {
     FileMap f;
-    if (!maps.get(path, f)) {
+    if (!maps.get(path, f, rank)) {
       *failed = true;
       continue;
     }

@@ -40,7 +40,8 @@ class FileMaps {
       : st_(st), cache_(cache), cmd_(std::move(cmd)), stack_(stack) {}
   // path's map into out. False when its container or layers cannot be read (said on
   // stderr as cmd). A path that is not live: true, out.map nullptr.
-  bool get(const std::string& path, FileMap& out);
+  // rank >= 0: a file several nodes wrote (no one rank) is skipped, not stacked.
+  bool get(const std::string& path, FileMap& out, int rank = -1);
   ContainerCache& cache() { return cache_; }
   const Store& store() const { return st_; }
 
