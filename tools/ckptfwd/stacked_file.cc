@@ -55,25 +55,36 @@ bool StackedFile::open(const CatalogEntry& e, ContainerCache& cache, std::string
     }
     data_ = static_cast<const uint8_t*>(p);
   }
-  auto add_views = [&](const std::string& container, uint32_t index) {
+  auto add_layer = [&](const std::string& container, uint32_t index) {
     std::string ignored;
     ContainerReader* r = container.empty() ? nullptr : cache.get(container, &ignored);
     if (!r || index >= r->files().size()) return;
-    codec::LossyRecord rec, merged = lossy_.value_or(codec::LossyRecord{});
-    bool any = lossy_.has_value();
-    if (r->span_lossy(index, 0, r->files()[index].size, &rec)) {
-      codec::merge_lossy(rec, &merged, &any);
-      lossy_ = merged;
-    }
+    layers_.push_back({r, index});
     for (const ViewShape& v : r->files()[index].views) {
       bool seen = false;
       for (const ViewShape& w : views_) seen = seen || w == v;
       if (!seen) views_.push_back(v);
     }
   };
-  add_views(e.container, e.file_index);
-  for (const Layer& l : e.overlays) add_views(l.container, l.file_index);
+  add_layer(e.container, e.file_index);
+  for (const Layer& l : e.overlays) add_layer(l.container, l.file_index);
   return true;
+}
+
+bool StackedFile::lossy(codec::LossyRecord* out) const {
+  if (!lossy_known_) {
+    codec::LossyRecord merged;
+    bool any = false;
+    for (const auto& [r, index] : layers_) {
+      codec::LossyRecord rec;
+      if (r->span_lossy(index, 0, r->files()[index].size, &rec))
+        codec::merge_lossy(rec, &merged, &any);
+    }
+    if (any) lossy_ = merged;
+    lossy_known_ = true;
+  }
+  if (lossy_) *out = *lossy_;
+  return lossy_.has_value();
 }
 
 bool StackedFile::infer(const std::string& path, VariableMap& out, std::string* note,

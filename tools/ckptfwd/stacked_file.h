@@ -12,6 +12,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "store.h"
 
@@ -30,15 +32,15 @@ class StackedFile {
   const uint8_t* data() const { return data_; }
   uint64_t size() const { return size_; }
   bool counted = false;  // its size was counted in a command's decoded bytes
-  // Whether any layer's bytes were stored lossy: true with their merged record.
-  bool lossy(codec::LossyRecord* out) const {
-    if (lossy_) *out = *lossy_;
-    return lossy_.has_value();
-  }
+  // Whether any layer's bytes were stored lossy: true with their merged record (read
+  // from the layers' chunk headers the first time it is asked).
+  bool lossy(codec::LossyRecord* out) const;
 
  private:
   std::vector<ViewShape> views_;
-  std::optional<codec::LossyRecord> lossy_;
+  std::vector<std::pair<const ContainerReader*, uint32_t>> layers_;  // (reader, file index)
+  mutable std::optional<codec::LossyRecord> lossy_;
+  mutable bool lossy_known_ = false;
   std::string name_;  // the temporary file's name until inferred, then unlinked
   int fd_ = -1;
   const uint8_t* data_ = nullptr;

@@ -36,6 +36,12 @@ bool ContainerReader::Impl::bad_chunk_of(size_t fi, std::string* err) const {
   return false;
 }
 
+bool ContainerReader::Impl::chain_head(size_t s, size_t i, std::vector<uint8_t>& head) const {
+  const ChunkInfo& c = streams[s].chunks[i];
+  head.resize(std::min<uint32_t>(c.comp_size, 4096));
+  return pread_all(fd, head.data(), head.size(), c.offset);
+}
+
 bool ContainerReader::Impl::read_stored(size_t s, size_t i, AlignedBuffer& buf,
                                         const uint8_t** stored, std::string* err,
                                         bool checked) const {

@@ -391,9 +391,8 @@ std::string ContainerReader::chunk_chain(size_t s, size_t i) const {
     const Codec* codec = codec_by_id(c.codec);
     return codec ? codec->name() : "?";
   }
-  // A chain's header is short; its name needs no more than the first bytes.
-  std::vector<uint8_t> head(std::min<uint32_t>(c.comp_size, 4096));
-  if (!pread_all(m.fd, head.data(), head.size(), c.offset)) return "?";
+  std::vector<uint8_t> head;
+  if (!m.chain_head(s, i, head)) return "?";
   std::string name = codec::describe_payload(head.data(), head.size());
   return name.empty() ? "?" : name;
 }

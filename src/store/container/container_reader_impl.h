@@ -78,6 +78,9 @@ struct ContainerReader::Impl {
   // checked, checks their hash.
   bool read_stored(size_t s, size_t i, AlignedBuffer& buf, const uint8_t** stored, std::string* err,
                    bool checked = true) const;
+  // The first bytes of chunk i of stream s as stored (at most 4096: a chain's header, which
+  // names its steps and holds their records, is shorter) into head. False on a read error.
+  bool chain_head(size_t s, size_t i, std::vector<uint8_t>& head) const;
   // Chunk i of stream s is a reference: parses it.
   bool read_ref(size_t s, size_t i, ChunkRef& r, std::string* err) const;
   // Decodes reference chunk i of stream s into out from the container it names (checked
