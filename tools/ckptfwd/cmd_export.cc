@@ -214,7 +214,6 @@ Json h5_datasets(const std::string& npy, uint64_t data_at, std::string name, con
 // forms, the --json line and the summary on stderr say of it.
 struct Exported {
   std::unique_ptr<ExportOutput> out;
-  std::string key, name, dtype;
   std::string message;  // the summary for stderr
   Json summary;         // the --json object
   // For the .h5 and .nc forms:
@@ -225,6 +224,8 @@ struct Exported {
   bool per_block = false;
   std::vector<uint64_t> shape;
   Json attrs;
+  // The dataset's name: the variable's name, or its key when it has none.
+  std::string name() const { return first.name.empty() ? first.key : first.name; }
   Json datasets(const std::string& npy, const std::string& as) const {
     return h5_datasets(npy, data_at, as, first, held, plan, per_block, shape, attrs);
   }
@@ -324,9 +325,6 @@ bool export_var(const Options& o, FileMaps& maps, const std::vector<std::string>
     for (uint64_t k = 0; k < picked.size(); ++k)
       memcpy(to + k * first.elem_size, dst + picked[k] * first.elem_size, first.elem_size);
   }
-  ex.key = first.key;
-  ex.name = first.name.empty() ? first.key : first.name;
-  ex.dtype = first.dtype;
   ex.data_at = header.size();
   ex.first = first;
   ex.held = cv.held;
@@ -439,7 +437,7 @@ int cmd_export(const Args& args) {
   if (o.h5 || o.nc) {
     // Each variable by its name; by its key where two share a name (other dtypes).
     std::map<std::string, int> names;
-    for (const Exported& ex : done) ++names[ex.name];
+    for (const Exported& ex : done) ++names[ex.name()];
     Json datasets = Json::array();
     std::vector<NcVar> nc_vars;
     for (Exported& ex : done) {
@@ -448,9 +446,9 @@ int cmd_export(const Args& args) {
         error("export: " + err);
         return 1;
       }
-      for (Json d : ex.datasets(npy, names[ex.name] > 1 ? ex.key : ex.name)) {
+      for (Json d : ex.datasets(npy, names[ex.name()] > 1 ? ex.first.key : ex.name())) {
         // netCDF: the same datasets as variables, their names without the leading '/'.
-        nc_vars.push_back({d["name"].get<std::string>().substr(1), ex.dtype,
+        nc_vars.push_back({d["name"].get<std::string>().substr(1), ex.first.dtype,
                            d["shape"].get<std::vector<uint64_t>>(),
                            ex.out->data() + d["offset"].get<uint64_t>(), d["attrs"]});
         datasets.push_back(std::move(d));
