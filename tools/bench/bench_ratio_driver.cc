@@ -126,6 +126,12 @@ struct Run {
   // next_job_s: the first checkpoint of another job on the same store, which takes the
   // chains the first job left in the store's CHAINS file.
   double compress_s = 0, first_s = 0, next_job_s = 0, wall_s = 0, decompress_s = 0;
+  double first_trial_s = 0;  // of first_s, the CPU time of the codec chains' trials
+  // After the first checkpoint's commit: the trials it deferred (CodecChoices::run_deferred,
+  // as the forwarder's batcher runs them), whose chains the later checkpoints take.
+  double deferred_trial_s = 0;
+  uint64_t first_stored =
+      0;              // the first checkpoint's container (quick chains where it deferred trials)
   std::string error;  // empty: every file came back byte-exact
 };
 
@@ -191,6 +197,13 @@ Run run_one(const Args& a, const ckptfwd::schema::Inferrer& inferrer,
     };
     ckptfwd::fwd::WorkerPool job_pool(cfg.writers);  // made before the clock starts
     write(first, choices, &job_pool, res, &r.first_s);
+    r.first_trial_s = static_cast<double>(res.trial_cpu_ns) / 1e9;
+    r.first_stored = res.bytes_stored;
+    {
+      const double c0 = cpu_s();
+      if (choices.run_deferred() && !choices.remember(first, &err)) ok = false;
+      r.deferred_trial_s = cpu_s() - c0;
+    }
     ckptfwd::fwd::CodecChoices next_job;  // the next job's first checkpoint, same store
     ckptfwd::fwd::BatchResult next_res;
     write(first, next_job, nullptr, next_res, &r.next_job_s);
@@ -302,12 +315,16 @@ int main(int argc, char** argv) {
             "\"stored_bytes\":%llu,"
             "\"mapped_bytes\":%llu,\"ratio\":%.4f,\"compress_s\":%.4f,\"wall_s\":%.4f,"
             "\"decompress_s\":%.4f,\"compress_mbs\":%.2f,\"wall_mbs\":%.2f,"
-            "\"decompress_mbs\":%.2f,\"compress_first_mbs\":%.2f,\"compress_next_job_mbs\":%.2f}\n",
+            "\"decompress_mbs\":%.2f,\"compress_first_mbs\":%.2f,\"compress_next_job_mbs\":%.2f,"
+            "\"first_s\":%.4f,\"first_trial_s\":%.4f,\"deferred_trial_s\":%.4f,"
+            "\"first_ratio\":%.4f}\n",
             r.containers, r.streams, static_cast<unsigned long long>(r.dedup),
             static_cast<unsigned long long>(r.raw), static_cast<unsigned long long>(r.stored),
             static_cast<unsigned long long>(r.mapped), static_cast<double>(r.raw) / r.stored,
             r.compress_s, r.wall_s, r.decompress_s, mbs(r.raw, r.compress_s), mbs(r.raw, r.wall_s),
-            mbs(r.raw, r.decompress_s), mbs(r.raw, r.first_s), mbs(r.raw, r.next_job_s));
+            mbs(r.raw, r.decompress_s), mbs(r.raw, r.first_s), mbs(r.raw, r.next_job_s), r.first_s,
+            r.first_trial_s, r.deferred_trial_s,
+            static_cast<double>(r.raw) / std::max<uint64_t>(1, r.first_stored));
       }
       fflush(stdout);
     }

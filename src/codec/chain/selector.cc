@@ -335,12 +335,64 @@ void along_planes(Candidate& c, const Layout& layout, const uint8_t* sample, siz
   c = {p3, c3.ratio, c3.mbps};
 }
 
+// The candidates a quick trial keeps (SelectOptions::quick_block): those that win most
+// often on the bench's sets; not the xor, previous-row and byte-delta variants, a
+// dictionary under a predictor, records of several lengths, or fpzip.
+bool quick_plan(const Plan& p) {
+  if (p.entropy != Entropy::kZstd) return false;
+  bool dict = false, predictor = false, shuffle_only = !p.steps.empty();
+  for (const StepSpec& s : p.steps) {
+    if (s.kind == Step::kXor || s.kind == Step::kPrevRow || s.kind == Step::kByteDelta ||
+        s.kind == Step::kRecords)
+      return false;
+    dict = dict || s.kind == Step::kDict;
+    predictor = predictor || is_predictor(s.kind);
+    shuffle_only = shuffle_only && (s.kind == Step::kShuffle || s.kind == Step::kSwap);
+  }
+  return !(dict && predictor) && !shuffle_only;
+}
+
+Chain chain_of(const Plan& p, double ratio, const SelectOptions& opt) {
+  Chain out;
+  out.spec = serialize_plan(p);
+  out.name = plan_name(p);
+  out.sample_ratio = ratio;
+  out.lossy = opt.lossy;
+  return out;
+}
+
+// select_chain's quick trial (opt.quick_block).
+Chain quick_chain(const Layout& layout, const uint8_t* sample, size_t n, const Dtype& d,
+                  const SelectOptions& opt) {
+  const uint64_t row = layout.inner.empty() ? 0 : layout.inner.back();
+  const size_t block = std::max(opt.quick_block, size_t(kScreenRows * row * d.elem));
+  const std::vector<uint8_t> trial = trial_bytes(sample, n, d.elem, row, 1, block);
+  if (trial.size() < 64) return bytes_chain(3);
+  const bool two_d = row > 1 && trial.size() / d.elem > 2 * row;
+  const bool records = two_d && row <= kMaxRecordRow;
+  double best_ratio = 0;
+  const Plan* best = nullptr;
+  const std::vector<Plan> plans = candidates(d, native(trial, d), two_d, records, false, opt);
+  for (const Plan& p : plans) {
+    if (&p != &plans.front() && !quick_plan(p)) continue;  // plans.front(): plain zstd -3
+    if (opt.speeds && &p != &plans.front()) {
+      const ChainSpeeds::Seen seen = opt.speeds->seen(serialize_plan(p), d.elem);
+      if (seen.timings >= kKnownTimings && seen.best < opt.min_mbps) continue;
+    }
+    const Trial t = try_plan(p, layout, trial, opt);
+    if (!t.ok) continue;
+    if (t.ratio > best_ratio) best = &p, best_ratio = t.ratio;
+  }
+  return best ? chain_of(*best, best_ratio, opt) : bytes_chain(3);
+}
+
 }  // namespace
 
 Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
                    const SelectOptions& opt) {
   const Dtype d = parse_dtype(layout.dtype);
   n = std::min(n, opt.max_sample);
+  if (opt.quick_block) return quick_chain(layout, sample, n, d, opt);
   const uint64_t row = layout.inner.empty() ? 0 : layout.inner.back();
   const bool numeric =
       d.kind == DtypeKind::kFloat || d.kind == DtypeKind::kSigned || d.kind == DtypeKind::kUnsigned;

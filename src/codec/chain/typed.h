@@ -56,6 +56,12 @@ struct SelectOptions {
   // Lossy only: the wavelet candidate is tried too (make bench-ratio's lossy comparison
   // measures the selector without it).
   bool wavelet = true;
+  // Quick (non-zero): the common candidates only (plain zstd -3, one predictor per
+  // dimension count, fixed-point, a dictionary, fields apart), each coded once on one block
+  // of about quick_block bytes (whole rows, at least four), untimed: a candidate whose plan
+  // the job's trials found under the floor is left out. For a stream whose full trial
+  // waits (forwarder trial_budget.h); a few times cheaper, it stores a few percent more.
+  size_t quick_block = 0;
   // The clock trials are timed with, in seconds: this thread's CPU time when null (tests
   // pass one of their own).
   double (*cpu_seconds)() = nullptr;

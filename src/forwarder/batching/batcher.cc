@@ -469,9 +469,12 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
       }
     }
     if (ok) {
-      // Codec trials an fsync did not wait for (pipeline.cc), now that it has returned:
-      // the next checkpoint of those variables gets their tuned chains.
-      c_.codec_choices.run_deferred();
+      // Codec trials the batch did not wait for (an fsync's, or beyond its trial budget:
+      // pipeline.cc), now that it is committed: the next checkpoint of those variables gets
+      // their tuned chains, and so does the next job (the store's CHAINS file).
+      std::string why;
+      if (c_.codec_choices.run_deferred() && !c_.codec_choices.remember(store, &why))
+        LOG_WARN("codec chains not remembered for the next job: %s", why.c_str());
       // Likewise warm memory for the snapshots that were read in place for want of it.
       warm::prepare(std::move(res.warm_sizes));
       return;

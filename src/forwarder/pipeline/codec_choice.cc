@@ -49,9 +49,26 @@ codec::Chain CodecChoices::choose(const PlannedStream& s, const codec::SelectOpt
   const uint8_t* sample = sample_of(s, opt, own, &n);
   codec::Chain c = codec::select_chain(s.layout, sample, n, with_speeds(opt));
   std::lock_guard<std::mutex> g(mu_);
-  deferred_.erase(key);
+  auto d = deferred_.find(key);
+  if (d != deferred_.end()) {
+    deferred_bytes_ -= d->second.sample.size();
+    deferred_.erase(d);
+  }
   ++tried_;
   return chosen_.emplace(key, std::move(c)).first->second;
+}
+
+codec::Chain CodecChoices::quick(const PlannedStream& s, const codec::SelectOptions& opt,
+                                 size_t block_bytes) {
+  codec::SelectOptions o = with_speeds(opt);
+  o.quick_block = block_bytes;
+  // (the block's rows from the middle of the stream, not a whole sample: a sample that
+  // spans the stream's pieces is copied)
+  o.max_sample = std::min<size_t>(o.max_sample, 4 * block_bytes);
+  thread_local std::vector<uint8_t> own;
+  uint64_t n = 0;
+  const uint8_t* sample = sample_of(s, o, own, &n);
+  return codec::select_chain(s.layout, sample, n, o);
 }
 
 void CodecChoices::defer(const PlannedStream& s, const codec::SelectOptions& opt) {
@@ -63,9 +80,10 @@ void CodecChoices::defer(const PlannedStream& s, const codec::SelectOptions& opt
   std::vector<uint8_t> own;
   uint64_t n = 0;
   const uint8_t* sample = sample_of(s, opt, own, &n);
-  Deferred d{key, s.layout, std::vector<uint8_t>(sample, sample + n), opt};
   std::lock_guard<std::mutex> g(mu_);
-  deferred_.emplace(key, std::move(d));
+  if (deferred_bytes_ + n > kMaxDeferredBytes) return;
+  Deferred d{key, s.layout, std::vector<uint8_t>(sample, sample + n), opt};
+  if (deferred_.emplace(key, std::move(d)).second) deferred_bytes_ += n;
 }
 
 bool CodecChoices::run_deferred() {
@@ -73,6 +91,7 @@ bool CodecChoices::run_deferred() {
   {
     std::lock_guard<std::mutex> g(mu_);
     todo.swap(deferred_);
+    deferred_bytes_ = 0;
   }
   for (auto& [key, d] : todo) {
     codec::Chain c =

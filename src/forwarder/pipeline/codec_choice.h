@@ -26,8 +26,15 @@ class CodecChoices {
   codec::Chain choose(const PlannedStream& s, const codec::SelectOptions& opt);
   // The chain chosen for stream s's variable before, if any (no trial).
   std::optional<codec::Chain> chosen(const PlannedStream& s, const codec::SelectOptions& opt) const;
-  // An fsync could not wait for stream s's trial: a copy of its sample is kept for
-  // run_deferred(), so that later checkpoints of the variable get the tuned chain.
+  // For stream s, whose full trial waits: the chain of a quick trial on one block of
+  // about block_bytes of its sample (SelectOptions::quick_block). Not cached: the full
+  // trial decides for later batches.
+  codec::Chain quick(const PlannedStream& s, const codec::SelectOptions& opt, size_t block_bytes);
+  // Stream s's trial did not run before its batch (an fsync could not wait, or the batch's
+  // trial budget was spent: trial_budget.h): a copy of its sample is kept for
+  // run_deferred(), so that later checkpoints of the variable get the tuned chain. At most
+  // kMaxDeferredBytes of samples are kept; a stream beyond them is tried when next seen.
+  static constexpr uint64_t kMaxDeferredBytes = 64 << 20;
   void defer(const PlannedStream& s, const codec::SelectOptions& opt);
   // Runs the trials defer() kept, on the caller's thread (the batcher's, after the commit
   // the fsync waited for). True if there were any.
@@ -55,6 +62,7 @@ class CodecChoices {
   mutable std::mutex mu_;
   std::map<std::string, codec::Chain> chosen_;
   std::map<std::string, Deferred> deferred_;
+  uint64_t deferred_bytes_ = 0;                  // of the samples in deferred_
   uint64_t tried_ = 0;                           // trials run (chains chosen by this job)
   std::map<std::string, uint64_t> store_tried_;  // per store: tried_ at its last write
   std::set<std::string> recalled_;               // stores whose CHAINS were read

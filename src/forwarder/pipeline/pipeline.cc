@@ -28,6 +28,7 @@
 #include "forwarder/pipeline/in_place.h"
 #include "forwarder/pipeline/in_place_rehash.h"
 #include "forwarder/pipeline/merge_plan.h"
+#include "forwarder/pipeline/trial_budget.h"
 #include "forwarder/staging/mapped_file.h"
 #include "forwarder/staging/staging.h"
 #include "forwarder/staging/warm_memory.h"
@@ -153,28 +154,73 @@ std::optional<codec::LossyBound> lossy_bound_for(const std::vector<LossyRule>& r
 // and the chain it finds stores float fields at 1.5-1.8x where the fast byte chain stores
 // them nearly raw: fewer bytes for the fsync to write); a smaller one takes the fast byte
 // chain and its trial is deferred (CodecChoices::defer) until after the commit.
+// Otherwise the full trials run now within the batch's budget (trial_budget.h), and the
+// streams beyond it get a quick trial now and their full trials deferred likewise. A lossy
+// opt-in is always tried now, and so is every stream when there are no choices to defer
+// to. *trial_cpu_ns gets the CPU time of the trials run now, quick ones included.
 constexpr uint64_t kUrgentTrialSamples = 16;
 std::vector<codec::Chain> choose_chains(const Config& cfg, const MergePlan& plan,
-                                        CodecChoices* choices, WorkerPool& pool, bool urgent) {
-  std::vector<codec::Chain> chains(plan.streams.size());
+                                        CodecChoices* choices, WorkerPool& pool, bool urgent,
+                                        int64_t* trial_cpu_ns) {
+  const size_t n = plan.streams.size();
+  std::vector<codec::Chain> chains(n);
+  std::vector<codec::SelectOptions> opts(n);
   const std::vector<LossyRule> lossy_rules = lossy_rules_of(cfg);
-  pool_for(pool, plan.streams.size(), [&](size_t s) {
+  enum class Way { kNone, kChosen, kUrgentDefault, kTrial, kQuick };
+  std::vector<Way> way(n, Way::kNone);
+  std::vector<size_t> open;  // streams with no chain yet, whose trial may wait
+  uint64_t batch_bytes = 0;
+  for (size_t s = 0; s < n; ++s) {
     const PlannedStream& ps = plan.streams[s];
-    if (!ps.typed || ps.bytes.total == 0) return;
-    codec::SelectOptions opt;
+    batch_bytes += ps.bytes.total;
+    if (!ps.typed || ps.bytes.total == 0) continue;
+    codec::SelectOptions& opt = opts[s];
     opt.min_mbps = cfg.codec_min_mbps;
     // Only a stream the plan kept to its own variable's bytes (merge_plan.h).
     if (ps.may_be_lossy) opt.lossy = lossy_bound_for(lossy_rules, ps.var_key, ps.layout.dtype);
-    const bool worth_a_trial = ps.bytes.total >= kUrgentTrialSamples * opt.max_sample;
-    if (urgent && !opt.lossy && !worth_a_trial) {  // a lossy opt-in is always tried
-      std::optional<codec::Chain> c = choices ? choices->chosen(ps, opt) : std::nullopt;
-      if (!c && choices) choices->defer(ps, opt);  // tried after the commit (batcher.cc)
-      chains[s] = c ? *c : codec::shuffle_chain(ps.layout, cfg.sync_level);
+    std::optional<codec::Chain> c = choices ? choices->chosen(ps, opt) : std::nullopt;
+    if (c) {
+      chains[s] = *c, way[s] = Way::kChosen;
+    } else if (urgent && !opt.lossy) {
+      way[s] = ps.bytes.total >= kUrgentTrialSamples * opt.max_sample ? Way::kTrial
+                                                                      : Way::kUrgentDefault;
+    } else if (opt.lossy || !choices) {
+      way[s] = Way::kTrial;
+    } else {
+      open.push_back(s);
+    }
+  }
+  std::vector<uint64_t> sizes;
+  for (size_t s : open) sizes.push_back(plan.streams[s].bytes.total);
+  const std::vector<bool> now = trials_now(sizes, batch_bytes, codec::SelectOptions{}.max_sample);
+  for (size_t i = 0; i < open.size(); ++i) way[open[i]] = now[i] ? Way::kTrial : Way::kQuick;
+  std::vector<size_t> tried;
+  for (size_t s = 0; s < n; ++s)
+    if (way[s] == Way::kTrial) tried.push_back(s);
+  std::atomic<int64_t> trial_ns{0};
+  pool_for(pool, tried.size(), [&](size_t i) {
+    const size_t s = tried[i];
+    CodecChoices local;
+    const int64_t t0 = thread_cpu_ns();
+    chains[s] = (choices ? *choices : local).choose(plan.streams[s], opts[s]);
+    trial_ns += thread_cpu_ns() - t0;
+  });
+  // The rest: a chain for now, and the full trial after the commit (batcher.cc), on a
+  // copy of the sample (the batch's memory goes with the batch).
+  pool_for(pool, n, [&](size_t s) {
+    const PlannedStream& ps = plan.streams[s];
+    if (way[s] == Way::kUrgentDefault) {
+      chains[s] = codec::shuffle_chain(ps.layout, cfg.sync_level);
+    } else if (way[s] == Way::kQuick) {
+      const int64_t t0 = thread_cpu_ns();
+      chains[s] = choices->quick(ps, opts[s], quick_block(ps.bytes.total));
+      trial_ns += thread_cpu_ns() - t0;
+    } else {
       return;
     }
-    CodecChoices local;
-    chains[s] = (choices ? *choices : local).choose(ps, opt);
+    if (choices) choices->defer(ps, opts[s]);
   });
+  *trial_cpu_ns += trial_ns.load();
   return chains;
 }
 
@@ -396,7 +442,7 @@ bool BatchWork::choose_codec_chains() {
   // Chains earlier jobs chose on this store (codec_choice.h), read once per store.
   if (choices_) choices_->recall(store_);
   try {
-    chains_ = choose_chains(cfg_, plan_, choices_, pool_, urgent_);
+    chains_ = choose_chains(cfg_, plan_, choices_, pool_, urgent_, &out_.trial_cpu_ns);
   } catch (const std::exception& x) {
     if (err_) *err_ = std::string("choosing codec chains: ") + x.what();
     return false;

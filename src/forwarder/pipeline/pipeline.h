@@ -80,6 +80,9 @@ struct BatchResult {
   uint64_t referenced_bytes = 0;      // raw bytes of chunks stored as references (chunk_index.h)
   int64_t infer_ns = 0, compress_ns = 0, write_ns = 0;
   int64_t hash_ns = 0;  // CPU time of the workers that hashed the files
+  // CPU time of the codec chains' choice (the trials of variables no earlier batch or job
+  // chose a chain for), summed over the workers that ran them.
+  int64_t trial_cpu_ns = 0;
   // Files committed from their staged file in place (BatchFile.in_place), and those of
   // them copied because they changed while read.
   uint32_t in_place = 0, in_place_copied = 0;
