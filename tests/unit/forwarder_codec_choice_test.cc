@@ -72,6 +72,28 @@ TEST(CodecDefer, DeferredTrialRunsLaterAndIsRemembered) {
   EXPECT_EQ(choices.size(), 1u);
 }
 
+// Several streams of one variable (its pieces in several merge groups) wait for one
+// trial: on the largest one's sample, whichever is deferred first.
+TEST(CodecDefer, TheLargestStreamOfAVariableIsTheOneTried) {
+  std::vector<uint8_t> smooth = smooth_doubles(256 * 64), noise(256 * 512 * sizeof(double));
+  uint64_t x = 88172645463325252ull;
+  for (uint8_t& b : noise) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    b = static_cast<uint8_t>(x);
+  }
+  for (bool small_first : {true, false}) {
+    CodecChoices choices;
+    codec::SelectOptions opt;
+    PlannedStream small = typed_stream(smooth, "fields/T"), large = typed_stream(noise, "fields/T");
+    choices.defer(small_first ? small : large, opt);
+    choices.defer(small_first ? large : small, opt);
+    EXPECT_TRUE(choices.run_deferred());
+    std::optional<codec::Chain> c = choices.chosen(small, opt);
+    ASSERT_TRUE(c);
+    EXPECT_LT(c->sample_ratio, 1.1) << c->name << ": tried on the noise, the larger stream";
+  }
+}
+
 TEST(CodecDefer, AChosenVariableIsNotDeferredAgain) {
   std::vector<uint8_t> bytes = smooth_doubles(256 * 64);
   CodecChoices choices;

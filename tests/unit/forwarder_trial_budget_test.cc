@@ -123,6 +123,10 @@ TEST_F(BatchTrials, TheFirstCheckpointDefersTheTrialsBeyondItsBudget) {
 
   EXPECT_TRUE(choices.run_deferred());
   EXPECT_EQ(choices.size(), size_t{kVars + 1}) << "every variable has its own chain now";
+  // (as the batcher does after run_deferred) the next job takes them all from CHAINS
+  ASSERT_TRUE(choices.remember(store(), &err)) << err;
+  CodecChoices next_job;
+  EXPECT_EQ(next_job.recall(store()), size_t{kVars + 1});
   BatchResult next;
   ASSERT_TRUE(write_container(job(nullptr, &choices), files_, next, &err)) << err;
   EXPECT_EQ(next.trial_cpu_ns, 0) << "the next checkpoint runs no trial";

@@ -74,7 +74,7 @@ def speed_table(recs, sets, schemes, gmax):
     for s in sets:
         print(f"\n{s}: ratio and per-core MB/s (of the raw bytes)")
         print(f"  {'compressor':<30} {'ratio':>7} {'compress':>9} {'decompress':>11} "
-              f"{'wall':>7} {'first':>7}")
+              f"{'wall':>7} {'first':>7} {'1st ratio':>9} {'trials':>7}")
         entries = [r for r in recs if r["set"] == s and r["kind"] in ("cli", "anchor")]
         entries.sort(key=lambda r: -r.get("ratio", 0))
         for sc in schemes:
@@ -91,8 +91,13 @@ def speed_table(recs, sets, schemes, gmax):
             wall = f"{r['wall_mbs']:>7.1f}" if "wall_mbs" in r else f"{'':>7}"
             first = (f"{r['compress_first_mbs']:>7.1f}" if "compress_first_mbs" in r
                      else f"{'':>7}")
+            first_ratio = (f"{r['first_ratio']:>9.3f}" if "first_ratio" in r else f"{'':>9}")
+            # The trials run before the first checkpoint's encoding, as a share of the
+            # later checkpoint's CPU time (which runs none).
+            trials = (f"{100 * r['first_trial_s'] / r['compress_s']:>6.0f}%"
+                      if r.get("first_trial_s") is not None and r.get("compress_s") else f"{'':>7}")
             print(f"  {name:<30} {r['ratio']:>7.3f} {r['compress_mbs']:>9.1f} "
-                  f"{r['decompress_mbs']:>11.1f} {wall} {first}".rstrip())
+                  f"{r['decompress_mbs']:>11.1f} {wall} {first} {first_ratio} {trials}".rstrip())
 
 
 def svg(recs, sets, schemes, groups, path):
@@ -347,8 +352,11 @@ def main():
     print("\n== Anchors and ckptfwd on the same bytes (MB/s per core = raw bytes / CPU "
           "seconds; ckptfwd: compress = the whole write_container of a job's later "
           "checkpoint (inference, merge, codec chains remembered, write), first = the "
-          "same for its first checkpoint (codec chains tried on samples), wall = wall "
-          "time of the later one with fsync, decompress = reading every file back)")
+          "same for its first checkpoint (codec chains tried on samples: the largest in "
+          "full, the others quickly, their full trials after the commit), 1st ratio = "
+          "the first checkpoint's ratio, trials = the CPU time of its trials as a share of "
+          "the later checkpoint's, wall = wall time of the later one with fsync, "
+          "decompress = reading every file back)")
     speed_table(recs, sets, schemes, max(groups) if groups else 0)
     lossy_rows, lossy_md = [], []
     lossy_svg_path = os.path.splitext(svg_path)[0] + "-lossy.svg"

@@ -73,17 +73,26 @@ codec::Chain CodecChoices::quick(const PlannedStream& s, const codec::SelectOpti
 
 void CodecChoices::defer(const PlannedStream& s, const codec::SelectOptions& opt) {
   std::string key = cache_key(s, opt);
+  auto kept = [&] {  // (under mu_) by this stream or a larger one
+    auto it = deferred_.find(key);
+    return chosen_.count(key) ||
+           (it != deferred_.end() && it->second.stream_bytes >= s.bytes.total);
+  };
   {
     std::lock_guard<std::mutex> g(mu_);
-    if (chosen_.count(key) || deferred_.count(key)) return;
+    if (kept()) return;
   }
   std::vector<uint8_t> own;
   uint64_t n = 0;
   const uint8_t* sample = sample_of(s, opt, own, &n);
   std::lock_guard<std::mutex> g(mu_);
-  if (deferred_bytes_ + n > kMaxDeferredBytes) return;
-  Deferred d{key, s.layout, std::vector<uint8_t>(sample, sample + n), opt};
-  if (deferred_.emplace(key, std::move(d)).second) deferred_bytes_ += n;
+  if (kept()) return;
+  auto it = deferred_.find(key);
+  const uint64_t replaced = it == deferred_.end() ? 0 : it->second.sample.size();
+  if (deferred_bytes_ - replaced + n > kMaxDeferredBytes) return;
+  Deferred d{key, s.bytes.total, s.layout, std::vector<uint8_t>(sample, sample + n), opt};
+  deferred_bytes_ = deferred_bytes_ - replaced + n;
+  deferred_.insert_or_assign(key, std::move(d));
 }
 
 bool CodecChoices::run_deferred() {
@@ -93,7 +102,16 @@ bool CodecChoices::run_deferred() {
     todo.swap(deferred_);
     deferred_bytes_ = 0;
   }
-  for (auto& [key, d] : todo) {
+  // Largest first: a trial of a few KiB times mostly its set-up, and takes the speeds the
+  // job's larger trials pooled (chain_speeds.h) instead of failing the floor on its own.
+  std::vector<Deferred*> order;
+  for (auto& [key, d] : todo) order.push_back(&d);
+  std::stable_sort(order.begin(), order.end(), [](const Deferred* a, const Deferred* b) {
+    return a->stream_bytes > b->stream_bytes;
+  });
+  for (Deferred* dp : order) {
+    const Deferred& d = *dp;
+    const std::string& key = d.key;
     codec::Chain c =
         codec::select_chain(d.layout, d.sample.data(), d.sample.size(), with_speeds(d.opt));
     std::lock_guard<std::mutex> g(mu_);

@@ -34,6 +34,8 @@ class CodecChoices {
   // trial budget was spent: trial_budget.h): a copy of its sample is kept for
   // run_deferred(), so that later checkpoints of the variable get the tuned chain. At most
   // kMaxDeferredBytes of samples are kept; a stream beyond them is tried when next seen.
+  // Of several streams of one variable (the same key: its pieces in several merge
+  // groups), the largest one's sample is kept, the same whatever order they come in.
   static constexpr uint64_t kMaxDeferredBytes = 64 << 20;
   void defer(const PlannedStream& s, const codec::SelectOptions& opt);
   // Runs the trials defer() kept, on the caller's thread (the batcher's, after the commit
@@ -51,6 +53,7 @@ class CodecChoices {
  private:
   struct Deferred {
     std::string key;
+    uint64_t stream_bytes = 0;  // of the stream the sample is from
     codec::Layout layout;
     std::vector<uint8_t> sample;
     codec::SelectOptions opt;
