@@ -16,7 +16,7 @@ constexpr uint64_t kSample = 1 << 20;
 uint64_t cost_of(const std::vector<uint64_t>& sizes, const std::vector<bool>& now) {
   uint64_t c = 0;
   for (size_t i = 0; i < sizes.size(); ++i)
-    c += now[i] ? trial_cost(sizes[i], kSample) : kQuickCost;
+    c += now[i] ? trial_cost(sizes[i], kSample) : quick_cost(sizes[i]);
   return c;
 }
 }  // namespace
@@ -28,16 +28,16 @@ TEST(TrialBudget, ASmallBatchTriesEveryVariableInFull) {
 }
 
 TEST(TrialBudget, TheLargestGoFirstAndTheCostStaysInTheShare) {
-  // One 16 MiB variable and 60 of 256 KiB (31 MiB in all): every full trial would cost
-  // 60 * 320 KiB + 704 KiB, about 64 % of the batch's encoding.
-  std::vector<uint64_t> sizes(60, 256 << 10);
-  sizes.insert(sizes.begin() + 37, 16 << 20);
+  // One 16 MiB variable and 30 of 256 KiB (23.5 MiB in all): every full trial would cost
+  // 30 * 320 KiB + 704 KiB, about 43 % of the batch's encoding.
+  std::vector<uint64_t> sizes(30, 256 << 10);
+  sizes.insert(sizes.begin() + 17, 16 << 20);
   const uint64_t bytes = std::accumulate(sizes.begin(), sizes.end(), uint64_t{0});
   const std::vector<bool> now = trials_now(sizes, bytes, kSample);
-  EXPECT_TRUE(now[37]) << "the largest variable is tried in full";
+  EXPECT_TRUE(now[17]) << "the largest variable is tried in full";
   const auto tried = std::count(now.begin(), now.end(), true);
   EXPECT_GT(tried, 1);
-  EXPECT_LT(tried, 30);
+  EXPECT_LT(tried, 15);
   EXPECT_LE(cost_of(sizes, now), static_cast<uint64_t>(kTrialShare * static_cast<double>(bytes)));
   EXPECT_EQ(now, trials_now(sizes, bytes, kSample)) << "the same batch chooses the same";
 }
@@ -52,9 +52,17 @@ TEST(TrialBudget, AVariableWhoseTrialPaysForItselfIsAlwaysTried) {
   EXPECT_EQ(std::count(now.begin(), now.end(), true), 1);
 }
 
+TEST(TrialBudget, AVariableOfAFewKiBGetsNoQuickTrial) {
+  EXPECT_EQ(quick_block(2400), 0u);
+  EXPECT_EQ(quick_cost(kQuickMinBytes - 1), 0u);
+  EXPECT_GT(quick_block(kQuickMinBytes), 0u);
+  EXPECT_GT(quick_cost(kQuickMinBytes), 0u);
+}
+
 TEST(TrialBudget, ASmallerVariableMayTakeWhatALargerOneLeft) {
-  // A budget of 1 MiB (the least): the 1 MiB variable's trial (704 KiB) fits, the next
-  // 1 MiB one would not, a 64 KiB one (224 KiB) still does.
+  // A budget of 1 MiB (the least), 192 KiB of it for the quick trials: the 1 MiB
+  // variable's full trial (704 KiB) fits, the next 1 MiB one would not, a 64 KiB one
+  // (224 KiB) still does.
   const std::vector<uint64_t> sizes = {1 << 20, 1 << 20, 64 << 10};
   const std::vector<bool> now = trials_now(sizes, 0, kSample);
   EXPECT_EQ(now, (std::vector<bool>{true, false, true}));

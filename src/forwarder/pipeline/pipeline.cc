@@ -213,7 +213,8 @@ std::vector<codec::Chain> choose_chains(const Config& cfg, const MergePlan& plan
       chains[s] = codec::shuffle_chain(ps.layout, cfg.sync_level);
     } else if (way[s] == Way::kQuick) {
       const int64_t t0 = thread_cpu_ns();
-      chains[s] = choices->quick(ps, opts[s], quick_block(ps.bytes.total));
+      const uint64_t block = quick_block(ps.bytes.total);
+      chains[s] = block ? choices->quick(ps, opts[s], block) : codec::bytes_chain(3);
       trial_ns += thread_cpu_ns() - t0;
     } else {
       return;

@@ -30,11 +30,14 @@ constexpr uint64_t kMinTrialBudget = 1 << 20;
 
 // What a full trial on a stream of n bytes costs, as bytes of encoding (on the NCAR fields:
 // 1.0 ms for streams of 117 KB on average, 2.0 ms for 627 KB, at about 4 ns per byte
-// encoded); the block of a quick trial, and its cost (0.17-0.2 ms each there, mostly the
-// candidates' set-up and zstd frames, whatever the block).
+// encoded); the block of a quick trial (0: none), and its cost (0.17-0.25 ms each there,
+// mostly the candidates' set-up and zstd frames). A stream under kQuickMinBytes gets no
+// quick trial but plain zstd -3 until its full one: the set-up alone would cost more than
+// encoding it (openfoam-cavity of make bench-ratio has 157 streams, many of 2400 bytes).
 uint64_t trial_cost(uint64_t n, uint64_t max_sample);
+constexpr uint64_t kQuickMinBytes = 16 << 10;
 uint64_t quick_block(uint64_t n);
-constexpr uint64_t kQuickCost = 48 << 10;
+uint64_t quick_cost(uint64_t n);
 
 // For streams of sizes[i] bytes that have no chain yet, in a batch of batch_bytes: whether
 // each gets its full trial now (the others a quick one). The largest go first; ties by
