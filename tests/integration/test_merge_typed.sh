@@ -7,6 +7,8 @@
 #  - the float variables were merged across the ranks and stored with typed codec chains
 #    (ckptfwd ls --vars: a chain other than plain zstd, a ratio), and the store is smaller
 #    than zstd -3 of the same files concatenated by a clear margin;
+#  - the store's CHAINS file holds a chain for every float variable, those whose full
+#    trials ran after the commit included;
 #  - a byte flipped inside a typed chunk is caught: verify names the container, the
 #    stream of the variable and the chunk; restore of the files that need it fails
 #    loudly and the others restore.
@@ -72,6 +74,25 @@ print(f"stats --vars: {len(recs)} variables, {len(typed)} with a typed chain tha
 if len(typed) < 50:
     sys.exit(1)
 PY
+# The codec trials the checkpoint did not wait for (the largest variables are tried in full
+# before it is encoded, the others quickly and in full after its commit:
+# src/forwarder/pipeline/trial_budget.h) reached the store's CHAINS file, so the next job's
+# first checkpoint runs none: a chain for every variable the forwarder encoded.
+# (The drain returns at the commit; the deferred trials run after it: up to 60 s here.)
+cat >"$T/chains_cover.py" <<'PY'
+import json, sys
+encoded = [r for r in map(json.loads, filter(str.strip, open(sys.argv[1]))) if r["source"] == "variable"]
+try:
+    chains = [l for l in open(sys.argv[2]).read().splitlines()[1:] if "\t" in l]
+except OSError:
+    chains = []
+print(f"CHAINS: {len(chains)} chains for {len(encoded)} variables encoded")
+sys.exit(len(chains) < len(encoded))
+PY
+wait_for '/usr/bin/python3 "$T/chains_cover.py" "$T/vars-stats.jsonl" "$STORE/CHAINS" >"$T/chains.out"' 60 ||
+  fail "CHAINS lacks the variables whose trials ran after the commit: $(cat "$T/chains.out")"
+cat "$T/chains.out"
+ok "every variable's chain is remembered for the next job"
 stored=$(find "$STORE" -maxdepth 1 -name '*.ckc' -printf '%s\n' | awk '{s += $1} END {print s + 0}')
 cat "$DIRECT"/rank*.nc | zstd -3 -q -c >"$T/cat.zst"
 zsize=$(stat -c %s "$T/cat.zst")

@@ -94,6 +94,27 @@ TEST(CodecDefer, TheLargestStreamOfAVariableIsTheOneTried) {
   }
 }
 
+// The batcher's sync lane runs only a few deferred trials (max_bytes of samples), the
+// largest stream's first; the others stay for the next call.
+TEST(CodecDefer, RunDeferredStopsAtItsBytes) {
+  std::vector<uint8_t> a = smooth_doubles(256 * 16), b = smooth_doubles(256 * 32),
+                       c = smooth_doubles(256 * 8);
+  CodecChoices choices;
+  codec::SelectOptions opt;
+  const PlannedStream sa = typed_stream(a, "fields/a"), sb = typed_stream(b, "fields/b"),
+                      sc = typed_stream(c, "fields/c");
+  for (const PlannedStream* s : {&sa, &sb, &sc}) choices.defer(*s, opt);
+  EXPECT_TRUE(choices.run_deferred(1));
+  EXPECT_TRUE(choices.chosen(sb, opt)) << "the largest first";
+  EXPECT_EQ(choices.size(), 1u);
+  EXPECT_TRUE(choices.run_deferred(a.size()));
+  EXPECT_TRUE(choices.chosen(sa, opt));
+  EXPECT_EQ(choices.size(), 2u) << "a's sample alone fills the bytes";
+  EXPECT_TRUE(choices.run_deferred());
+  EXPECT_EQ(choices.size(), 3u);
+  EXPECT_FALSE(choices.run_deferred());
+}
+
 TEST(CodecDefer, AChosenVariableIsNotDeferredAgain) {
   std::vector<uint8_t> bytes = smooth_doubles(256 * 64);
   CodecChoices choices;

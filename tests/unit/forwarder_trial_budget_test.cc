@@ -131,10 +131,14 @@ TEST_F(BatchTrials, TheFirstCheckpointDefersTheTrialsBeyondItsBudget) {
 
   EXPECT_TRUE(choices.run_deferred());
   EXPECT_EQ(choices.size(), size_t{kVars + 1}) << "every variable has its own chain now";
-  // (as the batcher does after run_deferred) the next job takes them all from CHAINS
+  // (as the batcher does after run_deferred) the next job takes them all from CHAINS and
+  // its first checkpoint runs no trial
   ASSERT_TRUE(choices.remember(store(), &err)) << err;
   CodecChoices next_job;
-  EXPECT_EQ(next_job.recall(store()), size_t{kVars + 1});
+  BatchResult next_job_first;
+  ASSERT_TRUE(write_container(job(nullptr, &next_job), files_, next_job_first, &err)) << err;
+  EXPECT_EQ(next_job_first.trial_cpu_ns, 0);
+  EXPECT_EQ(next_job.size(), size_t{kVars + 1});
   BatchResult next;
   ASSERT_TRUE(write_container(job(nullptr, &choices), files_, next, &err)) << err;
   EXPECT_EQ(next.trial_cpu_ns, 0) << "the next checkpoint runs no trial";

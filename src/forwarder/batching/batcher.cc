@@ -126,7 +126,7 @@ void Batcher::lane_loop(Lane& lane) {
     std::string store = std::move(lane.store);
     std::vector<BatchFile> files = std::move(lane.files);
     lk.unlock();
-    process(store, std::move(files));
+    process(store, std::move(files), &lane == &lanes_[kSyncLane]);
     lk.lock();
     lane.busy = false;
     s.work_cv.notify_all();  // the batcher may hand this lane the next batch
@@ -425,7 +425,7 @@ void Batcher::take_synced(const std::vector<Version*>& vs, std::vector<BatchFile
   }
 }
 
-void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
+void Batcher::process(const std::string& store, std::vector<BatchFile> files, bool on_sync_lane) {
   State& s = c_.state;
   // An fsync waits for this batch: its tasks go ahead of a bulk batch's on the workers.
   std::optional<WorkerPool::UrgentScope> urgent;
@@ -469,11 +469,13 @@ void Batcher::process(const std::string& store, std::vector<BatchFile> files) {
       }
     }
     if (ok) {
-      // Codec trials the batch did not wait for (an fsync's, or beyond its trial budget:
-      // pipeline.cc), now that it is committed: the next checkpoint of those variables gets
-      // their tuned chains, and so does the next job (the store's CHAINS file).
+      // Codec trials batches did not wait for (an fsync's, or beyond a batch's trial budget:
+      // pipeline.cc), now that this one is committed: the next checkpoint of those
+      // variables gets their tuned chains, and so does the next job (the store's CHAINS
+      // file). The sync lane takes only a few, so that the next fsync does not wait.
       std::string why;
-      if (c_.codec_choices.run_deferred() && !c_.codec_choices.remember(store, &why))
+      const uint64_t trial_bytes = on_sync_lane ? kSyncLaneTrialBytes : UINT64_MAX;
+      if (c_.codec_choices.run_deferred(trial_bytes) && !c_.codec_choices.remember(store, &why))
         LOG_WARN("codec chains not remembered for the next job: %s", why.c_str());
       // Likewise warm memory for the snapshots that were read in place for want of it.
       warm::prepare(std::move(res.warm_sizes));

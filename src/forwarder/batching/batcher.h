@@ -141,7 +141,10 @@ class Batcher {
   BatchFile take(Version& v);
   // A batch took members of wave (all of its closed ones when whole): sealed, counted.
   void seal_wave(uint64_t wave, bool whole);
-  void process(const std::string& store, std::vector<BatchFile> files);
+  // on_sync_lane: the lane an fsync's batch goes to, which runs only a few of the codec
+  // trials batches deferred (kSyncLaneTrialBytes of samples), the bulk lane the rest.
+  void process(const std::string& store, std::vector<BatchFile> files, bool on_sync_lane);
+  static constexpr uint64_t kSyncLaneTrialBytes = 2 << 20;
 
   // A thread that writes the batches the batcher hands it, one at a time.
   struct Lane {

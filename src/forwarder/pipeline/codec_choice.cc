@@ -95,28 +95,43 @@ void CodecChoices::defer(const PlannedStream& s, const codec::SelectOptions& opt
   deferred_.insert_or_assign(key, std::move(d));
 }
 
-bool CodecChoices::run_deferred() {
-  std::map<std::string, Deferred> todo;
-  {
-    std::lock_guard<std::mutex> g(mu_);
-    todo.swap(deferred_);
-    deferred_bytes_ = 0;
-  }
+bool CodecChoices::run_deferred(uint64_t max_bytes) {
   // Largest first: a trial of a few KiB times mostly its set-up, and takes the speeds the
   // job's larger trials pooled (chain_speeds.h) instead of failing the floor on its own.
-  std::vector<Deferred*> order;
-  for (auto& [key, d] : todo) order.push_back(&d);
-  std::stable_sort(order.begin(), order.end(), [](const Deferred* a, const Deferred* b) {
-    return a->stream_bytes > b->stream_bytes;
-  });
-  for (Deferred* dp : order) {
-    const Deferred& d = *dp;
-    const std::string& key = d.key;
+  std::vector<Deferred> todo;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    std::vector<const Deferred*> order;
+    for (const auto& [key, d] : deferred_) order.push_back(&d);
+    std::stable_sort(order.begin(), order.end(), [](const Deferred* a, const Deferred* b) {
+      return a->stream_bytes > b->stream_bytes;
+    });
+    std::vector<std::string> keys;
+    uint64_t taken = 0;
+    for (const Deferred* d : order) {
+      if (!keys.empty() && taken + d->sample.size() > max_bytes) break;
+      taken += d->sample.size();
+      keys.push_back(d->key);
+    }
+    for (const std::string& key : keys) {
+      auto it = deferred_.find(key);
+      deferred_bytes_ -= it->second.sample.size();
+      todo.push_back(std::move(it->second));
+      deferred_.erase(it);
+    }
+  }
+  for (const Deferred& d : todo) {
     codec::Chain c =
         codec::select_chain(d.layout, d.sample.data(), d.sample.size(), with_speeds(d.opt));
     std::lock_guard<std::mutex> g(mu_);
     ++tried_;
-    chosen_.emplace(key, std::move(c));
+    chosen_.emplace(d.key, std::move(c));
+    // (deferred again while its trial ran: it is chosen now)
+    auto again = deferred_.find(d.key);
+    if (again != deferred_.end()) {
+      deferred_bytes_ -= again->second.sample.size();
+      deferred_.erase(again);
+    }
   }
   return !todo.empty();
 }
@@ -151,6 +166,7 @@ size_t CodecChoices::recall(const std::string& store) {
 }
 
 bool CodecChoices::remember(const std::string& store, std::string* err) {
+  std::lock_guard<std::mutex> saving(save_mu_);
   chain_memory::Entries entries;
   {
     std::lock_guard<std::mutex> g(mu_);

@@ -38,9 +38,10 @@ class CodecChoices {
   // groups), the largest one's sample is kept, the same whatever order they come in.
   static constexpr uint64_t kMaxDeferredBytes = 64 << 20;
   void defer(const PlannedStream& s, const codec::SelectOptions& opt);
-  // Runs the trials defer() kept, on the caller's thread (the batcher's, after the commit
-  // the fsync waited for). True if there were any.
-  bool run_deferred();
+  // Runs the trials defer() kept, on the caller's thread (the batcher's, after a commit),
+  // largest stream first, until their samples add up to max_bytes (the rest stay kept).
+  // True if it ran any.
+  bool run_deferred(uint64_t max_bytes = UINT64_MAX);
   size_t size() const;
 
   // The lossless chains store/CHAINS remembers from earlier jobs, taken once per store
@@ -63,6 +64,7 @@ class CodecChoices {
 
   codec::ChainSpeeds speeds_;
   mutable std::mutex mu_;
+  std::mutex save_mu_;  // one remember() at a time: an older list never lands after a newer
   std::map<std::string, codec::Chain> chosen_;
   std::map<std::string, Deferred> deferred_;
   uint64_t deferred_bytes_ = 0;                  // of the samples in deferred_

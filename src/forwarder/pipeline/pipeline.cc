@@ -212,6 +212,11 @@ std::vector<codec::Chain> choose_chains(const Config& cfg, const MergePlan& plan
     if (way[s] == Way::kUrgentDefault) {
       chains[s] = codec::shuffle_chain(ps.layout, cfg.sync_level);
     } else if (way[s] == Way::kQuick) {
+      // (another stream of the variable may have been tried in full by now)
+      if (std::optional<codec::Chain> c = choices->chosen(ps, opts[s])) {
+        chains[s] = *c;
+        return;
+      }
       const int64_t t0 = thread_cpu_ns();
       const uint64_t block = quick_block(ps.bytes.total);
       chains[s] = block ? choices->quick(ps, opts[s], block) : codec::bytes_chain(3);
