@@ -1064,7 +1064,7 @@ TEST(TypedCodec, FuzzSeedsDecodeToTheirData) {
 // A quick trial (SelectOptions::quick_block: the common candidates on one small block, for a
 // variable whose full trial waits) picks a chain that is exact and, on smooth and decimal
 // fields, stores within a few percent of what the full trial's chain stores, far less than
-// zstd -3; on noise it keeps to a plain chain.
+// zstd -3; on noise it stores within 3 % of zstd -3.
 TEST(TypedCodec, AQuickTrialChoosesNearlyAsWellAsTheFullOne) {
   for (const char* dtype : {"F64LE", "F32BE"})
     for (int kind = 0; kind < 3; ++kind) {
@@ -1082,7 +1082,7 @@ TEST(TypedCodec, AQuickTrialChoosesNearlyAsWellAsTheFullOne) {
       const std::vector<uint8_t> in = as_dtype(v, dtype);
       const Layout l{dtype, {n / row, row}};
       SelectOptions quick;
-      quick.quick_block = 4 << 10;
+      quick.quick_block = 16 << 10;  // the most the forwarder gives (trial_budget.h)
       const Chain q = select_chain(l, in.data(), in.size(), quick);
       const Chain full = select_chain(l, in.data(), in.size());
       expect_round_trip(q, l, in, std::string(dtype) + " quick " + q.name);
