@@ -130,8 +130,8 @@ struct Run {
   // After the first checkpoint's commit: the trials it deferred (CodecChoices::run_deferred,
   // as the forwarder's batcher runs them), whose chains the later checkpoints take.
   double deferred_trial_s = 0;
-  uint64_t first_stored =
-      0;              // the first checkpoint's container (quick chains where it deferred trials)
+  // The first checkpoint's container (quick chains where it deferred trials).
+  uint64_t first_stored = 0;
   std::string error;  // empty: every file came back byte-exact
 };
 

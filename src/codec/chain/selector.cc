@@ -352,6 +352,7 @@ bool quick_plan(const Plan& p) {
   return !(dict && predictor) && !shuffle_only;
 }
 
+// The chain of plan p, tried at ratio on the sample (select_chain sets its speed).
 Chain chain_of(const Plan& p, double ratio, const SelectOptions& opt) {
   Chain out;
   out.spec = serialize_plan(p);
@@ -374,8 +375,8 @@ Chain quick_chain(const Layout& layout, const uint8_t* sample, size_t n, const D
   const Plan* best = nullptr;
   const std::vector<Plan> plans = candidates(d, native(trial, d), two_d, records, false, opt);
   for (const Plan& p : plans) {
-    if (&p != &plans.front() && !quick_plan(p)) continue;  // plans.front(): plain zstd -3
-    if (opt.speeds && &p != &plans.front()) {
+    if (!quick_plan(p)) continue;
+    if (opt.speeds && &p != &plans.front()) {  // (plans.front(): plain zstd -3, the floor)
       const ChainSpeeds::Seen seen = opt.speeds->seen(serialize_plan(p), d.elem);
       if (seen.timings >= kKnownTimings && seen.best < opt.min_mbps) continue;
     }
@@ -467,12 +468,8 @@ Chain select_chain(const Layout& layout, const uint8_t* sample, size_t n,
   if (zstd3 && best->ratio < 0.98 * zstd3->ratio) best = zstd3;
   Candidate chosen = *best;
   along_planes(chosen, layout, sample, n, d, opt);
-  Chain out;
-  out.spec = serialize_plan(chosen.plan);
-  out.name = plan_name(chosen.plan);
-  out.sample_ratio = chosen.ratio;
+  Chain out = chain_of(chosen.plan, chosen.ratio, opt);
   out.sample_mbps = chosen.mbps;
-  out.lossy = opt.lossy;
   return out;
 }
 

@@ -49,11 +49,7 @@ codec::Chain CodecChoices::choose(const PlannedStream& s, const codec::SelectOpt
   const uint8_t* sample = sample_of(s, opt, own, &n);
   codec::Chain c = codec::select_chain(s.layout, sample, n, with_speeds(opt));
   std::lock_guard<std::mutex> g(mu_);
-  auto d = deferred_.find(key);
-  if (d != deferred_.end()) {
-    deferred_bytes_ -= d->second.sample.size();
-    deferred_.erase(d);
-  }
+  drop_deferred(key);
   ++tried_;
   return chosen_.emplace(key, std::move(c)).first->second;
 }
@@ -90,9 +86,17 @@ void CodecChoices::defer(const PlannedStream& s, const codec::SelectOptions& opt
   auto it = deferred_.find(key);
   const uint64_t replaced = it == deferred_.end() ? 0 : it->second.sample.size();
   if (deferred_bytes_ - replaced + n > kMaxDeferredBytes) return;
-  Deferred d{key, s.bytes.total, s.layout, std::vector<uint8_t>(sample, sample + n), opt};
-  deferred_bytes_ = deferred_bytes_ - replaced + n;
-  deferred_.insert_or_assign(key, std::move(d));
+  drop_deferred(key);
+  deferred_.emplace(
+      key, Deferred{key, s.bytes.total, s.layout, std::vector<uint8_t>(sample, sample + n), opt});
+  deferred_bytes_ += n;
+}
+
+void CodecChoices::drop_deferred(const std::string& key) {
+  auto it = deferred_.find(key);
+  if (it == deferred_.end()) return;
+  deferred_bytes_ -= it->second.sample.size();
+  deferred_.erase(it);
 }
 
 bool CodecChoices::run_deferred(uint64_t max_bytes) {
@@ -114,10 +118,9 @@ bool CodecChoices::run_deferred(uint64_t max_bytes) {
       keys.push_back(d->key);
     }
     for (const std::string& key : keys) {
-      auto it = deferred_.find(key);
-      deferred_bytes_ -= it->second.sample.size();
-      todo.push_back(std::move(it->second));
-      deferred_.erase(it);
+      todo.push_back(std::move(deferred_.at(key)));
+      deferred_bytes_ -= todo.back().sample.size();
+      deferred_.erase(key);
     }
   }
   for (const Deferred& d : todo) {
@@ -126,12 +129,7 @@ bool CodecChoices::run_deferred(uint64_t max_bytes) {
     std::lock_guard<std::mutex> g(mu_);
     ++tried_;
     chosen_.emplace(d.key, std::move(c));
-    // (deferred again while its trial ran: it is chosen now)
-    auto again = deferred_.find(d.key);
-    if (again != deferred_.end()) {
-      deferred_bytes_ -= again->second.sample.size();
-      deferred_.erase(again);
-    }
+    drop_deferred(d.key);  // (deferred again while its trial ran: it is chosen now)
   }
   return !todo.empty();
 }

@@ -61,6 +61,8 @@ class CodecChoices {
   };
   // opt with this job's chain speeds (every trial of the job notes and reads them).
   codec::SelectOptions with_speeds(const codec::SelectOptions& opt);
+  // Under mu_: forgets key's deferred sample, if any, and its bytes.
+  void drop_deferred(const std::string& key);
 
   codec::ChainSpeeds speeds_;
   mutable std::mutex mu_;
