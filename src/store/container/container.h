@@ -188,6 +188,21 @@ class ContainerReader {
   bool restore_file(size_t i, int fd, std::string* err, bool fresh = false);
   // Same into memory.
   bool read_file(size_t i, std::vector<uint8_t>& out, std::string* err);
+  // Files fis[k] into fds[k] (each empty, just made), as restore_file does, and into
+  // memory as read_file does, in one pass: every chunk they need is decoded once, in
+  // container order, and its pieces go to every file (container_many.cc). A variable
+  // merged across ranks has chunks that hold pieces of several files; restored one after
+  // the other, each file decodes them again once the container's decoded chunks outgrow
+  // the reader's cache. Each file is checked against its hash; one that fails is restored
+  // again alone, so errs[k] holds the error restore_file (read_file) gives, or "". True
+  // when every file came out whole.
+  bool restore_files(const std::vector<size_t>& fis, const std::vector<int>& fds,
+                     std::vector<std::string>& errs);
+  bool read_files(const std::vector<size_t>& fis, std::vector<std::vector<uint8_t>>& outs,
+                  std::vector<std::string>& errs);
+  // How many chunks this reader has decoded so far (a chunk its cache held is not counted
+  // again): what a restore cost, for tests and reports.
+  uint64_t chunks_decoded() const;
   // Bytes [off, off + len) of file i (inside its size) into out, resized to len (holes as
   // zeros), decoding only the chunks that hold them (container_span.cc): one variable of
   // a file without the rest. The file's hash covers the whole file, so each chunk used is

@@ -92,8 +92,8 @@ const ContainerReader* ContainerReader::Impl::ref_reader(const std::string& name
   return ref_readers.emplace(name, std::move(r)).first->second.get();
 }
 
-bool ContainerReader::Impl::resolve_ref(size_t s, size_t i, UninitBytes& out,
-                                        std::string* err, bool checked) const {
+bool ContainerReader::Impl::resolve_ref(size_t s, size_t i, UninitBytes& out, std::string* err,
+                                        bool checked) const {
   const ChunkInfo& c = streams[s].chunks[i];
   ChunkRef r;
   if (!read_ref(s, i, r, err)) return false;
@@ -132,10 +132,11 @@ bool ContainerReader::Impl::resolve_ref(size_t s, size_t i, UninitBytes& out,
   return true;
 }
 
-bool ContainerReader::Impl::decode_chunk(size_t s, size_t i, UninitBytes& out,
-                                         std::string* err, bool checked) const {
+bool ContainerReader::Impl::decode_chunk(size_t s, size_t i, UninitBytes& out, std::string* err,
+                                         bool checked) const {
   const ChunkInfo& c = streams[s].chunks[i];
   auto fail = [&](const std::string& why) { return chunk_error(s, i, why, err); };
+  decoded_chunks.fetch_add(1, std::memory_order_relaxed);
   if (c.codec == static_cast<uint8_t>(CodecId::kRef)) return resolve_ref(s, i, out, err, checked);
   // The stored bytes of one chunk at a time per thread: a fresh buffer per chunk would cost
   // page faults (a chunk is megabytes, which malloc maps anew each time) on every decode.

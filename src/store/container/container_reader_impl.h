@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -56,6 +57,7 @@ struct ContainerReader::Impl {
   mutable std::mutex cache_mu;
   mutable std::map<std::pair<size_t, size_t>, CachedChunk> cache;
   mutable uint64_t cache_bytes = 0, cache_tick = 0;
+  mutable std::atomic<uint64_t> decoded_chunks{0};  // decode_chunk's calls (chunks_decoded)
   // Chunk i of stream s decoded (from the cache or the file); null with *err on failure.
   // Unchecked (decode_chunk): the walks, its only users, check the file hash over every
   // byte they take from it (walk_file).
@@ -149,6 +151,18 @@ struct ContainerReader::Impl {
   // File i (walked as kind) did not match its hash: *err names a corrupt chunk, or says
   // the content does not match (and, for kWhole, whether it is an overlay). Always false.
   bool hash_mismatch(size_t i, FileHashKind kind, std::string* err) const;
+
+  // Several files in one pass over their chunks (container_many.cc): the files' pieces,
+  // each chunk decoded once, into sink(k, off, p, n) for the k-th of fis; ok[k] false for
+  // a file whose chunk could not be decoded or whose sink failed. A file's hash is taken
+  // on its pieces while they come in its own order (InOrderHash); check_file compares it,
+  // or the file's bytes read back through reread when they did not.
+  struct InOrderHash;
+  template <class Sink>
+  void walk_files(const std::vector<size_t>& fis, Sink&& sink, std::vector<InOrderHash>& hashes,
+                  std::vector<char>& ok) const;
+  template <class Reread>
+  bool check_file(InOrderHash& hash, Reread&& reread, size_t k) const;
 };
 
 }  // namespace ckptfwd
