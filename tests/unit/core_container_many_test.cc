@@ -1,11 +1,12 @@
-// ContainerReader::restore_files and read_files: the files of a batch merged by variable
-// across ranks, restored together with each chunk decoded once, exact, and a file that
-// fails restored again alone for its own error.
+// ContainerReader::restore_files and read_files, and materialize_entries on them: the files
+// of a batch merged by variable across ranks, restored together with each chunk decoded
+// once, exact, and a file that fails restored again alone for its own error.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "store/container/chunk_encode.h"
 #include "store/container/container.h"
 #include "store/container/content_hash.h"
+#include "store/manifest/materialize.h"
 
 namespace ckptfwd {
 namespace {
@@ -185,6 +187,58 @@ TEST(ContainerMany, AFileThatFailsGetsItsOwnErrorAndTheOthersComeBack) {
     close(fd);
     EXPECT_NE(errs[0].find("does not match its checksum"), std::string::npos) << errs[0];
   }
+}
+
+TEST(MaterializeEntries, ACheckpointBeyondTheReadersCacheDecodesEachChunkOnce) {
+  TempDir dir;
+  // 4 ranks x 40 variables of 512 KiB (80 MiB, past the reader's 64 MiB of decoded
+  // chunks); each variable's 2 MiB stream is one chunk holding the 4 ranks' pieces.
+  Merged m = write_merged(dir / "c.ckc", 4, 40, 512 << 10, 2 << 20, false, false, "raw");
+  ASSERT_EQ(m.chunks, 40u);
+  std::vector<CatalogEntry> entries(5);
+  for (uint32_t k = 0; k < 5; ++k) {
+    entries[k].path = "/ckpt/rank" + std::to_string(k) + ".bin";
+    entries[k].container = "c.ckc";
+    entries[k].file_index = k;
+    entries[k].size = k < 4 ? m.contents[k].size() : 0;
+  }
+  entries[3].size += 1000;  // the MANIFEST's size wins when larger: a zero tail
+  std::vector<std::unique_ptr<ContainerReader>> opened;
+  ContainerSource source = [&](const std::string& name, std::string* why) -> ContainerReader* {
+    if (opened.empty()) {
+      opened.push_back(std::make_unique<ContainerReader>());
+      if (!opened.back()->open(dir / name, why)) return nullptr;
+    }
+    return opened.back().get();
+  };
+  std::vector<const CatalogEntry*> es;
+  std::vector<int> fds;
+  for (size_t k = 0; k < entries.size(); ++k) {
+    es.push_back(&entries[k]);
+    fds.push_back(
+        ::open((dir / ("out" + std::to_string(k))).c_str(), O_RDWR | O_CREAT | O_EXCL, 0600));
+  }
+  std::vector<std::string> errs;
+  EXPECT_FALSE(materialize_entries(es, source, fds, errs));
+  for (int fd : fds) close(fd);
+  for (size_t k = 0; k < 4; ++k) {
+    std::vector<uint8_t> want = m.contents[k];
+    if (k == 3) want.resize(want.size() + 1000, 0);
+    EXPECT_TRUE(file_bytes(dir / ("out" + std::to_string(k))) == want) << k;
+    EXPECT_EQ(errs[k], "") << k;
+  }
+  EXPECT_NE(errs[4].find("the MANIFEST names file 4"), std::string::npos) << errs[4];
+  EXPECT_EQ(opened[0]->chunks_decoded(), m.chunks);
+  // The same entries one after the other: each file decodes every chunk again (so this
+  // test can fail).
+  opened.clear();
+  for (size_t k = 0; k < 4; ++k) {
+    int fd = ::open((dir / ("again" + std::to_string(k))).c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+    std::string err;
+    EXPECT_TRUE(materialize_entry(entries[k], source, fd, &err, true)) << err;
+    close(fd);
+  }
+  EXPECT_GE(opened[0]->chunks_decoded(), 3 * m.chunks);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -241,20 +242,8 @@ bool copy_newer_file(int src, const struct stat& st, int fd, const std::string& 
   return true;
 }
 
-// Writes e's bytes, mode and modification time into the new file fd; or, with newest_wins,
-// when the file at e's own path was written after e, that file's (named on stderr).
-bool write_restored(const ContainerSource& containers, const CatalogEntry& e, int fd,
-                    const std::string& shown, bool newest_wins, std::string* why) {
-  struct stat st {};
-  if (int src = newest_wins ? open_newer_real_file(e, &st) : -1; src >= 0) {
-    error("note: " + printable(e.path) +
-          " was written directly after the store's version of it: restoring that file, not "
-          "the store's older bytes");
-    bool ok = copy_newer_file(src, st, fd, shown, why);
-    ::close(src);
-    return ok;
-  }
-  if (!materialize_entry(e, containers, fd, why)) return false;
+// Gives the restored file fd e's permission bits and modification time.
+bool set_mode_and_time(const CatalogEntry& e, int fd, const std::string& shown, std::string* why) {
   // Permission bits only: set-uid/set-gid from a container are never honoured.
   if (::fchmod(fd, e.mode & 01777) != 0) {
     *why = "cannot set the mode of " + shown + ": " + strerror(errno);
@@ -270,42 +259,57 @@ bool write_restored(const ContainerSource& containers, const CatalogEntry& e, in
   return true;
 }
 
-// Writes e as leaf of dir: created anew (O_EXCL, O_NOFOLLOW) in a private directory beside
-// its destination, then renamed into place, so a failed restore never leaves a half-written
-// file under the real name, and nobody else can read it while it is written, plant the file
-// it is written into, or swap another in before the rename.
-bool restore_into(const ContainerSource& containers, const CatalogEntry& e, int dir,
-                  const std::string& leaf, const std::string& shown, bool newest_wins,
-                  std::string* why) {
-  if (!may_replace(dir, leaf, shown, why)) return false;  // before any work; again at the end
-  PrivateDir pd;
-  if (!pd.make(dir, shown.substr(0, shown.size() - leaf.size() - 1), why)) return false;
-  int fd =
-      ::openat(pd.fd, leaf.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    *why = "cannot create " + shown + ": " + strerror(errno);
+// A file is restored as leaf of its directory: created anew (O_EXCL, O_NOFOLLOW) in a
+// private directory beside its destination, then renamed into place, so a failed restore
+// never leaves a half-written file under the real name, and nobody else can read it while
+// it is written, plant the file it is written into, or swap another in before the rename.
+// One file of a batch being restored (the files of a batch are written together by
+// materialize_entries): its parent directory, its private directory there and the new
+// file in it.
+struct Restoring {
+  const CatalogEntry* e = nullptr;
+  std::string shown, leaf, why;
+  // The file at e's own path was written after e (newest_wins): its bytes, mode and time
+  // were copied instead (copied: with success).
+  bool newer = false, copied = false;
+  int dir = -1;
+  std::unique_ptr<PrivateDir> pd = std::make_unique<PrivateDir>();
+  int fd = -1;
+  ~Restoring() {
+    if (fd >= 0) ::close(fd);
+    pd.reset();  // removes the private directory from dir, then dir can go
+    if (dir >= 0) ::close(dir);
+  }
+};
+
+// Creates r.e's new file at rel below root_fd (named root_name) in a private directory;
+// false with r.why.
+bool begin_restore(Restoring& r, int root_fd, const std::string& root_name,
+                   const std::string& rel) {
+  r.shown = root_name + "/" + rel;
+  r.dir = open_parent_dir(root_fd, rel, &r.leaf, &r.why, root_name);
+  if (r.dir < 0 || !may_replace(r.dir, r.leaf, r.shown, &r.why) ||
+      !r.pd->make(r.dir, r.shown.substr(0, r.shown.size() - r.leaf.size() - 1), &r.why))
     return false;
-  }
-  bool ok = write_restored(containers, e, fd, shown, newest_wins, why);
-  if (::close(fd) != 0 && ok) {
-    *why = "cannot write " + shown + ": " + strerror(errno);
-    ok = false;
-  }
-  ok = ok && rename_into_place(pd, leaf, dir, leaf, shown, why);
-  if (!ok) ::unlinkat(pd.fd, leaf.c_str(), 0);
-  return ok;
+  // Read and write: restore_files reads a file back to check it when its pieces came out
+  // of its order.
+  r.fd =
+      ::openat(r.pd->fd, r.leaf.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (r.fd < 0) r.why = "cannot create " + r.shown + ": " + strerror(errno);
+  return r.fd >= 0;
 }
 
-// Restores e at rel below the target directory root_fd, named root_name (DIR).
-bool restore_one(const ContainerSource& containers, const CatalogEntry& e, int root_fd,
-                 const std::string& root_name, const std::string& rel, bool newest_wins,
-                 std::string* why) {
-  std::string leaf;
-  const std::string shown = root_name + "/" + rel;
-  int dir = open_parent_dir(root_fd, rel, &leaf, why, root_name);
-  if (dir < 0) return false;
-  bool ok = restore_into(containers, e, dir, leaf, shown, newest_wins, why);
-  ::close(dir);
+// After r's bytes were written (written) or not: its mode and time set, the file closed
+// and renamed into place, or removed; false with r.why.
+bool end_restore(Restoring& r, bool written) {
+  bool ok = written && (r.newer || set_mode_and_time(*r.e, r.fd, r.shown, &r.why));
+  if (::close(r.fd) != 0 && ok) {
+    r.why = "cannot write " + r.shown + ": " + strerror(errno);
+    ok = false;
+  }
+  r.fd = -1;
+  ok = ok && rename_into_place(*r.pd, r.leaf, r.dir, r.leaf, r.shown, &r.why);
+  if (!ok) ::unlinkat(r.pd->fd, r.leaf.c_str(), 0);
   return ok;
 }
 
@@ -435,11 +439,8 @@ int restore_entries(const Store& st, const std::vector<const CatalogEntry*>& cho
   };
   size_t ok_count = 0, bad_count = 0;
   unsigned long long ok_bytes = 0;
-  for (size_t i = 0; i < todo.size(); ++i) {
+  auto count = [&](size_t i, bool ok, const std::string& err) {
     const CatalogEntry& e = *todo[i];
-    std::string rel = destination_of(e.path, prefix, full);
-    std::string err;
-    bool ok = restore_one(containers, e, root, to, rel, newest_wins, &err);
     if (ok) {
       ++ok_count;
       ok_bytes += e.size;
@@ -451,6 +452,49 @@ int restore_entries(const Store& st, const std::vector<const CatalogEntry*>& cho
     }
     done_bytes += e.size;
     progress.update(i + 1, done_bytes);
+  };
+  // Batches of files written together (materialize_entries: each chunk of a container
+  // decoded once for all of its files in the batch); two descriptors per file.
+  constexpr size_t kBatchFiles = 64;
+  for (size_t b = 0; b < todo.size(); b += kBatchFiles) {
+    const size_t n = std::min(kBatchFiles, todo.size() - b);
+    std::vector<std::unique_ptr<Restoring>> rs;
+    std::vector<const CatalogEntry*> es;
+    std::vector<int> fds;
+    std::vector<size_t> begun;
+    for (size_t j = 0; j < n; ++j) {
+      rs.push_back(std::make_unique<Restoring>());
+      Restoring& r = *rs.back();
+      r.e = todo[b + j];
+      if (!begin_restore(r, root, to, destination_of(r.e->path, prefix, full))) continue;
+      struct stat newer {};
+      if (int src = newest_wins ? open_newer_real_file(*r.e, &newer) : -1; src >= 0) {
+        error("note: " + printable(r.e->path) +
+              " was written directly after the store's version of it: restoring that file, "
+              "not the store's older bytes");
+        r.newer = true;
+        r.copied = copy_newer_file(src, newer, r.fd, r.shown, &r.why);
+        ::close(src);
+        continue;
+      }
+      es.push_back(r.e);
+      fds.push_back(r.fd);
+      begun.push_back(j);
+    }
+    std::vector<std::string> errs;
+    materialize_entries(es, containers, fds, errs);
+    for (size_t k = 0; k < begun.size(); ++k)
+      if (!errs[k].empty()) rs[begun[k]]->why = errs[k];
+    size_t k = 0;
+    for (size_t j = 0; j < n; ++j) {
+      Restoring& r = *rs[j];
+      const bool was_begun = k < begun.size() && begun[k] == j;
+      const bool ok =
+          r.newer ? end_restore(r, r.copied) : was_begun && end_restore(r, errs[k].empty());
+      k += was_begun ? 1 : 0;
+      count(b + j, ok, r.why);
+      rs[j].reset();
+    }
   }
   progress.finish();
   ::close(root);

@@ -94,6 +94,68 @@ bool materialize_entry(const CatalogEntry& e, const ContainerSource& containers,
   return true;
 }
 
+bool materialize_entries(const std::vector<const CatalogEntry*>& es,
+                         const ContainerSource& containers, const std::vector<int>& fds,
+                         std::vector<std::string>& errs) {
+  errs.assign(es.size(), "");
+  // Entries whose base is all there is, by container.
+  std::map<std::string, std::vector<size_t>> together;
+  std::vector<size_t> alone;
+  for (size_t k = 0; k < es.size(); ++k)
+    if (es[k]->overlays.empty() && !es[k]->container.empty())
+      together[es[k]->container].push_back(k);
+    else
+      alone.push_back(k);
+  bool all = true;
+  for (auto& [name, ks] : together) {
+    if (ks.size() == 1) {
+      alone.push_back(ks[0]);
+      continue;
+    }
+    std::vector<size_t> idx, which;
+    std::vector<int> to;
+    ContainerReader* r = nullptr;
+    for (size_t k : ks) {
+      const CatalogEntry& e = *es[k];
+      ContainerReader* rk =
+          layer_reader(containers, "base", e.container, e.base_id, e.file_index, &errs[k]);
+      if (!rk) {
+        all = false;
+        continue;
+      }
+      if (r && rk != r) {  // a source that opens a container twice: this one alone
+        alone.push_back(k);
+        continue;
+      }
+      r = rk;
+      idx.push_back(e.file_index);
+      to.push_back(fds[k]);
+      which.push_back(k);
+    }
+    if (!r) continue;
+    std::vector<std::string> why;
+    r->restore_files(idx, to, why);
+    for (size_t j = 0; j < which.size(); ++j) {
+      const size_t k = which[j];
+      const CatalogEntry& e = *es[k];
+      if (!why[j].empty()) {
+        errs[k] = "base (container " + e.container + "): " + why[j];
+        all = false;
+        continue;
+      }
+      // The manifest's effective size wins when it is larger (materialize_entry).
+      if (r->files()[e.file_index].size < e.size &&
+          ::ftruncate(fds[k], static_cast<off_t>(e.size)) != 0) {
+        errs[k] = "cannot set the size of '" + e.path + "': " + strerror(errno);
+        all = false;
+      }
+    }
+  }
+  for (size_t k : alone)
+    if (!materialize_entry(*es[k], containers, fds[k], &errs[k], true)) all = false;
+  return all;
+}
+
 bool materialize_entry(const std::string& store_dir, const CatalogEntry& e, int fd,
                        std::string* err) {
   std::map<std::string, std::unique_ptr<ContainerReader>> open;

@@ -4,6 +4,7 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "store/container/container.h"
 #include "store/manifest/manifest.h"
@@ -22,6 +23,16 @@ using ContainerSource = std::function<ContainerReader*(const std::string& name, 
 // empty already (a file just created), so it is not truncated first.
 bool materialize_entry(const CatalogEntry& e, const ContainerSource& containers, int fd,
                        std::string* err, bool fresh = false);
+
+// Entries es[k] into fds[k] (each empty, a file just created), as materialize_entry does
+// them one by one, with errs[k] "" or its error. The bases of entries without overlays
+// that lie in one container are restored together (ContainerReader::restore_files): a
+// variable merged across ranks has chunks holding pieces of several files, which a
+// restore file after file decodes again for each once they outgrow the reader's cache.
+// True when every entry came out whole.
+bool materialize_entries(const std::vector<const CatalogEntry*>& es,
+                         const ContainerSource& containers, const std::vector<int>& fds,
+                         std::vector<std::string>& errs);
 
 // Same, opening containers from store_dir (each once per call). Container names must be
 // plain file names inside the store: anything else is an error, never a path outside.
