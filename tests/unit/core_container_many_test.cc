@@ -189,6 +189,23 @@ TEST(ContainerMany, AFileThatFailsGetsItsOwnErrorAndTheOthersComeBack) {
   }
 }
 
+TEST(ChunkGroups, FilesOfAVariableMergedAcrossRanksShareAGroup) {
+  TempDir dir;
+  // Stream 0 in chunks of 4096: files a and b fill chunk 0 (3000 and 1096 bytes);
+  // c lies in chunk 1 alone; d is in its own stream; e is empty.
+  std::vector<test::TestFile> files = {{"/a", smooth_bytes(3000, 1), {}, 0},
+                                       {"/b", smooth_bytes(1096, 2), {}, 0},
+                                       {"/c", smooth_bytes(2000, 3), {}, 0},
+                                       {"/d", smooth_bytes(5000, 4), {}, 1},
+                                       {"/e", {}, {}, 0}};
+  std::string err;
+  ASSERT_TRUE(test::build_container(dir / "c.ckc", files, 2, 4096, "zstd", &err)) << err;
+  ContainerReader r;
+  ASSERT_TRUE(r.open(dir / "c.ckc", &err)) << err;
+  EXPECT_EQ(r.chunk_groups({0, 1, 2, 3, 4}), (std::vector<size_t>{0, 0, 1, 2, 3}));
+  EXPECT_EQ(r.chunk_groups({3, 1}), (std::vector<size_t>{0, 1}));
+}
+
 TEST(MaterializeEntries, ACheckpointBeyondTheReadersCacheDecodesEachChunkOnce) {
   TempDir dir;
   // 4 ranks x 40 variables of 512 KiB (80 MiB, past the reader's 64 MiB of decoded

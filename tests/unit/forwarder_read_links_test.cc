@@ -242,6 +242,20 @@ TEST(PrefetchRuns, BlocksOfConsecutiveFilesAreDealtRoundRobin) {
   EXPECT_EQ(total, 1000u);
 }
 
+TEST(PrefetchGroups, FilesSharingChunksAreOneUnitCutAtItsLimit) {
+  // Files 0, 2, 3 share chunks, 1 and 4 are alone: units in the order of their first file.
+  EXPECT_EQ(prefetch_groups({0, 1, 0, 0, 2}),
+            (std::vector<std::vector<size_t>>{{0, 2, 3}, {1}, {4}}));
+  // A group larger than kPrefetchGroupFiles is cut into pieces of consecutive files.
+  std::vector<size_t> one(kPrefetchGroupFiles * 2 + 3, 0);
+  auto units = prefetch_groups(one);
+  ASSERT_EQ(units.size(), 3u);
+  EXPECT_EQ(units[0].size(), kPrefetchGroupFiles);
+  EXPECT_EQ(units[2], (std::vector<size_t>{2 * kPrefetchGroupFiles, 2 * kPrefetchGroupFiles + 1,
+                                           2 * kPrefetchGroupFiles + 2}));
+  EXPECT_TRUE(prefetch_groups({}).empty());
+}
+
 // The forwarder's service: what publishes a link and what stops them.
 class ReadLinksServiceTest : public ForwarderTest {
  protected:

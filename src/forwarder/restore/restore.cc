@@ -143,6 +143,62 @@ std::string ensure_read_view(const std::string& view, const std::string& store,
   return view;
 }
 
+void ensure_read_views(const std::vector<std::string>& views, const std::string& store,
+                       const std::vector<const CatalogEntry*>& es, std::vector<std::string>& got,
+                       std::vector<bool>& restored, std::vector<std::string>& errs) {
+  const size_t n = views.size();
+  got.assign(n, "");
+  restored.assign(n, false);
+  errs.assign(n, "");
+  static std::atomic<uint64_t> seq{0};
+  static const pid_t pid = getpid();  // the forwarder does not fork once it serves
+  std::vector<std::string> tmps;
+  std::vector<const CatalogEntry*> todo;
+  std::vector<int> fds;
+  std::vector<size_t> which;
+  for (size_t k = 0; k < n; ++k) {
+    if (read_view_ready(views[k], es[k]->size)) {
+      got[k] = views[k];
+      continue;
+    }
+    std::string tmp = views[k] + ".tmp" + std::to_string(pid) + "-" + std::to_string(seq++);
+    // As ensure_read_view: the file's own bits where its owner may read it.
+    const unsigned bits = es[k]->mode & 07777;
+    int fd = create_staged(tmp, &errs[k], (bits & S_IRUSR) ? bits : 0600);
+    if (fd < 0) continue;
+    tmps.push_back(std::move(tmp));
+    todo.push_back(es[k]);
+    fds.push_back(fd);
+    which.push_back(k);
+  }
+  std::map<std::string, std::shared_ptr<ContainerReader>> held;  // alive for these restores
+  ContainerSource source = [&](const std::string& name, std::string* why) -> ContainerReader* {
+    auto it = held.find(name);
+    if (it != held.end()) return it->second.get();
+    auto r = recent_container(store, name, why);
+    if (!r) return nullptr;
+    return (held[name] = std::move(r)).get();
+  };
+  std::vector<std::string> why;
+  materialize_entries(todo, source, fds, why);
+  for (size_t j = 0; j < which.size(); ++j) {
+    const size_t k = which[j];
+    close(fds[j]);
+    bool ok = why[j].empty();
+    if (!ok) errs[k] = why[j];
+    if (ok && ::rename(tmps[j].c_str(), views[k].c_str()) != 0) {
+      errs[k] = "cannot rename " + tmps[j] + " to " + views[k] + ": " + strerror(errno);
+      ok = false;
+    }
+    if (!ok) {
+      ::unlink(tmps[j].c_str());
+      continue;
+    }
+    got[k] = views[k];
+    restored[k] = true;
+  }
+}
+
 void remove_read_views(const std::string& dir) {
   DIR* d = opendir(dir.c_str());
   if (!d) return;

@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "store/container/container.h"
 #include "store/manifest/manifest.h"
@@ -26,6 +27,14 @@ std::string read_view_of(const std::string& session_dir, const std::string& stor
 // failure.
 std::string ensure_read_view(const std::string& view, const std::string& store,
                              const CatalogEntry& e, bool* restored, std::string* err);
+
+// ensure_read_view for several entries at once: views[k] of es[k]. Those not staged yet
+// are restored together (materialize_entries: the files of one container that share
+// chunks, a variable merged across ranks, decode each chunk once for all of them).
+// got[k]: views[k], or "" with errs[k]; restored[k] whether this call restored it.
+void ensure_read_views(const std::vector<std::string>& views, const std::string& store,
+                       const std::vector<const CatalogEntry*>& es, std::vector<std::string>& got,
+                       std::vector<bool>& restored, std::vector<std::string>& errs);
 
 // True when view exists as a regular file of size bytes (a complete view: views appear by
 // rename only).

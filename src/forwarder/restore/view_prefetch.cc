@@ -159,16 +159,27 @@ void ViewPrefetch::plan(const std::string& store, const std::string& container, 
     return;
   }
   LOG_DEBUG("prefetching %zu read views of %s/%s", window.size(), store.c_str(), container.c_str());
-  std::vector<uint64_t> window_sizes;
-  for (size_t i : window) window_sizes.push_back(sizes[i]);
+  // The window's files that share chunks (a variable merged across ranks) are restored
+  // together, by one thread (prefetch_groups).
+  const std::vector<std::vector<size_t>> groups =
+      prefetch_groups(r->chunk_groups(std::vector<size_t>(window.begin(), window.end())));
+  std::vector<uint64_t> group_sizes;
+  for (const std::vector<size_t>& g : groups) {
+    group_sizes.push_back(0);
+    for (size_t j : g) group_sizes.back() += sizes[window[j]];
+  }
   std::vector<std::vector<size_t>> parts =
-      prefetch_runs(window_sizes, static_cast<size_t>(std::max(threads_, 1)));
+      prefetch_runs(group_sizes, static_cast<size_t>(std::max(threads_, 1)));
   size_t runs = parts.size();
   auto left = std::make_shared<std::atomic<size_t>>(runs);
   for (size_t k = 0; k < runs; ++k) {
-    std::vector<Staged> run;
-    for (size_t j : parts[k])
-      run.push_back({std::move(live[window[j]]), std::move(views[window[j]]), !no_link[window[j]]});
+    std::vector<std::vector<Staged>> run;
+    for (size_t gi : parts[k]) {
+      run.emplace_back();
+      for (size_t j : groups[gi])
+        run.back().push_back(
+            {std::move(live[window[j]]), std::move(views[window[j]]), !no_link[window[j]]});
+    }
     std::lock_guard<std::mutex> g(mu_);
     if (stopped_) break;
     pool().submit([this, store, container, key, left, gen, run = std::move(run)] {
@@ -200,6 +211,21 @@ std::vector<std::vector<size_t>> prefetch_runs(const std::vector<uint64_t>& size
   return runs;
 }
 
+std::vector<std::vector<size_t>> prefetch_groups(const std::vector<size_t>& group) {
+  std::vector<std::vector<size_t>> out;
+  std::vector<size_t> open;  // group number -> its entry in out still taking files
+  for (size_t j = 0; j < group.size(); ++j) {
+    if (group[j] >= open.size()) open.resize(group[j] + 1, SIZE_MAX);
+    size_t& at = open[group[j]];
+    if (at == SIZE_MAX || out[at].size() == kPrefetchGroupFiles) {
+      at = out.size();
+      out.emplace_back();
+    }
+    out[at].push_back(j);
+  }
+  return out;
+}
+
 std::set<std::string> ViewPrefetch::file_names(const std::string& dir) {
   std::set<std::string> names;
   if (DIR* d = opendir(dir.c_str())) {
@@ -209,51 +235,73 @@ std::set<std::string> ViewPrefetch::file_names(const std::string& dir) {
   return names;
 }
 
-void ViewPrefetch::stage(const std::string& store, const std::vector<Staged>& files,
+void ViewPrefetch::stage(const std::string& store, const std::vector<std::vector<Staged>>& groups,
                          const std::string& container, uint64_t gen) {
   bool warned = false;
-  for (size_t k = 0; k < files.size(); ++k) {
-    const CatalogEntry& e = files[k].entry;
-    const std::string& view = files[k].view;
-    bool stop = false, mine = false;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const std::vector<Staged>& files = groups[g];
+    bool stop = false;
+    std::vector<char> mine(files.size(), 0);
     {
-      std::lock_guard<std::mutex> g(mu_);
+      std::lock_guard<std::mutex> lk(mu_);
       stop = stopped_;
-      mine = !stop && restoring_.insert(view).second;
+      for (size_t k = 0; k < files.size() && !stop; ++k)
+        mine[k] = restoring_.insert(files[k].view).second;
     }
     if (stop) {  // what is left of the run is not in flight any more
-      std::lock_guard<std::mutex> g(mu_);
-      for (size_t j = k; j < files.size(); ++j) in_flight_ -= files[j].entry.size;
+      std::lock_guard<std::mutex> lk(mu_);
+      for (size_t j = g; j < groups.size(); ++j)
+        for (const Staged& f : groups[j]) in_flight_ -= f.entry.size;
       return;
     }
-    bool restored = false;
-    std::string err, got;
-    if (mine) {
-      // Not served before (the plan found no view): nothing can purge it while it is
-      // being restored, so it is marked served once, when it is there.
-      got = ensure_read_view(view, store, e, &restored, &err);
-      {
-        std::lock_guard<std::mutex> g(state_.mu);
-        state_.serve_view(view, false);
-        if (!got.empty() && files[k].link && links_ && links_->on() && servable_(store, e.path))
-          links_->publish(got, e.path, e.mode & 07777, gen, restored);
+    // Not served before (the plan found no view): nothing can purge them while they are
+    // being restored, so each is marked served once, when it is there.
+    std::vector<std::string> views, got, errs;
+    std::vector<const CatalogEntry*> es;
+    std::vector<size_t> at;
+    std::vector<bool> restored;
+    for (size_t k = 0; k < files.size(); ++k)
+      if (mine[k]) {
+        views.push_back(files[k].view);
+        es.push_back(&files[k].entry);
+        at.push_back(k);
       }
-      end(view);
+    if (es.size() == 1) {
+      bool r = false;
+      errs.assign(1, "");
+      got.assign(1, ensure_read_view(views[0], store, *es[0], &r, &errs[0]));
+      restored.assign(1, r);
+    } else if (!es.empty()) {
+      ensure_read_views(views, store, es, got, restored, errs);
+    }
+    for (size_t j = 0; j < at.size(); ++j) {
+      const Staged& f = files[at[j]];
+      {
+        std::lock_guard<std::mutex> lk(state_.mu);
+        state_.serve_view(f.view, false);
+        if (!got[j].empty() && f.link && links_ && links_->on() && servable_(store, f.entry.path))
+          links_->publish(got[j], f.entry.path, f.entry.mode & 07777, gen, restored[j]);
+      }
+      end(f.view);
     }
     {
-      std::lock_guard<std::mutex> g(mu_);
-      in_flight_ -= e.size;
-      if (mine && got.empty()) failed_.insert(view);
+      std::lock_guard<std::mutex> lk(mu_);
+      for (const Staged& f : files) in_flight_ -= f.entry.size;
+      for (size_t j = 0; j < at.size(); ++j)
+        if (got[j].empty()) failed_.insert(files[at[j]].view);
     }
-    if (restored) {
-      stats_.restores++;
-      stats_.bytes_restored += e.size;
-      stats_.views_prefetched++;
-    }
-    if (mine && got.empty() && !warned) {
-      warned = true;  // one line per run; each file's own open reports its error
-      LOG_WARN("cannot prefetch the read view of %s from %s/%s: %s", e.path.c_str(), store.c_str(),
-               container.c_str(), err.c_str());
+    for (size_t j = 0; j < at.size(); ++j) {
+      const Staged& f = files[at[j]];
+      if (restored[j]) {
+        stats_.restores++;
+        stats_.bytes_restored += f.entry.size;
+        stats_.views_prefetched++;
+      }
+      if (got[j].empty() && !warned) {
+        warned = true;  // one line per run; each file's own open reports its error
+        LOG_WARN("cannot prefetch the read view of %s from %s/%s: %s", f.entry.path.c_str(),
+                 store.c_str(), container.c_str(), errs[j].c_str());
+      }
     }
   }
 }

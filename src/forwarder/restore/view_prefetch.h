@@ -50,8 +50,9 @@ uint64_t prefetch_budget(uint64_t limit, uint64_t free_bytes, uint64_t stage_lim
 std::vector<size_t> prefetch_window(const std::vector<uint64_t>& sizes, size_t opened,
                                     uint64_t budget);
 
-// How a window's files (their sizes, in window order) are shared among threads: blocks of
-// consecutive files, at most kPrefetchBlockFiles of them and closed once they reach
+// How a window's files (their sizes, in window order; the units are the groups of files
+// restored together, prefetch_groups below) are shared among threads: blocks of
+// consecutive units, at most kPrefetchBlockFiles of them and closed once they reach
 // kPrefetchBlockBytes, dealt round robin. Consecutive files share chunks, so a block's
 // chunks are mostly decoded by one thread; and the threads work side by side near the
 // front of the window, where a restart reading files in order is (contiguous halves left
@@ -60,6 +61,13 @@ std::vector<size_t> prefetch_window(const std::vector<uint64_t>& sizes, size_t o
 inline constexpr size_t kPrefetchBlockFiles = 32;
 inline constexpr uint64_t kPrefetchBlockBytes = 4ull << 20;
 std::vector<std::vector<size_t>> prefetch_runs(const std::vector<uint64_t>& sizes, size_t threads);
+
+// A window's files that share chunks (ContainerReader::chunk_groups: group[j] for the j-th
+// file) are restored together, each chunk decoded once for all of them: the groups, each
+// in window order, in the order of their first files, cut into pieces of at most
+// kPrefetchGroupFiles (descriptors open at once). The units prefetch_runs deals.
+inline constexpr size_t kPrefetchGroupFiles = 64;
+std::vector<std::vector<size_t>> prefetch_groups(const std::vector<size_t>& group);
 
 class ViewPrefetch {
  public:
@@ -100,7 +108,8 @@ class ViewPrefetch {
     bool link = false;
   };
   // gen: the namespace generation read before the plan looked at the catalog.
-  void stage(const std::string& store, const std::vector<Staged>& files,
+  // groups: the run's groups of files restored together (prefetch_groups).
+  void stage(const std::string& store, const std::vector<std::vector<Staged>>& groups,
              const std::string& container, uint64_t gen);
   static std::set<std::string> file_names(const std::string& dir);
   WorkerPool& pool();

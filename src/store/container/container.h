@@ -200,6 +200,11 @@ class ContainerReader {
                      std::vector<std::string>& errs);
   bool read_files(const std::vector<size_t>& fis, std::vector<std::vector<uint8_t>>& outs,
                   std::vector<std::string>& errs);
+  // For files fis: group[k], the same number for files that share a chunk, directly or
+  // through others (numbered from 0 in the order of each group's first file). Files of
+  // one group restore best together (restore_files); files of different groups share no
+  // decoding.
+  std::vector<size_t> chunk_groups(const std::vector<size_t>& fis) const;
   // How many chunks this reader has decoded so far (a chunk its cache held is not counted
   // again): what a restore cost, for tests and reports.
   uint64_t chunks_decoded() const;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 
 #include "store/container/container_format.h"
@@ -266,6 +267,38 @@ bool ContainerReader::read_files(const std::vector<size_t>& fis,
       all = false;
   }
   return all;
+}
+
+std::vector<size_t> ContainerReader::chunk_groups(const std::vector<size_t>& fis) const {
+  const Impl& m = *impl_;
+  // Union-find over the files, joined through the first file seen on each chunk.
+  std::vector<size_t> up(fis.size());
+  for (size_t k = 0; k < up.size(); ++k) up[k] = k;
+  auto root = [&](size_t k) {
+    while (up[k] != k) k = up[k] = up[up[k]];
+    return k;
+  };
+  std::map<std::pair<size_t, size_t>, size_t> first_on;
+  for (size_t k = 0; k < fis.size(); ++k) {
+    if (fis[k] >= m.files.size()) continue;
+    for (const FileRange& r : m.files[fis[k]].ranges) {
+      if (r.len == 0) continue;
+      for (size_t i = m.chunk_at(r.stream, r.stream_off),
+                  last = m.chunk_at(r.stream, r.stream_off + r.len - 1);
+           i <= last; ++i) {
+        auto [it, fresh] = first_on.insert({{r.stream, i}, k});
+        if (!fresh) {
+          const size_t a = root(it->second), b = root(k);
+          if (a != b) up[std::max(a, b)] = std::min(a, b);
+        }
+      }
+    }
+  }
+  std::vector<size_t> group(fis.size());
+  std::map<size_t, size_t> number;
+  for (size_t k = 0; k < fis.size(); ++k)
+    group[k] = number.emplace(root(k), number.size()).first->second;
+  return group;
 }
 
 uint64_t ContainerReader::chunks_decoded() const {
