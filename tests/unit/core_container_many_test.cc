@@ -23,9 +23,11 @@ namespace {
 using test::smooth_bytes;
 using test::TempDir;
 
-// ranks files of vars variables of `piece` bytes each, variable v of rank k at file offset
-// v * piece, stored in stream (reversed ? vars - 1 - v : v) at stream offset k * piece (a
-// merge across ranks), chunks of chunk bytes. File 1's variable 0 is a hole when holes;
+// ranks files of vars variables of `piece` bytes each, variable v of rank k stored in
+// stream v at stream offset k * piece (a merge across ranks), chunks of chunk bytes. In the
+// file, variable v lies at offset v * piece; with reversed, the odd ranks hold them the
+// other way round (at (vars - 1 - v) * piece), so those files' pieces cannot all come in
+// their order. File 1's variable 0 is a hole when holes;
 // file wrong_hash (if any) is recorded with a hash its content does not have.
 struct Merged {
   std::vector<std::vector<uint8_t>> contents;
@@ -44,15 +46,18 @@ Merged write_merged(const std::string& path, size_t ranks, size_t vars, size_t p
     e.size = c.size();
     e.mode = 0640;
     e.version = k + 1;
-    for (size_t v = 0; v < vars; ++v) {
+    const bool flip = reversed && k % 2 == 1;
+    for (size_t j = 0; j < vars; ++j) {  // in file order: ranges sorted by offset
+      const size_t v = flip ? vars - 1 - j : j, off = j * piece;
       if (holes && k == 1 && v == 0) {
-        std::fill(c.begin(), c.begin() + static_cast<long>(piece), 0);
+        std::fill(c.begin() + static_cast<long>(off), c.begin() + static_cast<long>(off + piece),
+                  0);
         continue;
       }
-      const uint32_t s = static_cast<uint32_t>(reversed ? vars - 1 - v : v);
-      e.ranges.push_back({v * piece, piece, s, streams[s].size()});
-      streams[s].insert(streams[s].end(), c.begin() + static_cast<long>(v * piece),
-                        c.begin() + static_cast<long>((v + 1) * piece));
+      const uint32_t s = static_cast<uint32_t>(v);
+      e.ranges.push_back({off, piece, s, streams[s].size()});
+      streams[s].insert(streams[s].end(), c.begin() + static_cast<long>(off),
+                        c.begin() + static_cast<long>(off + piece));
     }
     e.hash = content_hash(c.data(), c.size()) + (k == wrong_hash ? 1 : 0);
     entries.push_back(e);
@@ -173,10 +178,10 @@ TEST(ContainerMany, AFileThatFailsGetsItsOwnErrorAndTheOthersComeBack) {
     expect_own_errors(r, m, false);
   }
   // Rank 2's content does not match its hash: checked on the pieces as they pass (in
-  // order) and on the file read back (reversed).
+  // order), and with reversed also on files read back (ranks 1 and 3).
   for (bool reversed : {false, true}) {
     TempDir dir;
-    Merged m = write_merged(dir / "c.ckc", 4, 3, 4096, 4096, reversed, false, "zstd", 2);
+    Merged m = write_merged(dir / "c.ckc", 4, 3, 3000, 4096, reversed, false, "zstd", 2);
     ContainerReader r;
     std::string err;
     ASSERT_TRUE(r.open(dir / "c.ckc", &err)) << err;
@@ -256,6 +261,14 @@ TEST(MaterializeEntries, ACheckpointBeyondTheReadersCacheDecodesEachChunkOnce) {
     close(fd);
   }
   EXPECT_GE(opened[0]->chunks_decoded(), 3 * m.chunks);
+
+  // verify checks every chunk, then every file's map in one walk: twice each chunk (one
+  // file after the other, 1 + 4 times).
+  ContainerReader v;
+  ASSERT_TRUE(v.open(dir / "c.ckc", &errs[0])) << errs[0];
+  std::vector<std::string> problems;
+  EXPECT_TRUE(v.verify(problems)) << (problems.empty() ? "" : problems[0]);
+  EXPECT_EQ(v.chunks_decoded(), 2 * m.chunks);
 }
 
 }  // namespace

@@ -189,8 +189,8 @@ class ContainerReader {
   // Same into memory.
   bool read_file(size_t i, std::vector<uint8_t>& out, std::string* err);
   // Files fis[k] into fds[k] (each empty, just made), as restore_file does, and into
-  // memory as read_file does, in one pass: every chunk they need is decoded once, in
-  // container order, and its pieces go to every file (container_many.cc). A variable
+  // memory as read_file does, in one pass: every chunk they need is decoded once, and
+  // its pieces go to every file (container_many.cc). A variable
   // merged across ranks has chunks that hold pieces of several files; restored one after
   // the other, each file decodes them again once the container's decoded chunks outgrow
   // the reader's cache. Each file is checked against its hash; one that fails is restored

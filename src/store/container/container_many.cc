@@ -8,11 +8,11 @@
 // needs first, and a container of g ranks' files merged in groups of g decodes each chunk
 // up to g times. Here each chunk is decoded once and its pieces go to every file at once.
 //
-// Checks: as for one file, every file's whole content is checked against its hash. A
-// file's pieces come in chunk order; when that is its own order (its variables' streams
-// lie in the container in the order the variables lie in the file, as a merge writes
-// them), the hash is taken on the pieces as they pass, holes as zeros; otherwise the file
-// is read back once it is complete and hashed then. A file that fails anything is restored
+// Checks: as for one file, every file's whole content is checked against its hash. The
+// chunks are walked in the order of the earliest file offset they hold; where that is a
+// file's own order (the files of a batch merged by variable lie out alike), its hash is
+// taken on the pieces as they pass, holes as zeros; otherwise the file is read back once
+// it is complete and hashed then. A file that fails anything is restored
 // again alone, so its error is the one restore_file or read_file gives.
 #include <string.h>
 
@@ -38,13 +38,14 @@ struct Piece {
   uint64_t in_chunk, n;
   size_t k;
   uint64_t file_off;
+  uint64_t key = 0;  // where its chunk comes in the walk (walk_files)
 };
 
 }  // namespace
 
 // The hash of one file as its pieces pass, while they come in its order.
 struct ContainerReader::Impl::InOrderHash {
-  std::unique_ptr<ContentHashStream> h;
+  std::unique_ptr<ContentHashStream> h, ho;  // whole content; the ranges alone (overlays)
   const FileEntry* f = nullptr;
   uint64_t hashed_to = 0;  // bytes [0, hashed_to) hashed, holes as zeros
   size_t range = 0;        // the first range not wholly hashed
@@ -66,6 +67,7 @@ struct ContainerReader::Impl::InOrderHash {
     }
     if (off > hashed_to) h->update_zeros(off - hashed_to);
     h->update(p, static_cast<size_t>(n));
+    ho->update(p, static_cast<size_t>(n));
     hashed_to = off + n;
   }
   // After the last piece: whether the hash taken in order matches (in_order false when it
@@ -79,9 +81,18 @@ struct ContainerReader::Impl::InOrderHash {
     hashed_to = f->size;
     return h->digest() == f->hash;
   }
+  // After the last piece: whether the ranges' bytes, taken in order, match (an overlay's
+  // hash, container.h).
+  bool ranges_match() {
+    if (!in_order || expected() != UINT64_MAX) {
+      in_order = false;
+      return false;
+    }
+    return ho->digest() == f->hash;
+  }
 };
 
-// The pieces of files fis, their chunks decoded once each in container order, into
+// The pieces of files fis, their chunks decoded once each (in the order above), into
 // sink(k, off, p, n); ok[k] false for a file whose chunk could not be decoded or whose
 // sink failed. Each file's hash, where its pieces came in order, in hashes[k].
 template <class Sink>
@@ -95,7 +106,8 @@ void ContainerReader::Impl::walk_files(const std::vector<size_t>& fis, Sink&& si
     const FileEntry& f = files[fis[k]];
     hashes[k].f = &f;
     hashes[k].h = std::make_unique<ContentHashStream>(content_kind);
-    if (!hashes[k].h->ok()) ok[k] = 0;
+    hashes[k].ho = std::make_unique<ContentHashStream>(content_kind);
+    if (!hashes[k].h->ok() || !hashes[k].ho->ok()) ok[k] = 0;
     for (const FileRange& r : f.ranges) {
       uint64_t soff = r.stream_off, left = r.len, foff = r.file_off;
       while (left > 0) {
@@ -109,8 +121,21 @@ void ContainerReader::Impl::walk_files(const std::vector<size_t>& fis, Sink&& si
       }
     }
   }
+  // Chunks in the order of the earliest file offset they hold a piece of (then by stream
+  // and chunk): the files of one batch lie out alike (a header, then each variable), so
+  // each file's pieces come in its own order even where the streams are in another (a
+  // header's stream after its variables'), and its hash is taken as they pass.
+  std::map<std::pair<size_t, size_t>, uint64_t> first_off;
+  for (const Piece& p : pieces) {
+    auto [it, fresh] = first_off.insert({{p.s, p.i}, p.file_off});
+    if (!fresh) it->second = std::min(it->second, p.file_off);
+  }
+  for (Piece& p : pieces) p.key = first_off[{p.s, p.i}];
   std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
-    return a.s != b.s ? a.s < b.s : a.i != b.i ? a.i < b.i : a.in_chunk < b.in_chunk;
+    return a.key != b.key ? a.key < b.key
+           : a.s != b.s   ? a.s < b.s
+           : a.i != b.i   ? a.i < b.i
+                          : a.in_chunk < b.in_chunk;
   });
   std::vector<std::pair<size_t, size_t>> chunks;
   for (const Piece& p : pieces)
@@ -299,6 +324,23 @@ std::vector<size_t> ContainerReader::chunk_groups(const std::vector<size_t>& fis
   for (size_t k = 0; k < fis.size(); ++k)
     group[k] = number.emplace(root(k), number.size()).first->second;
   return group;
+}
+
+std::vector<char> ContainerReader::Impl::pass_in_one_walk(
+    const std::vector<size_t>& fis, const std::vector<FileHashKind>& kinds) const {
+  std::vector<InOrderHash> hashes;
+  std::vector<char> ok;
+  walk_files(
+      fis, [](size_t, uint64_t, const uint8_t*, uint64_t) { return true; }, hashes, ok);
+  for (size_t k = 0; k < fis.size(); ++k) {
+    if (!ok[k]) continue;
+    // Both hashes are finished (matches() first: ranges_match() keeps in_order).
+    const bool whole = hashes[k].matches(), ranges = hashes[k].ranges_match();
+    ok[k] = kinds[k] == FileHashKind::kWhole     ? whole
+            : kinds[k] == FileHashKind::kOverlay ? ranges
+                                                 : whole || ranges;
+  }
+  return ok;
 }
 
 uint64_t ContainerReader::chunks_decoded() const {

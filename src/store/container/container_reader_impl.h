@@ -163,6 +163,11 @@ struct ContainerReader::Impl {
                   std::vector<char>& ok) const;
   template <class Reread>
   bool check_file(InOrderHash& hash, Reread&& reread, size_t k) const;
+  // Files fis checked against their hashes (kinds[k]) in one walk, each chunk decoded
+  // once: passed[k]. A file not passed may still be sound (its pieces came out of its
+  // order, where nothing is kept to read back): the caller walks it alone.
+  std::vector<char> pass_in_one_walk(const std::vector<size_t>& fis,
+                                     const std::vector<FileHashKind>& kinds) const;
 };
 
 }  // namespace ckptfwd
