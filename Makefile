@@ -1,6 +1,6 @@
 # ckptfwd top-level driver. CMake does the building; this file is the user's interface.
 # make deps | make | make test | make demo | make bench | make bench-ratio | make bench-scale |
-# make bench-export | make asan | make tsan |
+# make bench-export | make bench-restore | make asan | make tsan |
 # make install PREFIX=...
 BUILD  ?= build
 PREFIX ?= /usr/local
@@ -13,7 +13,7 @@ DEB_PKGS := mpich libmpich-dev libunwind-dev zlib1g-dev libfpzip-dev libxxhash-d
             lammps openfoam gromacs python3-matplotlib chromium-headless-shell
 STAMP  := $(BUILD)/.deps-ok
 
-.PHONY: all deps build test demo bench bench-ratio bench-scale bench-export asan tsan fuzz install clean format
+.PHONY: all deps build test demo bench bench-ratio bench-scale bench-export bench-restore asan tsan fuzz install clean format
 all: build
 
 # `make`, `make build` and `make install` build with the libraries the machine has and never
@@ -79,6 +79,13 @@ bench-scale:
 bench-export:
 	$(deps_then_build)
 	@tools/bench/bench_export.sh $(BUILD) $(BUILD)/bench-export $(BUILD)/bench-export.json
+
+# Restore, verify and restart of a checkpoint of 16 netCDF ranks merged across them into one
+# container larger than a reader's cache of decoded chunks, against cp of the same files;
+# every byte checked. Writes $(BUILD)/bench-restore-merged.json/.svg.
+bench-restore:
+	$(deps_then_build)
+	@tools/bench/bench_restore_merged.sh $(BUILD) $(BUILD)/bench-restore-merged $(BUILD)/bench-restore-merged.json
 
 # The forwarder runs as a daemon whose stderr is CKPTFWD_LOG, which a passing test deletes,
 # and UBSan only prints: so every sanitizer report of every process (forwarder, CLI, unit
