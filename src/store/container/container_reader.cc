@@ -529,28 +529,6 @@ bool ContainerReader::verify(std::vector<std::string>& problems, const std::vect
     bool touches_bad = false;
     for (const FileRange& r : m.files[f].ranges) {
       if (r.len == 0) continue;
-      size_t first = m.chunk_at(r.stream, r.stream_off);
-      size_t last = m.chunk_at(r.stream, r.stream_off + r.len - 1);
-      if (bad_before[r.stream][last + 1] != bad_before[r.stream][first]) touches_bad = true;
-    }
-    Impl::FileHashKind kind = !overlay                               ? Impl::FileHashKind::kEither
-                              : f < overlay->size() && (*overlay)[f] ? Impl::FileHashKind::kOverlay
-                                                                     : Impl::FileHashKind::kWhole;
-    if (touches_bad || (kind != Impl::FileHashKind::kOverlay && m.files[f].size > kVerifyFileLimit))
-      continue;
-    checked.push_back(f);
-    kinds.push_back(kind);
-  }
-  std::vector<char> passed = m.pass_in_one_walk(checked, kinds);
-  std::vector<char> walk_alone(m.files.size(), 1);
-  for (size_t k = 0; k < checked.size(); ++k)
-    if (passed[k]) walk_alone[checked[k]] = 0;
-  NullSink null_sink;
-  for (size_t f = 0; f < m.files.size(); ++f) {
-    if (!walk_alone[f]) continue;
-    bool touches_bad = false;
-    for (const FileRange& r : m.files[f].ranges) {
-      if (r.len == 0) continue;
       // Chunks [first, last] hold stream bytes [stream_off, stream_off + len).
       size_t first = m.chunk_at(r.stream, r.stream_off);
       size_t last = m.chunk_at(r.stream, r.stream_off + r.len - 1);
@@ -562,8 +540,15 @@ bool ContainerReader::verify(std::vector<std::string>& problems, const std::vect
     // The limit is for hashing holes as zeros, which an overlay check never does.
     if (touches_bad || (kind != Impl::FileHashKind::kOverlay && m.files[f].size > kVerifyFileLimit))
       continue;
+    checked.push_back(f);
+    kinds.push_back(kind);
+  }
+  std::vector<char> passed = m.pass_in_one_walk(checked, kinds);
+  NullSink null_sink;
+  for (size_t k = 0; k < checked.size(); ++k) {
+    if (passed[k]) continue;
     std::string why;
-    if (!m.walk_file(f, null_sink, kind, &why)) problems.push_back(why);
+    if (!m.walk_file(checked[k], null_sink, kinds[k], &why)) problems.push_back(why);
   }
   return problems.size() == before;
 }
