@@ -66,7 +66,9 @@ for i in 0 1 2 3; do
 done
 ok "[4 nodes x 2 ranks, a directory each, on GlusterFS] 24 files restored exactly through another node's client, verify clean"
 
-# Part 2: written on node 0, restarted on node 1.
+# Part 2: written on node 0, restarted on node 1. Its capture globs are others: part 1's
+# forwarders (the same job) must have left first, or its ranks would be refused.
+wait_for '[[ -z "$(session_forwarders)" ]]' 30 || fail "part 1's forwarders did not exit when idle"
 CAP=$DFS/ckpt
 CAPTURE="$CAP/*"
 mkdir -p "${DFS_MNT[0]}/ckpt"
