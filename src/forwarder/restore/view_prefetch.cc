@@ -1,6 +1,7 @@
 #include "forwarder/restore/view_prefetch.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include <algorithm>
@@ -75,6 +76,105 @@ void ViewPrefetch::prefetch_container(const std::string& store, const CatalogEnt
   std::string container = e.container;
   uint32_t opened = e.file_index;
   pool().submit([this, store, container, opened] { plan(store, container, opened); });
+}
+
+std::vector<ViewPrefetch::Staged> ViewPrefetch::claim_group_of(const std::string& store,
+                                                               const CatalogEntry& e) {
+  std::string err;
+  std::shared_ptr<ContainerReader> r = recent_container(store, e.container, &err);
+  if (!r || e.file_index >= r->files().size()) return {};
+  const std::vector<FileEntry>& files = r->files();
+  std::vector<size_t> all(files.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const std::vector<size_t> group = r->chunk_groups(all);
+  std::vector<Staged> mates;
+  uint64_t staged = 0;
+  {
+    std::lock_guard<std::mutex> g(state_.mu);
+    std::set<std::string> versioned;  // paths a staged version answers: not from the store
+    for (const auto& [vid, v] : state_.versions)
+      if (!v.dropped) versioned.insert(v.path);
+    Catalog& cat = state_.catalogs.get(store);
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (i == e.file_index || group[i] != group[e.file_index]) continue;
+      const CatalogEntry* c = cat.find(files[i].path);
+      if (!c || c->container != e.container || c->file_index != i || versioned.count(c->path))
+        continue;
+      mates.push_back({*c, read_view_of(dir_, store, *c), false});
+    }
+    if (state_.cfg().stage_limit) staged = state_.staged_bytes();
+  }
+  if (mates.empty()) return {};
+  struct statvfs vfs {};
+  const uint64_t free_bytes =
+      statvfs(dir_.c_str(), &vfs) == 0 ? static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize : 0;
+  std::vector<Staged> claimed;
+  std::lock_guard<std::mutex> g(mu_);
+  if (stopped_) return {};
+  uint64_t budget =
+      prefetch_budget(limit_, free_bytes, state_.cfg().stage_limit, staged, in_flight_);
+  for (Staged& m : mates) {
+    if (claimed.size() + 1 == kPrefetchGroupFiles || m.entry.size > budget) break;
+    if (failed_.count(m.view) || read_view_ready(m.view, m.entry.size) ||
+        !restoring_.insert(m.view).second)
+      continue;
+    budget -= m.entry.size;
+    claimed.push_back(std::move(m));
+  }
+  // A read link only for a path with no fate file (written directly, or by a writer of
+  // this node), as a plan decides.
+  for (Staged& m : claimed) {
+    char fate[PATH_MAX];
+    struct stat st {};
+    m.link = fate::fate_file(dir_.c_str(), m.entry.path.c_str(), fate, sizeof(fate)) &&
+             lstat(fate, &st) != 0;
+  }
+  return claimed;
+}
+
+std::string ViewPrefetch::restore_opened(const std::string& store, const CatalogEntry& e,
+                                         const std::string& view, uint64_t gen, bool* restored,
+                                         std::string* err) {
+  begin(view);  // a prefetch restoring it now: wait for it
+  std::vector<Staged> mates;
+  if (limit_ > 0 && !e.container.empty() && !read_view_ready(view, e.size))
+    mates = claim_group_of(store, e);
+  if (mates.empty()) {
+    std::string got = ensure_read_view(view, store, e, restored, err);
+    end(view);
+    return got;
+  }
+  std::vector<std::string> views = {view}, got, errs;
+  std::vector<const CatalogEntry*> es = {&e};
+  for (const Staged& m : mates) {
+    views.push_back(m.view);
+    es.push_back(&m.entry);
+  }
+  std::vector<bool> done;
+  ensure_read_views(views, store, es, got, done, errs);
+  for (size_t k = 1; k < views.size(); ++k) {
+    {
+      const Staged& m = mates[k - 1];
+      std::lock_guard<std::mutex> g(state_.mu);
+      state_.serve_view(views[k], false);  // staged ahead of its open, as a plan's views
+      if (!got[k].empty() && m.link && links_ && links_->on() && servable_(store, m.entry.path))
+        links_->publish(got[k], m.entry.path, m.entry.mode & 07777, gen, done[k]);
+    }
+    if (done[k]) {
+      stats_.restores++;
+      stats_.bytes_restored += es[k]->size;
+      stats_.views_prefetched++;
+    }
+    if (got[k].empty()) {
+      std::lock_guard<std::mutex> g(mu_);
+      failed_.insert(views[k]);  // its own open reports why
+    }
+    end(views[k]);
+  }
+  *restored = done[0];
+  if (err) *err = errs[0];
+  end(view);
+  return got[0];
 }
 
 void ViewPrefetch::plan(const std::string& store, const std::string& container, uint32_t opened) {

@@ -85,6 +85,18 @@ class ViewPrefetch {
   // files of e's base container, unless a plan is under way for it. Returns at once.
   void prefetch_container(const std::string& store, const CatalogEntry& e);
 
+  // An open's restore of e's view (ensure_read_view), after waiting for a thread that is
+  // restoring it now. With prefetching on, the live files of e's container that share
+  // chunks with it (ContainerReader::chunk_groups; at most kPrefetchGroupFiles, within the
+  // prefetch's budget) and that no one restores yet are restored with it, each chunk
+  // decoded once: ranks of a restart that open their files at once wait for that one pass
+  // instead of each decoding the chunks they share; their views are published as a plan's
+  // are (gen: the namespace generation the open read before it looked at the catalog).
+  // Returns view, or "" with *err.
+  std::string restore_opened(const std::string& store, const CatalogEntry& e,
+                             const std::string& view, uint64_t gen, bool* restored,
+                             std::string* err);
+
   // Each view this prefetch stages is published as a read link (read_links.h) when
   // servable(store, path), called under the state lock, says a read of its path gets it.
   using Servable = std::function<bool(const std::string& store, const std::string& path)>;
@@ -112,6 +124,9 @@ class ViewPrefetch {
   void stage(const std::string& store, const std::vector<std::vector<Staged>>& groups,
              const std::string& container, uint64_t gen);
   static std::set<std::string> file_names(const std::string& dir);
+  // restore_opened's companions of e: live, not staged, claimed (in restoring_) for the
+  // caller, which ends them.
+  std::vector<Staged> claim_group_of(const std::string& store, const CatalogEntry& e);
   WorkerPool& pool();
 
   State& state_;

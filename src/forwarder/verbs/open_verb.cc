@@ -76,9 +76,7 @@ Reply Service::open_read(const std::string& path, bool from_peer, uint64_t gen) 
   std::string err, view = view_name;
   if (!read_view_ready(view_name, e.size)) {
     c_.prefetch.prefetch_container(store, e);
-    c_.prefetch.begin(view_name);  // a prefetch restoring it now: wait for it
-    view = ensure_read_view(view_name, store, e, &restored, &err);
-    c_.prefetch.end(view_name);
+    view = c_.prefetch.restore_opened(store, e, view_name, gen, &restored, &err);
   }
   lk.lock();
   s.serve_view(view_name, false);
