@@ -119,6 +119,7 @@ std::vector<ViewPrefetch::Staged> ViewPrefetch::claim_group_of(const std::string
         !restoring_.insert(m.view).second)
       continue;
     budget -= m.entry.size;
+    in_flight_ += m.entry.size;  // until staged: a plan meanwhile counts it in its budget
     claimed.push_back(std::move(m));
   }
   // A read link only for a path with no fate file (written directly, or by a writer of
@@ -165,9 +166,10 @@ std::string ViewPrefetch::restore_opened(const std::string& store, const Catalog
       stats_.bytes_restored += es[k]->size;
       stats_.views_prefetched++;
     }
-    if (got[k].empty()) {
+    {
       std::lock_guard<std::mutex> g(mu_);
-      failed_.insert(views[k]);  // its own open reports why
+      in_flight_ -= es[k]->size;
+      if (got[k].empty()) failed_.insert(views[k]);  // its own open reports why
     }
     end(views[k]);
   }
