@@ -117,32 +117,6 @@ bool restore_entry(const std::string& store, const CatalogEntry& e, int fd, std:
   return materialize_entry(e, source, fd, err, fresh);
 }
 
-std::string ensure_read_view(const std::string& view, const std::string& store,
-                             const CatalogEntry& e, bool* restored, std::string* err) {
-  *restored = false;
-  if (read_view_ready(view, e.size)) return view;
-  static std::atomic<uint64_t> seq{0};
-  static const pid_t pid = getpid();  // the forwarder does not fork once it serves
-  std::string tmp = view + ".tmp" + std::to_string(pid) + "-" + std::to_string(seq++);
-  // The file's own permission bits where its owner may read it, so that a read link shows
-  // them (wire/read_link.h); the session directory keeps everyone else out.
-  const unsigned bits = e.mode & 07777;
-  int fd = create_staged(tmp, err, (bits & S_IRUSR) ? bits : 0600);
-  if (fd < 0) return "";
-  bool ok = restore_entry(store, e, fd, err, true);
-  close(fd);
-  if (ok && ::rename(tmp.c_str(), view.c_str()) != 0) {
-    if (err) *err = "cannot rename " + tmp + " to " + view + ": " + strerror(errno);
-    ok = false;
-  }
-  if (!ok) {
-    ::unlink(tmp.c_str());
-    return "";
-  }
-  *restored = true;
-  return view;
-}
-
 void ensure_read_views(const std::vector<std::string>& views, const std::string& store,
                        const std::vector<const CatalogEntry*>& es, std::vector<std::string>& got,
                        std::vector<bool>& restored, std::vector<std::string>& errs) {
@@ -162,7 +136,8 @@ void ensure_read_views(const std::vector<std::string>& views, const std::string&
       continue;
     }
     std::string tmp = views[k] + ".tmp" + std::to_string(pid) + "-" + std::to_string(seq++);
-    // As ensure_read_view: the file's own bits where its owner may read it.
+    // The file's own permission bits where its owner may read it, so that a read link
+    // shows them (wire/read_link.h); the session directory keeps everyone else out.
     const unsigned bits = es[k]->mode & 07777;
     int fd = create_staged(tmp, &errs[k], (bits & S_IRUSR) ? bits : 0600);
     if (fd < 0) continue;
@@ -197,6 +172,16 @@ void ensure_read_views(const std::vector<std::string>& views, const std::string&
     got[k] = views[k];
     restored[k] = true;
   }
+}
+
+std::string ensure_read_view(const std::string& view, const std::string& store,
+                             const CatalogEntry& e, bool* restored, std::string* err) {
+  std::vector<std::string> got, errs;
+  std::vector<bool> done;
+  ensure_read_views({view}, store, {&e}, got, done, errs);
+  *restored = done[0];
+  if (err && got[0].empty()) *err = errs[0];
+  return got[0];
 }
 
 void remove_read_views(const std::string& dir) {

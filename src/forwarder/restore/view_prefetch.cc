@@ -140,11 +140,6 @@ std::string ViewPrefetch::restore_opened(const std::string& store, const Catalog
   std::vector<Staged> mates;
   if (limit_ > 0 && !e.container.empty() && !read_view_ready(view, e.size))
     mates = claim_group_of(store, e);
-  if (mates.empty()) {
-    std::string got = ensure_read_view(view, store, e, restored, err);
-    end(view);
-    return got;
-  }
   std::vector<std::string> views = {view}, got, errs;
   std::vector<const CatalogEntry*> es = {&e};
   for (const Staged& m : mates) {
@@ -153,30 +148,32 @@ std::string ViewPrefetch::restore_opened(const std::string& store, const Catalog
   }
   std::vector<bool> done;
   ensure_read_views(views, store, es, got, done, errs);
-  for (size_t k = 1; k < views.size(); ++k) {
-    {
-      const Staged& m = mates[k - 1];
-      std::lock_guard<std::mutex> g(state_.mu);
-      state_.serve_view(views[k], false);  // staged ahead of its open, as a plan's views
-      if (!got[k].empty() && m.link && links_ && links_->on() && servable_(store, m.entry.path))
-        links_->publish(got[k], m.entry.path, m.entry.mode & 07777, gen, done[k]);
-    }
-    if (done[k]) {
-      stats_.restores++;
-      stats_.bytes_restored += es[k]->size;
-      stats_.views_prefetched++;
-    }
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      in_flight_ -= es[k]->size;
-      if (got[k].empty()) failed_.insert(views[k]);  // its own open reports why
-    }
-    end(views[k]);
-  }
+  for (size_t k = 1; k < views.size(); ++k) settle(store, mates[k - 1], got[k], done[k], gen);
   *restored = done[0];
-  if (err) *err = errs[0];
+  if (err && got[0].empty()) *err = errs[0];
   end(view);
   return got[0];
+}
+
+void ViewPrefetch::settle(const std::string& store, const Staged& f, const std::string& got,
+                          bool restored, uint64_t gen) {
+  {
+    std::lock_guard<std::mutex> g(state_.mu);
+    state_.serve_view(f.view, false);
+    if (!got.empty() && f.link && links_ && links_->on() && servable_(store, f.entry.path))
+      links_->publish(got, f.entry.path, f.entry.mode & 07777, gen, restored);
+  }
+  if (restored) {
+    stats_.restores++;
+    stats_.bytes_restored += f.entry.size;
+    stats_.views_prefetched++;
+  }
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    in_flight_ -= f.entry.size;
+    if (got.empty()) failed_.insert(f.view);  // its own open reports why
+  }
+  end(f.view);
 }
 
 void ViewPrefetch::plan(const std::string& store, const std::string& container, uint32_t opened) {
@@ -368,37 +365,15 @@ void ViewPrefetch::stage(const std::string& store, const std::vector<std::vector
         es.push_back(&files[k].entry);
         at.push_back(k);
       }
-    if (es.size() == 1) {
-      bool r = false;
-      errs.assign(1, "");
-      got.assign(1, ensure_read_view(views[0], store, *es[0], &r, &errs[0]));
-      restored.assign(1, r);
-    } else if (!es.empty()) {
-      ensure_read_views(views, store, es, got, restored, errs);
-    }
-    for (size_t j = 0; j < at.size(); ++j) {
-      const Staged& f = files[at[j]];
-      {
-        std::lock_guard<std::mutex> lk(state_.mu);
-        state_.serve_view(f.view, false);
-        if (!got[j].empty() && f.link && links_ && links_->on() && servable_(store, f.entry.path))
-          links_->publish(got[j], f.entry.path, f.entry.mode & 07777, gen, restored[j]);
-      }
-      end(f.view);
-    }
+    ensure_read_views(views, store, es, got, restored, errs);
     {
-      std::lock_guard<std::mutex> lk(mu_);
-      for (const Staged& f : files) in_flight_ -= f.entry.size;
-      for (size_t j = 0; j < at.size(); ++j)
-        if (got[j].empty()) failed_.insert(files[at[j]].view);
+      std::lock_guard<std::mutex> lk(mu_);  // the views of other threads are theirs to settle
+      for (size_t k = 0; k < files.size(); ++k)
+        if (!mine[k]) in_flight_ -= files[k].entry.size;
     }
     for (size_t j = 0; j < at.size(); ++j) {
       const Staged& f = files[at[j]];
-      if (restored[j]) {
-        stats_.restores++;
-        stats_.bytes_restored += f.entry.size;
-        stats_.views_prefetched++;
-      }
+      settle(store, f, got[j], restored[j], gen);
       if (got[j].empty() && !warned) {
         warned = true;  // one line per run; each file's own open reports its error
         LOG_WARN("cannot prefetch the read view of %s from %s/%s: %s", f.entry.path.c_str(),

@@ -127,6 +127,11 @@ class ViewPrefetch {
   // restore_opened's companions of e: live, not staged, claimed (in restoring_) for the
   // caller, which ends them.
   std::vector<Staged> claim_group_of(const std::string& store, const CatalogEntry& e);
+  // After f's view was restored (got, or "" on failure; restored: by this thread) by the
+  // thread that claimed it: served once, published as a read link where a read gets it,
+  // counted, no longer in flight (failed: not tried again by a plan), released (end).
+  void settle(const std::string& store, const Staged& f, const std::string& got, bool restored,
+              uint64_t gen);
   WorkerPool& pool();
 
   State& state_;

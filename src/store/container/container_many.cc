@@ -70,26 +70,22 @@ struct ContainerReader::Impl::InOrderHash {
     ho->update(p, static_cast<size_t>(n));
     hashed_to = off + n;
   }
-  // After the last piece: whether the hash taken in order matches (in_order false when it
-  // could not be taken so).
+  // After the last piece: whether every range's bytes were taken in order (in_order
+  // false when not).
+  bool complete() {
+    if (in_order && expected() != UINT64_MAX) in_order = false;
+    return in_order;
+  }
+  // After the last piece: whether the hash taken in order matches.
   bool matches() {
-    if (!in_order || expected() != UINT64_MAX) {
-      in_order = false;
-      return false;
-    }
+    if (!complete()) return false;
     if (f->size > hashed_to) h->update_zeros(f->size - hashed_to);
     hashed_to = f->size;
     return h->digest() == f->hash;
   }
   // After the last piece: whether the ranges' bytes, taken in order, match (an overlay's
   // hash, container.h).
-  bool ranges_match() {
-    if (!in_order || expected() != UINT64_MAX) {
-      in_order = false;
-      return false;
-    }
-    return ho->digest() == f->hash;
-  }
+  bool ranges_match() { return complete() && ho->digest() == f->hash; }
 };
 
 // The pieces of files fis, their chunks decoded once each (in the order above), into
@@ -141,14 +137,7 @@ void ContainerReader::Impl::walk_files(const std::vector<size_t>& fis, Sink&& si
   for (const Piece& p : pieces)
     if (chunks.empty() || chunks.back() != std::pair<size_t, size_t>{p.s, p.i})
       chunks.push_back({p.s, p.i});
-  const unsigned helpers = decode_helpers + (direct.direct() ? 2 : 0);
-  std::unique_ptr<DecodeAhead> ahead;
-  if (decode_helpers > 0 && chunks.size() > 1)
-    ahead = std::make_unique<DecodeAhead>(
-        chunks.size(), helpers, 2 * (helpers + 1),
-        [this, &chunks](size_t c, std::string* why) -> DecodeAhead::Bytes {
-          return cached_chunk(chunks[c].first, chunks[c].second, why);
-        });
+  std::unique_ptr<DecodeAhead> ahead = decode_ahead_of(chunks);
   size_t at = 0;
   for (size_t c = 0; c < chunks.size(); ++c) {
     std::string why;

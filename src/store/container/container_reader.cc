@@ -271,14 +271,19 @@ std::unique_ptr<DecodeAhead> ContainerReader::Impl::decode_ahead_for(
       if (streams[r.stream].chunks[i].raw_size > 0 && seen.insert({r.stream, i}).second)
         firsts.push_back({r.stream, i});
   }
+  return decode_ahead_of(firsts);
+}
+
+std::unique_ptr<DecodeAhead> ContainerReader::Impl::decode_ahead_of(
+    const std::vector<std::pair<size_t, size_t>>& chunks) const {
+  if (decode_helpers == 0 || chunks.size() <= 1) return nullptr;
   // Direct reads wait for the store without read-ahead: two more helpers keep reads in
   // flight while the others decode (a helper waiting for the store takes no core).
   const unsigned helpers = decode_helpers + (direct.direct() ? 2 : 0);
-  if (firsts.size() <= 1) return nullptr;
   return std::make_unique<DecodeAhead>(
-      firsts.size(), helpers, 2 * (helpers + 1),
-      [this, &firsts](size_t k, std::string* why) -> DecodeAhead::Bytes {
-        return cached_chunk(firsts[k].first, firsts[k].second, why);
+      chunks.size(), helpers, 2 * (helpers + 1),
+      [this, &chunks](size_t k, std::string* why) -> DecodeAhead::Bytes {
+        return cached_chunk(chunks[k].first, chunks[k].second, why);
       });
 }
 

@@ -148,6 +148,10 @@ struct ContainerReader::Impl {
   // are several, a DecodeAhead decoding them in that order; else nullptr.
   std::unique_ptr<DecodeAhead> decode_ahead_for(
       const FileEntry& f, std::vector<std::pair<size_t, size_t>>& firsts) const;
+  // With decode helpers set and two chunks or more: a DecodeAhead decoding chunks (stream,
+  // index; which must outlive it) in that order; else nullptr.
+  std::unique_ptr<DecodeAhead> decode_ahead_of(
+      const std::vector<std::pair<size_t, size_t>>& chunks) const;
   // File i (walked as kind) did not match its hash: *err names a corrupt chunk, or says
   // the content does not match (and, for kWhole, whether it is an overlay). Always false.
   bool hash_mismatch(size_t i, FileHashKind kind, std::string* err) const;
