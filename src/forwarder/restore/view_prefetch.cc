@@ -78,6 +78,33 @@ void ViewPrefetch::prefetch_container(const std::string& store, const CatalogEnt
   pool().submit([this, store, container, opened] { plan(store, container, opened); });
 }
 
+std::vector<char> ViewPrefetch::live_in(const std::string& store, const std::string& container,
+                                        const std::vector<FileEntry>& files,
+                                        const std::vector<char>& wanted,
+                                        std::vector<CatalogEntry>& live, uint64_t* staged) {
+  std::vector<char> is_live(files.size(), 0);
+  live.resize(files.size());
+  std::lock_guard<std::mutex> g(state_.mu);
+  std::set<std::string> versioned;  // paths a staged version answers: not from the store
+  for (const auto& [vid, v] : state_.versions)
+    if (!v.dropped) versioned.insert(v.path);
+  Catalog& cat = state_.catalogs.get(store);
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!wanted[i]) continue;
+    const CatalogEntry* e = cat.find(files[i].path);
+    if (!e || e->container != container || e->file_index != i || versioned.count(e->path)) continue;
+    live[i] = *e;
+    is_live[i] = 1;
+  }
+  *staged = state_.cfg().stage_limit ? state_.staged_bytes() : 0;
+  return is_live;
+}
+
+uint64_t ViewPrefetch::free_staging_bytes() const {
+  struct statvfs vfs {};
+  return statvfs(dir_.c_str(), &vfs) == 0 ? static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize : 0;
+}
+
 std::vector<ViewPrefetch::Staged> ViewPrefetch::claim_group_of(const std::string& store,
                                                                const CatalogEntry& e) {
   std::string err;
@@ -87,27 +114,17 @@ std::vector<ViewPrefetch::Staged> ViewPrefetch::claim_group_of(const std::string
   std::vector<size_t> all(files.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   const std::vector<size_t> group = r->chunk_groups(all);
-  std::vector<Staged> mates;
+  std::vector<char> wanted(files.size(), 0);
+  for (size_t i = 0; i < files.size(); ++i)
+    wanted[i] = i != e.file_index && group[i] == group[e.file_index];
+  std::vector<CatalogEntry> live;
   uint64_t staged = 0;
-  {
-    std::lock_guard<std::mutex> g(state_.mu);
-    std::set<std::string> versioned;  // paths a staged version answers: not from the store
-    for (const auto& [vid, v] : state_.versions)
-      if (!v.dropped) versioned.insert(v.path);
-    Catalog& cat = state_.catalogs.get(store);
-    for (size_t i = 0; i < files.size(); ++i) {
-      if (i == e.file_index || group[i] != group[e.file_index]) continue;
-      const CatalogEntry* c = cat.find(files[i].path);
-      if (!c || c->container != e.container || c->file_index != i || versioned.count(c->path))
-        continue;
-      mates.push_back({*c, read_view_of(dir_, store, *c), false});
-    }
-    if (state_.cfg().stage_limit) staged = state_.staged_bytes();
-  }
+  const std::vector<char> is_live = live_in(store, e.container, files, wanted, live, &staged);
+  std::vector<Staged> mates;
+  for (size_t i = 0; i < files.size(); ++i)
+    if (is_live[i]) mates.push_back({live[i], read_view_of(dir_, store, live[i]), false});
   if (mates.empty()) return {};
-  struct statvfs vfs {};
-  const uint64_t free_bytes =
-      statvfs(dir_.c_str(), &vfs) == 0 ? static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize : 0;
+  const uint64_t free_bytes = free_staging_bytes();
   std::vector<Staged> claimed;
   std::lock_guard<std::mutex> g(mu_);
   if (stopped_) return {};
@@ -191,7 +208,7 @@ void ViewPrefetch::plan(const std::string& store, const std::string& container, 
   const std::vector<FileEntry>& files = r->files();
   // The files of the container that the catalog names as live and that no staged version
   // of this node supersedes (an open would serve that version instead).
-  std::vector<CatalogEntry> live(files.size());
+  std::vector<CatalogEntry> live;
   std::vector<uint64_t> sizes(files.size(), UINT64_MAX);
   uint64_t staged = 0;
   // Read before the catalog is: a link of this plan names what the catalog said then.
@@ -200,21 +217,10 @@ void ViewPrefetch::plan(const std::string& store, const std::string& container, 
     gen = links_->generation();
     links_->watch(store);
   }
-  {
-    std::lock_guard<std::mutex> g(state_.mu);
-    std::set<std::string> versioned;
-    for (const auto& [vid, v] : state_.versions)
-      if (!v.dropped) versioned.insert(v.path);
-    Catalog& cat = state_.catalogs.get(store);
-    for (size_t i = 0; i < files.size(); ++i) {
-      const CatalogEntry* e = cat.find(files[i].path);
-      if (!e || e->container != container || e->file_index != i || versioned.count(e->path))
-        continue;
-      live[i] = *e;
-      sizes[i] = e->size;
-    }
-    if (state_.cfg().stage_limit) staged = state_.staged_bytes();
-  }
+  const std::vector<char> is_live =
+      live_in(store, container, files, std::vector<char>(files.size(), 1), live, &staged);
+  for (size_t i = 0; i < files.size(); ++i)
+    if (is_live[i]) sizes[i] = live[i].size;
   std::vector<std::string> views(files.size());
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -242,9 +248,7 @@ void ViewPrefetch::plan(const std::string& store, const std::string& container, 
     no_link[i] =
         !fate::fate_file(dir_.c_str(), live[i].path.c_str(), fate, sizeof(fate)) || listed_as(fate);
   }
-  struct statvfs vfs {};
-  uint64_t free_bytes =
-      statvfs(dir_.c_str(), &vfs) == 0 ? static_cast<uint64_t>(vfs.f_bavail) * vfs.f_frsize : 0;
+  const uint64_t free_bytes = free_staging_bytes();
   std::vector<size_t> window;
   {
     std::lock_guard<std::mutex> g(mu_);

@@ -124,6 +124,15 @@ class ViewPrefetch {
   void stage(const std::string& store, const std::vector<std::vector<Staged>>& groups,
              const std::string& container, uint64_t gen);
   static std::set<std::string> file_names(const std::string& dir);
+  // The files of a container (files) that wanted[i] names, that the catalog of store names
+  // as live in it and that no staged version of this node supersedes (an open would serve
+  // that version instead): is_live[i], with live[i] its entry. *staged: the bytes staged,
+  // when a stage limit applies (else 0). Under the state lock.
+  std::vector<char> live_in(const std::string& store, const std::string& container,
+                            const std::vector<FileEntry>& files, const std::vector<char>& wanted,
+                            std::vector<CatalogEntry>& live, uint64_t* staged);
+  // Free bytes of the staging file system of the session directory (0 when unknown).
+  uint64_t free_staging_bytes() const;
   // restore_opened's companions of e: live, not staged, claimed (in restoring_) for the
   // caller, which ends them.
   std::vector<Staged> claim_group_of(const std::string& store, const CatalogEntry& e);
