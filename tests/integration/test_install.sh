@@ -56,9 +56,14 @@ if grep -q "^CKPTFWD_SPLIT_DEBUG:BOOL=ON" "$BUILD/CMakeCache.txt"; then
   for f in bin/ckptfwd bin/ckptfwd-forwarder lib/libckptfwd.so libexec/ckptfwd/ckptfwd-launch; do
     d=$(dirname "$P/$f")/.debug/$(basename "$f").debug
     [[ -s $d ]] || fail "$f: no debug info file $d"
-    readelf -S "$P/$f" | grep -q "\.debug_info" && fail "$f is installed with its debug info"
-    readelf -S "$d" | grep -q "\.debug_info" || fail "$d holds no debug info"
-    readelf -p .gnu_debuglink "$P/$f" 2>/dev/null | grep -q "$(basename "$f").debug" ||
+    # Each listing is read whole before it is searched: under pipefail, `readelf | grep -q`
+    # fails when grep has its match and leaves before readelf's last write (SIGPIPE).
+    sections=$(readelf -S "$P/$f") || fail "readelf cannot read $P/$f"
+    grep -q "\.debug_info" <<<"$sections" && fail "$f is installed with its debug info"
+    sections=$(readelf -S "$d") || fail "readelf cannot read $d"
+    grep -q "\.debug_info" <<<"$sections" || fail "$d holds no debug info"
+    link=$(readelf -p .gnu_debuglink "$P/$f" 2>/dev/null) || true
+    grep -q "$(basename "$f").debug" <<<"$link" ||
       fail "$f does not name $(basename "$f").debug in its .gnu_debuglink"
   done
   ok "debug info installed apart: .debug/<name>.debug beside each stripped file, linked"
